@@ -1,0 +1,367 @@
+package cloud
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/conclave-ai/conclave/shared/manifest"
+)
+
+// Edge sits in front of moto. It serves what moto cannot run — Lambda
+// functions — with the real Go handlers, and forwards every other AWS call.
+type Edge struct {
+	Resources Resources
+	Handlers  map[string]any // manifest function name → handler
+	Moto      *url.URL
+	Log       *slog.Logger
+
+	proxy       *httputil.ReverseProxy
+	invocations sync64
+}
+
+type sync64 struct{ n atomic.Int64 }
+
+// NewEdge returns an edge forwarding to moto at motoURL.
+func NewEdge(res Resources, handlers map[string]any, motoURL *url.URL, log *slog.Logger) *Edge {
+	e := &Edge{Resources: res, Handlers: handlers, Moto: motoURL, Log: log}
+	e.proxy = httputil.NewSingleHostReverseProxy(motoURL)
+	e.proxy.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelError)
+	return e
+}
+
+// Invocations counts function invocations served, for diagnostics.
+func (e *Edge) Invocations() int64 { return e.invocations.n.Load() }
+
+var invokePath = regexp.MustCompile(`^/2015-03-31/functions/([^/]+)/invocations$`)
+
+// AWSHandler serves the AWS endpoint: Lambda Invoke here, the rest on moto.
+func (e *Edge) AWSHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := invokePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost {
+			e.serveInvoke(w, r, m[1])
+			return
+		}
+		e.proxy.ServeHTTP(w, r)
+	})
+}
+
+// functionName maps a name, partial or full ARN (with optional qualifier)
+// to the manifest name.
+func (e *Edge) functionName(ref string) (string, bool) {
+	ref, _ = url.PathUnescape(ref)
+	if i := strings.Index(ref, "function:"); i >= 0 {
+		ref = ref[i+len("function:"):]
+		if j := strings.Index(ref, ":"); j >= 0 {
+			ref = ref[:j]
+		}
+	}
+	name := strings.TrimPrefix(ref, e.Resources.Names.Prefix()+"-")
+	if name == ref {
+		return "", false
+	}
+	_, ok := e.Handlers[name]
+	return name, ok
+}
+
+func awsError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amzn-ErrorType", typ)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"Type": "User", "message": msg})
+}
+
+func (e *Edge) serveInvoke(w http.ResponseWriter, r *http.Request, ref string) {
+	name, ok := e.functionName(ref)
+	if !ok {
+		awsError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+ref)
+		return
+	}
+	payload, err := io.ReadAll(io.LimitReader(r.Body, 6<<20))
+	if err != nil {
+		awsError(w, http.StatusBadRequest, "InvalidRequestContentException", err.Error())
+		return
+	}
+	if r.Header.Get("X-Amz-Invocation-Type") == "Event" {
+		go func() { _, _ = e.Invoke(context.Background(), name, payload) }()
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	out, err := e.Invoke(r.Context(), name, payload)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
+	if err != nil {
+		w.Header().Set("X-Amz-Function-Error", "Unhandled")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(functionErrorPayload(err))
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// FunctionError is a handler's failure as the Lambda runtime reports it.
+type FunctionError struct {
+	Message string `json:"errorMessage"`
+	Type    string `json:"errorType"`
+}
+
+func (f *FunctionError) Error() string { return f.Type + ": " + f.Message }
+
+func functionErrorPayload(err error) []byte {
+	var fe *FunctionError
+	if !errors.As(err, &fe) {
+		fe = &FunctionError{Message: err.Error(), Type: errorType(err)}
+	}
+	b, _ := json.Marshal(fe)
+	return b
+}
+
+// errorType names an error as aws-lambda-go does: its Go type name.
+func errorType(err error) string {
+	t := reflect.TypeOf(err)
+	if t.Kind() == reflect.Ptr {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+// Invoke runs a function with its manifest timeout, through the same
+// serialization path the Lambda runtime uses.
+func (e *Edge) Invoke(ctx context.Context, name string, payload []byte) ([]byte, error) {
+	e.invocations.n.Add(1)
+	fn, _ := manifest.Lookup(name)
+	h, ok := e.Handlers[name]
+	if !ok {
+		return nil, fmt.Errorf("no handler for %s", name)
+	}
+	timeout := time.Duration(fn.Timeout) * time.Second
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: &FunctionError{Message: fmt.Sprint(p), Type: "Runtime.ExitError"}}
+			}
+		}()
+		out, err := lambda.NewHandler(h).Invoke(ctx, payload)
+		done <- result{out, err}
+	}()
+	select {
+	case res := <-done:
+		e.Log.Info("invoke", "function", name, "duration_ms", time.Since(start).Milliseconds(), "error", errString(res.err))
+		return res.out, res.err
+	case <-ctx.Done():
+		e.Log.Warn("invoke timed out", "function", name, "timeout_s", fn.Timeout)
+		return nil, &FunctionError{Message: fmt.Sprintf("Task timed out after %.2f seconds", timeout.Seconds()), Type: "Sandbox.Timedout"}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// route is a compiled manifest route.
+type route struct {
+	method   string
+	parts    []string
+	key      string
+	function string
+}
+
+func (rt route) match(method, path string) (map[string]string, bool) {
+	if method != rt.method {
+		return nil, false
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if len(parts) != len(rt.parts) {
+		return nil, false
+	}
+	params := map[string]string{}
+	for i, p := range rt.parts {
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
+			if parts[i] == "" {
+				return nil, false
+			}
+			v, err := url.PathUnescape(parts[i])
+			if err != nil {
+				return nil, false
+			}
+			params[p[1:len(p)-1]] = v
+			continue
+		}
+		if p != parts[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+// APIHandler serves the HTTP API as API Gateway would: route match, the
+// Lambda authorizer on X-Api-Key (401 without it, 403 when it denies), a
+// payload format 2.0 event, and the function's response.
+func (e *Edge) APIHandler() http.Handler {
+	var routes []route
+	for _, rt := range manifest.Routes() {
+		routes = append(routes, route{method: rt.Route.Method, parts: strings.Split(strings.Trim(rt.Route.Path, "/"), "/"), key: rt.Route.Key(), function: rt.Function})
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqID := newRequestID()
+		w.Header().Set("Apigw-Requestid", reqID)
+		var target *route
+		var params map[string]string
+		for i := range routes {
+			if p, ok := routes[i].match(r.Method, r.URL.Path); ok {
+				target, params = &routes[i], p
+				break
+			}
+		}
+		if target == nil {
+			gatewayError(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 10<<20+1))
+		if err != nil || len(body) > 10<<20 {
+			gatewayError(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
+			return
+		}
+		ev := e.buildEvent(r, target, params, body, reqID)
+		if ev.Headers["x-api-key"] == "" {
+			gatewayError(w, http.StatusUnauthorized, "Unauthorized")
+			return
+		}
+		authCtx, status := e.authorize(r.Context(), ev)
+		if status != 0 {
+			msg := map[int]string{http.StatusForbidden: "Forbidden", http.StatusInternalServerError: "Internal Server Error"}[status]
+			gatewayError(w, status, msg)
+			return
+		}
+		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: authCtx}
+		payload, _ := json.Marshal(ev)
+		out, err := e.Invoke(r.Context(), target.function, payload)
+		if err != nil {
+			gatewayError(w, http.StatusInternalServerError, "Internal Server Error")
+			return
+		}
+		var resp events.APIGatewayV2HTTPResponse
+		if err := json.Unmarshal(out, &resp); err != nil || resp.StatusCode == 0 {
+			gatewayError(w, http.StatusInternalServerError, "Internal Server Error")
+			return
+		}
+		for k, v := range resp.Headers {
+			w.Header().Set(k, v)
+		}
+		for k, vs := range resp.MultiValueHeaders {
+			for _, v := range vs {
+				w.Header().Add(k, v)
+			}
+		}
+		b := []byte(resp.Body)
+		if resp.IsBase64Encoded {
+			b, _ = base64.StdEncoding.DecodeString(resp.Body)
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(b)
+	})
+}
+
+func gatewayError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
+}
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (e *Edge) buildEvent(r *http.Request, rt *route, params map[string]string, body []byte, reqID string) events.APIGatewayV2HTTPRequest {
+	headers := map[string]string{}
+	for k, vs := range r.Header {
+		headers[strings.ToLower(k)] = strings.Join(vs, ",")
+	}
+	query := map[string]string{}
+	for k, vs := range r.URL.Query() {
+		query[k] = strings.Join(vs, ",")
+	}
+	now := time.Now()
+	ip, _, _ := net.SplitHostPort(r.RemoteAddr)
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: rt.key, RawPath: r.URL.Path, RawQueryString: r.URL.RawQuery,
+		Headers: headers, QueryStringParameters: query, PathParameters: params,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey: rt.key, AccountID: Account, Stage: "$default", RequestID: reqID, APIID: "local",
+			DomainName: r.Host, Time: now.UTC().Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method: r.Method, Path: r.URL.Path, Protocol: r.Proto, SourceIP: ip, UserAgent: r.UserAgent(),
+			},
+		},
+	}
+	if len(query) == 0 {
+		ev.QueryStringParameters = nil
+	}
+	if len(params) == 0 {
+		ev.PathParameters = nil
+	}
+	if utf8.Valid(body) {
+		ev.Body = string(body)
+	} else {
+		ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+	}
+	return ev
+}
+
+// authorize runs the authorizer function; status is 0 when authorized.
+func (e *Edge) authorize(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (map[string]any, int) {
+	req := events.APIGatewayV2CustomAuthorizerV2Request{
+		Version: "2.0", Type: "REQUEST",
+		RouteArn:       fmt.Sprintf("arn:aws:execute-api:%s:%s:local/$default/%s%s", Region, Account, ev.RequestContext.HTTP.Method, ev.RawPath),
+		IdentitySource: []string{ev.Headers["x-api-key"]},
+		RouteKey:       ev.RouteKey, RawPath: ev.RawPath, RawQueryString: ev.RawQueryString,
+		Headers: ev.Headers, QueryStringParameters: ev.QueryStringParameters, PathParameters: ev.PathParameters,
+		RequestContext: ev.RequestContext,
+	}
+	payload, _ := json.Marshal(req)
+	out, err := e.Invoke(ctx, "authorizer", payload)
+	if err != nil {
+		return nil, http.StatusInternalServerError
+	}
+	var resp events.APIGatewayV2CustomAuthorizerSimpleResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		return nil, http.StatusInternalServerError
+	}
+	if !resp.IsAuthorized {
+		return nil, http.StatusForbidden
+	}
+	return resp.Context, 0
+}

@@ -1,0 +1,90 @@
+package cloud
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/conclave-ai/conclave/shared/manifest"
+)
+
+// RunEventSourceMappings polls every queue that triggers a function, as
+// Lambda's SQS event source mappings do with ReportBatchItemFailures: the
+// successful messages of a batch are deleted, failed ones become visible
+// again after the visibility timeout and, past maxReceiveCount, move to the
+// dead-letter queue through the queue's redrive policy. It returns when ctx ends.
+func (e *Edge) RunEventSourceMappings(ctx context.Context, c *sqs.Client) {
+	for _, f := range manifest.Functions {
+		if f.Trigger != manifest.TriggerSQS {
+			continue
+		}
+		go e.poll(ctx, c, f)
+	}
+}
+
+func (e *Edge) poll(ctx context.Context, c *sqs.Client, f manifest.Function) {
+	url := e.Resources.QueueURLs[f.Queue]
+	arn := e.Resources.QueueARNs[f.Queue]
+	for ctx.Err() == nil {
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(url), MaxNumberOfMessages: int32(f.BatchSize), WaitTimeSeconds: 1,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+			MessageAttributeNames:       []string{"All"},
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				e.Log.Warn("receive failed", "queue", f.Queue, "error", err.Error())
+				time.Sleep(time.Second)
+			}
+			continue
+		}
+		if len(out.Messages) == 0 {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		e.deliver(ctx, c, f, url, arn, out.Messages)
+	}
+}
+
+func (e *Edge) deliver(ctx context.Context, c *sqs.Client, f manifest.Function, url, arn string, msgs []types.Message) {
+	ev := events.SQSEvent{}
+	for _, m := range msgs {
+		attrs := map[string]string{}
+		for k, v := range m.Attributes {
+			attrs[k] = v
+		}
+		ev.Records = append(ev.Records, events.SQSMessage{
+			MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
+			Md5OfBody: aws.ToString(m.MD5OfBody), Attributes: attrs, EventSource: "aws:sqs", EventSourceARN: arn, AWSRegion: Region,
+		})
+	}
+	payload, _ := json.Marshal(ev)
+	out, err := e.Invoke(ctx, f.Name, payload)
+	if err != nil {
+		e.Log.Warn("batch failed; messages will be retried", "function", f.Name, "error", err.Error())
+		return
+	}
+	var resp events.SQSEventResponse
+	_ = json.Unmarshal(out, &resp)
+	failed := map[string]bool{}
+	for _, fi := range resp.BatchItemFailures {
+		failed[fi.ItemIdentifier] = true
+	}
+	var entries []types.DeleteMessageBatchRequestEntry
+	for _, m := range msgs {
+		if !failed[aws.ToString(m.MessageId)] {
+			entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: m.MessageId, ReceiptHandle: m.ReceiptHandle})
+		}
+	}
+	if len(entries) == 0 {
+		return
+	}
+	if _, err := c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: entries}); err != nil {
+		e.Log.Warn("delete failed", "function", f.Name, "error", err.Error())
+	}
+}

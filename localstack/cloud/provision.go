@@ -1,0 +1,240 @@
+// Package cloud is the Docker-less local cloud (architecture decision 2): it
+// provisions Conclave's resources on moto from the manifest and the embedded
+// state machines, and serves the edge in front of moto: the HTTP API, the
+// Lambda Invoke API and the SQS event source mappings, running the real Go
+// handlers in-process.
+package cloud
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/conclave-ai/conclave/shared/app"
+	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/statemachines"
+)
+
+// Account and Region of the local cloud (moto's defaults).
+const (
+	Account = "123456789012"
+	Region  = "us-east-1"
+)
+
+// Resources are the provisioned names, URLs and ARNs.
+type Resources struct {
+	Names         manifest.Names
+	QueueURLs     map[string]string // manifest queue name (and name-dlq) → URL
+	QueueARNs     map[string]string
+	StateMachines map[string]string // manifest name → ARN
+}
+
+// AppConfig is the function configuration for these resources.
+func (r Resources) AppConfig() app.Config {
+	return app.Config{
+		Stage: r.Names.Stage, TableName: r.Names.Table(), BusName: r.Names.Bus(),
+		StateMachines: r.StateMachines, Queues: r.QueueURLs,
+	}
+}
+
+// FunctionARN is the ARN a function would have in AWS.
+func (r Resources) FunctionARN(name string) string {
+	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, Account, r.Names.Function(name))
+}
+
+// Provision creates every resource; it is idempotent (existing resources are
+// kept, state machine definitions are updated).
+func Provision(ctx context.Context, cfg aws.Config, names manifest.Names) (Resources, error) {
+	res := Resources{Names: names, QueueURLs: map[string]string{}, QueueARNs: map[string]string{}, StateMachines: map[string]string{}}
+	if err := provisionTable(ctx, dynamodb.NewFromConfig(cfg), names); err != nil {
+		return res, fmt.Errorf("table: %w", err)
+	}
+	if err := provisionQueues(ctx, sqs.NewFromConfig(cfg), names, &res); err != nil {
+		return res, fmt.Errorf("queues: %w", err)
+	}
+	if err := provisionBus(ctx, eventbridge.NewFromConfig(cfg), names, &res); err != nil {
+		return res, fmt.Errorf("bus: %w", err)
+	}
+	if err := provisionStateMachines(ctx, sfn.NewFromConfig(cfg), &res); err != nil {
+		return res, fmt.Errorf("state machines: %w", err)
+	}
+	return res, nil
+}
+
+func provisionTable(ctx context.Context, db *dynamodb.Client, names manifest.Names) error {
+	t := manifest.MainTable
+	attrs := []ddbtypes.AttributeDefinition{
+		{AttributeName: aws.String(t.PartitionKey), AttributeType: ddbtypes.ScalarAttributeTypeS},
+		{AttributeName: aws.String(t.SortKey), AttributeType: ddbtypes.ScalarAttributeTypeS},
+	}
+	var gsis []ddbtypes.GlobalSecondaryIndex
+	for _, g := range t.GSIs {
+		attrs = append(attrs,
+			ddbtypes.AttributeDefinition{AttributeName: aws.String(g.PartitionKey), AttributeType: ddbtypes.ScalarAttributeTypeS},
+			ddbtypes.AttributeDefinition{AttributeName: aws.String(g.SortKey), AttributeType: ddbtypes.ScalarAttributeTypeS})
+		gsis = append(gsis, ddbtypes.GlobalSecondaryIndex{
+			IndexName: aws.String(g.Name),
+			KeySchema: []ddbtypes.KeySchemaElement{
+				{AttributeName: aws.String(g.PartitionKey), KeyType: ddbtypes.KeyTypeHash},
+				{AttributeName: aws.String(g.SortKey), KeyType: ddbtypes.KeyTypeRange},
+			},
+			Projection: &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeAll},
+		})
+	}
+	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(names.Table()),
+		AttributeDefinitions: attrs,
+		KeySchema: []ddbtypes.KeySchemaElement{
+			{AttributeName: aws.String(t.PartitionKey), KeyType: ddbtypes.KeyTypeHash},
+			{AttributeName: aws.String(t.SortKey), KeyType: ddbtypes.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: gsis,
+		BillingMode:            ddbtypes.BillingModePayPerRequest,
+	})
+	var inUse *ddbtypes.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return err
+	}
+	_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               aws.String(names.Table()),
+		TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String(t.TTLAttribute), Enabled: aws.Bool(true)},
+	})
+	if err != nil && errors.As(err, new(*ddbtypes.ResourceInUseException)) {
+		return nil
+	}
+	return err
+}
+
+func createQueue(ctx context.Context, c *sqs.Client, name string, attrs map[string]string, res *Resources, key string) error {
+	out, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	a, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return err
+	}
+	res.QueueURLs[key] = aws.ToString(out.QueueUrl)
+	res.QueueARNs[key] = a.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
+	return nil
+}
+
+func provisionQueues(ctx context.Context, c *sqs.Client, names manifest.Names, res *Resources) error {
+	for _, q := range manifest.Queues {
+		if q.DeadLetterOnly {
+			if err := createQueue(ctx, c, names.Queue(q.Name), map[string]string{"MessageRetentionPeriod": "1209600"}, res, q.Name); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := createQueue(ctx, c, names.Queue(q.DLQName()), map[string]string{"MessageRetentionPeriod": "1209600"}, res, q.DLQName()); err != nil {
+			return err
+		}
+		redrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": res.QueueARNs[q.DLQName()], "maxReceiveCount": strconv.Itoa(q.MaxReceiveCount)})
+		attrs := map[string]string{"VisibilityTimeout": strconv.Itoa(q.VisibilityTimeout), "RedrivePolicy": string(redrive)}
+		if err := createQueue(ctx, c, names.Queue(q.Name), attrs, res, q.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EventPattern is the pattern of a rule, shared with the CDK app.
+func EventPattern(r manifest.Rule) string {
+	p := map[string][]string{"source": r.Sources}
+	if len(r.DetailTypes) > 0 {
+		p["detail-type"] = r.DetailTypes
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+func provisionBus(ctx context.Context, c *eventbridge.Client, names manifest.Names, res *Resources) error {
+	_, err := c.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(names.Bus())})
+	if err != nil && !errors.As(err, new(*ebtypes.ResourceAlreadyExistsException)) {
+		return err
+	}
+	for _, r := range manifest.Rules {
+		if _, err := c.PutRule(ctx, &eventbridge.PutRuleInput{
+			Name: aws.String(names.Rule(r.Name)), EventBusName: aws.String(names.Bus()),
+			EventPattern: aws.String(EventPattern(r)), State: ebtypes.RuleStateEnabled,
+		}); err != nil {
+			return err
+		}
+		if _, err := c.PutTargets(ctx, &eventbridge.PutTargetsInput{
+			Rule: aws.String(names.Rule(r.Name)), EventBusName: aws.String(names.Bus()),
+			Targets: []ebtypes.Target{{Id: aws.String("queue"), Arn: aws.String(res.QueueARNs[r.Queue])}},
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Substitutions resolves a state machine's substitutions against res.
+func (r Resources) Substitutions(sm manifest.StateMachine) map[string]string {
+	out := map[string]string{}
+	for k, ref := range sm.Substitutions {
+		switch {
+		case ref == "bus":
+			out[k] = r.Names.Bus()
+		case ref == "table":
+			out[k] = r.Names.Table()
+		case len(ref) > 9 && ref[:9] == "function:":
+			out[k] = r.FunctionARN(ref[9:])
+		case len(ref) > 6 && ref[:6] == "queue:":
+			out[k] = r.QueueURLs[ref[6:]]
+		}
+	}
+	return out
+}
+
+func provisionStateMachines(ctx context.Context, c *sfn.Client, res *Resources) error {
+	existing := map[string]string{}
+	p := sfn.NewListStateMachinesPaginator(c, &sfn.ListStateMachinesInput{})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, sm := range page.StateMachines {
+			existing[aws.ToString(sm.Name)] = aws.ToString(sm.StateMachineArn)
+		}
+	}
+	role := fmt.Sprintf("arn:aws:iam::%s:role/%s-states", Account, res.Names.Prefix())
+	for _, sm := range manifest.StateMachines {
+		raw, err := statemachines.Definition(sm.File)
+		if err != nil {
+			return err
+		}
+		def := statemachines.Substitute(raw, res.Substitutions(sm))
+		name := res.Names.StateMachine(sm.Name)
+		if arn, ok := existing[name]; ok {
+			if _, err := c.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(arn), Definition: aws.String(def)}); err != nil {
+				return err
+			}
+			res.StateMachines[sm.Name] = arn
+			continue
+		}
+		out, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
+			Name: aws.String(name), Definition: aws.String(def), RoleArn: aws.String(role), Type: sfntypes.StateMachineTypeStandard,
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		res.StateMachines[sm.Name] = aws.ToString(out.StateMachineArn)
+	}
+	return nil
+}

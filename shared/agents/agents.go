@@ -1,0 +1,389 @@
+// Package agents owns the team's AI agents: their identity, personality,
+// status and skills. Skills are declarative data (what an agent can do and
+// when it may be chosen), so routing can score them without code per agent.
+package agents
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/paging"
+)
+
+// Statuses.
+const (
+	StatusActive   = "active"
+	StatusPaused   = "paused"
+	StatusArchived = "archived"
+)
+
+// Personality places an agent's voice on three 0–1 scales.
+type Personality struct {
+	Formality      float64 `json:"formality"`
+	Humor          float64 `json:"humor"`
+	TechnicalDepth float64 `json:"technical_depth"`
+	Description    string  `json:"description"`
+}
+
+// Skill is one declarative capability. The gating flags let a skill registry
+// filter candidates before any scoring.
+type Skill struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Domains     []string `json:"domains,omitempty"`
+	Actions     []string `json:"actions,omitempty"`
+	Keywords    []string `json:"keywords,omitempty"`
+	Tools       []string `json:"tools,omitempty"`
+	// Priority breaks ties between equally matching skills; higher wins.
+	Priority int `json:"priority"`
+	// InternalOnly skills are reachable by other agents (delegation,
+	// consultation) but never chosen for a user's message.
+	InternalOnly bool `json:"internal_only,omitempty"`
+	// RequiresExplicitKeywords: match only when a keyword is present.
+	RequiresExplicitKeywords bool `json:"requires_explicit_keywords,omitempty"`
+	// OverrideContinuity: an explicit match beats staying with the current agent.
+	OverrideContinuity bool `json:"override_continuity,omitempty"`
+	// RequiresEditor / EditorTypes: only eligible with an open document (of these types).
+	RequiresEditor bool     `json:"requires_editor,omitempty"`
+	EditorTypes    []string `json:"editor_types,omitempty"`
+	// RequiresImageContext: only eligible when the message carries an image.
+	RequiresImageContext bool `json:"requires_image_context,omitempty"`
+	// SupportsHITL: the skill may pause for a human's confirmation.
+	SupportsHITL bool `json:"supports_hitl,omitempty"`
+}
+
+// Model chooses how the agent answers. Script is honoured only by the local
+// deterministic model (make run and tests) to make it fail, time out or call
+// tools on purpose; the Bedrock and OpenAI adapters ignore it.
+type Model struct {
+	Provider string `json:"provider,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Script   string `json:"script,omitempty"`
+}
+
+// Agent is one AI agent of a team, addressed by its slug.
+type Agent struct {
+	TeamID      string      `json:"-"`
+	Slug        string      `json:"slug"`
+	Name        string      `json:"name"`
+	Tagline     string      `json:"tagline"`
+	Personality Personality `json:"personality"`
+	Status      string      `json:"status"`
+	Skills      []Skill     `json:"skills"`
+	Model       *Model      `json:"model,omitempty"`
+	IsDefault   bool        `json:"is_default"`
+	Version     int         `json:"version"`
+	CreatedAt   time.Time   `json:"created_at"`
+	UpdatedAt   time.Time   `json:"updated_at"`
+}
+
+// Filter narrows a listing.
+type Filter struct {
+	Status string
+}
+
+// Store persists agents. Every method is scoped by team id.
+type Store interface {
+	// CreateAgent returns ECONFLICT when the slug is taken in the team.
+	CreateAgent(ctx context.Context, a Agent) error
+	// GetAgent returns ENOTFOUND.
+	GetAgent(ctx context.Context, teamID, slug string) (Agent, error)
+	// ListAgents returns one page ordered by slug and the next token.
+	ListAgents(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Agent, string, error)
+	// UpdateAgent writes a if the stored version is a.Version-1 (ECONFLICT
+	// otherwise, ENOTFOUND when missing).
+	UpdateAgent(ctx context.Context, a Agent) error
+	// SetStatus changes the status; moving the team's default agent away
+	// from active is ECONFLICT.
+	SetStatus(ctx context.Context, teamID, slug, status string, at time.Time) (Agent, error)
+	// SetDefault makes slug the team's default agent; it must be active
+	// (ECONFLICT) and exist (ENOTFOUND).
+	SetDefault(ctx context.Context, teamID, slug string) error
+	// DefaultAgent returns the slug of the team's default agent ("" if none).
+	DefaultAgent(ctx context.Context, teamID string) (string, error)
+}
+
+// Service implements agent use cases.
+type Service struct {
+	Store Store
+	Now   func() time.Time
+}
+
+// NewService returns a service using the wall clock.
+func NewService(s Store) *Service { return &Service{Store: s, Now: time.Now} }
+
+// CreateInput is the body of POST /v1/agents.
+type CreateInput struct {
+	Slug        string       `json:"slug"`
+	Name        string       `json:"name"`
+	Tagline     string       `json:"tagline"`
+	Personality *Personality `json:"personality"`
+	Skills      []Skill      `json:"skills"`
+	Model       *Model       `json:"model"`
+	Status      string       `json:"status"`
+}
+
+// UpdateInput is the body of PATCH /v1/agents/{slug}: present fields replace.
+type UpdateInput struct {
+	Name        *string      `json:"name"`
+	Tagline     *string      `json:"tagline"`
+	Personality *Personality `json:"personality"`
+	Skills      *[]Skill     `json:"skills"`
+	Model       *Model       `json:"model"`
+	// Version, when given, makes the update conditional on it (optimistic
+	// concurrency for read-modify-write clients).
+	Version *int `json:"version"`
+}
+
+var (
+	slugRE  = regexp.MustCompile(`^[a-z][a-z0-9-]{1,38}[a-z0-9]$`)
+	skillRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}[a-z0-9]$`)
+)
+
+// Limits on agent fields.
+const (
+	MaxSkills      = 25
+	MaxListItems   = 50
+	MaxItemLength  = 100
+	MaxDescription = 2000
+)
+
+// ValidSlug reports whether s is a well-formed slug.
+func ValidSlug(s string) bool { return slugRE.MatchString(s) }
+
+// Create validates and stores a new agent. Returns EINVALID, ECONFLICT.
+func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Agent, error) {
+	if !ValidSlug(in.Slug) {
+		return Agent{}, apperr.Invalid("slug", "slug must be 3-40 characters of a-z, 0-9 and '-', starting with a letter")
+	}
+	if in.Status == "" {
+		in.Status = StatusActive
+	}
+	if in.Status != StatusActive && in.Status != StatusPaused {
+		return Agent{}, apperr.Invalid("status", "status must be active or paused at creation")
+	}
+	if in.Personality == nil {
+		in.Personality = &Personality{Formality: 0.5, Humor: 0.3, TechnicalDepth: 0.5}
+	}
+	now := s.Now().UTC()
+	a := Agent{
+		TeamID: teamID, Slug: in.Slug, Name: strings.TrimSpace(in.Name), Tagline: strings.TrimSpace(in.Tagline),
+		Personality: *in.Personality, Status: in.Status, Skills: in.Skills, Model: in.Model,
+		Version: 1, CreatedAt: now, UpdatedAt: now,
+	}
+	if a.Skills == nil {
+		a.Skills = []Skill{}
+	}
+	if err := validate(a); err != nil {
+		return Agent{}, err
+	}
+	if err := s.Store.CreateAgent(ctx, a); err != nil {
+		return Agent{}, err
+	}
+	return a, nil
+}
+
+// Get returns one agent with IsDefault set. Returns ENOTFOUND.
+func (s *Service) Get(ctx context.Context, teamID, slug string) (Agent, error) {
+	if !ValidSlug(slug) {
+		return Agent{}, apperr.NotFound("agent", slug)
+	}
+	a, err := s.Store.GetAgent(ctx, teamID, slug)
+	if err != nil {
+		return Agent{}, err
+	}
+	def, err := s.Store.DefaultAgent(ctx, teamID)
+	if err != nil {
+		return Agent{}, err
+	}
+	a.IsDefault = def == a.Slug
+	return a, nil
+}
+
+// List returns a page of the team's agents. Returns EINVALID.
+func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Agent, string, error) {
+	if f.Status != "" && f.Status != StatusActive && f.Status != StatusPaused && f.Status != StatusArchived {
+		return nil, "", apperr.Invalid("status", "status must be active, paused or archived")
+	}
+	p, err := p.Normalize()
+	if err != nil {
+		return nil, "", err
+	}
+	list, next, err := s.Store.ListAgents(ctx, teamID, f, p)
+	if err != nil {
+		return nil, "", err
+	}
+	def, err := s.Store.DefaultAgent(ctx, teamID)
+	if err != nil {
+		return nil, "", err
+	}
+	for i := range list {
+		list[i].IsDefault = list[i].Slug == def
+	}
+	return list, next, nil
+}
+
+// Update applies a partial update. Returns EINVALID, ENOTFOUND, ECONFLICT.
+func (s *Service) Update(ctx context.Context, teamID, slug string, in UpdateInput) (Agent, error) {
+	a, err := s.Get(ctx, teamID, slug)
+	if err != nil {
+		return Agent{}, err
+	}
+	if in.Version != nil && *in.Version != a.Version {
+		return Agent{}, apperr.New(apperr.ECONFLICT, "agent was changed since version %d", *in.Version).
+			WithDetail("current_version", a.Version)
+	}
+	if in.Name != nil {
+		a.Name = strings.TrimSpace(*in.Name)
+	}
+	if in.Tagline != nil {
+		a.Tagline = strings.TrimSpace(*in.Tagline)
+	}
+	if in.Personality != nil {
+		a.Personality = *in.Personality
+	}
+	if in.Skills != nil {
+		a.Skills = *in.Skills
+		if a.Skills == nil {
+			a.Skills = []Skill{}
+		}
+	}
+	if in.Model != nil {
+		a.Model = in.Model
+	}
+	if err := validate(a); err != nil {
+		return Agent{}, err
+	}
+	a.Version++
+	a.UpdatedAt = s.Now().UTC()
+	if err := s.Store.UpdateAgent(ctx, a); err != nil {
+		return Agent{}, err
+	}
+	return a, nil
+}
+
+// SetStatus pauses, activates or archives an agent. Returns EINVALID,
+// ENOTFOUND, ECONFLICT (the default agent must stay active).
+func (s *Service) SetStatus(ctx context.Context, teamID, slug, status string) (Agent, error) {
+	switch status {
+	case StatusActive, StatusPaused, StatusArchived:
+	default:
+		return Agent{}, apperr.Invalid("status", "unknown status %q", status)
+	}
+	if !ValidSlug(slug) {
+		return Agent{}, apperr.NotFound("agent", slug)
+	}
+	a, err := s.Store.SetStatus(ctx, teamID, slug, status, s.Now().UTC())
+	if err != nil {
+		return Agent{}, err
+	}
+	def, err := s.Store.DefaultAgent(ctx, teamID)
+	if err != nil {
+		return Agent{}, err
+	}
+	a.IsDefault = def == a.Slug
+	return a, nil
+}
+
+// SetDefault makes slug the team's default agent. Returns EINVALID,
+// ENOTFOUND, ECONFLICT (agent not active).
+func (s *Service) SetDefault(ctx context.Context, teamID, slug string) (Agent, error) {
+	if slug == "" {
+		return Agent{}, apperr.Invalid("slug", "slug is required")
+	}
+	if !ValidSlug(slug) {
+		return Agent{}, apperr.NotFound("agent", slug)
+	}
+	if err := s.Store.SetDefault(ctx, teamID, slug); err != nil {
+		return Agent{}, err
+	}
+	return s.Get(ctx, teamID, slug)
+}
+
+func validate(a Agent) error {
+	if a.Name == "" {
+		return apperr.Invalid("name", "name is required")
+	}
+	if utf8.RuneCountInString(a.Name) > 80 {
+		return apperr.Invalid("name", "name must be at most 80 characters")
+	}
+	if utf8.RuneCountInString(a.Tagline) > 200 {
+		return apperr.Invalid("tagline", "tagline must be at most 200 characters")
+	}
+	p := a.Personality
+	for field, v := range map[string]float64{"formality": p.Formality, "humor": p.Humor, "technical_depth": p.TechnicalDepth} {
+		if v < 0 || v > 1 {
+			return apperr.Invalid("personality."+field, "personality.%s must be between 0 and 1", field)
+		}
+	}
+	if utf8.RuneCountInString(p.Description) > MaxDescription {
+		return apperr.Invalid("personality.description", "personality.description must be at most %d characters", MaxDescription)
+	}
+	if len(a.Skills) > MaxSkills {
+		return apperr.Invalid("skills", "at most %d skills", MaxSkills)
+	}
+	seen := map[string]bool{}
+	for i, sk := range a.Skills {
+		f := func(name string) string { return "skills[" + itoa(i) + "]." + name }
+		if !skillRE.MatchString(sk.Name) {
+			return apperr.Invalid(f("name"), "skill name must be kebab-case (a-z, 0-9, '-'), 2-64 characters")
+		}
+		if seen[sk.Name] {
+			return apperr.Invalid(f("name"), "duplicate skill %q", sk.Name)
+		}
+		seen[sk.Name] = true
+		if strings.TrimSpace(sk.Description) == "" {
+			return apperr.Invalid(f("description"), "skill description is required")
+		}
+		if utf8.RuneCountInString(sk.Description) > MaxDescription {
+			return apperr.Invalid(f("description"), "skill description must be at most %d characters", MaxDescription)
+		}
+		if sk.Priority < 0 || sk.Priority > 100 {
+			return apperr.Invalid(f("priority"), "priority must be between 0 and 100")
+		}
+		for name, list := range map[string][]string{"domains": sk.Domains, "actions": sk.Actions, "keywords": sk.Keywords, "tools": sk.Tools, "editor_types": sk.EditorTypes} {
+			if len(list) > MaxListItems {
+				return apperr.Invalid(f(name), "at most %d items", MaxListItems)
+			}
+			for _, item := range list {
+				if strings.TrimSpace(item) == "" || utf8.RuneCountInString(item) > MaxItemLength {
+					return apperr.Invalid(f(name), "items must be 1-%d characters", MaxItemLength)
+				}
+			}
+		}
+		if sk.RequiresExplicitKeywords && len(sk.Keywords) == 0 {
+			return apperr.Invalid(f("keywords"), "requires_explicit_keywords needs at least one keyword")
+		}
+	}
+	if m := a.Model; m != nil {
+		switch m.Provider {
+		case "", "local", "bedrock", "openai":
+		default:
+			return apperr.Invalid("model.provider", "provider must be local, bedrock or openai")
+		}
+		if utf8.RuneCountInString(m.ID) > 200 {
+			return apperr.Invalid("model.id", "model id must be at most 200 characters")
+		}
+		if m.Script != "" && !ValidScript(m.Script) {
+			return apperr.Invalid("model.script", "script must be one of fail, timeout, tools:N, tokens:N")
+		}
+	}
+	return nil
+}
+
+var scriptRE = regexp.MustCompile(`^(fail|timeout|tools:[0-9]{1,3}|tokens:[0-9]{1,6})$`)
+
+// ValidScript reports whether s is a script the local model understands.
+func ValidScript(s string) bool { return scriptRE.MatchString(s) }
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}

@@ -1,0 +1,216 @@
+// Package app wires adapters and services into the handler of each function
+// in the manifest. Function mains and the local cloud's edge both get their
+// handlers here, so a handler runs the same code in AWS and locally.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/conclave-ai/conclave/shared/admin"
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/authorizer"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/eventbus"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/recorder"
+	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/worker"
+)
+
+// Environment variables every function reads.
+const (
+	EnvStage         = "STAGE"
+	EnvTable         = "TABLE_NAME"
+	EnvBus           = "EVENT_BUS_NAME"
+	EnvStateMachines = "STATE_MACHINE_ARNS" // name=arn,name=arn
+	EnvQueues        = "QUEUE_URLS"         // name=url,name=url
+)
+
+// Config names the resources a function uses.
+type Config struct {
+	Stage         string
+	TableName     string
+	BusName       string
+	StateMachines map[string]string
+	Queues        map[string]string
+}
+
+// ConfigFromEnv reads Config from the environment the CDK app sets.
+func ConfigFromEnv() Config {
+	return Config{
+		Stage:         os.Getenv(EnvStage),
+		TableName:     os.Getenv(EnvTable),
+		BusName:       os.Getenv(EnvBus),
+		StateMachines: parsePairs(os.Getenv(EnvStateMachines)),
+		Queues:        parsePairs(os.Getenv(EnvQueues)),
+	}
+}
+
+// EncodePairs is the inverse of the pair lists in the environment.
+func EncodePairs(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+func parsePairs(s string) map[string]string {
+	out := map[string]string{}
+	for _, p := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(p, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// App holds the adapters and services of one process.
+type App struct {
+	Config Config
+	Log    *slog.Logger
+	Store  *dynamo.Store
+	Bus    *eventbus.Bus
+	SFN    *sfn.Client
+	SQS    *sqs.Client
+	Teams  *teams.Service
+	Agents *agents.Service
+	Model  models.Model
+}
+
+// New builds an App from an AWS configuration (loaded once per cold start).
+func New(cfg Config, awsCfg aws.Config, log *slog.Logger) *App {
+	store := dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName)
+	return &App{
+		Config: cfg,
+		Log:    log,
+		Store:  store,
+		Bus:    &eventbus.Bus{Client: eventbridge.NewFromConfig(awsCfg), Name: cfg.BusName},
+		SFN:    sfn.NewFromConfig(awsCfg),
+		SQS:    sqs.NewFromConfig(awsCfg),
+		Teams:  teams.NewService(store),
+		Agents: agents.NewService(store),
+		Model:  models.Local{},
+	}
+}
+
+// NewLogger returns the JSON logger every function uses.
+func NewLogger(function string) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("function", function)
+}
+
+// Handler returns the Lambda handler of the manifest function name.
+func (a *App) Handler(name string) (any, error) {
+	log := a.Log.With("function", name)
+	router := func() *httpapi.Router { return httpapi.NewRouter(log, a.Store) }
+	switch name {
+	case "authorizer":
+		return (&authorizer.Handler{Teams: a.Teams, Log: log}).Handle, nil
+	case "health":
+		rt := router()
+		api.HealthRoutes(rt, a.Config.Stage, a.healthChecks())
+		return rt.Serve, nil
+	case "agents":
+		rt := router()
+		api.AgentRoutes(rt, a.Agents)
+		return rt.Serve, nil
+	case "team":
+		rt := router()
+		api.TeamRoutes(rt, a.Teams, a.Store)
+		return rt.Serve, nil
+	case "admin":
+		return (&admin.Handler{Teams: a.Teams, Log: log}).Handle, nil
+	case "task-worker":
+		w := &worker.Worker{Agents: a.Store, Model: a.Model}
+		return w.Run, nil
+	case "activity-recorder":
+		return (&recorder.Handler{Store: a.Store, Log: log}).Handle, nil
+	}
+	return nil, fmt.Errorf("no handler for function %q", name)
+}
+
+// Router returns the router of an HTTP function, for tests and tooling that
+// need its route keys.
+func (a *App) Router(name string) (*httpapi.Router, error) {
+	rt := httpapi.NewRouter(a.Log, a.Store)
+	switch name {
+	case "health":
+		api.HealthRoutes(rt, a.Config.Stage, nil)
+	case "agents":
+		api.AgentRoutes(rt, a.Agents)
+	case "team":
+		api.TeamRoutes(rt, a.Teams, a.Store)
+	default:
+		return nil, fmt.Errorf("%q is not an HTTP function", name)
+	}
+	return rt, nil
+}
+
+func (a *App) healthChecks() []api.Check {
+	checks := []api.Check{
+		{Name: "dynamodb", Ping: a.Store.Ping},
+		{Name: "eventbridge", Ping: a.Bus.Ping},
+	}
+	for _, name := range sortedKeys(a.Config.StateMachines) {
+		arn := a.Config.StateMachines[name]
+		checks = append(checks, api.Check{Name: "stepfunctions:" + name, Ping: func(ctx context.Context) error {
+			_, err := a.SFN.DescribeStateMachine(ctx, &sfn.DescribeStateMachineInput{StateMachineArn: &arn})
+			return err
+		}})
+	}
+	for _, name := range sortedKeys(a.Config.Queues) {
+		url := a.Config.Queues[name]
+		checks = append(checks, api.Check{Name: "sqs:" + name, Ping: func(ctx context.Context) error {
+			_, err := a.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+			return err
+		}})
+	}
+	return checks
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Main is the whole main() of a function: load configuration once per cold
+// start, wire, and hand the handler to the Lambda runtime.
+func Main(name string) {
+	log := NewLogger(name)
+	awsCfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		log.Error("load aws config", "error", err.Error())
+		os.Exit(1)
+	}
+	h, err := New(ConfigFromEnv(), awsCfg, log).Handler(name)
+	if err != nil {
+		log.Error("wire", "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(h)
+}

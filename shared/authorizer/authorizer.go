@@ -1,0 +1,51 @@
+// Package authorizer is the HTTP API's Lambda authorizer (simple responses):
+// it resolves the X-Api-Key header to a team and hands the team id to the
+// route functions in the authorizer context. It is the only place a team id
+// comes from.
+package authorizer
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/teams"
+)
+
+// HeaderName carries the API key. API Gateway lowercases header names in
+// payload 2.0 events.
+const HeaderName = "x-api-key"
+
+// Handler authorizes requests.
+type Handler struct {
+	Teams *teams.Service
+	Log   *slog.Logger
+}
+
+// Handle implements the authorizer. A store failure is returned as an error
+// (API Gateway answers 500) rather than a denial, so an outage is not
+// mistaken for bad credentials.
+func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
+	secret := ""
+	for k, v := range ev.Headers {
+		if strings.EqualFold(k, HeaderName) {
+			secret = strings.TrimSpace(v)
+		}
+	}
+	k, err := h.Teams.Authenticate(ctx, secret)
+	if apperr.Is(err, apperr.EUNAUTHORIZED) {
+		h.Log.Info("denied", "request_id", ev.RequestContext.RequestID, "route", ev.RouteKey)
+		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}, nil
+	}
+	if err != nil {
+		h.Log.Error("authorizer failure", "request_id", ev.RequestContext.RequestID, "error", err.Error())
+		return events.APIGatewayV2CustomAuthorizerSimpleResponse{}, err
+	}
+	return events.APIGatewayV2CustomAuthorizerSimpleResponse{
+		IsAuthorized: true,
+		Context:      map[string]any{"team_id": k.TeamID, "key_id": k.ID},
+	}, nil
+}

@@ -1,0 +1,297 @@
+// Package httpapi is the plumbing every API function shares: it turns an API
+// Gateway HTTP API (payload 2.0) event into a Request, routes it by route key,
+// decodes bodies strictly, replays idempotent POSTs, writes the one JSON error
+// shape, and logs one structured line per request.
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/idempotency"
+	"github.com/conclave-ai/conclave/shared/paging"
+)
+
+// MaxBodyBytes bounds request bodies; larger bodies are 413 before decoding.
+const MaxBodyBytes = 64 << 10
+
+// Request is what a route handler sees.
+type Request struct {
+	Event     *events.APIGatewayV2HTTPRequest
+	TeamID    string
+	KeyID     string
+	RequestID string
+	Log       *slog.Logger
+}
+
+// Param returns a path parameter.
+func (r *Request) Param(name string) string { return r.Event.PathParameters[name] }
+
+// Query returns a query string parameter.
+func (r *Request) Query(name string) string { return r.Event.QueryStringParameters[name] }
+
+// Page reads limit and next_token from the query string.
+func (r *Request) Page() (paging.Page, error) {
+	p := paging.Page{Token: r.Query("next_token")}
+	if l := r.Query("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			return p, apperr.Invalid("limit", "limit must be an integer")
+		}
+		p.Limit = n
+	}
+	return p.Normalize()
+}
+
+// Decode reads the JSON body into v: unknown fields, trailing data and
+// wrong types are EINVALID errors naming the field.
+func (r *Request) Decode(v any) error {
+	body := r.Event.Body
+	if r.Event.IsBase64Encoded {
+		return apperr.Invalid("body", "body must be JSON text")
+	}
+	if strings.TrimSpace(body) == "" {
+		return apperr.Invalid("body", "a JSON body is required")
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return apperr.Invalid("body", "body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return apperr.Invalid("body", "body is not valid JSON (at byte %d)", syn.Offset)
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "body"
+		}
+		return apperr.Invalid(field, "%s must be of type %s", field, typ.Type.String())
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return apperr.Invalid(field, "unknown field %q", field)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return apperr.Invalid("body", "body is not valid JSON")
+	}
+	return apperr.Invalid("body", "body could not be decoded")
+}
+
+// Response is a handler's result.
+type Response struct {
+	Status int
+	Body   any
+}
+
+// OK, Created and NoContent build common responses.
+func OK(v any) Response      { return Response{Status: http.StatusOK, Body: v} }
+func Created(v any) Response { return Response{Status: http.StatusCreated, Body: v} }
+func NoContent() Response    { return Response{Status: http.StatusNoContent} }
+
+// HandlerFunc handles one route. A returned error is rendered with the error
+// shape; it never fails the Lambda invocation.
+type HandlerFunc func(ctx context.Context, r *Request) (Response, error)
+
+// Router dispatches by API Gateway route key.
+type Router struct {
+	routes map[string]HandlerFunc
+	// Idempotency, when set, makes POSTs with an Idempotency-Key replayable.
+	Idempotency idempotency.Store
+	Log         *slog.Logger
+	Now         func() time.Time
+}
+
+// NewRouter returns an empty router.
+func NewRouter(log *slog.Logger, idem idempotency.Store) *Router {
+	return &Router{routes: map[string]HandlerFunc{}, Idempotency: idem, Log: log, Now: time.Now}
+}
+
+// Handle registers h for a route key such as "GET /v1/agents/{slug}".
+func (rt *Router) Handle(routeKey string, h HandlerFunc) { rt.routes[routeKey] = h }
+
+// RouteKeys lists the registered route keys.
+func (rt *Router) RouteKeys() []string {
+	out := make([]string, 0, len(rt.routes))
+	for k := range rt.routes {
+		out = append(out, k)
+	}
+	return out
+}
+
+// ErrorBody is the one JSON error shape.
+type ErrorBody struct {
+	Error     ErrorDetail `json:"error"`
+	RequestID string      `json:"request_id"`
+}
+
+// ErrorDetail describes an error for clients.
+type ErrorDetail struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Field   string         `json:"field,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// Status maps an error code to its HTTP status.
+func Status(code string) int {
+	switch code {
+	case apperr.EINVALID:
+		return http.StatusBadRequest
+	case apperr.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case apperr.ENOTFOUND:
+		return http.StatusNotFound
+	case apperr.ECONFLICT:
+		return http.StatusConflict
+	case apperr.ELIMIT:
+		return http.StatusTooManyRequests
+	case apperr.ETOOLARGE:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusInternalServerError
+}
+
+// Serve is the Lambda handler for an HTTP API function.
+func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	start := rt.Now()
+	req := &Request{Event: &ev, RequestID: ev.RequestContext.RequestID}
+	if lc := ev.RequestContext.Authorizer; lc != nil {
+		req.TeamID, _ = lc.Lambda["team_id"].(string)
+		req.KeyID, _ = lc.Lambda["key_id"].(string)
+	}
+	req.Log = rt.Log.With("request_id", req.RequestID, "team_id", req.TeamID, "route", ev.RouteKey)
+	resp := rt.dispatch(ctx, req)
+	req.Log.Info("request", "status", resp.StatusCode, "latency_ms", rt.Now().Sub(start).Milliseconds())
+	return resp, nil
+}
+
+func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV2HTTPResponse {
+	h, ok := rt.routes[req.Event.RouteKey]
+	if !ok {
+		return rt.errorResponse(req, apperr.New(apperr.ENOTFOUND, "no route %s", req.Event.RouteKey))
+	}
+	// The authorizer guarantees a team; its absence is a wiring fault, and
+	// refusing is the only safe answer.
+	if req.TeamID == "" {
+		return rt.errorResponse(req, apperr.New(apperr.EUNAUTHORIZED, "missing team context"))
+	}
+	if len(req.Event.Body) > MaxBodyBytes {
+		return rt.errorResponse(req, apperr.New(apperr.ETOOLARGE, "body exceeds %d bytes", MaxBodyBytes))
+	}
+	key := header(req.Event.Headers, "idempotency-key")
+	if req.Event.RequestContext.HTTP.Method == http.MethodPost && key != "" && rt.Idempotency != nil {
+		return rt.idempotent(ctx, req, h, key)
+	}
+	return rt.run(ctx, req, h)
+}
+
+func (rt *Router) run(ctx context.Context, req *Request, h HandlerFunc) events.APIGatewayV2HTTPResponse {
+	res, err := h(ctx, req)
+	if err != nil {
+		return rt.errorResponse(req, err)
+	}
+	return rt.jsonResponse(req, res.Status, res.Body)
+}
+
+func (rt *Router) idempotent(ctx context.Context, req *Request, h HandlerFunc, key string) events.APIGatewayV2HTTPResponse {
+	if len(key) > 128 {
+		return rt.errorResponse(req, apperr.Invalid("Idempotency-Key", "Idempotency-Key must be at most 128 characters"))
+	}
+	sum := sha256.Sum256([]byte(req.Event.RouteKey + "\n" + req.Event.RawPath + "\n" + req.Event.Body))
+	hash := hex.EncodeToString(sum[:])
+	prev, err := rt.Idempotency.Begin(ctx, req.TeamID, key, hash, rt.Now())
+	if err != nil {
+		return rt.errorResponse(req, err)
+	}
+	if prev != nil {
+		switch {
+		case prev.RequestHash != hash:
+			return rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "Idempotency-Key was used for a different request").WithReason("IdempotencyKeyReused"))
+		case prev.State != idempotency.StateDone:
+			return rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "a request with this Idempotency-Key is in progress").WithReason("RequestInProgress"))
+		}
+		resp := rawResponse(req, prev.StatusCode, prev.Body)
+		resp.Headers["Idempotent-Replayed"] = "true"
+		return resp
+	}
+	resp := rt.run(ctx, req, h)
+	if resp.StatusCode >= 500 {
+		// A server fault is worth retrying: release the key.
+		if err := rt.Idempotency.Abandon(ctx, req.TeamID, key); err != nil {
+			req.Log.Error("idempotency abandon failed", "error", err)
+		}
+		return resp
+	}
+	rec := idempotency.Record{Key: key, RequestHash: hash, StatusCode: resp.StatusCode, Body: resp.Body}
+	if err := rt.Idempotency.Complete(ctx, req.TeamID, rec, rt.Now()); err != nil {
+		req.Log.Error("idempotency complete failed", "error", err)
+	}
+	return resp
+}
+
+func header(h map[string]string, name string) string {
+	if v, ok := h[name]; ok {
+		return v
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+func rawResponse(req *Request, status int, body string) events.APIGatewayV2HTTPResponse {
+	h := map[string]string{"X-Request-Id": req.RequestID}
+	if body != "" {
+		h["Content-Type"] = "application/json"
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: h, Body: body}
+}
+
+func (rt *Router) jsonResponse(req *Request, status int, v any) events.APIGatewayV2HTTPResponse {
+	if v == nil || status == http.StatusNoContent {
+		return rawResponse(req, status, "")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return rt.errorResponse(req, fmt.Errorf("encode response: %w", err))
+	}
+	return rawResponse(req, status, strings.TrimSuffix(buf.String(), "\n"))
+}
+
+func (rt *Router) errorResponse(req *Request, err error) events.APIGatewayV2HTTPResponse {
+	detail := ErrorDetail{Code: apperr.EINTERNAL, Message: "Internal error"}
+	if e, ok := apperr.As(err); ok && e.Code != apperr.EINTERNAL {
+		detail = ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field, Reason: e.Reason, Details: e.Details}
+	} else {
+		req.Log.Error("internal error", "error", err.Error())
+	}
+	body, _ := json.Marshal(ErrorBody{Error: detail, RequestID: req.RequestID})
+	return rawResponse(req, Status(detail.Code), string(body))
+}

@@ -1,0 +1,34 @@
+// Package ids makes identifiers that sort by creation time (so listings by id
+// are chronological) and cannot be guessed (so knowing one id tells nothing
+// about another team's).
+package ids
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/binary"
+	"strings"
+	"time"
+)
+
+var enc = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+
+// New returns prefix_ followed by 48 bits of millisecond time and 80 random bits.
+func New(prefix string) string {
+	var b [16]byte
+	ms := uint64(time.Now().UnixMilli())
+	binary.BigEndian.PutUint64(b[:8], ms<<16)
+	if _, err := rand.Read(b[6:]); err != nil {
+		panic("ids: crypto/rand failed: " + err.Error())
+	}
+	return prefix + "_" + strings.ToLower(enc.EncodeToString(b[:]))
+}
+
+// Secret returns n random bytes encoded in base32, for API keys.
+func Secret(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("ids: crypto/rand failed: " + err.Error())
+	}
+	return enc.EncodeToString(b)
+}

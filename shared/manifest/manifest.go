@@ -1,0 +1,351 @@
+// Package manifest is the single list of Conclave's functions, their triggers
+// and settings, and the managed resources they use (architecture decision 1).
+// The CDK app (infra/) builds Lambda functions, routes, queues, rules, state
+// machines and permissions from it; the local cloud (localstack/) registers
+// the same handlers and provisions the same resources from it. Tests fail when
+// a functions/ directory, the handler registry or the OpenAPI document
+// disagrees with it.
+//
+// The manifest is plain data and imports nothing but the standard library so
+// the CDK app can read it without pulling in the runtime.
+package manifest
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Trigger says how a function is invoked.
+type Trigger string
+
+// Triggers.
+const (
+	TriggerHTTP         Trigger = "http"          // API Gateway HTTP API routes
+	TriggerAuthorizer   Trigger = "authorizer"    // the HTTP API's Lambda authorizer
+	TriggerSQS          Trigger = "sqs"           // an SQS event source mapping
+	TriggerStepFunction Trigger = "stepfunctions" // a Task state of a state machine
+	TriggerInvoke       Trigger = "invoke"        // direct invocation (admin tooling)
+)
+
+// Grant is a permission a function needs; the CDK app turns each into the
+// matching Grant* call so no function gets more than it uses.
+type Grant string
+
+// Grants.
+const (
+	GrantTableRead      Grant = "table:read"
+	GrantTableWrite     Grant = "table:write" // includes read
+	GrantBusPut         Grant = "bus:put"
+	GrantStartExecution Grant = "states:start"
+)
+
+// Route is one HTTP API route. Path uses API Gateway's {param} syntax.
+type Route struct {
+	Method string
+	Path   string
+}
+
+// Key is the API Gateway route key ("GET /v1/agents/{slug}").
+func (r Route) Key() string { return r.Method + " " + r.Path }
+
+// Function is one Lambda function: its directory under functions/ is Name.
+type Function struct {
+	Name        string
+	Description string
+	Trigger     Trigger
+	Routes      []Route // TriggerHTTP
+	Queue       string  // TriggerSQS: the queue it consumes
+	BatchSize   int     // TriggerSQS
+	MemoryMB    int
+	Timeout     int // seconds
+	Grants      []Grant
+}
+
+// Queue is an SQS queue; every queue has a dead-letter queue named Name+"-dlq"
+// unless it is itself a dead-letter queue.
+type Queue struct {
+	Name string
+	// MaxReceiveCount 3 means one delivery and two retries before the message
+	// moves to the dead-letter queue: the product's "2 retries then DLQ".
+	MaxReceiveCount   int
+	VisibilityTimeout int // seconds; at least the consumer's timeout
+	// DeadLetterOnly marks queues that only receive failed payloads (from a
+	// state machine's Catch); they have no DLQ of their own.
+	DeadLetterOnly bool
+}
+
+// DLQName is the name of q's dead-letter queue.
+func (q Queue) DLQName() string { return q.Name + "-dlq" }
+
+// Rule routes events from the bus to a queue.
+type Rule struct {
+	Name        string
+	Sources     []string
+	DetailTypes []string // empty: every detail type
+	Queue       string
+}
+
+// StateMachine is one ASL file in statemachines/ with the substitutions its
+// definition needs. Substitution values name resources in this manifest:
+// "function:<name>", "queue:<name>" (URL), "bus", "table".
+type StateMachine struct {
+	Name          string
+	File          string
+	Substitutions map[string]string
+	// Timeout caps a whole execution (seconds); task states carry their own.
+	Timeout int
+}
+
+// Table describes the single table.
+type Table struct {
+	PartitionKey string
+	SortKey      string
+	GSIs         []GSI
+	TTLAttribute string
+}
+
+// GSI is a global secondary index with string keys and all attributes.
+type GSI struct {
+	Name         string
+	PartitionKey string
+	SortKey      string
+}
+
+// EventSource is the source of every event Conclave publishes.
+const EventSource = "conclave"
+
+// The resources.
+var (
+	MainTable = Table{
+		PartitionKey: "pk",
+		SortKey:      "sk",
+		GSIs: []GSI{
+			{Name: "gsi1", PartitionKey: "gsi1pk", SortKey: "gsi1sk"},
+			{Name: "gsi2", PartitionKey: "gsi2pk", SortKey: "gsi2sk"},
+		},
+		TTLAttribute: "expires_at",
+	}
+
+	Queues = []Queue{
+		{Name: "activity", MaxReceiveCount: 3, VisibilityTimeout: 30},
+		{Name: "task-dlq", DeadLetterOnly: true},
+	}
+
+	Rules = []Rule{
+		{Name: "activity-all", Sources: []string{EventSource}, Queue: "activity"},
+	}
+
+	StateMachines = []StateMachine{
+		{
+			Name: "delegation",
+			File: "delegation.asl.json",
+			Substitutions: map[string]string{
+				"WorkerFunctionArn":  "function:task-worker",
+				"DeadLetterQueueUrl": "queue:task-dlq",
+				"EventBusName":       "bus",
+			},
+			Timeout: 900,
+		},
+	}
+)
+
+// Functions lists every function.
+var Functions = []Function{
+	{
+		Name:        "authorizer",
+		Description: "Resolves the team from the X-Api-Key header (HTTP API simple responses).",
+		Trigger:     TriggerAuthorizer,
+		MemoryMB:    256, Timeout: 5,
+		Grants: []Grant{GrantTableRead},
+	},
+	{
+		Name:        "health",
+		Description: "Reports the state of every dependency.",
+		Trigger:     TriggerHTTP,
+		Routes:      []Route{{"GET", "/v1/health"}},
+		MemoryMB:    256, Timeout: 10,
+		Grants: []Grant{GrantTableRead},
+	},
+	{
+		Name:        "agents",
+		Description: "Agents API: create, list, get, update, pause, archive, default agent.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"POST", "/v1/agents"},
+			{"GET", "/v1/agents"},
+			{"GET", "/v1/agents/{slug}"},
+			{"PATCH", "/v1/agents/{slug}"},
+			{"POST", "/v1/agents/{slug}/pause"},
+			{"POST", "/v1/agents/{slug}/activate"},
+			{"POST", "/v1/agents/{slug}/archive"},
+			{"PUT", "/v1/team/default-agent"},
+		},
+		MemoryMB: 512, Timeout: 15,
+		Grants: []Grant{GrantTableWrite},
+	},
+	{
+		Name:        "team",
+		Description: "The team, its API keys (list, create, rotate, revoke) and its activity log.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"GET", "/v1/team"},
+			{"GET", "/v1/keys"},
+			{"POST", "/v1/keys"},
+			{"POST", "/v1/keys/{id}/rotate"},
+			{"DELETE", "/v1/keys/{id}"},
+			{"GET", "/v1/activity"},
+		},
+		MemoryMB: 256, Timeout: 10,
+		Grants: []Grant{GrantTableWrite},
+	},
+	{
+		Name:        "admin",
+		Description: "Operator actions invoked directly (create a team and its first key).",
+		Trigger:     TriggerInvoke,
+		MemoryMB:    256, Timeout: 15,
+		Grants: []Grant{GrantTableWrite},
+	},
+	{
+		Name:        "task-worker",
+		Description: "Runs an agent on a task through the model port (delegation state machine task).",
+		Trigger:     TriggerStepFunction,
+		MemoryMB:    512, Timeout: 150,
+		Grants: []Grant{GrantTableWrite, GrantBusPut},
+	},
+	{
+		Name:        "activity-recorder",
+		Description: "Records every Conclave event in the team's activity log (bus -> rule -> SQS).",
+		Trigger:     TriggerSQS,
+		Queue:       "activity",
+		BatchSize:   10,
+		MemoryMB:    256, Timeout: 30,
+		Grants: []Grant{GrantTableWrite},
+	},
+}
+
+// Lookup returns the function called name.
+func Lookup(name string) (Function, bool) {
+	for _, f := range Functions {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Function{}, false
+}
+
+// QueueByName returns the queue called name.
+func QueueByName(name string) (Queue, bool) {
+	for _, q := range Queues {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return Queue{}, false
+}
+
+// Routes returns every HTTP route with the function serving it, sorted by key.
+func Routes() []RouteTarget {
+	var out []RouteTarget
+	for _, f := range Functions {
+		for _, r := range f.Routes {
+			out = append(out, RouteTarget{Route: r, Function: f.Name})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Route.Key() < out[j].Route.Key() })
+	return out
+}
+
+// RouteTarget pairs a route with its function.
+type RouteTarget struct {
+	Route    Route
+	Function string
+}
+
+// Names builds the physical names of resources for one stage, so the CDK app
+// and the local cloud name things identically.
+type Names struct{ Stage string }
+
+// Prefix is "conclave-<stage>".
+func (n Names) Prefix() string { return "conclave-" + n.Stage }
+
+// Function returns the physical function name.
+func (n Names) Function(name string) string { return n.Prefix() + "-" + name }
+
+// Queue returns the physical queue name.
+func (n Names) Queue(name string) string { return n.Prefix() + "-" + name }
+
+// Table returns the table name.
+func (n Names) Table() string { return n.Prefix() + "-main" }
+
+// Bus returns the event bus name.
+func (n Names) Bus() string { return n.Prefix() + "-bus" }
+
+// Rule returns the physical rule name.
+func (n Names) Rule(name string) string { return n.Prefix() + "-" + name }
+
+// StateMachine returns the physical state machine name.
+func (n Names) StateMachine(name string) string { return n.Prefix() + "-" + name }
+
+// Validate checks the manifest's internal references.
+func Validate() error {
+	seen := map[string]bool{}
+	routes := map[string]bool{}
+	for _, f := range Functions {
+		if seen[f.Name] {
+			return fmt.Errorf("function %q listed twice", f.Name)
+		}
+		seen[f.Name] = true
+		if f.Timeout <= 0 || f.MemoryMB < 128 {
+			return fmt.Errorf("function %q: timeout and memory must be set", f.Name)
+		}
+		if (f.Trigger == TriggerHTTP) != (len(f.Routes) > 0) {
+			return fmt.Errorf("function %q: routes only and always on http functions", f.Name)
+		}
+		for _, r := range f.Routes {
+			if routes[r.Key()] {
+				return fmt.Errorf("route %q served twice", r.Key())
+			}
+			routes[r.Key()] = true
+		}
+		if f.Trigger == TriggerSQS {
+			q, ok := QueueByName(f.Queue)
+			if !ok {
+				return fmt.Errorf("function %q consumes unknown queue %q", f.Name, f.Queue)
+			}
+			if q.VisibilityTimeout < f.Timeout {
+				return fmt.Errorf("queue %q visibility timeout is below its consumer's timeout", q.Name)
+			}
+		}
+	}
+	for _, r := range Rules {
+		if _, ok := QueueByName(r.Queue); !ok {
+			return fmt.Errorf("rule %q targets unknown queue %q", r.Name, r.Queue)
+		}
+	}
+	for _, sm := range StateMachines {
+		for k, ref := range sm.Substitutions {
+			if err := checkRef(ref); err != nil {
+				return fmt.Errorf("state machine %q substitution %s: %w", sm.Name, k, err)
+			}
+		}
+	}
+	return nil
+}
+
+func checkRef(ref string) error {
+	switch {
+	case ref == "bus" || ref == "table":
+		return nil
+	case len(ref) > 9 && ref[:9] == "function:":
+		if _, ok := Lookup(ref[9:]); !ok {
+			return fmt.Errorf("unknown function %q", ref[9:])
+		}
+		return nil
+	case len(ref) > 6 && ref[:6] == "queue:":
+		if _, ok := QueueByName(ref[6:]); !ok {
+			return fmt.Errorf("unknown queue %q", ref[6:])
+		}
+		return nil
+	}
+	return fmt.Errorf("bad reference %q", ref)
+}

@@ -1,0 +1,152 @@
+// Package models is the one port through which agents answer (architecture
+// decision 6). Adapters: the deterministic local model here; Amazon Bedrock
+// Converse and OpenAI-compatible endpoints arrive with the routing work. Every
+// call reports token counts so budgets and costs are enforced on real numbers.
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Message is one turn of a conversation with the model.
+type Message struct {
+	Role    string // "user", "assistant" or "tool"
+	Content string
+}
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name        string
+	Description string
+}
+
+// ToolCall is the model asking for a tool.
+type ToolCall struct {
+	ID    string
+	Name  string
+	Input string
+}
+
+// Request is one call.
+type Request struct {
+	ModelID   string
+	System    string
+	Messages  []Message
+	Tools     []Tool
+	MaxTokens int
+	// Script drives the local model (see agents.Model.Script); other
+	// adapters ignore it.
+	Script string
+	// Skills give the local model something to say in the agent's voice.
+	Skills []string
+}
+
+// Response is the model's answer.
+type Response struct {
+	Text         string
+	ToolCalls    []ToolCall
+	InputTokens  int
+	OutputTokens int
+	ModelID      string
+}
+
+// Model answers requests.
+type Model interface {
+	Converse(ctx context.Context, req Request) (Response, error)
+}
+
+// ErrModel is a model failure (provider error or scripted failure); callers
+// treat it as retryable.
+var ErrModel = errors.New("model error")
+
+// Local is the deterministic model for make run and tests: the same request
+// always gets the same answer. Scripts make it misbehave on purpose:
+//
+//	fail       every call returns ErrModel
+//	timeout    the call blocks until its context ends
+//	tools:N    the first N calls ask for one tool each, then it answers
+//	tokens:N   the answer reports N output tokens
+type Local struct{}
+
+var _ Model = Local{}
+
+// EstimateTokens approximates tokens as words × 4/3, the usual rule of thumb
+// for English; the local model reports this so budgets behave realistically.
+func EstimateTokens(s string) int {
+	n := len(strings.Fields(s))
+	return (n*4 + 2) / 3
+}
+
+// Converse implements Model.
+func (Local) Converse(ctx context.Context, req Request) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	in := EstimateTokens(req.System)
+	for _, m := range req.Messages {
+		in += EstimateTokens(m.Content)
+	}
+	resp := Response{InputTokens: in, ModelID: "local-deterministic"}
+	kind, arg, _ := strings.Cut(req.Script, ":")
+	n, _ := strconv.Atoi(arg)
+	switch kind {
+	case "fail":
+		return Response{}, fmt.Errorf("%w: scripted failure", ErrModel)
+	case "timeout":
+		<-ctx.Done()
+		return Response{}, ctx.Err()
+	case "tools":
+		calls := 0
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				calls++
+			}
+		}
+		if calls < n && len(req.Tools) > 0 {
+			t := req.Tools[calls%len(req.Tools)]
+			resp.ToolCalls = []ToolCall{{ID: fmt.Sprintf("call-%d", calls+1), Name: t.Name, Input: "{}"}}
+			resp.OutputTokens = 12
+			return resp, nil
+		}
+	}
+	resp.Text = answer(req)
+	resp.OutputTokens = EstimateTokens(resp.Text)
+	if kind == "tokens" {
+		resp.OutputTokens = n
+	}
+	return resp, nil
+}
+
+// answer composes a reply from the last user message and the skills, picked
+// by a hash so it is stable for a given input.
+func answer(req Request) string {
+	last := ""
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			last = req.Messages[i].Content
+			break
+		}
+	}
+	skills := append([]string(nil), req.Skills...)
+	sort.Strings(skills)
+	h := fnv.New32a()
+	h.Write([]byte(last))
+	openers := []string{"Here is my take.", "Short answer first.", "Let me work through this."}
+	var b strings.Builder
+	b.WriteString(openers[int(h.Sum32())%len(openers)])
+	if len(skills) > 0 {
+		fmt.Fprintf(&b, " Drawing on %s:", strings.Join(skills, ", "))
+	}
+	topic := strings.TrimSpace(last)
+	if len(topic) > 160 {
+		topic = topic[:160] + "…"
+	}
+	fmt.Fprintf(&b, " regarding %q, the key points are scope, risks and next steps.", topic)
+	return b.String()
+}

@@ -1,0 +1,32 @@
+// Package paging holds the request shape of every paginated listing. Tokens
+// are opaque to clients; the store that issued one is the only thing that can
+// read it and it rejects tokens minted for another listing or another team.
+package paging
+
+import "github.com/conclave-ai/conclave/shared/apperr"
+
+// Limits on page sizes.
+const (
+	DefaultLimit = 25
+	MaxLimit     = 100
+)
+
+// Page asks for one page of a listing.
+type Page struct {
+	Limit int
+	Token string
+}
+
+// Normalize applies the default and checks the bounds.
+func (p Page) Normalize() (Page, error) {
+	if p.Limit == 0 {
+		p.Limit = DefaultLimit
+	}
+	if p.Limit < 1 || p.Limit > MaxLimit {
+		return p, apperr.Invalid("limit", "limit must be between 1 and %d", MaxLimit)
+	}
+	if len(p.Token) > 2048 {
+		return p, apperr.Invalid("next_token", "next_token is not valid")
+	}
+	return p, nil
+}
