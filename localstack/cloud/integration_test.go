@@ -1,0 +1,319 @@
+//go:build integration
+
+// Integration tests against the running local cloud (make test starts it;
+// by hand: make up, then `set -a; . .local/cloud.env; set +a`). They prove
+// every managed-service path works locally with the real handlers.
+package cloud_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/activity"
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/worker"
+)
+
+type env struct {
+	cfg   aws.Config
+	names manifest.Names
+	store *dynamo.Store
+}
+
+func mustEnv(tb testing.TB) env {
+	tb.Helper()
+	edge, stage := os.Getenv("CONCLAVE_EDGE_URL"), os.Getenv("CONCLAVE_STAGE")
+	if edge == "" || stage == "" {
+		tb.Fatal("CONCLAVE_EDGE_URL and CONCLAVE_STAGE are not set: run `make test`, or `make up` and load .local/cloud.env")
+	}
+	tb.Setenv("AWS_ACCESS_KEY_ID", "test")
+	tb.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"), config.WithBaseEndpoint(edge))
+	require.NoError(tb, err)
+	names := manifest.Names{Stage: stage}
+	return env{cfg: cfg, names: names, store: dynamo.New(dynamodb.NewFromConfig(cfg), names.Table())}
+}
+
+// mustTeam creates a fresh team so tests never share state.
+func mustTeam(tb testing.TB, e env) string {
+	tb.Helper()
+	t, k, err := teams.NewService(e.store).CreateTeam(context.Background(), "integration")
+	require.NoError(tb, err)
+	require.NotEmpty(tb, k.Secret)
+	return t.ID
+}
+
+func mustAgent(tb testing.TB, e env, teamID, slug string, model *agents.Model) {
+	tb.Helper()
+	_, err := agents.NewService(e.store).Create(context.Background(), teamID, agents.CreateInput{
+		Slug: slug, Name: slug, Model: model,
+		Skills: []agents.Skill{{Name: "testing", Description: "answers test tasks", Priority: 50}},
+	})
+	require.NoError(tb, err)
+}
+
+// A conditional write that loses a race comes back as a typed conflict.
+func TestConditionalWriteRaceIsTypedConflict(t *testing.T) {
+	e := mustEnv(t)
+	ctx := context.Background()
+	team := mustTeam(t, e)
+	svc := agents.NewService(e.store)
+
+	const n = 12
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = svc.Create(ctx, team, agents.CreateInput{Slug: "racer", Name: fmt.Sprintf("Racer %d", i)})
+		}()
+	}
+	wg.Wait()
+	won, conflicts := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case apperr.Is(err, apperr.ECONFLICT):
+			conflicts++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	assert.Equal(t, 1, won, "exactly one create wins")
+	assert.Equal(t, n-1, conflicts, "every other create is a typed conflict")
+
+	// Optimistic concurrency: two updates from the same version, one wins.
+	a, err := svc.Get(ctx, team, "racer")
+	require.NoError(t, err)
+	v := a.Version
+	name1, name2 := "First", "Second"
+	_, err1 := svc.Update(ctx, team, "racer", agents.UpdateInput{Name: &name1, Version: &v})
+	_, err2 := svc.Update(ctx, team, "racer", agents.UpdateInput{Name: &name2, Version: &v})
+	require.NoError(t, err1)
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err2))
+	got, err := svc.Get(ctx, team, "racer")
+	require.NoError(t, err)
+	assert.Equal(t, "First", got.Name, "the losing update changed nothing")
+}
+
+// An event put on the bus reaches a function through a rule, an SQS queue
+// and the edge's event source mapping.
+func TestBusEventReachesFunctionThroughRuleAndQueue(t *testing.T) {
+	e := mustEnv(t)
+	ctx := context.Background()
+	team := mustTeam(t, e)
+	marker := ids.New("probe")
+	detail, _ := json.Marshal(map[string]string{"team_id": team, "marker": marker})
+	out, err := eventbridge.NewFromConfig(e.cfg).PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
+		EventBusName: aws.String(e.names.Bus()), Source: aws.String(manifest.EventSource),
+		DetailType: aws.String("ProbeSent"), Detail: aws.String(string(detail)),
+	}}})
+	require.NoError(t, err)
+	require.Zero(t, out.FailedEntryCount)
+	eventID := aws.ToString(out.Entries[0].EventId)
+
+	entry := waitActivity(t, e, team, func(en activity.Entry) bool { return en.EventID == eventID })
+	assert.Equal(t, "ProbeSent", entry.DetailType)
+	assert.Contains(t, string(entry.Detail), marker)
+}
+
+func waitActivity(t *testing.T, e env, team string, match func(activity.Entry) bool) activity.Entry {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		list, _, err := e.store.List(context.Background(), team, paging.Page{Limit: 100})
+		require.NoError(t, err)
+		for _, en := range list {
+			if match(en) {
+				return en
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no matching activity for team %s within 30s", team)
+	return activity.Entry{}
+}
+
+func stateMachineARN(t *testing.T, e env, c *sfn.Client, name string) string {
+	t.Helper()
+	out, err := c.ListStateMachines(context.Background(), &sfn.ListStateMachinesInput{})
+	require.NoError(t, err)
+	for _, sm := range out.StateMachines {
+		if aws.ToString(sm.Name) == e.names.StateMachine(name) {
+			return aws.ToString(sm.StateMachineArn)
+		}
+	}
+	t.Fatalf("state machine %s not provisioned", name)
+	return ""
+}
+
+func runTask(t *testing.T, e env, p worker.Payload) (*sfn.DescribeExecutionOutput, []sfntypes.HistoryEvent) {
+	t.Helper()
+	ctx := context.Background()
+	c := sfn.NewFromConfig(e.cfg)
+	in, _ := json.Marshal(p)
+	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(stateMachineARN(t, e, c, "delegation")), Name: aws.String(p.TaskID), Input: aws.String(string(in)),
+	})
+	require.NoError(t, err)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: start.ExecutionArn})
+		require.NoError(t, err)
+		if d.Status != sfntypes.ExecutionStatusRunning {
+			h, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: start.ExecutionArn, MaxResults: 1000})
+			require.NoError(t, err)
+			return d, h.Events
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatal("execution did not finish within 60s")
+	return nil, nil
+}
+
+func payload(team, assignee string, timeout int) worker.Payload {
+	return worker.Payload{
+		TeamID: team, TaskID: ids.New("task"), Assignee: assignee, Title: "Review the handler",
+		Instructions: "Review the error handling of the payment handler", ExpectedOutput: "a list of findings",
+		Budgets: worker.Budgets{MaxTokens: 4000, MaxToolCalls: 10, TimeoutSeconds: timeout},
+	}
+}
+
+// A state machine from statemachines/ runs a task that invokes a Go handler
+// through the edge and succeeds.
+func TestDelegationStateMachineRunsWorker(t *testing.T) {
+	e := mustEnv(t)
+	team := mustTeam(t, e)
+	mustAgent(t, e, team, "luke", nil)
+	p := payload(team, "luke", 30)
+
+	d, _ := runTask(t, e, p)
+	require.Equal(t, sfntypes.ExecutionStatusSucceeded, d.Status)
+	var res worker.Result
+	require.NoError(t, json.Unmarshal([]byte(aws.ToString(d.Output)), &res))
+	assert.Equal(t, p.TaskID, res.TaskID)
+	assert.Contains(t, res.Output, "payment handler", "the worker answered this task")
+	assert.Positive(t, res.TokensUsed)
+
+	en := waitActivity(t, e, team, func(en activity.Entry) bool { return en.DetailType == "TaskStatusChanged" })
+	assert.Equal(t, "completed", detailField(t, en, "status"))
+}
+
+// A task whose handler keeps failing is retried twice, its full payload lands
+// in the dead-letter queue, and the execution ends failed through its Catch.
+func TestFailingWorkerRetriesTwiceThenDeadLetters(t *testing.T) {
+	e := mustEnv(t)
+	team := mustTeam(t, e)
+	mustAgent(t, e, team, "flaky", &agents.Model{Provider: "local", Script: "fail"})
+	p := payload(team, "flaky", 30)
+
+	d, history := runTask(t, e, p)
+	require.Equal(t, sfntypes.ExecutionStatusFailed, d.Status)
+	assert.Equal(t, "TaskFailed", aws.ToString(d.Error))
+
+	attempts, deadLetterEntered := 0, false
+	for _, h := range history {
+		if h.Type == sfntypes.HistoryEventTypeTaskFailed && h.TaskFailedEventDetails != nil && aws.ToString(h.TaskFailedEventDetails.Error) == "ModelFailed" {
+			attempts++
+		}
+		if h.StateEnteredEventDetails != nil && aws.ToString(h.StateEnteredEventDetails.Name) == "DeadLetter" {
+			deadLetterEntered = true
+		}
+	}
+	assert.Equal(t, 3, attempts, "one attempt and two retries")
+	assert.True(t, deadLetterEntered, "the Catch routed the failure to the dead-letter state")
+
+	body := waitDeadLetter(t, e, p.TaskID)
+	var got struct {
+		worker.Payload
+		Error struct{ Error, Cause string } `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	assert.Equal(t, p, got.Payload, "the full task payload is in the dead-letter queue")
+	assert.Equal(t, "ModelFailed", got.Error.Error)
+
+	en := waitActivity(t, e, team, func(en activity.Entry) bool { return en.DetailType == "TaskStatusChanged" })
+	assert.Equal(t, "failed", detailField(t, en, "status"))
+}
+
+// A worker that overruns the task's own timeout is not retried and ends
+// timed_out.
+func TestWorkerOverrunningTimeoutEndsTimedOut(t *testing.T) {
+	e := mustEnv(t)
+	team := mustTeam(t, e)
+	mustAgent(t, e, team, "sloth", &agents.Model{Provider: "local", Script: "timeout"})
+	p := payload(team, "sloth", 2)
+
+	d, history := runTask(t, e, p)
+	require.Equal(t, sfntypes.ExecutionStatusFailed, d.Status)
+	scheduled := 0
+	for _, h := range history {
+		if h.Type == sfntypes.HistoryEventTypeTaskScheduled && h.TaskScheduledEventDetails != nil && aws.ToString(h.TaskScheduledEventDetails.ResourceType) == "lambda" {
+			scheduled++
+		}
+	}
+	assert.Equal(t, 1, scheduled, "a timeout is final: the worker ran once")
+	body := waitDeadLetter(t, e, p.TaskID)
+	assert.Contains(t, body, "States.Timeout")
+	en := waitActivity(t, e, team, func(en activity.Entry) bool { return en.DetailType == "TaskStatusChanged" })
+	assert.Equal(t, "timed_out", detailField(t, en, "status"))
+}
+
+// waitDeadLetter finds the dead-lettered message of one task; messages of
+// other tasks are returned to the queue at once.
+func waitDeadLetter(t *testing.T, e env, taskID string) string {
+	t.Helper()
+	ctx := context.Background()
+	c := sqs.NewFromConfig(e.cfg)
+	url, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(e.names.Queue("task-dlq"))})
+	require.NoError(t, err)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 1})
+		require.NoError(t, err)
+		for _, m := range out.Messages {
+			var probe struct {
+				TaskID string `json:"task_id"`
+			}
+			_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &probe)
+			if probe.TaskID == taskID {
+				_, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: url.QueueUrl, ReceiptHandle: m.ReceiptHandle})
+				require.NoError(t, err)
+				return aws.ToString(m.Body)
+			}
+		}
+	}
+	t.Fatalf("task %s is not in the dead-letter queue", taskID)
+	return ""
+}
+
+func detailField(t *testing.T, en activity.Entry, field string) any {
+	t.Helper()
+	var d map[string]any
+	require.NoError(t, json.Unmarshal(en.Detail, &d))
+	return d[field]
+}
