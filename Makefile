@@ -2,6 +2,8 @@
 # commands a fresh machine needs (Go, Python 3 and Node.js installed).
 
 SHELL := /bin/bash
+export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 FUNCTIONS := $(notdir $(wildcard functions/*))
 ENV ?= dev
 CDK ?= npx --yes aws-cdk@2.1033.0
@@ -57,7 +59,7 @@ build:
 
 ## synth: the CloudFormation template of stage ENV (no AWS account needed) into infra/cdk.out
 synth: build
-	cd infra && CONCLAVE_ENV=$(ENV) CONCLAVE_DIST=../dist go run . && ls cdk.out/*.template.json
+	cd infra && CDK_OUTDIR=cdk.out CONCLAVE_ENV=$(ENV) CONCLAVE_DIST=../dist go run . && ls cdk.out/*.template.json
 
 ## deploy: make deploy ENV=dev|staging|prod (needs AWS credentials)
 deploy: build

@@ -151,13 +151,10 @@ func provisionQueues(ctx context.Context, c *sqs.Client, names manifest.Names, r
 	return nil
 }
 
-// EventPattern is the pattern of a rule, shared with the CDK app.
+// EventPattern is the JSON pattern of a rule (the CDK app uses the same
+// manifest.Rule.Pattern).
 func EventPattern(r manifest.Rule) string {
-	p := map[string][]string{"source": r.Sources}
-	if len(r.DetailTypes) > 0 {
-		p["detail-type"] = r.DetailTypes
-	}
-	b, _ := json.Marshal(p)
+	b, _ := json.Marshal(r.Pattern())
 	return string(b)
 }
 

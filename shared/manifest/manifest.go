@@ -85,6 +85,15 @@ type Rule struct {
 	Queue       string
 }
 
+// Pattern is the rule's EventBridge event pattern.
+func (r Rule) Pattern() map[string][]string {
+	p := map[string][]string{"source": r.Sources}
+	if len(r.DetailTypes) > 0 {
+		p["detail-type"] = r.DetailTypes
+	}
+	return p
+}
+
 // StateMachine is one ASL file in statemachines/ with the substitutions its
 // definition needs. Substitution values name resources in this manifest:
 // "function:<name>", "queue:<name>" (URL), "bus", "table".

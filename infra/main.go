@@ -1,0 +1,54 @@
+// Command infra is the CDK app: one Conclave stack per environment, chosen
+// with `-c env=<name>` (or CONCLAVE_ENV for `make synth`).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/conclave-ai/conclave/infra/stack"
+)
+
+func main() {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	envName := os.Getenv("CONCLAVE_ENV")
+	if v, ok := app.Node().TryGetContext(jsii.String("env")).(string); ok && v != "" {
+		envName = v
+	}
+	if envName == "" {
+		envName = "dev"
+	}
+	cfg, err := stack.Lookup(envName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	dist := os.Getenv("CONCLAVE_DIST")
+	if dist == "" {
+		dist = "../dist"
+	}
+	props := &stack.Props{Env: cfg, AssetDir: dist}
+	account, region := cfg.Account, cfg.Region
+	if account == "" {
+		account = os.Getenv("CDK_DEFAULT_ACCOUNT")
+	}
+	if region == "" {
+		region = os.Getenv("CDK_DEFAULT_REGION")
+	}
+	if account != "" || region != "" {
+		props.StackProps.Env = &awscdk.Environment{Account: strPtr(account), Region: strPtr(region)}
+	}
+	stack.NewConclaveStack(app, "Conclave-"+cfg.Name, props)
+	app.Synth(nil)
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

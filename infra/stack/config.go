@@ -1,0 +1,67 @@
+package stack
+
+import (
+	"fmt"
+	"sort"
+)
+
+// EnvConfig is the small per-environment configuration of a stack.
+type EnvConfig struct {
+	// Name is the stage: it prefixes every physical name (conclave-<name>-…).
+	Name string
+	// Account and Region pin the stack; empty means the CLI's defaults.
+	Account, Region string
+	// MemoryScale multiplies every function's manifest memory (1 = as listed).
+	MemoryScale float64
+	// LogRetentionDays for function, API and state machine logs.
+	LogRetentionDays int
+	// Retain keeps the table, queues and logs when the stack is deleted.
+	Retain bool
+	// Flags are feature flags handed to every function as FEATURE_FLAGS.
+	Flags map[string]bool
+}
+
+// Environments are the stages Conclave deploys to. Feature flags default to
+// on in dev and off in prod, where they are turned on deliberately.
+var Environments = map[string]EnvConfig{
+	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false,
+		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": true}},
+	"staging": {Name: "staging", MemoryScale: 1, LogRetentionDays: 30, Retain: false,
+		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": false}},
+	"prod": {Name: "prod", MemoryScale: 2, LogRetentionDays: 365, Retain: true,
+		Flags: map[string]bool{"collaboration": false, "expert_gate": false, "ensemble": false}},
+	// localstack is the stage deployed by `make localstack-deploy`.
+	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, Account: "000000000000", Region: "us-east-1",
+		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": true}},
+}
+
+// Lookup returns the configuration of env.
+func Lookup(env string) (EnvConfig, error) {
+	c, ok := Environments[env]
+	if !ok {
+		names := make([]string, 0, len(Environments))
+		for n := range Environments {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return EnvConfig{}, fmt.Errorf("unknown environment %q (known: %v)", env, names)
+	}
+	return c, nil
+}
+
+// FlagString encodes the flags for the FEATURE_FLAGS variable ("a=true,b=false").
+func (c EnvConfig) FlagString() string {
+	keys := make([]string, 0, len(c.Flags))
+	for k := range c.Flags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprintf("%s=%t", k, c.Flags[k])
+	}
+	return s
+}
