@@ -98,7 +98,8 @@ func (w *Worker) Run(ctx context.Context, p Payload) (Result, error) {
 	if b.MaxTokens <= 0 || b.MaxTokens > DefaultMaxTokens {
 		b.MaxTokens = DefaultMaxTokens
 	}
-	if b.MaxToolCalls < 0 || b.MaxToolCalls > DefaultMaxToolCalls {
+	// Zero means "not set" (the field was omitted): the default applies.
+	if b.MaxToolCalls <= 0 || b.MaxToolCalls > DefaultMaxToolCalls {
 		b.MaxToolCalls = DefaultMaxToolCalls
 	}
 	if p.TeamID == "" || p.TaskID == "" || p.Assignee == "" || strings.TrimSpace(p.Instructions) == "" {

@@ -1,0 +1,99 @@
+package agents_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/paging"
+)
+
+// refusingStore fails the test on any write: a rejected request must not
+// reach the store.
+type refusingStore struct{ t *testing.T }
+
+func (s refusingStore) CreateAgent(context.Context, agents.Agent) error {
+	s.t.Fatal("CreateAgent called for an invalid agent")
+	return nil
+}
+func (s refusingStore) GetAgent(context.Context, string, string) (agents.Agent, error) {
+	return agents.Agent{}, apperr.NotFound("agent", "")
+}
+func (s refusingStore) ListAgents(context.Context, string, agents.Filter, paging.Page) ([]agents.Agent, string, error) {
+	return nil, "", nil
+}
+func (s refusingStore) UpdateAgent(context.Context, agents.Agent) error {
+	s.t.Fatal("UpdateAgent called")
+	return nil
+}
+func (s refusingStore) SetStatus(context.Context, string, string, string, time.Time) (agents.Agent, error) {
+	s.t.Fatal("SetStatus called")
+	return agents.Agent{}, nil
+}
+func (s refusingStore) SetDefault(context.Context, string, string) error {
+	s.t.Fatal("SetDefault called")
+	return nil
+}
+func (s refusingStore) DefaultAgent(context.Context, string) (string, error) { return "", nil }
+
+func TestCreateRejectsInvalidAgents(t *testing.T) {
+	good := func() agents.CreateInput {
+		return agents.CreateInput{Slug: "luke", Name: "Luke", Skills: []agents.Skill{{Name: "code-review", Description: "reviews code"}}}
+	}
+	cases := []struct {
+		name  string
+		edit  func(*agents.CreateInput)
+		field string
+	}{
+		{"uppercase slug", func(in *agents.CreateInput) { in.Slug = "Luke" }, "slug"},
+		{"short slug", func(in *agents.CreateInput) { in.Slug = "lu" }, "slug"},
+		{"slug ending in dash", func(in *agents.CreateInput) { in.Slug = "luke-" }, "slug"},
+		{"slug with space", func(in *agents.CreateInput) { in.Slug = "lu ke" }, "slug"},
+		{"long slug", func(in *agents.CreateInput) { in.Slug = "a" + strings.Repeat("b", 40) }, "slug"},
+		{"missing name", func(in *agents.CreateInput) { in.Name = " " }, "name"},
+		{"long tagline", func(in *agents.CreateInput) { in.Tagline = strings.Repeat("x", 201) }, "tagline"},
+		{"humor above 1", func(in *agents.CreateInput) { in.Personality = &agents.Personality{Humor: 1.5} }, "personality.humor"},
+		{"negative formality", func(in *agents.CreateInput) { in.Personality = &agents.Personality{Formality: -0.1} }, "personality.formality"},
+		{"archived at creation", func(in *agents.CreateInput) { in.Status = "archived" }, "status"},
+		{"bad skill name", func(in *agents.CreateInput) { in.Skills[0].Name = "Code Review" }, "skills[0].name"},
+		{"duplicate skill", func(in *agents.CreateInput) { in.Skills = append(in.Skills, in.Skills[0]) }, "skills[1].name"},
+		{"skill without description", func(in *agents.CreateInput) { in.Skills[0].Description = "" }, "skills[0].description"},
+		{"priority out of range", func(in *agents.CreateInput) { in.Skills[0].Priority = 101 }, "skills[0].priority"},
+		{"empty keyword", func(in *agents.CreateInput) { in.Skills[0].Keywords = []string{""} }, "skills[0].keywords"},
+		{"explicit keywords without keywords", func(in *agents.CreateInput) { in.Skills[0].RequiresExplicitKeywords = true }, "skills[0].keywords"},
+		{"unknown provider", func(in *agents.CreateInput) { in.Model = &agents.Model{Provider: "acme"} }, "model.provider"},
+		{"unknown script", func(in *agents.CreateInput) { in.Model = &agents.Model{Script: "explode"} }, "model.script"},
+	}
+	svc := agents.NewService(refusingStore{t})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := good()
+			c.edit(&in)
+			_, err := svc.Create(context.Background(), "team", in)
+			e, ok := apperr.As(err)
+			require.True(t, ok, "got %v", err)
+			assert.Equal(t, apperr.EINVALID, e.Code)
+			assert.Equal(t, c.field, e.Field)
+		})
+	}
+}
+
+func TestValidScripts(t *testing.T) {
+	for _, s := range []string{"fail", "timeout", "tools:11", "tokens:5000"} {
+		assert.True(t, agents.ValidScript(s), s)
+	}
+	for _, s := range []string{"", "tools:", "tools:x", "fail;rm", "tokens:1234567"} {
+		assert.False(t, agents.ValidScript(s), s)
+	}
+}
+
+func TestSetStatusRejectsUnknownStatusBeforeTheStore(t *testing.T) {
+	_, err := agents.NewService(refusingStore{t}).SetStatus(context.Background(), "team", "luke", "deleted")
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+}

@@ -1,0 +1,180 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/idempotency"
+)
+
+// memIdem is an in-memory idempotency.Store (a domain port, not an AWS client).
+type memIdem struct {
+	mu   sync.Mutex
+	recs map[string]idempotency.Record
+}
+
+func (m *memIdem) Begin(_ context.Context, team, key, hash string, _ time.Time) (*idempotency.Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.recs[team+key]; ok {
+		return &r, nil
+	}
+	m.recs[team+key] = idempotency.Record{Key: key, RequestHash: hash, State: idempotency.StatePending}
+	return nil, nil
+}
+func (m *memIdem) Complete(_ context.Context, team string, r idempotency.Record, _ time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r.State = idempotency.StateDone
+	m.recs[team+r.Key] = r
+	return nil
+}
+func (m *memIdem) Abandon(_ context.Context, team, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.recs, team+key)
+	return nil
+}
+
+type thing struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+func newRouter(calls *int) *httpapi.Router {
+	rt := httpapi.NewRouter(slog.New(slog.NewTextHandler(io.Discard, nil)), &memIdem{recs: map[string]idempotency.Record{}})
+	rt.Handle("POST /v1/things", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in thing
+		if err := r.Decode(&in); err != nil {
+			return httpapi.Response{}, err
+		}
+		*calls++
+		if in.Name == "boom" {
+			return httpapi.Response{}, errors.New("dynamodb: secret table arn:aws:dynamodb:… exploded")
+		}
+		return httpapi.Created(map[string]any{"name": in.Name, "n": *calls}), nil
+	})
+	return rt
+}
+
+func post(rt *httpapi.Router, body string, headers map[string]string) events.APIGatewayV2HTTPResponse {
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	ev := events.APIGatewayV2HTTPRequest{
+		RouteKey: "POST /v1/things", RawPath: "/v1/things", Body: body, Headers: headers,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RequestID: "req-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"},
+			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{"team_id": "team_a"}},
+		},
+	}
+	resp, _ := rt.Serve(context.Background(), ev)
+	return resp
+}
+
+func errorOf(t *testing.T, resp events.APIGatewayV2HTTPResponse) httpapi.ErrorBody {
+	t.Helper()
+	var b httpapi.ErrorBody
+	require.NoError(t, json.Unmarshal([]byte(resp.Body), &b), resp.Body)
+	assert.Equal(t, "req-1", b.RequestID)
+	return b
+}
+
+func TestBadBodiesAreRejectedWithTheFieldNamed(t *testing.T) {
+	cases := []struct {
+		name, body, field string
+		status            int
+	}{
+		{"unknown field", `{"name":"a","colour":"red"}`, "colour", 400},
+		{"wrong type", `{"name":"a","count":"three"}`, "count", 400},
+		{"not json", `{"name":`, "body", 400},
+		{"empty", ``, "body", 400},
+		{"two objects", `{"name":"a"}{"name":"b"}`, "body", 400},
+		{"oversized", `{"name":"` + strings.Repeat("x", httpapi.MaxBodyBytes) + `"}`, "", 413},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			resp := post(newRouter(&calls), c.body, nil)
+			assert.Equal(t, c.status, resp.StatusCode)
+			b := errorOf(t, resp)
+			assert.Equal(t, c.field, b.Error.Field)
+			assert.Equal(t, 0, calls, "a rejected request does nothing")
+		})
+	}
+}
+
+func TestInternalErrorsDoNotLeak(t *testing.T) {
+	calls := 0
+	resp := post(newRouter(&calls), `{"name":"boom"}`, nil)
+	assert.Equal(t, 500, resp.StatusCode)
+	b := errorOf(t, resp)
+	assert.Equal(t, "Internal error", b.Error.Message)
+	assert.NotContains(t, resp.Body, "arn:aws")
+}
+
+func TestMissingTeamContextIsUnauthorized(t *testing.T) {
+	calls := 0
+	rt := newRouter(&calls)
+	resp, _ := rt.Serve(context.Background(), events.APIGatewayV2HTTPRequest{RouteKey: "POST /v1/things", Body: `{}`})
+	assert.Equal(t, 401, resp.StatusCode)
+	assert.Equal(t, 0, calls)
+}
+
+func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
+	calls := 0
+	rt := newRouter(&calls)
+	h := map[string]string{"idempotency-key": "abc"}
+	first := post(rt, `{"name":"a"}`, h)
+	second := post(rt, `{"name":"a"}`, h)
+	assert.Equal(t, 201, first.StatusCode)
+	assert.Equal(t, first.StatusCode, second.StatusCode)
+	assert.Equal(t, first.Body, second.Body)
+	assert.Equal(t, "true", second.Headers["Idempotent-Replayed"])
+	assert.Equal(t, 1, calls, "the handler ran once")
+
+	reused := post(rt, `{"name":"other"}`, h)
+	assert.Equal(t, 409, reused.StatusCode)
+	assert.Equal(t, "IdempotencyKeyReused", errorOf(t, reused).Error.Reason)
+	assert.Equal(t, 1, calls)
+
+	// A server fault releases the key so the client can retry.
+	boom := map[string]string{"idempotency-key": "xyz"}
+	assert.Equal(t, 500, post(rt, `{"name":"boom"}`, boom).StatusCode)
+	assert.Equal(t, 500, post(rt, `{"name":"boom"}`, boom).StatusCode)
+	assert.Equal(t, 3, calls)
+}
+
+func TestStatusMapping(t *testing.T) {
+	for code, status := range map[string]int{
+		apperr.EINVALID: 400, apperr.EUNAUTHORIZED: 401, apperr.ENOTFOUND: 404, apperr.ECONFLICT: 409,
+		apperr.ELIMIT: 429, apperr.ETOOLARGE: 413, apperr.EINTERNAL: 500, "": 500,
+	} {
+		assert.Equal(t, status, httpapi.Status(code), code)
+	}
+}
+
+func BenchmarkServeDecodeAndRespond(b *testing.B) {
+	calls := 0
+	rt := newRouter(&calls)
+	body := `{"name":"benchmark","count":3}`
+	b.ReportAllocs()
+	for b.Loop() {
+		if resp := post(rt, body, nil); resp.StatusCode != 201 {
+			b.Fatal(resp.Body)
+		}
+	}
+}

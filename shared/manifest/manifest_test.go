@@ -1,0 +1,64 @@
+package manifest_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/manifest"
+)
+
+func TestManifestIsConsistent(t *testing.T) {
+	require.NoError(t, manifest.Validate())
+}
+
+// Every functions/ directory is in the manifest and the reverse, and each
+// main wires the function of its own name.
+func TestFunctionDirectoriesMatchManifest(t *testing.T) {
+	entries, err := os.ReadDir("../../functions")
+	require.NoError(t, err)
+	var dirs, listed []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+			src, err := os.ReadFile(filepath.Join("../../functions", e.Name(), "main.go"))
+			require.NoError(t, err, "functions/%s has no main.go", e.Name())
+			assert.Contains(t, string(src), `app.Main("`+e.Name()+`")`, "functions/%s wires another function", e.Name())
+		}
+	}
+	for _, f := range manifest.Functions {
+		listed = append(listed, f.Name)
+	}
+	sort.Strings(dirs)
+	sort.Strings(listed)
+	assert.Equal(t, listed, dirs)
+}
+
+func TestRoutesAreVersionedAndUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, rt := range manifest.Routes() {
+		assert.True(t, strings.HasPrefix(rt.Route.Path, "/v1/"), rt.Route.Key())
+		assert.False(t, seen[rt.Route.Key()], "duplicate %s", rt.Route.Key())
+		seen[rt.Route.Key()] = true
+	}
+}
+
+func TestQueuesRetryTwiceBeforeDeadLetter(t *testing.T) {
+	for _, q := range manifest.Queues {
+		if !q.DeadLetterOnly {
+			assert.Equal(t, 3, q.MaxReceiveCount, "%s: one delivery and two retries", q.Name)
+		}
+	}
+}
+
+func TestNamesAreStageScoped(t *testing.T) {
+	n := manifest.Names{Stage: "dev"}
+	assert.Equal(t, "conclave-dev-agents", n.Function("agents"))
+	assert.Equal(t, "conclave-dev-main", n.Table())
+	assert.Equal(t, "conclave-dev-bus", n.Bus())
+}

@@ -1,0 +1,136 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/worker"
+)
+
+type agentMap map[string]agents.Agent
+
+func (m agentMap) GetAgent(_ context.Context, team, slug string) (agents.Agent, error) {
+	a, ok := m[team+"/"+slug]
+	if !ok {
+		return agents.Agent{}, apperr.NotFound("agent", slug)
+	}
+	return a, nil
+}
+
+type echoTools struct{ calls int }
+
+func (e *echoTools) Specs() []models.Tool {
+	return []models.Tool{{Name: "check_task_status", Description: "status of a task"}}
+}
+func (e *echoTools) Call(context.Context, worker.Payload, models.ToolCall) (string, error) {
+	e.calls++
+	return "running", nil
+}
+
+func agent(slug, script string, status string) agents.Agent {
+	return agents.Agent{TeamID: "t", Slug: slug, Name: slug, Status: status, Model: &agents.Model{Provider: "local", Script: script},
+		Skills: []agents.Skill{{Name: "code-review", Description: "x"}}}
+}
+
+func newWorker(tools worker.Tools) *worker.Worker {
+	return &worker.Worker{Model: models.Local{}, Tools: tools, Agents: agentMap{
+		"t/ok":      agent("ok", "", agents.StatusActive),
+		"t/fail":    agent("fail", "fail", agents.StatusActive),
+		"t/tools3":  agent("tools3", "tools:3", agents.StatusActive),
+		"t/tools11": agent("tools11", "tools:11", agents.StatusActive),
+		"t/verbose": agent("verbose", "tokens:5000", agents.StatusActive),
+		"t/slow":    agent("slow", "timeout", agents.StatusActive),
+		"t/paused":  agent("paused", "", agents.StatusPaused),
+	}}
+}
+
+func payload(assignee string) worker.Payload {
+	return worker.Payload{TeamID: "t", TaskID: "task_1", Assignee: assignee, Title: "t", Instructions: "review the parser"}
+}
+
+func TestRunAnswersWithinBudgets(t *testing.T) {
+	res, err := newWorker(nil).Run(context.Background(), payload("ok"))
+	require.NoError(t, err)
+	assert.Equal(t, "task_1", res.TaskID)
+	assert.Contains(t, res.Output, "review the parser")
+	assert.Positive(t, res.TokensUsed)
+	assert.LessOrEqual(t, res.TokensUsed, worker.DefaultMaxTokens)
+}
+
+func TestToolCallsWithinTheLimitRun(t *testing.T) {
+	tools := &echoTools{}
+	res, err := newWorker(tools).Run(context.Background(), payload("tools3"))
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.ToolCalls)
+	assert.Equal(t, 3, tools.calls)
+}
+
+func TestTheEleventhToolCallIsRefused(t *testing.T) {
+	tools := &echoTools{}
+	res, err := newWorker(tools).Run(context.Background(), payload("tools11"))
+	var be worker.BudgetExceeded
+	require.ErrorAs(t, err, &be)
+	assert.Contains(t, be.Msg, "more than 10 tool calls")
+	assert.Equal(t, 10, tools.calls, "exactly the budget ran")
+	assert.Equal(t, 10, res.ToolCalls)
+}
+
+func TestABudgetAboveTheCapIsClamped(t *testing.T) {
+	tools := &echoTools{}
+	p := payload("tools11")
+	p.Budgets.MaxToolCalls = 50
+	_, err := newWorker(tools).Run(context.Background(), p)
+	require.ErrorAs(t, err, new(worker.BudgetExceeded))
+	assert.Equal(t, 10, tools.calls)
+}
+
+func TestTokensOverTheBudgetStopTheTask(t *testing.T) {
+	_, err := newWorker(nil).Run(context.Background(), payload("verbose"))
+	var be worker.BudgetExceeded
+	require.ErrorAs(t, err, &be)
+	assert.Contains(t, be.Msg, "of 4000 tokens")
+
+	p := payload("ok")
+	p.Budgets.MaxTokens = 10
+	_, err = newWorker(nil).Run(context.Background(), p)
+	require.ErrorAs(t, err, &be, "a smaller task budget is honoured")
+}
+
+func TestFailuresAreTyped(t *testing.T) {
+	_, err := newWorker(nil).Run(context.Background(), payload("fail"))
+	assert.ErrorAs(t, err, new(worker.ModelFailed))
+	_, err = newWorker(nil).Run(context.Background(), payload("paused"))
+	assert.ErrorAs(t, err, new(worker.InvalidTask))
+	_, err = newWorker(nil).Run(context.Background(), payload("ghost"))
+	assert.ErrorAs(t, err, new(worker.InvalidTask))
+	p := payload("ok")
+	p.Instructions = " "
+	_, err = newWorker(nil).Run(context.Background(), p)
+	assert.ErrorAs(t, err, new(worker.InvalidTask))
+}
+
+func TestDeadlineEndsAHangingModel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := newWorker(nil).Run(ctx, payload("slow"))
+	assert.True(t, errors.Is(err, context.DeadlineExceeded), "got %v", err)
+}
+
+func BenchmarkRunLocalModel(b *testing.B) {
+	w := newWorker(nil)
+	p := payload("ok")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := w.Run(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

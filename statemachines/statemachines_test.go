@@ -1,0 +1,84 @@
+package statemachines_test
+
+import (
+	"encoding/json"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/statemachines"
+)
+
+type state struct {
+	Type               string
+	Resource           string
+	TimeoutSeconds     int
+	TimeoutSecondsPath string
+	Retry              []struct {
+		ErrorEquals []string
+		MaxAttempts *int
+	}
+	Catch []struct{ ErrorEquals []string }
+}
+
+type definition struct {
+	StartAt        string
+	TimeoutSeconds int
+	States         map[string]state
+}
+
+func TestEveryFileIsInTheManifestAndTheReverse(t *testing.T) {
+	var listed []string
+	for _, sm := range manifest.StateMachines {
+		listed = append(listed, sm.File)
+	}
+	sort.Strings(listed)
+	assert.Equal(t, listed, statemachines.Files())
+}
+
+func TestDefinitions(t *testing.T) {
+	for _, sm := range manifest.StateMachines {
+		t.Run(sm.Name, func(t *testing.T) {
+			raw, err := statemachines.Definition(sm.File)
+			require.NoError(t, err)
+			var def definition
+			require.NoError(t, json.Unmarshal([]byte(raw), &def), "valid JSON")
+			require.Contains(t, def.States, def.StartAt)
+			assert.Positive(t, def.TimeoutSeconds, "the execution has a timeout")
+
+			var subs []string
+			for k := range sm.Substitutions {
+				subs = append(subs, k)
+			}
+			sort.Strings(subs)
+			assert.Equal(t, subs, statemachines.Placeholders(raw), "placeholders and manifest substitutions agree")
+
+			for name, st := range def.States {
+				if st.Type != "Task" {
+					continue
+				}
+				assert.True(t, st.TimeoutSeconds > 0 || st.TimeoutSecondsPath != "", "task %s has a timeout", name)
+				retriesAll := false
+				for _, r := range st.Retry {
+					for _, e := range r.ErrorEquals {
+						if e == "States.ALL" && r.MaxAttempts != nil && *r.MaxAttempts == 2 {
+							retriesAll = true
+						}
+					}
+				}
+				assert.True(t, retriesAll, "task %s retries twice", name)
+				if st.Resource == "arn:aws:states:::lambda:invoke" {
+					assert.NotEmpty(t, st.Catch, "worker task %s has a Catch to the dead-letter path", name)
+				}
+			}
+		})
+	}
+}
+
+func TestSubstitute(t *testing.T) {
+	got := statemachines.Substitute(`{"a":"${X}","b":"${X}-${Y}"}`, map[string]string{"X": "1", "Y": "2"})
+	assert.Equal(t, `{"a":"1","b":"1-2"}`, got)
+}
