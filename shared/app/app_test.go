@@ -55,7 +55,7 @@ func TestRoutersServeManifestRoutes(t *testing.T) {
 // The OpenAPI document lists exactly the manifest's routes.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	var doc struct {
-		OpenAPI string                               `yaml:"openapi"`
+		OpenAPI string                    `yaml:"openapi"`
 		Paths   map[string]map[string]any `yaml:"paths"`
 	}
 	require.NoError(t, yaml.Unmarshal(api.OpenAPI, &doc))
