@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/events"
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -221,6 +222,7 @@ func TestDelegationStateMachineRunsWorker(t *testing.T) {
 
 	en := waitActivity(t, e, team, func(en activity.Entry) bool { return en.DetailType == "TaskStatusChanged" })
 	assert.Equal(t, "completed", detailField(t, en, "status"))
+	assert.NoError(t, events.Validate(en.DetailType, en.Detail), "published events match their schema")
 }
 
 // A task whose handler keeps failing is retried twice, its full payload lands
@@ -258,6 +260,7 @@ func TestFailingWorkerRetriesTwiceThenDeadLetters(t *testing.T) {
 
 	en := waitActivity(t, e, team, func(en activity.Entry) bool { return en.DetailType == "TaskStatusChanged" })
 	assert.Equal(t, "failed", detailField(t, en, "status"))
+	assert.NoError(t, events.Validate(en.DetailType, en.Detail), "published events match their schema")
 }
 
 // A worker that overruns the task's own timeout is not retried and ends
@@ -281,6 +284,7 @@ func TestWorkerOverrunningTimeoutEndsTimedOut(t *testing.T) {
 	assert.Contains(t, body, "States.Timeout")
 	en := waitActivity(t, e, team, func(en activity.Entry) bool { return en.DetailType == "TaskStatusChanged" })
 	assert.Equal(t, "timed_out", detailField(t, en, "status"))
+	assert.NoError(t, events.Validate(en.DetailType, en.Detail), "published events match their schema")
 }
 
 // waitDeadLetter finds the dead-lettered message of one task; messages of

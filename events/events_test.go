@@ -1,0 +1,122 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/events"
+	"github.com/conclave-ai/conclave/shared/activity"
+	"github.com/conclave-ai/conclave/shared/admin"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/recorder"
+	"github.com/conclave-ai/conclave/shared/worker"
+)
+
+func sample(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := events.FS.ReadFile("samples/" + name)
+	require.NoError(t, err)
+	return b
+}
+
+// Every detail-type with a schema has a sample, and every sample is valid.
+func TestEventBridgeSamplesMatchTheirSchemas(t *testing.T) {
+	types := events.DetailTypes()
+	require.NotEmpty(t, types)
+	for _, dt := range types {
+		var ev lambdaevents.EventBridgeEvent
+		require.NoError(t, json.Unmarshal(sample(t, "eventbridge/"+dt+".json"), &ev), dt)
+		assert.Equal(t, dt, ev.DetailType)
+		assert.Equal(t, "conclave", ev.Source)
+		assert.NoError(t, events.Validate(dt, ev.Detail), dt)
+	}
+}
+
+func TestValidatorRejectsBadDetails(t *testing.T) {
+	for _, bad := range []string{
+		`{"task_id":"t","assignee":"a","status":"completed"}`,                                 // no team_id
+		`{"team_id":"t","task_id":"t","assignee":"a","status":"exploded"}`,                    // bad enum
+		`{"team_id":"t","task_id":"t","assignee":"a","status":"failed","x":1}`,                // extra field
+		`{"team_id":"t","task_id":"t","assignee":"a","status":"completed","tokens_used":1.5}`, // not integer
+	} {
+		assert.Error(t, events.Validate("TaskStatusChanged", []byte(bad)), bad)
+	}
+	assert.Error(t, events.Validate("NoSuchEvent", []byte(`{}`)))
+}
+
+// Trigger samples decode into the exact aws-lambda-go types of their
+// integration and round-trip without losing fields.
+func TestTriggerSamplesRoundTrip(t *testing.T) {
+	cases := map[string]any{
+		"triggers/api-create-agent.json":   &lambdaevents.APIGatewayV2HTTPRequest{},
+		"triggers/authorizer-request.json": &lambdaevents.APIGatewayV2CustomAuthorizerV2Request{},
+		"triggers/sqs-activity-batch.json": &lambdaevents.SQSEvent{},
+		"triggers/task-worker-input.json":  &worker.Payload{},
+		"triggers/admin-create-team.json":  &admin.Request{},
+	}
+	for name, v := range cases {
+		raw := sample(t, name)
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(v), name)
+		again, err := json.Marshal(v)
+		require.NoError(t, err)
+		var a, b map[string]any
+		require.NoError(t, json.Unmarshal(raw, &a))
+		require.NoError(t, json.Unmarshal(again, &b))
+		for k := range a {
+			assert.Contains(t, b, k, "%s: field %s lost in the round trip", name, k)
+		}
+	}
+}
+
+type memActivity struct{ entries []activity.Entry }
+
+func (m *memActivity) Record(_ context.Context, e activity.Entry) error {
+	m.entries = append(m.entries, e)
+	return nil
+}
+func (m *memActivity) List(context.Context, string, paging.Page) ([]activity.Entry, string, error) {
+	return m.entries, "", nil
+}
+
+// The SQS sample drives the recorder: the event is recorded, the non-event
+// is dropped (not retried into the DLQ).
+func TestRecorderHandlesTheSampleBatch(t *testing.T) {
+	var ev lambdaevents.SQSEvent
+	require.NoError(t, json.Unmarshal(sample(t, "triggers/sqs-activity-batch.json"), &ev))
+	store := &memActivity{}
+	h := &recorder.Handler{Store: store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	resp, err := h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	assert.Empty(t, resp.BatchItemFailures)
+	require.Len(t, store.entries, 1)
+	assert.Equal(t, "team_demo", store.entries[0].TeamID)
+	assert.NoError(t, events.Validate(store.entries[0].DetailType, store.entries[0].Detail))
+}
+
+type failingActivity struct{ memActivity }
+
+func (f *failingActivity) Record(context.Context, activity.Entry) error {
+	return assert.AnError
+}
+
+// A store failure reports that one message as a batch item failure, so SQS
+// retries it (and dead-letters it after two retries) without the others.
+func TestRecorderReportsPartialBatchFailures(t *testing.T) {
+	var ev lambdaevents.SQSEvent
+	require.NoError(t, json.Unmarshal(sample(t, "triggers/sqs-activity-batch.json"), &ev))
+	h := &recorder.Handler{Store: &failingActivity{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	resp, err := h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	require.Len(t, resp.BatchItemFailures, 1)
+	assert.Equal(t, ev.Records[0].MessageId, resp.BatchItemFailures[0].ItemIdentifier)
+}
