@@ -82,9 +82,13 @@ lint:
 	go vet ./...
 	go vet -tags integration,e2e ./...
 
-## bench: the measured figures in README.md
+## bench: the measured figures in README.md (in-process, then through the local cloud)
 bench:
 	go test -run '^$$' -bench . -benchmem ./shared/...
+	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
+	@set -a; . .local/test/cloud.env; set +a; \
+	  status=0; go test -tags e2e -run '^$$' -bench . -benchtime 200x ./infra/e2e/ || status=$$?; \
+	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 clean:
 	-localstack/cloud.sh down >/dev/null 2>&1

@@ -97,7 +97,7 @@ func agentBody(slug string) map[string]any {
 	return map[string]any{
 		"slug": slug, "name": "Test " + slug, "tagline": "e2e agent",
 		"personality": map[string]any{"formality": 0.4, "humor": 0.6, "technical_depth": 0.7, "description": "terse"},
-		"skills": []any{map[string]any{"name": "code-review", "description": "reviews code", "keywords": []string{"review"}, "priority": 60}},
+		"skills":      []any{map[string]any{"name": "code-review", "description": "reviews code", "keywords": []string{"review"}, "priority": 60}},
 	}
 }
 
@@ -354,4 +354,25 @@ func TestAnotherTeamsKeyIsNotFound(t *testing.T) {
 func TestUnknownRouteIsNotFound(t *testing.T) {
 	me, _ := clients(t)
 	assert.Equal(t, 404, me.do("GET", "/v1/nothing-here", nil).Status)
+}
+
+// BenchmarkGetAgent measures one authorized read through the whole stack
+// (gateway, authorizer, function, DynamoDB).
+func BenchmarkGetAgent(b *testing.B) {
+	t := &testing.T{}
+	me, _ := clients(t)
+	me.t = t
+	for b.Loop() {
+		req, _ := http.NewRequest("GET", me.base+"/v1/agents/kyra", nil)
+		req.Header.Set("X-Api-Key", me.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
 }
