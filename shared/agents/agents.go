@@ -193,6 +193,11 @@ func (s *Service) Get(ctx context.Context, teamID, slug string) (Agent, error) {
 		return Agent{}, apperr.NotFound("agent", slug)
 	}
 	a, err := s.Store.GetAgent(ctx, teamID, slug)
+	return s.markDefault(ctx, teamID, a, err)
+}
+
+// markDefault sets IsDefault on a freshly read agent (passing err through).
+func (s *Service) markDefault(ctx context.Context, teamID string, a Agent, err error) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
@@ -278,15 +283,7 @@ func (s *Service) SetStatus(ctx context.Context, teamID, slug, status string) (A
 		return Agent{}, apperr.NotFound("agent", slug)
 	}
 	a, err := s.Store.SetStatus(ctx, teamID, slug, status, s.Now().UTC())
-	if err != nil {
-		return Agent{}, err
-	}
-	def, err := s.Store.DefaultAgent(ctx, teamID)
-	if err != nil {
-		return Agent{}, err
-	}
-	a.IsDefault = def == a.Slug
-	return a, nil
+	return s.markDefault(ctx, teamID, a, err)
 }
 
 // SetDefault makes slug the team's default agent. Returns EINVALID,
