@@ -38,13 +38,22 @@ build() {
   go build -o "$EDGE_BIN" ./localstack/edge
 }
 
+# edge_pid is the background edge's pid, or the foreground one's (make run
+# records it in cloud.env).
+edge_pid() {
+  if [[ -f "$PID_FILE" ]]; then cat "$PID_FILE"; return; fi
+  [[ -f "$ENV_FILE" ]] && sed -n 's/^CONCLAVE_EDGE_PID=//p' "$ENV_FILE"
+}
+
 running() {
-  [[ -f "$PID_FILE" ]] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null
+  local pid
+  pid="$(edge_pid)"
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null
 }
 
 up() {
   if running && [[ -f "$ENV_FILE" ]]; then
-    echo "local cloud already running (pid $(cat "$PID_FILE"))"
+    echo "local cloud already running (pid $(edge_pid))"
     return 0
   fi
   down >/dev/null
@@ -56,7 +65,7 @@ up() {
   echo $! > "$PID_FILE"
   for _ in $(seq 1 240); do
     if [[ -f "$ENV_FILE" ]]; then
-      echo "local cloud up (pid $(cat "$PID_FILE"))"
+      echo "local cloud up (pid $(edge_pid))"
       cat "$ENV_FILE"
       return 0
     fi
@@ -74,7 +83,7 @@ up() {
 down() {
   if running; then
     local pid
-    pid="$(cat "$PID_FILE")"
+    pid="$(edge_pid)"
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
     kill -KILL "$pid" 2>/dev/null || true
@@ -91,7 +100,7 @@ down() {
 
 status() {
   if running && [[ -f "$ENV_FILE" ]]; then
-    echo "running (pid $(cat "$PID_FILE"))"
+    echo "running (pid $(edge_pid))"
     cat "$ENV_FILE"
   else
     echo "stopped"
@@ -101,7 +110,7 @@ status() {
 
 run() {
   if running; then
-    echo "a local cloud is already running in the background (pid $(cat "$PID_FILE")); stop it with: make down" >&2
+    echo "a local cloud is already running (pid $(edge_pid)); stop it with: make down" >&2
     exit 1
   fi
   venv
