@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -37,6 +38,12 @@ type Edge struct {
 
 	proxy       *httputil.ReverseProxy
 	invocations sync64
+	// dynamo serialises DynamoDB calls. Real DynamoDB evaluates a condition
+	// and applies the write atomically; moto's threaded server does not, so
+	// two racing conditional puts can both succeed. Writers take the lock
+	// exclusively and readers share it, which restores the atomicity every
+	// invariant of decision 3 relies on.
+	dynamo sync.RWMutex
 }
 
 type sync64 struct{ n atomic.Int64 }
@@ -61,8 +68,24 @@ func (e *Edge) AWSHandler() http.Handler {
 			e.serveInvoke(w, r, m[1])
 			return
 		}
+		if target := r.Header.Get("X-Amz-Target"); strings.HasPrefix(target, "DynamoDB_") {
+			if dynamoRead[target[strings.Index(target, ".")+1:]] {
+				e.dynamo.RLock()
+				defer e.dynamo.RUnlock()
+			} else {
+				e.dynamo.Lock()
+				defer e.dynamo.Unlock()
+			}
+		}
 		e.proxy.ServeHTTP(w, r)
 	})
+}
+
+// dynamoRead lists the DynamoDB operations that change nothing.
+var dynamoRead = map[string]bool{
+	"GetItem": true, "BatchGetItem": true, "Query": true, "Scan": true,
+	"TransactGetItems": true, "DescribeTable": true, "ListTables": true,
+	"DescribeTimeToLive": true, "ListTagsOfResource": true,
 }
 
 // functionName maps a name, partial or full ARN (with optional qualifier)

@@ -82,41 +82,46 @@ func TestConditionalWriteRaceIsTypedConflict(t *testing.T) {
 	team := mustTeam(t, e)
 	svc := agents.NewService(e.store)
 
-	const n = 12
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = svc.Create(ctx, team, agents.CreateInput{Slug: "racer", Name: fmt.Sprintf("Racer %d", i)})
-		}()
-	}
-	wg.Wait()
-	won, conflicts := 0, 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case apperr.Is(err, apperr.ECONFLICT):
-			conflicts++
-		default:
-			t.Errorf("unexpected error: %v", err)
+	// Many rounds of many writers: moto alone lets two racing conditional
+	// puts both succeed now and then, so one small round proves little.
+	const rounds, n = 10, 24
+	for r := range rounds {
+		slug := fmt.Sprintf("racer-%d", r)
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = svc.Create(ctx, team, agents.CreateInput{Slug: slug, Name: fmt.Sprintf("Racer %d", i)})
+			}()
 		}
+		wg.Wait()
+		won, conflicts := 0, 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case apperr.Is(err, apperr.ECONFLICT):
+				conflicts++
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+		require.Equal(t, 1, won, "round %d: exactly one create wins", r)
+		require.Equal(t, n-1, conflicts, "round %d: every other create is a typed conflict", r)
 	}
-	assert.Equal(t, 1, won, "exactly one create wins")
-	assert.Equal(t, n-1, conflicts, "every other create is a typed conflict")
 
 	// Optimistic concurrency: two updates from the same version, one wins.
-	a, err := svc.Get(ctx, team, "racer")
+	a, err := svc.Get(ctx, team, "racer-0")
 	require.NoError(t, err)
 	v := a.Version
 	name1, name2 := "First", "Second"
-	_, err1 := svc.Update(ctx, team, "racer", agents.UpdateInput{Name: &name1, Version: &v})
-	_, err2 := svc.Update(ctx, team, "racer", agents.UpdateInput{Name: &name2, Version: &v})
+	_, err1 := svc.Update(ctx, team, "racer-0", agents.UpdateInput{Name: &name1, Version: &v})
+	_, err2 := svc.Update(ctx, team, "racer-0", agents.UpdateInput{Name: &name2, Version: &v})
 	require.NoError(t, err1)
 	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err2))
-	got, err := svc.Get(ctx, team, "racer")
+	got, err := svc.Get(ctx, team, "racer-0")
 	require.NoError(t, err)
 	assert.Equal(t, "First", got.Name, "the losing update changed nothing")
 }
