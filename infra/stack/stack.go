@@ -223,11 +223,26 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 		st.StateMachines[sm.Name] = machine
 	}
 
-	// Functions that start executions, and the health function, learn the
-	// machines' ARNs and the queue URLs.
+	// Functions that start or stop executions, and the health function,
+	// learn the machines' ARNs. The ARNs are built from the names rather
+	// than taken from the machines: the worker both is invoked by the
+	// delegation machine and starts executions of it (sub-delegation), and a
+	// reference would make a dependency cycle.
 	smARNs := map[string]*string{}
-	for name, m := range st.StateMachines {
-		smARNs[name] = m.StateMachineArn()
+	var execARNs []*string
+	for _, sm := range manifest.StateMachines {
+		smARNs[sm.Name] = s.FormatArn(&awscdk.ArnComponents{
+			Service: jsii.String("states"), Resource: jsii.String("stateMachine"),
+			ResourceName: jsii.String(names.StateMachine(sm.Name)), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+		})
+		execARNs = append(execARNs, s.FormatArn(&awscdk.ArnComponents{
+			Service: jsii.String("states"), Resource: jsii.String("execution"),
+			ResourceName: jsii.String(names.StateMachine(sm.Name) + ":*"), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+		}))
+	}
+	var smARNList []*string
+	for _, sm := range manifest.StateMachines {
+		smARNList = append(smARNList, smARNs[sm.Name])
 	}
 	queueURLs := map[string]*string{}
 	for name, q := range st.Queues {
@@ -235,16 +250,34 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	}
 	for _, f := range manifest.Functions {
 		fn := st.Functions[f.Name]
-		starts := hasGrant(f, manifest.GrantStartExecution)
-		if !starts && f.Name != "health" {
+		starts, stops := hasGrant(f, manifest.GrantStartExecution), hasGrant(f, manifest.GrantStopExecution)
+		if !starts && !stops && f.Name != "health" {
 			continue
 		}
 		fn.AddEnvironment(jsii.String(app.EnvStateMachines), joinPairs(st, smARNs), nil)
 		if starts {
-			for _, m := range st.StateMachines {
-				m.GrantStartExecution(fn)
-			}
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("states:StartExecution"), Resources: &smARNList,
+			}))
 		}
+		if stops {
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("states:StopExecution", "states:DescribeExecution"), Resources: &execARNs,
+			}))
+		}
+	}
+	// Scheduled functions: an EventBridge schedule on the default bus.
+	for _, f := range manifest.Functions {
+		if f.Trigger != manifest.TriggerSchedule {
+			continue
+		}
+		rule := awsevents.NewRule(s, jsii.String(camel(f.Name)+"Schedule"), &awsevents.RuleProps{
+			RuleName: jsii.String(names.Rule(f.Name + "-schedule")),
+			Schedule: awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(float64(f.EveryMinutes)))),
+		})
+		rule.AddTarget(awseventstargets.NewLambdaFunction(st.Functions[f.Name], &awseventstargets.LambdaFunctionProps{
+			RetryAttempts: jsii.Number(2),
+		}))
 	}
 	health := st.Functions["health"]
 	health.AddEnvironment(jsii.String(app.EnvQueues), joinPairs(st, queueURLs), nil)

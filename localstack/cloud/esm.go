@@ -88,3 +88,31 @@ func (e *Edge) deliver(ctx context.Context, c *sqs.Client, f manifest.Function, 
 		e.Log.Warn("delete failed", "function", f.Name, "error", err.Error())
 	}
 }
+
+// RunSchedules invokes every scheduled function on its manifest schedule,
+// as an EventBridge schedule rule would. It returns when ctx ends.
+func (e *Edge) RunSchedules(ctx context.Context) {
+	for _, f := range manifest.Functions {
+		if f.Trigger != manifest.TriggerSchedule {
+			continue
+		}
+		go func() {
+			tick := time.NewTicker(time.Duration(f.EveryMinutes) * time.Minute)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case at := <-tick.C:
+					ev, _ := json.Marshal(map[string]any{
+						"version": "0", "source": "aws.events", "detail-type": "Scheduled Event",
+						"time": at.UTC().Format(time.RFC3339), "detail": map[string]any{},
+					})
+					if _, err := e.Invoke(ctx, f.Name, ev); err != nil {
+						e.Log.Warn("scheduled invocation failed", "function", f.Name, "error", err.Error())
+					}
+				}
+			}
+		}()
+	}
+}

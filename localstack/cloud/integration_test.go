@@ -19,13 +19,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/events"
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -34,7 +31,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/teams"
-	"github.com/conclave-ai/conclave/shared/worker"
 )
 
 type env struct {
@@ -162,134 +158,6 @@ func waitActivity(t *testing.T, e env, team string, match func(activity.Entry) b
 	}
 	t.Fatalf("no matching activity for team %s within 30s", team)
 	return activity.Entry{}
-}
-
-func stateMachineARN(t *testing.T, e env, c *sfn.Client, name string) string {
-	t.Helper()
-	out, err := c.ListStateMachines(context.Background(), &sfn.ListStateMachinesInput{})
-	require.NoError(t, err)
-	for _, sm := range out.StateMachines {
-		if aws.ToString(sm.Name) == e.names.StateMachine(name) {
-			return aws.ToString(sm.StateMachineArn)
-		}
-	}
-	t.Fatalf("state machine %s not provisioned", name)
-	return ""
-}
-
-func runTask(t *testing.T, e env, p worker.Payload) (*sfn.DescribeExecutionOutput, []sfntypes.HistoryEvent) {
-	t.Helper()
-	ctx := context.Background()
-	c := sfn.NewFromConfig(e.cfg)
-	in, _ := json.Marshal(p)
-	start, err := c.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(stateMachineARN(t, e, c, "delegation")), Name: aws.String(p.TaskID), Input: aws.String(string(in)),
-	})
-	require.NoError(t, err)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		d, err := c.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: start.ExecutionArn})
-		require.NoError(t, err)
-		if d.Status != sfntypes.ExecutionStatusRunning {
-			h, err := c.GetExecutionHistory(ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: start.ExecutionArn, MaxResults: 1000})
-			require.NoError(t, err)
-			return d, h.Events
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatal("execution did not finish within 60s")
-	return nil, nil
-}
-
-func payload(team, assignee string, timeout int) worker.Payload {
-	return worker.Payload{
-		TeamID: team, TaskID: ids.New("task"), Assignee: assignee, Title: "Review the handler",
-		Instructions: "Review the error handling of the payment handler", ExpectedOutput: "a list of findings",
-		Budgets: worker.Budgets{MaxTokens: 4000, MaxToolCalls: 10, TimeoutSeconds: timeout},
-	}
-}
-
-// A state machine from statemachines/ runs a task that invokes a Go handler
-// through the edge and succeeds.
-func TestDelegationStateMachineRunsWorker(t *testing.T) {
-	e := mustEnv(t)
-	team := mustTeam(t, e)
-	mustAgent(t, e, team, "luke", nil)
-	p := payload(team, "luke", 30)
-
-	d, _ := runTask(t, e, p)
-	require.Equal(t, sfntypes.ExecutionStatusSucceeded, d.Status)
-	var res worker.Result
-	require.NoError(t, json.Unmarshal([]byte(aws.ToString(d.Output)), &res))
-	assert.Equal(t, p.TaskID, res.TaskID)
-	assert.Contains(t, res.Output, "payment handler", "the worker answered this task")
-	assert.Positive(t, res.TokensUsed)
-
-	en := waitActivity(t, e, team, func(en activity.Entry) bool { return en.DetailType == "TaskStatusChanged" })
-	assert.Equal(t, "completed", detailField(t, en, "status"))
-	assert.NoError(t, events.Validate(en.DetailType, en.Detail), "published events match their schema")
-}
-
-// A task whose handler keeps failing is retried twice, its full payload lands
-// in the dead-letter queue, and the execution ends failed through its Catch.
-func TestFailingWorkerRetriesTwiceThenDeadLetters(t *testing.T) {
-	e := mustEnv(t)
-	team := mustTeam(t, e)
-	mustAgent(t, e, team, "flaky", &agents.Model{Provider: "local", Script: "fail"})
-	p := payload(team, "flaky", 30)
-
-	d, history := runTask(t, e, p)
-	require.Equal(t, sfntypes.ExecutionStatusFailed, d.Status)
-	assert.Equal(t, "TaskFailed", aws.ToString(d.Error))
-
-	attempts, deadLetterEntered := 0, false
-	for _, h := range history {
-		if h.Type == sfntypes.HistoryEventTypeTaskFailed && h.TaskFailedEventDetails != nil && aws.ToString(h.TaskFailedEventDetails.Error) == "ModelFailed" {
-			attempts++
-		}
-		if h.StateEnteredEventDetails != nil && aws.ToString(h.StateEnteredEventDetails.Name) == "DeadLetter" {
-			deadLetterEntered = true
-		}
-	}
-	assert.Equal(t, 3, attempts, "one attempt and two retries")
-	assert.True(t, deadLetterEntered, "the Catch routed the failure to the dead-letter state")
-
-	body := waitDeadLetter(t, e, p.TaskID)
-	var got struct {
-		worker.Payload
-		Error struct{ Error, Cause string } `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &got))
-	assert.Equal(t, p, got.Payload, "the full task payload is in the dead-letter queue")
-	assert.Equal(t, "ModelFailed", got.Error.Error)
-
-	en := waitActivity(t, e, team, func(en activity.Entry) bool { return en.DetailType == "TaskStatusChanged" })
-	assert.Equal(t, "failed", detailField(t, en, "status"))
-	assert.NoError(t, events.Validate(en.DetailType, en.Detail), "published events match their schema")
-}
-
-// A worker that overruns the task's own timeout is not retried and ends
-// timed_out.
-func TestWorkerOverrunningTimeoutEndsTimedOut(t *testing.T) {
-	e := mustEnv(t)
-	team := mustTeam(t, e)
-	mustAgent(t, e, team, "sloth", &agents.Model{Provider: "local", Script: "timeout"})
-	p := payload(team, "sloth", 2)
-
-	d, history := runTask(t, e, p)
-	require.Equal(t, sfntypes.ExecutionStatusFailed, d.Status)
-	scheduled := 0
-	for _, h := range history {
-		if h.Type == sfntypes.HistoryEventTypeTaskScheduled && h.TaskScheduledEventDetails != nil && aws.ToString(h.TaskScheduledEventDetails.ResourceType) == "lambda" {
-			scheduled++
-		}
-	}
-	assert.Equal(t, 1, scheduled, "a timeout is final: the worker ran once")
-	body := waitDeadLetter(t, e, p.TaskID)
-	assert.Contains(t, body, "States.Timeout")
-	en := waitActivity(t, e, team, func(en activity.Entry) bool { return en.DetailType == "TaskStatusChanged" })
-	assert.Equal(t, "timed_out", detailField(t, en, "status"))
-	assert.NoError(t, events.Validate(en.DetailType, en.Detail), "published events match their schema")
 }
 
 // waitDeadLetter finds the dead-lettered message of one task; messages of

@@ -134,6 +134,7 @@ func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed 
 		}()
 	}
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
+	edge.RunSchedules(ctx)
 
 	if seed {
 		if err := cloud.Seed(ctx, a.Store); err != nil {

@@ -372,7 +372,7 @@ func validate(a Agent) error {
 	return nil
 }
 
-var scriptRE = regexp.MustCompile(`^(fail|timeout|tools:[0-9]{1,3}|tokens:[0-9]{1,6})$`)
+var scriptRE = regexp.MustCompile(`^(fail|timeout|tools:[0-9]{1,3}|tokens:[0-9]{1,6}|delegate:[a-z][a-z0-9-]{1,31})$`)
 
 // ValidScript reports whether s is a script the local model understands.
 func ValidScript(s string) bool { return scriptRE.MatchString(s) }

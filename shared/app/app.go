@@ -26,9 +26,12 @@ import (
 	"github.com/conclave-ai/conclave/shared/authorizer"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
+	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/recorder"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/teams"
 	"github.com/conclave-ai/conclave/shared/worker"
 )
@@ -96,13 +99,14 @@ type App struct {
 	SQS    *sqs.Client
 	Teams  *teams.Service
 	Agents *agents.Service
+	Tasks  *tasks.Service
 	Model  models.Model
 }
 
 // New builds an App from an AWS configuration (loaded once per cold start).
 func New(cfg Config, awsCfg aws.Config, log *slog.Logger) *App {
 	store := dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName)
-	return &App{
+	a := &App{
 		Config: cfg,
 		Log:    log,
 		Store:  store,
@@ -113,6 +117,12 @@ func New(cfg Config, awsCfg aws.Config, log *slog.Logger) *App {
 		Agents: agents.NewService(store),
 		Model:  models.Local{},
 	}
+	var runner tasks.Runner
+	if arn := cfg.StateMachines["delegation"]; arn != "" {
+		runner = &executions.Runner{Client: a.SFN, StateMachineARN: arn}
+	}
+	a.Tasks = tasks.NewService(store, runner, a.Bus, log)
+	return a
 }
 
 // NewLogger returns the JSON logger every function uses.
@@ -141,9 +151,20 @@ func (a *App) Handler(name string) (any, error) {
 		return rt.Serve, nil
 	case "admin":
 		return (&admin.Handler{Teams: a.Teams, Log: log}).Handle, nil
+	case "tasks":
+		rt := router()
+		api.TaskRoutes(rt, a.Tasks)
+		return rt.Serve, nil
+	case "task-lifecycle":
+		return a.Tasks.Step, nil
 	case "task-worker":
-		w := &worker.Worker{Agents: a.Store, Model: a.Model}
+		w := &worker.Worker{Agents: a.Store, Model: a.Model, Tools: &tasktools.Tools{Tasks: a.Tasks}, Tracker: tasks.Tracker{Svc: a.Tasks}}
 		return w.Run, nil
+	case "task-sweeper":
+		return func(ctx context.Context) (map[string]int, error) {
+			n, err := a.Tasks.Sweep(ctx)
+			return map[string]int{"timed_out": n}, err
+		}, nil
 	case "activity-recorder":
 		return (&recorder.Handler{Store: a.Store, Log: log}).Handle, nil
 	}
@@ -161,6 +182,8 @@ func (a *App) Router(name string) (*httpapi.Router, error) {
 		api.AgentRoutes(rt, a.Agents)
 	case "team":
 		api.TeamRoutes(rt, a.Teams, a.Store)
+	case "tasks":
+		api.TaskRoutes(rt, a.Tasks)
 	default:
 		return nil, fmt.Errorf("%q is not an HTTP function", name)
 	}

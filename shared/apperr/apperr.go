@@ -15,7 +15,8 @@ const (
 	EINVALID      = "invalid_request"   // the request is malformed or fails validation
 	ENOTFOUND     = "not_found"         // the resource does not exist for this team
 	ECONFLICT     = "conflict"          // the resource's current state forbids the change
-	ELIMIT        = "limit_exceeded"    // a quota or safety limit would be broken
+	ELIMIT        = "limit_exceeded"    // a quota or safety limit would be broken; retry later
+	EREJECTED     = "rejected"          // a safety rule forbids the request; retrying cannot help
 	EUNAUTHORIZED = "unauthorized"      // no or bad credentials
 	ETOOLARGE     = "payload_too_large" // the body is over the size limit
 	EINTERNAL     = "internal"          // anything else; details stay in the logs

@@ -1,5 +1,7 @@
 package dynamo
 
+import "fmt"
+
 // Key design of the single table (architecture decision 3).
 //
 // Every item of a team lives under the partition TEAM#<team id>, so a query
@@ -13,6 +15,11 @@ package dynamo
 //	agent           TEAM#<team>           AGENT#<slug>
 //	idempotency     TEAM#<team>           IDEMP#<key>   (expires_at TTL)
 //	activity entry  TEAM#<team>           ACTIVITY#<time>#<event id> (expires_at TTL, 90 days)
+//	task            TEAM#<team>           TASK#<task id>                   TEAM#<team>#ASSIGNEE#<slug> / TASK#<id>
+//	                  gsi2 (delegations only): TEAM#<team>#PARENT#<parent id> / TASK#<id>
+//	                  gsi3 (running only):     DUE#<shard 0-7> / <deadline>#<team>#<id>
+//	task event      TEAM#<team>           TEV#<task id>#<seq, 8 digits>
+//	agent load      TEAM#<team>           LOAD#<slug>  (active_tasks: running-or-queued count)
 //
 // Access patterns and what serves them:
 //
@@ -23,9 +30,17 @@ package dynamo
 //	list agents by slug                    Query pk=TEAM#<team>, begins_with(sk, AGENT#)
 //	replay an idempotent POST              GetItem / conditional Put TEAM#<team> / IDEMP#<key>
 //	list activity newest first             Query pk=TEAM#<team>, begins_with(sk, ACTIVITY#), descending
+//	get a task                             GetItem TEAM#<team> / TASK#<id>
+//	list a team's tasks newest first       Query pk=TEAM#<team>, begins_with(sk, TASK#), descending (ids sort by time)
+//	list tasks of an assignee              Query gsi1 gsi1pk=TEAM#<team>#ASSIGNEE#<slug>, descending
+//	list subtasks of a task                Query gsi2 gsi2pk=TEAM#<team>#PARENT#<id>, descending
+//	a task's timeline in order             Query pk=TEAM#<team>, begins_with(sk, TEV#<id>#)
+//	an agent's active task count           GetItem TEAM#<team> / LOAD#<slug>
+//	running tasks past their deadline      Query gsi3 gsi3pk=DUE#<n>, gsi3sk < <time>, for n in 0..7
 //
-// gsi2 is reserved for the task and session access patterns (by assignee,
-// by status) that later features add.
+// Status and "agent as creator or assignee" filters are filter expressions
+// on those queries. The delegation limits are conditions on the task,
+// parent, root, agent and load items of one TransactWriteItems (tasks.go).
 
 const (
 	attrPK     = "pk"
@@ -33,12 +48,16 @@ const (
 	attrGSI1PK = "gsi1pk"
 	attrGSI1SK = "gsi1sk"
 
-	prefixTeam     = "TEAM#"
-	prefixAPIKey   = "APIKEY#"
-	prefixKey      = "KEY#"
-	prefixAgent    = "AGENT#"
-	prefixIdem     = "IDEMP#"
-	prefixActivity = "ACTIVITY#"
+	prefixTeam      = "TEAM#"
+	prefixAPIKey    = "APIKEY#"
+	prefixKey       = "KEY#"
+	prefixAgent     = "AGENT#"
+	prefixIdem      = "IDEMP#"
+	prefixActivity  = "ACTIVITY#"
+	prefixTask      = "TASK#"
+	prefixTaskEvent = "TEV#"
+	prefixLoad      = "LOAD#"
+	prefixDue       = "DUE#"
 
 	skTeam   = "TEAM"
 	skAPIKey = "APIKEY"
@@ -49,3 +68,15 @@ func apiKeyPK(hash string) string   { return prefixAPIKey + hash }
 func agentSK(slug string) string    { return prefixAgent + slug }
 func idemSK(key string) string      { return prefixIdem + key }
 func keyGSI1SK(keyID string) string { return prefixKey + keyID }
+
+func taskSK(id string) string { return prefixTask + id }
+func taskEventSK(id string, seq int) string {
+	return fmt.Sprintf("%s%s#%08d", prefixTaskEvent, id, seq)
+}
+func loadSK(slug string) string { return prefixLoad + slug }
+func assigneeGSI1PK(teamID, slug string) string {
+	return teamPK(teamID) + "#ASSIGNEE#" + slug
+}
+func parentGSI2PK(teamID, parentID string) string {
+	return teamPK(teamID) + "#PARENT#" + parentID
+}

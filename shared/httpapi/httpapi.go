@@ -168,6 +168,8 @@ func Status(code string) int {
 		return http.StatusConflict
 	case apperr.ELIMIT:
 		return http.StatusTooManyRequests
+	case apperr.EREJECTED:
+		return http.StatusUnprocessableEntity
 	case apperr.ETOOLARGE:
 		return http.StatusRequestEntityTooLarge
 	}

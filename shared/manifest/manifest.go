@@ -25,6 +25,7 @@ const (
 	TriggerSQS          Trigger = "sqs"           // an SQS event source mapping
 	TriggerStepFunction Trigger = "stepfunctions" // a Task state of a state machine
 	TriggerInvoke       Trigger = "invoke"        // direct invocation (admin tooling)
+	TriggerSchedule     Trigger = "schedule"      // an EventBridge schedule (rate)
 )
 
 // Grant is a permission a function needs; the CDK app turns each into the
@@ -37,6 +38,7 @@ const (
 	GrantTableWrite     Grant = "table:write" // includes read
 	GrantBusPut         Grant = "bus:put"
 	GrantStartExecution Grant = "states:start"
+	GrantStopExecution  Grant = "states:stop"
 )
 
 // Route is one HTTP API route. Path uses API Gateway's {param} syntax.
@@ -56,9 +58,11 @@ type Function struct {
 	Routes      []Route // TriggerHTTP
 	Queue       string  // TriggerSQS: the queue it consumes
 	BatchSize   int     // TriggerSQS
-	MemoryMB    int
-	Timeout     int // seconds
-	Grants      []Grant
+	// EveryMinutes is the schedule of a TriggerSchedule function.
+	EveryMinutes int
+	MemoryMB     int
+	Timeout      int // seconds
+	Grants       []Grant
 }
 
 // Queue is an SQS queue; every queue has a dead-letter queue named Name+"-dlq"
@@ -131,6 +135,7 @@ var (
 		GSIs: []GSI{
 			{Name: "gsi1", PartitionKey: "gsi1pk", SortKey: "gsi1sk"},
 			{Name: "gsi2", PartitionKey: "gsi2pk", SortKey: "gsi2sk"},
+			{Name: "gsi3", PartitionKey: "gsi3pk", SortKey: "gsi3sk"},
 		},
 		TTLAttribute: "expires_at",
 	}
@@ -149,9 +154,9 @@ var (
 			Name: "delegation",
 			File: "delegation.asl.json",
 			Substitutions: map[string]string{
-				"WorkerFunctionArn":  "function:task-worker",
-				"DeadLetterQueueUrl": "queue:task-dlq",
-				"EventBusName":       "bus",
+				"LifecycleFunctionArn": "function:task-lifecycle",
+				"WorkerFunctionArn":    "function:task-worker",
+				"DeadLetterQueueUrl":   "queue:task-dlq",
 			},
 			Timeout: 900,
 		},
@@ -215,11 +220,47 @@ var Functions = []Function{
 		Grants: []Grant{GrantTableWrite},
 	},
 	{
+		Name:        "tasks",
+		Description: "Tasks API: the task board, delegation, lifecycle verbs, long-poll for results, agent load.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"POST", "/v1/tasks"},
+			{"GET", "/v1/tasks"},
+			{"GET", "/v1/tasks/{id}"},
+			{"POST", "/v1/tasks/{id}/start"},
+			{"POST", "/v1/tasks/{id}/complete"},
+			{"POST", "/v1/tasks/{id}/fail"},
+			{"POST", "/v1/tasks/{id}/block"},
+			{"POST", "/v1/tasks/{id}/cancel"},
+			{"POST", "/v1/tasks/{id}/assign"},
+			{"POST", "/v1/tasks/{id}/delegate"},
+			{"GET", "/v1/agents/{slug}/load"},
+		},
+		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
+		MemoryMB: 512, Timeout: 29,
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution},
+	},
+	{
+		Name:        "task-lifecycle",
+		Description: "Marks a task running, completed, failed or timed_out for the delegation state machine.",
+		Trigger:     TriggerStepFunction,
+		MemoryMB:    256, Timeout: 15,
+		Grants: []Grant{GrantTableWrite, GrantBusPut},
+	},
+	{
 		Name:        "task-worker",
-		Description: "Runs an agent on a task through the model port (delegation state machine task).",
+		Description: "Runs an agent on a task through the model port, with the collaboration tools (delegation state machine task).",
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants: []Grant{GrantTableWrite, GrantBusPut},
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution},
+	},
+	{
+		Name:         "task-sweeper",
+		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions).",
+		Trigger:      TriggerSchedule,
+		EveryMinutes: 1,
+		MemoryMB:     256, Timeout: 60,
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStopExecution},
 	},
 	{
 		Name:        "activity-recorder",
@@ -315,6 +356,9 @@ func Validate() error {
 				return fmt.Errorf("route %q served twice", r.Key())
 			}
 			routes[r.Key()] = true
+		}
+		if (f.Trigger == TriggerSchedule) != (f.EveryMinutes > 0) {
+			return fmt.Errorf("function %q: a schedule only and always on schedule functions", f.Name)
 		}
 		if f.Trigger == TriggerSQS {
 			q, ok := QueueByName(f.Queue)

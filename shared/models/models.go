@@ -6,6 +6,7 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -72,6 +73,8 @@ var ErrModel = errors.New("model error")
 //	timeout    the call blocks until its context ends
 //	tools:N    the first N calls ask for one tool each, then it answers
 //	tokens:N   the answer reports N output tokens
+//	delegate:S the first call delegates the task's instructions to agent S
+//	           (delegate_task), then it answers with the result
 type Local struct{}
 
 var _ Model = Local{}
@@ -92,7 +95,12 @@ func (Local) Converse(ctx context.Context, req Request) (Response, error) {
 	for _, m := range req.Messages {
 		in += EstimateTokens(m.Content)
 	}
+	// The local model stands in for the agent's configured model and
+	// reports its id, so costs and budgets behave as they would with it.
 	resp := Response{InputTokens: in, ModelID: "local-deterministic"}
+	if req.ModelID != "" {
+		resp.ModelID = req.ModelID
+	}
 	kind, arg, _ := strings.Cut(req.Script, ":")
 	n, _ := strconv.Atoi(arg)
 	switch kind {
@@ -101,6 +109,17 @@ func (Local) Converse(ctx context.Context, req Request) (Response, error) {
 	case "timeout":
 		<-ctx.Done()
 		return Response{}, ctx.Err()
+	case "delegate":
+		if toolResults(req) == 0 && hasTool(req, "delegate_task") {
+			last := lastUser(req)
+			input, _ := json.Marshal(map[string]any{"to_agent": arg, "title": "Help with: " + clip(last, 80), "instructions": last, "task_type": "research"})
+			resp.ToolCalls = []ToolCall{{ID: "call-1", Name: "delegate_task", Input: string(input)}}
+			resp.OutputTokens = 24
+			return resp, nil
+		}
+		resp.Text = answer(req) + " Delegated work: " + lastTool(req)
+		resp.OutputTokens = EstimateTokens(resp.Text)
+		return resp, nil
 	case "tools":
 		calls := 0
 		for _, m := range req.Messages {
@@ -121,6 +140,51 @@ func (Local) Converse(ctx context.Context, req Request) (Response, error) {
 		resp.OutputTokens = n
 	}
 	return resp, nil
+}
+
+func toolResults(req Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			n++
+		}
+	}
+	return n
+}
+
+func hasTool(req Request, name string) bool {
+	for _, t := range req.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func lastUser(req Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+func lastTool(req Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "tool" {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	r := []rune(strings.TrimSpace(s))
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(r)
 }
 
 // answer composes a reply from the last user message and the skills, picked

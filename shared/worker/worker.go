@@ -8,8 +8,10 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -72,6 +74,52 @@ type ModelFailed struct{ Msg string }
 
 func (e ModelFailed) Error() string { return e.Msg }
 
+// TaskTimedOut is the task's own deadline passing inside the worker; the
+// task ends timed_out, without retries.
+type TaskTimedOut struct{ Msg string }
+
+func (e TaskTimedOut) Error() string { return e.Msg }
+
+// TaskNotRunnable means the task was canceled, reassigned or swept while
+// the execution was under way; the execution ends without touching it.
+type TaskNotRunnable struct{ Msg string }
+
+func (e TaskNotRunnable) Error() string { return e.Msg }
+
+// ErrNotRunnable is what a Tracker returns when the task is no longer
+// running.
+var ErrNotRunnable = errors.New("task is not running")
+
+// Usage is what one attempt consumed.
+type Usage struct {
+	Tokens    int
+	ToolCalls int
+	CostUSD   float64
+}
+
+// TrackEvent is one entry for the task's timeline.
+type TrackEvent struct {
+	Type    string
+	Payload map[string]any
+}
+
+// Tracker connects the worker to the task record: Begin checks the task is
+// running and returns its deadline; Record appends timeline events and adds
+// usage. Both return ErrNotRunnable once the task was canceled, which stops
+// the worker at its next step (cooperative cancellation).
+type Tracker interface {
+	Begin(ctx context.Context, p Payload) (deadline time.Time, err error)
+	Record(ctx context.Context, p Payload, u Usage, events ...TrackEvent) error
+	// StillRunning is polled during the attempt so a cancel stops a model
+	// call that is under way, not only the next step.
+	StillRunning(ctx context.Context, p Payload) (bool, error)
+}
+
+// WatchInterval is how often a running attempt checks for cancellation.
+const WatchInterval = time.Second
+
+var errStopped = errors.New("task stopped while running")
+
 // AgentReader is what the worker needs from the agent store.
 type AgentReader interface {
 	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
@@ -86,14 +134,90 @@ type Tools interface {
 
 // Worker runs tasks.
 type Worker struct {
-	Agents AgentReader
-	Model  models.Model
-	Tools  Tools
+	Agents  AgentReader
+	Model   models.Model
+	Tools   Tools
+	Tracker Tracker // nil: run without a task record (unit tests)
 }
 
-// Run executes p. Returns InvalidTask, BudgetExceeded, ModelFailed, or the
-// context's error when the deadline passes.
+// Run executes p inside the task's deadline and records the attempt on the
+// task: its start, every tool call and result, and what it consumed.
+// Returns InvalidTask, BudgetExceeded, ModelFailed, TaskTimedOut or
+// TaskNotRunnable; their type names are the state machine's error names.
 func (w *Worker) Run(ctx context.Context, p Payload) (Result, error) {
+	if w.Tracker == nil {
+		return w.run(ctx, p, nopRecord)
+	}
+	deadline, err := w.Tracker.Begin(ctx, p)
+	if errors.Is(err, ErrNotRunnable) {
+		return Result{}, TaskNotRunnable{"task " + p.TaskID + " is no longer running"}
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go w.watch(ctx, p, stop)
+	record := func(u Usage, evs ...TrackEvent) error {
+		// Recording must outlive the task's deadline: the attempt's usage
+		// is written even when the deadline is what ended it.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return w.Tracker.Record(rctx, p, u, evs...)
+	}
+	if err := record(Usage{}, TrackEvent{Type: "progress", Payload: map[string]any{"message": "attempt started"}}); err != nil {
+		return Result{}, notRunnable(p, err)
+	}
+	res, runErr := w.run(ctx, p, record)
+	if runErr != nil && errors.Is(context.Cause(ctx), errStopped) {
+		return res, TaskNotRunnable{"task " + p.TaskID + " was canceled or reassigned while running"}
+	}
+	if runErr != nil && ctx.Err() == context.DeadlineExceeded && !deadline.IsZero() && !time.Now().Before(deadline) {
+		runErr = TaskTimedOut{fmt.Sprintf("task timed out after %ds", p.Budgets.TimeoutSeconds)}
+	}
+	summary := map[string]any{"message": "attempt finished", "tokens_used": res.TokensUsed, "tool_calls": res.ToolCalls, "cost_usd": res.CostUSD}
+	if runErr != nil {
+		summary["message"], summary["error"] = "attempt failed", runErr.Error()
+		summary["error_type"] = fmt.Sprintf("%T", runErr)
+	}
+	if err := record(Usage{Tokens: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD}, TrackEvent{Type: "progress", Payload: summary}); err != nil && runErr == nil {
+		return res, notRunnable(p, err)
+	}
+	return res, runErr
+}
+
+// watch cancels the attempt once the task is no longer running.
+func (w *Worker) watch(ctx context.Context, p Payload, stop context.CancelCauseFunc) {
+	t := time.NewTicker(WatchInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if ok, err := w.Tracker.StillRunning(ctx, p); err == nil && !ok {
+				stop(errStopped)
+				return
+			}
+		}
+	}
+}
+
+func notRunnable(p Payload, err error) error {
+	if errors.Is(err, ErrNotRunnable) {
+		return TaskNotRunnable{"task " + p.TaskID + " is no longer running"}
+	}
+	return err
+}
+
+func nopRecord(Usage, ...TrackEvent) error { return nil }
+
+func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...TrackEvent) error) (Result, error) {
 	b := p.Budgets
 	if b.MaxTokens <= 0 || b.MaxTokens > DefaultMaxTokens {
 		b.MaxTokens = DefaultMaxTokens
@@ -149,15 +273,28 @@ func (w *Worker) Run(ctx context.Context, p Payload) (Result, error) {
 				return res, BudgetExceeded{fmt.Sprintf("tool call budget exceeded: the agent asked for more than %d tool calls", b.MaxToolCalls)}
 			}
 			res.ToolCalls++
+			if err := record(Usage{}, TrackEvent{Type: "tool_call", Payload: map[string]any{"tool": call.Name, "input": call.Input, "call": res.ToolCalls}}); err != nil {
+				return res, notRunnable(p, err)
+			}
 			out := "tool " + call.Name + " is not available"
 			if w.Tools != nil {
 				if out, err = w.Tools.Call(ctx, p, call); err != nil {
 					out = "error: " + err.Error()
 				}
 			}
+			if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
+				return res, notRunnable(p, err)
+			}
 			req.Messages = append(req.Messages, models.Message{Role: "assistant", Content: "calling " + call.Name}, models.Message{Role: "tool", Content: out})
 		}
 	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func systemPrompt(a agents.Agent, p Payload) string {

@@ -1,0 +1,215 @@
+// Package tasks is the one task model behind both agent delegation and the
+// team task board: who gives whom what to do, its lifecycle, its append-only
+// event timeline, and the safety limits of delegation. The limits are not
+// checked here by reading and then writing: the service hands the store one
+// change that the database applies in a single conditional transaction
+// (architecture decision 3), so concurrent requests cannot break them.
+package tasks
+
+import (
+	"slices"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/worker"
+)
+
+// Status is a task's lifecycle state.
+type Status string
+
+// Statuses.
+const (
+	Queued    Status = "queued"
+	Running   Status = "running"
+	Blocked   Status = "blocked"
+	Completed Status = "completed"
+	Failed    Status = "failed"
+	Canceled  Status = "canceled"
+	TimedOut  Status = "timed_out"
+)
+
+// Statuses lists every status, for validation.
+var Statuses = []Status{Queued, Running, Blocked, Completed, Failed, Canceled, TimedOut}
+
+// Terminal reports whether s never changes again.
+func (s Status) Terminal() bool {
+	return s == Completed || s == Failed || s == Canceled || s == TimedOut
+}
+
+// HoldsSlot reports whether a task in s counts against its assignee's limit
+// of concurrent tasks ("running or queued"). A blocked task gives its slot
+// back and takes one again when it resumes.
+func (s Status) HoldsSlot() bool { return s == Queued || s == Running }
+
+// Action is a lifecycle verb.
+type Action string
+
+// Actions and the transitions they make (see Transitions).
+const (
+	ActStart    Action = "start"    // queued → running, blocked → running (resumed)
+	ActComplete Action = "complete" // running → completed
+	ActFail     Action = "fail"     // running → failed
+	ActBlock    Action = "block"    // running → blocked
+	ActCancel   Action = "cancel"   // queued | running | blocked → canceled
+	ActTimeout  Action = "timeout"  // running → timed_out
+	ActAssign   Action = "assign"   // queued | running | blocked → queued, new assignee
+)
+
+// Transitions is the lifecycle: the source states each action accepts and
+// the state it leads to. Anything not listed is a 409 with the current
+// status; terminal states accept nothing.
+var Transitions = map[Action]struct {
+	From []Status
+	To   Status
+}{
+	ActStart:    {[]Status{Queued, Blocked}, Running},
+	ActComplete: {[]Status{Running}, Completed},
+	ActFail:     {[]Status{Running}, Failed},
+	ActBlock:    {[]Status{Running}, Blocked},
+	ActCancel:   {[]Status{Queued, Running, Blocked}, Canceled},
+	ActTimeout:  {[]Status{Running}, TimedOut},
+	ActAssign:   {[]Status{Queued, Running, Blocked}, Queued},
+}
+
+// Allowed reports whether action a may run on a task in status s.
+func Allowed(a Action, s Status) bool {
+	t, ok := Transitions[a]
+	return ok && slices.Contains(t.From, s)
+}
+
+// Types of task.
+var Types = []string{"research", "review", "analyze", "generate", "summarize", "validate", "plan", "execute"}
+
+// Priorities of a task, lowest first.
+var Priorities = []string{"low", "normal", "high", "urgent"}
+
+// Event types of the timeline.
+const (
+	EvCreated      = "created"
+	EvAssigned     = "assigned"
+	EvStarted      = "started"
+	EvProgress     = "progress"
+	EvToolCall     = "tool_call"
+	EvToolResult   = "tool_result"
+	EvBlocked      = "blocked"
+	EvResumed      = "resumed"
+	EvCompleted    = "completed"
+	EvFailed       = "failed"
+	EvCanceled     = "canceled"
+	EvTimedOut     = "timed_out"
+	EvEscalated    = "escalated"
+	EvDeadLettered = "dead_lettered"
+)
+
+// The product's safety limits.
+const (
+	MaxDepth          = 3    // A→B→C→D, never a fifth agent
+	MaxActivePerAgent = 5    // running-or-queued tasks per assignee
+	DefaultCostCapUSD = 0.50 // per collaboration (a root task and its delegation tree)
+	// SweepGrace is how long past its deadline a running task may stay
+	// before the sweeper ends it; it leaves the state machine time to
+	// record the timeout itself.
+	SweepGrace = 15 * time.Second
+)
+
+// Rejection reasons of delegation (the error's reason field).
+const (
+	ReasonDepth       = "DelegationDepthExceeded"
+	ReasonCycle       = "CycleDetected"
+	ReasonSelf        = "SelfDelegation"
+	ReasonConcurrency = "ConcurrencyLimit"
+	ReasonUnavailable = "AgentUnavailable"
+	ReasonBudget      = "BudgetExhausted"
+	ReasonState       = "InvalidTransition"
+)
+
+// Creator is who made a task: an agent (by slug) or a user (by API key id).
+type Creator struct {
+	Type string `json:"type"` // "agent" or "user"
+	ID   string `json:"id"`
+}
+
+// Task is one unit of work given to an agent.
+type Task struct {
+	TeamID         string         `json:"-"`
+	ID             string         `json:"id"`
+	CreatedBy      Creator        `json:"created_by"`
+	Assignee       string         `json:"assignee"`
+	ParentID       string         `json:"parent_task_id,omitempty"`
+	RootID         string         `json:"root_task_id"`
+	ConversationID string         `json:"conversation_id,omitempty"`
+	Type           string         `json:"type"`
+	Title          string         `json:"title"`
+	Instructions   string         `json:"instructions"`
+	Context        string         `json:"context,omitempty"`
+	ExpectedOutput string         `json:"expected_output,omitempty"`
+	InputArtifacts []string       `json:"input_artifacts"`
+	Priority       string         `json:"priority"`
+	DueAt          *time.Time     `json:"due_at,omitempty"`
+	Budgets        worker.Budgets `json:"budgets"`
+	// CostCapUSD bounds the spend of the whole delegation tree; it is set on
+	// the root task and inherited.
+	CostCapUSD float64 `json:"cost_cap_usd"`
+	// TreeCostUSD is the spend of the tree so far (root tasks only).
+	TreeCostUSD float64 `json:"tree_cost_usd,omitempty"`
+	Depth       int     `json:"delegation_depth"`
+	// Chain is the agents from the root creator to the assignee; a new
+	// delegation may not assign anyone already in it.
+	Chain           []string   `json:"delegation_chain"`
+	Status          Status     `json:"status"`
+	Result          string     `json:"result,omitempty"`
+	ResultArtifacts []string   `json:"result_artifacts"`
+	Error           string     `json:"error,omitempty"`
+	TokensUsed      int        `json:"tokens_used"`
+	ToolCalls       int        `json:"tool_calls"`
+	CostUSD         float64    `json:"cost_usd"`
+	Execute         bool       `json:"execute"`
+	Execution       string     `json:"execution_arn,omitempty"`
+	Runs            int        `json:"runs,omitempty"`
+	Deadline        *time.Time `json:"deadline,omitempty"`
+	Version         int        `json:"version"`
+	// EventSeq is the sequence number of the last event; it lives on the
+	// task item so appends are ordered by the same conditional write.
+	EventSeq    int        `json:"-"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// Events is the timeline, filled by Get.
+	Events []Event `json:"events,omitempty"`
+}
+
+// Event is one entry of a task's append-only timeline. Seq orders it.
+type Event struct {
+	Seq     int            `json:"seq"`
+	Type    string         `json:"type"`
+	Actor   string         `json:"actor,omitempty"`
+	Payload map[string]any `json:"payload,omitempty"`
+	At      time.Time      `json:"at"`
+}
+
+// Filter narrows a listing.
+type Filter struct {
+	Status   Status
+	Agent    string // creator or assignee
+	Assignee string
+	Parent   string
+}
+
+// Change is one conditional write: the task as it was read (its version is
+// the condition, with its status among From), the task as it will be, the
+// events to append, and the slot bookkeeping the store derives from the two.
+type Change struct {
+	Before Task
+	After  Task
+	From   []Status
+	Events []Event
+	// RootCharge is spend to add to the root task's tree cost (when the
+	// task is not its own root).
+	RootCharge float64
+}
+
+// Ref names a task across teams (the sweeper's view).
+type Ref struct {
+	TeamID string
+	ID     string
+}

@@ -1,0 +1,123 @@
+// Package tasktools gives a working agent the collaboration tools of the
+// task system: delegate_task (a sub-delegation linked to the task being
+// worked on, waiting for its result inside the parent's deadline) and
+// check_task_status. Messaging tools join when agent messaging exists.
+package tasktools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/worker"
+)
+
+// Tools implements worker.Tools on the task service.
+type Tools struct {
+	Tasks *tasks.Service
+}
+
+var _ worker.Tools = (*Tools)(nil)
+
+// Specs implements worker.Tools.
+func (t *Tools) Specs() []models.Tool {
+	return []models.Tool{
+		{Name: "delegate_task", Description: `Delegate a sub-task to a specialist agent and (by default) wait for its result. Input: {"to_agent": slug, "title", "instructions", "expected_output", "task_type", "priority", "wait_for_result": true}`},
+		{Name: "check_task_status", Description: `Check a task you delegated. Input: {"task_id"}`},
+	}
+}
+
+type delegateInput struct {
+	ToAgent        string `json:"to_agent"`
+	TaskType       string `json:"task_type"`
+	Title          string `json:"title"`
+	Instructions   string `json:"instructions"`
+	ExpectedOutput string `json:"expected_output"`
+	Priority       string `json:"priority"`
+	WaitForResult  *bool  `json:"wait_for_result"`
+}
+
+// Call implements worker.Tools. Errors the agent can act on (a rejected
+// delegation, an unknown task) come back as the tool's output so the model
+// can adapt; only infrastructure failures are errors.
+func (t *Tools) Call(ctx context.Context, p worker.Payload, call models.ToolCall) (string, error) {
+	switch call.Name {
+	case "delegate_task":
+		var in delegateInput
+		if err := json.Unmarshal([]byte(call.Input), &in); err != nil {
+			return "invalid input: " + err.Error(), nil
+		}
+		if in.Title == "" {
+			in.Title = firstLine(in.Instructions)
+		}
+		child, err := t.Tasks.Create(ctx, p.TeamID, tasks.Creator{Type: "agent", ID: p.Assignee}, tasks.CreateInput{
+			Assignee: in.ToAgent, ParentID: p.TaskID, Type: in.TaskType, Title: in.Title, Instructions: in.Instructions,
+			ExpectedOutput: in.ExpectedOutput, Priority: in.Priority,
+		}, true)
+		if err != nil {
+			return rejected(err)
+		}
+		if in.WaitForResult != nil && !*in.WaitForResult {
+			return fmt.Sprintf("delegated as task %s to %s; check it with check_task_status", child.ID, child.Assignee), nil
+		}
+		// Wait within the parent's own deadline (the context carries it).
+		wait := 10 * time.Minute
+		if d, ok := ctx.Deadline(); ok {
+			wait = time.Until(d)
+		}
+		done, err := t.Tasks.Wait(ctx, p.TeamID, child.ID, wait)
+		if err != nil {
+			return "", err
+		}
+		return describe(done), nil
+	case "check_task_status":
+		var in struct {
+			TaskID string `json:"task_id"`
+		}
+		if err := json.Unmarshal([]byte(call.Input), &in); err != nil {
+			return "invalid input: " + err.Error(), nil
+		}
+		got, err := t.Tasks.Get(ctx, p.TeamID, in.TaskID)
+		if err != nil {
+			return rejected(err)
+		}
+		return describe(got), nil
+	}
+	return "unknown tool " + call.Name, nil
+}
+
+func rejected(err error) (string, error) {
+	if ae, ok := apperr.As(err); ok && ae.Code != apperr.EINTERNAL {
+		if ae.Reason != "" {
+			return fmt.Sprintf("rejected (%s): %s", ae.Reason, ae.Message), nil
+		}
+		return "rejected: " + ae.Message, nil
+	}
+	return "", err
+}
+
+func describe(t tasks.Task) string {
+	switch t.Status {
+	case tasks.Completed:
+		return fmt.Sprintf("task %s by %s completed: %s", t.ID, t.Assignee, t.Result)
+	case tasks.Failed, tasks.TimedOut, tasks.Canceled:
+		return fmt.Sprintf("task %s by %s ended %s: %s", t.ID, t.Assignee, t.Status, t.Error)
+	}
+	return fmt.Sprintf("task %s by %s is %s", t.ID, t.Assignee, t.Status)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	if s == "" {
+		return "Delegated task"
+	}
+	return s
+}
