@@ -17,6 +17,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/admin"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/recorder"
+	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/worker"
 )
 
@@ -56,11 +57,12 @@ func TestValidatorRejectsBadDetails(t *testing.T) {
 // integration and round-trip without losing fields.
 func TestTriggerSamplesRoundTrip(t *testing.T) {
 	cases := map[string]any{
-		"triggers/api-create-agent.json":   &lambdaevents.APIGatewayV2HTTPRequest{},
-		"triggers/authorizer-request.json": &lambdaevents.APIGatewayV2CustomAuthorizerV2Request{},
-		"triggers/sqs-activity-batch.json": &lambdaevents.SQSEvent{},
-		"triggers/task-worker-input.json":  &worker.Payload{},
-		"triggers/admin-create-team.json":  &admin.Request{},
+		"triggers/api-create-agent.json":     &lambdaevents.APIGatewayV2HTTPRequest{},
+		"triggers/authorizer-request.json":   &lambdaevents.APIGatewayV2CustomAuthorizerV2Request{},
+		"triggers/sqs-activity-batch.json":   &lambdaevents.SQSEvent{},
+		"triggers/task-worker-input.json":    &worker.Payload{},
+		"triggers/task-lifecycle-input.json": &tasks.StepInput{},
+		"triggers/admin-create-team.json":    &admin.Request{},
 	}
 	for name, v := range cases {
 		raw := sample(t, name)

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,4 +134,104 @@ func BenchmarkRunLocalModel(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// fakeTracker stands in for the task record: it says whether the task is
+// running and collects what the worker records.
+type fakeTracker struct {
+	mu       sync.Mutex
+	running  bool
+	deadline time.Time
+	events   []string
+	usage    worker.Usage
+	stopAt   string // tool_call: the task is canceled when the first tool is called
+}
+
+func (f *fakeTracker) Begin(context.Context, worker.Payload) (time.Time, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.running {
+		return time.Time{}, worker.ErrNotRunnable
+	}
+	return f.deadline, nil
+}
+
+func (f *fakeTracker) Record(_ context.Context, _ worker.Payload, u worker.Usage, evs ...worker.TrackEvent) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.running {
+		return worker.ErrNotRunnable
+	}
+	for _, e := range evs {
+		f.events = append(f.events, e.Type)
+		if e.Type == f.stopAt {
+			f.running = false
+		}
+	}
+	f.usage.Tokens += u.Tokens
+	f.usage.ToolCalls += u.ToolCalls
+	return nil
+}
+
+func (f *fakeTracker) StillRunning(context.Context, worker.Payload) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.running, nil
+}
+
+func (f *fakeTracker) cancel() {
+	f.mu.Lock()
+	f.running = false
+	f.mu.Unlock()
+}
+
+func TestRunRecordsAttemptsAndToolCalls(t *testing.T) {
+	tr := &fakeTracker{running: true}
+	w := newWorker(&echoTools{})
+	w.Tracker = tr
+	res, err := w.Run(context.Background(), payload("tools3"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"progress", "tool_call", "tool_result", "tool_call", "tool_result", "tool_call", "tool_result", "progress"}, tr.events)
+	assert.Equal(t, res.TokensUsed, tr.usage.Tokens, "the attempt's usage is recorded once")
+	assert.Equal(t, 3, tr.usage.ToolCalls)
+}
+
+func TestRunRefusesATaskThatIsNotRunning(t *testing.T) {
+	w := newWorker(nil)
+	w.Tracker = &fakeTracker{running: false}
+	_, err := w.Run(context.Background(), payload("ok"))
+	var nr worker.TaskNotRunnable
+	require.ErrorAs(t, err, &nr)
+}
+
+func TestRunStopsAtTheNextStepAfterCancel(t *testing.T) {
+	tr := &fakeTracker{running: true, stopAt: "tool_call"}
+	w := newWorker(&echoTools{})
+	w.Tracker = tr
+	_, err := w.Run(context.Background(), payload("tools3"))
+	var nr worker.TaskNotRunnable
+	require.ErrorAs(t, err, &nr)
+	assert.Equal(t, []string{"progress", "tool_call"}, tr.events, "nothing runs after the cancel is seen")
+}
+
+func TestRunStopsAModelCallWhenTheTaskIsCanceled(t *testing.T) {
+	tr := &fakeTracker{running: true, deadline: time.Now().Add(time.Minute)}
+	w := newWorker(nil)
+	w.Tracker = tr
+	go func() { time.Sleep(50 * time.Millisecond); tr.cancel() }()
+	_, err := w.Run(context.Background(), payload("slow"))
+	var nr worker.TaskNotRunnable
+	require.ErrorAs(t, err, &nr, "the watcher ends a blocked model call instead of waiting for the deadline")
+}
+
+func TestRunEndsAtTheTaskDeadline(t *testing.T) {
+	tr := &fakeTracker{running: true, deadline: time.Now().Add(100 * time.Millisecond)}
+	w := newWorker(nil)
+	w.Tracker = tr
+	p := payload("slow")
+	p.Budgets.TimeoutSeconds = 1
+	_, err := w.Run(context.Background(), p)
+	var to worker.TaskTimedOut
+	require.ErrorAs(t, err, &to)
+	assert.Equal(t, "progress", tr.events[len(tr.events)-1], "the failed attempt is recorded after the deadline")
 }

@@ -1,0 +1,191 @@
+package tasks
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/paging"
+)
+
+func TestLifecycleTable(t *testing.T) {
+	for act, tr := range Transitions {
+		for _, from := range tr.From {
+			assert.False(t, from.Terminal(), "%s leaves terminal state %s", act, from)
+		}
+	}
+	// Every status is reachable from queued.
+	seen := map[Status]bool{Queued: true}
+	for changed := true; changed; {
+		changed = false
+		for _, tr := range Transitions {
+			for _, from := range tr.From {
+				if seen[from] && !seen[tr.To] {
+					seen[tr.To], changed = true, true
+				}
+			}
+		}
+	}
+	for _, s := range Statuses {
+		assert.True(t, seen[s], "%s is reachable", s)
+	}
+	assert.True(t, Allowed(ActCancel, Running), "running → canceled stops the work")
+	assert.False(t, Allowed(ActComplete, Queued))
+	assert.False(t, Allowed(ActAssign, Completed), "terminal tasks cannot be reassigned")
+	assert.True(t, Queued.HoldsSlot() && Running.HoldsSlot() && !Blocked.HoldsSlot())
+}
+
+// fakeStore is the domain Store interface in memory; the failures it
+// returns are the ones the DynamoDB store maps transactions to.
+type fakeStore struct {
+	tasks  map[string]Task
+	agents map[string]agents.Agent
+	fail   string // condition item every write fails on
+}
+
+func (f *fakeStore) CreateTask(_ context.Context, t Task, _ *Task, _ []Event) error {
+	if f.fail != "" {
+		return &ConditionFailed{Item: f.fail}
+	}
+	f.tasks[t.ID] = t
+	return nil
+}
+func (f *fakeStore) ApplyTask(_ context.Context, c Change) error {
+	if f.fail != "" {
+		return &ConditionFailed{Item: f.fail}
+	}
+	f.tasks[c.After.ID] = c.After
+	return nil
+}
+func (f *fakeStore) GetTask(_ context.Context, _, id string) (Task, error) {
+	t, ok := f.tasks[id]
+	if !ok {
+		return Task{}, apperr.NotFound("task", id)
+	}
+	return t, nil
+}
+func (f *fakeStore) ListTasks(context.Context, string, Filter, paging.Page) ([]Task, string, error) {
+	return nil, "", nil
+}
+func (f *fakeStore) ListTaskEvents(context.Context, string, string) ([]Event, error) { return nil, nil }
+func (f *fakeStore) AgentLoad(context.Context, string, string) (int, error)          { return 0, nil }
+func (f *fakeStore) DueTasks(context.Context, time.Time, int) ([]Ref, error)         { return nil, nil }
+func (f *fakeStore) GetAgent(_ context.Context, _, slug string) (agents.Agent, error) {
+	a, ok := f.agents[slug]
+	if !ok {
+		return agents.Agent{}, apperr.NotFound("agent", slug)
+	}
+	return a, nil
+}
+
+func newFake() (*Service, *fakeStore) {
+	st := &fakeStore{tasks: map[string]Task{}, agents: map[string]agents.Agent{
+		"luke": {Slug: "luke", Status: agents.StatusActive}, "dana": {Slug: "dana", Status: agents.StatusPaused},
+	}}
+	return NewService(st, nil, nil, slog.Default()), st
+}
+
+var user = Creator{Type: "user", ID: "key_1"}
+
+func TestCreateValidatesAndNamesTheField(t *testing.T) {
+	svc, st := newFake()
+	big := make([]byte, maxTitle+1)
+	for i := range big {
+		big[i] = 'x'
+	}
+	n := func(v int) *int { return &v }
+	for field, in := range map[string]CreateInput{
+		"assignee":                {Title: "x"},
+		"title":                   {Assignee: "luke"},
+		"type":                    {Assignee: "luke", Title: "x", Type: "dance"},
+		"priority":                {Assignee: "luke", Title: "x", Priority: "p0"},
+		"budgets.max_tokens":      {Assignee: "luke", Title: "x", Budgets: &BudgetsInput{MaxTokens: n(4001)}},
+		"budgets.max_tool_calls":  {Assignee: "luke", Title: "x", Budgets: &BudgetsInput{MaxToolCalls: n(11)}},
+		"budgets.timeout_seconds": {Assignee: "luke", Title: "x", Budgets: &BudgetsInput{TimeoutSeconds: n(121)}},
+		"cost_cap_usd":            {Assignee: "luke", Title: "x", CostCapUSD: func() *float64 { v := 0.51; return &v }()},
+	} {
+		_, err := svc.Create(context.Background(), "t", user, in, false)
+		ae, ok := apperr.As(err)
+		require.True(t, ok, field)
+		assert.Equal(t, apperr.EINVALID, ae.Code, field)
+		assert.Equal(t, field, ae.Field)
+	}
+	_, err := svc.Create(context.Background(), "t", user, CreateInput{Assignee: "luke", Title: string(big)}, false)
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+	assert.Empty(t, st.tasks, "invalid input writes nothing")
+}
+
+func TestCreateDefaultsToTheProductLimits(t *testing.T) {
+	svc, _ := newFake()
+	tk, err := svc.Create(context.Background(), "t", user, CreateInput{Assignee: "luke", Title: "Summarize"}, false)
+	require.NoError(t, err)
+	assert.Equal(t, 4000, tk.Budgets.MaxTokens)
+	assert.Equal(t, 10, tk.Budgets.MaxToolCalls)
+	assert.Equal(t, 120, tk.Budgets.TimeoutSeconds)
+	assert.Equal(t, 0.50, tk.CostCapUSD)
+	assert.Equal(t, Queued, tk.Status)
+	assert.Equal(t, tk.ID, tk.RootID)
+	assert.Equal(t, 0, tk.Depth, "a user's task is the root at depth 0")
+	assert.Equal(t, []string{"luke"}, tk.Chain)
+}
+
+func TestRejectionsMapToTheirCodes(t *testing.T) {
+	svc, st := newFake()
+	ctx := context.Background()
+	st.fail = ItemSlot
+	_, err := svc.Create(ctx, "t", user, CreateInput{Assignee: "luke", Title: "x"}, false)
+	ae, _ := apperr.As(err)
+	require.NotNil(t, ae)
+	assert.Equal(t, apperr.ELIMIT, ae.Code)
+	assert.Equal(t, ReasonConcurrency, ae.Reason)
+
+	st.fail = ItemAssignee
+	_, err = svc.Create(ctx, "t", user, CreateInput{Assignee: "dana", Title: "x"}, false)
+	ae, _ = apperr.As(err)
+	require.NotNil(t, ae)
+	assert.Equal(t, ReasonUnavailable, ae.Reason)
+	_, err = svc.Create(ctx, "t", user, CreateInput{Assignee: "nobody", Title: "x"}, false)
+	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(err))
+
+	st.fail = ItemParent
+	st.tasks["deep"] = Task{ID: "deep", RootID: "root", Status: Running, Depth: 3, Chain: []string{"a", "b", "c", "dana"}, Assignee: "dana"}
+	_, err = svc.Create(ctx, "t", user, CreateInput{Assignee: "luke", ParentID: "deep", Title: "x"}, false)
+	ae, _ = apperr.As(err)
+	require.NotNil(t, ae)
+	assert.Equal(t, apperr.EREJECTED, ae.Code)
+	assert.Equal(t, ReasonDepth, ae.Reason)
+
+	st.fail = ItemRoot
+	st.tasks["mid"] = Task{ID: "mid", RootID: "root", Status: Running, Depth: 1, Chain: []string{"a", "dana"}, Assignee: "dana"}
+	_, err = svc.Create(ctx, "t", user, CreateInput{Assignee: "luke", ParentID: "mid", Title: "x"}, false)
+	ae, _ = apperr.As(err)
+	require.NotNil(t, ae)
+	assert.Equal(t, ReasonBudget, ae.Reason)
+}
+
+func TestInvalidTransitionNamesTheCurrentStatus(t *testing.T) {
+	svc, st := newFake()
+	st.tasks["done"] = Task{ID: "done", Status: Completed, Assignee: "luke", Chain: []string{"luke"}}
+	_, err := svc.Cancel(context.Background(), "t", "done", "user:k", "x")
+	ae, _ := apperr.As(err)
+	require.NotNil(t, ae)
+	assert.Equal(t, apperr.ECONFLICT, ae.Code)
+	assert.Equal(t, "completed", ae.Details["status"])
+	assert.Equal(t, Completed, st.tasks["done"].Status)
+}
+
+func TestCauseMessage(t *testing.T) {
+	assert.Equal(t, "model error", causeMessage(`{"errorMessage":"model error","errorType":"ModelFailed"}`))
+	assert.Equal(t, "plain cause", causeMessage("plain cause"))
+}
+
+func TestExecutionNames(t *testing.T) {
+	assert.Equal(t, "task_1", executionName(Task{ID: "task_1", Runs: 1}))
+	assert.Equal(t, "task_1-r2", executionName(Task{ID: "task_1", Runs: 2}))
+}
