@@ -312,7 +312,10 @@ func TestSweeperEndsTasksWhoseExecutionIsGone(t *testing.T) {
 	svc, c := taskService(t, e)
 	ctx := context.Background()
 
-	created, err := svc.Create(ctx, team, user, executed(team, "sloth", "Orphaned work", 1), false)
+	// The sweeper runs on a clock moved past the deadline, so the real
+	// deadline can be far enough away that the worker is still blocked
+	// while the test looks.
+	created, err := svc.Create(ctx, team, user, executed(team, "sloth", "Orphaned work", 10), false)
 	require.NoError(t, err)
 	var running tasks.Task
 	require.Eventually(t, func() bool {
