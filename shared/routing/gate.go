@@ -1,0 +1,260 @@
+package routing
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+)
+
+// The ExpertGate's signal weights (they sum to 1).
+const (
+	WeightSkill       = 0.40
+	WeightPerformance = 0.25
+	WeightPersonality = 0.20
+	WeightLoad        = 0.15
+)
+
+// Past performance: ratings of queries whose cosine similarity to this one
+// is above SimilarQuery, within PerformanceWindow; agents without any get
+// NeutralPerformance so a new agent is neither favoured nor buried.
+const (
+	NeutralPerformance = 0.7
+	SimilarQuery       = 0.8
+	PerformanceWindow  = 30 * 24 * time.Hour
+)
+
+// Load: what counts as a full agent. Five concurrent tasks is the product's
+// per-agent limit; twenty open conversations and ten seconds per reply are
+// where an agent is considered saturated or slow.
+const (
+	TaskCapacity         = 5
+	ConversationCapacity = 20
+	SlowLatencyMS        = 10000
+)
+
+// Load is an agent's current work.
+type Load struct {
+	ActiveTasks         int     `json:"active_tasks"`
+	ActiveConversations int     `json:"active_conversations"`
+	LatencyMS           float64 `json:"latency_ms"`
+}
+
+// Rating is one feedback rating of an agent's reply, with the query it
+// answered.
+type Rating struct {
+	Agent  string
+	Rating int // 1–5
+	Query  string
+	At     time.Time
+	vec    *sparse
+}
+
+// vector is computed once per rating and kept: the gate function scores
+// many queries against the same cached ratings.
+func (r *Rating) vector() sparse {
+	if r.vec == nil {
+		v := toSparse(TermVector(r.Query))
+		r.vec = &v
+	}
+	return *r.vec
+}
+
+// Embedder turns texts into dense vectors. It is optional: with one, skill
+// match blends TF-IDF with embedding similarity (see Index.Embed).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float64, error)
+}
+
+// Embed computes the embeddings of the index's skill documents.
+func (ix *Index) Embed(ctx context.Context, e Embedder) error {
+	texts := make([]string, len(ix.docs))
+	for i, d := range ix.docs {
+		texts[i] = d.text
+	}
+	out, err := e.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	if len(out) != len(texts) {
+		return fmt.Errorf("embedder returned %d vectors for %d texts", len(out), len(texts))
+	}
+	ix.docEmbeddings = out
+	return nil
+}
+
+// Signals are the inputs of one scoring beyond the index.
+type Signals struct {
+	Loads   map[string]Load
+	Ratings []Rating
+	Now     time.Time
+	// QueryEmbedding is used when the index has embeddings.
+	QueryEmbedding []float64
+}
+
+// ExpertScore is one agent's score with its per-signal breakdown.
+type ExpertScore struct {
+	AgentSlug       string   `json:"agent_slug"`
+	AgentName       string   `json:"agent_name"`
+	SkillMatch      float64  `json:"skill_match"`
+	PastPerformance float64  `json:"past_performance"`
+	PersonalityFit  float64  `json:"personality_fit"`
+	LoadBalance     float64  `json:"load_balance"`
+	Overall         float64  `json:"overall"`
+	MatchingSkills  []string `json:"matching_skills"`
+	Explanation     string   `json:"explanation"`
+	// RatedSimilar is how many ratings of similar queries fed past performance.
+	RatedSimilar int `json:"rated_similar"`
+	// Label is the agent's primary skill, for attributions ("code review").
+	Label string `json:"label,omitempty"`
+	// Explicit: a keyword of a matching skill is in the query.
+	Explicit bool `json:"-"`
+	Override bool `json:"-"`
+}
+
+// Overall is the weighted sum of the four signals.
+func Overall(skill, perf, fit, load float64) float64 {
+	return round3(WeightSkill*skill + WeightPerformance*perf + WeightPersonality*fit + WeightLoad*load)
+}
+
+// Score rates every indexed agent for text on the four signals and returns
+// the scores sorted best first (ties: skill match, then slug).
+func (ix *Index) Score(text string, sig Signals) []ExpertScore {
+	q := ix.prepare(text, sig.QueryEmbedding)
+	style := StyleOf(text)
+	perf := ix.performance(q, sig)
+	out := make([]ExpertScore, 0, len(ix.agents))
+	for ai := range ix.agents {
+		a := &ix.agents[ai].agent
+		skill, hits := ix.agentSkills(q, ai)
+		s := ExpertScore{AgentSlug: a.Slug, AgentName: a.Name, Label: ix.agents[ai].label, MatchingSkills: []string{}}
+		for _, h := range hits {
+			s.MatchingSkills = append(s.MatchingSkills, h.Name)
+			s.Explicit = s.Explicit || h.Explicit
+			s.Override = s.Override || (h.Explicit && h.Override)
+		}
+		s.SkillMatch = round3(skill)
+		p, ok := perf[a.Slug]
+		s.PastPerformance, s.RatedSimilar = NeutralPerformance, p.n
+		if ok && p.n > 0 {
+			s.PastPerformance = round3(p.sum / float64(p.n))
+		}
+		s.PersonalityFit = round3(PersonalityFit(style, a.Personality))
+		l := sig.Loads[a.Slug]
+		s.LoadBalance = round3(LoadBalance(l))
+		s.Overall = Overall(s.SkillMatch, s.PastPerformance, s.PersonalityFit, s.LoadBalance)
+		s.Explanation = explain(s, l)
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Overall != out[j].Overall {
+			return out[i].Overall > out[j].Overall
+		}
+		if out[i].SkillMatch != out[j].SkillMatch {
+			return out[i].SkillMatch > out[j].SkillMatch
+		}
+		return out[i].AgentSlug < out[j].AgentSlug
+	})
+	return out
+}
+
+type perfAcc struct {
+	sum float64
+	n   int
+}
+
+// performance averages the ratings (mapped 1–5 → 0–1) of similar queries in
+// the window, per agent.
+func (ix *Index) performance(q query, sig Signals) map[string]perfAcc {
+	out := map[string]perfAcc{}
+	if len(sig.Ratings) == 0 {
+		return out
+	}
+	qv := toSparse(TermVector(q.text))
+	since := sig.Now.Add(-PerformanceWindow)
+	for i := range sig.Ratings {
+		r := &sig.Ratings[i]
+		if r.Rating < 1 || r.Rating > 5 || (!sig.Now.IsZero() && r.At.Before(since)) {
+			continue
+		}
+		if sparseCosine(qv, r.vector()) <= SimilarQuery {
+			continue
+		}
+		acc := out[r.Agent]
+		acc.sum += float64(r.Rating-1) / 4
+		acc.n++
+		out[r.Agent] = acc
+	}
+	return out
+}
+
+// LoadBalance is 1 for an idle agent and falls with active tasks (half the
+// weight), open conversations (0.3) and recent reply latency (0.2).
+func LoadBalance(l Load) float64 {
+	task := min(1, float64(l.ActiveTasks)/TaskCapacity)
+	conv := min(1, float64(l.ActiveConversations)/ConversationCapacity)
+	lat := min(1, l.LatencyMS/SlowLatencyMS)
+	return clamp01(1 - (0.5*task + 0.3*conv + 0.2*lat))
+}
+
+// explain writes the one-line reason of a score. It is built with
+// strconv rather than fmt: the gate explains every agent of the team on
+// every message.
+func explain(s ExpertScore, l Load) string {
+	b := make([]byte, 0, 160)
+	switch {
+	case s.SkillMatch >= 0.6:
+		b = append(b, "strong skill match ("...)
+		b = appendJoin(b, s.MatchingSkills)
+		b = append(b, ')')
+	case s.SkillMatch > 0:
+		b = append(b, "partial skill match ("...)
+		b = appendJoin(b, s.MatchingSkills)
+		b = append(b, ')')
+	default:
+		b = append(b, "no matching skill"...)
+	}
+	if s.RatedSimilar > 0 {
+		b = append(b, "; rated "...)
+		b = strconv.AppendFloat(b, s.PastPerformance, 'f', 2, 64)
+		b = append(b, " on "...)
+		b = strconv.AppendInt(b, int64(s.RatedSimilar), 10)
+		b = append(b, " similar queries"...)
+	} else {
+		b = append(b, "; no rated history (neutral)"...)
+	}
+	b = append(b, "; style fit "...)
+	b = strconv.AppendFloat(b, s.PersonalityFit, 'f', 2, 64)
+	b = append(b, "; load "...)
+	b = strconv.AppendFloat(b, s.LoadBalance, 'f', 2, 64)
+	b = append(b, " ("...)
+	b = strconv.AppendInt(b, int64(l.ActiveTasks), 10)
+	b = append(b, " tasks, "...)
+	b = strconv.AppendInt(b, int64(l.ActiveConversations), 10)
+	b = append(b, " conversations)"...)
+	return string(b)
+}
+
+func appendJoin(b []byte, list []string) []byte {
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, s...)
+	}
+	return b
+}
+
+// Candidates returns the active agents of list (the gate scores only those).
+func Candidates(list []agents.Agent) []agents.Agent {
+	out := make([]agents.Agent, 0, len(list))
+	for _, a := range list {
+		if a.Status == agents.StatusActive {
+			out = append(out, a)
+		}
+	}
+	return out
+}

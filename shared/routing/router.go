@@ -1,0 +1,108 @@
+package routing
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+)
+
+// Reasons a decision gives.
+const (
+	ReasonMention  = "user_mention"
+	ReasonSkill    = "skill_match"
+	ReasonCurrent  = "current_agent"
+	ReasonDefault  = "default"
+	ReasonDirect   = "direct"
+	ReasonGate     = "expert_gate"
+	ReasonFallback = "fallback"
+)
+
+// MinSkillMatch is the skill match the baseline router needs to keep the
+// current agent or to switch to another one.
+const MinSkillMatch = 0.35
+
+var (
+	mentionRE = regexp.MustCompile(`(?:^|[^\w@])@([a-z][a-z0-9-]{1,38}[a-z0-9])\b`)
+	// "go back to Kyra", "switch to Luke", "let Dana answer", "ask Sage".
+	phraseRE = regexp.MustCompile(`(?i)\b(?:go back to|back to|switch (?:back )?to|hand (?:it |this )?(?:back )?(?:over )?to|talk to|let me talk to|ask|let)\s+([A-Za-z][\w-]*)`)
+)
+
+// Mention returns the active agent a message addresses: an @slug (the
+// first one naming an active agent), or a phrase such as "go back to Kyra"
+// naming one by name or slug. "" when none.
+func Mention(text string, active []agents.Agent) string {
+	bySlug := map[string]string{}
+	byName := map[string]string{}
+	for _, a := range active {
+		bySlug[a.Slug] = a.Slug
+		byName[strings.ToLower(a.Name)] = a.Slug
+	}
+	for _, m := range mentionRE.FindAllStringSubmatch(strings.ToLower(text), -1) {
+		if s, ok := bySlug[m[1]]; ok {
+			return s
+		}
+	}
+	for _, m := range phraseRE.FindAllStringSubmatch(text, -1) {
+		w := strings.ToLower(m[1])
+		if s, ok := bySlug[w]; ok {
+			return s
+		}
+		if s, ok := byName[w]; ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// Decision is the baseline router's choice.
+type Decision struct {
+	Agent          string   `json:"agent"`
+	Confidence     float64  `json:"confidence"`
+	Reason         string   `json:"reason"`
+	MatchingSkills []string `json:"matching_skills"`
+}
+
+// Route is the baseline AgentRouter: an @mention wins; otherwise the
+// current agent stays if its skills match (unless another agent's skill
+// explicitly matches and overrides continuity); otherwise the best skill
+// match; otherwise the team's default agent.
+func (ix *Index) Route(text, current, defaultAgent string) Decision {
+	if m := Mention(text, ix.Agents()); m != "" {
+		return Decision{Agent: m, Confidence: 1, Reason: ReasonMention, MatchingSkills: []string{}}
+	}
+	q := ix.prepare(text, nil)
+	var best, cur *Decision
+	override := false
+	for ai := range ix.agents {
+		a := ix.agents[ai].agent
+		score, hits := ix.agentSkills(q, ai)
+		d := Decision{Agent: a.Slug, Confidence: round3(score), Reason: ReasonSkill, MatchingSkills: []string{}}
+		for _, h := range hits {
+			d.MatchingSkills = append(d.MatchingSkills, h.Name)
+			if h.Explicit && h.Override && a.Slug != current {
+				override = true
+			}
+		}
+		if a.Slug == current {
+			d.Reason = ReasonCurrent
+			cur = &d
+		}
+		if best == nil || d.Confidence > best.Confidence {
+			dd := d
+			dd.Reason = ReasonSkill
+			best = &dd
+		}
+	}
+	if cur != nil && cur.Confidence >= MinSkillMatch && !(override && best.Agent != current) {
+		return *cur
+	}
+	if best != nil && best.Confidence >= MinSkillMatch {
+		return *best
+	}
+	conf := 0.0
+	if best != nil {
+		conf = best.Confidence
+	}
+	return Decision{Agent: defaultAgent, Confidence: conf, Reason: ReasonDefault, MatchingSkills: []string{}}
+}

@@ -1,0 +1,129 @@
+package routing
+
+import (
+	"fmt"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+)
+
+// Strategy says how many agents answer and how their replies combine.
+type Strategy string
+
+// Strategies.
+const (
+	Top1     Strategy = "top_1"    // the best agent answers
+	TopK     Strategy = "top_k"    // k agents answer in parallel, the best reply is kept
+	Ensemble Strategy = "ensemble" // every agent above the threshold answers, replies are aggregated
+	Cascade  Strategy = "cascade"  // agents are tried in score order until one succeeds
+	// Direct is logged when collaboration is off: the conversation's agent
+	// answers without routing. Mention marks an @mention that decided.
+	Direct    Strategy = "direct"
+	Mentioned Strategy = "mention"
+	// Router is the baseline AgentRouter (expert gate off).
+	Router Strategy = "router"
+)
+
+// Selection defaults and bounds.
+const (
+	DefaultThreshold = 0.6
+	DefaultK         = 3
+	MaxK             = 5
+	// MaxEnsemble caps how many agents one ENSEMBLE reply may cost.
+	MaxEnsemble = 5
+)
+
+// ParseStrategy validates a requested strategy ("" is TOP_1).
+func ParseStrategy(s string) (Strategy, error) {
+	switch Strategy(s) {
+	case "":
+		return Top1, nil
+	case Top1, TopK, Ensemble, Cascade:
+		return Strategy(s), nil
+	}
+	return "", apperr.Invalid("strategy", "strategy must be top_1, top_k, ensemble or cascade")
+}
+
+// Multi reports whether the strategy needs the ensemble flag.
+func (s Strategy) Multi() bool { return s == TopK || s == Ensemble }
+
+// Selection is the ExpertSelector's result.
+type Selection struct {
+	Strategy Strategy `json:"strategy"`
+	// Requested is the strategy asked for when it was downgraded (ensemble
+	// flag off).
+	Requested  Strategy `json:"requested_strategy,omitempty"`
+	Agents     []string `json:"selected_agents"`
+	Confidence float64  `json:"confidence"`
+	Threshold  float64  `json:"confidence_threshold"`
+	Fallback   bool     `json:"fallback_used"`
+	// Note is said to the user when the default agent stands in.
+	Note string `json:"note,omitempty"`
+}
+
+// SelectOptions configure one selection.
+type SelectOptions struct {
+	Strategy     Strategy
+	K            int
+	Threshold    float64
+	DefaultAgent string
+	// EnsembleEnabled is the ensemble feature flag: off downgrades TOP_K
+	// and ENSEMBLE to TOP_1.
+	EnsembleEnabled bool
+}
+
+// Select applies the strategy to scores sorted best first. A best score at
+// or above the threshold passes; below it the default agent answers alone
+// and the selection says so (every strategy, ENSEMBLE included).
+func Select(scores []ExpertScore, o SelectOptions) Selection {
+	if o.K <= 0 {
+		o.K = DefaultK
+	}
+	o.K = min(o.K, MaxK)
+	sel := Selection{Strategy: o.Strategy, Threshold: o.Threshold}
+	if sel.Strategy == "" {
+		sel.Strategy = Top1
+	}
+	if sel.Strategy.Multi() && !o.EnsembleEnabled {
+		sel.Requested, sel.Strategy = sel.Strategy, Top1
+	}
+	if len(scores) == 0 || scores[0].Overall < o.Threshold {
+		sel.Fallback = true
+		sel.Agents = []string{o.DefaultAgent}
+		best := "no agent"
+		if len(scores) > 0 {
+			sel.Confidence = scores[0].Overall
+			best = fmt.Sprintf("best was %s at %.2f", scores[0].AgentName, scores[0].Overall)
+		}
+		if o.DefaultAgent == "" && len(scores) > 0 {
+			sel.Agents = []string{scores[0].AgentSlug}
+		}
+		sel.Note = fmt.Sprintf("No specialist matched this confidently (%s, below the %.2f threshold), so the team's default agent is answering.", best, o.Threshold)
+		return sel
+	}
+	sel.Confidence = scores[0].Overall
+	switch sel.Strategy {
+	case Top1:
+		sel.Agents = []string{scores[0].AgentSlug}
+	case TopK:
+		sel.Agents = slugs(scores[:min(o.K, len(scores))])
+	case Ensemble:
+		n := 0
+		for n < len(scores) && n < MaxEnsemble && scores[n].Overall >= o.Threshold {
+			n++
+		}
+		sel.Agents = slugs(scores[:n])
+	case Cascade:
+		// Ordered by score; bounded by k so a failing chain stays within
+		// the API's 30 s.
+		sel.Agents = slugs(scores[:min(o.K, len(scores))])
+	}
+	return sel
+}
+
+func slugs(s []ExpertScore) []string {
+	out := make([]string, len(s))
+	for i := range s {
+		out[i] = s[i].AgentSlug
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package routing
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+)
+
+// Style places a message on the same three 0–1 scales as an agent's
+// personality. It is a lexical classifier (markers of formality, humour and
+// technical content): deterministic, microseconds per message, and good
+// enough to prefer a playful writer for a playful question.
+type Style struct {
+	Formality      float64 `json:"formality"`
+	Humor          float64 `json:"humor"`
+	TechnicalDepth float64 `json:"technical_depth"`
+}
+
+var (
+	formalMarkers = wordSet(`please kindly would could regards dear sincerely appreciate request assistance
+		therefore however furthermore regarding`)
+	casualMarkers = wordSet(`hey yo gonna wanna gotta pls plz thx lol haha hahaha lmao omg btw tbh kinda sorta dunno cool awesome yeah yep nope`)
+	humorMarkers  = wordSet(`lol haha hahaha lmao rofl joke jokes funny fun hilarious silly pun puns meme witty playful`)
+	// technical vocabulary: enough software, data and security words to
+	// tell a technical question from a conversational one.
+	techMarkers = wordSet(`api apis sql database query queries index schema code function functions method class
+		bug bugs error exception stack trace latency throughput cache kubernetes docker lambda dynamodb
+		aws cloud server servers endpoint http https json yaml regex algorithm complexity thread threads
+		concurrency race deadlock memory cpu compile compiler runtime deploy deployment pipeline ci cd
+		microservice microservices architecture scalability refactor refactoring test tests unit integration
+		vulnerability xss injection encryption auth oauth jwt token tokens secret secrets tls ssl
+		python go golang java javascript typescript rust react node git merge branch commit pull request
+		statistics regression metric metrics dataset datasets model models tensor gpu vector embedding`)
+)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// StyleOf classifies a message.
+func StyleOf(text string) Style {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
+	})
+	st := Style{Formality: 0.5, Humor: 0.15, TechnicalDepth: 0.1}
+	if len(words) == 0 {
+		return st
+	}
+	var formal, casual, funny, tech int
+	for _, w := range words {
+		if formalMarkers[w] {
+			formal++
+		}
+		if casualMarkers[w] {
+			casual++
+		}
+		if humorMarkers[w] {
+			funny++
+		}
+		if techMarkers[w] {
+			tech++
+		}
+		if strings.Contains(w, "'") {
+			casual++ // contractions read informal
+		}
+	}
+	// Code-like tokens (snake_case, dotted.names, calls) are technical.
+	for _, f := range strings.Fields(text) {
+		if strings.ContainsAny(f, "_(){}[];=<>") || (strings.Count(f, ".") == 1 && !strings.HasSuffix(f, ".") && len(f) > 3) {
+			tech++
+		}
+	}
+	for _, r := range text {
+		if r > 0x2190 && !unicode.IsLetter(r) && !unicode.IsPunct(r) { // arrows, symbols and emoji
+			funny++
+			casual++
+		}
+	}
+	excl := strings.Count(text, "!")
+	if excl > 1 {
+		funny++
+		casual++
+	}
+	if first := []rune(strings.TrimSpace(text)); len(first) > 0 && unicode.IsLower(first[0]) {
+		casual++
+	}
+	st.Formality = clamp01(0.5 + 0.15*float64(formal) - 0.15*float64(casual))
+	st.Humor = clamp01(0.15 + 0.25*float64(funny))
+	st.TechnicalDepth = clamp01(0.1 + 0.3*float64(tech))
+	return st
+}
+
+// PersonalityFit is 1 minus the weighted distance between the message's
+// style and the agent's personality; technical depth weighs most because a
+// mismatch there makes the answer too shallow or too dense.
+func PersonalityFit(s Style, p agents.Personality) float64 {
+	d := 0.3*abs(s.Formality-p.Formality) + 0.2*abs(s.Humor-p.Humor) + 0.5*abs(s.TechnicalDepth-p.TechnicalDepth)
+	return clamp01(1 - d)
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
