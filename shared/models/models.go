@@ -1,7 +1,8 @@
 // Package models is the one port through which agents answer (architecture
-// decision 6). Adapters: the deterministic local model here; Amazon Bedrock
-// Converse and OpenAI-compatible endpoints arrive with the routing work. Every
-// call reports token counts so budgets and costs are enforced on real numbers.
+// decision 6). Adapters: the deterministic local model (make run and
+// tests), Amazon Bedrock Converse (bedrock.go) and OpenAI-compatible
+// endpoints (openai.go); Switch picks one per agent by provider. Every call
+// reports token counts so budgets and costs are enforced on real numbers.
 package models
 
 import (
@@ -19,12 +20,26 @@ import (
 type Message struct {
 	Role    string // "user", "assistant" or "tool"
 	Content string
+	// ToolCalls are what an assistant turn asked for; ToolCallID links a
+	// "tool" turn to its call. Providers need both to accept a tool result.
+	ToolCalls  []ToolCall
+	ToolCallID string
 }
 
-// Tool is a function the model may call.
+// Tool is a function the model may call. Schema is its JSON Schema input
+// (an empty object schema when nil).
 type Tool struct {
 	Name        string
 	Description string
+	Schema      map[string]any
+}
+
+// InputSchema returns the tool's schema or the empty object schema.
+func (t Tool) InputSchema() map[string]any {
+	if t.Schema != nil {
+		return t.Schema
+	}
+	return map[string]any{"type": "object", "properties": map[string]any{}}
 }
 
 // ToolCall is the model asking for a tool.
@@ -44,8 +59,13 @@ type Request struct {
 	// Script drives the local model (see agents.Model.Script); other
 	// adapters ignore it.
 	Script string
-	// Skills give the local model something to say in the agent's voice.
-	Skills []string
+	// Skills give the local model something to say in the agent's voice;
+	// SkillNotes are their descriptions and Agent the agent's name.
+	Skills     []string
+	SkillNotes []string
+	Agent      string
+	// Provider picks the adapter in a Switch ("" is the default one).
+	Provider string
 }
 
 // Response is the model's answer.
@@ -55,6 +75,9 @@ type Response struct {
 	InputTokens  int
 	OutputTokens int
 	ModelID      string
+	// Refused: the provider declined to answer (content filter, guardrail);
+	// a CASCADE moves on to the next agent.
+	Refused bool
 }
 
 // Model answers requests.
@@ -75,6 +98,7 @@ var ErrModel = errors.New("model error")
 //	tokens:N   the answer reports N output tokens
 //	delegate:S the first call delegates the task's instructions to agent S
 //	           (delegate_task), then it answers with the result
+//	refuse     the answer is a refusal (as a provider's content filter)
 type Local struct{}
 
 var _ Model = Local{}
@@ -109,6 +133,9 @@ func (Local) Converse(ctx context.Context, req Request) (Response, error) {
 	case "timeout":
 		<-ctx.Done()
 		return Response{}, ctx.Err()
+	case "refuse":
+		resp.Text, resp.Refused, resp.OutputTokens = "I can't help with that.", true, 6
+		return resp, nil
 	case "delegate":
 		if toolResults(req) == 0 && hasTool(req, "delegate_task") {
 			last := lastUser(req)
@@ -187,30 +214,51 @@ func clip(s string, n int) string {
 	return string(r)
 }
 
-// answer composes a reply from the last user message and the skills, picked
-// by a hash so it is stable for a given input.
+// answer composes a reply in the agent's voice from the last user message
+// and the agent's skills; the opener is picked by a hash so the answer is
+// stable for a given input. The closing sentence is the same for every
+// agent, which is what an aggregator must deduplicate.
 func answer(req Request) string {
-	last := ""
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "user" {
-			last = req.Messages[i].Content
-			break
-		}
-	}
-	skills := append([]string(nil), req.Skills...)
-	sort.Strings(skills)
+	last := lastUser(req)
 	h := fnv.New32a()
-	h.Write([]byte(last))
+	h.Write([]byte(req.Agent + last))
 	openers := []string{"Here is my take.", "Short answer first.", "Let me work through this."}
 	var b strings.Builder
 	b.WriteString(openers[int(h.Sum32())%len(openers)])
-	if len(skills) > 0 {
+	skills := append([]string(nil), req.Skills...)
+	sort.Strings(skills)
+	switch {
+	case req.Agent != "" && len(req.SkillNotes) > 0:
+		fmt.Fprintf(&b, " As %s, from a %s angle: %s.", req.Agent, strings.ReplaceAll(req.Skills[0], "-", " "), strings.TrimSuffix(lowerFirst(req.SkillNotes[0]), "."))
+	case len(skills) > 0:
 		fmt.Fprintf(&b, " Drawing on %s:", strings.Join(skills, ", "))
 	}
 	topic := strings.TrimSpace(last)
 	if len(topic) > 160 {
 		topic = topic[:160] + "…"
 	}
-	fmt.Fprintf(&b, " regarding %q, the key points are scope, risks and next steps.", topic)
+	fmt.Fprintf(&b, " On %q: the key points are scope, risks and next steps.", topic)
 	return b.String()
+}
+
+func lowerFirst(s string) string {
+	r := []rune(s)
+	if len(r) > 1 && r[0] >= 'A' && r[0] <= 'Z' && r[1] >= 'a' && r[1] <= 'z' {
+		r[0] += 'a' - 'A'
+	}
+	return string(r)
+}
+
+// Switch sends each request to the adapter of its Provider, or Default.
+type Switch struct {
+	Default   Model
+	Providers map[string]Model
+}
+
+// Converse implements Model.
+func (s Switch) Converse(ctx context.Context, req Request) (Response, error) {
+	if m, ok := s.Providers[req.Provider]; ok && req.Provider != "" {
+		return m.Converse(ctx, req)
+	}
+	return s.Default.Converse(ctx, req)
 }

@@ -241,7 +241,7 @@ func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...Track
 	}
 	req := models.Request{System: systemPrompt(a, p), MaxTokens: b.MaxTokens, Messages: []models.Message{{Role: "user", Content: p.Instructions}}}
 	if a.Model != nil {
-		req.ModelID, req.Script = a.Model.ID, a.Model.Script
+		req.ModelID, req.Script, req.Provider = a.Model.ID, a.Model.Script, a.Model.Provider
 	}
 	for _, s := range a.Skills {
 		req.Skills = append(req.Skills, s.Name)
@@ -285,7 +285,7 @@ func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...Track
 			if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
 				return res, notRunnable(p, err)
 			}
-			req.Messages = append(req.Messages, models.Message{Role: "assistant", Content: "calling " + call.Name}, models.Message{Role: "tool", Content: out})
+			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}}, models.Message{Role: "tool", Content: out, ToolCallID: call.ID})
 		}
 	}
 }

@@ -1,0 +1,135 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	brtypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+)
+
+// ConverseAPI is the part of the Bedrock runtime client the adapter uses.
+type ConverseAPI interface {
+	Converse(context.Context, *bedrockruntime.ConverseInput, ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+}
+
+// Bedrock answers through the Amazon Bedrock Converse API, with tool use.
+type Bedrock struct {
+	Client ConverseAPI
+	// DefaultModelID is used when a request names none.
+	DefaultModelID string
+}
+
+var _ Model = Bedrock{}
+
+// Converse implements Model.
+func (b Bedrock) Converse(ctx context.Context, req Request) (Response, error) {
+	modelID := req.ModelID
+	if modelID == "" {
+		modelID = b.DefaultModelID
+	}
+	in := &bedrockruntime.ConverseInput{ModelId: aws.String(modelID), Messages: bedrockMessages(req.Messages)}
+	if req.System != "" {
+		in.System = []brtypes.SystemContentBlock{&brtypes.SystemContentBlockMemberText{Value: req.System}}
+	}
+	if req.MaxTokens > 0 {
+		in.InferenceConfig = &brtypes.InferenceConfiguration{MaxTokens: aws.Int32(int32(req.MaxTokens))}
+	}
+	if len(req.Tools) > 0 {
+		tc := &brtypes.ToolConfiguration{}
+		for _, t := range req.Tools {
+			tc.Tools = append(tc.Tools, &brtypes.ToolMemberToolSpec{Value: brtypes.ToolSpecification{
+				Name: aws.String(t.Name), Description: aws.String(t.Description),
+				InputSchema: &brtypes.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(t.InputSchema())},
+			}})
+		}
+		in.ToolConfig = tc
+	}
+	out, err := b.Client.Converse(ctx, in)
+	if err != nil {
+		return Response{}, bedrockError(err)
+	}
+	resp := Response{ModelID: modelID}
+	if out.Usage != nil {
+		resp.InputTokens, resp.OutputTokens = int(aws.ToInt32(out.Usage.InputTokens)), int(aws.ToInt32(out.Usage.OutputTokens))
+	}
+	if msg, ok := out.Output.(*brtypes.ConverseOutputMemberMessage); ok {
+		for _, block := range msg.Value.Content {
+			switch c := block.(type) {
+			case *brtypes.ContentBlockMemberText:
+				resp.Text += c.Value
+			case *brtypes.ContentBlockMemberToolUse:
+				input := "{}"
+				if c.Value.Input != nil {
+					if raw, err := c.Value.Input.MarshalSmithyDocument(); err == nil {
+						input = string(raw)
+					}
+				}
+				resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: aws.ToString(c.Value.ToolUseId), Name: aws.ToString(c.Value.Name), Input: input})
+			}
+		}
+	}
+	switch out.StopReason {
+	case brtypes.StopReasonGuardrailIntervened, brtypes.StopReasonContentFiltered:
+		resp.Refused = true
+	}
+	return resp, nil
+}
+
+// bedrockMessages maps the conversation to Converse messages: tool calls
+// become toolUse blocks, tool results toolResult blocks in a user turn, and
+// consecutive turns of one role are merged (Converse requires alternation).
+func bedrockMessages(msgs []Message) []brtypes.Message {
+	var out []brtypes.Message
+	for _, m := range msgs {
+		role := brtypes.ConversationRoleUser
+		var blocks []brtypes.ContentBlock
+		switch m.Role {
+		case "assistant":
+			role = brtypes.ConversationRoleAssistant
+			if m.Content != "" {
+				blocks = append(blocks, &brtypes.ContentBlockMemberText{Value: m.Content})
+			}
+			for _, c := range m.ToolCalls {
+				var input any = map[string]any{}
+				_ = json.Unmarshal([]byte(c.Input), &input)
+				blocks = append(blocks, &brtypes.ContentBlockMemberToolUse{Value: brtypes.ToolUseBlock{
+					ToolUseId: aws.String(c.ID), Name: aws.String(c.Name), Input: document.NewLazyDocument(input)}})
+			}
+		case "tool":
+			blocks = append(blocks, &brtypes.ContentBlockMemberToolResult{Value: brtypes.ToolResultBlock{
+				ToolUseId: aws.String(m.ToolCallID),
+				Content:   []brtypes.ToolResultContentBlock{&brtypes.ToolResultContentBlockMemberText{Value: m.Content}}}})
+		default:
+			blocks = append(blocks, &brtypes.ContentBlockMemberText{Value: m.Content})
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			continue
+		}
+		out = append(out, brtypes.Message{Role: role, Content: blocks})
+	}
+	return out
+}
+
+// bedrockError maps a provider failure to ErrModel, keeping the service's
+// error code (ThrottlingException, ModelTimeoutException, …) in the message
+// and context errors as they are.
+func bedrockError(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return fmt.Errorf("%w: bedrock %s: %s", ErrModel, api.ErrorCode(), api.ErrorMessage())
+	}
+	return fmt.Errorf("%w: bedrock: %v", ErrModel, err)
+}

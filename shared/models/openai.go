@@ -1,0 +1,156 @@
+package models
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// OpenAI answers through an OpenAI-compatible chat completions endpoint
+// (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM, …), with tool calls.
+type OpenAI struct {
+	// BaseURL is the API root, e.g. https://api.openai.com/v1.
+	BaseURL string
+	APIKey  string
+	// DefaultModelID is used when a request names none.
+	DefaultModelID string
+	HTTP           *http.Client
+}
+
+var _ Model = OpenAI{}
+
+type oaiMessage struct {
+	Role       string        `json:"role"`
+	Content    *string       `json:"content"`
+	ToolCalls  []oaiToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+}
+
+type oaiToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type oaiTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitempty"`
+		Parameters  map[string]any `json:"parameters"`
+	} `json:"function"`
+}
+
+type oaiRequest struct {
+	Model     string       `json:"model"`
+	Messages  []oaiMessage `json:"messages"`
+	Tools     []oaiTool    `json:"tools,omitempty"`
+	MaxTokens int          `json:"max_tokens,omitempty"`
+}
+
+type oaiResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message      oaiMessage `json:"message"`
+		FinishReason string     `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	} `json:"error"`
+}
+
+func strPtr(s string) *string { return &s }
+
+// Converse implements Model.
+func (o OpenAI) Converse(ctx context.Context, req Request) (Response, error) {
+	modelID := req.ModelID
+	if modelID == "" {
+		modelID = o.DefaultModelID
+	}
+	body := oaiRequest{Model: modelID, MaxTokens: req.MaxTokens}
+	if req.System != "" {
+		body.Messages = append(body.Messages, oaiMessage{Role: "system", Content: strPtr(req.System)})
+	}
+	for _, m := range req.Messages {
+		om := oaiMessage{Role: m.Role, ToolCallID: m.ToolCallID}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			om.Content = strPtr(m.Content)
+		}
+		for _, c := range m.ToolCalls {
+			tc := oaiToolCall{ID: c.ID, Type: "function"}
+			tc.Function.Name, tc.Function.Arguments = c.Name, c.Input
+			om.ToolCalls = append(om.ToolCalls, tc)
+		}
+		body.Messages = append(body.Messages, om)
+	}
+	for _, t := range req.Tools {
+		ot := oaiTool{Type: "function"}
+		ot.Function.Name, ot.Function.Description, ot.Function.Parameters = t.Name, t.Description, t.InputSchema()
+		body.Tools = append(body.Tools, ot)
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return Response{}, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(o.BaseURL, "/")+"/chat/completions", bytes.NewReader(raw))
+	if err != nil {
+		return Response{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if o.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	client := o.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	hres, err := client.Do(hreq)
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return Response{}, err
+		}
+		return Response{}, fmt.Errorf("%w: openai: %v", ErrModel, err)
+	}
+	defer hres.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(hres.Body, 4<<20))
+	if err != nil {
+		return Response{}, fmt.Errorf("%w: openai: reading the response: %v", ErrModel, err)
+	}
+	var out oaiResponse
+	jsonErr := json.Unmarshal(data, &out)
+	if hres.StatusCode/100 != 2 {
+		msg := strings.TrimSpace(string(data))
+		if jsonErr == nil && out.Error != nil {
+			msg = out.Error.Message
+		}
+		if len(msg) > 300 {
+			msg = msg[:300]
+		}
+		return Response{}, fmt.Errorf("%w: openai HTTP %d: %s", ErrModel, hres.StatusCode, msg)
+	}
+	if jsonErr != nil || len(out.Choices) == 0 {
+		return Response{}, fmt.Errorf("%w: openai: malformed response", ErrModel)
+	}
+	ch := out.Choices[0]
+	resp := Response{ModelID: modelID, InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens, Refused: ch.FinishReason == "content_filter"}
+	if ch.Message.Content != nil {
+		resp.Text = *ch.Message.Content
+	}
+	for _, c := range ch.Message.ToolCalls {
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Input: c.Function.Arguments})
+	}
+	return resp, nil
+}
