@@ -19,20 +19,29 @@ type EnvConfig struct {
 	Retain bool
 	// Flags are feature flags handed to every function as FEATURE_FLAGS.
 	Flags map[string]bool
+	// ModelProvider is the agents' default model adapter (MODEL_PROVIDER):
+	// bedrock in AWS, local for the LocalStack stage (no Bedrock there).
+	ModelProvider string
+	// SynthesisModel writes ENSEMBLE replies (SYNTHESIS_MODEL); empty keeps
+	// the deterministic merge.
+	SynthesisModel string
 }
+
+// tier1 is the balanced model that synthesizes ensemble replies.
+const tier1 = "anthropic.claude-3-5-haiku-20241022-v1:0"
 
 // Environments are the stages Conclave deploys to. Feature flags default to
 // on in dev and off in prod, where they are turned on deliberately.
 var Environments = map[string]EnvConfig{
 	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false,
-		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": true}},
+		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": true}, ModelProvider: "bedrock", SynthesisModel: tier1},
 	"staging": {Name: "staging", MemoryScale: 1, LogRetentionDays: 30, Retain: false,
-		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": false}},
+		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": false}, ModelProvider: "bedrock", SynthesisModel: tier1},
 	"prod": {Name: "prod", MemoryScale: 2, LogRetentionDays: 365, Retain: true,
-		Flags: map[string]bool{"collaboration": false, "expert_gate": false, "ensemble": false}},
+		Flags: map[string]bool{"collaboration": false, "expert_gate": false, "ensemble": false}, ModelProvider: "bedrock", SynthesisModel: tier1},
 	// localstack is the stage deployed by `make localstack-deploy`.
 	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, Account: "000000000000", Region: "us-east-1",
-		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": true}},
+		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": true}, ModelProvider: "local"},
 }
 
 // Lookup returns the configuration of env.

@@ -4,6 +4,7 @@
 package stack
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -131,8 +132,18 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	// machines can reference worker functions without a cycle.
 	common := map[string]*string{
 		app.EnvStage: jsii.String(env.Name), app.EnvTable: st.Table.TableName(), app.EnvBus: st.Bus.EventBusName(),
-		"FEATURE_FLAGS": jsii.String(env.FlagString()),
+		app.EnvFlags: jsii.String(env.FlagString()), app.EnvModelProvider: jsii.String(env.ModelProvider),
 	}
+	if env.SynthesisModel != "" {
+		common[app.EnvSynthesis] = jsii.String(env.SynthesisModel)
+	}
+	// Function names are known before the functions exist (they are
+	// physical names from the manifest), so passing them adds no dependency.
+	fnNames := map[string]string{}
+	for _, f := range manifest.Functions {
+		fnNames[f.Name] = names.Function(f.Name)
+	}
+	common[app.EnvFunctions] = jsii.String(app.EncodePairs(fnNames))
 	for _, f := range manifest.Functions {
 		id := camel(f.Name)
 		logs := awslogs.NewLogGroup(s, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
@@ -165,12 +176,27 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 				st.Table.GrantReadWriteData(fn)
 			case manifest.GrantBusPut:
 				st.Bus.GrantPutEventsTo(fn, nil)
+			case manifest.GrantModels:
+				// Foundation models and the cross-region inference profiles
+				// that front them; Converse is authorized as InvokeModel.
+				fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Actions: jsii.Strings("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"),
+					Resources: jsii.Strings("arn:aws:bedrock:*::foundation-model/*",
+						fmt.Sprintf("arn:aws:bedrock:*:%s:inference-profile/*", *awscdk.Aws_ACCOUNT_ID())),
+				}))
 			}
 		}
 		if f.Trigger == manifest.TriggerSQS {
 			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(st.Queues[f.Queue], &awslambdaeventsources.SqsEventSourceProps{
 				BatchSize: jsii.Number(float64(f.BatchSize)), ReportBatchItemFailures: jsii.Bool(true),
 			}))
+		}
+	}
+
+	// Synchronous calls between functions: exactly the manifest's.
+	for _, f := range manifest.Functions {
+		for _, target := range f.Invokes {
+			st.Functions[target].GrantInvoke(st.Functions[f.Name])
 		}
 	}
 

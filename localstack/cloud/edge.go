@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -256,6 +257,9 @@ func (e *Edge) APIHandler() http.Handler {
 	for _, rt := range manifest.Routes() {
 		routes = append(routes, route{method: rt.Route.Method, parts: strings.Split(strings.Trim(rt.Route.Path, "/"), "/"), key: rt.Route.Key(), function: rt.Function})
 	}
+	// API Gateway picks the most specific route: a literal segment beats a
+	// {param} ("GET /v1/agents/recommend" before "GET /v1/agents/{slug}").
+	sort.SliceStable(routes, func(i, j int) bool { return strings.Count(routes[i].key, "{") < strings.Count(routes[j].key, "{") })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reqID := newRequestID()
 		w.Header().Set("Apigw-Requestid", reqID)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -41,11 +42,25 @@ type Resources struct {
 	StateMachines map[string]string // manifest name → ARN
 }
 
-// AppConfig is the function configuration for these resources.
+// LocalFlags are the feature flags of make run and the tests: everything
+// on, as in dev. FEATURE_FLAGS overrides them (e.g. to try prod's).
+const LocalFlags = "collaboration=true,expert_gate=true,ensemble=true"
+
+// AppConfig is the function configuration for these resources. Models are
+// the deterministic local model unless MODEL_PROVIDER says otherwise.
 func (r Resources) AppConfig() app.Config {
+	fns := map[string]string{}
+	for _, f := range manifest.Functions {
+		fns[f.Name] = r.Names.Function(f.Name)
+	}
+	flags := os.Getenv(app.EnvFlags)
+	if flags == "" {
+		flags = LocalFlags
+	}
 	return app.Config{
 		Stage: r.Names.Stage, TableName: r.Names.Table(), BusName: r.Names.Bus(),
-		StateMachines: r.StateMachines, Queues: r.QueueURLs,
+		StateMachines: r.StateMachines, Queues: r.QueueURLs, Functions: fns,
+		Flags: app.ParseFlags(flags), ModelProvider: os.Getenv(app.EnvModelProvider),
 	}
 }
 

@@ -152,6 +152,10 @@ const (
 	MaxDescription = 2000
 )
 
+// Reserved slugs are literal paths under /v1/agents/ that would shadow
+// an agent of that name.
+var Reserved = map[string]bool{"recommend": true, "experts": true}
+
 // ValidSlug reports whether s is a well-formed slug.
 func ValidSlug(s string) bool { return slugRE.MatchString(s) }
 
@@ -159,6 +163,9 @@ func ValidSlug(s string) bool { return slugRE.MatchString(s) }
 func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Agent, error) {
 	if !ValidSlug(in.Slug) {
 		return Agent{}, apperr.Invalid("slug", "slug must be 3-40 characters of a-z, 0-9 and '-', starting with a letter")
+	}
+	if Reserved[in.Slug] {
+		return Agent{}, apperr.Invalid("slug", "%q is reserved by the API (/v1/agents/%s)", in.Slug, in.Slug)
 	}
 	if in.Status == "" {
 		in.Status = StatusActive
@@ -366,13 +373,13 @@ func validate(a Agent) error {
 			return apperr.Invalid("model.id", "model id must be at most 200 characters")
 		}
 		if m.Script != "" && !ValidScript(m.Script) {
-			return apperr.Invalid("model.script", "script must be one of fail, timeout, tools:N, tokens:N")
+			return apperr.Invalid("model.script", "script must be one of fail, timeout, refuse, tools:N, tokens:N, delegate:<slug>")
 		}
 	}
 	return nil
 }
 
-var scriptRE = regexp.MustCompile(`^(fail|timeout|tools:[0-9]{1,3}|tokens:[0-9]{1,6}|delegate:[a-z][a-z0-9-]{1,31})$`)
+var scriptRE = regexp.MustCompile(`^(fail|timeout|refuse|tools:[0-9]{1,3}|tokens:[0-9]{1,6}|delegate:[a-z][a-z0-9-]{1,31})$`)
 
 // ValidScript reports whether s is a script the local model understands.
 func ValidScript(s string) bool { return scriptRE.MatchString(s) }

@@ -7,15 +7,19 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -24,12 +28,16 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/authorizer"
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/discovery"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/executions"
+	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/recorder"
+	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/teams"
@@ -43,6 +51,13 @@ const (
 	EnvBus           = "EVENT_BUS_NAME"
 	EnvStateMachines = "STATE_MACHINE_ARNS" // name=arn,name=arn
 	EnvQueues        = "QUEUE_URLS"         // name=url,name=url
+	EnvFunctions     = "FUNCTION_NAMES"     // name=physical name (functions it invokes)
+	EnvFlags         = "FEATURE_FLAGS"      // collaboration=true,expert_gate=true,ensemble=false
+	EnvModelProvider = "MODEL_PROVIDER"     // local (default), bedrock or openai
+	EnvModelTiers    = "MODEL_TIERS"        // tier_0=model id,tier_1=…,tier_2=…
+	EnvSynthesis     = "SYNTHESIS_MODEL"    // model id that synthesizes ENSEMBLE replies; empty merges
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
 )
 
 // Config names the resources a function uses.
@@ -52,6 +67,21 @@ type Config struct {
 	BusName       string
 	StateMachines map[string]string
 	Queues        map[string]string
+	Functions     map[string]string
+	Flags         conversations.Flags
+	ModelProvider string
+	Tiers         routing.TierModels
+	Synthesis     string
+	OpenAIBaseURL string
+	OpenAIAPIKey  string
+}
+
+// ParseFlags reads "collaboration=true,expert_gate=true,ensemble=false";
+// missing flags are off (the safe default, as in prod).
+func ParseFlags(s string) conversations.Flags {
+	m := parsePairs(s)
+	on := func(k string) bool { return m[k] == "true" }
+	return conversations.Flags{Collaboration: on("collaboration"), ExpertGate: on("expert_gate"), Ensemble: on("ensemble")}
 }
 
 // ConfigFromEnv reads Config from the environment the CDK app sets.
@@ -62,6 +92,13 @@ func ConfigFromEnv() Config {
 		BusName:       os.Getenv(EnvBus),
 		StateMachines: parsePairs(os.Getenv(EnvStateMachines)),
 		Queues:        parsePairs(os.Getenv(EnvQueues)),
+		Functions:     parsePairs(os.Getenv(EnvFunctions)),
+		Flags:         ParseFlags(os.Getenv(EnvFlags)),
+		ModelProvider: os.Getenv(EnvModelProvider),
+		Tiers:         routing.TierModels(parsePairs(os.Getenv(EnvModelTiers))),
+		Synthesis:     os.Getenv(EnvSynthesis),
+		OpenAIBaseURL: os.Getenv(EnvOpenAIBaseURL),
+		OpenAIAPIKey:  os.Getenv(EnvOpenAIAPIKey),
 	}
 }
 
@@ -101,6 +138,11 @@ type App struct {
 	Agents *agents.Service
 	Tasks  *tasks.Service
 	Model  models.Model
+	// Gate scores in process (the expert-gate function's handler); the
+	// chat and discovery services reach it through Lambda Invoke.
+	Gate          *expertgate.Service
+	Conversations *conversations.Service
+	Discovery     *discovery.Service
 }
 
 // New builds an App from an AWS configuration (loaded once per cold start).
@@ -115,14 +157,46 @@ func New(cfg Config, awsCfg aws.Config, log *slog.Logger) *App {
 		SQS:    sqs.NewFromConfig(awsCfg),
 		Teams:  teams.NewService(store),
 		Agents: agents.NewService(store),
-		Model:  models.Local{},
 	}
+	a.Model = newModel(cfg, awsCfg)
+	tiers := cfg.Tiers
+	if len(tiers) == 0 {
+		tiers = routing.DefaultTierModels
+	}
+	a.Gate = &expertgate.Service{Source: store, Tiers: tiers}
+	var gate expertgate.Gate
+	if fn := cfg.Functions["expert-gate"]; fn != "" {
+		gate = &expertgate.Client{Lambda: lambdasvc.NewFromConfig(awsCfg), FunctionName: fn}
+	}
+	var synth *routing.Synthesizer
+	if cfg.Synthesis != "" {
+		synth = &routing.Synthesizer{Model: a.Model, ModelID: cfg.Synthesis}
+	}
+	a.Conversations = &conversations.Service{Store: store, Agents: store, Gate: gate, Model: a.Model, Flags: cfg.Flags, Tiers: tiers, Synth: synth, Log: log}
+	a.Discovery = &discovery.Service{Dir: store, Gate: gate}
 	var runner tasks.Runner
 	if arn := cfg.StateMachines["delegation"]; arn != "" {
 		runner = &executions.Runner{Client: a.SFN, StateMachineARN: arn}
 	}
 	a.Tasks = tasks.NewService(store, runner, a.Bus, log)
 	return a
+}
+
+// newModel is the model port: the configured provider by default, and
+// every provider an agent may name (agents.Model.Provider).
+func newModel(cfg Config, awsCfg aws.Config) models.Model {
+	providers := map[string]models.Model{
+		"local":   models.Local{},
+		"bedrock": models.Bedrock{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: routing.DefaultTierModels[routing.Tier1]},
+	}
+	if cfg.OpenAIBaseURL != "" {
+		providers["openai"] = models.OpenAI{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
+	}
+	def, ok := providers[cfg.ModelProvider]
+	if !ok {
+		def = models.Local{}
+	}
+	return models.Switch{Default: def, Providers: providers}
 }
 
 // NewLogger returns the JSON logger every function uses.
@@ -167,6 +241,14 @@ func (a *App) Handler(name string) (any, error) {
 		}, nil
 	case "activity-recorder":
 		return (&recorder.Handler{Store: a.Store, Log: log}).Handle, nil
+	case "expert-gate":
+		return a.Gate.Score, nil
+	case "conversations", "discovery", "routing":
+		rt, err := a.Router(name)
+		if err != nil {
+			return nil, err
+		}
+		return rt.Serve, nil
 	}
 	return nil, fmt.Errorf("no handler for function %q", name)
 }
@@ -184,6 +266,12 @@ func (a *App) Router(name string) (*httpapi.Router, error) {
 		api.TeamRoutes(rt, a.Teams, a.Store)
 	case "tasks":
 		api.TaskRoutes(rt, a.Tasks)
+	case "conversations":
+		api.ConversationRoutes(rt, a.Conversations)
+	case "discovery":
+		api.DiscoveryRoutes(rt, a.Discovery)
+	case "routing":
+		api.RoutingRoutes(rt, a.Conversations)
 	default:
 		return nil, fmt.Errorf("%q is not an HTTP function", name)
 	}

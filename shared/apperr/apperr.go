@@ -19,6 +19,7 @@ const (
 	EREJECTED     = "rejected"          // a safety rule forbids the request; retrying cannot help
 	EUNAUTHORIZED = "unauthorized"      // no or bad credentials
 	ETOOLARGE     = "payload_too_large" // the body is over the size limit
+	EUPSTREAM     = "upstream_failed"   // every model asked failed, timed out or refused; retry later
 	EINTERNAL     = "internal"          // anything else; details stay in the logs
 )
 

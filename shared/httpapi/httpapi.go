@@ -172,6 +172,8 @@ func Status(code string) int {
 		return http.StatusUnprocessableEntity
 	case apperr.ETOOLARGE:
 		return http.StatusRequestEntityTooLarge
+	case apperr.EUPSTREAM:
+		return http.StatusBadGateway
 	}
 	return http.StatusInternalServerError
 }

@@ -161,7 +161,7 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 func TestStatusMapping(t *testing.T) {
 	for code, status := range map[string]int{
 		apperr.EINVALID: 400, apperr.EUNAUTHORIZED: 401, apperr.ENOTFOUND: 404, apperr.ECONFLICT: 409,
-		apperr.ELIMIT: 429, apperr.EREJECTED: 422, apperr.ETOOLARGE: 413, apperr.EINTERNAL: 500, "": 500,
+		apperr.ELIMIT: 429, apperr.EREJECTED: 422, apperr.ETOOLARGE: 413, apperr.EUPSTREAM: 502, apperr.EINTERNAL: 500, "": 500,
 	} {
 		assert.Equal(t, status, httpapi.Status(code), code)
 	}

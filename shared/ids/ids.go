@@ -24,6 +24,14 @@ func New(prefix string) string {
 	return prefix + "_" + strings.ToLower(enc.EncodeToString(b[:]))
 }
 
+// Floor returns the smallest id with prefix made at t: ids made at or after
+// t sort at or after it, so it bounds key ranges by time.
+func Floor(prefix string, t time.Time) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(t.UnixMilli())<<16)
+	return prefix + "_" + strings.ToLower(enc.EncodeToString(b[:]))
+}
+
 // Secret returns n random bytes encoded in base32, for API keys.
 func Secret(n int) string {
 	b := make([]byte, n)

@@ -39,6 +39,8 @@ const (
 	GrantBusPut         Grant = "bus:put"
 	GrantStartExecution Grant = "states:start"
 	GrantStopExecution  Grant = "states:stop"
+	// GrantModels lets a function call foundation models on Amazon Bedrock.
+	GrantModels Grant = "models:invoke"
 )
 
 // Route is one HTTP API route. Path uses API Gateway's {param} syntax.
@@ -63,6 +65,9 @@ type Function struct {
 	MemoryMB     int
 	Timeout      int // seconds
 	Grants       []Grant
+	// Invokes lists the functions this one calls synchronously (Lambda
+	// Invoke); the CDK grants exactly those and passes their names.
+	Invokes []string
 }
 
 // Queue is an SQS queue; every queue has a dead-letter queue named Name+"-dlq"
@@ -252,7 +257,59 @@ var Functions = []Function{
 		Description: "Runs an agent on a task through the model port, with the collaboration tools (delegation state machine task).",
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution},
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels},
+	},
+	{
+		Name:        "conversations",
+		Description: "Conversations and chat: routes each message (direct, AgentRouter or ExpertGate + strategy), runs the agents, records the turn and its routing decision; feedback.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"POST", "/v1/conversations"},
+			{"GET", "/v1/conversations"},
+			{"GET", "/v1/conversations/{id}"},
+			{"GET", "/v1/conversations/{id}/messages"},
+			{"POST", "/v1/conversations/{id}/messages"},
+			{"POST", "/v1/conversations/{id}/messages/{message_id}/feedback"},
+			{"POST", "/v1/conversations/{id}/close"},
+		},
+		// 29 s: a turn spends at most 24 s on models, below API Gateway's 30 s.
+		MemoryMB: 1024, Timeout: 29,
+		Grants:  []Grant{GrantTableWrite, GrantModels},
+		Invokes: []string{"expert-gate"},
+	},
+	{
+		Name:        "expert-gate",
+		Description: "ExpertGate: scores a team's active agents for a query on skill match, past performance, personality fit and load; complexity and model tier.",
+		Trigger:     TriggerInvoke,
+		// Scoring is CPU-bound; 1024 MB buys a full vCPU.
+		MemoryMB: 1024, Timeout: 10,
+		Grants: []Grant{GrantTableRead},
+	},
+	{
+		Name:        "discovery",
+		Description: "Agent discovery: recommendations for a query (through the ExpertGate), experts by required skills, availability.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"GET", "/v1/agents/recommend"},
+			{"GET", "/v1/agents/experts"},
+			{"GET", "/v1/agents/{slug}/availability"},
+		},
+		MemoryMB: 512, Timeout: 15,
+		Grants:  []Grant{GrantTableRead},
+		Invokes: []string{"expert-gate"},
+	},
+	{
+		Name:        "routing",
+		Description: "The routing decision log and its analytics (agents selected for similar queries, confidence per strategy).",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"GET", "/v1/routing/decisions"},
+			{"GET", "/v1/routing/decisions/{id}"},
+			{"GET", "/v1/routing/analytics/agents"},
+			{"GET", "/v1/routing/analytics/strategies"},
+		},
+		MemoryMB: 512, Timeout: 15,
+		Grants: []Grant{GrantTableRead},
 	},
 	{
 		Name:         "task-sweeper",
@@ -359,6 +416,11 @@ func Validate() error {
 		}
 		if (f.Trigger == TriggerSchedule) != (f.EveryMinutes > 0) {
 			return fmt.Errorf("function %q: a schedule only and always on schedule functions", f.Name)
+		}
+		for _, target := range f.Invokes {
+			if _, ok := Lookup(target); !ok || target == f.Name {
+				return fmt.Errorf("function %q invokes unknown function %q", f.Name, target)
+			}
 		}
 		if f.Trigger == TriggerSQS {
 			q, ok := QueueByName(f.Queue)

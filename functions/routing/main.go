@@ -1,0 +1,6 @@
+// Command routing is the routing function (see shared/manifest).
+package main
+
+import "github.com/conclave-ai/conclave/shared/app"
+
+func main() { app.Main("routing") }

@@ -1,0 +1,197 @@
+package api
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/discovery"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+)
+
+// ConversationRoutes registers the conversations function's routes: the
+// conversations, chat turns, feedback and closing.
+func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
+	rt.Handle("POST /v1/conversations", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in conversations.CreateInput
+		if err := decodeOptional(r, &in); err != nil {
+			return httpapi.Response{}, err
+		}
+		c, err := svc.Create(ctx, r.TeamID, in)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.Created(c), nil
+	})
+	rt.Handle("GET /v1/conversations", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		p, err := r.Page()
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		list, next, err := svc.List(ctx, r.TeamID, p)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(ListResponse[conversations.Conversation]{Items: list, NextToken: next}), nil
+	})
+	rt.Handle("GET /v1/conversations/{id}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		c, err := svc.Get(ctx, r.TeamID, r.Param("id"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(c), nil
+	})
+	rt.Handle("GET /v1/conversations/{id}/messages", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		p, err := r.Page()
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		list, next, err := svc.Messages(ctx, r.TeamID, r.Param("id"), p)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(ListResponse[conversations.Message]{Items: list, NextToken: next}), nil
+	})
+	rt.Handle("POST /v1/conversations/{id}/messages", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in conversations.PostInput
+		if err := r.Decode(&in); err != nil {
+			return httpapi.Response{}, err
+		}
+		res, err := svc.Post(ctx, r.TeamID, r.Param("id"), in)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.Created(res), nil
+	})
+	rt.Handle("POST /v1/conversations/{id}/messages/{message_id}/feedback", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in conversations.RateInput
+		if err := r.Decode(&in); err != nil {
+			return httpapi.Response{}, err
+		}
+		f, err := svc.Rate(ctx, r.TeamID, r.Param("id"), r.Param("message_id"), in)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(f), nil
+	})
+	rt.Handle("POST /v1/conversations/{id}/close", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		c, err := svc.Close(ctx, r.TeamID, r.Param("id"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(c), nil
+	})
+}
+
+func sinceParam(r *httpapi.Request) (time.Time, error) {
+	v := r.Query("since")
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, apperr.Invalid("since", "since must be an RFC 3339 time, e.g. 2026-11-01T00:00:00Z")
+	}
+	return t, nil
+}
+
+// RoutingRoutes registers the routing function's routes: the decision log
+// and its analytics.
+func RoutingRoutes(rt *httpapi.Router, svc *conversations.Service) {
+	rt.Handle("GET /v1/routing/decisions", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		p, err := r.Page()
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		since, err := sinceParam(r)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		f := conversations.DecisionFilter{ConversationID: r.Query("conversation_id"), Strategy: r.Query("strategy"), Agent: r.Query("agent"), Since: since}
+		if v := r.Query("fallback"); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return httpapi.Response{}, apperr.Invalid("fallback", "fallback must be true or false")
+			}
+			f.Fallback = &b
+		}
+		list, next, err := svc.Decisions(ctx, r.TeamID, f, p)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(ListResponse[conversations.Decision]{Items: list, NextToken: next}), nil
+	})
+	rt.Handle("GET /v1/routing/decisions/{id}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		d, err := svc.Decision(ctx, r.TeamID, r.Param("id"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(d), nil
+	})
+	rt.Handle("GET /v1/routing/analytics/agents", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		since, err := sinceParam(r)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		minSim := 0.0
+		if v := r.Query("min_similarity"); v != "" {
+			if minSim, err = strconv.ParseFloat(v, 64); err != nil || minSim <= 0 || minSim > 1 {
+				return httpapi.Response{}, apperr.Invalid("min_similarity", "min_similarity must be a number above 0 and at most 1")
+			}
+		}
+		rep, err := svc.SelectedFor(ctx, r.TeamID, r.Query("query"), minSim, since)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(rep), nil
+	})
+	rt.Handle("GET /v1/routing/analytics/strategies", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		since, err := sinceParam(r)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		rep, err := svc.ConfidenceByStrategy(ctx, r.TeamID, since)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(rep), nil
+	})
+}
+
+func csv(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// DiscoveryRoutes registers the discovery function's routes.
+func DiscoveryRoutes(rt *httpapi.Router, svc *discovery.Service) {
+	rt.Handle("GET /v1/agents/recommend", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		list, err := svc.Recommend(ctx, r.TeamID, r.Query("query"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(ListResponse[discovery.Recommendation]{Items: list}), nil
+	})
+	rt.Handle("GET /v1/agents/experts", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		list, err := svc.FindExperts(ctx, r.TeamID, csv(r.Query("skills")), csv(r.Query("exclude")))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(ListResponse[discovery.Expert]{Items: list}), nil
+	})
+	rt.Handle("GET /v1/agents/{slug}/availability", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		a, err := svc.Availability(ctx, r.TeamID, r.Param("slug"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(a), nil
+	})
+}

@@ -1,0 +1,200 @@
+// Package conversations owns chat: conversations with their participants
+// and attributed messages, and the turn that routes a user's message to
+// the agents that answer it (direct dispatch, the AgentRouter or the
+// ExpertGate with a selection strategy, per the feature flags), runs them
+// and records the turn and its routing decision in one transaction.
+package conversations
+
+import (
+	"context"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+// Conversation statuses.
+const (
+	StatusOpen   = "open"
+	StatusClosed = "closed"
+)
+
+// Participant roles.
+const (
+	RolePrimary       = "primary"        // the conversation's agent from the start
+	RoleInvited       = "invited"        // joined because routing picked it
+	RoleHandoffSource = "handoff_source" // was primary before a handoff
+)
+
+// Message roles.
+const (
+	AuthorUser      = "user"
+	AuthorAssistant = "assistant"
+	AuthorSystem    = "system"
+)
+
+// Conversation is one chat thread of a team.
+type Conversation struct {
+	ID           string        `json:"id"`
+	TeamID       string        `json:"-"`
+	Title        string        `json:"title"`
+	PrimaryAgent string        `json:"primary_agent,omitempty"`
+	CurrentAgent string        `json:"current_agent,omitempty"`
+	Status       string        `json:"status"`
+	MessageCount int           `json:"message_count"`
+	Version      int           `json:"version"`
+	CreatedAt    time.Time     `json:"created_at"`
+	UpdatedAt    time.Time     `json:"updated_at"`
+	Participants []Participant `json:"participants,omitempty"`
+}
+
+// Participant is an agent taking part in a conversation.
+type Participant struct {
+	Agent    string     `json:"agent"`
+	Role     string     `json:"role"`
+	JoinedAt time.Time  `json:"joined_at"`
+	LeftAt   *time.Time `json:"left_at,omitempty"`
+}
+
+// Message is one message of a conversation, attributed to the user, the
+// system, or the agent that wrote it.
+type Message struct {
+	ID             string    `json:"id"`
+	ConversationID string    `json:"conversation_id"`
+	Role           string    `json:"role"`
+	Agent          string    `json:"agent,omitempty"`
+	Content        string    `json:"content"`
+	CreatedAt      time.Time `json:"created_at"`
+	// Agent replies: the user message answered, the decision that routed
+	// it, and what the reply cost.
+	ReplyTo      string   `json:"reply_to,omitempty"`
+	DecisionID   string   `json:"decision_id,omitempty"`
+	Strategy     string   `json:"strategy,omitempty"`
+	Contributors []string `json:"contributors,omitempty"`
+	ModelID      string   `json:"model_id,omitempty"`
+	InputTokens  int      `json:"input_tokens,omitempty"`
+	OutputTokens int      `json:"output_tokens,omitempty"`
+	CostUSD      float64  `json:"cost_usd,omitempty"`
+	LatencyMS    int64    `json:"latency_ms,omitempty"`
+	Rating       int      `json:"rating,omitempty"`
+	// Query is the user message an agent reply answered; feedback on the
+	// reply is stored with it so past performance can match similar queries.
+	Query string `json:"-"`
+}
+
+// Attempt is one agent asked during a turn.
+type Attempt struct {
+	Agent     string  `json:"agent"`
+	Outcome   string  `json:"outcome"` // answered, failed, timed_out, refused
+	Error     string  `json:"error,omitempty"`
+	LatencyMS int64   `json:"latency_ms"`
+	CostUSD   float64 `json:"cost_usd"`
+	Kept      bool    `json:"kept"`
+}
+
+// Attempt outcomes.
+const (
+	OutcomeAnswered = "answered"
+	OutcomeFailed   = "failed"
+	OutcomeTimedOut = "timed_out"
+	OutcomeRefused  = "refused"
+)
+
+// Decision is one entry of the routing decision log.
+type Decision struct {
+	ID                 string                 `json:"id"`
+	TeamID             string                 `json:"-"`
+	ConversationID     string                 `json:"conversation_id"`
+	MessageID          string                 `json:"message_id"`
+	Query              string                 `json:"query"`
+	Strategy           routing.Strategy       `json:"strategy"`
+	RequestedStrategy  routing.Strategy       `json:"requested_strategy,omitempty"`
+	Reason             string                 `json:"reason"`
+	Scores             []routing.ExpertScore  `json:"scores"`
+	SelectedAgents     []string               `json:"selected_agents"`
+	AnsweredBy         []string               `json:"answered_by"`
+	Confidence         float64                `json:"confidence"`
+	Threshold          float64                `json:"confidence_threshold"`
+	Fallback           bool                   `json:"fallback_used"`
+	Complexity         float64                `json:"complexity_score"`
+	Dimensions         map[string]float64     `json:"complexity_dimensions"`
+	Tier               string                 `json:"selected_tier"`
+	Model              string                 `json:"selected_model"`
+	TierOverrideReason string                 `json:"tier_override_reason,omitempty"`
+	EstimatedCost      float64                `json:"estimated_cost"`
+	ActualCost         float64                `json:"actual_cost"`
+	GateLatencyMS      float64                `json:"gate_latency_ms"`
+	RouterLatencyMS    float64                `json:"router_latency_ms"`
+	Attempts           []Attempt              `json:"attempts"`
+	Aggregation        []routing.Contribution `json:"aggregation,omitempty"`
+	Outcome            string                 `json:"outcome"` // answered or failed
+	Flags              Flags                  `json:"flags"`
+	CreatedAt          time.Time              `json:"created_at"`
+}
+
+// Flags are the routing feature flags (configuration per environment).
+type Flags struct {
+	Collaboration bool `json:"collaboration"`
+	ExpertGate    bool `json:"expert_gate"`
+	Ensemble      bool `json:"ensemble"`
+}
+
+// DecisionFilter narrows a decision listing.
+type DecisionFilter struct {
+	ConversationID string
+	Strategy       string
+	Agent          string
+	Fallback       *bool
+	Since          time.Time
+}
+
+// Turn is everything one user message changes, committed at once: the
+// conversation (conditioned on the version read), the new messages, the
+// participants that joined, the agents' conversation counters and the
+// routing decision.
+type Turn struct {
+	Conversation Conversation // the new state; Version is the one read + 1
+	PrevCurrent  string       // current agent before the turn
+	Messages     []Message
+	Join         []Participant
+	Decision     Decision
+}
+
+// Feedback is a rating of an agent's reply.
+type Feedback struct {
+	ConversationID string    `json:"conversation_id"`
+	MessageID      string    `json:"message_id"`
+	Rating         int       `json:"rating"`
+	Comment        string    `json:"comment,omitempty"`
+	Agents         []string  `json:"agents"`
+	Query          string    `json:"-"`
+	RatedAt        time.Time `json:"rated_at"`
+}
+
+// Store persists conversations; every method is scoped by team.
+type Store interface {
+	// CreateConversation stores c and its primary participant (if any) and
+	// counts the conversation for its current agent.
+	CreateConversation(ctx context.Context, c Conversation, primary *Participant) error
+	GetConversation(ctx context.Context, teamID, id string) (Conversation, error)
+	ListConversations(ctx context.Context, teamID string, p paging.Page) ([]Conversation, string, error)
+	ListParticipants(ctx context.Context, teamID, id string) ([]Participant, error)
+	// ListMessages returns messages oldest first.
+	ListMessages(ctx context.Context, teamID, id string, p paging.Page) ([]Message, string, error)
+	// RecentMessages returns the last n messages, oldest first.
+	RecentMessages(ctx context.Context, teamID, id string, n int) ([]Message, error)
+	GetMessage(ctx context.Context, teamID, convID, msgID string) (Message, error)
+	// CommitTurn returns ECONFLICT (reason ConversationChanged) when the
+	// conversation moved on since it was read, or was closed.
+	CommitTurn(ctx context.Context, teamID string, t Turn) error
+	CloseConversation(ctx context.Context, teamID string, c Conversation, at time.Time) error
+	// RateMessage sets the rating on an agent reply and stores one rating
+	// per contributing agent for past performance.
+	RateMessage(ctx context.Context, teamID string, f Feedback) error
+	GetDecision(ctx context.Context, teamID, id string) (Decision, error)
+	ListDecisions(ctx context.Context, teamID string, f DecisionFilter, p paging.Page) ([]Decision, string, error)
+	// RecentDecisions returns up to limit decisions made since, newest first.
+	RecentDecisions(ctx context.Context, teamID string, since time.Time, limit int) ([]Decision, error)
+	// SetLatency records an agent's recent reply latency (moving average).
+	SetLatency(ctx context.Context, teamID, slug string, ms float64) error
+}

@@ -1,0 +1,205 @@
+// Package expertgate is the ExpertGate as a service of its own: the
+// expert-gate function loads a team's active agents, their load and recent
+// ratings, and scores a query on the four signals (shared/routing). The
+// chat and discovery functions call it synchronously through the Lambda
+// Invoke API (Client), locally through the edge as in AWS.
+package expertgate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+// Request asks for the scores of a team's active agents for a query.
+type Request struct {
+	TeamID  string   `json:"team_id"`
+	Query   string   `json:"query"`
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// Response is every active agent's score, best first, with the query's
+// complexity and the model tier it implies.
+type Response struct {
+	Scores        []routing.ExpertScore   `json:"scores"`
+	Complexity    routing.Complexity      `json:"complexity"`
+	Tier          routing.TierChoice      `json:"tier"`
+	Style         routing.Style           `json:"style"`
+	Loads         map[string]routing.Load `json:"loads"`
+	AgentsScored  int                     `json:"agents_scored"`
+	GateLatencyMS float64                 `json:"gate_latency_ms"`
+}
+
+// Gate scores queries.
+type Gate interface {
+	Score(ctx context.Context, req Request) (Response, error)
+}
+
+// Source is the data the gate reads.
+type Source interface {
+	ActiveAgents(ctx context.Context, teamID string) ([]agents.Agent, error)
+	AgentLoads(ctx context.Context, teamID string) (map[string]routing.Load, error)
+	RecentRatings(ctx context.Context, teamID string, since time.Time, limit int) ([]routing.Rating, error)
+}
+
+// MaxRatings bounds the ratings one scoring reads (newest first).
+const MaxRatings = 500
+
+// MaxQuery bounds the query the gate accepts (characters).
+const MaxQuery = 8000
+
+// Service is the gate behind the expert-gate function.
+type Service struct {
+	Source Source
+	Tiers  routing.TierModels
+	Now    func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]cachedIndex
+}
+
+// cachedIndex is a team's index and the agent versions it was built from;
+// a warm function reuses it until an agent changes.
+type cachedIndex struct {
+	key string
+	ix  *routing.Index
+}
+
+var _ Gate = (*Service)(nil)
+
+// Score implements Gate (and is the expert-gate function's handler).
+// Returns EINVALID for a missing team or query.
+func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
+	if req.TeamID == "" {
+		return Response{}, apperr.Invalid("team_id", "team_id is required")
+	}
+	if strings.TrimSpace(req.Query) == "" || len(req.Query) > MaxQuery {
+		return Response{}, apperr.Invalid("query", "query must be 1 to %d characters", MaxQuery)
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	list, err := s.Source.ActiveAgents(ctx, req.TeamID)
+	if err != nil {
+		return Response{}, err
+	}
+	if len(req.Exclude) > 0 {
+		skip := map[string]bool{}
+		for _, e := range req.Exclude {
+			skip[e] = true
+		}
+		kept := list[:0:0]
+		for _, a := range list {
+			if !skip[a.Slug] {
+				kept = append(kept, a)
+			}
+		}
+		list = kept
+	}
+	loads, err := s.Source.AgentLoads(ctx, req.TeamID)
+	if err != nil {
+		return Response{}, err
+	}
+	t := now()
+	ratings, err := s.Source.RecentRatings(ctx, req.TeamID, t.Add(-routing.PerformanceWindow), MaxRatings)
+	if err != nil {
+		return Response{}, err
+	}
+	// Gate latency is the scoring itself, not the reads before it.
+	start := time.Now()
+	ix := s.index(req.TeamID, list)
+	scores := ix.Score(req.Query, routing.Signals{Loads: loads, Ratings: ratings, Now: t})
+	touched := 0
+	for _, sc := range scores {
+		if sc.SkillMatch > 0 {
+			touched++
+		}
+	}
+	c := routing.ComplexityOf(req.Query, touched)
+	tiers := s.Tiers
+	if tiers == nil {
+		tiers = routing.DefaultTierModels
+	}
+	if loads == nil {
+		loads = map[string]routing.Load{}
+	}
+	return Response{
+		Scores: scores, Complexity: c, Tier: tiers.Choose(req.Query, c), Style: routing.StyleOf(req.Query),
+		Loads: loads, AgentsScored: len(scores), GateLatencyMS: float64(time.Since(start).Microseconds()) / 1000,
+	}, nil
+}
+
+func (s *Service) index(teamID string, list []agents.Agent) *routing.Index {
+	keys := make([]string, len(list))
+	for i, a := range list {
+		keys[i] = a.Slug + ":" + strconv.Itoa(a.Version)
+	}
+	sort.Strings(keys)
+	key := strings.Join(keys, ",")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.cache[teamID]; ok && c.key == key {
+		return c.ix
+	}
+	ix := routing.BuildIndex(list)
+	if s.cache == nil {
+		s.cache = map[string]cachedIndex{}
+	}
+	s.cache[teamID] = cachedIndex{key: key, ix: ix}
+	return ix
+}
+
+// Invoker is the part of the Lambda client the gate client uses.
+type Invoker interface {
+	Invoke(context.Context, *lambda.InvokeInput, ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+}
+
+// Client calls the expert-gate function synchronously.
+type Client struct {
+	Lambda       Invoker
+	FunctionName string
+}
+
+var _ Gate = (*Client)(nil)
+
+// functionError is the payload of a function that returned an error.
+type functionError struct {
+	Message string `json:"errorMessage"`
+	Type    string `json:"errorType"`
+}
+
+// Score implements Gate. A failed invocation is an internal error: the
+// caller logs it and routes without the gate.
+func (c *Client) Score(ctx context.Context, req Request) (Response, error) {
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return Response{}, err
+	}
+	out, err := c.Lambda.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(c.FunctionName), Payload: payload})
+	if err != nil {
+		return Response{}, apperr.Wrap(apperr.EINTERNAL, err, "invoking the expert gate failed")
+	}
+	if out.FunctionError != nil {
+		var fe functionError
+		_ = json.Unmarshal(out.Payload, &fe)
+		return Response{}, apperr.Wrap(apperr.EINTERNAL, fmt.Errorf("%s: %s", fe.Type, fe.Message), "the expert gate failed")
+	}
+	var resp Response
+	if err := json.Unmarshal(out.Payload, &resp); err != nil {
+		return Response{}, apperr.Wrap(apperr.EINTERNAL, err, "the expert gate answered with an unreadable payload")
+	}
+	return resp, nil
+}
