@@ -15,6 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/events"
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/admin"
+	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/recorder"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -63,6 +64,8 @@ func TestTriggerSamplesRoundTrip(t *testing.T) {
 		"triggers/task-worker-input.json":    &worker.Payload{},
 		"triggers/task-lifecycle-input.json": &tasks.StepInput{},
 		"triggers/admin-create-team.json":    &admin.Request{},
+		"triggers/expert-gate-request.json":  &expertgate.Request{},
+		"triggers/api-post-message.json":     &lambdaevents.APIGatewayV2HTTPRequest{},
 	}
 	for name, v := range cases {
 		raw := sample(t, name)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,6 +179,22 @@ func TestDevStack(t *testing.T) {
 		// The worker may put events; the authorizer may not.
 		assert.Contains(t, policyOf(t, m, "conclave-dev-task-worker"), "events:PutEvents")
 		assert.NotContains(t, policy, "events:PutEvents")
+	})
+
+	t.Run("functions invoke exactly the functions and models the manifest lists", func(t *testing.T) {
+		for _, f := range manifest.Functions {
+			policy := policyOf(t, m, "conclave-dev-"+f.Name)
+			// GrantInvoke references the target by its logical id.
+			calls := strings.Contains(policy, "lambda:InvokeFunction") && strings.Contains(policy, "ExpertGateFunction")
+			assert.Equal(t, slices.Contains(f.Invokes, "expert-gate"), calls, f.Name)
+			assert.Equal(t, slices.Contains(f.Grants, manifest.GrantModels), strings.Contains(policy, "bedrock:InvokeModel"), f.Name)
+		}
+		for _, f := range resources(m, "AWS::Lambda::Function") {
+			env := props(f)["Environment"].(map[string]any)["Variables"].(map[string]any)
+			assert.Equal(t, "bedrock", env["MODEL_PROVIDER"])
+			assert.Contains(t, env["FUNCTION_NAMES"], "expert-gate=conclave-dev-expert-gate")
+			assert.NotEmpty(t, env["SYNTHESIS_MODEL"])
+		}
 	})
 }
 

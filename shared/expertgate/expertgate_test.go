@@ -1,0 +1,128 @@
+package expertgate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/expertgate"
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+type source struct {
+	agents  []agents.Agent
+	loads   map[string]routing.Load
+	ratings []routing.Rating
+	since   time.Time
+	reads   int
+}
+
+func (s *source) ActiveAgents(context.Context, string) ([]agents.Agent, error) {
+	s.reads++
+	return s.agents, nil
+}
+func (s *source) AgentLoads(context.Context, string) (map[string]routing.Load, error) {
+	return s.loads, nil
+}
+func (s *source) RecentRatings(_ context.Context, _ string, since time.Time, _ int) ([]routing.Rating, error) {
+	s.since = since
+	return s.ratings, nil
+}
+
+func team() []agents.Agent {
+	return []agents.Agent{
+		{Slug: "luke", Name: "Luke", Status: agents.StatusActive, Version: 1, Skills: []agents.Skill{{Name: "code-review", Description: "Review code for bugs", Keywords: []string{"code", "review", "bug"}}}},
+		{Slug: "wren", Name: "Wren", Status: agents.StatusActive, Version: 1, Skills: []agents.Skill{{Name: "writing", Description: "Write blog posts", Keywords: []string{"blog", "write"}}}},
+	}
+}
+
+func TestServiceScoresWithLoadsRatingsAndTier(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	src := &source{agents: team(), loads: map[string]routing.Load{"luke": {ActiveTasks: 5}},
+		ratings: []routing.Rating{{Agent: "luke", Rating: 5, Query: "review my code for bugs", At: now.Add(-time.Hour)}}}
+	g := &expertgate.Service{Source: src, Now: func() time.Time { return now }}
+	resp, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "review my code for bugs"})
+	require.NoError(t, err)
+	require.Len(t, resp.Scores, 2)
+	assert.Equal(t, "luke", resp.Scores[0].AgentSlug)
+	assert.Equal(t, 1.0, resp.Scores[0].PastPerformance)
+	assert.Equal(t, 0.5, resp.Scores[0].LoadBalance)
+	assert.Equal(t, now.Add(-routing.PerformanceWindow), src.since, "ratings of the last 30 days")
+	assert.Equal(t, routing.DefaultTierModels[resp.Tier.Tier], resp.Tier.ModelID)
+	assert.Len(t, resp.Complexity.Dimensions, 5)
+	assert.Equal(t, 2, resp.AgentsScored)
+
+	resp, err = g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "review my code", Exclude: []string{"luke"}})
+	require.NoError(t, err)
+	require.Len(t, resp.Scores, 1)
+	assert.Equal(t, "wren", resp.Scores[0].AgentSlug)
+
+	for _, bad := range []expertgate.Request{{Query: "x"}, {TeamID: "t"}, {TeamID: "t", Query: "   "}} {
+		_, err := g.Score(context.Background(), bad)
+		assert.True(t, apperr.Is(err, apperr.EINVALID), "%+v", bad)
+	}
+}
+
+func TestIndexIsRebuiltWhenAnAgentChanges(t *testing.T) {
+	src := &source{agents: team()}
+	g := &expertgate.Service{Source: src}
+	first, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "write a blog"})
+	require.NoError(t, err)
+	assert.Equal(t, "wren", first.Scores[0].AgentSlug)
+	// Wren's skills change (version 2): the cached index must not be used.
+	src.agents[1].Skills = []agents.Skill{{Name: "gardening", Description: "Plants"}}
+	src.agents[1].Version = 2
+	again, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "write a blog"})
+	require.NoError(t, err)
+	for _, s := range again.Scores {
+		assert.Zero(t, s.SkillMatch, s.AgentSlug)
+	}
+}
+
+type invoker struct {
+	out *lambda.InvokeOutput
+	err error
+	got *lambda.InvokeInput
+}
+
+func (i *invoker) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
+	i.got = in
+	return i.out, i.err
+}
+
+// The client's error mapping (a stand-in Lambda client is only used for
+// this; the integration tests invoke the real function through the edge).
+func TestClientMapsInvokeFailures(t *testing.T) {
+	ok, _ := json.Marshal(expertgate.Response{AgentsScored: 3})
+	inv := &invoker{out: &lambda.InvokeOutput{StatusCode: 200, Payload: ok}}
+	c := &expertgate.Client{Lambda: inv, FunctionName: "conclave-dev-expert-gate"}
+	resp, err := c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q"})
+	require.NoError(t, err)
+	assert.Equal(t, 3, resp.AgentsScored)
+	assert.Equal(t, "conclave-dev-expert-gate", aws.ToString(inv.got.FunctionName))
+	var sent expertgate.Request
+	require.NoError(t, json.Unmarshal(inv.got.Payload, &sent))
+	assert.Equal(t, "t", sent.TeamID)
+
+	inv.out = &lambda.InvokeOutput{StatusCode: 200, FunctionError: aws.String("Unhandled"), Payload: []byte(`{"errorMessage":"boom","errorType":"Error"}`)}
+	_, err = c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q"})
+	assert.True(t, apperr.Is(err, apperr.EINTERNAL))
+	assert.Contains(t, err.Error(), "boom")
+
+	inv.out, inv.err = nil, errors.New("connection refused")
+	_, err = c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q"})
+	assert.True(t, apperr.Is(err, apperr.EINTERNAL))
+
+	inv.out, inv.err = &lambda.InvokeOutput{StatusCode: 200, Payload: []byte(`not json`)}, nil
+	_, err = c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q"})
+	assert.True(t, apperr.Is(err, apperr.EINTERNAL))
+}
