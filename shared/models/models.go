@@ -229,7 +229,7 @@ func answer(req Request) string {
 	sort.Strings(skills)
 	switch {
 	case req.Agent != "" && len(req.SkillNotes) > 0:
-		fmt.Fprintf(&b, " As %s, from a %s angle: %s.", req.Agent, strings.ReplaceAll(req.Skills[0], "-", " "), strings.TrimSuffix(lowerFirst(req.SkillNotes[0]), "."))
+		fmt.Fprintf(&b, " As %s, on %s: %s.", req.Agent, strings.ReplaceAll(req.Skills[0], "-", " "), strings.TrimSuffix(lowerFirst(req.SkillNotes[0]), "."))
 	case len(skills) > 0:
 		fmt.Fprintf(&b, " Drawing on %s:", strings.Join(skills, ", "))
 	}

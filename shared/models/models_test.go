@@ -223,7 +223,7 @@ func TestLocalModelScriptsAndVoice(t *testing.T) {
 	require.NoError(t, err)
 	b, _ := models.Local{}.Converse(context.Background(), req)
 	assert.Equal(t, a.Text, b.Text, "deterministic")
-	assert.Contains(t, a.Text, "As Luke, from a code review angle: review code for bugs.")
+	assert.Contains(t, a.Text, "As Luke, on code review: review code for bugs.")
 	assert.Equal(t, "amazon.nova-lite-v1:0", a.ModelID)
 	assert.Positive(t, a.OutputTokens)
 
