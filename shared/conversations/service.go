@@ -288,6 +288,12 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	}
 	user.DecisionID = plan.decision.ID
 
+	// The note is shown before the reply, so its id (which orders the
+	// conversation) is made before the agents answer.
+	noteID := ""
+	if plan.note != "" {
+		noteID = ids.New("msg")
+	}
 	byslug := map[string]agents.Agent{}
 	for _, a := range active {
 		byslug[a.Slug] = a
@@ -301,7 +307,7 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	d.ActualCost += out.synthCost
 	msgs := []Message{user}
 	if plan.note != "" {
-		msgs = append(msgs, Message{ID: ids.New("msg"), ConversationID: convID, Role: AuthorSystem, Content: plan.note, CreatedAt: now, DecisionID: d.ID, ReplyTo: user.ID})
+		msgs = append(msgs, Message{ID: noteID, ConversationID: convID, Role: AuthorSystem, Content: plan.note, CreatedAt: now, DecisionID: d.ID, ReplyTo: user.ID})
 	}
 	if out.reply != nil {
 		d.Outcome = OutcomeAnswered

@@ -4,16 +4,27 @@
 package ids
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/binary"
 	"strings"
+	"sync"
 	"time"
 )
 
 var enc = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
-// New returns prefix_ followed by 48 bits of millisecond time and 80 random bits.
+// last is the most recent id made in this process: ids made within one
+// millisecond increase from it instead of being random among themselves,
+// so the messages of one chat turn (made in one process) keep their order.
+var (
+	mu   sync.Mutex
+	last [16]byte
+)
+
+// New returns prefix_ followed by 48 bits of millisecond time and 80 random
+// bits; within one millisecond in one process, ids strictly increase.
 func New(prefix string) string {
 	var b [16]byte
 	ms := uint64(time.Now().UnixMilli())
@@ -21,6 +32,20 @@ func New(prefix string) string {
 	if _, err := rand.Read(b[6:]); err != nil {
 		panic("ids: crypto/rand failed: " + err.Error())
 	}
+	mu.Lock()
+	if bytes.Compare(b[:6], last[:6]) <= 0 {
+		// Same (or an earlier, if the clock stepped back) millisecond: the
+		// previous id plus one, carrying through the random bytes.
+		b = last
+		for i := 15; i >= 6; i-- {
+			b[i]++
+			if b[i] != 0 {
+				break
+			}
+		}
+	}
+	last = b
+	mu.Unlock()
 	return prefix + "_" + strings.ToLower(enc.EncodeToString(b[:]))
 }
 
