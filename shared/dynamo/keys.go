@@ -19,7 +19,14 @@ import "fmt"
 //	                  gsi2 (delegations only): TEAM#<team>#PARENT#<parent id> / TASK#<id>
 //	                  gsi3 (running only):     DUE#<shard 0-7> / <deadline>#<team>#<id>
 //	task event      TEAM#<team>           TEV#<task id>#<seq, 8 digits>
-//	agent load      TEAM#<team>           LOAD#<slug>  (active_tasks: running-or-queued count)
+//	agent load      TEAM#<team>           LOAD#<slug>  (active_tasks: running-or-queued count;
+//	                  active_conversations: open conversations it is current in; latency_ms: moving average)
+//	conversation    TEAM#<team>           CONV#<conv id>  (doc + version, status, current_agent)
+//	participant     TEAM#<team>           CPART#<conv id>#<slug>
+//	message         TEAM#<team>           MSG#<conv id>#<msg id>  (doc + role, rating)
+//	routing log     TEAM#<team>           RDEC#<decision id>               TEAM#<team>#CONV#<conv id> / RDEC#<id>
+//	                  (doc + strategy, fallback_used, selected_agents, confidence; expires_at TTL, 180 days)
+//	rating          TEAM#<team>           FB#<msg id>#<agent>  (rating, query, rated_at; expires_at TTL, 31 days)
 //
 // Access patterns and what serves them:
 //
@@ -37,6 +44,13 @@ import "fmt"
 //	a task's timeline in order             Query pk=TEAM#<team>, begins_with(sk, TEV#<id>#)
 //	an agent's active task count           GetItem TEAM#<team> / LOAD#<slug>
 //	running tasks past their deadline      Query gsi3 gsi3pk=DUE#<n>, gsi3sk < <time>, for n in 0..7
+//	a team's agents' counters (the gate)   Query pk=TEAM#<team>, begins_with(sk, LOAD#)
+//	conversations newest first             Query pk=TEAM#<team>, begins_with(sk, CONV#), descending
+//	a conversation's participants          Query pk=TEAM#<team>, begins_with(sk, CPART#<id>#)
+//	messages in order / the last n         Query pk=TEAM#<team>, begins_with(sk, MSG#<id>#), ascending / descending
+//	the routing log (since a time)         Query pk=TEAM#<team>, sk BETWEEN RDEC#<floor id of time> AND RDEC#~, descending
+//	a conversation's decisions             Query gsi1 gsi1pk=TEAM#<team>#CONV#<id>
+//	ratings of the last 30 days (the gate) Query pk=TEAM#<team>, sk BETWEEN FB#<floor msg id> AND FB#~, filter rated_at
 //
 // Status and "agent as creator or assignee" filters are filter expressions
 // on those queries. The delegation limits are conditions on the task,
