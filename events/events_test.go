@@ -15,6 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/events"
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/admin"
+	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/recorder"
@@ -58,14 +59,15 @@ func TestValidatorRejectsBadDetails(t *testing.T) {
 // integration and round-trip without losing fields.
 func TestTriggerSamplesRoundTrip(t *testing.T) {
 	cases := map[string]any{
-		"triggers/api-create-agent.json":     &lambdaevents.APIGatewayV2HTTPRequest{},
-		"triggers/authorizer-request.json":   &lambdaevents.APIGatewayV2CustomAuthorizerV2Request{},
-		"triggers/sqs-activity-batch.json":   &lambdaevents.SQSEvent{},
-		"triggers/task-worker-input.json":    &worker.Payload{},
-		"triggers/task-lifecycle-input.json": &tasks.StepInput{},
-		"triggers/admin-create-team.json":    &admin.Request{},
-		"triggers/expert-gate-request.json":  &expertgate.Request{},
-		"triggers/api-post-message.json":     &lambdaevents.APIGatewayV2HTTPRequest{},
+		"triggers/api-create-agent.json":         &lambdaevents.APIGatewayV2HTTPRequest{},
+		"triggers/authorizer-request.json":       &lambdaevents.APIGatewayV2CustomAuthorizerV2Request{},
+		"triggers/sqs-activity-batch.json":       &lambdaevents.SQSEvent{},
+		"triggers/task-worker-input.json":        &worker.Payload{},
+		"triggers/task-lifecycle-input.json":     &tasks.StepInput{},
+		"triggers/admin-create-team.json":        &admin.Request{},
+		"triggers/expert-gate-request.json":      &expertgate.Request{},
+		"triggers/api-post-message.json":         &lambdaevents.APIGatewayV2HTTPRequest{},
+		"triggers/sqs-agent-messages-batch.json": &lambdaevents.SQSEvent{},
 	}
 	for name, v := range cases {
 		raw := sample(t, name)
@@ -124,4 +126,26 @@ func TestRecorderReportsPartialBatchFailures(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, resp.BatchItemFailures, 1)
 	assert.Equal(t, ev.Records[0].MessageId, resp.BatchItemFailures[0].ItemIdentifier)
+}
+
+// The fan-out consumer applies each valid AgentMessageSent detail and
+// reports a body that is not an event as a batch item failure (retried,
+// then dead-lettered), not as a silent drop.
+func TestFanOutConsumerHandlesTheSampleBatch(t *testing.T) {
+	var ev lambdaevents.SQSEvent
+	require.NoError(t, json.Unmarshal(sample(t, "triggers/sqs-agent-messages-batch.json"), &ev))
+	var applied []json.RawMessage
+	h := &consumers.Handler{DetailType: "AgentMessageSent", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Apply: func(_ context.Context, d json.RawMessage) error { applied = append(applied, d); return nil }}
+	resp, err := h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	require.Len(t, applied, 1)
+	assert.NoError(t, events.Validate("AgentMessageSent", applied[0]))
+	require.Len(t, resp.BatchItemFailures, 1)
+	assert.Equal(t, ev.Records[1].MessageId, resp.BatchItemFailures[0].ItemIdentifier)
+
+	h.DetailType = "MemoryShared"
+	resp, err = h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	assert.Len(t, resp.BatchItemFailures, 2, "an event of another type is a failure too")
 }

@@ -15,6 +15,7 @@ import (
 // ConversationRoutes registers the conversations function's routes: the
 // conversations, chat turns, feedback and closing.
 func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
+	handoffRoutes(rt, svc)
 	rt.Handle("POST /v1/conversations", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in conversations.CreateInput
 		if err := decodeOptional(r, &in); err != nil {

@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -28,6 +29,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/authorizer"
+	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/discovery"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -35,6 +37,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/recorder"
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -143,6 +147,8 @@ type App struct {
 	Gate          *expertgate.Service
 	Conversations *conversations.Service
 	Discovery     *discovery.Service
+	Messages      *messaging.Service
+	Memory        *memory.Service
 }
 
 // New builds an App from an AWS configuration (loaded once per cold start).
@@ -172,7 +178,10 @@ func New(cfg Config, awsCfg aws.Config, log *slog.Logger) *App {
 	if cfg.Synthesis != "" {
 		synth = &routing.Synthesizer{Model: a.Model, ModelID: cfg.Synthesis}
 	}
-	a.Conversations = &conversations.Service{Store: store, Agents: store, Gate: gate, Model: a.Model, Flags: cfg.Flags, Tiers: tiers, Synth: synth, Log: log}
+	a.Messages = &messaging.Service{Store: store, Dir: store, Bus: a.Bus}
+	a.Memory = &memory.Service{Store: store, Dir: store, Bus: a.Bus}
+	a.Conversations = &conversations.Service{Store: store, Agents: store, Gate: gate, Model: a.Model, Flags: cfg.Flags, Tiers: tiers, Synth: synth,
+		Memories: a.Memory, Bus: a.Bus, Log: log}
 	a.Discovery = &discovery.Service{Dir: store, Gate: gate}
 	var runner tasks.Runner
 	if arn := cfg.StateMachines["delegation"]; arn != "" {
@@ -232,7 +241,7 @@ func (a *App) Handler(name string) (any, error) {
 	case "task-lifecycle":
 		return a.Tasks.Step, nil
 	case "task-worker":
-		w := &worker.Worker{Agents: a.Store, Model: a.Model, Tools: &tasktools.Tools{Tasks: a.Tasks}, Tracker: tasks.Tracker{Svc: a.Tasks}}
+		w := &worker.Worker{Agents: a.Store, Model: a.Model, Tools: &tasktools.Tools{Tasks: a.Tasks, Messages: a.Messages}, Tracker: tasks.Tracker{Svc: a.Tasks}}
 		return w.Run, nil
 	case "task-sweeper":
 		return func(ctx context.Context) (map[string]int, error) {
@@ -243,7 +252,27 @@ func (a *App) Handler(name string) (any, error) {
 		return (&recorder.Handler{Store: a.Store, Log: log}).Handle, nil
 	case "expert-gate":
 		return a.Gate.Score, nil
-	case "conversations", "discovery", "routing":
+	case "message-fanout":
+		return (&consumers.Handler{DetailType: messaging.DetailType, Log: log, Apply: func(ctx context.Context, detail json.RawMessage) error {
+			var ev messaging.SentEvent
+			if err := json.Unmarshal(detail, &ev); err != nil || ev.TeamID == "" || ev.MessageID == "" {
+				return fmt.Errorf("bad AgentMessageSent detail")
+			}
+			n, err := a.Messages.FanOut(ctx, ev.TeamID, ev.MessageID)
+			log.Info("fanned out", "message_id", ev.MessageID, "inbox_entries_written", n)
+			return err
+		}}).Handle, nil
+	case "memory-invalidator":
+		return (&consumers.Handler{DetailType: memory.DetailType, Log: log, Apply: func(ctx context.Context, detail json.RawMessage) error {
+			var ev memory.SharedEvent
+			if err := json.Unmarshal(detail, &ev); err != nil || ev.TeamID == "" {
+				return fmt.Errorf("bad MemoryShared detail")
+			}
+			n, err := a.Memory.InvalidateTeam(ctx, ev.TeamID)
+			log.Info("contexts dropped", "memory_id", ev.MemoryID, "agents", n)
+			return err
+		}}).Handle, nil
+	case "conversations", "discovery", "routing", "messages", "memories":
 		rt, err := a.Router(name)
 		if err != nil {
 			return nil, err
@@ -272,6 +301,10 @@ func (a *App) Router(name string) (*httpapi.Router, error) {
 		api.DiscoveryRoutes(rt, a.Discovery)
 	case "routing":
 		api.RoutingRoutes(rt, a.Conversations)
+	case "messages":
+		api.MessageRoutes(rt, a.Messages)
+	case "memories":
+		api.MemoryRoutes(rt, a.Memory)
 	default:
 		return nil, fmt.Errorf("%q is not an HTTP function", name)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
@@ -46,7 +47,48 @@ type Conversation struct {
 	CreatedAt    time.Time     `json:"created_at"`
 	UpdatedAt    time.Time     `json:"updated_at"`
 	Participants []Participant `json:"participants,omitempty"`
+	// HandoffActive: the conversation was handed to its current agent, so
+	// it answers until the next handoff, return or @mention (no routing).
+	HandoffActive bool `json:"handoff_active"`
+	// PreviousAgent is where a return goes: the agent before the last
+	// handoff.
+	PreviousAgent string   `json:"previous_agent,omitempty"`
+	LastHandoff   *Handoff `json:"last_handoff,omitempty"`
 }
+
+// Handoff kinds.
+const (
+	KindHandoff = "handoff"
+	KindReturn  = "return"
+)
+
+// Handoff is one transfer of a conversation between agents.
+type Handoff struct {
+	ID             string    `json:"id"`
+	ConversationID string    `json:"conversation_id"`
+	From           string    `json:"from"`
+	To             string    `json:"to"`
+	Kind           string    `json:"kind"`
+	Reason         string    `json:"reason"`
+	ContextSummary string    `json:"context_summary,omitempty"`
+	MemoryID       string    `json:"memory_id,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// HandoffEvent is the HandoffCompleted detail.
+type HandoffEvent struct {
+	TeamID         string    `json:"team_id"`
+	ConversationID string    `json:"conversation_id"`
+	HandoffID      string    `json:"handoff_id"`
+	From           string    `json:"from"`
+	To             string    `json:"to"`
+	Kind           string    `json:"kind"`
+	Reason         string    `json:"reason"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// HandoffDetailType is the event a committed handoff publishes.
+const HandoffDetailType = "HandoffCompleted"
 
 // Participant is an agent taking part in a conversation.
 type Participant struct {
@@ -54,6 +96,9 @@ type Participant struct {
 	Role     string     `json:"role"`
 	JoinedAt time.Time  `json:"joined_at"`
 	LeftAt   *time.Time `json:"left_at,omitempty"`
+	// SetRole makes a write replace the role (a handoff or return changes
+	// it); otherwise a participant keeps its first role.
+	SetRole bool `json:"-"`
 }
 
 // Message is one message of a conversation, attributed to the user, the
@@ -77,6 +122,9 @@ type Message struct {
 	CostUSD      float64  `json:"cost_usd,omitempty"`
 	LatencyMS    int64    `json:"latency_ms,omitempty"`
 	Rating       int      `json:"rating,omitempty"`
+	// ContextMemories are the memories the agent's context held for this
+	// reply (shared, user profile and its private ones).
+	ContextMemories []string `json:"context_memories,omitempty"`
 	// Query is the user message an agent reply answered; feedback on the
 	// reply is stored with it so past performance can match similar queries.
 	Query string `json:"-"`
@@ -158,6 +206,22 @@ type Turn struct {
 	Messages     []Message
 	Join         []Participant
 	Decision     Decision
+	// Handoff is set when the turn returned the conversation to its
+	// previous agent ("@kyra", "go back to Kyra").
+	Handoff *Handoff
+}
+
+// HandoffChange is a handoff or return committed at once: the
+// conversation, the record, the note in the conversation, the participants'
+// roles, the agents' counters, the shared episodic memory, and the two
+// agents' cached contexts dropped.
+type HandoffChange struct {
+	Conversation Conversation
+	PrevCurrent  string
+	Handoff      Handoff
+	Note         Message
+	Roles        []Participant
+	Memory       *memory.Memory
 }
 
 // Feedback is a rating of an agent's reply.
@@ -197,4 +261,11 @@ type Store interface {
 	RecentDecisions(ctx context.Context, teamID string, since time.Time, limit int) ([]Decision, error)
 	// SetLatency records an agent's recent reply latency (moving average).
 	SetLatency(ctx context.Context, teamID, slug string, ms float64) error
+	// CommitHandoff returns ECONFLICT (reason ConversationChanged) when the
+	// conversation moved on since it was read.
+	CommitHandoff(ctx context.Context, teamID string, h HandoffChange) error
+	ListHandoffs(ctx context.Context, teamID, convID string) ([]Handoff, error)
+	// SetParticipants adds and removes agents of an open conversation;
+	// removing one that is not an active participant is ENOTFOUND.
+	SetParticipants(ctx context.Context, teamID, convID string, add []Participant, remove []string, at time.Time) error
 }

@@ -54,7 +54,7 @@ func (s *Service) execute(ctx context.Context, p plan, byslug map[string]agents.
 		if !ok {
 			return answer{attempt: Attempt{Agent: slug, Outcome: OutcomeFailed, Error: "agent is not active"}}
 		}
-		return s.ask(ctx, a, d, history, user)
+		return s.ask(ctx, a, p, history, user)
 	}
 	record := func(ans answer) {
 		out.attempts = append(out.attempts, ans.attempt)
@@ -178,8 +178,26 @@ func deadline(ctx context.Context) time.Time {
 // ask has one agent answer the user's message with the conversation so
 // far. A model error, a timeout and a refusal are failures a CASCADE moves
 // past.
-func (s *Service) ask(ctx context.Context, a agents.Agent, d Decision, history []Message, user Message) answer {
-	req := models.Request{System: systemPrompt(a), MaxTokens: MaxReplyTokens, Agent: a.Name, ModelID: d.Model}
+func (s *Service) ask(ctx context.Context, a agents.Agent, p plan, history []Message, user Message) answer {
+	d := p.decision
+	// The agent's context: its identity, the handoff summary if the
+	// conversation was handed to it, the user profile, the team's shared
+	// memories and its own private ones.
+	system := systemPrompt(a)
+	if hs := handoffSummary(p.conv, a.Slug); hs != "" {
+		system += "Handoff: " + hs + "\n"
+	}
+	var memIDs []string
+	if s.Memories != nil {
+		mc, err := s.Memories.ForAgent(ctx, d.TeamID, a.Slug)
+		if err != nil {
+			s.log().Warn("memory context unavailable; answering without it", "agent", a.Slug, "error", err.Error())
+		} else {
+			system += memoryPrompt(mc)
+			memIDs = mc.IDs()
+		}
+	}
+	req := models.Request{System: system, MaxTokens: MaxReplyTokens, Agent: a.Name, ModelID: d.Model}
 	if a.Model != nil {
 		req.Script, req.Provider = a.Model.Script, a.Model.Provider
 		if a.Model.ID != "" {
@@ -229,6 +247,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, d Decision, history [
 			ID: ids.New("msg"), ConversationID: user.ConversationID, Role: AuthorAssistant, Agent: a.Slug, Content: resp.Text,
 			CreatedAt: time.Now().UTC(), ReplyTo: user.ID, DecisionID: d.ID, Strategy: string(d.Strategy), ModelID: resp.ModelID,
 			InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: att.CostUSD, LatencyMS: lat, Query: clip(user.Content, 500),
+			ContextMemories: memIDs,
 		}
 	}
 	return ans

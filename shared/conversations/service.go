@@ -24,8 +24,9 @@ const (
 	MaxContent = 8000
 	MaxTitle   = 200
 	MaxComment = 1000
-	// HistoryLimit is how many earlier messages an agent sees.
-	HistoryLimit = 20
+	// HistoryLimit is how many earlier messages an agent sees: the whole
+	// of a normal conversation, bounded so a prompt stays within budget.
+	HistoryLimit = 50
 	// DefaultBudget is the time a turn may spend on model calls: below API
 	// Gateway's 30 s with room to commit (the function times out at 29 s).
 	DefaultBudget = 24 * time.Second
@@ -50,10 +51,14 @@ type Service struct {
 	Tiers routing.TierModels
 	// Synth synthesizes ENSEMBLE replies with the tier-1 model; nil merges
 	// deterministically.
-	Synth  *routing.Synthesizer
-	Budget time.Duration
-	Now    func() time.Time
-	Log    *slog.Logger
+	Synth *routing.Synthesizer
+	// Memories gives each agent its memory context (nil: none); Bus
+	// publishes handoffs (nil: not published).
+	Memories Memories
+	Bus      Publisher
+	Budget   time.Duration
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 func (s *Service) now() time.Time {
@@ -287,6 +292,15 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 		return PostResult{}, apperr.New(apperr.ECONFLICT, "the team has no active agent to answer").WithReason("AgentUnavailable")
 	}
 	user.DecisionID = plan.decision.ID
+	// "@kyra" or "go back to Kyra" naming the agent before the last handoff
+	// is a return: recorded as one, in the same transaction as the turn.
+	var ret *Handoff
+	if m := plan.decision.SelectedAgents[0]; plan.decision.Reason == routing.ReasonMention && m == conv.PreviousAgent && m != conv.CurrentAgent && conv.CurrentAgent != "" {
+		ret = &Handoff{ID: ids.New("hoff"), ConversationID: convID, From: conv.CurrentAgent, To: m, Kind: KindReturn, Reason: "the user asked to go back to " + m, CreatedAt: now}
+		if conv.LastHandoff != nil {
+			ret.ContextSummary = conv.LastHandoff.ContextSummary
+		}
+	}
 
 	// The note is shown before the reply, so its id (which orders the
 	// conversation) is made before the agents answer.
@@ -316,8 +330,14 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 		d.Outcome = OutcomeFailed
 		msgs = append(msgs, Message{ID: ids.New("msg"), ConversationID: convID, Role: AuthorSystem, Content: failureNote(out.attempts), CreatedAt: s.now(), DecisionID: d.ID, ReplyTo: user.ID})
 	}
-	if err := s.commit(ctx, teamID, conv, msgs, out, *d); err != nil {
+	if ret != nil && (out.reply == nil || out.answeredBy[0] != ret.To) {
+		ret = nil // the agent asked for did not answer: nothing returned
+	}
+	if err := s.commit(ctx, teamID, conv, msgs, out, *d, ret); err != nil {
 		return PostResult{}, err
+	}
+	if ret != nil {
+		s.publishHandoff(ctx, teamID, *ret)
 	}
 	for _, slug := range out.answeredBy {
 		if lat, ok := out.latency[slug]; ok {
@@ -354,7 +374,7 @@ const maxCommitAttempts = 12
 // commit writes the turn, re-reading the conversation when a concurrent
 // turn moved it on (the replies stand; only the conversation's state is
 // recomputed).
-func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, msgs []Message, out outcome, d Decision) error {
+func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, msgs []Message, out outcome, d Decision, ret *Handoff) error {
 	for attempt := 0; ; attempt++ {
 		next := conv
 		next.Version++
@@ -371,10 +391,14 @@ func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, 
 				if slug == next.PrimaryAgent {
 					role = RolePrimary
 				}
-				join = append(join, Participant{Agent: slug, Role: role, JoinedAt: next.UpdatedAt})
+				join = append(join, Participant{Agent: slug, Role: role, JoinedAt: next.UpdatedAt, SetRole: ret != nil && slug == ret.To})
 			}
 		}
-		err := s.Store.CommitTurn(ctx, teamID, Turn{Conversation: next, PrevCurrent: conv.CurrentAgent, Messages: msgs, Join: join, Decision: d})
+		if ret != nil {
+			next.PreviousAgent, next.LastHandoff, next.HandoffActive = ret.From, ret, true
+			join = append(join, Participant{Agent: ret.From, Role: RoleHandoffSource, JoinedAt: next.UpdatedAt, SetRole: true})
+		}
+		err := s.Store.CommitTurn(ctx, teamID, Turn{Conversation: next, PrevCurrent: conv.CurrentAgent, Messages: msgs, Join: join, Decision: d, Handoff: ret})
 		var ae *apperr.Error
 		if err == nil || attempt >= maxCommitAttempts-1 || !errors.As(err, &ae) || ae.Reason != "ConversationChanged" {
 			return err
@@ -403,6 +427,7 @@ func clip(s string, n int) string {
 
 // plan is the routing outcome before execution.
 type plan struct {
+	conv     Conversation
 	decision Decision
 	note     string
 	loads    map[string]routing.Load
@@ -414,7 +439,7 @@ type plan struct {
 // conversation's agent; an @mention (or "go back to Kyra") → that agent;
 // expert gate off → the AgentRouter; on → the gate and the selector.
 func (s *Service) route(ctx context.Context, teamID string, conv Conversation, content string, active []agents.Agent, def string, o options) plan {
-	p := plan{loads: map[string]routing.Load{}, labels: map[string]string{}, scores: map[string]float64{}}
+	p := plan{conv: conv, loads: map[string]routing.Load{}, labels: map[string]string{}, scores: map[string]float64{}}
 	d := &p.decision
 	d.Threshold, d.Scores = o.threshold, []routing.ExpertScore{}
 	isActive := map[string]bool{}
@@ -444,6 +469,13 @@ func (s *Service) route(ctx context.Context, teamID string, conv Conversation, c
 	}
 	if m := routing.Mention(content, active); m != "" {
 		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents = routing.Mentioned, routing.ReasonMention, 1, []string{m}
+		local(1)
+		return p
+	}
+	if conv.HandoffActive && isActive[conv.CurrentAgent] {
+		// Handed off: the agent that took over answers until the next
+		// handoff, return or mention.
+		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents = routing.HandedOff, routing.ReasonHandoff, 1, []string{conv.CurrentAgent}
 		local(1)
 		return p
 	}

@@ -91,15 +91,160 @@ func (s *Store) convCounter(teamID, slug string, delta int) types.TransactWriteI
 }
 
 func (s *Store) joinParticipant(teamID, conv string, p conversations.Participant) types.TransactWriteItem {
+	// A returning agent keeps its first role and join time, unless the
+	// change sets the role (handoff, return).
+	role := "#role = if_not_exists(#role, :role)"
+	if p.SetRole {
+		role = "#role = :role"
+	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: &s.Table, Key: key(teamPK(teamID), partSK(conv, p.Agent)),
-		// A returning agent keeps its first role and join time.
-		UpdateExpression:         aws.String("SET #role = if_not_exists(#role, :role), joined_at = if_not_exists(joined_at, :t), #agent = :agent, #type = :type REMOVE left_at"),
+		UpdateExpression:         aws.String("SET " + role + ", joined_at = if_not_exists(joined_at, :t), #agent = :agent, #type = :type REMOVE left_at"),
 		ExpressionAttributeNames: map[string]string{"#role": "role", "#type": "type", "#agent": "agent"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":role": str(p.Role), ":t": str(p.JoinedAt.UTC().Format(time.RFC3339Nano)), ":agent": str(p.Agent), ":type": str("participant"),
 		},
 	}}
+}
+
+const prefixHandoff = "HOFF#"
+
+func (s *Store) handoffPut(teamID string, h conversations.Handoff) (types.TransactWriteItem, error) {
+	doc, err := docAttr(h)
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: map[string]types.AttributeValue{
+		attrPK: str(teamPK(teamID)), attrSK: str(prefixHandoff + h.ConversationID + "#" + h.ID), "type": str("handoff"), "doc": doc,
+	}, ConditionExpression: aws.String("attribute_not_exists(pk)")}}, nil
+}
+
+// convPut writes the conversation conditioned on the version read and it
+// being open.
+func (s *Store) convPut(c conversations.Conversation) (types.TransactWriteItem, error) {
+	item, err := convItem(c)
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName: &s.Table, Item: item,
+		ConditionExpression:       aws.String("version = :v AND #st = :open"),
+		ExpressionAttributeNames:  map[string]string{"#st": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(c.Version - 1), ":open": str(conversations.StatusOpen)},
+	}}, nil
+}
+
+// CommitHandoff implements conversations.Store.
+func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversations.HandoffChange) error {
+	c := h.Conversation
+	c.TeamID = teamID
+	cp, err := s.convPut(c)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	hp, err := s.handoffPut(teamID, h.Handoff)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	note, err := msgItem(teamID, h.Note)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	tx := []types.TransactWriteItem{cp, hp, {Put: &types.Put{TableName: &s.Table, Item: note, ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
+	for _, p := range h.Roles {
+		tx = append(tx, s.joinParticipant(teamID, c.ID, p))
+	}
+	if h.PrevCurrent != c.CurrentAgent {
+		if h.PrevCurrent != "" {
+			tx = append(tx, s.convCounter(teamID, h.PrevCurrent, -1))
+		}
+		tx = append(tx, s.convCounter(teamID, c.CurrentAgent, 1))
+	}
+	if h.Memory != nil {
+		doc, err := docAttr(*h.Memory)
+		if err != nil {
+			return internal(err, "marshal")
+		}
+		m := *h.Memory
+		m.TeamID = teamID
+		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: memoryItem(m, doc), ConditionExpression: aws.String("attribute_not_exists(pk)")}})
+	}
+	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
+	if r := cancellationReasons(err); r != nil {
+		if len(r) > 0 && r[0] == "ConditionalCheckFailed" {
+			return apperr.Wrap(apperr.ECONFLICT, err, "the conversation changed during the handoff").WithReason("ConversationChanged")
+		}
+		return apperr.Wrap(apperr.ECONFLICT, err, "the handoff conflicted with a concurrent change; try again").WithReason("TransactionConflict")
+	}
+	if err != nil {
+		return internal(err, "TransactWriteItems")
+	}
+	if h.Memory != nil {
+		// Both agents' cached contexts now miss the handoff memory.
+		return s.DropContexts(ctx, teamID, append([]string{h.Memory.Author}, h.Memory.Agents...))
+	}
+	return nil
+}
+
+// ListHandoffs implements conversations.Store, oldest first.
+func (s *Store) ListHandoffs(ctx context.Context, teamID, convID string) ([]conversations.Handoff, error) {
+	out := []conversations.Handoff{}
+	in := prefixQuery(teamPK(teamID), prefixHandoff+convID+"#", true)
+	in.TableName = &s.Table
+	for {
+		res, err := s.DB.Query(ctx, in)
+		if err != nil {
+			return nil, internal(err, "Query")
+		}
+		for _, m := range res.Items {
+			var h conversations.Handoff
+			if err := readDoc(m, &h); err != nil {
+				return nil, internal(err, "unmarshal")
+			}
+			out = append(out, h)
+		}
+		if len(res.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = res.LastEvaluatedKey
+	}
+}
+
+// SetParticipants implements conversations.Store.
+func (s *Store) SetParticipants(ctx context.Context, teamID, convID string, add []conversations.Participant, remove []string, at time.Time) error {
+	tx := []types.TransactWriteItem{{ConditionCheck: &types.ConditionCheck{
+		TableName: &s.Table, Key: key(teamPK(teamID), convSK(convID)),
+		ConditionExpression:       aws.String("#st = :open"),
+		ExpressionAttributeNames:  map[string]string{"#st": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":open": str(conversations.StatusOpen)},
+	}}}
+	for _, p := range add {
+		tx = append(tx, s.joinParticipant(teamID, convID, p))
+	}
+	for _, slug := range remove {
+		tx = append(tx, types.TransactWriteItem{Update: &types.Update{
+			TableName: &s.Table, Key: key(teamPK(teamID), partSK(convID, slug)),
+			UpdateExpression:          aws.String("SET left_at = :t"),
+			ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(left_at)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":t": str(at.UTC().Format(time.RFC3339Nano))},
+		}})
+	}
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
+	if r := cancellationReasons(err); r != nil {
+		if r[0] == "ConditionalCheckFailed" {
+			return apperr.New(apperr.ECONFLICT, "conversation is closed").WithReason("ConversationClosed")
+		}
+		for i, code := range r {
+			if code == "ConditionalCheckFailed" && i > len(add) {
+				return apperr.NotFound("participant", remove[i-1-len(add)])
+			}
+		}
+		return apperr.Wrap(apperr.ECONFLICT, err, "the change conflicted with a concurrent one; try again").WithReason("TransactionConflict")
+	}
+	if err != nil {
+		return internal(err, "TransactWriteItems")
+	}
+	return nil
 }
 
 // CreateConversation implements conversations.Store.
@@ -324,6 +469,13 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 	}
 	for _, p := range t.Join {
 		tx = append(tx, s.joinParticipant(teamID, c.ID, p))
+	}
+	if t.Handoff != nil {
+		hp, err := s.handoffPut(teamID, *t.Handoff)
+		if err != nil {
+			return internal(err, "marshal")
+		}
+		tx = append(tx, hp)
 	}
 	if t.PrevCurrent != c.CurrentAgent {
 		if t.PrevCurrent != "" {

@@ -27,6 +27,12 @@ import "fmt"
 //	routing log     TEAM#<team>           RDEC#<decision id>               TEAM#<team>#CONV#<conv id> / RDEC#<id>
 //	                  (doc + strategy, fallback_used, selected_agents, confidence; expires_at TTL, 180 days)
 //	rating          TEAM#<team>           FB#<msg id>#<agent>  (rating, query, rated_at; expires_at TTL, 31 days)
+//	handoff         TEAM#<team>           HOFF#<conv id>#<handoff id>
+//	agent message   TEAM#<team>           AMSG#<message id>  (expires_at TTL, 90 days)
+//	inbox entry     TEAM#<team>           INBOX#<agent>#<message id>  (doc + read_at; expires_at TTL, 90 days)
+//	memory          TEAM#<team>           MEM#<memory id>  (doc + visibility)
+//	memory context  TEAM#<team>           CTX#<agent>  (an agent's cached memory context; expires_at TTL, 1 hour)
+//	memory epoch    TEAM#<team>           MEMEPOCH  (bumped by every invalidation; a context is cached only if unchanged)
 //
 // Access patterns and what serves them:
 //
@@ -51,6 +57,9 @@ import "fmt"
 //	the routing log (since a time)         Query pk=TEAM#<team>, sk BETWEEN RDEC#<floor id of time> AND RDEC#~, descending
 //	a conversation's decisions             Query gsi1 gsi1pk=TEAM#<team>#CONV#<id>
 //	ratings of the last 30 days (the gate) Query pk=TEAM#<team>, sk BETWEEN FB#<floor msg id> AND FB#~, filter rated_at
+//	a conversation's handoffs in order     Query pk=TEAM#<team>, begins_with(sk, HOFF#<conv id>#)
+//	an inbox newest first (unread)         Query pk=TEAM#<team>, begins_with(sk, INBOX#<agent>#), descending (filter attribute_not_exists(read_at))
+//	a team's memories newest first         Query pk=TEAM#<team>, begins_with(sk, MEM#), descending
 //
 // Status and "agent as creator or assignee" filters are filter expressions
 // on those queries. The delegation limits are conditions on the task,

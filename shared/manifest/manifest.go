@@ -148,10 +148,16 @@ var (
 	Queues = []Queue{
 		{Name: "activity", MaxReceiveCount: 3, VisibilityTimeout: 30},
 		{Name: "task-dlq", DeadLetterOnly: true},
+		// The fan-out queues: short visibility so a failing event reaches its
+		// DLQ within half a minute (3 receives), at least the consumer's timeout.
+		{Name: "agent-messages", MaxReceiveCount: 3, VisibilityTimeout: 10},
+		{Name: "memory-events", MaxReceiveCount: 3, VisibilityTimeout: 10},
 	}
 
 	Rules = []Rule{
 		{Name: "activity-all", Sources: []string{EventSource}, Queue: "activity"},
+		{Name: "agent-messages", Sources: []string{EventSource}, DetailTypes: []string{"AgentMessageSent"}, Queue: "agent-messages"},
+		{Name: "memory-shared", Sources: []string{EventSource}, DetailTypes: []string{"MemoryShared"}, Queue: "memory-events"},
 	}
 
 	StateMachines = []StateMachine{
@@ -271,10 +277,15 @@ var Functions = []Function{
 			{"POST", "/v1/conversations/{id}/messages"},
 			{"POST", "/v1/conversations/{id}/messages/{message_id}/feedback"},
 			{"POST", "/v1/conversations/{id}/close"},
+			{"POST", "/v1/conversations/{id}/handoff"},
+			{"POST", "/v1/conversations/{id}/return"},
+			{"GET", "/v1/conversations/{id}/handoffs"},
+			{"POST", "/v1/conversations/{id}/agents"},
+			{"GET", "/v1/conversations/{id}/context"},
 		},
 		// 29 s: a turn spends at most 24 s on models, below API Gateway's 30 s.
 		MemoryMB: 1024, Timeout: 29,
-		Grants:  []Grant{GrantTableWrite, GrantModels},
+		Grants:  []Grant{GrantTableWrite, GrantBusPut, GrantModels},
 		Invokes: []string{"expert-gate"},
 	},
 	{
@@ -310,6 +321,47 @@ var Functions = []Function{
 		},
 		MemoryMB: 512, Timeout: 15,
 		Grants: []Grant{GrantTableRead},
+	},
+	{
+		Name:        "messages",
+		Description: "Agent messaging: send (direct, team, task:<id>, collab:<id>), read and acknowledge an agent's inbox.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"POST", "/v1/agents/{slug}/messages"},
+			{"GET", "/v1/agents/{slug}/inbox"},
+			{"POST", "/v1/agents/{slug}/inbox/read"},
+		},
+		MemoryMB: 256, Timeout: 10,
+		Grants: []Grant{GrantTableWrite, GrantBusPut},
+	},
+	{
+		Name:        "memories",
+		Description: "The team memory bus: an agent learns a private or shared memory; shared ones are announced (MemoryShared).",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"POST", "/v1/agents/{slug}/memories"},
+			{"GET", "/v1/agents/{slug}/memories"},
+		},
+		MemoryMB: 256, Timeout: 10,
+		Grants: []Grant{GrantTableWrite, GrantBusPut},
+	},
+	{
+		Name:        "message-fanout",
+		Description: "Writes one inbox entry per recipient of an AgentMessageSent event, idempotently (bus -> rule -> SQS).",
+		Trigger:     TriggerSQS,
+		Queue:       "agent-messages",
+		BatchSize:   10,
+		MemoryMB:    256, Timeout: 10,
+		Grants: []Grant{GrantTableWrite},
+	},
+	{
+		Name:        "memory-invalidator",
+		Description: "Drops the cached memory context of every agent of a team on MemoryShared (bus -> rule -> SQS).",
+		Trigger:     TriggerSQS,
+		Queue:       "memory-events",
+		BatchSize:   10,
+		MemoryMB:    256, Timeout: 10,
+		Grants: []Grant{GrantTableWrite},
 	},
 	{
 		Name:         "task-sweeper",

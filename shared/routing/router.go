@@ -16,6 +16,7 @@ const (
 	ReasonDirect   = "direct"
 	ReasonGate     = "expert_gate"
 	ReasonFallback = "fallback"
+	ReasonHandoff  = "handoff"
 )
 
 // MinSkillMatch is the skill match the baseline router needs to keep the

@@ -21,6 +21,8 @@ const (
 	Mentioned Strategy = "mention"
 	// Router is the baseline AgentRouter (expert gate off).
 	Router Strategy = "router"
+	// HandedOff: the conversation was handed to its current agent.
+	HandedOff Strategy = "handoff"
 )
 
 // Selection defaults and bounds.

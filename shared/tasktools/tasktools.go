@@ -1,7 +1,8 @@
 // Package tasktools gives a working agent the collaboration tools of the
 // task system: delegate_task (a sub-delegation linked to the task being
 // worked on, waiting for its result inside the parent's deadline) and
-// check_task_status. Messaging tools join when agent messaging exists.
+// check_task_status, and the messaging tools send_agent_message and
+// get_agent_inbox (the same service as the HTTP API).
 package tasktools
 
 import (
@@ -12,14 +13,17 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/worker"
 )
 
-// Tools implements worker.Tools on the task service.
+// Tools implements worker.Tools on the task and messaging services.
 type Tools struct {
-	Tasks *tasks.Service
+	Tasks    *tasks.Service
+	Messages *messaging.Service
 }
 
 var _ worker.Tools = (*Tools)(nil)
@@ -29,6 +33,8 @@ func (t *Tools) Specs() []models.Tool {
 	return []models.Tool{
 		{Name: "delegate_task", Description: `Delegate a sub-task to a specialist agent and (by default) wait for its result. Input: {"to_agent": slug, "title", "instructions", "expected_output", "task_type", "priority", "wait_for_result": true}`},
 		{Name: "check_task_status", Description: `Check a task you delegated. Input: {"task_id"}`},
+		{Name: "send_agent_message", Description: `Send a message to another agent, or to a channel (team, task:<id>). Input: {"to_agent": slug, "message", "message_type": "notification", "channel"}`},
+		{Name: "get_agent_inbox", Description: `Read your unread messages from other agents (they are marked read). Input: {"unread_only": true}`},
 	}
 }
 
@@ -87,6 +93,45 @@ func (t *Tools) Call(ctx context.Context, p worker.Payload, call models.ToolCall
 			return rejected(err)
 		}
 		return describe(got), nil
+	case "send_agent_message":
+		if t.Messages == nil {
+			return "messaging is not available", nil
+		}
+		var in struct {
+			ToAgent string `json:"to_agent"`
+			Message string `json:"message"`
+			Type    string `json:"message_type"`
+			Channel string `json:"channel"`
+		}
+		if err := json.Unmarshal([]byte(call.Input), &in); err != nil {
+			return "invalid input: " + err.Error(), nil
+		}
+		m, err := t.Messages.Send(ctx, p.TeamID, p.Assignee, messaging.SendInput{To: in.ToAgent, Channel: in.Channel, Type: in.Type, Content: in.Message,
+			Metadata: map[string]any{"task_id": p.TaskID}})
+		if err != nil {
+			return rejected(err)
+		}
+		return fmt.Sprintf("sent message %s on %s", m.ID, m.Channel), nil
+	case "get_agent_inbox":
+		if t.Messages == nil {
+			return "messaging is not available", nil
+		}
+		var in struct {
+			UnreadOnly *bool `json:"unread_only"`
+		}
+		_ = json.Unmarshal([]byte(call.Input), &in)
+		list, _, err := t.Messages.Inbox(ctx, p.TeamID, p.Assignee, messaging.InboxQuery{All: in.UnreadOnly != nil && !*in.UnreadOnly, Page: paging.Page{Limit: 10}})
+		if err != nil {
+			return rejected(err)
+		}
+		if len(list) == 0 {
+			return "no messages", nil
+		}
+		var b strings.Builder
+		for _, m := range list {
+			fmt.Fprintf(&b, "[%s] %s from %s on %s: %s\n", m.CreatedAt.Format(time.RFC3339), m.Type, m.From, m.Channel, firstLine(m.Content))
+		}
+		return b.String(), nil
 	}
 	return "unknown tool " + call.Name, nil
 }

@@ -1,0 +1,6 @@
+// Command message-fanout is the message-fanout function (see shared/manifest).
+package main
+
+import "github.com/conclave-ai/conclave/shared/app"
+
+func main() { app.Main("message-fanout") }

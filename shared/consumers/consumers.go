@@ -1,0 +1,57 @@
+// Package consumers holds the SQS consumers of bus events other than the
+// activity recorder: the message fan-out (AgentMessageSent → one inbox
+// entry per recipient) and the memory invalidator (MemoryShared → every
+// agent's cached context dropped). Both report partial batch failures, so
+// a failing event is retried on its own and dead-lettered after two
+// retries; both are idempotent, so a redelivered event changes nothing.
+package consumers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// envelope is the EventBridge event as delivered to SQS.
+type envelope struct {
+	ID         string          `json:"id"`
+	DetailType string          `json:"detail-type"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// Handler runs Apply on the detail of every event in a batch.
+type Handler struct {
+	// DetailType is the one event this consumer accepts.
+	DetailType string
+	Apply      func(ctx context.Context, detail json.RawMessage) error
+	Log        *slog.Logger
+}
+
+// Handle implements the SQS event source mapping with ReportBatchItemFailures.
+// A body that is not an event of its type is a failure too: it lands in the
+// DLQ for someone to look at instead of vanishing.
+func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var resp events.SQSEventResponse
+	for _, m := range ev.Records {
+		err := h.one(ctx, m.Body)
+		if err != nil {
+			h.Log.Error("event failed; it will be retried, then dead-lettered", "message_id", m.MessageId, "error", err.Error())
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+		}
+	}
+	return resp, nil
+}
+
+func (h *Handler) one(ctx context.Context, body string) error {
+	var e envelope
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		return fmt.Errorf("not an event: %w", err)
+	}
+	if e.DetailType != h.DetailType {
+		return fmt.Errorf("unexpected detail-type %q", e.DetailType)
+	}
+	return h.Apply(ctx, e.Detail)
+}

@@ -1,0 +1,303 @@
+package conversations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/memory"
+)
+
+// Limits of a handoff.
+const (
+	MaxReason  = 500
+	MaxSummary = 4000
+)
+
+// Memories gives an agent its memory context and builds handoff memories.
+type Memories interface {
+	ForAgent(ctx context.Context, teamID, agent string) (memory.Context, error)
+	New(author string, in memory.CreateInput, source string) (memory.Memory, error)
+}
+
+// Publisher announces events.
+type Publisher interface {
+	Publish(ctx context.Context, detailType string, detail any) error
+}
+
+// HandoffInput is the body of POST /v1/conversations/{id}/handoff.
+type HandoffInput struct {
+	From           string `json:"from"`
+	To             string `json:"to"`
+	Reason         string `json:"reason"`
+	ContextSummary string `json:"context_summary"`
+}
+
+// Handoff moves the conversation from its current agent to another: the
+// record, a note in the conversation, the previous agent becomes a
+// handoff_source participant, a shared episodic memory ("Kyra handed off to
+// Luke because …") visible to both, and the next replies come from the new
+// agent. Returns EINVALID, ENOTFOUND, ECONFLICT.
+func (s *Service) Handoff(ctx context.Context, teamID, convID string, in HandoffInput) (Handoff, error) {
+	in.Reason, in.ContextSummary = strings.TrimSpace(in.Reason), strings.TrimSpace(in.ContextSummary)
+	if n := utf8.RuneCountInString(in.Reason); n == 0 || n > MaxReason {
+		return Handoff{}, apperr.Invalid("reason", "reason must be 1 to %d characters", MaxReason)
+	}
+	if utf8.RuneCountInString(in.ContextSummary) > MaxSummary {
+		return Handoff{}, apperr.Invalid("context_summary", "context_summary must be at most %d characters", MaxSummary)
+	}
+	if in.To == "" {
+		return Handoff{}, apperr.Invalid("to", "to (the agent taking over) is required")
+	}
+	return s.transfer(ctx, teamID, convID, func(c Conversation) (string, string, string, string, error) {
+		from := c.CurrentAgent
+		if from == "" {
+			return "", "", "", "", apperr.New(apperr.ECONFLICT, "the conversation has no current agent to hand off from").WithReason("NoCurrentAgent")
+		}
+		if in.From != "" && in.From != from {
+			return "", "", "", "", apperr.New(apperr.ECONFLICT, "only the current agent (%s) can hand off", from).WithReason("NotCurrentAgent").WithDetail("current_agent", from)
+		}
+		if in.To == from {
+			return "", "", "", "", apperr.Invalid("to", "the conversation is already with %s", from)
+		}
+		return from, in.To, in.Reason, in.ContextSummary, nil
+	}, KindHandoff)
+}
+
+// Return gives the conversation back to the agent before the last handoff.
+// Returns ENOTFOUND, ECONFLICT (nothing to return to).
+func (s *Service) Return(ctx context.Context, teamID, convID string) (Handoff, error) {
+	return s.transfer(ctx, teamID, convID, func(c Conversation) (string, string, string, string, error) {
+		if c.PreviousAgent == "" || c.PreviousAgent == c.CurrentAgent {
+			return "", "", "", "", apperr.New(apperr.ECONFLICT, "there is no previous agent to return to").WithReason("NoPreviousAgent")
+		}
+		summary := ""
+		if c.LastHandoff != nil {
+			summary = c.LastHandoff.ContextSummary
+		}
+		return c.CurrentAgent, c.PreviousAgent, "return to the previous agent", summary, nil
+	}, KindReturn)
+}
+
+type pick func(c Conversation) (from, to, reason, summary string, err error)
+
+func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pick, kind string) (Handoff, error) {
+	for attempt := 0; ; attempt++ {
+		c, err := s.Store.GetConversation(ctx, teamID, convID)
+		if err != nil {
+			return Handoff{}, err
+		}
+		if c.Status != StatusOpen {
+			return Handoff{}, apperr.New(apperr.ECONFLICT, "conversation is closed").WithReason("ConversationClosed")
+		}
+		from, to, reason, summary, err := choose(c)
+		if err != nil {
+			return Handoff{}, err
+		}
+		fromAgent, err := s.Agents.GetAgent(ctx, teamID, from)
+		if err != nil {
+			return Handoff{}, err
+		}
+		toAgent, err := s.activeAgent(ctx, teamID, to, "to")
+		if err != nil {
+			return Handoff{}, err
+		}
+		ch, err := s.handoffChange(c, fromAgent, toAgent, reason, summary, kind)
+		if err != nil {
+			return Handoff{}, err
+		}
+		err = s.Store.CommitHandoff(ctx, teamID, ch)
+		var ae *apperr.Error
+		if err != nil && errors.As(err, &ae) && ae.Reason == "ConversationChanged" && attempt < maxCommitAttempts-1 {
+			continue
+		}
+		if err != nil {
+			return Handoff{}, err
+		}
+		s.publishHandoff(ctx, teamID, ch.Handoff)
+		return ch.Handoff, nil
+	}
+}
+
+// handoffChange builds everything a handoff writes.
+func (s *Service) handoffChange(c Conversation, from, to agents.Agent, reason, summary, kind string) (HandoffChange, error) {
+	now := s.now()
+	h := Handoff{ID: ids.New("hoff"), ConversationID: c.ID, From: from.Slug, To: to.Slug, Kind: kind, Reason: reason, ContextSummary: summary, CreatedAt: now}
+	verb := "handed off to"
+	if kind == KindReturn {
+		verb = "handed the conversation back to"
+	}
+	text := fmt.Sprintf("%s %s %s because %s", from.Name, verb, to.Name, reason)
+	if summary != "" {
+		text += ". Summary: " + summary
+	}
+	ch := HandoffChange{PrevCurrent: c.CurrentAgent, Handoff: h}
+	if s.Memories != nil {
+		m, err := s.Memories.New(from.Slug, memory.CreateInput{Type: "episodic", Visibility: memory.Private, Content: clip(text, memory.MaxContent)}, "handoff")
+		if err != nil {
+			return ch, err
+		}
+		// Visible to both agents of the handoff, not the whole team.
+		m.Agents, m.TeamID = []string{to.Slug}, c.TeamID
+		ch.Memory = &m
+		ch.Handoff.MemoryID = m.ID
+	}
+	next := c
+	next.Version++
+	next.UpdatedAt = now
+	next.CurrentAgent, next.PreviousAgent, next.HandoffActive = to.Slug, from.Slug, true
+	hh := ch.Handoff
+	next.LastHandoff = &hh
+	ch.Conversation = next
+	ch.Note = Message{ID: ids.New("msg"), ConversationID: c.ID, Role: AuthorSystem, Content: text + ".", CreatedAt: now}
+	next.MessageCount++
+	ch.Conversation = next
+	toRole := RoleInvited
+	if to.Slug == c.PrimaryAgent {
+		toRole = RolePrimary
+	}
+	ch.Roles = []Participant{
+		{Agent: from.Slug, Role: RoleHandoffSource, JoinedAt: now, SetRole: true},
+		{Agent: to.Slug, Role: toRole, JoinedAt: now, SetRole: true},
+	}
+	return ch, nil
+}
+
+func (s *Service) publishHandoff(ctx context.Context, teamID string, h Handoff) {
+	if s.Bus == nil {
+		return
+	}
+	ev := HandoffEvent{TeamID: teamID, ConversationID: h.ConversationID, HandoffID: h.ID, From: h.From, To: h.To, Kind: h.Kind, Reason: h.Reason, CreatedAt: h.CreatedAt}
+	if err := s.Bus.Publish(ctx, HandoffDetailType, ev); err != nil {
+		// The handoff is committed; the event feeds the activity log only.
+		s.log().Error("publishing HandoffCompleted failed", "handoff", h.ID, "error", err.Error())
+	}
+}
+
+// Handoffs lists a conversation's handoffs, oldest first. Returns ENOTFOUND.
+func (s *Service) Handoffs(ctx context.Context, teamID, convID string) ([]Handoff, error) {
+	if _, err := s.Store.GetConversation(ctx, teamID, convID); err != nil {
+		return nil, err
+	}
+	return s.Store.ListHandoffs(ctx, teamID, convID)
+}
+
+// AgentsInput is the body of POST /v1/conversations/{id}/agents.
+type AgentsInput struct {
+	Add    []string `json:"add"`
+	Remove []string `json:"remove"`
+}
+
+// SetAgents adds agents to (as invited participants) and removes agents
+// from a conversation. The current agent cannot be removed (hand off
+// first). Returns EINVALID, ENOTFOUND, ECONFLICT.
+func (s *Service) SetAgents(ctx context.Context, teamID, convID string, in AgentsInput) (Conversation, error) {
+	if len(in.Add)+len(in.Remove) == 0 || len(in.Add)+len(in.Remove) > 20 {
+		return Conversation{}, apperr.Invalid("add", "give 1 to 20 agents to add or remove")
+	}
+	c, err := s.Store.GetConversation(ctx, teamID, convID)
+	if err != nil {
+		return Conversation{}, err
+	}
+	if c.Status != StatusOpen {
+		return Conversation{}, apperr.New(apperr.ECONFLICT, "conversation is closed").WithReason("ConversationClosed")
+	}
+	now := s.now()
+	seen := map[string]bool{}
+	var add []Participant
+	for _, slug := range in.Add {
+		if seen[slug] {
+			return Conversation{}, apperr.Invalid("add", "agent %q is listed twice", slug)
+		}
+		seen[slug] = true
+		if _, err := s.activeAgent(ctx, teamID, slug, "add"); err != nil {
+			return Conversation{}, err
+		}
+		add = append(add, Participant{Agent: slug, Role: RoleInvited, JoinedAt: now})
+	}
+	for _, slug := range in.Remove {
+		if seen[slug] {
+			return Conversation{}, apperr.Invalid("remove", "agent %q is listed twice", slug)
+		}
+		seen[slug] = true
+		if slug == c.CurrentAgent {
+			return Conversation{}, apperr.New(apperr.ECONFLICT, "%s is answering this conversation; hand it off first", slug).WithReason("CurrentAgent")
+		}
+	}
+	if err := s.Store.SetParticipants(ctx, teamID, convID, add, in.Remove, now); err != nil {
+		return Conversation{}, err
+	}
+	return s.Get(ctx, teamID, convID)
+}
+
+// AgentContext is what an agent sees when it answers in a conversation.
+type AgentContext struct {
+	Agent          string         `json:"agent"`
+	Identity       string         `json:"identity"`
+	History        []Message      `json:"history"`
+	HandoffSummary string         `json:"handoff_summary,omitempty"`
+	Memories       memory.Context `json:"memories"`
+}
+
+// ContextFor returns the context an agent would answer with now. Returns
+// ENOTFOUND.
+func (s *Service) ContextFor(ctx context.Context, teamID, convID, slug string) (AgentContext, error) {
+	c, err := s.Store.GetConversation(ctx, teamID, convID)
+	if err != nil {
+		return AgentContext{}, err
+	}
+	if !agents.ValidSlug(slug) {
+		return AgentContext{}, apperr.NotFound("agent", slug)
+	}
+	a, err := s.Agents.GetAgent(ctx, teamID, slug)
+	if err != nil {
+		return AgentContext{}, err
+	}
+	history, err := s.Store.RecentMessages(ctx, teamID, convID, HistoryLimit)
+	if err != nil {
+		return AgentContext{}, err
+	}
+	ac := AgentContext{Agent: slug, Identity: systemPrompt(a), History: history, HandoffSummary: handoffSummary(c, slug)}
+	if s.Memories != nil {
+		if ac.Memories, err = s.Memories.ForAgent(ctx, teamID, slug); err != nil {
+			return AgentContext{}, err
+		}
+	}
+	return ac, nil
+}
+
+// handoffSummary is the last handoff's summary when it was to this agent.
+func handoffSummary(c Conversation, slug string) string {
+	h := c.LastHandoff
+	if h == nil || h.To != slug {
+		return ""
+	}
+	s := fmt.Sprintf("%s handed this conversation to you (%s).", h.From, h.Reason)
+	if h.ContextSummary != "" {
+		s += " Summary: " + h.ContextSummary
+	}
+	return s
+}
+
+// memoryPrompt renders a memory context for the system prompt.
+func memoryPrompt(m memory.Context) string {
+	var b strings.Builder
+	section := func(title string, list []memory.Memory) {
+		if len(list) == 0 {
+			return
+		}
+		b.WriteString(title + ":\n")
+		for _, x := range list {
+			b.WriteString("- " + x.Content + "\n")
+		}
+	}
+	section("About the user", m.UserProfile)
+	section("What the team knows", m.Shared)
+	section("What you remember", m.Private)
+	return b.String()
+}

@@ -1,0 +1,192 @@
+package messaging_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/paging"
+)
+
+// mem is an in-memory store and directory with the same contracts as the
+// DynamoDB ones (the integration tests run those).
+type mem struct {
+	agents  map[string]agents.Agent
+	tasks   map[string][]string
+	msgs    map[string]messaging.Message
+	inboxes map[string]map[string]*messaging.Message
+	events  []messaging.SentEvent
+}
+
+func newMem() *mem {
+	m := &mem{agents: map[string]agents.Agent{}, tasks: map[string][]string{}, msgs: map[string]messaging.Message{}, inboxes: map[string]map[string]*messaging.Message{}}
+	for _, s := range []string{"kyra", "luke", "dana", "wren"} {
+		m.agents[s] = agents.Agent{Slug: s, Status: agents.StatusActive}
+	}
+	return m
+}
+
+func (m *mem) GetAgent(_ context.Context, _, slug string) (agents.Agent, error) {
+	a, ok := m.agents[slug]
+	if !ok {
+		return a, apperr.NotFound("agent", slug)
+	}
+	return a, nil
+}
+func (m *mem) ActiveAgents(context.Context, string) ([]agents.Agent, error) {
+	var out []agents.Agent
+	for _, a := range m.agents {
+		if a.Status == agents.StatusActive {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+func (m *mem) TaskAgents(_ context.Context, _, id string) ([]string, error) {
+	l, ok := m.tasks[id]
+	if !ok {
+		return nil, apperr.NotFound("task", id)
+	}
+	return l, nil
+}
+func (m *mem) SessionAgents(_ context.Context, _, id string) ([]string, error) {
+	return nil, apperr.NotFound("collaboration session", id)
+}
+func (m *mem) PutAgentMessage(_ context.Context, x messaging.Message) error {
+	m.msgs[x.ID] = x
+	return nil
+}
+func (m *mem) GetAgentMessage(_ context.Context, _, id string) (messaging.Message, error) {
+	x, ok := m.msgs[id]
+	if !ok {
+		return x, apperr.NotFound("agent message", id)
+	}
+	return x, nil
+}
+func (m *mem) Deliver(_ context.Context, _, r string, x messaging.Message) (bool, error) {
+	if m.inboxes[r] == nil {
+		m.inboxes[r] = map[string]*messaging.Message{}
+	}
+	if _, ok := m.inboxes[r][x.ID]; ok {
+		return false, nil
+	}
+	m.inboxes[r][x.ID] = &x
+	return true, nil
+}
+func (m *mem) ListInbox(_ context.Context, _, agent string, unread bool, _ paging.Page) ([]messaging.Message, string, error) {
+	var out []messaging.Message
+	for _, x := range m.inboxes[agent] {
+		if !unread || x.ReadAt == nil {
+			out = append(out, *x)
+		}
+	}
+	return out, "", nil
+}
+func (m *mem) MarkRead(_ context.Context, _, agent string, ids []string, at time.Time) (int, error) {
+	n := 0
+	for _, id := range ids {
+		if x, ok := m.inboxes[agent][id]; ok && x.ReadAt == nil {
+			x.ReadAt = &at
+			n++
+		}
+	}
+	return n, nil
+}
+func (m *mem) Publish(_ context.Context, _ string, d any) error {
+	m.events = append(m.events, d.(messaging.SentEvent))
+	return nil
+}
+
+func svc(m *mem) *messaging.Service { return &messaging.Service{Store: m, Dir: m, Bus: m} }
+
+func TestChannelsResolveToTheirRecipientsNeverTheSender(t *testing.T) {
+	ctx := context.Background()
+	m := newMem()
+	m.agents["wren"] = agents.Agent{Slug: "wren", Status: agents.StatusPaused}
+	m.tasks["task_1"] = []string{"luke", "kyra", "luke"}
+	s := svc(m)
+	cases := []struct {
+		from string
+		in   messaging.SendInput
+		want []string
+	}{
+		{"luke", messaging.SendInput{To: "dana", Content: "hi"}, []string{"dana"}},
+		{"kyra", messaging.SendInput{Channel: "team", Content: "all"}, []string{"dana", "luke"}},
+		{"dana", messaging.SendInput{Channel: "task:task_1", Content: "t"}, []string{"kyra", "luke"}},
+		{"luke", messaging.SendInput{Channel: "task:task_1", Content: "t"}, []string{"kyra"}},
+	}
+	for _, c := range cases {
+		msg, err := s.Send(ctx, "team", c.from, c.in)
+		require.NoError(t, err)
+		n, err := s.FanOut(ctx, "team", msg.ID)
+		require.NoError(t, err)
+		assert.Equal(t, len(c.want), n)
+		var got []string
+		for r, box := range m.inboxes {
+			if _, ok := box[msg.ID]; ok {
+				got = append(got, r)
+			}
+		}
+		assert.ElementsMatch(t, c.want, got, "%s %+v", c.from, c.in)
+		// Running it again writes nothing.
+		n, err = s.FanOut(ctx, "team", msg.ID)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+	}
+	require.Len(t, m.events, len(cases))
+	assert.Equal(t, "team", m.events[1].Channel)
+}
+
+func TestSendRefusesWhatNobodyCouldReceive(t *testing.T) {
+	ctx := context.Background()
+	m := newMem()
+	s := svc(m)
+	for _, c := range []struct {
+		from string
+		in   messaging.SendInput
+		code string
+	}{
+		{"luke", messaging.SendInput{Content: "x"}, apperr.EINVALID},
+		{"luke", messaging.SendInput{To: "luke", Content: "x"}, apperr.EINVALID},
+		{"luke", messaging.SendInput{To: "dana", Content: "x", Type: "gossip"}, apperr.EINVALID},
+		{"luke", messaging.SendInput{Channel: "task:", Content: "x"}, apperr.EINVALID},
+		{"luke", messaging.SendInput{To: "nobody", Content: "x"}, apperr.ENOTFOUND},
+		{"nobody", messaging.SendInput{To: "luke", Content: "x"}, apperr.ENOTFOUND},
+		{"luke", messaging.SendInput{Channel: "task:task_x", Content: "x"}, apperr.ENOTFOUND},
+		{"luke", messaging.SendInput{Channel: "collab:s1", Content: "x"}, apperr.ENOTFOUND},
+	} {
+		_, err := s.Send(ctx, "team", c.from, c.in)
+		assert.True(t, apperr.Is(err, c.code), "%+v: %v", c, err)
+	}
+	assert.Empty(t, m.msgs)
+	assert.Empty(t, m.events)
+}
+
+func TestInboxMarksWhatItReturnsUnlessPeeking(t *testing.T) {
+	ctx := context.Background()
+	m := newMem()
+	s := svc(m)
+	msg, err := s.Send(ctx, "team", "luke", messaging.SendInput{To: "dana", Content: "hi"})
+	require.NoError(t, err)
+	_, err = s.FanOut(ctx, "team", msg.ID)
+	require.NoError(t, err)
+	peek, _, err := s.Inbox(ctx, "team", "dana", messaging.InboxQuery{Peek: true, Page: paging.Page{Limit: 10}})
+	require.NoError(t, err)
+	require.Len(t, peek, 1)
+	assert.Nil(t, peek[0].ReadAt)
+	got, _, err := s.Inbox(ctx, "team", "dana", messaging.InboxQuery{Page: paging.Page{Limit: 10}})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.NotNil(t, got[0].ReadAt)
+	again, _, err := s.Inbox(ctx, "team", "dana", messaging.InboxQuery{Page: paging.Page{Limit: 10}})
+	require.NoError(t, err)
+	assert.Empty(t, again)
+	_, err = s.MarkRead(ctx, "team", "dana", nil)
+	assert.True(t, apperr.Is(err, apperr.EINVALID))
+}
