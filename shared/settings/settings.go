@@ -1,0 +1,128 @@
+// Package settings is the environment contract between the CDK app, which
+// sets each function's environment, and the runtime, which reads it: the
+// variable names, the name=value pair encoding and the feature flags. It
+// imports only the standard library, so the CDK synth links none of the
+// runtime and both sides cannot drift apart.
+package settings
+
+import (
+	"os"
+	"sort"
+	"strings"
+)
+
+// The environment variables a function may read. A function only gets the
+// ones its manifest entry needs (the CDK app decides); a missing variable
+// reads as empty.
+const (
+	EnvStage         = "STAGE"
+	EnvTable         = "TABLE_NAME"
+	EnvBus           = "EVENT_BUS_NAME"
+	EnvStateMachines = "STATE_MACHINE_ARNS" // name=arn,name=arn
+	EnvQueues        = "QUEUE_URLS"         // name=url,name=url
+	EnvFunctions     = "FUNCTION_NAMES"     // name=physical name (functions it invokes)
+	EnvFlags         = "FEATURE_FLAGS"      // collaboration=true,expert_gate=true,ensemble=false
+	EnvModelProvider = "MODEL_PROVIDER"     // local (default), bedrock or openai
+	EnvModelTiers    = "MODEL_TIERS"        // tier_0=model id,tier_1=…,tier_2=…
+	EnvSynthesis     = "SYNTHESIS_MODEL"    // model id that synthesizes ENSEMBLE replies; empty merges
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
+)
+
+// Flag names in FEATURE_FLAGS.
+const (
+	FlagCollaboration = "collaboration"
+	FlagExpertGate    = "expert_gate"
+	FlagEnsemble      = "ensemble"
+)
+
+// Flags are the feature flags of a stage. A flag that is missing is off
+// (the safe default, as in prod).
+type Flags struct {
+	Collaboration bool
+	ExpertGate    bool
+	Ensemble      bool
+}
+
+// ParseFlags reads "collaboration=true,expert_gate=true,ensemble=false".
+func ParseFlags(s string) Flags {
+	m := ParsePairs(s)
+	on := func(k string) bool { return m[k] == "true" }
+	return Flags{Collaboration: on(FlagCollaboration), ExpertGate: on(FlagExpertGate), Ensemble: on(FlagEnsemble)}
+}
+
+// String encodes the flags for FEATURE_FLAGS, every flag named, sorted.
+func (f Flags) String() string {
+	b := func(v bool) string {
+		if v {
+			return "true"
+		}
+		return "false"
+	}
+	return EncodePairs(map[string]string{FlagCollaboration: b(f.Collaboration), FlagExpertGate: b(f.ExpertGate), FlagEnsemble: b(f.Ensemble)})
+}
+
+// EncodePairs renders name=value pairs sorted by name, so the same map
+// always gives the same variable (and the same template).
+func EncodePairs(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParsePairs is the inverse of EncodePairs; malformed parts are skipped.
+func ParsePairs(s string) map[string]string {
+	out := map[string]string{}
+	for _, p := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(p, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Config is everything a function may learn from its environment.
+type Config struct {
+	Stage         string
+	TableName     string
+	BusName       string
+	StateMachines map[string]string
+	Queues        map[string]string
+	Functions     map[string]string
+	Flags         Flags
+	ModelProvider string
+	// Tiers maps a model tier (tier_0…) to a model id; empty keeps the
+	// defaults of the routing package.
+	Tiers         map[string]string
+	Synthesis     string
+	OpenAIBaseURL string
+	OpenAIAPIKey  string
+}
+
+// FromEnv reads Config from the process environment.
+func FromEnv() Config { return FromLookup(os.Getenv) }
+
+// FromLookup reads Config through get (os.Getenv, or a map in tests).
+func FromLookup(get func(string) string) Config {
+	return Config{
+		Stage:         get(EnvStage),
+		TableName:     get(EnvTable),
+		BusName:       get(EnvBus),
+		StateMachines: ParsePairs(get(EnvStateMachines)),
+		Queues:        ParsePairs(get(EnvQueues)),
+		Functions:     ParsePairs(get(EnvFunctions)),
+		Flags:         ParseFlags(get(EnvFlags)),
+		ModelProvider: get(EnvModelProvider),
+		Tiers:         ParsePairs(get(EnvModelTiers)),
+		Synthesis:     get(EnvSynthesis),
+		OpenAIBaseURL: get(EnvOpenAIBaseURL),
+		OpenAIAPIKey:  get(EnvOpenAIAPIKey),
+	}
+}

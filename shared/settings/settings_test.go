@@ -1,0 +1,35 @@
+package settings_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/conclave-ai/conclave/shared/settings"
+)
+
+func TestPairsRoundTripSorted(t *testing.T) {
+	m := map[string]string{"delegation": "arn:aws:states:us-east-1:1:stateMachine:x", "activity": "http://q"}
+	s := settings.EncodePairs(m)
+	assert.Equal(t, "activity=http://q,delegation=arn:aws:states:us-east-1:1:stateMachine:x", s)
+	assert.Equal(t, m, settings.ParsePairs(s))
+}
+
+func TestFlagsRoundTripAndMissingMeansOff(t *testing.T) {
+	f := settings.Flags{Collaboration: true, Ensemble: true}
+	assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=false", f.String())
+	assert.Equal(t, f, settings.ParseFlags(f.String()))
+	assert.Equal(t, settings.Flags{ExpertGate: true}, settings.ParseFlags("expert_gate=true,ensemble=yes"))
+}
+
+func TestFromLookupReadsTheContract(t *testing.T) {
+	env := map[string]string{
+		settings.EnvTable: "tbl", settings.EnvStateMachines: "delegation=arn:x",
+		settings.EnvFlags: "collaboration=true", settings.EnvModelTiers: "tier_0=m0",
+	}
+	c := settings.FromLookup(func(k string) string { return env[k] })
+	assert.Equal(t, "tbl", c.TableName)
+	assert.Equal(t, "arn:x", c.StateMachines["delegation"])
+	assert.True(t, c.Flags.Collaboration)
+	assert.Equal(t, "m0", c.Tiers["tier_0"])
+}
