@@ -19,8 +19,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/recorder"
-	"github.com/conclave-ai/conclave/shared/tasks"
-	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 func sample(t *testing.T, name string) []byte {
@@ -62,8 +61,8 @@ func TestTriggerSamplesRoundTrip(t *testing.T) {
 		"triggers/api-create-agent.json":         &lambdaevents.APIGatewayV2HTTPRequest{},
 		"triggers/authorizer-request.json":       &lambdaevents.APIGatewayV2CustomAuthorizerV2Request{},
 		"triggers/sqs-activity-batch.json":       &lambdaevents.SQSEvent{},
-		"triggers/task-worker-input.json":        &worker.Payload{},
-		"triggers/task-lifecycle-input.json":     &tasks.StepInput{},
+		"triggers/task-worker-input.json":        &workflow.TaskInput{},
+		"triggers/task-lifecycle-input.json":     &workflow.LifecycleInput{},
 		"triggers/admin-create-team.json":        &admin.Request{},
 		"triggers/expert-gate-request.json":      &expertgate.Request{},
 		"triggers/api-post-message.json":         &lambdaevents.APIGatewayV2HTTPRequest{},

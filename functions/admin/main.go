@@ -1,6 +1,10 @@
-// Command admin is the Lambda function "admin" of the manifest (shared/manifest).
+// Command admin is the Lambda function "admin" of the manifest
+// (shared/manifest); its wiring is in shared/app/adminfn.
 package main
 
-import "github.com/conclave-ai/conclave/shared/app"
+import (
+	"github.com/conclave-ai/conclave/shared/app/adminfn"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
 
-func main() { app.Main("admin") }
+func main() { lambdafn.Main("admin", adminfn.Build) }

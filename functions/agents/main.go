@@ -1,6 +1,10 @@
-// Command agents is the Lambda function "agents" of the manifest (shared/manifest).
+// Command agents is the Lambda function "agents" of the manifest
+// (shared/manifest); its wiring is in shared/app/agentsfn.
 package main
 
-import "github.com/conclave-ai/conclave/shared/app"
+import (
+	"github.com/conclave-ai/conclave/shared/app/agentsfn"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
 
-func main() { app.Main("agents") }
+func main() { lambdafn.Main("agents", agentsfn.Build) }

@@ -1,6 +1,10 @@
-// Command authorizer is the Lambda function "authorizer" of the manifest (shared/manifest).
+// Command authorizer is the Lambda function "authorizer" of the manifest
+// (shared/manifest); its wiring is in shared/app/authorizerfn.
 package main
 
-import "github.com/conclave-ai/conclave/shared/app"
+import (
+	"github.com/conclave-ai/conclave/shared/app/authorizerfn"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
 
-func main() { app.Main("authorizer") }
+func main() { lambdafn.Main("authorizer", authorizerfn.Build) }

@@ -1,6 +1,10 @@
-// Command conversations is the conversations function (see shared/manifest).
+// Command conversations is the Lambda function "conversations" of the manifest
+// (shared/manifest); its wiring is in shared/app/conversationsfn.
 package main
 
-import "github.com/conclave-ai/conclave/shared/app"
+import (
+	"github.com/conclave-ai/conclave/shared/app/conversationsfn"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
 
-func main() { app.Main("conversations") }
+func main() { lambdafn.Main("conversations", conversationsfn.Build) }

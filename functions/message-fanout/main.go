@@ -1,6 +1,10 @@
-// Command message-fanout is the message-fanout function (see shared/manifest).
+// Command message-fanout is the Lambda function "message-fanout" of the manifest
+// (shared/manifest); its wiring is in shared/app/fanoutfn.
 package main
 
-import "github.com/conclave-ai/conclave/shared/app"
+import (
+	"github.com/conclave-ai/conclave/shared/app/fanoutfn"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
 
-func main() { app.Main("message-fanout") }
+func main() { lambdafn.Main("message-fanout", fanoutfn.Build) }

@@ -1,6 +1,10 @@
-// Command messages is the messages function (see shared/manifest).
+// Command messages is the Lambda function "messages" of the manifest
+// (shared/manifest); its wiring is in shared/app/messagesfn.
 package main
 
-import "github.com/conclave-ai/conclave/shared/app"
+import (
+	"github.com/conclave-ai/conclave/shared/app/messagesfn"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
 
-func main() { app.Main("messages") }
+func main() { lambdafn.Main("messages", messagesfn.Build) }

@@ -1,6 +1,10 @@
-// Command routing is the routing function (see shared/manifest).
+// Command routing is the Lambda function "routing" of the manifest
+// (shared/manifest); its wiring is in shared/app/routingfn.
 package main
 
-import "github.com/conclave-ai/conclave/shared/app"
+import (
+	"github.com/conclave-ai/conclave/shared/app/routingfn"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
 
-func main() { app.Main("routing") }
+func main() { lambdafn.Main("routing", routingfn.Build) }

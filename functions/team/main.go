@@ -1,6 +1,10 @@
-// Command team is the Lambda function "team" of the manifest (shared/manifest).
+// Command team is the Lambda function "team" of the manifest
+// (shared/manifest); its wiring is in shared/app/teamfn.
 package main
 
-import "github.com/conclave-ai/conclave/shared/app"
+import (
+	"github.com/conclave-ai/conclave/shared/app/teamfn"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
 
-func main() { app.Main("team") }
+func main() { lambdafn.Main("team", teamfn.Build) }

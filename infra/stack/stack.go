@@ -24,7 +24,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/conclave-ai/conclave/shared/app"
+	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/statemachines"
 )
@@ -131,11 +131,11 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	// machines exist (only to functions that start executions), so the
 	// machines can reference worker functions without a cycle.
 	common := map[string]*string{
-		app.EnvStage: jsii.String(env.Name), app.EnvTable: st.Table.TableName(), app.EnvBus: st.Bus.EventBusName(),
-		app.EnvFlags: jsii.String(env.FlagString()), app.EnvModelProvider: jsii.String(env.ModelProvider),
+		settings.EnvStage: jsii.String(env.Name), settings.EnvTable: st.Table.TableName(), settings.EnvBus: st.Bus.EventBusName(),
+		settings.EnvFlags: jsii.String(env.FlagString()), settings.EnvModelProvider: jsii.String(env.ModelProvider),
 	}
 	if env.SynthesisModel != "" {
-		common[app.EnvSynthesis] = jsii.String(env.SynthesisModel)
+		common[settings.EnvSynthesis] = jsii.String(env.SynthesisModel)
 	}
 	// Function names are known before the functions exist (they are
 	// physical names from the manifest), so passing them adds no dependency.
@@ -143,7 +143,7 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	for _, f := range manifest.Functions {
 		fnNames[f.Name] = names.Function(f.Name)
 	}
-	common[app.EnvFunctions] = jsii.String(app.EncodePairs(fnNames))
+	common[settings.EnvFunctions] = jsii.String(settings.EncodePairs(fnNames))
 	for _, f := range manifest.Functions {
 		id := camel(f.Name)
 		logs := awslogs.NewLogGroup(s, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
@@ -280,7 +280,7 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 		if !starts && !stops && f.Name != "health" {
 			continue
 		}
-		fn.AddEnvironment(jsii.String(app.EnvStateMachines), joinPairs(st, smARNs), nil)
+		fn.AddEnvironment(jsii.String(settings.EnvStateMachines), joinPairs(st, smARNs), nil)
 		if starts {
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Actions: jsii.Strings("states:StartExecution"), Resources: &smARNList,
@@ -306,7 +306,7 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 		}))
 	}
 	health := st.Functions["health"]
-	health.AddEnvironment(jsii.String(app.EnvQueues), joinPairs(st, queueURLs), nil)
+	health.AddEnvironment(jsii.String(settings.EnvQueues), joinPairs(st, queueURLs), nil)
 	var smArnList, queueArnList []*string
 	for _, m := range st.StateMachines {
 		smArnList = append(smArnList, m.StateMachineArn())

@@ -23,8 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/conclave-ai/conclave/shared/app"
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/statemachines"
 )
 
@@ -48,19 +48,19 @@ const LocalFlags = "collaboration=true,expert_gate=true,ensemble=true"
 
 // AppConfig is the function configuration for these resources. Models are
 // the deterministic local model unless MODEL_PROVIDER says otherwise.
-func (r Resources) AppConfig() app.Config {
+func (r Resources) AppConfig() settings.Config {
 	fns := map[string]string{}
 	for _, f := range manifest.Functions {
 		fns[f.Name] = r.Names.Function(f.Name)
 	}
-	flags := os.Getenv(app.EnvFlags)
+	flags := os.Getenv(settings.EnvFlags)
 	if flags == "" {
 		flags = LocalFlags
 	}
-	return app.Config{
+	return settings.Config{
 		Stage: r.Names.Stage, TableName: r.Names.Table(), BusName: r.Names.Bus(),
 		StateMachines: r.StateMachines, Queues: r.QueueURLs, Functions: fns,
-		Flags: app.ParseFlags(flags), ModelProvider: os.Getenv(app.EnvModelProvider),
+		Flags: settings.ParseFlags(flags), ModelProvider: os.Getenv(settings.EnvModelProvider),
 	}
 }
 

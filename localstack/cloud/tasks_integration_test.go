@@ -35,7 +35,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
-	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 var user = tasks.Creator{Type: "user", ID: "key_test"}
@@ -53,7 +53,7 @@ func taskService(t *testing.T, e env) (*tasks.Service, *sfn.Client) {
 	}
 	require.NotEmpty(t, arn, "the delegation state machine is provisioned")
 	bus := &eventbus.Bus{Client: eventbridge.NewFromConfig(e.cfg), Name: e.names.Bus()}
-	return tasks.NewService(e.store, &executions.Runner{Client: c, StateMachineARN: arn}, bus, slog.Default()), c
+	return tasks.NewService(e.store, &executions.Starter{Client: c, ARNs: map[string]string{workflow.Delegation: arn}}, bus, slog.Default()), c
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -189,15 +189,15 @@ func TestFailingWorkerRetriesTwiceThenDeadLetters(t *testing.T) {
 
 	body := waitDeadLetter(t, e, created.ID)
 	var got struct {
-		worker.Payload
+		workflow.TaskInput
 		Error struct{ Error, Cause string } `json:"error"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &got))
-	assert.Equal(t, worker.Payload{
+	assert.Equal(t, workflow.TaskInput{
 		TeamID: team, TaskID: created.ID, Assignee: "flaky", Title: "Flaky work",
 		Instructions: "Review the error handling of the payment handler", ExpectedOutput: "a list of findings",
-		Budgets: worker.Budgets{MaxTokens: 4000, MaxToolCalls: 10, TimeoutSeconds: 30},
-	}, got.Payload, "the full task payload is in the dead-letter queue")
+		Budgets: workflow.Budgets{MaxTokens: 4000, MaxToolCalls: 10, TimeoutSeconds: 30},
+	}, got.TaskInput, "the full task payload is in the dead-letter queue")
 	assert.Equal(t, "ModelFailed", got.Error.Error)
 
 	en := waitActivity(t, e, team, func(en activity.Entry) bool {

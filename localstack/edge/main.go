@@ -30,6 +30,8 @@ import (
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/app"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/manifest"
 )
 
@@ -110,10 +112,10 @@ func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed 
 	if err != nil {
 		return fmt.Errorf("provision: %w", err)
 	}
-	a := app.New(res.AppConfig(), awsCfg, log)
+	deps := lambdafn.Deps{Config: res.AppConfig(), AWS: awsCfg, Log: log}
 	handlers := map[string]any{}
 	for _, f := range manifest.Functions {
-		h, err := a.Handler(f.Name)
+		h, err := app.Handler(f.Name, deps)
 		if err != nil {
 			return err
 		}
@@ -137,7 +139,7 @@ func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed 
 	edge.RunSchedules(ctx)
 
 	if seed {
-		if err := cloud.Seed(ctx, a.Store); err != nil {
+		if err := cloud.Seed(ctx, dynamo.FromConfig(awsCfg, res.Names.Table())); err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
 	}

@@ -1,8 +1,10 @@
 package app_test
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -14,38 +16,45 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/app"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/settings"
 )
 
-func newApp() *app.App {
-	return app.New(app.Config{Stage: "test", TableName: "t", BusName: "b"}, aws.Config{Region: "us-east-1"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+func deps() lambdafn.Deps {
+	return lambdafn.Deps{
+		Config: settings.Config{Stage: "test", TableName: "t", BusName: "b",
+			StateMachines: map[string]string{"delegation": "arn:aws:states:us-east-1:1:stateMachine:d"},
+			Functions:     map[string]string{"expert-gate": "conclave-test-expert-gate"}},
+		AWS: aws.Config{Region: "us-east-1"},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
 }
 
-func TestEveryManifestFunctionHasAHandler(t *testing.T) {
-	a := newApp()
+func TestEveryManifestFunctionHasABuilder(t *testing.T) {
 	for _, f := range manifest.Functions {
-		h, err := a.Handler(f.Name)
+		h, err := app.Handler(f.Name, deps())
 		require.NoError(t, err, f.Name)
 		assert.NotNil(t, h, f.Name)
 	}
-	_, err := a.Handler("nope")
+	assert.Len(t, app.Builders, len(manifest.Functions), "a builder for a function the manifest does not list")
+	_, err := app.Handler("nope", deps())
 	assert.Error(t, err)
 }
 
 // Each HTTP function serves exactly the routes the manifest gives it.
 func TestRoutersServeManifestRoutes(t *testing.T) {
-	a := newApp()
 	for _, f := range manifest.Functions {
 		if f.Trigger != manifest.TriggerHTTP {
 			continue
 		}
-		rt, err := a.Router(f.Name)
-		require.NoError(t, err)
+		router, ok := app.Routers[f.Name]
+		require.True(t, ok, "no router for %s", f.Name)
 		var want []string
 		for _, r := range f.Routes {
 			want = append(want, r.Key())
 		}
-		got := rt.RouteKeys()
+		got := router(deps()).RouteKeys()
 		sort.Strings(want)
 		sort.Strings(got)
 		assert.Equal(t, want, got, f.Name)
@@ -81,8 +90,58 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 }
 
-func TestConfigPairsRoundTrip(t *testing.T) {
-	m := map[string]string{"delegation": "arn:aws:states:us-east-1:1:stateMachine:x", "activity": "http://q"}
-	t.Setenv(app.EnvStateMachines, app.EncodePairs(m))
-	assert.Equal(t, m, app.ConfigFromEnv().StateMachines)
+// credentialClients are linked by every function through the SDK's
+// default credential chain (config.LoadDefaultConfig), not by our code.
+var credentialClients = map[string]bool{"sso": true, "ssooidc": true, "sts": true, "signin": true}
+
+// linkedClients maps each function directory to the AWS SDK service
+// clients its binary links, from `go list -deps`.
+func linkedClients(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Deps", "../../functions/...").Output()
+	require.NoError(t, err)
+	const module, sdk = "github.com/conclave-ai/conclave/functions/", "github.com/aws/aws-sdk-go-v2/service/"
+	got := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Deps       []string
+		}
+		require.NoError(t, dec.Decode(&p))
+		name, ok := strings.CutPrefix(p.ImportPath, module)
+		if !ok {
+			continue
+		}
+		set := map[string]bool{}
+		for _, d := range p.Deps {
+			if rest, ok := strings.CutPrefix(d, sdk); ok {
+				client, _, _ := strings.Cut(rest, "/")
+				// attributevalue decodes stream records too, so DynamoDB
+				// brings the streams types along.
+				if client != "internal" && client != "dynamodbstreams" && !credentialClients[client] {
+					set[client] = true
+				}
+			}
+		}
+		got[name] = []string{}
+		for c := range set {
+			got[name] = append(got[name], c)
+		}
+		sort.Strings(got[name])
+	}
+	return got
+}
+
+// A function links exactly the AWS clients its manifest entry is granted:
+// no client it may not call, and no grant it has no client for.
+func TestFunctionsLinkOnlyGrantedClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over every function")
+	}
+	linked := linkedClients(t)
+	require.Len(t, linked, len(manifest.Functions))
+	for _, f := range manifest.Functions {
+		assert.Equal(t, f.Clients(), linked[f.Name], "%s: linked AWS clients (right) differ from its grants (left)", f.Name)
+	}
 }

@@ -55,3 +55,16 @@ func (h *Handler) one(ctx context.Context, body string) error {
 	}
 	return h.Apply(ctx, e.Detail)
 }
+
+// For is a Handler whose detail is decoded into T and checked by valid
+// before apply runs; a detail that does not decode or is not valid is a
+// failure (dead-lettered after the retries), never silently dropped.
+func For[T any](detailType string, log *slog.Logger, valid func(T) bool, apply func(ctx context.Context, ev T) error) *Handler {
+	return &Handler{DetailType: detailType, Log: log, Apply: func(ctx context.Context, detail json.RawMessage) error {
+		var ev T
+		if err := json.Unmarshal(detail, &ev); err != nil || !valid(ev) {
+			return fmt.Errorf("bad %s detail", detailType)
+		}
+		return apply(ctx, ev)
+	}}
+}

@@ -16,7 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
-	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 var _ tasks.Store = (*Store)(nil)
@@ -33,44 +33,44 @@ type taskItem struct {
 	GSI3PK string `dynamodbav:"gsi3pk,omitempty"`
 	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
 
-	TeamID          string         `dynamodbav:"team_id"`
-	ID              string         `dynamodbav:"id"`
-	CreatedByType   string         `dynamodbav:"created_by_type"`
-	CreatedByID     string         `dynamodbav:"created_by_id"`
-	Assignee        string         `dynamodbav:"assignee"`
-	ParentID        string         `dynamodbav:"parent_task_id"`
-	RootID          string         `dynamodbav:"root_task_id"`
-	ConversationID  string         `dynamodbav:"conversation_id"`
-	TaskType        string         `dynamodbav:"task_type"`
-	Title           string         `dynamodbav:"title"`
-	Instructions    string         `dynamodbav:"instructions"`
-	Context         string         `dynamodbav:"context"`
-	ExpectedOutput  string         `dynamodbav:"expected_output"`
-	InputArtifacts  []string       `dynamodbav:"input_artifacts"`
-	Priority        string         `dynamodbav:"priority"`
-	DueAt           *time.Time     `dynamodbav:"due_at,omitempty"`
-	Budgets         worker.Budgets `dynamodbav:"budgets"`
-	CostCapUSD      float64        `dynamodbav:"cost_cap_usd"`
-	TreeCostUSD     float64        `dynamodbav:"tree_cost_usd"`
-	Depth           int            `dynamodbav:"delegation_depth"`
-	Chain           []string       `dynamodbav:"chain"`
-	Status          string         `dynamodbav:"status"`
-	Result          string         `dynamodbav:"result"`
-	ResultArtifacts []string       `dynamodbav:"result_artifacts"`
-	Error           string         `dynamodbav:"error"`
-	TokensUsed      int            `dynamodbav:"tokens_used"`
-	ToolCalls       int            `dynamodbav:"tool_calls"`
-	CostUSD         float64        `dynamodbav:"cost_usd"`
-	Execute         bool           `dynamodbav:"execute"`
-	Execution       string         `dynamodbav:"execution_arn"`
-	Runs            int            `dynamodbav:"runs"`
-	Deadline        *time.Time     `dynamodbav:"deadline,omitempty"`
-	Version         int            `dynamodbav:"version"`
-	EventSeq        int            `dynamodbav:"event_seq"`
-	CreatedAt       time.Time      `dynamodbav:"created_at"`
-	UpdatedAt       time.Time      `dynamodbav:"updated_at"`
-	StartedAt       *time.Time     `dynamodbav:"started_at,omitempty"`
-	CompletedAt     *time.Time     `dynamodbav:"completed_at,omitempty"`
+	TeamID          string           `dynamodbav:"team_id"`
+	ID              string           `dynamodbav:"id"`
+	CreatedByType   string           `dynamodbav:"created_by_type"`
+	CreatedByID     string           `dynamodbav:"created_by_id"`
+	Assignee        string           `dynamodbav:"assignee"`
+	ParentID        string           `dynamodbav:"parent_task_id"`
+	RootID          string           `dynamodbav:"root_task_id"`
+	ConversationID  string           `dynamodbav:"conversation_id"`
+	TaskType        string           `dynamodbav:"task_type"`
+	Title           string           `dynamodbav:"title"`
+	Instructions    string           `dynamodbav:"instructions"`
+	Context         string           `dynamodbav:"context"`
+	ExpectedOutput  string           `dynamodbav:"expected_output"`
+	InputArtifacts  []string         `dynamodbav:"input_artifacts"`
+	Priority        string           `dynamodbav:"priority"`
+	DueAt           *time.Time       `dynamodbav:"due_at,omitempty"`
+	Budgets         workflow.Budgets `dynamodbav:"budgets"`
+	CostCapUSD      float64          `dynamodbav:"cost_cap_usd"`
+	TreeCostUSD     float64          `dynamodbav:"tree_cost_usd"`
+	Depth           int              `dynamodbav:"delegation_depth"`
+	Chain           []string         `dynamodbav:"chain"`
+	Status          string           `dynamodbav:"status"`
+	Result          string           `dynamodbav:"result"`
+	ResultArtifacts []string         `dynamodbav:"result_artifacts"`
+	Error           string           `dynamodbav:"error"`
+	TokensUsed      int              `dynamodbav:"tokens_used"`
+	ToolCalls       int              `dynamodbav:"tool_calls"`
+	CostUSD         float64          `dynamodbav:"cost_usd"`
+	Execute         bool             `dynamodbav:"execute"`
+	Execution       string           `dynamodbav:"execution_arn"`
+	Runs            int              `dynamodbav:"runs"`
+	Deadline        *time.Time       `dynamodbav:"deadline,omitempty"`
+	Version         int              `dynamodbav:"version"`
+	EventSeq        int              `dynamodbav:"event_seq"`
+	CreatedAt       time.Time        `dynamodbav:"created_at"`
+	UpdatedAt       time.Time        `dynamodbav:"updated_at"`
+	StartedAt       *time.Time       `dynamodbav:"started_at,omitempty"`
+	CompletedAt     *time.Time       `dynamodbav:"completed_at,omitempty"`
 }
 
 type taskEventItem struct {

@@ -53,3 +53,8 @@ func (b *Bus) Ping(ctx context.Context) error {
 	_, err := b.Client.DescribeEventBus(ctx, &eventbridge.DescribeEventBusInput{Name: aws.String(b.Name)})
 	return err
 }
+
+// FromConfig is the bus called name on a client built from cfg.
+func FromConfig(cfg aws.Config, name string) *Bus {
+	return &Bus{Client: eventbridge.NewFromConfig(cfg), Name: name}
+}

@@ -1,19 +1,21 @@
-// Package executions starts and stops executions of the delegation state
-// machine (tasks.Runner). An execution is named after its task, so the Step
-// Functions console lists a task under its own id.
+// Package executions is the Step Functions adapter of workflow.Starter: it
+// starts and stops executions of any machine of the manifest. An execution
+// is named after its task or session, so the Step Functions console lists
+// it under its own id.
 package executions
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 // API is the part of the Step Functions client used here.
@@ -22,21 +24,38 @@ type API interface {
 	StopExecution(context.Context, *sfn.StopExecutionInput, ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error)
 }
 
-// Runner runs tasks on one state machine.
-type Runner struct {
-	Client          API
-	StateMachineARN string
+// Starter runs executions of the machines in ARNs (manifest name → ARN).
+type Starter struct {
+	Client API
+	ARNs   map[string]string
 }
 
-// Start implements tasks.Runner. Starting the same name twice with the same
-// input is idempotent in Step Functions, so a retried request is harmless.
-func (r *Runner) Start(ctx context.Context, name string, p worker.Payload) (string, error) {
-	in, err := json.Marshal(p)
+var _ workflow.Starter = (*Starter)(nil)
+
+// FromConfig is the starter of the machines in arns (the
+// STATE_MACHINE_ARNS of the environment), or a nil interface when there
+// are none (never a typed nil, which a service would call).
+func FromConfig(cfg aws.Config, arns map[string]string) workflow.Starter {
+	if len(arns) == 0 {
+		return nil
+	}
+	return &Starter{Client: sfn.NewFromConfig(cfg), ARNs: arns}
+}
+
+// Start implements workflow.Starter. Starting the same name twice with the
+// same input is idempotent in Step Functions, so a retried request is
+// harmless.
+func (s *Starter) Start(ctx context.Context, machine, name string, input any) (string, error) {
+	arn, ok := s.ARNs[machine]
+	if !ok {
+		return "", fmt.Errorf("no state machine %q is configured", machine)
+	}
+	in, err := json.Marshal(input)
 	if err != nil {
 		return "", err
 	}
-	out, err := r.Client.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(r.StateMachineARN), Name: aws.String(name), Input: aws.String(string(in)),
+	out, err := s.Client.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(arn), Name: aws.String(name), Input: aws.String(string(in)),
 	})
 	if err != nil {
 		return "", err
@@ -44,13 +63,16 @@ func (r *Runner) Start(ctx context.Context, name string, p worker.Payload) (stri
 	return aws.ToString(out.ExecutionArn), nil
 }
 
-// Stop implements tasks.Runner. An execution that already ended or never
-// started is not an error: the goal (nothing running) holds.
-func (r *Runner) Stop(ctx context.Context, executionARN, cause string) error {
-	if len(cause) > 32768 {
-		cause = cause[:32768]
+// maxCause is the longest cause StopExecution accepts.
+const maxCause = 32768
+
+// Stop implements workflow.Starter. An execution that already ended or
+// never started is not an error: the goal (nothing running) holds.
+func (s *Starter) Stop(ctx context.Context, executionARN, cause string) error {
+	if len(cause) > maxCause {
+		cause = cause[:maxCause]
 	}
-	_, err := r.Client.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(executionARN), Cause: aws.String(cause), Error: aws.String("Canceled")})
+	_, err := s.Client.StopExecution(ctx, &sfn.StopExecutionInput{ExecutionArn: aws.String(executionARN), Cause: aws.String(cause), Error: aws.String("Canceled")})
 	var missing *types.ExecutionDoesNotExist
 	if errors.As(err, &missing) {
 		return nil
@@ -58,8 +80,8 @@ func (r *Runner) Stop(ctx context.Context, executionARN, cause string) error {
 	return err
 }
 
-// ExecutionARN implements tasks.Runner:
+// ExecutionARN implements workflow.Starter:
 // arn:…:stateMachine:<machine> → arn:…:execution:<machine>:<name>.
-func (r *Runner) ExecutionARN(name string) string {
-	return strings.Replace(r.StateMachineARN, ":stateMachine:", ":execution:", 1) + ":" + name
+func (s *Starter) ExecutionARN(machine, name string) string {
+	return strings.Replace(s.ARNs[machine], ":stateMachine:", ":execution:", 1) + ":" + name
 }

@@ -41,7 +41,42 @@ const (
 	GrantStopExecution  Grant = "states:stop"
 	// GrantModels lets a function call foundation models on Amazon Bedrock.
 	GrantModels Grant = "models:invoke"
+	// GrantProbe lets a function describe every resource (the table, the
+	// bus, the state machines, the queues) and nothing more: the health
+	// function's dependency checks.
+	GrantProbe Grant = "probe"
 )
+
+// Clients returns the AWS SDK service clients (the last element of
+// github.com/aws/aws-sdk-go-v2/service/<client>) a function with grants
+// and invokes may link. A function links no other client (a test compares
+// this with `go list -deps` of every function).
+func (f Function) Clients() []string {
+	set := map[string]bool{}
+	for _, g := range f.Grants {
+		switch g {
+		case GrantTableRead, GrantTableWrite:
+			set["dynamodb"] = true
+		case GrantBusPut:
+			set["eventbridge"] = true
+		case GrantStartExecution, GrantStopExecution:
+			set["sfn"] = true
+		case GrantModels:
+			set["bedrockruntime"] = true
+		case GrantProbe:
+			set["dynamodb"], set["eventbridge"], set["sfn"], set["sqs"] = true, true, true, true
+		}
+	}
+	if len(f.Invokes) > 0 {
+		set["lambda"] = true
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Route is one HTTP API route. Path uses API Gateway's {param} syntax.
 type Route struct {
@@ -189,7 +224,7 @@ var Functions = []Function{
 		Trigger:     TriggerHTTP,
 		Routes:      []Route{{"GET", "/v1/health"}},
 		MemoryMB:    256, Timeout: 10,
-		Grants: []Grant{GrantTableRead},
+		Grants: []Grant{GrantProbe},
 	},
 	{
 		Name:        "agents",

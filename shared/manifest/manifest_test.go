@@ -28,7 +28,7 @@ func TestFunctionDirectoriesMatchManifest(t *testing.T) {
 			dirs = append(dirs, e.Name())
 			src, err := os.ReadFile(filepath.Join("../../functions", e.Name(), "main.go"))
 			require.NoError(t, err, "functions/%s has no main.go", e.Name())
-			assert.Contains(t, string(src), `app.Main("`+e.Name()+`")`, "functions/%s wires another function", e.Name())
+			assert.Contains(t, string(src), `lambdafn.Main("`+e.Name()+`", `, "functions/%s wires another function", e.Name())
 		}
 	}
 	for _, f := range manifest.Functions {

@@ -1,8 +1,8 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,7 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 // Store persists tasks. Writes are single conditional transactions; a
@@ -55,14 +55,6 @@ func failedItem(err error) string {
 	return ""
 }
 
-// Runner starts and stops executions of the delegation state machine.
-type Runner interface {
-	Start(ctx context.Context, name string, p worker.Payload) (executionARN string, err error)
-	Stop(ctx context.Context, executionARN, cause string) error
-	// ExecutionARN is the ARN an execution called name has (or would have).
-	ExecutionARN(name string) string
-}
-
 // Publisher puts domain events on the bus.
 type Publisher interface {
 	Publish(ctx context.Context, detailType string, detail any) error
@@ -70,16 +62,18 @@ type Publisher interface {
 
 // Service is the task lifecycle.
 type Service struct {
-	Store  Store
-	Runner Runner
-	Bus    Publisher
-	Log    *slog.Logger
-	Now    func() time.Time
+	Store Store
+	// Workflows runs executing tasks on the delegation machine; nil runs
+	// board tasks only (and the lifecycle steps, which start nothing).
+	Workflows workflow.Starter
+	Bus       Publisher
+	Log       *slog.Logger
+	Now       func() time.Time
 }
 
 // NewService returns a Service.
-func NewService(store Store, runner Runner, bus Publisher, log *slog.Logger) *Service {
-	return &Service{Store: store, Runner: runner, Bus: bus, Log: log, Now: time.Now}
+func NewService(store Store, workflows workflow.Starter, bus Publisher, log *slog.Logger) *Service {
+	return &Service{Store: store, Workflows: workflows, Bus: bus, Log: log, Now: time.Now}
 }
 
 // BudgetsInput overrides a task's budgets; omitted fields keep the defaults.
@@ -150,14 +144,14 @@ func (in CreateInput) validate() error {
 		return apperr.Invalid("input_artifacts", "at most %d input artifacts", maxArtifacts)
 	}
 	if b := in.Budgets; b != nil {
-		if b.MaxTokens != nil && (*b.MaxTokens < 1 || *b.MaxTokens > worker.DefaultMaxTokens) {
-			return apperr.Invalid("budgets.max_tokens", "max_tokens must be between 1 and %d", worker.DefaultMaxTokens)
+		if b.MaxTokens != nil && (*b.MaxTokens < 1 || *b.MaxTokens > workflow.MaxTaskTokens) {
+			return apperr.Invalid("budgets.max_tokens", "max_tokens must be between 1 and %d", workflow.MaxTaskTokens)
 		}
-		if b.MaxToolCalls != nil && (*b.MaxToolCalls < 0 || *b.MaxToolCalls > worker.DefaultMaxToolCalls) {
-			return apperr.Invalid("budgets.max_tool_calls", "max_tool_calls must be between 0 and %d", worker.DefaultMaxToolCalls)
+		if b.MaxToolCalls != nil && (*b.MaxToolCalls < 0 || *b.MaxToolCalls > workflow.MaxTaskToolCalls) {
+			return apperr.Invalid("budgets.max_tool_calls", "max_tool_calls must be between 0 and %d", workflow.MaxTaskToolCalls)
 		}
-		if b.TimeoutSeconds != nil && (*b.TimeoutSeconds < 1 || *b.TimeoutSeconds > worker.DefaultTimeout) {
-			return apperr.Invalid("budgets.timeout_seconds", "timeout_seconds must be between 1 and %d", worker.DefaultTimeout)
+		if b.TimeoutSeconds != nil && (*b.TimeoutSeconds < 1 || *b.TimeoutSeconds > workflow.MaxTaskSeconds) {
+			return apperr.Invalid("budgets.timeout_seconds", "timeout_seconds must be between 1 and %d", workflow.MaxTaskSeconds)
 		}
 	}
 	if in.CostCapUSD != nil && (*in.CostCapUSD <= 0 || *in.CostCapUSD > DefaultCostCapUSD) {
@@ -178,24 +172,40 @@ func (s *Service) Create(ctx context.Context, teamID string, creator Creator, in
 		return Task{}, err
 	}
 	now := s.now()
+	t := in.newTask(teamID, creator, executeByDefault, now)
+	parent, err := s.place(ctx, &t, in)
+	if err != nil {
+		return Task{}, err
+	}
+	created := Event{Seq: 1, Type: EvCreated, Actor: actor(t.CreatedBy), At: now, Payload: map[string]any{
+		"assignee": t.Assignee, "title": t.Title, "depth": t.Depth, "parent_task_id": t.ParentID, "execute": t.Execute,
+	}}
+	err = s.Store.CreateTask(ctx, t, parent, []Event{created})
+	if item := failedItem(err); item != "" {
+		return Task{}, s.rejection(ctx, t, parent, item)
+	}
+	if err != nil {
+		return Task{}, err
+	}
+	s.publish(ctx, t, "")
+	if t.Execute {
+		return s.launch(ctx, t)
+	}
+	return t, nil
+}
+
+// newTask is the queued task in asks for, with its defaults and budgets.
+func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault bool, now time.Time) Task {
 	t := Task{
 		TeamID: teamID, ID: ids.New("task"), CreatedBy: creator, Assignee: in.Assignee,
-		ConversationID: in.ConversationID, Type: in.Type, Title: strings.TrimSpace(in.Title),
+		ConversationID: in.ConversationID, Type: cmp.Or(in.Type, "execute"), Title: strings.TrimSpace(in.Title),
 		Instructions: in.Instructions, Context: in.Context, ExpectedOutput: in.ExpectedOutput,
-		InputArtifacts: in.InputArtifacts, Priority: in.Priority, DueAt: in.DueAt,
-		Budgets:    worker.Budgets{MaxTokens: worker.DefaultMaxTokens, MaxToolCalls: worker.DefaultMaxToolCalls, TimeoutSeconds: worker.DefaultTimeout},
+		InputArtifacts: in.InputArtifacts, Priority: cmp.Or(in.Priority, "normal"), DueAt: in.DueAt,
+		Budgets:    workflow.Budgets{MaxTokens: workflow.MaxTaskTokens, MaxToolCalls: workflow.MaxTaskToolCalls, TimeoutSeconds: workflow.MaxTaskSeconds},
 		CostCapUSD: DefaultCostCapUSD, Status: Queued, ResultArtifacts: []string{},
-		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now,
+		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now, EventSeq: 1,
 	}
-	if t.Type == "" {
-		t.Type = "execute"
-	}
-	if t.Priority == "" {
-		t.Priority = "normal"
-	}
-	if t.Instructions == "" {
-		t.Instructions = t.Title
-	}
+	t.Instructions = cmp.Or(t.Instructions, t.Title)
 	if t.InputArtifacts == nil {
 		t.InputArtifacts = []string{}
 	}
@@ -216,61 +226,49 @@ func (s *Service) Create(ctx context.Context, teamID string, creator Creator, in
 	if in.CostCapUSD != nil {
 		t.CostCapUSD = *in.CostCapUSD
 	}
+	return t
+}
 
-	var parent *Task
-	if in.ParentID != "" {
-		p, err := s.Store.GetTask(ctx, teamID, in.ParentID)
-		if apperr.Is(err, apperr.ENOTFOUND) {
-			return Task{}, apperr.NotFound("parent task", in.ParentID)
-		}
-		if err != nil {
-			return Task{}, err
-		}
-		if in.CreatedByAgent != "" && in.CreatedByAgent != p.Assignee {
-			return Task{}, apperr.Invalid("created_by_agent", "only the parent task's assignee (%s) can delegate from it", p.Assignee)
-		}
-		if in.CostCapUSD != nil {
-			return Task{}, apperr.Invalid("cost_cap_usd", "a delegated task shares its collaboration's cost cap")
-		}
-		parent = &p
-		t.CreatedBy = Creator{Type: "agent", ID: p.Assignee}
-		t.ParentID, t.RootID, t.CostCapUSD = p.ID, p.RootID, p.CostCapUSD
-		t.Depth = p.Depth + 1
-		t.Chain = append(slices.Clone(p.Chain), t.Assignee)
-		if t.ConversationID == "" {
-			t.ConversationID = p.ConversationID
-		}
-	} else {
+// place puts t in its delegation tree: under its parent (depth, chain,
+// root, the collaboration's cost cap and conversation), or as a root.
+// Returns the parent, whose conditions the create transaction checks.
+func (s *Service) place(ctx context.Context, t *Task, in CreateInput) (*Task, error) {
+	if in.ParentID == "" {
 		t.RootID = t.ID
+		t.Chain = []string{t.Assignee}
 		if in.CreatedByAgent != "" {
 			t.CreatedBy = Creator{Type: "agent", ID: in.CreatedByAgent}
 			t.Depth = 1
 			t.Chain = []string{in.CreatedByAgent, t.Assignee}
-		} else {
-			t.Chain = []string{t.Assignee}
 		}
+		return nil, selfDelegation(*t)
 	}
-	if t.CreatedBy.Type == "agent" && t.CreatedBy.ID == t.Assignee {
-		return Task{}, apperr.New(apperr.EINVALID, "an agent cannot delegate a task to itself").WithReason(ReasonSelf)
-	}
-
-	created := Event{Seq: 1, Type: EvCreated, Actor: actor(t.CreatedBy), At: now, Payload: map[string]any{
-		"assignee": t.Assignee, "title": t.Title, "depth": t.Depth, "parent_task_id": t.ParentID, "execute": t.Execute,
-	}}
-	t.Events = nil
-	t.EventSeq = 1
-	err := s.Store.CreateTask(ctx, t, parent, []Event{created})
-	if item := failedItem(err); item != "" {
-		return Task{}, s.rejection(ctx, t, parent, item)
+	p, err := s.Store.GetTask(ctx, t.TeamID, in.ParentID)
+	if apperr.Is(err, apperr.ENOTFOUND) {
+		return nil, apperr.NotFound("parent task", in.ParentID)
 	}
 	if err != nil {
-		return Task{}, err
+		return nil, err
 	}
-	s.publish(ctx, t, "")
-	if t.Execute {
-		return s.launch(ctx, t)
+	if in.CreatedByAgent != "" && in.CreatedByAgent != p.Assignee {
+		return nil, apperr.Invalid("created_by_agent", "only the parent task's assignee (%s) can delegate from it", p.Assignee)
 	}
-	return t, nil
+	if in.CostCapUSD != nil {
+		return nil, apperr.Invalid("cost_cap_usd", "a delegated task shares its collaboration's cost cap")
+	}
+	t.CreatedBy = Creator{Type: "agent", ID: p.Assignee}
+	t.ParentID, t.RootID, t.CostCapUSD = p.ID, p.RootID, p.CostCapUSD
+	t.Depth = p.Depth + 1
+	t.Chain = append(slices.Clone(p.Chain), t.Assignee)
+	t.ConversationID = cmp.Or(t.ConversationID, p.ConversationID)
+	return &p, selfDelegation(*t)
+}
+
+func selfDelegation(t Task) error {
+	if t.CreatedBy.Type == "agent" && t.CreatedBy.ID == t.Assignee {
+		return apperr.New(apperr.EINVALID, "an agent cannot delegate a task to itself").WithReason(ReasonSelf)
+	}
+	return nil
 }
 
 // rejection turns a failed create or assign condition into the error the
@@ -322,11 +320,11 @@ func budgetError(t Task) error {
 // launch starts t's execution. If the start fails the task is failed at
 // once, so it never sits queued holding a slot with nothing to run it.
 func (s *Service) launch(ctx context.Context, t Task) (Task, error) {
-	if s.Runner == nil {
+	if s.Workflows == nil {
 		return t, nil
 	}
 	name := executionName(t)
-	if _, err := s.Runner.Start(ctx, name, payload(t)); err != nil {
+	if _, err := s.Workflows.Start(ctx, workflow.Delegation, name, payload(t)); err != nil {
 		s.Log.Error("start execution", "task_id", t.ID, "error", err.Error())
 		_, ferr := s.transition(ctx, t.TeamID, t.ID, ActFail, "system", func(_ Task, after *Task) ([]Event, error) {
 			after.Error = "the execution could not be started"
@@ -349,8 +347,8 @@ func executionName(t Task) string {
 	return fmt.Sprintf("%s-r%d", t.ID, t.Runs)
 }
 
-func payload(t Task) worker.Payload {
-	return worker.Payload{
+func payload(t Task) workflow.TaskInput {
+	return workflow.TaskInput{
 		TeamID: t.TeamID, TaskID: t.ID, Assignee: t.Assignee, Title: t.Title, Instructions: t.Instructions,
 		Context: t.Context, ExpectedOutput: t.ExpectedOutput, Budgets: t.Budgets,
 	}
@@ -414,415 +412,4 @@ func (s *Service) Load(ctx context.Context, teamID, slug string) (int, error) {
 		return 0, err
 	}
 	return s.Store.AgentLoad(ctx, teamID, slug)
-}
-
-// mutation fills in the task after a transition and returns its events.
-type mutation func(before Task, after *Task) ([]Event, error)
-
-// maxStaleRetries bounds re-reads when another writer changed the task
-// between our read and our write (the worker appending progress, say).
-const maxStaleRetries = 10
-
-// transition applies action act to the task: read, check the lifecycle,
-// write conditioned on the version read and the allowed source states.
-func (s *Service) transition(ctx context.Context, teamID, id string, act Action, by string, m mutation) (Task, error) {
-	tr := Transitions[act]
-	return s.apply(ctx, teamID, id, tr.From, tr.To, by, func(before Task, after *Task) ([]Event, error) {
-		if !Allowed(act, before.Status) {
-			return nil, apperr.New(apperr.ECONFLICT, "cannot %s a task that is %s", act, before.Status).
-				WithReason(ReasonState).WithDetail("status", string(before.Status))
-		}
-		return m(before, after)
-	})
-}
-
-// apply is the read–check–conditional-write loop every change goes through.
-// to == "" keeps the status (progress and tool events).
-func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, to Status, by string, m mutation) (Task, error) {
-	for range maxStaleRetries {
-		before, err := s.Store.GetTask(ctx, teamID, id)
-		if err != nil {
-			return Task{}, err
-		}
-		after := before
-		after.Chain = slices.Clone(before.Chain)
-		if to != "" {
-			after.Status = to
-		}
-		now := s.now()
-		after.UpdatedAt = now
-		after.Version = before.Version + 1
-		events, err := m(before, &after)
-		if err != nil {
-			return Task{}, err
-		}
-		if after.Status == Running && before.Status != Running {
-			after.StartedAt = coalesce(before.StartedAt, now)
-			d := now.Add(time.Duration(after.Budgets.TimeoutSeconds) * time.Second)
-			after.Deadline = &d
-		}
-		if after.Status != Running {
-			after.Deadline = nil
-		}
-		if after.Status.Terminal() {
-			after.CompletedAt = &now
-		}
-		// Spend is charged to the collaboration as it happens, so a
-		// delegation sees the tree's live cost.
-		var charge float64
-		if delta := after.CostUSD - before.CostUSD; delta > 0 {
-			if after.RootID == after.ID {
-				after.TreeCostUSD += delta
-			} else {
-				charge = delta
-			}
-		}
-		seq := before.EventSeq
-		for i := range events {
-			seq++
-			events[i].Seq = seq
-			events[i].At = now
-			if events[i].Actor == "" {
-				events[i].Actor = by
-			}
-		}
-		after.EventSeq = seq
-		err = s.Store.ApplyTask(ctx, Change{Before: before, After: after, From: from, Events: events, RootCharge: charge})
-		switch item := failedItem(err); item {
-		case "":
-		case ItemTask:
-			continue // changed under us: read again and re-check
-		default:
-			return Task{}, s.rejection(ctx, after, nil, item)
-		}
-		if err != nil {
-			return Task{}, err
-		}
-		if after.Status != before.Status {
-			s.publish(ctx, after, before.Status)
-		}
-		return after, nil
-	}
-	return Task{}, apperr.New(apperr.ECONFLICT, "task %s is changing too fast; try again", id).WithReason("Contention")
-}
-
-func coalesce(t *time.Time, now time.Time) *time.Time {
-	if t != nil {
-		return t
-	}
-	return &now
-}
-
-// TaskStatusChanged is the event published on every status change; the
-// assignee learns of cancellation and reassignment through it.
-type TaskStatusChanged struct {
-	TeamID         string  `json:"team_id"`
-	TaskID         string  `json:"task_id"`
-	Assignee       string  `json:"assignee"`
-	Status         Status  `json:"status"`
-	PreviousStatus Status  `json:"previous_status,omitempty"`
-	ParentID       string  `json:"parent_task_id,omitempty"`
-	RootID         string  `json:"root_task_id"`
-	Depth          int     `json:"delegation_depth"`
-	TokensUsed     int     `json:"tokens_used"`
-	CostUSD        float64 `json:"cost_usd"`
-	Error          string  `json:"error,omitempty"`
-}
-
-// publish announces a status change. The change is already committed; a
-// failed publish is logged, not undone (the task record is the truth).
-func (s *Service) publish(ctx context.Context, t Task, prev Status) {
-	if s.Bus == nil {
-		return
-	}
-	ev := TaskStatusChanged{
-		TeamID: t.TeamID, TaskID: t.ID, Assignee: t.Assignee, Status: t.Status, PreviousStatus: prev,
-		ParentID: t.ParentID, RootID: t.RootID, Depth: t.Depth, TokensUsed: t.TokensUsed, CostUSD: t.CostUSD, Error: t.Error,
-	}
-	if err := s.Bus.Publish(ctx, "TaskStatusChanged", ev); err != nil {
-		s.Log.Error("publish TaskStatusChanged", "task_id", t.ID, "error", err.Error())
-	}
-}
-
-// ---- The board's verbs (API) ----
-
-// Start moves a queued task to running, or resumes a blocked one.
-func (s *Service) Start(ctx context.Context, teamID, id, by string) (Task, error) {
-	return s.transition(ctx, teamID, id, ActStart, by, func(before Task, _ *Task) ([]Event, error) {
-		if before.Status == Blocked {
-			return []Event{{Type: EvResumed}}, nil
-		}
-		return []Event{{Type: EvStarted}}, nil
-	})
-}
-
-// Complete finishes a running task with its output.
-func (s *Service) Complete(ctx context.Context, teamID, id, by string, output string, artifacts []string) (Task, error) {
-	if utf8.RuneCountInString(output) > maxInstructions {
-		return Task{}, apperr.Invalid("output", "output is longer than %d characters", maxInstructions)
-	}
-	return s.transition(ctx, teamID, id, ActComplete, by, func(_ Task, after *Task) ([]Event, error) {
-		after.Result = output
-		if artifacts != nil {
-			after.ResultArtifacts = artifacts
-		}
-		return []Event{{Type: EvCompleted, Payload: map[string]any{"output_chars": utf8.RuneCountInString(output)}}}, nil
-	})
-}
-
-// Fail ends a running task with a reason.
-func (s *Service) Fail(ctx context.Context, teamID, id, by, reason string) (Task, error) {
-	if strings.TrimSpace(reason) == "" {
-		return Task{}, apperr.Invalid("reason", "reason is required")
-	}
-	return s.transition(ctx, teamID, id, ActFail, by, func(_ Task, after *Task) ([]Event, error) {
-		after.Error = reason
-		return []Event{{Type: EvFailed, Payload: map[string]any{"reason": reason}}}, nil
-	})
-}
-
-// Block pauses a running task (waiting on a person or a dependency); it
-// gives its slot back until it resumes.
-func (s *Service) Block(ctx context.Context, teamID, id, by, reason string) (Task, error) {
-	return s.transition(ctx, teamID, id, ActBlock, by, func(before Task, _ *Task) ([]Event, error) {
-		if before.Execute {
-			return nil, apperr.New(apperr.ECONFLICT, "a task run by the delegation state machine cannot be blocked; cancel it instead").
-				WithReason(ReasonState).WithDetail("status", string(before.Status))
-		}
-		return []Event{{Type: EvBlocked, Payload: map[string]any{"reason": reason}}}, nil
-	})
-}
-
-// Cancel ends a task that has not finished; a running execution is stopped.
-func (s *Service) Cancel(ctx context.Context, teamID, id, by, reason string) (Task, error) {
-	var prev Task
-	t, err := s.transition(ctx, teamID, id, ActCancel, by, func(before Task, after *Task) ([]Event, error) {
-		prev = before
-		after.Error = reason
-		return []Event{{Type: EvCanceled, Payload: map[string]any{"reason": reason, "previous_status": string(before.Status)}}}, nil
-	})
-	if err != nil {
-		return Task{}, err
-	}
-	if prev.Execute {
-		s.stop(ctx, prev, "canceled: "+reason)
-	}
-	return t, nil
-}
-
-func (s *Service) stop(ctx context.Context, t Task, cause string) {
-	if s.Runner == nil || t.Runs == 0 {
-		return
-	}
-	arn := s.Runner.ExecutionARN(executionName(t))
-	if err := s.Runner.Stop(ctx, arn, cause); err != nil {
-		s.Log.Warn("stop execution", "task_id", t.ID, "execution", arn, "error", err.Error())
-	}
-}
-
-// Reassign gives a task that has not finished to another agent; a running
-// task goes back to queued (its execution is stopped, and a task that
-// executes runs again for the new assignee). The new assignee must be
-// active, below its limit, and not already in the delegation chain.
-func (s *Service) Reassign(ctx context.Context, teamID, id, by, assignee string) (Task, error) {
-	if !agents.ValidSlug(assignee) {
-		return Task{}, apperr.Invalid("assignee", "assignee must be an agent slug")
-	}
-	var prev Task
-	t, err := s.transition(ctx, teamID, id, ActAssign, by, func(before Task, after *Task) ([]Event, error) {
-		prev = before
-		if assignee == before.Assignee {
-			return nil, apperr.Invalid("assignee", "the task is already assigned to %s", assignee)
-		}
-		if before.CreatedBy.Type == "agent" && before.CreatedBy.ID == assignee {
-			return nil, apperr.New(apperr.EINVALID, "an agent cannot delegate a task to itself").WithReason(ReasonSelf)
-		}
-		if slices.Contains(before.Chain[:len(before.Chain)-1], assignee) {
-			return nil, apperr.New(apperr.EREJECTED, "agent %q is already in the delegation chain", assignee).
-				WithReason(ReasonCycle).WithDetail("chain", before.Chain)
-		}
-		after.Assignee = assignee
-		after.Chain[len(after.Chain)-1] = assignee
-		after.Error = ""
-		if before.Execute {
-			after.Runs = before.Runs + 1
-		}
-		return []Event{{Type: EvAssigned, Payload: map[string]any{"from": before.Assignee, "to": assignee, "previous_status": string(before.Status)}}}, nil
-	})
-	if apperr.Is(err, apperr.ENOTFOUND) && prev.ID != "" {
-		return Task{}, apperr.NotFound("agent", assignee)
-	}
-	if err != nil {
-		return Task{}, err
-	}
-	if prev.Execute {
-		s.stop(ctx, prev, "reassigned to "+assignee)
-		return s.launch(ctx, t)
-	}
-	return t, nil
-}
-
-// ---- The delegation state machine's steps ----
-
-// ErrNotRunnable means the task is no longer in a state the execution can
-// act on (canceled, reassigned, swept); the execution ends quietly.
-var ErrNotRunnable = errors.New("task is not runnable")
-
-// ExecStart marks the task running for the execution executionARN.
-// Retried calls for the same execution succeed again.
-func (s *Service) ExecStart(ctx context.Context, teamID, id, executionARN string) (Task, error) {
-	t, err := s.transition(ctx, teamID, id, ActStart, "execution", func(before Task, after *Task) ([]Event, error) {
-		if before.Status != Queued || !before.Execute {
-			return nil, ErrNotRunnable
-		}
-		after.Execution = executionARN
-		return []Event{{Type: EvStarted, Payload: map[string]any{"execution_arn": executionARN}}}, nil
-	})
-	if apperr.Code(err) == apperr.ECONFLICT || errors.Is(err, ErrNotRunnable) {
-		cur, gerr := s.Store.GetTask(ctx, teamID, id)
-		if gerr == nil && cur.Status == Running && cur.Execution == executionARN {
-			return cur, nil
-		}
-		return Task{}, ErrNotRunnable
-	}
-	return t, err
-}
-
-// ExecComplete records the worker's result.
-func (s *Service) ExecComplete(ctx context.Context, teamID, id, executionARN string, r worker.Result) (Task, error) {
-	t, err := s.transition(ctx, teamID, id, ActComplete, "execution", func(before Task, after *Task) ([]Event, error) {
-		if before.Execution != executionARN {
-			return nil, ErrNotRunnable
-		}
-		after.Result = r.Output
-		return []Event{{Type: EvCompleted, Payload: map[string]any{"tokens_used": after.TokensUsed, "tool_calls": after.ToolCalls, "cost_usd": after.CostUSD, "model_id": r.ModelID}}}, nil
-	})
-	if apperr.Code(err) == apperr.ECONFLICT {
-		return Task{}, ErrNotRunnable
-	}
-	return t, err
-}
-
-// ExecFail records the final failure after the payload went to the
-// dead-letter queue: failed, or timed_out when the deadline passed.
-func (s *Service) ExecFail(ctx context.Context, teamID, id, executionARN, errName, cause string) (Task, error) {
-	act, evType := ActFail, EvFailed
-	if errName == "States.Timeout" || errName == "TaskTimedOut" {
-		act, evType = ActTimeout, EvTimedOut
-	}
-	msg := causeMessage(cause)
-	t, err := s.transition(ctx, teamID, id, act, "execution", func(before Task, after *Task) ([]Event, error) {
-		if before.Execution != executionARN {
-			return nil, ErrNotRunnable
-		}
-		after.Error = errName
-		if msg != "" {
-			after.Error += ": " + msg
-		}
-		return []Event{
-			{Type: EvDeadLettered, Payload: map[string]any{"error": errName, "cause": msg}},
-			{Type: evType, Payload: map[string]any{"error": errName, "cause": msg}},
-		}, nil
-	})
-	if apperr.Code(err) == apperr.ECONFLICT {
-		return Task{}, ErrNotRunnable
-	}
-	return t, err
-}
-
-// causeMessage extracts the message of a Lambda error cause
-// ({"errorMessage": …, "errorType": …}); other causes pass through.
-func causeMessage(cause string) string {
-	var c struct {
-		ErrorMessage string `json:"errorMessage"`
-	}
-	if json.Unmarshal([]byte(cause), &c) == nil && c.ErrorMessage != "" {
-		return c.ErrorMessage
-	}
-	return cause
-}
-
-// Sweep ends every running task more than SweepGrace past its deadline as
-// timed_out and stops its execution. It covers what the state machine
-// cannot: an execution that timed out, was stopped, or a board task nobody
-// finished. Returns how many tasks it ended.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
-	refs, err := s.Store.DueTasks(ctx, s.now().Add(-SweepGrace), 100)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range refs {
-		var prev Task
-		_, err := s.transition(ctx, r.TeamID, r.ID, ActTimeout, "sweeper", func(before Task, after *Task) ([]Event, error) {
-			if before.Deadline == nil || before.Deadline.After(s.now().Add(-SweepGrace)) {
-				return nil, ErrNotRunnable // resumed or re-read with a later deadline
-			}
-			prev = before
-			after.Error = "TaskTimedOut: the task was still running past its deadline"
-			return []Event{{Type: EvTimedOut, Payload: map[string]any{"deadline": before.Deadline, "swept": true}}}, nil
-		})
-		if err != nil {
-			if !errors.Is(err, ErrNotRunnable) && apperr.Code(err) != apperr.ECONFLICT {
-				s.Log.Error("sweep", "task_id", r.ID, "error", err.Error())
-			}
-			continue
-		}
-		n++
-		if prev.Execute {
-			s.stop(ctx, prev, "deadline passed")
-		}
-	}
-	return n, nil
-}
-
-// Tracker connects the worker to the task record (worker.Tracker).
-type Tracker struct{ Svc *Service }
-
-var _ worker.Tracker = Tracker{}
-
-// Begin implements worker.Tracker.
-func (tr Tracker) Begin(ctx context.Context, p worker.Payload) (time.Time, error) {
-	t, err := tr.Svc.Store.GetTask(ctx, p.TeamID, p.TaskID)
-	if apperr.Is(err, apperr.ENOTFOUND) {
-		return time.Time{}, worker.InvalidTask{Msg: "task " + p.TaskID + " not found"}
-	}
-	if err != nil {
-		return time.Time{}, err
-	}
-	if t.Status != Running || t.Assignee != p.Assignee {
-		return time.Time{}, worker.ErrNotRunnable
-	}
-	if t.Deadline == nil {
-		return time.Time{}, nil
-	}
-	return *t.Deadline, nil
-}
-
-// Record implements worker.Tracker: one conditional append, only while the
-// task is running.
-func (tr Tracker) Record(ctx context.Context, p worker.Payload, u worker.Usage, evs ...worker.TrackEvent) error {
-	_, err := tr.Svc.apply(ctx, p.TeamID, p.TaskID, []Status{Running}, "", "agent:"+p.Assignee, func(before Task, after *Task) ([]Event, error) {
-		if before.Status != Running || before.Assignee != p.Assignee {
-			return nil, worker.ErrNotRunnable
-		}
-		after.TokensUsed += u.Tokens
-		after.ToolCalls += u.ToolCalls
-		after.CostUSD += u.CostUSD
-		out := make([]Event, len(evs))
-		for i, e := range evs {
-			out[i] = Event{Type: e.Type, Payload: e.Payload}
-		}
-		return out, nil
-	})
-	return err
-}
-
-// StillRunning implements worker.Tracker.
-func (tr Tracker) StillRunning(ctx context.Context, p worker.Payload) (bool, error) {
-	t, err := tr.Svc.Store.GetTask(ctx, p.TeamID, p.TaskID)
-	if err != nil {
-		return false, err
-	}
-	return t.Status == Running && t.Assignee == p.Assignee, nil
 }

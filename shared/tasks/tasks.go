@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 // Status is a task's lifecycle state.
@@ -130,22 +130,22 @@ type Creator struct {
 
 // Task is one unit of work given to an agent.
 type Task struct {
-	TeamID         string         `json:"-"`
-	ID             string         `json:"id"`
-	CreatedBy      Creator        `json:"created_by"`
-	Assignee       string         `json:"assignee"`
-	ParentID       string         `json:"parent_task_id,omitempty"`
-	RootID         string         `json:"root_task_id"`
-	ConversationID string         `json:"conversation_id,omitempty"`
-	Type           string         `json:"type"`
-	Title          string         `json:"title"`
-	Instructions   string         `json:"instructions"`
-	Context        string         `json:"context,omitempty"`
-	ExpectedOutput string         `json:"expected_output,omitempty"`
-	InputArtifacts []string       `json:"input_artifacts"`
-	Priority       string         `json:"priority"`
-	DueAt          *time.Time     `json:"due_at,omitempty"`
-	Budgets        worker.Budgets `json:"budgets"`
+	TeamID         string           `json:"-"`
+	ID             string           `json:"id"`
+	CreatedBy      Creator          `json:"created_by"`
+	Assignee       string           `json:"assignee"`
+	ParentID       string           `json:"parent_task_id,omitempty"`
+	RootID         string           `json:"root_task_id"`
+	ConversationID string           `json:"conversation_id,omitempty"`
+	Type           string           `json:"type"`
+	Title          string           `json:"title"`
+	Instructions   string           `json:"instructions"`
+	Context        string           `json:"context,omitempty"`
+	ExpectedOutput string           `json:"expected_output,omitempty"`
+	InputArtifacts []string         `json:"input_artifacts"`
+	Priority       string           `json:"priority"`
+	DueAt          *time.Time       `json:"due_at,omitempty"`
+	Budgets        workflow.Budgets `json:"budgets"`
 	// CostCapUSD bounds the spend of the whole delegation tree; it is set on
 	// the root task and inherited.
 	CostCapUSD float64 `json:"cost_cap_usd"`

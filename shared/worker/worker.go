@@ -16,75 +16,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
-// Default and hard budgets of a task (the product's promises).
-const (
-	DefaultMaxTokens    = 4000
-	DefaultMaxToolCalls = 10
-	DefaultTimeout      = 120 // seconds
-)
+// Payload is the task as the delegation machine hands it over.
+type Payload = workflow.TaskInput
 
-// Budgets limit one task.
-type Budgets struct {
-	MaxTokens      int `json:"max_tokens"`
-	MaxToolCalls   int `json:"max_tool_calls"`
-	TimeoutSeconds int `json:"timeout_seconds"`
-}
-
-// Payload is the task as the state machine hands it over.
-type Payload struct {
-	TeamID         string  `json:"team_id"`
-	TaskID         string  `json:"task_id"`
-	Assignee       string  `json:"assignee"`
-	Title          string  `json:"title"`
-	Instructions   string  `json:"instructions"`
-	Context        string  `json:"context,omitempty"`
-	ExpectedOutput string  `json:"expected_output,omitempty"`
-	Budgets        Budgets `json:"budgets"`
-}
-
-// Result is what the worker returns to the state machine.
-type Result struct {
-	TaskID     string  `json:"task_id"`
-	Output     string  `json:"output"`
-	TokensUsed int     `json:"tokens_used"`
-	ToolCalls  int     `json:"tool_calls"`
-	CostUSD    float64 `json:"cost_usd"`
-	ModelID    string  `json:"model_id"`
-}
-
-// The error types below are matched by name in statemachines/*.asl.json
-// (aws-lambda-go reports an error's Go type name as its errorType).
-
-// BudgetExceeded stops a task at its token or tool-call limit. Retrying
-// cannot help, so the state machine does not retry it.
-type BudgetExceeded struct{ Msg string }
-
-func (e BudgetExceeded) Error() string { return e.Msg }
-
-// InvalidTask is a payload that cannot run (unknown or inactive assignee,
-// missing fields). Not retried either.
-type InvalidTask struct{ Msg string }
-
-func (e InvalidTask) Error() string { return e.Msg }
-
-// ModelFailed is a model or provider failure; the state machine retries it.
-type ModelFailed struct{ Msg string }
-
-func (e ModelFailed) Error() string { return e.Msg }
-
-// TaskTimedOut is the task's own deadline passing inside the worker; the
-// task ends timed_out, without retries.
-type TaskTimedOut struct{ Msg string }
-
-func (e TaskTimedOut) Error() string { return e.Msg }
-
-// TaskNotRunnable means the task was canceled, reassigned or swept while
-// the execution was under way; the execution ends without touching it.
-type TaskNotRunnable struct{ Msg string }
-
-func (e TaskNotRunnable) Error() string { return e.Msg }
+// Result is what the worker returns to the machine.
+type Result = workflow.TaskResult
 
 // ErrNotRunnable is what a Tracker returns when the task is no longer
 // running.
@@ -150,7 +89,7 @@ func (w *Worker) Run(ctx context.Context, p Payload) (Result, error) {
 	}
 	deadline, err := w.Tracker.Begin(ctx, p)
 	if errors.Is(err, ErrNotRunnable) {
-		return Result{}, TaskNotRunnable{"task " + p.TaskID + " is no longer running"}
+		return Result{}, workflow.TaskNotRunnable{Msg: "task " + p.TaskID + " is no longer running"}
 	}
 	if err != nil {
 		return Result{}, err
@@ -175,10 +114,10 @@ func (w *Worker) Run(ctx context.Context, p Payload) (Result, error) {
 	}
 	res, runErr := w.run(ctx, p, record)
 	if runErr != nil && errors.Is(context.Cause(ctx), errStopped) {
-		return res, TaskNotRunnable{"task " + p.TaskID + " was canceled or reassigned while running"}
+		return res, workflow.TaskNotRunnable{Msg: "task " + p.TaskID + " was canceled or reassigned while running"}
 	}
 	if runErr != nil && ctx.Err() == context.DeadlineExceeded && !deadline.IsZero() && !time.Now().Before(deadline) {
-		runErr = TaskTimedOut{fmt.Sprintf("task timed out after %ds", p.Budgets.TimeoutSeconds)}
+		runErr = workflow.TaskTimedOut{Msg: fmt.Sprintf("task timed out after %ds", p.Budgets.TimeoutSeconds)}
 	}
 	summary := map[string]any{"message": "attempt finished", "tokens_used": res.TokensUsed, "tool_calls": res.ToolCalls, "cost_usd": res.CostUSD}
 	if runErr != nil {
@@ -210,7 +149,7 @@ func (w *Worker) watch(ctx context.Context, p Payload, stop context.CancelCauseF
 
 func notRunnable(p Payload, err error) error {
 	if errors.Is(err, ErrNotRunnable) {
-		return TaskNotRunnable{"task " + p.TaskID + " is no longer running"}
+		return workflow.TaskNotRunnable{Msg: "task " + p.TaskID + " is no longer running"}
 	}
 	return err
 }
@@ -219,25 +158,25 @@ func nopRecord(Usage, ...TrackEvent) error { return nil }
 
 func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...TrackEvent) error) (Result, error) {
 	b := p.Budgets
-	if b.MaxTokens <= 0 || b.MaxTokens > DefaultMaxTokens {
-		b.MaxTokens = DefaultMaxTokens
+	if b.MaxTokens <= 0 || b.MaxTokens > workflow.MaxTaskTokens {
+		b.MaxTokens = workflow.MaxTaskTokens
 	}
 	// Zero means "not set" (the field was omitted): the default applies.
-	if b.MaxToolCalls <= 0 || b.MaxToolCalls > DefaultMaxToolCalls {
-		b.MaxToolCalls = DefaultMaxToolCalls
+	if b.MaxToolCalls <= 0 || b.MaxToolCalls > workflow.MaxTaskToolCalls {
+		b.MaxToolCalls = workflow.MaxTaskToolCalls
 	}
 	if p.TeamID == "" || p.TaskID == "" || p.Assignee == "" || strings.TrimSpace(p.Instructions) == "" {
-		return Result{}, InvalidTask{"team_id, task_id, assignee and instructions are required"}
+		return Result{}, workflow.InvalidTask{Msg: "team_id, task_id, assignee and instructions are required"}
 	}
 	a, err := w.Agents.GetAgent(ctx, p.TeamID, p.Assignee)
 	if apperr.Is(err, apperr.ENOTFOUND) {
-		return Result{}, InvalidTask{fmt.Sprintf("agent %q not found", p.Assignee)}
+		return Result{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q not found", p.Assignee)}
 	}
 	if err != nil {
 		return Result{}, err
 	}
 	if a.Status != agents.StatusActive {
-		return Result{}, InvalidTask{fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
+		return Result{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
 	}
 	req := models.Request{System: systemPrompt(a, p), MaxTokens: b.MaxTokens, Messages: []models.Message{{Role: "user", Content: p.Instructions}}}
 	if a.Model != nil {
@@ -256,13 +195,13 @@ func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...Track
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
-			return res, ModelFailed{err.Error()}
+			return res, workflow.ModelFailed{Msg: err.Error()}
 		}
 		res.ModelID = resp.ModelID
 		res.TokensUsed += resp.InputTokens + resp.OutputTokens
 		res.CostUSD += models.Cost(resp.ModelID, resp.InputTokens, resp.OutputTokens)
 		if res.TokensUsed > b.MaxTokens {
-			return res, BudgetExceeded{fmt.Sprintf("token budget exceeded: used %d of %d tokens", res.TokensUsed, b.MaxTokens)}
+			return res, workflow.BudgetExceeded{Msg: fmt.Sprintf("token budget exceeded: used %d of %d tokens", res.TokensUsed, b.MaxTokens)}
 		}
 		if len(resp.ToolCalls) == 0 {
 			res.Output = resp.Text
@@ -270,7 +209,7 @@ func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...Track
 		}
 		for _, call := range resp.ToolCalls {
 			if res.ToolCalls+1 > b.MaxToolCalls {
-				return res, BudgetExceeded{fmt.Sprintf("tool call budget exceeded: the agent asked for more than %d tool calls", b.MaxToolCalls)}
+				return res, workflow.BudgetExceeded{Msg: fmt.Sprintf("tool call budget exceeded: the agent asked for more than %d tool calls", b.MaxToolCalls)}
 			}
 			res.ToolCalls++
 			if err := record(Usage{}, TrackEvent{Type: "tool_call", Payload: map[string]any{"tool": call.Name, "input": call.Input, "call": res.ToolCalls}}); err != nil {

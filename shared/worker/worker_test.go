@@ -14,6 +14,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 type agentMap map[string]agents.Agent
@@ -63,7 +64,7 @@ func TestRunAnswersWithinBudgets(t *testing.T) {
 	assert.Equal(t, "task_1", res.TaskID)
 	assert.Contains(t, res.Output, "review the parser")
 	assert.Positive(t, res.TokensUsed)
-	assert.LessOrEqual(t, res.TokensUsed, worker.DefaultMaxTokens)
+	assert.LessOrEqual(t, res.TokensUsed, workflow.MaxTaskTokens)
 }
 
 func TestToolCallsWithinTheLimitRun(t *testing.T) {
@@ -77,7 +78,7 @@ func TestToolCallsWithinTheLimitRun(t *testing.T) {
 func TestTheEleventhToolCallIsRefused(t *testing.T) {
 	tools := &echoTools{}
 	res, err := newWorker(tools).Run(context.Background(), payload("tools11"))
-	var be worker.BudgetExceeded
+	var be workflow.BudgetExceeded
 	require.ErrorAs(t, err, &be)
 	assert.Contains(t, be.Msg, "more than 10 tool calls")
 	assert.Equal(t, 10, tools.calls, "exactly the budget ran")
@@ -89,13 +90,13 @@ func TestABudgetAboveTheCapIsClamped(t *testing.T) {
 	p := payload("tools11")
 	p.Budgets.MaxToolCalls = 50
 	_, err := newWorker(tools).Run(context.Background(), p)
-	require.ErrorAs(t, err, new(worker.BudgetExceeded))
+	require.ErrorAs(t, err, new(workflow.BudgetExceeded))
 	assert.Equal(t, 10, tools.calls)
 }
 
 func TestTokensOverTheBudgetStopTheTask(t *testing.T) {
 	_, err := newWorker(nil).Run(context.Background(), payload("verbose"))
-	var be worker.BudgetExceeded
+	var be workflow.BudgetExceeded
 	require.ErrorAs(t, err, &be)
 	assert.Contains(t, be.Msg, "of 4000 tokens")
 
@@ -107,15 +108,15 @@ func TestTokensOverTheBudgetStopTheTask(t *testing.T) {
 
 func TestFailuresAreTyped(t *testing.T) {
 	_, err := newWorker(nil).Run(context.Background(), payload("fail"))
-	assert.ErrorAs(t, err, new(worker.ModelFailed))
+	assert.ErrorAs(t, err, new(workflow.ModelFailed))
 	_, err = newWorker(nil).Run(context.Background(), payload("paused"))
-	assert.ErrorAs(t, err, new(worker.InvalidTask))
+	assert.ErrorAs(t, err, new(workflow.InvalidTask))
 	_, err = newWorker(nil).Run(context.Background(), payload("ghost"))
-	assert.ErrorAs(t, err, new(worker.InvalidTask))
+	assert.ErrorAs(t, err, new(workflow.InvalidTask))
 	p := payload("ok")
 	p.Instructions = " "
 	_, err = newWorker(nil).Run(context.Background(), p)
-	assert.ErrorAs(t, err, new(worker.InvalidTask))
+	assert.ErrorAs(t, err, new(workflow.InvalidTask))
 }
 
 func TestDeadlineEndsAHangingModel(t *testing.T) {
@@ -200,7 +201,7 @@ func TestRunRefusesATaskThatIsNotRunning(t *testing.T) {
 	w := newWorker(nil)
 	w.Tracker = &fakeTracker{running: false}
 	_, err := w.Run(context.Background(), payload("ok"))
-	var nr worker.TaskNotRunnable
+	var nr workflow.TaskNotRunnable
 	require.ErrorAs(t, err, &nr)
 }
 
@@ -209,7 +210,7 @@ func TestRunStopsAtTheNextStepAfterCancel(t *testing.T) {
 	w := newWorker(&echoTools{})
 	w.Tracker = tr
 	_, err := w.Run(context.Background(), payload("tools3"))
-	var nr worker.TaskNotRunnable
+	var nr workflow.TaskNotRunnable
 	require.ErrorAs(t, err, &nr)
 	assert.Equal(t, []string{"progress", "tool_call"}, tr.events, "nothing runs after the cancel is seen")
 }
@@ -220,7 +221,7 @@ func TestRunStopsAModelCallWhenTheTaskIsCanceled(t *testing.T) {
 	w.Tracker = tr
 	go func() { time.Sleep(50 * time.Millisecond); tr.cancel() }()
 	_, err := w.Run(context.Background(), payload("slow"))
-	var nr worker.TaskNotRunnable
+	var nr workflow.TaskNotRunnable
 	require.ErrorAs(t, err, &nr, "the watcher ends a blocked model call instead of waiting for the deadline")
 }
 
@@ -231,7 +232,7 @@ func TestRunEndsAtTheTaskDeadline(t *testing.T) {
 	p := payload("slow")
 	p.Budgets.TimeoutSeconds = 1
 	_, err := w.Run(context.Background(), p)
-	var to worker.TaskTimedOut
+	var to workflow.TaskTimedOut
 	require.ErrorAs(t, err, &to)
 	assert.Equal(t, "progress", tr.events[len(tr.events)-1], "the failed attempt is recorded after the deadline")
 }

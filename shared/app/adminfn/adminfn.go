@@ -1,0 +1,16 @@
+// Package adminfn wires the "admin" function (operator actions invoked
+// directly). It links DynamoDB only.
+package adminfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/admin"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/teams"
+)
+
+// Build implements lambdafn.Build.
+func Build(d lambdafn.Deps) (any, error) {
+	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	return (&admin.Handler{Teams: teams.NewService(store), Log: d.Log}).Handle, nil
+}

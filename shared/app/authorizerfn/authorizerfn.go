@@ -1,0 +1,16 @@
+// Package authorizerfn wires the "authorizer" function: the team store and
+// the API-key check. It links DynamoDB only.
+package authorizerfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/authorizer"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/teams"
+)
+
+// Build implements lambdafn.Build.
+func Build(d lambdafn.Deps) (any, error) {
+	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	return (&authorizer.Handler{Teams: teams.NewService(store), Log: d.Log}).Handle, nil
+}

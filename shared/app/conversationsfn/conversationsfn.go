@@ -1,0 +1,45 @@
+// Package conversationsfn wires the "conversations" HTTP function: chat
+// turns routed by the feature flags, the agents' replies through the model
+// port, handoff and the memory context. It links DynamoDB, EventBridge,
+// Lambda (the ExpertGate function) and Bedrock.
+package conversationsfn
+
+import (
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/eventbus"
+	"github.com/conclave-ai/conclave/shared/expertgate"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+// Router is the function's router (tests read its route keys).
+func Router(d lambdafn.Deps) *httpapi.Router {
+	cfg := d.Config
+	store := dynamo.FromConfig(d.AWS, cfg.TableName)
+	bus := eventbus.FromConfig(d.AWS, cfg.BusName)
+	model := providers.New(cfg, d.AWS)
+	var gate expertgate.Gate
+	if fn := cfg.Functions["expert-gate"]; fn != "" {
+		gate = &expertgate.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
+	}
+	var synth *routing.Synthesizer
+	if cfg.Synthesis != "" {
+		synth = &routing.Synthesizer{Model: model, ModelID: cfg.Synthesis}
+	}
+	svc := &conversations.Service{Store: store, Agents: store, Gate: gate, Model: model,
+		Flags: conversations.Flags(cfg.Flags), Tiers: routing.TiersOrDefault(cfg.Tiers), Synth: synth,
+		Memories: &memory.Service{Store: store, Dir: store, Bus: bus}, Bus: bus, Log: d.Log}
+	rt := httpapi.NewRouter(d.Log, store)
+	api.ConversationRoutes(rt, svc)
+	return rt
+}
+
+// Build implements lambdafn.Build.
+func Build(d lambdafn.Deps) (any, error) { return Router(d).Serve, nil }

@@ -1,0 +1,26 @@
+// Package invalidatorfn wires the "memory-invalidator" function:
+// MemoryShared (bus → rule → SQS) drops every cached memory context of the
+// team. It links DynamoDB only.
+package invalidatorfn
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/consumers"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/memory"
+)
+
+// Build implements lambdafn.Build.
+func Build(d lambdafn.Deps) (any, error) {
+	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	// No Bus: invalidation never publishes, and the function has no bus grant.
+	svc := &memory.Service{Store: store, Dir: store}
+	valid := func(ev memory.SharedEvent) bool { return ev.TeamID != "" }
+	return consumers.For(memory.DetailType, d.Log, valid, func(ctx context.Context, ev memory.SharedEvent) error {
+		n, err := svc.InvalidateTeam(ctx, ev.TeamID)
+		d.Log.Info("contexts dropped", "memory_id", ev.MemoryID, "agents", n)
+		return err
+	}).Handle, nil
+}

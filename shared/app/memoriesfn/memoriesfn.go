@@ -1,0 +1,23 @@
+// Package memoriesfn wires the "memories" HTTP function (the team memory
+// bus). It links DynamoDB and EventBridge.
+package memoriesfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/eventbus"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/memory"
+)
+
+// Router is the function's router (tests read its route keys).
+func Router(d lambdafn.Deps) *httpapi.Router {
+	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	rt := httpapi.NewRouter(d.Log, store)
+	api.MemoryRoutes(rt, &memory.Service{Store: store, Dir: store, Bus: eventbus.FromConfig(d.AWS, d.Config.BusName)})
+	return rt
+}
+
+// Build implements lambdafn.Build.
+func Build(d lambdafn.Deps) (any, error) { return Router(d).Serve, nil }

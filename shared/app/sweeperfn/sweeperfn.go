@@ -1,0 +1,21 @@
+// Package sweeperfn wires the "task-sweeper" function (every minute): it
+// ends running tasks past their deadline and stops their executions. It
+// links DynamoDB, EventBridge and Step Functions.
+package sweeperfn
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/executions"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
+
+// Build implements lambdafn.Build.
+func Build(d lambdafn.Deps) (any, error) {
+	svc := taskwiring.New(d, executions.FromConfig(d.AWS, d.Config.StateMachines)).Tasks
+	return func(ctx context.Context) (map[string]int, error) {
+		n, err := svc.Sweep(ctx)
+		return map[string]int{"timed_out": n}, err
+	}, nil
+}

@@ -1,0 +1,28 @@
+// Package taskwiring builds the task service the task functions share
+// (tasks, task-lifecycle, task-worker, task-sweeper) from the store, the
+// bus and, for the functions granted Step Functions, a workflow starter.
+package taskwiring
+
+import (
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/eventbus"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// Wiring is the task service with the adapters behind it.
+type Wiring struct {
+	Store *dynamo.Store
+	Bus   *eventbus.Bus
+	Tasks *tasks.Service
+}
+
+// New builds the task service of d. workflows is nil for a function that
+// never starts or stops executions (the lifecycle steps), so it links no
+// Step Functions client.
+func New(d lambdafn.Deps, workflows workflow.Starter) Wiring {
+	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	bus := eventbus.FromConfig(d.AWS, d.Config.BusName)
+	return Wiring{Store: store, Bus: bus, Tasks: tasks.NewService(store, workflows, bus, d.Log)}
+}

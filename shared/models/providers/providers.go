@@ -1,0 +1,34 @@
+// Package providers builds the model port from the environment contract:
+// the configured provider by default, and every provider an agent may name
+// (agents.Model.Provider). Only the functions granted models link it.
+package providers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/settings"
+)
+
+// New returns a models.Switch over the local model, Bedrock and, when
+// OPENAI_BASE_URL is set, the OpenAI-compatible endpoint. An unknown
+// MODEL_PROVIDER falls back to the local model, as make run expects.
+func New(cfg settings.Config, awsCfg aws.Config) models.Model {
+	providers := map[string]models.Model{
+		"local":   models.Local{},
+		"bedrock": models.Bedrock{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: routing.DefaultTierModels[routing.Tier1]},
+	}
+	if cfg.OpenAIBaseURL != "" {
+		providers["openai"] = models.OpenAI{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
+	}
+	def, ok := providers[cfg.ModelProvider]
+	if !ok {
+		def = models.Local{}
+	}
+	return models.Switch{Default: def, Providers: providers}
+}

@@ -1,0 +1,163 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// ErrNotRunnable means the task is no longer in a state the execution can
+// act on (canceled, reassigned, swept); the execution ends quietly.
+var ErrNotRunnable = errors.New("task is not runnable")
+
+// ExecStart marks the task running for the execution executionARN.
+// Retried calls for the same execution succeed again.
+func (s *Service) ExecStart(ctx context.Context, teamID, id, executionARN string) (Task, error) {
+	t, err := s.transition(ctx, teamID, id, ActStart, "execution", func(before Task, after *Task) ([]Event, error) {
+		if before.Status != Queued || !before.Execute {
+			return nil, ErrNotRunnable
+		}
+		after.Execution = executionARN
+		return []Event{{Type: EvStarted, Payload: map[string]any{"execution_arn": executionARN}}}, nil
+	})
+	if apperr.Code(err) == apperr.ECONFLICT || errors.Is(err, ErrNotRunnable) {
+		cur, gerr := s.Store.GetTask(ctx, teamID, id)
+		if gerr == nil && cur.Status == Running && cur.Execution == executionARN {
+			return cur, nil
+		}
+		return Task{}, ErrNotRunnable
+	}
+	return t, err
+}
+
+// ExecComplete records the worker's result.
+func (s *Service) ExecComplete(ctx context.Context, teamID, id, executionARN string, r workflow.TaskResult) (Task, error) {
+	t, err := s.transition(ctx, teamID, id, ActComplete, "execution", func(before Task, after *Task) ([]Event, error) {
+		if before.Execution != executionARN {
+			return nil, ErrNotRunnable
+		}
+		after.Result = r.Output
+		return []Event{{Type: EvCompleted, Payload: map[string]any{"tokens_used": after.TokensUsed, "tool_calls": after.ToolCalls, "cost_usd": after.CostUSD, "model_id": r.ModelID}}}, nil
+	})
+	if apperr.Code(err) == apperr.ECONFLICT {
+		return Task{}, ErrNotRunnable
+	}
+	return t, err
+}
+
+// ExecFail records the final failure after the payload went to the
+// dead-letter queue: failed, or timed_out when the deadline passed.
+func (s *Service) ExecFail(ctx context.Context, teamID, id, executionARN, errName, cause string) (Task, error) {
+	act, evType := ActFail, EvFailed
+	if errName == "States.Timeout" || errName == "TaskTimedOut" {
+		act, evType = ActTimeout, EvTimedOut
+	}
+	msg := causeMessage(cause)
+	t, err := s.transition(ctx, teamID, id, act, "execution", func(before Task, after *Task) ([]Event, error) {
+		if before.Execution != executionARN {
+			return nil, ErrNotRunnable
+		}
+		after.Error = errName
+		if msg != "" {
+			after.Error += ": " + msg
+		}
+		return []Event{
+			{Type: EvDeadLettered, Payload: map[string]any{"error": errName, "cause": msg}},
+			{Type: evType, Payload: map[string]any{"error": errName, "cause": msg}},
+		}, nil
+	})
+	if apperr.Code(err) == apperr.ECONFLICT {
+		return Task{}, ErrNotRunnable
+	}
+	return t, err
+}
+
+// causeMessage extracts the message of a Lambda error cause
+// ({"errorMessage": …, "errorType": …}); other causes pass through.
+func causeMessage(cause string) string {
+	var c struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if json.Unmarshal([]byte(cause), &c) == nil && c.ErrorMessage != "" {
+		return c.ErrorMessage
+	}
+	return cause
+}
+
+// Sweep ends every running task more than SweepGrace past its deadline as
+// timed_out and stops its execution. It covers what the state machine
+// cannot: an execution that timed out, was stopped, or a board task nobody
+// finished. Returns how many tasks it ended.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	refs, err := s.Store.DueTasks(ctx, s.now().Add(-SweepGrace), 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range refs {
+		var prev Task
+		_, err := s.transition(ctx, r.TeamID, r.ID, ActTimeout, "sweeper", func(before Task, after *Task) ([]Event, error) {
+			if before.Deadline == nil || before.Deadline.After(s.now().Add(-SweepGrace)) {
+				return nil, ErrNotRunnable // resumed or re-read with a later deadline
+			}
+			prev = before
+			after.Error = "TaskTimedOut: the task was still running past its deadline"
+			return []Event{{Type: EvTimedOut, Payload: map[string]any{"deadline": before.Deadline, "swept": true}}}, nil
+		})
+		if err != nil {
+			if !errors.Is(err, ErrNotRunnable) && apperr.Code(err) != apperr.ECONFLICT {
+				s.Log.Error("sweep", "task_id", r.ID, "error", err.Error())
+			}
+			continue
+		}
+		n++
+		if prev.Execute {
+			s.stop(ctx, prev, "deadline passed")
+		}
+	}
+	return n, nil
+}
+
+// RunningDeadline is the deadline of a task its assignee is running: the
+// worker's attempt runs inside it. Returns ErrNotRunnable when the task is
+// not running for assignee, ENOTFOUND when it does not exist.
+func (s *Service) RunningDeadline(ctx context.Context, teamID, id, assignee string) (time.Time, error) {
+	t, err := s.Store.GetTask(ctx, teamID, id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if t.Status != Running || t.Assignee != assignee {
+		return time.Time{}, ErrNotRunnable
+	}
+	if t.Deadline == nil {
+		return time.Time{}, nil
+	}
+	return *t.Deadline, nil
+}
+
+// Usage is what an attempt consumed since it last recorded.
+type Usage struct {
+	Tokens    int
+	ToolCalls int
+	CostUSD   float64
+}
+
+// RecordAttempt appends timeline events and adds usage to a task its
+// assignee is running: one conditional write, only while it runs (else
+// ErrNotRunnable, which stops the worker at its next step).
+func (s *Service) RecordAttempt(ctx context.Context, teamID, id, assignee string, u Usage, evs []Event) error {
+	_, err := s.apply(ctx, teamID, id, []Status{Running}, "", "agent:"+assignee, func(before Task, after *Task) ([]Event, error) {
+		if before.Status != Running || before.Assignee != assignee {
+			return nil, ErrNotRunnable
+		}
+		after.TokensUsed += u.Tokens
+		after.ToolCalls += u.ToolCalls
+		after.CostUSD += u.CostUSD
+		return evs, nil
+	})
+	return err
+}

@@ -1,0 +1,137 @@
+package tasks
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+)
+
+// mutation fills in the task after a transition and returns its events.
+type mutation func(before Task, after *Task) ([]Event, error)
+
+// maxStaleRetries bounds re-reads when another writer changed the task
+// between our read and our write (the worker appending progress, say).
+const maxStaleRetries = 10
+
+// transition applies action act to the task: read, check the lifecycle,
+// write conditioned on the version read and the allowed source states.
+func (s *Service) transition(ctx context.Context, teamID, id string, act Action, by string, m mutation) (Task, error) {
+	tr := Transitions[act]
+	return s.apply(ctx, teamID, id, tr.From, tr.To, by, func(before Task, after *Task) ([]Event, error) {
+		if !Allowed(act, before.Status) {
+			return nil, apperr.New(apperr.ECONFLICT, "cannot %s a task that is %s", act, before.Status).
+				WithReason(ReasonState).WithDetail("status", string(before.Status))
+		}
+		return m(before, after)
+	})
+}
+
+// apply is the read–check–conditional-write loop every change goes through.
+// to == "" keeps the status (progress and tool events).
+func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, to Status, by string, m mutation) (Task, error) {
+	for range maxStaleRetries {
+		before, err := s.Store.GetTask(ctx, teamID, id)
+		if err != nil {
+			return Task{}, err
+		}
+		after := before
+		after.Chain = slices.Clone(before.Chain)
+		if to != "" {
+			after.Status = to
+		}
+		now := s.now()
+		after.UpdatedAt = now
+		after.Version = before.Version + 1
+		events, err := m(before, &after)
+		if err != nil {
+			return Task{}, err
+		}
+		if after.Status == Running && before.Status != Running {
+			after.StartedAt = coalesce(before.StartedAt, now)
+			d := now.Add(time.Duration(after.Budgets.TimeoutSeconds) * time.Second)
+			after.Deadline = &d
+		}
+		if after.Status != Running {
+			after.Deadline = nil
+		}
+		if after.Status.Terminal() {
+			after.CompletedAt = &now
+		}
+		// Spend is charged to the collaboration as it happens, so a
+		// delegation sees the tree's live cost.
+		var charge float64
+		if delta := after.CostUSD - before.CostUSD; delta > 0 {
+			if after.RootID == after.ID {
+				after.TreeCostUSD += delta
+			} else {
+				charge = delta
+			}
+		}
+		seq := before.EventSeq
+		for i := range events {
+			seq++
+			events[i].Seq = seq
+			events[i].At = now
+			if events[i].Actor == "" {
+				events[i].Actor = by
+			}
+		}
+		after.EventSeq = seq
+		err = s.Store.ApplyTask(ctx, Change{Before: before, After: after, From: from, Events: events, RootCharge: charge})
+		switch item := failedItem(err); item {
+		case "":
+		case ItemTask:
+			continue // changed under us: read again and re-check
+		default:
+			return Task{}, s.rejection(ctx, after, nil, item)
+		}
+		if err != nil {
+			return Task{}, err
+		}
+		if after.Status != before.Status {
+			s.publish(ctx, after, before.Status)
+		}
+		return after, nil
+	}
+	return Task{}, apperr.New(apperr.ECONFLICT, "task %s is changing too fast; try again", id).WithReason("Contention")
+}
+
+func coalesce(t *time.Time, now time.Time) *time.Time {
+	if t != nil {
+		return t
+	}
+	return &now
+}
+
+// TaskStatusChanged is the event published on every status change; the
+// assignee learns of cancellation and reassignment through it.
+type TaskStatusChanged struct {
+	TeamID         string  `json:"team_id"`
+	TaskID         string  `json:"task_id"`
+	Assignee       string  `json:"assignee"`
+	Status         Status  `json:"status"`
+	PreviousStatus Status  `json:"previous_status,omitempty"`
+	ParentID       string  `json:"parent_task_id,omitempty"`
+	RootID         string  `json:"root_task_id"`
+	Depth          int     `json:"delegation_depth"`
+	TokensUsed     int     `json:"tokens_used"`
+	CostUSD        float64 `json:"cost_usd"`
+	Error          string  `json:"error,omitempty"`
+}
+
+// publish announces a status change. The change is already committed; a
+// failed publish is logged, not undone (the task record is the truth).
+func (s *Service) publish(ctx context.Context, t Task, prev Status) {
+	if s.Bus == nil {
+		return
+	}
+	ev := TaskStatusChanged{
+		TeamID: t.TeamID, TaskID: t.ID, Assignee: t.Assignee, Status: t.Status, PreviousStatus: prev,
+		ParentID: t.ParentID, RootID: t.RootID, Depth: t.Depth, TokensUsed: t.TokensUsed, CostUSD: t.CostUSD, Error: t.Error,
+	}
+	if err := s.Bus.Publish(ctx, "TaskStatusChanged", ev); err != nil {
+		s.Log.Error("publish TaskStatusChanged", "task_id", t.ID, "error", err.Error())
+	}
+}
