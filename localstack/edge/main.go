@@ -70,12 +70,8 @@ func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed 
 	log := slog.New(slog.NewJSONHandler(logFile, nil))
 	_ = os.Remove(filepath.Join(stateDir, "cloud.env"))
 
-	for _, p := range []int{apiPort, edgePort, motoPort} {
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err != nil {
-			return fmt.Errorf("port %d is in use (set CONCLAVE_API_PORT, CONCLAVE_EDGE_PORT, CONCLAVE_MOTO_PORT): %w", p, err)
-		} else {
-			l.Close()
-		}
+	if err := checkPorts(apiPort, edgePort, motoPort); err != nil {
+		return err
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -94,47 +90,24 @@ func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed 
 		return err
 	}
 
-	// The application talks to the edge, like a Lambda talks to AWS.
 	edgeURL := fmt.Sprintf("http://127.0.0.1:%d", edgePort)
-	for k, v := range map[string]string{"AWS_REGION": cloud.Region, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_ENDPOINT_URL": edgeURL} {
-		os.Setenv(k, v)
-	}
-	os.Unsetenv("AWS_PROFILE")
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	awsCfg, motoCfg, err := clientConfigs(ctx, edgeURL, motoURL)
 	if err != nil {
 		return err
 	}
-	motoCfg := awsCfg.Copy()
-	motoCfg.BaseEndpoint = aws.String(motoURL.String())
 
 	names := manifest.Names{Stage: stage}
 	res, err := cloud.Provision(ctx, motoCfg, names)
 	if err != nil {
 		return fmt.Errorf("provision: %w", err)
 	}
-	deps := lambdafn.Deps{Config: res.AppConfig(), AWS: awsCfg, Log: log}
-	handlers := map[string]any{}
-	for _, f := range manifest.Functions {
-		h, err := app.Handler(f.Name, deps)
-		if err != nil {
-			return err
-		}
-		handlers[f.Name] = h
+	handlers, err := buildHandlers(lambdafn.Deps{Config: res.AppConfig(), AWS: awsCfg, Log: log})
+	if err != nil {
+		return err
 	}
 	edge := cloud.NewEdge(res, handlers, motoURL, log)
 
-	servers := []*http.Server{
-		{Addr: fmt.Sprintf("127.0.0.1:%d", edgePort), Handler: edge.AWSHandler(), ReadHeaderTimeout: 10 * time.Second},
-		{Addr: fmt.Sprintf("127.0.0.1:%d", apiPort), Handler: edge.APIHandler(), ReadHeaderTimeout: 10 * time.Second},
-	}
-	errc := make(chan error, len(servers))
-	for _, s := range servers {
-		go func() {
-			if err := s.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- err
-			}
-		}()
-	}
+	servers, errc := serve(map[int]http.Handler{edgePort: edge.AWSHandler(), apiPort: edge.APIHandler()})
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
 	edge.RunSchedules(ctx)
 
@@ -143,14 +116,9 @@ func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed 
 			return fmt.Errorf("seed: %w", err)
 		}
 	}
-	baseURL := fmt.Sprintf("http://127.0.0.1:%d", apiPort)
-	envFile := fmt.Sprintf("CONCLAVE_BASE_URL=%s\nCONCLAVE_API_KEY=%s\nCONCLAVE_OTHER_API_KEY=%s\nCONCLAVE_EDGE_URL=%s\nCONCLAVE_STAGE=%s\nCONCLAVE_EDGE_PID=%d\nCONCLAVE_MOTO_PID=%d\n",
-		baseURL, cloud.DemoAPIKey, cloud.OtherAPIKey, edgeURL, stage, os.Getpid(), moto.Process.Pid)
-	if err := os.WriteFile(filepath.Join(stateDir, "cloud.env"), []byte(envFile), 0o644); err != nil {
+	if err := announce(stateDir, logDir, apiPort, edgeURL, stage, moto.Process.Pid); err != nil {
 		return err
 	}
-	fmt.Printf("Conclave local cloud is up.\n  API:      %s/v1\n  API key:  %s\n  AWS edge: %s (AWS_ENDPOINT_URL)\n  logs:     %s\nTry: curl -H 'X-Api-Key: %s' %s/v1/agents\nPress Ctrl-C to stop.\n",
-		baseURL, cloud.DemoAPIKey, edgeURL, logDir, cloud.DemoAPIKey, baseURL)
 
 	select {
 	case <-ctx.Done():
@@ -205,4 +173,77 @@ func waitMoto(ctx context.Context, u *url.URL) error {
 		}
 	}
 	return errors.New("moto did not start within 60s (see moto.log)")
+}
+
+// checkPorts fails early, with the variables to change, when a port is taken.
+func checkPorts(ports ...int) error {
+	for _, p := range ports {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			return fmt.Errorf("port %d is in use (set CONCLAVE_API_PORT, CONCLAVE_EDGE_PORT, CONCLAVE_MOTO_PORT): %w", p, err)
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// clientConfigs are the AWS configurations of the handlers (talking to the
+// edge, as a Lambda talks to AWS) and of provisioning (straight to moto).
+func clientConfigs(ctx context.Context, edgeURL string, motoURL *url.URL) (aws.Config, aws.Config, error) {
+	for k, v := range map[string]string{"AWS_REGION": cloud.Region, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_ENDPOINT_URL": edgeURL} {
+		os.Setenv(k, v)
+	}
+	os.Unsetenv("AWS_PROFILE")
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return aws.Config{}, aws.Config{}, err
+	}
+	motoCfg := awsCfg.Copy()
+	motoCfg.BaseEndpoint = aws.String(motoURL.String())
+	return awsCfg, motoCfg, nil
+}
+
+// buildHandlers wires every function of the manifest with its own builder,
+// as each would be wired in its own Lambda.
+func buildHandlers(d lambdafn.Deps) (map[string]any, error) {
+	handlers := map[string]any{}
+	for _, f := range manifest.Functions {
+		h, err := app.Handler(f.Name, d)
+		if err != nil {
+			return nil, err
+		}
+		handlers[f.Name] = h
+	}
+	return handlers, nil
+}
+
+// announce writes cloud.env (what tests and cloud.sh read) and prints how
+// to reach the API.
+func announce(stateDir, logDir string, apiPort int, edgeURL, stage string, motoPID int) error {
+	baseURL := fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	envFile := fmt.Sprintf("CONCLAVE_BASE_URL=%s\nCONCLAVE_API_KEY=%s\nCONCLAVE_OTHER_API_KEY=%s\nCONCLAVE_EDGE_URL=%s\nCONCLAVE_STAGE=%s\nCONCLAVE_EDGE_PID=%d\nCONCLAVE_MOTO_PID=%d\n",
+		baseURL, cloud.DemoAPIKey, cloud.OtherAPIKey, edgeURL, stage, os.Getpid(), motoPID)
+	if err := os.WriteFile(filepath.Join(stateDir, "cloud.env"), []byte(envFile), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("Conclave local cloud is up.\n  API:      %s/v1\n  API key:  %s\n  AWS edge: %s (AWS_ENDPOINT_URL)\n  logs:     %s\nTry: curl -H 'X-Api-Key: %s' %s/v1/agents\nPress Ctrl-C to stop.\n",
+		baseURL, cloud.DemoAPIKey, edgeURL, logDir, cloud.DemoAPIKey, baseURL)
+	return nil
+}
+
+// serve listens on each port with its handler; errc reports the first
+// server that fails.
+func serve(byPort map[int]http.Handler) ([]*http.Server, chan error) {
+	var servers []*http.Server
+	errc := make(chan error, len(byPort))
+	for port, h := range byPort {
+		s := &http.Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, s)
+		go func() {
+			if err := s.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	return servers, errc
 }

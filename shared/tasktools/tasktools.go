@@ -52,88 +52,115 @@ type delegateInput struct {
 // delegation, an unknown task) come back as the tool's output so the model
 // can adapt; only infrastructure failures are errors.
 func (t *Tools) Call(ctx context.Context, p worker.Payload, call models.ToolCall) (string, error) {
-	switch call.Name {
-	case "delegate_task":
-		var in delegateInput
-		if err := json.Unmarshal([]byte(call.Input), &in); err != nil {
-			return "invalid input: " + err.Error(), nil
-		}
-		if in.Title == "" {
-			in.Title = firstLine(in.Instructions)
-		}
-		child, err := t.Tasks.Create(ctx, p.TeamID, tasks.Creator{Type: "agent", ID: p.Assignee}, tasks.CreateInput{
-			Assignee: in.ToAgent, ParentID: p.TaskID, Type: in.TaskType, Title: in.Title, Instructions: in.Instructions,
-			ExpectedOutput: in.ExpectedOutput, Priority: in.Priority,
-		}, true)
-		if err != nil {
-			return rejected(err)
-		}
-		if in.WaitForResult != nil && !*in.WaitForResult {
-			return fmt.Sprintf("delegated as task %s to %s; check it with check_task_status", child.ID, child.Assignee), nil
-		}
-		// Wait within the parent's own deadline (the context carries it).
-		wait := 10 * time.Minute
-		if d, ok := ctx.Deadline(); ok {
-			wait = time.Until(d)
-		}
-		done, err := t.Tasks.Wait(ctx, p.TeamID, child.ID, wait)
-		if err != nil {
-			return "", err
-		}
-		return describe(done), nil
-	case "check_task_status":
-		var in struct {
-			TaskID string `json:"task_id"`
-		}
-		if err := json.Unmarshal([]byte(call.Input), &in); err != nil {
-			return "invalid input: " + err.Error(), nil
-		}
-		got, err := t.Tasks.Get(ctx, p.TeamID, in.TaskID)
-		if err != nil {
-			return rejected(err)
-		}
-		return describe(got), nil
-	case "send_agent_message":
-		if t.Messages == nil {
-			return "messaging is not available", nil
-		}
-		var in struct {
-			ToAgent string `json:"to_agent"`
-			Message string `json:"message"`
-			Type    string `json:"message_type"`
-			Channel string `json:"channel"`
-		}
-		if err := json.Unmarshal([]byte(call.Input), &in); err != nil {
-			return "invalid input: " + err.Error(), nil
-		}
-		m, err := t.Messages.Send(ctx, p.TeamID, p.Assignee, messaging.SendInput{To: in.ToAgent, Channel: in.Channel, Type: in.Type, Content: in.Message,
-			Metadata: map[string]any{"task_id": p.TaskID}})
-		if err != nil {
-			return rejected(err)
-		}
-		return fmt.Sprintf("sent message %s on %s", m.ID, m.Channel), nil
-	case "get_agent_inbox":
-		if t.Messages == nil {
-			return "messaging is not available", nil
-		}
-		var in struct {
-			UnreadOnly *bool `json:"unread_only"`
-		}
-		_ = json.Unmarshal([]byte(call.Input), &in)
-		list, _, err := t.Messages.Inbox(ctx, p.TeamID, p.Assignee, messaging.InboxQuery{All: in.UnreadOnly != nil && !*in.UnreadOnly, Page: paging.Page{Limit: 10}})
-		if err != nil {
-			return rejected(err)
-		}
-		if len(list) == 0 {
-			return "no messages", nil
-		}
-		var b strings.Builder
-		for _, m := range list {
-			fmt.Fprintf(&b, "[%s] %s from %s on %s: %s\n", m.CreatedAt.Format(time.RFC3339), m.Type, m.From, m.Channel, firstLine(m.Content))
-		}
-		return b.String(), nil
+	tool, ok := map[string]func(context.Context, worker.Payload, []byte) (string, error){
+		"delegate_task":      t.delegate,
+		"check_task_status":  t.checkStatus,
+		"send_agent_message": t.sendMessage,
+		"get_agent_inbox":    t.inbox,
+	}[call.Name]
+	if !ok {
+		return "unknown tool " + call.Name, nil
 	}
-	return "unknown tool " + call.Name, nil
+	return tool(ctx, p, []byte(call.Input))
+}
+
+// delegate creates a sub-delegation linked to the task being worked on
+// and, unless told not to, waits for its result.
+//
+// The wait happens here, inside the parent's worker invocation, and not in
+// the workflow (a task token the child's end would complete): the parent
+// is in the middle of its model's tool loop, whose conversation (with the
+// provider's tool-use ids) lives in this process, and the parent's own
+// deadline (at most 120 s, below the worker's 150 s function timeout)
+// bounds the wait. Moving it to the workflow means suspending that loop
+// into the execution's state and resuming it in a new invocation; that is
+// the design for waits longer than one invocation (sessions), not for this
+// one, and the poll below costs one read per second at most.
+func (t *Tools) delegate(ctx context.Context, p worker.Payload, input []byte) (string, error) {
+	var in delegateInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return "invalid input: " + err.Error(), nil
+	}
+	if in.Title == "" {
+		in.Title = firstLine(in.Instructions)
+	}
+	child, err := t.Tasks.Create(ctx, p.TeamID, tasks.Creator{Type: "agent", ID: p.Assignee}, tasks.CreateInput{
+		Assignee: in.ToAgent, ParentID: p.TaskID, Type: in.TaskType, Title: in.Title, Instructions: in.Instructions,
+		ExpectedOutput: in.ExpectedOutput, Priority: in.Priority,
+	}, true)
+	if err != nil {
+		return rejected(err)
+	}
+	if in.WaitForResult != nil && !*in.WaitForResult {
+		return fmt.Sprintf("delegated as task %s to %s; check it with check_task_status", child.ID, child.Assignee), nil
+	}
+	// Wait within the parent's own deadline (the context carries it).
+	wait := 10 * time.Minute
+	if d, ok := ctx.Deadline(); ok {
+		wait = time.Until(d)
+	}
+	done, err := t.Tasks.Wait(ctx, p.TeamID, child.ID, wait)
+	if err != nil {
+		return "", err
+	}
+	return describe(done), nil
+}
+
+func (t *Tools) checkStatus(ctx context.Context, p worker.Payload, input []byte) (string, error) {
+	var in struct {
+		TaskID string `json:"task_id"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return "invalid input: " + err.Error(), nil
+	}
+	got, err := t.Tasks.Get(ctx, p.TeamID, in.TaskID)
+	if err != nil {
+		return rejected(err)
+	}
+	return describe(got), nil
+}
+
+func (t *Tools) sendMessage(ctx context.Context, p worker.Payload, input []byte) (string, error) {
+	if t.Messages == nil {
+		return "messaging is not available", nil
+	}
+	var in struct {
+		ToAgent string `json:"to_agent"`
+		Message string `json:"message"`
+		Type    string `json:"message_type"`
+		Channel string `json:"channel"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return "invalid input: " + err.Error(), nil
+	}
+	m, err := t.Messages.Send(ctx, p.TeamID, p.Assignee, messaging.SendInput{To: in.ToAgent, Channel: in.Channel, Type: in.Type, Content: in.Message,
+		Metadata: map[string]any{"task_id": p.TaskID}})
+	if err != nil {
+		return rejected(err)
+	}
+	return fmt.Sprintf("sent message %s on %s", m.ID, m.Channel), nil
+}
+
+func (t *Tools) inbox(ctx context.Context, p worker.Payload, input []byte) (string, error) {
+	if t.Messages == nil {
+		return "messaging is not available", nil
+	}
+	var in struct {
+		UnreadOnly *bool `json:"unread_only"`
+	}
+	_ = json.Unmarshal(input, &in)
+	list, _, err := t.Messages.Inbox(ctx, p.TeamID, p.Assignee, messaging.InboxQuery{All: in.UnreadOnly != nil && !*in.UnreadOnly, Page: paging.Page{Limit: 10}})
+	if err != nil {
+		return rejected(err)
+	}
+	if len(list) == 0 {
+		return "no messages", nil
+	}
+	var b strings.Builder
+	for _, m := range list {
+		fmt.Fprintf(&b, "[%s] %s from %s on %s: %s\n", m.CreatedAt.Format(time.RFC3339), m.Type, m.From, m.Channel, firstLine(m.Content))
+	}
+	return b.String(), nil
 }
 
 func rejected(err error) (string, error) {
