@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
@@ -19,10 +20,11 @@ import (
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
-// Router is the function's router (tests read its route keys).
-func Router(d lambdafn.Deps) *httpapi.Router {
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
+
+func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	cfg := d.Config
-	store := dynamo.FromConfig(d.AWS, cfg.TableName)
 	bus := eventbus.FromConfig(d.AWS, cfg.BusName)
 	model := providers.New(cfg, d.AWS)
 	var gate expertgate.Gate
@@ -36,10 +38,5 @@ func Router(d lambdafn.Deps) *httpapi.Router {
 	svc := &conversations.Service{Store: store, Agents: store, Gate: gate, Model: model,
 		Flags: conversations.Flags(cfg.Flags), Tiers: routing.TiersOrDefault(cfg.Tiers), Synth: synth,
 		Memories: &memory.Service{Store: store, Dir: store, Bus: bus}, Bus: bus, Log: d.Log}
-	rt := httpapi.NewRouter(d.Log, store)
 	api.ConversationRoutes(rt, svc)
-	return rt
 }
-
-// Build implements lambdafn.Build.
-func Build(d lambdafn.Deps) (any, error) { return Router(d).Serve, nil }

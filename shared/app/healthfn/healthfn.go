@@ -13,22 +13,19 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 )
 
-// Router is the function's router (tests read its route keys).
-func Router(d lambdafn.Deps) *httpapi.Router {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	rt := httpapi.NewRouter(d.Log, store)
-	api.HealthRoutes(rt, d.Config.Stage, checks(d, store))
-	return rt
-}
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
 
-// Build implements lambdafn.Build.
-func Build(d lambdafn.Deps) (any, error) { return Router(d).Serve, nil }
+func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
+	api.HealthRoutes(rt, d.Config.Stage, checks(d, store))
+}
 
 func checks(d lambdafn.Deps, store *dynamo.Store) []api.Check {
 	bus := eventbus.FromConfig(d.AWS, d.Config.BusName)

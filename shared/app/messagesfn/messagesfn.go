@@ -4,6 +4,7 @@ package messagesfn
 
 import (
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/httpapi"
@@ -11,13 +12,9 @@ import (
 	"github.com/conclave-ai/conclave/shared/messaging"
 )
 
-// Router is the function's router (tests read its route keys).
-func Router(d lambdafn.Deps) *httpapi.Router {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	rt := httpapi.NewRouter(d.Log, store)
-	api.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: eventbus.FromConfig(d.AWS, d.Config.BusName)})
-	return rt
-}
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
 
-// Build implements lambdafn.Build.
-func Build(d lambdafn.Deps) (any, error) { return Router(d).Serve, nil }
+func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
+	api.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: eventbus.FromConfig(d.AWS, d.Config.BusName)})
+}

@@ -4,19 +4,16 @@ package routingfn
 
 import (
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 )
 
-// Router is the function's router (tests read its route keys).
-func Router(d lambdafn.Deps) *httpapi.Router {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	rt := httpapi.NewRouter(d.Log, store)
-	api.RoutingRoutes(rt, &conversations.Service{Store: store, Agents: store, Log: d.Log})
-	return rt
-}
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
 
-// Build implements lambdafn.Build.
-func Build(d lambdafn.Deps) (any, error) { return Router(d).Serve, nil }
+func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
+	api.RoutingRoutes(rt, &conversations.Service{Store: store, Agents: store, Log: d.Log})
+}

@@ -7,13 +7,14 @@ import (
 	"context"
 
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 )
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	svc := taskwiring.New(d, executions.FromConfig(d.AWS, d.Config.StateMachines)).Tasks
+	svc := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), executions.FromConfig(d.AWS, d.Config.StateMachines)).Tasks
 	return func(ctx context.Context) (map[string]int, error) {
 		n, err := svc.Sweep(ctx)
 		return map[string]int{"timed_out": n}, err

@@ -5,19 +5,18 @@ package tasksfn
 
 import (
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 )
 
-// Router is the function's router (tests read its route keys).
-func Router(d lambdafn.Deps) *httpapi.Router {
-	w := taskwiring.New(d, executions.FromConfig(d.AWS, d.Config.StateMachines))
-	rt := httpapi.NewRouter(d.Log, w.Store)
-	api.TaskRoutes(rt, w.Tasks)
-	return rt
-}
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
 
-// Build implements lambdafn.Build.
-func Build(d lambdafn.Deps) (any, error) { return Router(d).Serve, nil }
+func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
+	w := taskwiring.New(d, store, executions.FromConfig(d.AWS, d.Config.StateMachines))
+	api.TaskRoutes(rt, w.Tasks)
+}

@@ -21,8 +21,7 @@ type Wiring struct {
 // New builds the task service of d. workflows is nil for a function that
 // never starts or stops executions (the lifecycle steps), so it links no
 // Step Functions client.
-func New(d lambdafn.Deps, workflows workflow.Starter) Wiring {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+func New(d lambdafn.Deps, store *dynamo.Store, workflows workflow.Starter) Wiring {
 	bus := eventbus.FromConfig(d.AWS, d.Config.BusName)
 	return Wiring{Store: store, Bus: bus, Tasks: tasks.NewService(store, workflows, bus, d.Log)}
 }

@@ -1,0 +1,26 @@
+// Package httpfn is the shape every HTTP function's wiring shares: the
+// table (every HTTP function reads it, if only for idempotency keys), a
+// router, and the function's own routes on it.
+package httpfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+)
+
+// Register adds one function's routes to rt, building the services they
+// need from d and store.
+type Register func(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router)
+
+// New returns the function's builder and the builder of its router (tests
+// compare the router's route keys with the manifest).
+func New(register Register) (lambdafn.Build, func(lambdafn.Deps) *httpapi.Router) {
+	router := func(d lambdafn.Deps) *httpapi.Router {
+		store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+		rt := httpapi.NewRouter(d.Log, store)
+		register(d, store, rt)
+		return rt
+	}
+	return func(d lambdafn.Deps) (any, error) { return router(d).Serve, nil }, router
+}
