@@ -36,10 +36,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/expertgate"
+	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/models/bedrock"
+	"github.com/conclave-ai/conclave/shared/models/localmodel"
+	"github.com/conclave-ai/conclave/shared/models/openai"
 	"github.com/conclave-ai/conclave/shared/recorder"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -164,7 +168,7 @@ func New(cfg Config, awsCfg aws.Config, log *slog.Logger) *App {
 		Teams:  teams.NewService(store),
 		Agents: agents.NewService(store),
 	}
-	a.Model = newModel(cfg, awsCfg)
+	a.Model = newModel(cfg, awsCfg, store)
 	tiers := cfg.Tiers
 	if len(tiers) == 0 {
 		tiers = routing.DefaultTierModels
@@ -172,7 +176,7 @@ func New(cfg Config, awsCfg aws.Config, log *slog.Logger) *App {
 	a.Gate = &expertgate.Service{Source: store, Tiers: tiers}
 	var gate expertgate.Gate
 	if fn := cfg.Functions["expert-gate"]; fn != "" {
-		gate = &expertgate.Client{Lambda: lambdasvc.NewFromConfig(awsCfg), FunctionName: fn}
+		gate = &gateclient.Client{Lambda: lambdasvc.NewFromConfig(awsCfg), FunctionName: fn}
 	}
 	var synth *routing.Synthesizer
 	if cfg.Synthesis != "" {
@@ -192,18 +196,20 @@ func New(cfg Config, awsCfg aws.Config, log *slog.Logger) *App {
 }
 
 // newModel is the model port: the configured provider by default, and
-// every provider an agent may name (agents.Model.Provider).
-func newModel(cfg Config, awsCfg aws.Config) models.Model {
+// every provider an agent may name (agents.Model.Provider). The local model
+// reads the agent it answers as (its script and voice) from the store.
+func newModel(cfg Config, awsCfg aws.Config, agentStore localmodel.AgentReader) models.Model {
+	local := localmodel.New(agentStore)
 	providers := map[string]models.Model{
-		"local":   models.Local{},
-		"bedrock": models.Bedrock{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: routing.DefaultTierModels[routing.Tier1]},
+		"local":   local,
+		"bedrock": bedrock.Model{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: routing.DefaultTierModels[routing.Tier1]},
 	}
 	if cfg.OpenAIBaseURL != "" {
-		providers["openai"] = models.OpenAI{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
+		providers["openai"] = openai.Model{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
 	}
 	def, ok := providers[cfg.ModelProvider]
 	if !ok {
-		def = models.Local{}
+		def = local
 	}
 	return models.Switch{Default: def, Providers: providers}
 }
