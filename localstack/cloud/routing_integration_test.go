@@ -27,7 +27,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/expertgate"
-	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
+	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/teams"
@@ -602,8 +603,8 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
 	ctx := context.Background()
-	gate := &countingGate{inner: &expertgate.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}}
-	svc := &conversations.Service{Store: e.store, Agents: e.store, Gate: gate, Model: models.Local{}, Tiers: routing.DefaultTierModels}
+	gate := &countingGate{inner: &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}}
+	svc := &conversations.Service{Store: e.store, Agents: e.store, Gate: gate, Model: localmodel.New(e.store), Tiers: routing.DefaultTierModels}
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{Agent: "kyra"})
 	require.NoError(t, err)
 
@@ -652,8 +653,8 @@ func TestCascadeTimeoutMovesOn(t *testing.T) {
 	ctx := context.Background()
 	_, err := agents.NewService(e.store).Update(ctx, d.id, "luke", agents.UpdateInput{Model: &agents.Model{Script: "timeout"}})
 	require.NoError(t, err)
-	gate := &expertgate.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}
-	svc := &conversations.Service{Store: e.store, Agents: e.store, Gate: gate, Model: models.Local{}, Flags: conversations.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, Budget: 3 * time.Second}
+	gate := &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}
+	svc := &conversations.Service{Store: e.store, Agents: e.store, Gate: gate, Model: localmodel.New(e.store), Flags: conversations.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, Budget: 3 * time.Second}
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{})
 	require.NoError(t, err)
 	res, err := svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "review this function for bugs", Strategy: "cascade", K: 2, Threshold: ptr(0.3)})

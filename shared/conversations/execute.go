@@ -3,7 +3,6 @@ package conversations
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/prompts"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
@@ -183,7 +183,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, p plan, history []Mes
 	// The agent's context: its identity, the handoff summary if the
 	// conversation was handed to it, the user profile, the team's shared
 	// memories and its own private ones.
-	system := systemPrompt(a)
+	system := prompts.System(a, prompts.Chat{})
 	if hs := handoffSummary(p.conv, a.Slug); hs != "" {
 		system += "Handoff: " + hs + "\n"
 	}
@@ -197,19 +197,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, p plan, history []Mes
 			memIDs = mc.IDs()
 		}
 	}
-	req := models.Request{System: system, MaxTokens: MaxReplyTokens, Agent: a.Name, ModelID: d.Model}
-	if a.Model != nil {
-		req.Script, req.Provider = a.Model.Script, a.Model.Provider
-		if a.Model.ID != "" {
-			req.ModelID = a.Model.ID
-		}
-	}
-	for _, sk := range a.Skills {
-		if !sk.InternalOnly {
-			req.Skills = append(req.Skills, sk.Name)
-			req.SkillNotes = append(req.SkillNotes, sk.Description)
-		}
-	}
+	req := prompts.Request(d.TeamID, a, system, MaxReplyTokens, d.Model)
 	for _, m := range history {
 		switch m.Role {
 		case AuthorUser:
@@ -253,18 +241,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, p plan, history []Mes
 	return ans
 }
 
-func systemPrompt(a agents.Agent) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "You are %s (@%s), %s.\n%s\n", a.Name, a.Slug, a.Tagline, a.Personality.Description)
-	b.WriteString("You are answering a user in a team conversation; other agents of the team may have replied before you (their replies are marked with their handle).\n")
-	var skills []string
-	for _, s := range a.Skills {
-		if !s.InternalOnly {
-			skills = append(skills, s.Name+": "+s.Description)
-		}
-	}
-	if len(skills) > 0 {
-		b.WriteString("Your skills: " + strings.Join(skills, "; ") + "\n")
-	}
-	return b.String()
-}
+// systemPrompt is the agent's chat identity. It stays as a name for
+// handoff.go's agent context, which another change is reworking; inline it
+// there once that lands.
+func systemPrompt(a agents.Agent) string { return prompts.System(a, prompts.Chat{}) }

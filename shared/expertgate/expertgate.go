@@ -1,22 +1,19 @@
 // Package expertgate is the ExpertGate as a service of its own: the
 // expert-gate function loads a team's active agents, their load and recent
 // ratings, and scores a query on the four signals (shared/routing). The
-// chat and discovery functions call it synchronously through the Lambda
-// Invoke API (Client), locally through the edge as in AWS.
+// chat and discovery functions reach it through the Gate port; its adapter,
+// gateclient, calls the function synchronously through the Lambda Invoke
+// API (locally through the edge, as in AWS), so this package links no AWS
+// SDK.
 package expertgate
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -42,8 +39,11 @@ type Response struct {
 	GateLatencyMS float64                 `json:"gate_latency_ms"`
 }
 
-// Gate scores queries.
+// Gate scores queries: the Service in the expert-gate function, and
+// gateclient.Client everywhere else.
 type Gate interface {
+	// Score returns EINVALID for a missing team or query, and EINTERNAL
+	// when the gate cannot be reached.
 	Score(ctx context.Context, req Request) (Response, error)
 }
 
@@ -160,46 +160,4 @@ func (s *Service) index(teamID string, list []agents.Agent) *routing.Index {
 	}
 	s.cache[teamID] = cachedIndex{key: key, ix: ix}
 	return ix
-}
-
-// Invoker is the part of the Lambda client the gate client uses.
-type Invoker interface {
-	Invoke(context.Context, *lambda.InvokeInput, ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
-}
-
-// Client calls the expert-gate function synchronously.
-type Client struct {
-	Lambda       Invoker
-	FunctionName string
-}
-
-var _ Gate = (*Client)(nil)
-
-// functionError is the payload of a function that returned an error.
-type functionError struct {
-	Message string `json:"errorMessage"`
-	Type    string `json:"errorType"`
-}
-
-// Score implements Gate. A failed invocation is an internal error: the
-// caller logs it and routes without the gate.
-func (c *Client) Score(ctx context.Context, req Request) (Response, error) {
-	payload, err := json.Marshal(req)
-	if err != nil {
-		return Response{}, err
-	}
-	out, err := c.Lambda.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(c.FunctionName), Payload: payload})
-	if err != nil {
-		return Response{}, apperr.Wrap(apperr.EINTERNAL, err, "invoking the expert gate failed")
-	}
-	if out.FunctionError != nil {
-		var fe functionError
-		_ = json.Unmarshal(out.Payload, &fe)
-		return Response{}, apperr.Wrap(apperr.EINTERNAL, fmt.Errorf("%s: %s", fe.Type, fe.Message), "the expert gate failed")
-	}
-	var resp Response
-	if err := json.Unmarshal(out.Payload, &resp); err != nil {
-		return Response{}, apperr.Wrap(apperr.EINTERNAL, err, "the expert gate answered with an unreadable payload")
-	}
-	return resp, nil
 }

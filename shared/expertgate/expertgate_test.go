@@ -2,13 +2,9 @@ package expertgate_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -86,43 +82,4 @@ func TestIndexIsRebuiltWhenAnAgentChanges(t *testing.T) {
 	for _, s := range again.Scores {
 		assert.Zero(t, s.SkillMatch, s.AgentSlug)
 	}
-}
-
-type invoker struct {
-	out *lambda.InvokeOutput
-	err error
-	got *lambda.InvokeInput
-}
-
-func (i *invoker) Invoke(_ context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
-	i.got = in
-	return i.out, i.err
-}
-
-// The client's error mapping (a stand-in Lambda client is only used for
-// this; the integration tests invoke the real function through the edge).
-func TestClientMapsInvokeFailures(t *testing.T) {
-	ok, _ := json.Marshal(expertgate.Response{AgentsScored: 3})
-	inv := &invoker{out: &lambda.InvokeOutput{StatusCode: 200, Payload: ok}}
-	c := &expertgate.Client{Lambda: inv, FunctionName: "conclave-dev-expert-gate"}
-	resp, err := c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q"})
-	require.NoError(t, err)
-	assert.Equal(t, 3, resp.AgentsScored)
-	assert.Equal(t, "conclave-dev-expert-gate", aws.ToString(inv.got.FunctionName))
-	var sent expertgate.Request
-	require.NoError(t, json.Unmarshal(inv.got.Payload, &sent))
-	assert.Equal(t, "t", sent.TeamID)
-
-	inv.out = &lambda.InvokeOutput{StatusCode: 200, FunctionError: aws.String("Unhandled"), Payload: []byte(`{"errorMessage":"boom","errorType":"Error"}`)}
-	_, err = c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q"})
-	assert.True(t, apperr.Is(err, apperr.EINTERNAL))
-	assert.Contains(t, err.Error(), "boom")
-
-	inv.out, inv.err = nil, errors.New("connection refused")
-	_, err = c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q"})
-	assert.True(t, apperr.Is(err, apperr.EINTERNAL))
-
-	inv.out, inv.err = &lambda.InvokeOutput{StatusCode: 200, Payload: []byte(`not json`)}, nil
-	_, err = c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q"})
-	assert.True(t, apperr.Is(err, apperr.EINTERNAL))
 }

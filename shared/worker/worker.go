@@ -16,6 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/prompts"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -178,13 +179,9 @@ func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...Track
 	if a.Status != agents.StatusActive {
 		return Result{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
 	}
-	req := models.Request{System: systemPrompt(a, p), MaxTokens: b.MaxTokens, Messages: []models.Message{{Role: "user", Content: p.Instructions}}}
-	if a.Model != nil {
-		req.ModelID, req.Script, req.Provider = a.Model.ID, a.Model.Script, a.Model.Provider
-	}
-	for _, s := range a.Skills {
-		req.Skills = append(req.Skills, s.Name)
-	}
+	system := prompts.System(a, prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput})
+	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, "")
+	req.Messages = []models.Message{{Role: "user", Content: p.Instructions}}
 	if w.Tools != nil {
 		req.Tools = w.Tools.Specs()
 	}
@@ -234,17 +231,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-func systemPrompt(a agents.Agent, p Payload) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "You are %s (@%s), %s.\n%s\n", a.Name, a.Slug, a.Tagline, a.Personality.Description)
-	fmt.Fprintf(&b, "Task: %s\n", p.Title)
-	if p.Context != "" {
-		fmt.Fprintf(&b, "Context: %s\n", p.Context)
-	}
-	if p.ExpectedOutput != "" {
-		fmt.Fprintf(&b, "Expected output: %s\n", p.ExpectedOutput)
-	}
-	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -43,7 +44,7 @@ func agent(slug, script string, status string) agents.Agent {
 }
 
 func newWorker(tools worker.Tools) *worker.Worker {
-	return &worker.Worker{Model: models.Local{}, Tools: tools, Agents: agentMap{
+	dir := agentMap{
 		"t/ok":      agent("ok", "", agents.StatusActive),
 		"t/fail":    agent("fail", "fail", agents.StatusActive),
 		"t/tools3":  agent("tools3", "tools:3", agents.StatusActive),
@@ -51,7 +52,9 @@ func newWorker(tools worker.Tools) *worker.Worker {
 		"t/verbose": agent("verbose", "tokens:5000", agents.StatusActive),
 		"t/slow":    agent("slow", "timeout", agents.StatusActive),
 		"t/paused":  agent("paused", "", agents.StatusPaused),
-	}}
+	}
+	// The local model reads each agent's script from the same directory.
+	return &worker.Worker{Model: localmodel.New(dir), Tools: tools, Agents: dir}
 }
 
 func payload(assignee string) worker.Payload {

@@ -13,6 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/expertgate"
+	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
@@ -26,10 +27,10 @@ var Build, Router = httpfn.New(register)
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	cfg := d.Config
 	bus := eventbus.FromConfig(d.AWS, cfg.BusName)
-	model := providers.New(cfg, d.AWS)
+	model := providers.New(cfg, d.AWS, store)
 	var gate expertgate.Gate
 	if fn := cfg.Functions["expert-gate"]; fn != "" {
-		gate = &expertgate.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
+		gate = &gateclient.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
 	}
 	var synth *routing.Synthesizer
 	if cfg.Synthesis != "" {

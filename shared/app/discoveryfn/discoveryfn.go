@@ -11,6 +11,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/discovery"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/expertgate"
+	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 )
@@ -21,7 +22,7 @@ var Build, Router = httpfn.New(register)
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	var gate expertgate.Gate
 	if fn := d.Config.Functions["expert-gate"]; fn != "" {
-		gate = &expertgate.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
+		gate = &gateclient.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
 	}
 	api.DiscoveryRoutes(rt, &discovery.Service{Dir: store, Gate: gate})
 }

@@ -11,24 +11,29 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/models/bedrock"
+	"github.com/conclave-ai/conclave/shared/models/localmodel"
+	"github.com/conclave-ai/conclave/shared/models/openai"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/settings"
 )
 
 // New returns a models.Switch over the local model, Bedrock and, when
 // OPENAI_BASE_URL is set, the OpenAI-compatible endpoint. An unknown
-// MODEL_PROVIDER falls back to the local model, as make run expects.
-func New(cfg settings.Config, awsCfg aws.Config) models.Model {
+// MODEL_PROVIDER falls back to the local model, as make run expects. The
+// local model reads agents (their scripts and voices) through agentStore.
+func New(cfg settings.Config, awsCfg aws.Config, agentStore localmodel.AgentReader) models.Model {
+	local := localmodel.New(agentStore)
 	providers := map[string]models.Model{
-		"local":   models.Local{},
-		"bedrock": models.Bedrock{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: routing.DefaultTierModels[routing.Tier1]},
+		"local":   local,
+		"bedrock": bedrock.Model{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: routing.DefaultTierModels[routing.Tier1]},
 	}
 	if cfg.OpenAIBaseURL != "" {
-		providers["openai"] = models.OpenAI{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
+		providers["openai"] = openai.Model{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
 	}
 	def, ok := providers[cfg.ModelProvider]
 	if !ok {
-		def = models.Local{}
+		def = local
 	}
 	return models.Switch{Default: def, Providers: providers}
 }

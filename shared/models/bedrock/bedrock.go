@@ -1,4 +1,8 @@
-package models
+// Package bedrock is the models port's adapter for Amazon Bedrock: the
+// Converse API, with tool use. It is the only package of the module that
+// links the Bedrock runtime client, so only functions that may call Bedrock
+// carry it.
+package bedrock
 
 import (
 	"context"
@@ -11,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	brtypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/conclave-ai/conclave/shared/models"
 )
 
 // ConverseAPI is the part of the Bedrock runtime client the adapter uses.
@@ -18,22 +24,29 @@ type ConverseAPI interface {
 	Converse(context.Context, *bedrockruntime.ConverseInput, ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
 }
 
-// Bedrock answers through the Amazon Bedrock Converse API, with tool use.
-type Bedrock struct {
+// Model answers through the Amazon Bedrock Converse API, with tool use.
+type Model struct {
+	// Client is the Bedrock runtime client, built once per cold start.
 	Client ConverseAPI
 	// DefaultModelID is used when a request names none.
 	DefaultModelID string
 }
 
-var _ Model = Bedrock{}
+var _ models.Model = Model{}
 
-// Converse implements Model.
-func (b Bedrock) Converse(ctx context.Context, req Request) (Response, error) {
+// Converse implements models.Model. Provider failures are models.ErrModel
+// with the service's error code; a context's end is returned as it is.
+func (b Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
 	modelID := req.ModelID
 	if modelID == "" {
 		modelID = b.DefaultModelID
 	}
 	in := &bedrockruntime.ConverseInput{ModelId: aws.String(modelID), Messages: bedrockMessages(req.Messages)}
+	if len(req.Metadata) > 0 {
+		// Bedrock records it with the invocation log, so a call can be
+		// traced to its team and agent; the model never sees it.
+		in.RequestMetadata = req.Metadata
+	}
 	if req.System != "" {
 		in.System = []brtypes.SystemContentBlock{&brtypes.SystemContentBlockMemberText{Value: req.System}}
 	}
@@ -52,9 +65,9 @@ func (b Bedrock) Converse(ctx context.Context, req Request) (Response, error) {
 	}
 	out, err := b.Client.Converse(ctx, in)
 	if err != nil {
-		return Response{}, bedrockError(err)
+		return models.Response{}, bedrockError(err)
 	}
-	resp := Response{ModelID: modelID}
+	resp := models.Response{ModelID: modelID}
 	if out.Usage != nil {
 		resp.InputTokens, resp.OutputTokens = int(aws.ToInt32(out.Usage.InputTokens)), int(aws.ToInt32(out.Usage.OutputTokens))
 	}
@@ -70,7 +83,7 @@ func (b Bedrock) Converse(ctx context.Context, req Request) (Response, error) {
 						input = string(raw)
 					}
 				}
-				resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: aws.ToString(c.Value.ToolUseId), Name: aws.ToString(c.Value.Name), Input: input})
+				resp.ToolCalls = append(resp.ToolCalls, models.ToolCall{ID: aws.ToString(c.Value.ToolUseId), Name: aws.ToString(c.Value.Name), Input: input})
 			}
 		}
 	}
@@ -84,7 +97,7 @@ func (b Bedrock) Converse(ctx context.Context, req Request) (Response, error) {
 // bedrockMessages maps the conversation to Converse messages: tool calls
 // become toolUse blocks, tool results toolResult blocks in a user turn, and
 // consecutive turns of one role are merged (Converse requires alternation).
-func bedrockMessages(msgs []Message) []brtypes.Message {
+func bedrockMessages(msgs []models.Message) []brtypes.Message {
 	var out []brtypes.Message
 	for _, m := range msgs {
 		role := brtypes.ConversationRoleUser
@@ -120,7 +133,7 @@ func bedrockMessages(msgs []Message) []brtypes.Message {
 	return out
 }
 
-// bedrockError maps a provider failure to ErrModel, keeping the service's
+// bedrockError maps a provider failure to models.ErrModel, keeping the service's
 // error code (ThrottlingException, ModelTimeoutException, …) in the message
 // and context errors as they are.
 func bedrockError(err error) error {
@@ -129,7 +142,7 @@ func bedrockError(err error) error {
 	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
-		return fmt.Errorf("%w: bedrock %s: %s", ErrModel, api.ErrorCode(), api.ErrorMessage())
+		return fmt.Errorf("%w: bedrock %s: %s", models.ErrModel, api.ErrorCode(), api.ErrorMessage())
 	}
-	return fmt.Errorf("%w: bedrock: %v", ErrModel, err)
+	return fmt.Errorf("%w: bedrock: %v", models.ErrModel, err)
 }

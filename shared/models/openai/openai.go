@@ -1,4 +1,7 @@
-package models
+// Package openai is the models port's adapter for OpenAI-compatible chat
+// completions endpoints (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM, …),
+// with tool calls, over plain HTTP.
+package openai
 
 import (
 	"bytes"
@@ -9,20 +12,24 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/conclave-ai/conclave/shared/models"
 )
 
-// OpenAI answers through an OpenAI-compatible chat completions endpoint
-// (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM, …), with tool calls.
-type OpenAI struct {
+// Model answers through an OpenAI-compatible chat completions endpoint.
+type Model struct {
 	// BaseURL is the API root, e.g. https://api.openai.com/v1.
 	BaseURL string
-	APIKey  string
+	// APIKey is sent as a bearer token when set (local servers need none).
+	APIKey string
 	// DefaultModelID is used when a request names none.
 	DefaultModelID string
-	HTTP           *http.Client
+	// HTTP is the client to call with (its timeout bounds a call);
+	// http.DefaultClient when nil.
+	HTTP *http.Client
 }
 
-var _ Model = OpenAI{}
+var _ models.Model = Model{}
 
 type oaiMessage struct {
 	Role       string        `json:"role"`
@@ -74,12 +81,9 @@ type oaiResponse struct {
 
 func strPtr(s string) *string { return &s }
 
-// Converse implements Model.
-func (o OpenAI) Converse(ctx context.Context, req Request) (Response, error) {
-	modelID := req.ModelID
-	if modelID == "" {
-		modelID = o.DefaultModelID
-	}
+// chatRequest maps a request to the chat completions body: the system
+// prompt as the first message, tool calls as function calls.
+func chatRequest(req models.Request, modelID string) oaiRequest {
 	body := oaiRequest{Model: modelID, MaxTokens: req.MaxTokens}
 	if req.System != "" {
 		body.Messages = append(body.Messages, oaiMessage{Role: "system", Content: strPtr(req.System)})
@@ -101,13 +105,26 @@ func (o OpenAI) Converse(ctx context.Context, req Request) (Response, error) {
 		ot.Function.Name, ot.Function.Description, ot.Function.Parameters = t.Name, t.Description, t.InputSchema()
 		body.Tools = append(body.Tools, ot)
 	}
-	raw, err := json.Marshal(body)
+	return body
+}
+
+// Converse implements models.Model. Provider failures are models.ErrModel
+// with the HTTP status and the provider's message; a context's end is
+// returned as it is. Request metadata is not sent: OpenAI accepts its
+// metadata field only for stored completions, and compatible servers may
+// reject fields they do not know.
+func (o Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
+	modelID := req.ModelID
+	if modelID == "" {
+		modelID = o.DefaultModelID
+	}
+	raw, err := json.Marshal(chatRequest(req, modelID))
 	if err != nil {
-		return Response{}, err
+		return models.Response{}, err
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(o.BaseURL, "/")+"/chat/completions", bytes.NewReader(raw))
 	if err != nil {
-		return Response{}, err
+		return models.Response{}, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	if o.APIKey != "" {
@@ -120,14 +137,14 @@ func (o OpenAI) Converse(ctx context.Context, req Request) (Response, error) {
 	hres, err := client.Do(hreq)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return Response{}, err
+			return models.Response{}, err
 		}
-		return Response{}, fmt.Errorf("%w: openai: %v", ErrModel, err)
+		return models.Response{}, fmt.Errorf("%w: openai: %v", models.ErrModel, err)
 	}
 	defer hres.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(hres.Body, 4<<20))
 	if err != nil {
-		return Response{}, fmt.Errorf("%w: openai: reading the response: %v", ErrModel, err)
+		return models.Response{}, fmt.Errorf("%w: openai: reading the response: %v", models.ErrModel, err)
 	}
 	var out oaiResponse
 	jsonErr := json.Unmarshal(data, &out)
@@ -139,18 +156,18 @@ func (o OpenAI) Converse(ctx context.Context, req Request) (Response, error) {
 		if len(msg) > 300 {
 			msg = msg[:300]
 		}
-		return Response{}, fmt.Errorf("%w: openai HTTP %d: %s", ErrModel, hres.StatusCode, msg)
+		return models.Response{}, fmt.Errorf("%w: openai HTTP %d: %s", models.ErrModel, hres.StatusCode, msg)
 	}
 	if jsonErr != nil || len(out.Choices) == 0 {
-		return Response{}, fmt.Errorf("%w: openai: malformed response", ErrModel)
+		return models.Response{}, fmt.Errorf("%w: openai: malformed response", models.ErrModel)
 	}
 	ch := out.Choices[0]
-	resp := Response{ModelID: modelID, InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens, Refused: ch.FinishReason == "content_filter"}
+	resp := models.Response{ModelID: modelID, InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens, Refused: ch.FinishReason == "content_filter"}
 	if ch.Message.Content != nil {
 		resp.Text = *ch.Message.Content
 	}
 	for _, c := range ch.Message.ToolCalls {
-		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Input: c.Function.Arguments})
+		resp.ToolCalls = append(resp.ToolCalls, models.ToolCall{ID: c.ID, Name: c.Function.Name, Input: c.Function.Arguments})
 	}
 	return resp, nil
 }

@@ -1,0 +1,228 @@
+// Package localmodel is the deterministic model of make run and the tests,
+// an adapter of the models port: the same request always gets the same
+// answer, and an agent can be scripted to make it misbehave on purpose.
+//
+// The local model stands in for the agent's configured model, so it reads
+// what it needs from the agent record rather than from the request: the
+// agent named in the request metadata (models.MetadataTeamID and
+// models.MetadataAgent) gives it its script (agents.Model.Script) and its
+// voice (the agent's name and user-facing skills). The request stays what
+// every provider receives; nothing in it exists only for this adapter.
+package localmodel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/models"
+)
+
+// ModelID is the id the local model reports when the request names none.
+const ModelID = "local-deterministic"
+
+// AgentReader reads the agent a request is attributed to (the agent store
+// implements it).
+type AgentReader interface {
+	// GetAgent returns ENOTFOUND for an unknown agent.
+	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
+}
+
+// Model is the deterministic model. Scripts, read from the agent's
+// Model.Script, make it misbehave on purpose:
+//
+//	fail       every call returns models.ErrModel
+//	timeout    the call blocks until its context ends
+//	tools:N    the first N calls ask for one tool each, then it answers
+//	tokens:N   the answer reports N output tokens
+//	delegate:S the first call delegates the task's instructions to agent S
+//	           (delegate_task), then it answers with the result
+//	refuse     the answer is a refusal (as a provider's content filter)
+//
+// Without metadata, without Agents, or when the agent cannot be read, it
+// answers plainly: no script and no voice. A model call must not fail
+// because attribution is missing, and a provider would not know the agent
+// either.
+type Model struct {
+	Agents AgentReader
+}
+
+var _ models.Model = Model{}
+
+// New returns the local model reading agents from r.
+func New(r AgentReader) Model { return Model{Agents: r} }
+
+// voice is what the local model knows of the agent answering.
+type voice struct {
+	script string
+	name   string
+	// skills are the agent's user-facing skill names and notes their
+	// descriptions, in the agent's order.
+	skills []string
+	notes  []string
+}
+
+// voiceOf looks up the agent the metadata names. Internal-only skills are
+// left out: they are what other agents reach the agent for, not what it
+// tells a user about.
+func (l Model) voiceOf(ctx context.Context, md map[string]string) voice {
+	team, slug := md[models.MetadataTeamID], md[models.MetadataAgent]
+	if l.Agents == nil || team == "" || slug == "" {
+		return voice{}
+	}
+	a, err := l.Agents.GetAgent(ctx, team, slug)
+	if err != nil {
+		return voice{}
+	}
+	v := voice{name: a.Name}
+	if a.Model != nil {
+		v.script = a.Model.Script
+	}
+	for _, sk := range a.Skills {
+		if !sk.InternalOnly {
+			v.skills = append(v.skills, sk.Name)
+			v.notes = append(v.notes, sk.Description)
+		}
+	}
+	return v
+}
+
+// Converse implements models.Model.
+func (l Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return models.Response{}, err
+	}
+	v := l.voiceOf(ctx, req.Metadata)
+	in := models.EstimateTokens(req.System)
+	for _, m := range req.Messages {
+		in += models.EstimateTokens(m.Content)
+	}
+	// It reports the agent's configured model id, so costs and budgets
+	// behave as they would with that model.
+	resp := models.Response{InputTokens: in, ModelID: ModelID}
+	if req.ModelID != "" {
+		resp.ModelID = req.ModelID
+	}
+	kind, arg, _ := strings.Cut(v.script, ":")
+	n, _ := strconv.Atoi(arg)
+	switch kind {
+	case "fail":
+		return models.Response{}, fmt.Errorf("%w: scripted failure", models.ErrModel)
+	case "timeout":
+		<-ctx.Done()
+		return models.Response{}, ctx.Err()
+	case "refuse":
+		resp.Text, resp.Refused, resp.OutputTokens = "I can't help with that.", true, 6
+		return resp, nil
+	case "delegate":
+		if toolResults(req) == 0 && hasTool(req, "delegate_task") {
+			last := lastUser(req)
+			input, _ := json.Marshal(map[string]any{"to_agent": arg, "title": "Help with: " + clip(last, 80), "instructions": last, "task_type": "research"})
+			resp.ToolCalls = []models.ToolCall{{ID: "call-1", Name: "delegate_task", Input: string(input)}}
+			resp.OutputTokens = 24
+			return resp, nil
+		}
+		resp.Text = answer(req, v) + " Delegated work: " + lastTool(req)
+		resp.OutputTokens = models.EstimateTokens(resp.Text)
+		return resp, nil
+	case "tools":
+		if calls := toolResults(req); calls < n && len(req.Tools) > 0 {
+			t := req.Tools[calls%len(req.Tools)]
+			resp.ToolCalls = []models.ToolCall{{ID: fmt.Sprintf("call-%d", calls+1), Name: t.Name, Input: "{}"}}
+			resp.OutputTokens = 12
+			return resp, nil
+		}
+	}
+	resp.Text = answer(req, v)
+	resp.OutputTokens = models.EstimateTokens(resp.Text)
+	if kind == "tokens" {
+		resp.OutputTokens = n
+	}
+	return resp, nil
+}
+
+func toolResults(req models.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			n++
+		}
+	}
+	return n
+}
+
+func hasTool(req models.Request, name string) bool {
+	for _, t := range req.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func lastUser(req models.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+func lastTool(req models.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "tool" {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	r := []rune(strings.TrimSpace(s))
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(r)
+}
+
+// answer composes a reply in the agent's voice from the last user message
+// and the agent's skills; the opener is picked by a hash of the agent's
+// name and the message so the answer is stable for a given input. The
+// closing sentence is the same for every agent, which is what an aggregator
+// must deduplicate.
+func answer(req models.Request, v voice) string {
+	last := lastUser(req)
+	h := fnv.New32a()
+	h.Write([]byte(v.name + last))
+	openers := []string{"Here is my take.", "Short answer first.", "Let me work through this."}
+	var b strings.Builder
+	b.WriteString(openers[int(h.Sum32())%len(openers)])
+	skills := append([]string(nil), v.skills...)
+	sort.Strings(skills)
+	switch {
+	case v.name != "" && len(v.notes) > 0:
+		fmt.Fprintf(&b, " As %s, on %s: %s.", v.name, strings.ReplaceAll(v.skills[0], "-", " "), strings.TrimSuffix(lowerFirst(v.notes[0]), "."))
+	case len(skills) > 0:
+		fmt.Fprintf(&b, " Drawing on %s:", strings.Join(skills, ", "))
+	}
+	topic := strings.TrimSpace(last)
+	if len(topic) > 160 {
+		topic = topic[:160] + "…"
+	}
+	fmt.Fprintf(&b, " On %q: the key points are scope, risks and next steps.", topic)
+	return b.String()
+}
+
+func lowerFirst(s string) string {
+	r := []rune(s)
+	if len(r) > 1 && r[0] >= 'A' && r[0] <= 'Z' && r[1] >= 'a' && r[1] <= 'z' {
+		r[0] += 'a' - 'A'
+	}
+	return string(r)
+}

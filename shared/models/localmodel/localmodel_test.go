@@ -1,0 +1,117 @@
+package localmodel_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/models/localmodel"
+)
+
+// directory is the agents the local model can read, by team/slug.
+type directory map[string]agents.Agent
+
+func (d directory) GetAgent(_ context.Context, team, slug string) (agents.Agent, error) {
+	a, ok := d[team+"/"+slug]
+	if !ok {
+		return agents.Agent{}, apperr.NotFound("agent", slug)
+	}
+	return a, nil
+}
+
+func luke(script string) agents.Agent {
+	return agents.Agent{TeamID: "t", Slug: "luke", Name: "Luke", Model: &agents.Model{Provider: "local", Script: script},
+		Skills: []agents.Skill{
+			{Name: "triage", Description: "Sort incoming work", InternalOnly: true},
+			{Name: "code-review", Description: "Review code for bugs"},
+		}}
+}
+
+func ask(script, message string) models.Request {
+	return models.Request{ModelID: "amazon.nova-lite-v1:0", Messages: []models.Message{{Role: "user", Content: message}},
+		Metadata: map[string]string{models.MetadataTeamID: "t", models.MetadataAgent: "luke-" + script}}
+}
+
+func model() localmodel.Model {
+	d := directory{}
+	for _, s := range []string{"", "refuse", "fail", "timeout", "tools:2", "tokens:77", "delegate:dana"} {
+		d["t/luke-"+s] = luke(s)
+	}
+	return localmodel.New(d)
+}
+
+func TestScriptsAndVoiceComeFromTheAgent(t *testing.T) {
+	req := ask("", "check my loop")
+	a, err := model().Converse(context.Background(), req)
+	require.NoError(t, err)
+	b, _ := model().Converse(context.Background(), req)
+	assert.Equal(t, a.Text, b.Text, "deterministic")
+	assert.Contains(t, a.Text, "As Luke, on code review: review code for bugs.", "the first user-facing skill; internal ones stay out of the voice")
+	assert.Equal(t, "amazon.nova-lite-v1:0", a.ModelID)
+	assert.Positive(t, a.OutputTokens)
+
+	r, err := model().Converse(context.Background(), ask("refuse", "x"))
+	require.NoError(t, err)
+	assert.True(t, r.Refused)
+	_, err = model().Converse(context.Background(), ask("fail", "x"))
+	assert.ErrorIs(t, err, models.ErrModel)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = model().Converse(ctx, ask("timeout", "x"))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	r, err = model().Converse(context.Background(), ask("tokens:77", "x"))
+	require.NoError(t, err)
+	assert.Equal(t, 77, r.OutputTokens)
+}
+
+func TestToolAndDelegateScripts(t *testing.T) {
+	req := ask("tools:2", "x")
+	req.Tools = []models.Tool{{Name: "a"}, {Name: "b"}}
+	for _, want := range []string{"a", "b"} {
+		r, err := model().Converse(context.Background(), req)
+		require.NoError(t, err)
+		require.Len(t, r.ToolCalls, 1)
+		assert.Equal(t, want, r.ToolCalls[0].Name)
+		req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: r.ToolCalls}, models.Message{Role: "tool", Content: "ok", ToolCallID: r.ToolCalls[0].ID})
+	}
+	r, _ := model().Converse(context.Background(), req)
+	assert.Empty(t, r.ToolCalls, "after N calls it answers")
+	assert.NotEmpty(t, r.Text)
+
+	req = ask("delegate:dana", "count the signups")
+	req.Tools = []models.Tool{{Name: "delegate_task"}}
+	r, _ = model().Converse(context.Background(), req)
+	require.Len(t, r.ToolCalls, 1)
+	var in map[string]string
+	require.NoError(t, json.Unmarshal([]byte(r.ToolCalls[0].Input), &in))
+	assert.Equal(t, "dana", in["to_agent"])
+	assert.Equal(t, "count the signups", in["instructions"])
+	req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: r.ToolCalls}, models.Message{Role: "tool", Content: "42 a week", ToolCallID: "call-1"})
+	r, _ = model().Converse(context.Background(), req)
+	assert.Contains(t, r.Text, "Delegated work: 42 a week")
+}
+
+// Without attribution, or when the agent cannot be read, the model still
+// answers: plainly, with no script and no voice.
+func TestWithoutAnAgentItAnswersPlainly(t *testing.T) {
+	plain := "Let me work through this. On \"check my loop\": the key points are scope, risks and next steps."
+	for name, req := range map[string]models.Request{
+		"no metadata":   {Messages: []models.Message{{Role: "user", Content: "check my loop"}}},
+		"unknown agent": {Messages: []models.Message{{Role: "user", Content: "check my loop"}}, Metadata: map[string]string{models.MetadataTeamID: "t", models.MetadataAgent: "ghost"}},
+	} {
+		r, err := model().Converse(context.Background(), req)
+		require.NoError(t, err, name)
+		assert.Equal(t, localmodel.ModelID, r.ModelID, name)
+		assert.Equal(t, plain, r.Text, name)
+	}
+	r, err := localmodel.Model{}.Converse(context.Background(), ask("fail", "check my loop"))
+	require.NoError(t, err, "no agent reader: no script")
+	assert.Equal(t, "amazon.nova-lite-v1:0", r.ModelID)
+}

@@ -1,0 +1,74 @@
+package openai_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/models/internal/providertest"
+	"github.com/conclave-ai/conclave/shared/models/openai"
+)
+
+func model(s *providertest.Server) openai.Model {
+	return openai.Model{BaseURL: s.URL + "/v1", APIKey: "sk-test", DefaultModelID: "gpt-4o-mini"}
+}
+
+func TestCompatibleChat(t *testing.T) {
+	s := providertest.Serve(t)
+	s.Body = providertest.Recorded(t, "openai-chat-text.json")
+	resp, err := model(s).Converse(context.Background(), providertest.ToolRequest())
+	require.NoError(t, err)
+	assert.Equal(t, "Split the service along its data boundaries first.", resp.Text)
+	assert.Equal(t, 120, resp.InputTokens)
+	assert.Equal(t, 11, resp.OutputTokens)
+	assert.Equal(t, "/v1/chat/completions", s.Path)
+	assert.Equal(t, "Bearer sk-test", s.Auth)
+	assert.Equal(t, "anthropic.claude-3-5-haiku-20241022-v1:0", s.Got["model"])
+	msgs := s.Got["messages"].([]any)
+	require.Len(t, msgs, 4)
+	assert.Equal(t, "system", msgs[0].(map[string]any)["role"])
+	call := msgs[2].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)
+	assert.Equal(t, "t1", call["id"])
+	assert.Equal(t, "check_task_status", call["function"].(map[string]any)["name"])
+	assert.Equal(t, "t1", msgs[3].(map[string]any)["tool_call_id"])
+	tool := s.Got["tools"].([]any)[0].(map[string]any)
+	assert.Equal(t, "function", tool["type"])
+	assert.Equal(t, "object", tool["function"].(map[string]any)["parameters"].(map[string]any)["type"])
+	assert.NotContains(t, s.Got, "metadata", "request metadata stays out of compatible endpoints")
+
+	s.Body = providertest.Recorded(t, "openai-chat-toolcall.json")
+	resp, err = model(s).Converse(context.Background(), models.Request{Messages: []models.Message{{Role: "user", Content: "status?"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "gpt-4o-mini", resp.ModelID)
+	require.Len(t, resp.ToolCalls, 1)
+	assert.Equal(t, models.ToolCall{ID: "call_Xy12", Name: "check_task_status", Input: `{"task_id":"task_01"}`}, resp.ToolCalls[0])
+
+	s.Body = providertest.Recorded(t, "openai-chat-filtered.json")
+	resp, err = model(s).Converse(context.Background(), models.Request{Messages: []models.Message{{Role: "user", Content: "x"}}})
+	require.NoError(t, err)
+	assert.True(t, resp.Refused)
+}
+
+func TestErrorsMapToErrModel(t *testing.T) {
+	s := providertest.Serve(t)
+	s.Status, s.Body = 429, providertest.Recorded(t, "openai-error-429.json")
+	_, err := model(s).Converse(context.Background(), models.Request{Messages: []models.Message{{Role: "user", Content: "x"}}})
+	assert.ErrorIs(t, err, models.ErrModel)
+	assert.Contains(t, err.Error(), "HTTP 429: Rate limit reached")
+
+	s.Status, s.Body = 502, "<html>bad gateway</html>"
+	_, err = model(s).Converse(context.Background(), models.Request{Messages: []models.Message{{Role: "user", Content: "x"}}})
+	assert.ErrorIs(t, err, models.ErrModel)
+	assert.Contains(t, err.Error(), "HTTP 502")
+
+	s.Status, s.Body = 200, `{"choices":[]}`
+	_, err = model(s).Converse(context.Background(), models.Request{Messages: []models.Message{{Role: "user", Content: "x"}}})
+	assert.ErrorIs(t, err, models.ErrModel)
+	assert.Contains(t, err.Error(), "malformed")
+
+	_, err = openai.Model{BaseURL: "http://127.0.0.1:1"}.Converse(context.Background(), models.Request{})
+	assert.ErrorIs(t, err, models.ErrModel, "connection refused")
+}

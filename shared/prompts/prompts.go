@@ -1,0 +1,92 @@
+// Package prompts builds what an agent is told before it answers: its
+// system prompt and the model request that carries it. Chat and the task
+// worker both ask agents through it, so an agent introduces itself the same
+// way wherever it works and only the situation differs.
+package prompts
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/models"
+)
+
+// Situation is why the agent is being asked; System writes its lines after
+// the agent's identity. Chat and Task are the situations there are.
+type Situation interface {
+	write(b *strings.Builder)
+}
+
+// Chat is answering a user in a team conversation.
+type Chat struct{}
+
+func (Chat) write(b *strings.Builder) {
+	b.WriteString("You are answering a user in a team conversation; other agents of the team may have replied before you (their replies are marked with their handle).\n")
+}
+
+// Task is working on a delegated task. Context and ExpectedOutput are
+// optional; their lines are left out when empty.
+type Task struct {
+	Title          string
+	Context        string
+	ExpectedOutput string
+}
+
+func (t Task) write(b *strings.Builder) {
+	fmt.Fprintf(b, "Task: %s\n", t.Title)
+	if t.Context != "" {
+		fmt.Fprintf(b, "Context: %s\n", t.Context)
+	}
+	if t.ExpectedOutput != "" {
+		fmt.Fprintf(b, "Expected output: %s\n", t.ExpectedOutput)
+	}
+}
+
+// System is the agent's system prompt in situation s (nil: the identity
+// alone): who it is ("You are Name (@slug), tagline."), its personality,
+// its user-facing skills, then the situation's lines. Internal-only skills
+// are left out: they are how other agents reach it, not what it offers.
+func System(a agents.Agent, s Situation) string {
+	var b strings.Builder
+	if a.Tagline != "" {
+		fmt.Fprintf(&b, "You are %s (@%s), %s.\n", a.Name, a.Slug, a.Tagline)
+	} else {
+		fmt.Fprintf(&b, "You are %s (@%s).\n", a.Name, a.Slug)
+	}
+	if a.Personality.Description != "" {
+		b.WriteString(a.Personality.Description + "\n")
+	}
+	var skills []string
+	for _, sk := range a.Skills {
+		if !sk.InternalOnly {
+			skills = append(skills, sk.Name+": "+sk.Description)
+		}
+	}
+	if len(skills) > 0 {
+		b.WriteString("Your skills: " + strings.Join(skills, "; ") + "\n")
+	}
+	if s != nil {
+		s.write(&b)
+	}
+	return b.String()
+}
+
+// Request is the model request for agent a of team teamID with the system
+// prompt system; the caller adds the messages (and tools). The agent's
+// configured model wins over defaultModelID (the tier the router chose, or
+// "" for the provider's default), its provider picks the adapter, and the
+// metadata attributes the call to the team and the agent.
+func Request(teamID string, a agents.Agent, system string, maxTokens int, defaultModelID string) models.Request {
+	req := models.Request{
+		ModelID: defaultModelID, System: system, MaxTokens: maxTokens,
+		Metadata: map[string]string{models.MetadataTeamID: teamID, models.MetadataAgent: a.Slug},
+	}
+	if a.Model != nil {
+		req.Provider = a.Model.Provider
+		if a.Model.ID != "" {
+			req.ModelID = a.Model.ID
+		}
+	}
+	return req
+}
