@@ -198,16 +198,17 @@ func provisionBus(ctx context.Context, c *eventbridge.Client, names manifest.Nam
 // Substitutions resolves a state machine's substitutions against res.
 func (r Resources) Substitutions(sm manifest.StateMachine) map[string]string {
 	out := map[string]string{}
-	for k, ref := range sm.Substitutions {
-		switch {
-		case ref == "bus":
+	for _, k := range sm.SortedSubstitutions() {
+		ref, _ := manifest.ParseRef(sm.Substitutions[k]) // manifest.Validate checks them
+		switch ref.Kind {
+		case manifest.RefBus:
 			out[k] = r.Names.Bus()
-		case ref == "table":
+		case manifest.RefTable:
 			out[k] = r.Names.Table()
-		case len(ref) > 9 && ref[:9] == "function:":
-			out[k] = r.FunctionARN(ref[9:])
-		case len(ref) > 6 && ref[:6] == "queue:":
-			out[k] = r.QueueURLs[ref[6:]]
+		case manifest.RefFunction:
+			out[k] = r.FunctionARN(ref.Name)
+		case manifest.RefQueue:
+			out[k] = r.QueueURLs[ref.Name]
 		}
 	}
 	return out

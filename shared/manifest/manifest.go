@@ -13,6 +13,7 @@ package manifest
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Trigger says how a function is invoked.
@@ -535,19 +536,63 @@ func Validate() error {
 }
 
 func checkRef(ref string) error {
-	switch {
-	case ref == "bus" || ref == "table":
-		return nil
-	case len(ref) > 9 && ref[:9] == "function:":
-		if _, ok := Lookup(ref[9:]); !ok {
-			return fmt.Errorf("unknown function %q", ref[9:])
-		}
-		return nil
-	case len(ref) > 6 && ref[:6] == "queue:":
-		if _, ok := QueueByName(ref[6:]); !ok {
-			return fmt.Errorf("unknown queue %q", ref[6:])
-		}
-		return nil
+	r, err := ParseRef(ref)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("bad reference %q", ref)
+	switch r.Kind {
+	case RefFunction:
+		if _, ok := Lookup(r.Name); !ok {
+			return fmt.Errorf("unknown function %q", r.Name)
+		}
+	case RefQueue:
+		if _, ok := QueueByName(r.Name); !ok {
+			return fmt.Errorf("unknown queue %q", r.Name)
+		}
+	}
+	return nil
+}
+
+// RefKind is the kind of resource a substitution names.
+type RefKind string
+
+// Reference kinds: "bus", "table", "function:<name>", "queue:<name>".
+const (
+	RefBus      RefKind = "bus"
+	RefTable    RefKind = "table"
+	RefFunction RefKind = "function"
+	RefQueue    RefKind = "queue"
+)
+
+// Ref is a parsed substitution value.
+type Ref struct {
+	Kind RefKind
+	Name string // the function or queue; empty for the bus and the table
+}
+
+// ParseRef reads a substitution value of StateMachine.Substitutions. The
+// CDK app, the local cloud and Validate all read references through it.
+func ParseRef(ref string) (Ref, error) {
+	switch ref {
+	case string(RefBus):
+		return Ref{Kind: RefBus}, nil
+	case string(RefTable):
+		return Ref{Kind: RefTable}, nil
+	}
+	kind, name, ok := strings.Cut(ref, ":")
+	if ok && name != "" && (RefKind(kind) == RefFunction || RefKind(kind) == RefQueue) {
+		return Ref{Kind: RefKind(kind), Name: name}, nil
+	}
+	return Ref{}, fmt.Errorf("bad reference %q", ref)
+}
+
+// SortedSubstitutions returns the machine's placeholder names in order, so
+// every consumer walks them deterministically.
+func (sm StateMachine) SortedSubstitutions() []string {
+	keys := make([]string, 0, len(sm.Substitutions))
+	for k := range sm.Substitutions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -62,3 +62,19 @@ func TestNamesAreStageScoped(t *testing.T) {
 	assert.Equal(t, "conclave-dev-main", n.Table())
 	assert.Equal(t, "conclave-dev-bus", n.Bus())
 }
+
+func TestParseRef(t *testing.T) {
+	for in, want := range map[string]manifest.Ref{
+		"bus": {Kind: manifest.RefBus}, "table": {Kind: manifest.RefTable},
+		"function:task-worker": {Kind: manifest.RefFunction, Name: "task-worker"},
+		"queue:task-dlq":       {Kind: manifest.RefQueue, Name: "task-dlq"},
+	} {
+		got, err := manifest.ParseRef(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "function:", "queue", "topic:x", "bus:x"} {
+		_, err := manifest.ParseRef(bad)
+		assert.Error(t, err, bad)
+	}
+}
