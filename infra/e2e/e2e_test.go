@@ -7,7 +7,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,12 +19,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 )
 
-type client struct {
-	base, key string
-	t         *testing.T
-}
+// client is the shared API client with the suite's shorthand.
+type client struct{ apitest.Client }
 
 func clients(t *testing.T) (mine, other client) {
 	t.Helper()
@@ -33,60 +32,18 @@ func clients(t *testing.T) (mine, other client) {
 	if base == "" || key == "" || otherKey == "" {
 		t.Fatal("set CONCLAVE_BASE_URL, CONCLAVE_API_KEY and CONCLAVE_OTHER_API_KEY (make test and make e2e do)")
 	}
-	return client{base, key, t}, client{base, otherKey, t}
+	return newClient(t, base, key), newClient(t, base, otherKey)
 }
 
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
+func newClient(t *testing.T, base, key string) client {
+	return client{apitest.Client{Base: base, Key: key, T: t}}
 }
 
-func (r response) JSON(t *testing.T) map[string]any {
-	t.Helper()
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(r.Body, &m), string(r.Body))
-	return m
-}
-
-// errorBody returns code, field and reason of an error response.
-func (r response) errorBody(t *testing.T) (code, field, reason string) {
-	t.Helper()
-	e, ok := r.JSON(t)["error"].(map[string]any)
-	require.True(t, ok, "error shape: %s", r.Body)
-	code, _ = e["code"].(string)
-	field, _ = e["field"].(string)
-	reason, _ = e["reason"].(string)
-	return
-}
+type response = apitest.Response
 
 func (c client) do(method, path string, body any, headers ...string) response {
-	c.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		require.NoError(c.t, err)
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	require.NoError(c.t, err)
-	if c.key != "" {
-		req.Header.Set("X-Api-Key", c.key)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(c.t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(c.t, err)
-	return response{resp.StatusCode, resp.Header, b}
+	c.T.Helper()
+	return c.Do(method, path, body, headers...)
 }
 
 func uniqueSlug(prefix string) string {
@@ -118,9 +75,9 @@ func TestHealthReportsEveryDependency(t *testing.T) {
 
 func TestRequestsWithoutAValidKeyAreRefused(t *testing.T) {
 	me, _ := clients(t)
-	anon := client{me.base, "", t}
+	anon := newClient(t, me.Base, "")
 	assert.Equal(t, 401, anon.do("GET", "/v1/agents", nil).Status)
-	bad := client{me.base, "ck_not_a_real_key", t}
+	bad := newClient(t, me.Base, "ck_not_a_real_key")
 	assert.Equal(t, 403, bad.do("GET", "/v1/agents", nil).Status)
 	slug := uniqueSlug("anon")
 	assert.Equal(t, 401, anon.do("POST", "/v1/agents", agentBody(slug)).Status)
@@ -178,7 +135,7 @@ func TestDuplicateSlugIsConflictEvenUnderConcurrency(t *testing.T) {
 	}
 	assert.Equal(t, 1, created)
 	assert.Equal(t, n-1, conflicts)
-	_, _, reason := me.do("POST", "/v1/agents", agentBody(slug)).errorBody(t)
+	_, _, reason := me.do("POST", "/v1/agents", agentBody(slug)).ErrorFields(t)
 	assert.Equal(t, "DuplicateSlug", reason)
 }
 
@@ -199,7 +156,7 @@ func TestBadBodiesNameTheFieldAndWriteNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := me.do("POST", "/v1/agents", c.body)
 			require.Equal(t, 400, r.Status, string(r.Body))
-			code, field, _ := r.errorBody(t)
+			code, field, _ := r.ErrorFields(t)
 			assert.Equal(t, "invalid_request", code)
 			assert.Equal(t, c.field, field)
 			if m, ok := c.body.(map[string]any); ok {
@@ -213,7 +170,7 @@ func TestBadBodiesNameTheFieldAndWriteNothing(t *testing.T) {
 	big["tagline"] = strings.Repeat("x", 70<<10)
 	r := me.do("POST", "/v1/agents", big)
 	assert.Equal(t, 413, r.Status)
-	code, _, _ := r.errorBody(t)
+	code, _, _ := r.ErrorFields(t)
 	assert.Equal(t, "payload_too_large", code)
 	assert.Equal(t, 404, me.do("GET", "/v1/agents/"+big["slug"].(string), nil).Status)
 }
@@ -230,7 +187,7 @@ func TestAnotherTeamsAgentIsNotFound(t *testing.T) {
 		other.do("PUT", "/v1/team/default-agent", map[string]any{"slug": slug}),
 	} {
 		assert.Equal(t, 404, r.Status, string(r.Body))
-		code, _, _ := r.errorBody(t)
+		code, _, _ := r.ErrorFields(t)
 		assert.Equal(t, "not_found", code)
 	}
 	got := me.do("GET", "/v1/agents/"+slug, nil).JSON(t)
@@ -254,7 +211,7 @@ func TestDefaultAgentMustStayActive(t *testing.T) {
 
 	r = me.do("POST", "/v1/agents/"+slug+"/pause", nil)
 	assert.Equal(t, 409, r.Status)
-	_, _, reason := r.errorBody(t)
+	_, _, reason := r.ErrorFields(t)
 	assert.Equal(t, "DefaultAgent", reason)
 	assert.Equal(t, "active", me.do("GET", "/v1/agents/"+slug, nil).JSON(t)["status"])
 
@@ -324,7 +281,7 @@ func TestKeysRotateAndRevoke(t *testing.T) {
 	require.Equal(t, 201, r.Status, string(r.Body))
 	k := r.JSON(t)
 	secret, id := k["secret"].(string), k["id"].(string)
-	ci := client{me.base, secret, t}
+	ci := newClient(t, me.Base, secret)
 	assert.Equal(t, 200, ci.do("GET", "/v1/team", nil).Status, "a new key works")
 	assert.NotContains(t, string(me.do("GET", "/v1/keys", nil).Body), secret, "secrets are never listed")
 
@@ -333,7 +290,7 @@ func TestKeysRotateAndRevoke(t *testing.T) {
 	newSecret := rot.JSON(t)["secret"].(string)
 	newID := rot.JSON(t)["id"].(string)
 	assert.Equal(t, 403, ci.do("GET", "/v1/team", nil).Status, "the rotated key stops working at once")
-	rotated := client{me.base, newSecret, t}
+	rotated := newClient(t, me.Base, newSecret)
 	assert.Equal(t, 200, rotated.do("GET", "/v1/team", nil).Status)
 
 	assert.Equal(t, 200, me.do("DELETE", "/v1/keys/"+newID, nil).Status)
@@ -348,7 +305,7 @@ func TestAnotherTeamsKeyIsNotFound(t *testing.T) {
 	id := r.JSON(t)["id"].(string)
 	assert.Equal(t, 404, other.do("DELETE", "/v1/keys/"+id, nil).Status)
 	assert.Equal(t, 404, other.do("POST", "/v1/keys/"+id+"/rotate", nil).Status)
-	assert.Equal(t, 200, client{me.base, r.JSON(t)["secret"].(string), t}.do("GET", "/v1/team", nil).Status, "still valid")
+	assert.Equal(t, 200, newClient(t, me.Base, r.JSON(t)["secret"].(string)).do("GET", "/v1/team", nil).Status, "still valid")
 }
 
 func TestUnknownRouteIsNotFound(t *testing.T) {
@@ -361,10 +318,10 @@ func TestUnknownRouteIsNotFound(t *testing.T) {
 func BenchmarkGetAgent(b *testing.B) {
 	t := &testing.T{}
 	me, _ := clients(t)
-	me.t = t
+	me.T = t
 	for b.Loop() {
-		req, _ := http.NewRequest("GET", me.base+"/v1/agents/kyra", nil)
-		req.Header.Set("X-Api-Key", me.key)
+		req, _ := http.NewRequest("GET", me.Base+"/v1/agents/kyra", nil)
+		req.Header.Set("X-Api-Key", me.Key)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			b.Fatal(err)

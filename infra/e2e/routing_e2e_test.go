@@ -37,7 +37,7 @@ func TestChatTurnIsAnsweredAndLogged(t *testing.T) {
 
 	r = me.do("POST", "/v1/conversations/"+conv+"/messages", map[string]any{"content": ""})
 	assert.Equal(t, 400, r.Status)
-	code, field, _ := r.errorBody(t)
+	code, field, _ := r.ErrorFields(t)
 	assert.Equal(t, "invalid_request", code)
 	assert.Equal(t, "content", field)
 

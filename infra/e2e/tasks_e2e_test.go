@@ -52,7 +52,7 @@ func TestTaskBoardLifecycleOverHTTP(t *testing.T) {
 	for _, verb := range []string{"start", "complete", "cancel", "block"} {
 		bad := me.do("POST", "/v1/tasks/"+id+"/"+verb, nil)
 		assert.Equal(t, 409, bad.Status, verb)
-		code, _, reason := bad.errorBody(t)
+		code, _, reason := bad.ErrorFields(t)
 		assert.Equal(t, "conflict", code)
 		assert.Equal(t, "InvalidTransition", reason)
 		assert.Equal(t, "completed", bad.JSON(t)["error"].(map[string]any)["details"].(map[string]any)["status"])
@@ -84,7 +84,7 @@ func TestTaskInputErrorsNameTheField(t *testing.T) {
 	} {
 		r := me.do("POST", "/v1/tasks", c.body)
 		assert.Equal(t, 400, r.Status, string(r.Body))
-		_, field, _ := r.errorBody(t)
+		_, field, _ := r.ErrorFields(t)
 		assert.Equal(t, c.field, field)
 	}
 	assert.Equal(t, 400, me.do("GET", "/v1/tasks?status=sleeping", nil).Status)
@@ -92,7 +92,7 @@ func TestTaskInputErrorsNameTheField(t *testing.T) {
 	assert.Empty(t, me.do("GET", "/v1/tasks?assignee="+slug, nil).JSON(t)["items"], "bad input wrote nothing")
 	r := me.do("POST", "/v1/tasks", map[string]any{"assignee": slug, "title": "x", "created_by_agent": slug})
 	assert.Equal(t, 400, r.Status)
-	_, _, reason := r.errorBody(t)
+	_, _, reason := r.ErrorFields(t)
 	assert.Equal(t, "SelfDelegation", reason)
 }
 
@@ -157,7 +157,7 @@ func TestConcurrentCreatesStopAtFivePerAgent(t *testing.T) {
 			if r.Status == 201 {
 				ids[i] = r.JSON(t)["id"].(string)
 			} else {
-				_, _, reasons[i] = r.errorBody(t)
+				_, _, reasons[i] = r.ErrorFields(t)
 			}
 		}()
 	}
@@ -188,7 +188,7 @@ func TestConcurrentCreatesStopAtFivePerAgent(t *testing.T) {
 func BenchmarkCreateAndCancelTask(b *testing.B) {
 	t := &testing.T{}
 	me, _ := clients(t)
-	me.t = t
+	me.T = t
 	slug := uniqueSlug("bench")
 	if r := me.do("POST", "/v1/agents", agentBody(slug)); r.Status != 201 {
 		b.Fatalf("create agent: %d %s", r.Status, r.Body)

@@ -164,27 +164,37 @@ func waitActivity(t *testing.T, e env, team string, match func(activity.Entry) b
 // other tasks are returned to the queue at once.
 func waitDeadLetter(t *testing.T, e env, taskID string) string {
 	t.Helper()
+	return awaitMessage(t, e, "task-dlq", 20*time.Second, func(body string) bool {
+		var probe struct {
+			TaskID string `json:"task_id"`
+		}
+		_ = json.Unmarshal([]byte(body), &probe)
+		return probe.TaskID == taskID
+	})
+}
+
+// awaitMessage polls queue (a manifest queue name, DLQs included) until a
+// message matches, deletes it and returns its body; messages that do not
+// match go back to the queue at once (visibility 1 s) for other tests.
+func awaitMessage(t *testing.T, e env, queue string, within time.Duration, match func(body string) bool) string {
+	t.Helper()
 	ctx := context.Background()
 	c := sqs.NewFromConfig(e.cfg)
-	url, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(e.names.Queue("task-dlq"))})
+	url, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(e.names.Queue(queue))})
 	require.NoError(t, err)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 1})
 		require.NoError(t, err)
 		for _, m := range out.Messages {
-			var probe struct {
-				TaskID string `json:"task_id"`
-			}
-			_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &probe)
-			if probe.TaskID == taskID {
+			if body := aws.ToString(m.Body); match(body) {
 				_, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: url.QueueUrl, ReceiptHandle: m.ReceiptHandle})
 				require.NoError(t, err)
-				return aws.ToString(m.Body)
+				return body
 			}
 		}
 	}
-	t.Fatalf("task %s is not in the dead-letter queue", taskID)
+	t.Fatalf("no matching message reached %s within %s", queue, within)
 	return ""
 }
 

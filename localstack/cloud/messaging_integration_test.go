@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -229,27 +228,13 @@ func TestFailingFanOutGoesToItsDeadLetterQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, out.FailedEntryCount)
 
-	c := sqs.NewFromConfig(e.cfg)
 	q, _ := manifest.QueueByName("agent-messages")
-	u, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(e.names.Queue(q.DLQName()))})
-	require.NoError(t, err)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		res, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: u.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 1})
-		require.NoError(t, err)
-		for _, m := range res.Messages {
-			if strings.Contains(aws.ToString(m.Body), bogus) {
-				_, _ = c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: u.QueueUrl, ReceiptHandle: m.ReceiptHandle})
-				var env struct {
-					DetailType string `json:"detail-type"`
-				}
-				require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &env))
-				assert.Equal(t, "AgentMessageSent", env.DetailType, "the whole event is kept")
-				return
-			}
-		}
+	body := awaitMessage(t, e, q.DLQName(), 60*time.Second, func(body string) bool { return strings.Contains(body, bogus) })
+	var env struct {
+		DetailType string `json:"detail-type"`
 	}
-	t.Fatal("the failing event never reached agent-messages-dlq")
+	require.NoError(t, json.Unmarshal([]byte(body), &env))
+	assert.Equal(t, "AgentMessageSent", env.DetailType, "the whole event is kept")
 }
 
 func participantRoles(t *testing.T, c map[string]any) map[string]string {

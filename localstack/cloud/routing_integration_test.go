@@ -7,11 +7,8 @@
 package cloud_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -23,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/conversations"
@@ -61,26 +59,12 @@ func (d demoTeam) call(method, path string, body any) (int, map[string]any) {
 	d.t.Helper()
 	base := os.Getenv("CONCLAVE_BASE_URL")
 	require.NotEmpty(d.t, base, "CONCLAVE_BASE_URL is not set: run make test")
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(d.t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, base+path, rd)
-	require.NoError(d.t, err)
-	req.Header.Set("X-Api-Key", d.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(d.t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(d.t, err)
+	resp := apitest.Client{Base: base, Key: d.key, T: d.t}.Do(method, path, body)
 	out := map[string]any{}
-	if len(raw) > 0 {
-		require.NoError(d.t, json.Unmarshal(raw, &out), string(raw))
+	if len(resp.Body) > 0 {
+		out = resp.JSON(d.t)
 	}
-	return resp.StatusCode, out
+	return resp.Status, out
 }
 
 func (d demoTeam) conversation(agent string) string {
