@@ -32,6 +32,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/discovery"
+	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/executions"
@@ -72,7 +73,7 @@ type Config struct {
 	StateMachines map[string]string
 	Queues        map[string]string
 	Functions     map[string]string
-	Flags         conversations.Flags
+	Flags         dispatch.Flags
 	ModelProvider string
 	Tiers         routing.TierModels
 	Synthesis     string
@@ -82,10 +83,10 @@ type Config struct {
 
 // ParseFlags reads "collaboration=true,expert_gate=true,ensemble=false";
 // missing flags are off (the safe default, as in prod).
-func ParseFlags(s string) conversations.Flags {
+func ParseFlags(s string) dispatch.Flags {
 	m := parsePairs(s)
 	on := func(k string) bool { return m[k] == "true" }
-	return conversations.Flags{Collaboration: on("collaboration"), ExpertGate: on("expert_gate"), Ensemble: on("ensemble")}
+	return dispatch.Flags{Collaboration: on("collaboration"), ExpertGate: on("expert_gate"), Ensemble: on("ensemble")}
 }
 
 // ConfigFromEnv reads Config from the environment the CDK app sets.
@@ -146,6 +147,7 @@ type App struct {
 	// chat and discovery services reach it through Lambda Invoke.
 	Gate          *expertgate.Service
 	Conversations *conversations.Service
+	Decisions     *dispatch.Service
 	Discovery     *discovery.Service
 	Messages      *messaging.Service
 	Memory        *memory.Service
@@ -180,8 +182,10 @@ func New(cfg Config, awsCfg aws.Config, log *slog.Logger) *App {
 	}
 	a.Messages = &messaging.Service{Store: store, Dir: store, Bus: a.Bus}
 	a.Memory = &memory.Service{Store: store, Dir: store, Bus: a.Bus}
-	a.Conversations = &conversations.Service{Store: store, Agents: store, Gate: gate, Model: a.Model, Flags: cfg.Flags, Tiers: tiers, Synth: synth,
+	router := &dispatch.Router{Gate: gate, Flags: cfg.Flags, Tiers: tiers, Log: log}
+	a.Conversations = &conversations.Service{Store: store, Agents: store, Router: router, Model: a.Model, Synth: synth,
 		Memories: a.Memory, Bus: a.Bus, Log: log}
+	a.Decisions = &dispatch.Service{Store: store}
 	a.Discovery = &discovery.Service{Dir: store, Gate: gate}
 	var runner tasks.Runner
 	if arn := cfg.StateMachines["delegation"]; arn != "" {
@@ -300,7 +304,7 @@ func (a *App) Router(name string) (*httpapi.Router, error) {
 	case "discovery":
 		api.DiscoveryRoutes(rt, a.Discovery)
 	case "routing":
-		api.RoutingRoutes(rt, a.Conversations)
+		api.RoutingRoutes(rt, a.Decisions)
 	case "messages":
 		api.MessageRoutes(rt, a.Messages)
 	case "memories":
