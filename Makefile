@@ -38,7 +38,7 @@ unit:
 
 integration:
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
-	@set -a; . .local/test/cloud.env; set +a; \
+	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
 	  status=0; go test -count=1 -tags integration,e2e -p 1 ./localstack/... ./infra/e2e/... || status=$$?; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
@@ -86,7 +86,7 @@ lint:
 bench:
 	go test -run '^$$' -bench . -benchmem ./shared/...
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
-	@set -a; . .local/test/cloud.env; set +a; \
+	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
 	  status=0; go test -tags e2e -run '^$$' -bench . -benchtime 200x ./infra/e2e/ || status=$$?; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 

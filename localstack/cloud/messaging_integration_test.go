@@ -251,6 +251,75 @@ func participantRoles(t *testing.T, c map[string]any) map[string]string {
 	return out
 }
 
+var agentNames = map[string]string{"archie": "Archie", "dana": "Dana", "kyra": "Kyra", "luke": "Luke", "sage": "Sage", "wren": "Wren"}
+
+// assertHandoverWrites checks what a handoff or return record h wrote: its
+// system note in the conversation, and its episodic memory (the note's
+// text) visible to the two agents of the handoff only.
+func (d demoTeam) assertHandoverWrites(conv string, h map[string]any) {
+	t := d.t
+	t.Helper()
+	from, to := h["from"].(string), h["to"].(string)
+	verb := "handed off to"
+	if h["kind"] == "return" {
+		verb = "handed the conversation back to"
+	}
+	text := agentNames[from] + " " + verb + " " + agentNames[to] + " because " + h["reason"].(string)
+	if sum, _ := h["context_summary"].(string); sum != "" {
+		text += ". Summary: " + sum
+	}
+	st, msgs := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
+	require.Equal(t, 200, st)
+	notes := 0
+	for _, it := range msgs["items"].([]any) {
+		if m := it.(map[string]any); m["role"] == "system" && m["content"] == text+"." {
+			notes++
+		}
+	}
+	assert.Equal(t, 1, notes, "the note of %s %s>%s", h["kind"], from, to)
+	memID, _ := h["memory_id"].(string)
+	require.NotEmpty(t, memID, "%s %s>%s has an episodic memory", h["kind"], from, to)
+	for _, slug := range []string{from, to, "dana"} {
+		st, mem := d.call("GET", "/v1/agents/"+slug+"/memories", nil)
+		require.Equal(t, 200, st, mem)
+		var content any
+		for _, it := range mem["items"].([]any) {
+			if m := it.(map[string]any); m["id"] == memID {
+				content = m["content"]
+				assert.Equal(t, "episodic", m["type"])
+				assert.Equal(t, from, m["author"])
+			}
+		}
+		if slug == from || slug == to {
+			assert.Equal(t, text, content, "%s sees the memory of %s %s>%s", slug, h["kind"], from, to)
+		} else {
+			assert.Nil(t, content, "%s does not see the memory of %s %s>%s", slug, h["kind"], from, to)
+		}
+	}
+}
+
+// handoffEvents waits for n HandoffCompleted events of the conversation in
+// the activity log and returns their handoff ids.
+func (d demoTeam) handoffEvents(conv string, n int) []string {
+	d.t.Helper()
+	var ids []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		st, list := d.call("GET", "/v1/activity?limit=100", nil)
+		require.Equal(d.t, 200, st, list)
+		ids = ids[:0]
+		for _, it := range list["items"].([]any) {
+			en := it.(map[string]any)
+			det, _ := en["detail"].(map[string]any)
+			if en["detail_type"] == "HandoffCompleted" && det["conversation_id"] == conv {
+				ids = append(ids, det["handoff_id"].(string))
+			}
+		}
+		if len(ids) >= n || time.Now().After(deadline) {
+			return ids
+		}
+	}
+}
+
 func TestHandoffAndReturnKeepHistoryAndAttribution(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
@@ -294,9 +363,13 @@ func TestHandoffAndReturnKeepHistoryAndAttribution(t *testing.T) {
 	assert.Equal(t, "kyra", hist[1].(map[string]any)["agent"])
 	assert.Equal(t, "system", hist[2].(map[string]any)["role"])
 
-	// "go back to Kyra" returns, recorded as a return.
+	// "go back to Kyra" returns, recorded as a return, its note shown
+	// before Kyra's reply.
 	turn = d.post(conv, map[string]any{"content": "Thanks Luke. Can we go back to Kyra now?"})
 	assert.Equal(t, "kyra", lastReply(t, turn)["agent"])
+	replies := turn["replies"].([]any)
+	require.Len(t, replies, 2, "the return's note, then Kyra")
+	assert.Equal(t, "Luke handed the conversation back to Kyra because the user asked to go back to kyra. Summary: User wants auth.go reviewed for race conditions.", replies[0].(map[string]any)["content"])
 	st, c = d.call("GET", "/v1/conversations/"+conv, nil)
 	require.Equal(t, 200, st)
 	assert.Equal(t, "kyra", c["current_agent"])
@@ -314,7 +387,17 @@ func TestHandoffAndReturnKeepHistoryAndAttribution(t *testing.T) {
 		hm := it.(map[string]any)
 		kinds = append(kinds, hm["kind"].(string)+":"+hm["from"].(string)+">"+hm["to"].(string))
 	}
-	assert.Equal(t, []string{"handoff:kyra>luke", "return:luke>kyra", "return:kyra>luke"}, kinds)
+	require.Equal(t, []string{"handoff:kyra>luke", "return:luke>kyra", "return:kyra>luke"}, kinds)
+	// Both returns, "go back to Kyra" in a turn and POST …/return, wrote
+	// the same: the note, the episodic memory both agents see, and a
+	// HandoffCompleted event.
+	var handoffIDs []string
+	for _, it := range list["items"].([]any) {
+		hm := it.(map[string]any)
+		d.assertHandoverWrites(conv, hm)
+		handoffIDs = append(handoffIDs, hm["id"].(string))
+	}
+	assert.ElementsMatch(t, handoffIDs, d.handoffEvents(conv, len(handoffIDs)))
 
 	// Every assistant message is attributed; nothing was lost.
 	st, msgs := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
@@ -328,7 +411,7 @@ func TestHandoffAndReturnKeepHistoryAndAttribution(t *testing.T) {
 		}
 		authors = append(authors, a)
 	}
-	assert.Equal(t, []string{"user", "kyra", "system", "user", "luke", "user", "kyra", "system"}, authors)
+	assert.Equal(t, []string{"user", "kyra", "system", "user", "luke", "user", "system", "kyra", "system"}, authors)
 	assert.Equal(t, float64(len(authors)), c["message_count"].(float64)+1, "the return added its note")
 
 	// Handoff rules.

@@ -24,6 +24,7 @@ import (
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
@@ -588,7 +589,8 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	d := mustDemoTeam(t, e)
 	ctx := context.Background()
 	gate := &countingGate{inner: &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}}
-	svc := &conversations.Service{Store: e.store, Agents: e.store, Gate: gate, Model: localmodel.New(e.store), Tiers: routing.DefaultTierModels}
+	router := &dispatch.Router{Gate: gate, Tiers: routing.DefaultTierModels}
+	svc := &conversations.Service{Store: e.store, Agents: e.store, Router: router, Model: localmodel.New(e.store)}
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{Agent: "kyra"})
 	require.NoError(t, err)
 
@@ -605,7 +607,7 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	assert.Zero(t, gate.n, "the gate is never called")
 
 	// Collaboration on, gate off: the AgentRouter.
-	svc.Flags = conversations.Flags{Collaboration: true}
+	router.Flags = dispatch.Flags{Collaboration: true}
 	res, err := svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "Can you review this Go function for bugs?"})
 	require.NoError(t, err)
 	assert.Equal(t, "luke", res.Replies[0].Agent)
@@ -614,7 +616,7 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	assert.Zero(t, gate.n)
 
 	// Gate on, ensemble off: ENSEMBLE is downgraded to TOP_1.
-	svc.Flags = conversations.Flags{Collaboration: true, ExpertGate: true}
+	router.Flags = dispatch.Flags{Collaboration: true, ExpertGate: true}
 	res, err = svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "Design the API architecture and review the code for security", Strategy: "ensemble", Threshold: ptr(0.5)})
 	require.NoError(t, err)
 	assert.Equal(t, 1, gate.n)
@@ -623,7 +625,8 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	require.Len(t, res.Replies, 1)
 	assert.Empty(t, res.Replies[0].Contributors)
 
-	list, _, err := svc.Decisions(ctx, d.id, conversations.DecisionFilter{ConversationID: conv.ID}, paging.Page{Limit: 10})
+	decisions := &dispatch.Service{Store: e.store}
+	list, _, err := decisions.Decisions(ctx, d.id, dispatch.DecisionFilter{ConversationID: conv.ID}, paging.Page{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, list, 5, "every decision is logged, direct dispatch included")
 	assert.False(t, list[len(list)-1].Flags.Collaboration)
@@ -638,16 +641,17 @@ func TestCascadeTimeoutMovesOn(t *testing.T) {
 	_, err := agents.NewService(e.store).Update(ctx, d.id, "luke", agents.UpdateInput{Model: &agents.Model{Script: "timeout"}})
 	require.NoError(t, err)
 	gate := &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}
-	svc := &conversations.Service{Store: e.store, Agents: e.store, Gate: gate, Model: localmodel.New(e.store), Flags: conversations.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, Budget: 3 * time.Second}
+	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}}
+	svc := &conversations.Service{Store: e.store, Agents: e.store, Router: router, Model: localmodel.New(e.store), Budget: 3 * time.Second}
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{})
 	require.NoError(t, err)
 	res, err := svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "review this function for bugs", Strategy: "cascade", K: 2, Threshold: ptr(0.3)})
 	require.NoError(t, err)
 	require.Len(t, res.Routing.Attempts, 2)
 	assert.Equal(t, "luke", res.Routing.Attempts[0].Agent)
-	assert.Equal(t, conversations.OutcomeTimedOut, res.Routing.Attempts[0].Outcome)
+	assert.Equal(t, dispatch.OutcomeTimedOut, res.Routing.Attempts[0].Outcome)
 	assert.Less(t, res.Routing.Attempts[0].LatencyMS, int64(2000), "half of the 3 s budget, not all of it")
-	assert.Equal(t, conversations.OutcomeAnswered, res.Routing.Attempts[1].Outcome)
+	assert.Equal(t, dispatch.OutcomeAnswered, res.Routing.Attempts[1].Outcome)
 	assert.Equal(t, res.Routing.Attempts[1].Agent, res.Replies[len(res.Replies)-1].Agent)
 }
 

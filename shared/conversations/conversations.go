@@ -1,17 +1,17 @@
 // Package conversations owns chat: conversations with their participants
-// and attributed messages, and the turn that routes a user's message to
-// the agents that answer it (direct dispatch, the AgentRouter or the
-// ExpertGate with a selection strategy, per the feature flags), runs them
-// and records the turn and its routing decision in one transaction.
+// and attributed messages, handoffs and returns, and the turn that has a
+// user's message routed (shared/dispatch decides who answers, per the
+// feature flags), runs the agents chosen and records the turn and its
+// routing decision in one transaction.
 package conversations
 
 import (
 	"context"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/routing"
 )
 
 // Conversation statuses.
@@ -130,72 +130,6 @@ type Message struct {
 	Query string `json:"-"`
 }
 
-// Attempt is one agent asked during a turn.
-type Attempt struct {
-	Agent     string  `json:"agent"`
-	Outcome   string  `json:"outcome"` // answered, failed, timed_out, refused
-	Error     string  `json:"error,omitempty"`
-	LatencyMS int64   `json:"latency_ms"`
-	CostUSD   float64 `json:"cost_usd"`
-	Kept      bool    `json:"kept"`
-}
-
-// Attempt outcomes.
-const (
-	OutcomeAnswered = "answered"
-	OutcomeFailed   = "failed"
-	OutcomeTimedOut = "timed_out"
-	OutcomeRefused  = "refused"
-)
-
-// Decision is one entry of the routing decision log.
-type Decision struct {
-	ID                 string                 `json:"id"`
-	TeamID             string                 `json:"-"`
-	ConversationID     string                 `json:"conversation_id"`
-	MessageID          string                 `json:"message_id"`
-	Query              string                 `json:"query"`
-	Strategy           routing.Strategy       `json:"strategy"`
-	RequestedStrategy  routing.Strategy       `json:"requested_strategy,omitempty"`
-	Reason             string                 `json:"reason"`
-	Scores             []routing.ExpertScore  `json:"scores"`
-	SelectedAgents     []string               `json:"selected_agents"`
-	AnsweredBy         []string               `json:"answered_by"`
-	Confidence         float64                `json:"confidence"`
-	Threshold          float64                `json:"confidence_threshold"`
-	Fallback           bool                   `json:"fallback_used"`
-	Complexity         float64                `json:"complexity_score"`
-	Dimensions         map[string]float64     `json:"complexity_dimensions"`
-	Tier               string                 `json:"selected_tier"`
-	Model              string                 `json:"selected_model"`
-	TierOverrideReason string                 `json:"tier_override_reason,omitempty"`
-	EstimatedCost      float64                `json:"estimated_cost"`
-	ActualCost         float64                `json:"actual_cost"`
-	GateLatencyMS      float64                `json:"gate_latency_ms"`
-	RouterLatencyMS    float64                `json:"router_latency_ms"`
-	Attempts           []Attempt              `json:"attempts"`
-	Aggregation        []routing.Contribution `json:"aggregation,omitempty"`
-	Outcome            string                 `json:"outcome"` // answered or failed
-	Flags              Flags                  `json:"flags"`
-	CreatedAt          time.Time              `json:"created_at"`
-}
-
-// Flags are the routing feature flags (configuration per environment).
-type Flags struct {
-	Collaboration bool `json:"collaboration"`
-	ExpertGate    bool `json:"expert_gate"`
-	Ensemble      bool `json:"ensemble"`
-}
-
-// DecisionFilter narrows a decision listing.
-type DecisionFilter struct {
-	ConversationID string
-	Strategy       string
-	Agent          string
-	Fallback       *bool
-	Since          time.Time
-}
-
 // Turn is everything one user message changes, committed at once: the
 // conversation (conditioned on the version read), the new messages, the
 // participants that joined, the agents' conversation counters and the
@@ -205,10 +139,14 @@ type Turn struct {
 	PrevCurrent  string       // current agent before the turn
 	Messages     []Message
 	Join         []Participant
-	Decision     Decision
-	// Handoff is set when the turn returned the conversation to its
-	// previous agent ("@kyra", "go back to Kyra").
+	Decision     dispatch.Decision
+	// Handoff and Memory are set when the turn returned the conversation
+	// to its previous agent ("@kyra", "go back to Kyra"): the return's
+	// record and episodic memory (its note is among Messages, its roles
+	// among Join), the same writes as POST …/return. With a memory, the
+	// two agents' cached contexts are dropped.
 	Handoff *Handoff
+	Memory  *memory.Memory
 }
 
 // HandoffChange is a handoff or return committed at once: the
@@ -248,17 +186,15 @@ type Store interface {
 	// RecentMessages returns the last n messages, oldest first.
 	RecentMessages(ctx context.Context, teamID, id string, n int) ([]Message, error)
 	GetMessage(ctx context.Context, teamID, convID, msgID string) (Message, error)
-	// CommitTurn returns ECONFLICT (reason ConversationChanged) when the
-	// conversation moved on since it was read, or was closed.
+	// CommitTurn writes the turn with its routing decision (read back
+	// through dispatch.Store). Returns ECONFLICT (reason
+	// ConversationChanged) when the conversation moved on since it was
+	// read, or was closed.
 	CommitTurn(ctx context.Context, teamID string, t Turn) error
 	CloseConversation(ctx context.Context, teamID string, c Conversation, at time.Time) error
 	// RateMessage sets the rating on an agent reply and stores one rating
 	// per contributing agent for past performance.
 	RateMessage(ctx context.Context, teamID string, f Feedback) error
-	GetDecision(ctx context.Context, teamID, id string) (Decision, error)
-	ListDecisions(ctx context.Context, teamID string, f DecisionFilter, p paging.Page) ([]Decision, string, error)
-	// RecentDecisions returns up to limit decisions made since, newest first.
-	RecentDecisions(ctx context.Context, teamID string, since time.Time, limit int) ([]Decision, error)
 	// SetLatency records an agent's recent reply latency (moving average).
 	SetLatency(ctx context.Context, teamID, slug string, ms float64) error
 	// CommitHandoff returns ECONFLICT (reason ConversationChanged) when the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/prompts"
@@ -20,17 +21,22 @@ const MaxReplyTokens = 1000
 // outcome is what executing a plan produced.
 type outcome struct {
 	reply       *Message
-	attempts    []Attempt
+	attempts    []dispatch.Attempt
 	answeredBy  []string // the reply's agent first, then other contributors
 	aggregation []routing.Contribution
 	latency     map[string]float64
 	synthCost   float64
 }
 
+// result is the outcome as the routing decision records it.
+func (o outcome) result() dispatch.Result {
+	return dispatch.Result{Attempts: o.attempts, AnsweredBy: o.answeredBy, Aggregation: o.aggregation, SynthesisCostUSD: o.synthCost, Answered: o.reply != nil}
+}
+
 // answer is one agent's attempt.
 type answer struct {
 	agent   agents.Agent
-	attempt Attempt
+	attempt dispatch.Attempt
 	resp    models.Response
 	msg     Message
 }
@@ -46,125 +52,169 @@ func (s *Service) execute(ctx context.Context, p plan, byslug map[string]agents.
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	d := p.decision
+	r := &run{s: s, p: p, byslug: byslug, history: history, user: user, out: outcome{latency: map[string]float64{}}}
+	d := p.Decision()
 	selected := d.SelectedAgents
-	out := outcome{latency: map[string]float64{}}
-	ask := func(ctx context.Context, slug string) answer {
-		a, ok := byslug[slug]
-		if !ok {
-			return answer{attempt: Attempt{Agent: slug, Outcome: OutcomeFailed, Error: "agent is not active"}}
-		}
-		return s.ask(ctx, a, p, history, user)
-	}
-	record := func(ans answer) {
-		out.attempts = append(out.attempts, ans.attempt)
-		if ans.attempt.Outcome == OutcomeAnswered {
-			out.latency[ans.agent.Slug] = float64(ans.attempt.LatencyMS)
-		}
-	}
-	keep := func(ans answer, i int) {
-		out.attempts[i].Kept = true
-		m := ans.msg
-		out.reply = &m
-		out.answeredBy = []string{ans.agent.Slug}
-	}
 	multi := !d.Fallback && (d.Strategy == routing.TopK || d.Strategy == routing.Ensemble) && len(selected) > 1
 	switch {
 	case d.Strategy == routing.Cascade && !d.Fallback:
-		for i, slug := range selected {
-			// Each remaining candidate gets an equal share of what is left,
-			// so one hanging model cannot use up the whole turn.
-			left := time.Until(deadline(ctx))
-			actx, acancel := context.WithTimeout(ctx, left/time.Duration(len(selected)-i))
-			ans := ask(actx, slug)
-			acancel()
-			record(ans)
-			if ans.attempt.Outcome == OutcomeAnswered {
-				keep(ans, len(out.attempts)-1)
-				break
-			}
-		}
+		r.cascade(ctx, selected)
 	case multi:
-		answers := make([]answer, len(selected))
-		var wg sync.WaitGroup
-		for i, slug := range selected {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				answers[i] = ask(ctx, slug)
-			}()
+		ok := r.parallel(ctx, selected)
+		switch {
+		case len(ok) == 0:
+		case d.Strategy == routing.TopK:
+			r.keepBest(ok)
+		default:
+			r.ensemble(ctx, ok)
 		}
-		wg.Wait()
-		var ok []answer
-		for _, a := range answers {
-			record(a)
-			if a.attempt.Outcome == OutcomeAnswered {
-				ok = append(ok, a)
-			}
-		}
-		if len(ok) == 0 {
-			break
-		}
-		replies := make([]routing.ExpertReply, len(ok))
-		for i, a := range ok {
-			replies[i] = routing.ExpertReply{Agent: a.agent.Slug, Name: a.agent.Name, Label: p.labels[a.agent.Slug], Text: a.msg.Content, Score: p.scores[a.agent.Slug]}
-		}
-		if d.Strategy == routing.TopK {
-			best, _ := routing.Best(user.Content, replies)
-			for i, a := range out.attempts {
-				if a.Agent == best.Agent && a.Outcome == OutcomeAnswered {
-					for _, o := range ok {
-						if o.agent.Slug == best.Agent {
-							keep(o, i)
-						}
-					}
-				}
-			}
-			break
-		}
-		agg, usage, err := routing.Aggregate(ctx, s.Synth, user.Content, replies)
-		if err != nil {
-			s.log().Warn("ensemble synthesis failed; using the deterministic merge", "error", err.Error())
-		}
-		if usage.InputTokens+usage.OutputTokens > 0 && s.Synth != nil {
-			out.synthCost = models.Cost(s.Synth.ModelID, usage.InputTokens, usage.OutputTokens)
-		}
-		// The aggregated reply is attributed to its most relevant
-		// contributor and lists every contributor.
-		lead := ok[0]
-		for _, a := range ok {
-			if a.agent.Slug == agg.Contributions[0].Agent {
-				lead = a
-			}
-		}
-		m := lead.msg
-		m.Content, m.Contributors, m.Strategy = agg.Text, nil, string(routing.Ensemble)
-		m.InputTokens, m.OutputTokens, m.CostUSD = 0, 0, out.synthCost
-		for _, c := range agg.Contributions {
-			m.Contributors = append(m.Contributors, c.Agent)
-		}
-		for i := range out.attempts {
-			if out.attempts[i].Outcome == OutcomeAnswered {
-				out.attempts[i].Kept = true
-			}
-		}
-		for _, a := range ok {
-			m.InputTokens += a.msg.InputTokens
-			m.OutputTokens += a.msg.OutputTokens
-			m.CostUSD += a.msg.CostUSD
-		}
-		if agg.Method == "model" {
-			m.ModelID = s.Synth.ModelID
-		}
-		out.reply, out.answeredBy, out.aggregation = &m, m.Contributors, agg.Contributions
 	default:
-		ans := ask(ctx, selected[0])
-		record(ans)
-		if ans.attempt.Outcome == OutcomeAnswered {
-			keep(ans, 0)
+		if ans := r.try(ctx, selected[0]); ans.attempt.Outcome == dispatch.OutcomeAnswered {
+			r.keep(ans, 0)
 		}
 	}
-	return out
+	return r.out
+}
+
+// run is one execution: the agents asked so far and the reply kept.
+type run struct {
+	s       *Service
+	p       plan
+	byslug  map[string]agents.Agent
+	history []Message
+	user    Message
+	out     outcome
+}
+
+// answerOf asks one agent; one that is no longer active fails.
+func (r *run) answerOf(ctx context.Context, slug string) answer {
+	a, ok := r.byslug[slug]
+	if !ok {
+		return answer{attempt: dispatch.Attempt{Agent: slug, Outcome: dispatch.OutcomeFailed, Error: "agent is not active"}}
+	}
+	return r.s.ask(ctx, a, r.p, r.history, r.user)
+}
+
+// try asks one agent and records the attempt.
+func (r *run) try(ctx context.Context, slug string) answer {
+	ans := r.answerOf(ctx, slug)
+	r.record(ans)
+	return ans
+}
+
+func (r *run) record(ans answer) {
+	r.out.attempts = append(r.out.attempts, ans.attempt)
+	if ans.attempt.Outcome == dispatch.OutcomeAnswered {
+		r.out.latency[ans.agent.Slug] = float64(ans.attempt.LatencyMS)
+	}
+}
+
+// keep makes ans (attempt i) the turn's reply.
+func (r *run) keep(ans answer, i int) {
+	r.out.attempts[i].Kept = true
+	m := ans.msg
+	r.out.reply = &m
+	r.out.answeredBy = []string{ans.agent.Slug}
+}
+
+// cascade asks the agents in score order until one answers.
+func (r *run) cascade(ctx context.Context, selected []string) {
+	for i, slug := range selected {
+		// Each remaining candidate gets an equal share of what is left,
+		// so one hanging model cannot use up the whole turn.
+		left := time.Until(deadline(ctx))
+		actx, acancel := context.WithTimeout(ctx, left/time.Duration(len(selected)-i))
+		ans := r.try(actx, slug)
+		acancel()
+		if ans.attempt.Outcome == dispatch.OutcomeAnswered {
+			r.keep(ans, len(r.out.attempts)-1)
+			return
+		}
+	}
+}
+
+// parallel asks every selected agent at once and returns the answers,
+// recording the attempts in the order selected.
+func (r *run) parallel(ctx context.Context, selected []string) []answer {
+	answers := make([]answer, len(selected))
+	var wg sync.WaitGroup
+	for i, slug := range selected {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = r.answerOf(ctx, slug)
+		}()
+	}
+	wg.Wait()
+	var ok []answer
+	for _, a := range answers {
+		r.record(a)
+		if a.attempt.Outcome == dispatch.OutcomeAnswered {
+			ok = append(ok, a)
+		}
+	}
+	return ok
+}
+
+func (r *run) replies(ok []answer) []routing.ExpertReply {
+	replies := make([]routing.ExpertReply, len(ok))
+	for i, a := range ok {
+		replies[i] = routing.ExpertReply{Agent: a.agent.Slug, Name: a.agent.Name, Label: r.p.Labels[a.agent.Slug], Text: a.msg.Content, Score: r.p.Scores[a.agent.Slug]}
+	}
+	return replies
+}
+
+// keepBest is TOP_K: the most relevant of the replies is kept.
+func (r *run) keepBest(ok []answer) {
+	best, _ := routing.Best(r.user.Content, r.replies(ok))
+	for i, a := range r.out.attempts {
+		if a.Agent == best.Agent && a.Outcome == dispatch.OutcomeAnswered {
+			for _, o := range ok {
+				if o.agent.Slug == best.Agent {
+					r.keep(o, i)
+				}
+			}
+		}
+	}
+}
+
+// ensemble aggregates the replies into one, attributed to its most
+// relevant contributor and listing every contributor.
+func (r *run) ensemble(ctx context.Context, ok []answer) {
+	s := r.s
+	agg, usage, err := routing.Aggregate(ctx, s.Synth, r.user.Content, r.replies(ok))
+	if err != nil {
+		s.log().Warn("ensemble synthesis failed; using the deterministic merge", "error", err.Error())
+	}
+	if usage.InputTokens+usage.OutputTokens > 0 && s.Synth != nil {
+		r.out.synthCost = models.Cost(s.Synth.ModelID, usage.InputTokens, usage.OutputTokens)
+	}
+	lead := ok[0]
+	for _, a := range ok {
+		if a.agent.Slug == agg.Contributions[0].Agent {
+			lead = a
+		}
+	}
+	m := lead.msg
+	m.Content, m.Contributors, m.Strategy = agg.Text, nil, string(routing.Ensemble)
+	m.InputTokens, m.OutputTokens, m.CostUSD = 0, 0, r.out.synthCost
+	for _, c := range agg.Contributions {
+		m.Contributors = append(m.Contributors, c.Agent)
+	}
+	for i := range r.out.attempts {
+		if r.out.attempts[i].Outcome == dispatch.OutcomeAnswered {
+			r.out.attempts[i].Kept = true
+		}
+	}
+	for _, a := range ok {
+		m.InputTokens += a.msg.InputTokens
+		m.OutputTokens += a.msg.OutputTokens
+		m.CostUSD += a.msg.CostUSD
+	}
+	if agg.Method == "model" {
+		m.ModelID = s.Synth.ModelID
+	}
+	r.out.reply, r.out.answeredBy, r.out.aggregation = &m, m.Contributors, agg.Contributions
 }
 
 func deadline(ctx context.Context) time.Time {
@@ -179,7 +229,7 @@ func deadline(ctx context.Context) time.Time {
 // far. A model error, a timeout and a refusal are failures a CASCADE moves
 // past.
 func (s *Service) ask(ctx context.Context, a agents.Agent, p plan, history []Message, user Message) answer {
-	d := p.decision
+	d := p.Decision()
 	// The agent's context: its identity, the handoff summary if the
 	// conversation was handed to it, the user profile, the team's shared
 	// memories and its own private ones.
@@ -215,22 +265,22 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, p plan, history []Mes
 	start := time.Now()
 	resp, err := s.Model.Converse(ctx, req)
 	lat := time.Since(start).Milliseconds()
-	att := Attempt{Agent: a.Slug, LatencyMS: lat}
+	att := dispatch.Attempt{Agent: a.Slug, LatencyMS: lat}
 	if err == nil {
 		att.CostUSD = models.Cost(resp.ModelID, resp.InputTokens, resp.OutputTokens)
 	}
 	switch {
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil):
-		att.Outcome, att.Error = OutcomeTimedOut, "no answer before the deadline"
+		att.Outcome, att.Error = dispatch.OutcomeTimedOut, "no answer before the deadline"
 	case err != nil:
-		att.Outcome, att.Error = OutcomeFailed, err.Error()
+		att.Outcome, att.Error = dispatch.OutcomeFailed, err.Error()
 	case resp.Refused || strings.TrimSpace(resp.Text) == "":
-		att.Outcome, att.Error = OutcomeRefused, "the model declined to answer"
+		att.Outcome, att.Error = dispatch.OutcomeRefused, "the model declined to answer"
 	default:
-		att.Outcome = OutcomeAnswered
+		att.Outcome = dispatch.OutcomeAnswered
 	}
 	ans := answer{agent: a, attempt: att, resp: resp}
-	if att.Outcome == OutcomeAnswered {
+	if att.Outcome == dispatch.OutcomeAnswered {
 		ans.msg = Message{
 			ID: ids.New("msg"), ConversationID: user.ConversationID, Role: AuthorAssistant, Agent: a.Slug, Content: resp.Text,
 			CreatedAt: time.Now().UTC(), ReplyTo: user.ID, DecisionID: d.ID, Strategy: string(d.Strategy), ModelID: resp.ModelID,

@@ -76,11 +76,7 @@ func (s *Service) Return(ctx context.Context, teamID, convID string) (Handoff, e
 		if c.PreviousAgent == "" || c.PreviousAgent == c.CurrentAgent {
 			return "", "", "", "", apperr.New(apperr.ECONFLICT, "there is no previous agent to return to").WithReason("NoPreviousAgent")
 		}
-		summary := ""
-		if c.LastHandoff != nil {
-			summary = c.LastHandoff.ContextSummary
-		}
-		return c.CurrentAgent, c.PreviousAgent, "return to the previous agent", summary, nil
+		return c.CurrentAgent, c.PreviousAgent, "return to the previous agent", lastSummary(c), nil
 	}, KindReturn)
 }
 
@@ -107,10 +103,11 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 		if err != nil {
 			return Handoff{}, err
 		}
-		ch, err := s.handoffChange(c, fromAgent, toAgent, reason, summary, kind)
+		h, err := s.newHandover(c, fromAgent, toAgent, kind, reason, summary)
 		if err != nil {
 			return Handoff{}, err
 		}
+		ch := h.change(c)
 		err = s.Store.CommitHandoff(ctx, teamID, ch)
 		var ae *apperr.Error
 		if err != nil && errors.As(err, &ae) && ae.Reason == "ConversationChanged" && attempt < maxCommitAttempts-1 {
@@ -124,10 +121,23 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 	}
 }
 
-// handoffChange builds everything a handoff writes.
-func (s *Service) handoffChange(c Conversation, from, to agents.Agent, reason, summary, kind string) (HandoffChange, error) {
+// handover is one handoff or return. newHandover builds it whichever way
+// it was asked for (POST …/handoff, POST …/return, or "@kyra" in a chat
+// turn), so every path writes the same: the record, the system note, the
+// participants' roles, the episodic memory, and (apply) the conversation's
+// fields; every path publishes HandoffCompleted (publishHandoff) once it
+// is committed.
+type handover struct {
+	handoff Handoff
+	note    Message
+	roles   []Participant
+	memory  *memory.Memory
+}
+
+// newHandover builds the handoff of c from one agent to another.
+func (s *Service) newHandover(c Conversation, from, to agents.Agent, kind, reason, summary string) (handover, error) {
 	now := s.now()
-	h := Handoff{ID: ids.New("hoff"), ConversationID: c.ID, From: from.Slug, To: to.Slug, Kind: kind, Reason: reason, ContextSummary: summary, CreatedAt: now}
+	h := handover{handoff: Handoff{ID: ids.New("hoff"), ConversationID: c.ID, From: from.Slug, To: to.Slug, Kind: kind, Reason: reason, ContextSummary: summary, CreatedAt: now}}
 	verb := "handed off to"
 	if kind == KindReturn {
 		verb = "handed the conversation back to"
@@ -136,38 +146,58 @@ func (s *Service) handoffChange(c Conversation, from, to agents.Agent, reason, s
 	if summary != "" {
 		text += ". Summary: " + summary
 	}
-	ch := HandoffChange{PrevCurrent: c.CurrentAgent, Handoff: h}
 	if s.Memories != nil {
 		m, err := s.Memories.New(from.Slug, memory.CreateInput{Type: "episodic", Visibility: memory.Private, Content: clip(text, memory.MaxContent)}, "handoff")
 		if err != nil {
-			return ch, err
+			return handover{}, err
 		}
 		// Visible to both agents of the handoff, not the whole team.
 		m.Agents, m.TeamID = []string{to.Slug}, c.TeamID
-		ch.Memory = &m
-		ch.Handoff.MemoryID = m.ID
+		h.memory = &m
+		h.handoff.MemoryID = m.ID
 	}
-	next := c
-	next.Version++
-	next.UpdatedAt = now
-	next.CurrentAgent, next.PreviousAgent, next.HandoffActive = to.Slug, from.Slug, true
-	hh := ch.Handoff
-	next.LastHandoff = &hh
-	ch.Conversation = next
-	ch.Note = Message{ID: ids.New("msg"), ConversationID: c.ID, Role: AuthorSystem, Content: text + ".", CreatedAt: now}
-	next.MessageCount++
-	ch.Conversation = next
+	h.note = Message{ID: ids.New("msg"), ConversationID: c.ID, Role: AuthorSystem, Content: text + ".", CreatedAt: now}
 	toRole := RoleInvited
 	if to.Slug == c.PrimaryAgent {
 		toRole = RolePrimary
 	}
-	ch.Roles = []Participant{
+	h.roles = []Participant{
 		{Agent: from.Slug, Role: RoleHandoffSource, JoinedAt: now, SetRole: true},
 		{Agent: to.Slug, Role: toRole, JoinedAt: now, SetRole: true},
 	}
-	return ch, nil
+	return h, nil
 }
 
+// apply sets what the handoff changes on a conversation: the new agent
+// answers (without routing) until the next handoff, return or mention,
+// and a return goes back to the agent it came from.
+func (h handover) apply(c Conversation) Conversation {
+	last := h.handoff
+	c.CurrentAgent, c.PreviousAgent, c.HandoffActive, c.LastHandoff = h.handoff.To, h.handoff.From, true, &last
+	return c
+}
+
+// change is the handover committed on its own (POST …/handoff, POST
+// …/return): the conversation c moves on one version with the note.
+func (h handover) change(c Conversation) HandoffChange {
+	next := h.apply(c)
+	next.Version++
+	next.UpdatedAt = h.handoff.CreatedAt
+	next.MessageCount++
+	return HandoffChange{Conversation: next, PrevCurrent: c.CurrentAgent, Handoff: h.handoff, Note: h.note, Roles: h.roles, Memory: h.memory}
+}
+
+// lastSummary is what a return passes back: the summary of the handoff it
+// undoes.
+func lastSummary(c Conversation) string {
+	if c.LastHandoff == nil {
+		return ""
+	}
+	return c.LastHandoff.ContextSummary
+}
+
+// publishHandoff announces a committed handoff or return; every path
+// publishes through it.
 func (s *Service) publishHandoff(ctx context.Context, teamID string, h Handoff) {
 	if s.Bus == nil {
 		return

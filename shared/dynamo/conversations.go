@@ -15,14 +15,17 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
 var (
 	_ conversations.Store          = (*Store)(nil)
+	_ dispatch.Store               = (*Store)(nil)
 	_ expertgate.Source            = (*Store)(nil)
 	_ conversations.AgentDirectory = (*Store)(nil)
 )
@@ -119,6 +122,16 @@ func (s *Store) handoffPut(teamID string, h conversations.Handoff) (types.Transa
 	}, ConditionExpression: aws.String("attribute_not_exists(pk)")}}, nil
 }
 
+// handoffMemoryPut writes the episodic memory of a handoff or return.
+func (s *Store) handoffMemoryPut(teamID string, m memory.Memory) (types.TransactWriteItem, error) {
+	doc, err := docAttr(m)
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	m.TeamID = teamID
+	return types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: memoryItem(m, doc), ConditionExpression: aws.String("attribute_not_exists(pk)")}}, nil
+}
+
 // convPut writes the conversation conditioned on the version read and it
 // being open.
 func (s *Store) convPut(c conversations.Conversation) (types.TransactWriteItem, error) {
@@ -161,13 +174,11 @@ func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversation
 		tx = append(tx, s.convCounter(teamID, c.CurrentAgent, 1))
 	}
 	if h.Memory != nil {
-		doc, err := docAttr(*h.Memory)
+		mp, err := s.handoffMemoryPut(teamID, *h.Memory)
 		if err != nil {
 			return internal(err, "marshal")
 		}
-		m := *h.Memory
-		m.TeamID = teamID
-		tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: &s.Table, Item: memoryItem(m, doc), ConditionExpression: aws.String("attribute_not_exists(pk)")}})
+		tx = append(tx, mp)
 	}
 	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
 	if r := cancellationReasons(err); r != nil {
@@ -422,7 +433,7 @@ func (s *Store) GetMessage(ctx context.Context, teamID, convID, msgID string) (c
 	return m, nil
 }
 
-func decisionItem(d conversations.Decision) (map[string]types.AttributeValue, error) {
+func decisionItem(d dispatch.Decision) (map[string]types.AttributeValue, error) {
 	doc, err := docAttr(d)
 	if err != nil {
 		return nil, err
@@ -477,6 +488,13 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 		}
 		tx = append(tx, hp)
 	}
+	if t.Memory != nil {
+		mp, err := s.handoffMemoryPut(teamID, *t.Memory)
+		if err != nil {
+			return internal(err, "marshal")
+		}
+		tx = append(tx, mp)
+	}
 	if t.PrevCurrent != c.CurrentAgent {
 		if t.PrevCurrent != "" {
 			tx = append(tx, s.convCounter(teamID, t.PrevCurrent, -1))
@@ -501,6 +519,11 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 	}
 	if err != nil {
 		return internal(err, "TransactWriteItems")
+	}
+	if t.Memory != nil {
+		// A return in the turn: as in CommitHandoff, both agents' cached
+		// contexts now miss its memory.
+		return s.DropContexts(ctx, teamID, append([]string{t.Memory.Author}, t.Memory.Agents...))
 	}
 	return nil
 }
@@ -682,25 +705,25 @@ func (s *Store) TeamAgents(ctx context.Context, teamID string) ([]agents.Agent, 
 	return out, nil
 }
 
-// GetDecision implements conversations.Store.
-func (s *Store) GetDecision(ctx context.Context, teamID, id string) (conversations.Decision, error) {
+// GetDecision implements dispatch.Store.
+func (s *Store) GetDecision(ctx context.Context, teamID, id string) (dispatch.Decision, error) {
 	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(teamPK(teamID), decisionSK(id))})
 	if err != nil {
-		return conversations.Decision{}, internal(err, "GetItem")
+		return dispatch.Decision{}, internal(err, "GetItem")
 	}
 	if out.Item == nil {
-		return conversations.Decision{}, apperr.NotFound("routing decision", id)
+		return dispatch.Decision{}, apperr.NotFound("routing decision", id)
 	}
-	var d conversations.Decision
+	var d dispatch.Decision
 	if err := readDoc(out.Item, &d); err != nil {
 		return d, internal(err, "unmarshal")
 	}
 	return d, nil
 }
 
-// ListDecisions implements conversations.Store, newest first. The
+// ListDecisions implements dispatch.Store, newest first. The
 // conversation filter uses gsi1; the others are filter expressions.
-func (s *Store) ListDecisions(ctx context.Context, teamID string, f conversations.DecisionFilter, p paging.Page) ([]conversations.Decision, string, error) {
+func (s *Store) ListDecisions(ctx context.Context, teamID string, f dispatch.DecisionFilter, p paging.Page) ([]dispatch.Decision, string, error) {
 	in := &dynamodb.QueryInput{ScanIndexForward: aws.Bool(false), ExpressionAttributeValues: map[string]types.AttributeValue{}}
 	from := prefixDecision
 	if !f.Since.IsZero() {
@@ -732,9 +755,9 @@ func (s *Store) ListDecisions(ctx context.Context, teamID string, f conversation
 	if len(filters) > 0 {
 		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
 	}
-	list := []conversations.Decision{}
+	list := []dispatch.Decision{}
 	next, err := s.queryPage(ctx, in, "decisions:"+teamID+":"+f.ConversationID, p, func(m map[string]types.AttributeValue) error {
-		var d conversations.Decision
+		var d dispatch.Decision
 		err := readDoc(m, &d)
 		list = append(list, d)
 		return err
@@ -742,12 +765,12 @@ func (s *Store) ListDecisions(ctx context.Context, teamID string, f conversation
 	return list, next, err
 }
 
-// RecentDecisions implements conversations.Store.
-func (s *Store) RecentDecisions(ctx context.Context, teamID string, since time.Time, limit int) ([]conversations.Decision, error) {
-	var out []conversations.Decision
+// RecentDecisions implements dispatch.Store.
+func (s *Store) RecentDecisions(ctx context.Context, teamID string, since time.Time, limit int) ([]dispatch.Decision, error) {
+	var out []dispatch.Decision
 	p := paging.Page{Limit: paging.MaxLimit}
 	for len(out) < limit {
-		list, next, err := s.ListDecisions(ctx, teamID, conversations.DecisionFilter{Since: since}, p)
+		list, next, err := s.ListDecisions(ctx, teamID, dispatch.DecisionFilter{Since: since}, p)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/expertgate"
@@ -36,8 +37,8 @@ func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	if cfg.Synthesis != "" {
 		synth = &routing.Synthesizer{Model: model, ModelID: cfg.Synthesis}
 	}
-	svc := &conversations.Service{Store: store, Agents: store, Gate: gate, Model: model,
-		Flags: conversations.Flags(cfg.Flags), Tiers: routing.TiersOrDefault(cfg.Tiers), Synth: synth,
+	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags(cfg.Flags), Tiers: routing.TiersOrDefault(cfg.Tiers), Log: d.Log}
+	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
 		Memories: &memory.Service{Store: store, Dir: store, Bus: bus}, Bus: bus, Log: d.Log}
 	api.ConversationRoutes(rt, svc)
 }

@@ -1,11 +1,12 @@
 // Package routingfn wires the "routing" HTTP function: the routing
-// decision log and its analytics. It links DynamoDB only (read).
+// decision log and its analytics (shared/dispatch; it links neither the
+// conversations service nor any model). It links DynamoDB only (read).
 package routingfn
 
 import (
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
-	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -15,5 +16,5 @@ import (
 var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	api.RoutingRoutes(rt, &conversations.Service{Store: store, Agents: store, Log: d.Log})
+	api.RoutingRoutes(rt, &dispatch.Service{Store: store})
 }

@@ -1,4 +1,4 @@
-package conversations
+package dispatch
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
 // Analytics read the routing decision log.
 const (
+	// MaxQuery bounds the query of SelectedFor: as long as a chat message.
+	MaxQuery = 8000
 	// AnalyticsWindow is the default look-back of the analytics.
 	AnalyticsWindow = 30 * 24 * time.Hour
 	// MaxAnalyzed bounds how many recent decisions one analytics call reads.
@@ -21,27 +22,6 @@ const (
 	// (cosine over content words) count as "queries like" the given one.
 	DefaultSimilarity = 0.5
 )
-
-// Decision returns one decision of the log. Returns ENOTFOUND.
-func (s *Service) Decision(ctx context.Context, teamID, id string) (Decision, error) {
-	return s.Store.GetDecision(ctx, teamID, id)
-}
-
-// Decisions lists the log newest first. Returns EINVALID.
-func (s *Service) Decisions(ctx context.Context, teamID string, f DecisionFilter, p paging.Page) ([]Decision, string, error) {
-	p, err := p.Normalize()
-	if err != nil {
-		return nil, "", err
-	}
-	if f.Strategy != "" {
-		switch routing.Strategy(f.Strategy) {
-		case routing.Top1, routing.TopK, routing.Ensemble, routing.Cascade, routing.Direct, routing.Mentioned, routing.Router, routing.HandedOff:
-		default:
-			return nil, "", apperr.Invalid("strategy", "strategy must be top_1, top_k, ensemble, cascade, direct, mention, router or handoff")
-		}
-	}
-	return s.Store.ListDecisions(ctx, teamID, f, p)
-}
 
 // AgentSelection is how often an agent was selected for similar queries.
 type AgentSelection struct {
@@ -66,8 +46,8 @@ type SelectionReport struct {
 // query. Returns EINVALID.
 func (s *Service) SelectedFor(ctx context.Context, teamID, query string, minSim float64, since time.Time) (SelectionReport, error) {
 	query = strings.TrimSpace(query)
-	if query == "" || len(query) > MaxContent {
-		return SelectionReport{}, apperr.Invalid("query", "query must be 1 to %d characters", MaxContent)
+	if query == "" || len(query) > MaxQuery {
+		return SelectionReport{}, apperr.Invalid("query", "query must be 1 to %d characters", MaxQuery)
 	}
 	if minSim <= 0 {
 		minSim = DefaultSimilarity

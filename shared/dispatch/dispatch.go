@@ -1,0 +1,100 @@
+// Package dispatch decides who answers a chat turn and keeps the routing
+// decision log. A Router applies the cascade of feature flags (direct
+// dispatch, an @mention, a handed-off conversation, the AgentRouter, or the
+// ExpertGate with a selection strategy) and returns a Plan holding the
+// decision; once the agents have answered, Plan.Finish completes the
+// decision with what happened, so a decision is built in exactly one
+// place. A Service reads the log back and answers the routing analytics;
+// it is all the routing function needs, so that binary links no chat.
+//
+// The scoring primitives (the index, the selector, complexity and tiers)
+// are in shared/routing; the conversation the turn belongs to is in
+// shared/conversations, which commits each decision with its turn.
+package dispatch
+
+import (
+	"context"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+// Flags are the routing feature flags (configuration per environment).
+type Flags struct {
+	Collaboration bool `json:"collaboration"`
+	ExpertGate    bool `json:"expert_gate"`
+	Ensemble      bool `json:"ensemble"`
+}
+
+// Attempt is one agent asked during a turn.
+type Attempt struct {
+	Agent     string  `json:"agent"`
+	Outcome   string  `json:"outcome"` // answered, failed, timed_out, refused
+	Error     string  `json:"error,omitempty"`
+	LatencyMS int64   `json:"latency_ms"`
+	CostUSD   float64 `json:"cost_usd"`
+	Kept      bool    `json:"kept"`
+}
+
+// Attempt outcomes; a decision's outcome is answered or failed.
+const (
+	OutcomeAnswered = "answered"
+	OutcomeFailed   = "failed"
+	OutcomeTimedOut = "timed_out"
+	OutcomeRefused  = "refused"
+)
+
+// Decision is one entry of the routing decision log. Router.Route fills
+// the routing fields and Plan.Finish the outcome fields (attempts,
+// answered_by, aggregation, actual_cost, outcome); nothing else writes one.
+type Decision struct {
+	ID                 string                 `json:"id"`
+	TeamID             string                 `json:"-"`
+	ConversationID     string                 `json:"conversation_id"`
+	MessageID          string                 `json:"message_id"`
+	Query              string                 `json:"query"`
+	Strategy           routing.Strategy       `json:"strategy"`
+	RequestedStrategy  routing.Strategy       `json:"requested_strategy,omitempty"`
+	Reason             string                 `json:"reason"`
+	Scores             []routing.ExpertScore  `json:"scores"`
+	SelectedAgents     []string               `json:"selected_agents"`
+	AnsweredBy         []string               `json:"answered_by"`
+	Confidence         float64                `json:"confidence"`
+	Threshold          float64                `json:"confidence_threshold"`
+	Fallback           bool                   `json:"fallback_used"`
+	Complexity         float64                `json:"complexity_score"`
+	Dimensions         map[string]float64     `json:"complexity_dimensions"`
+	Tier               string                 `json:"selected_tier"`
+	Model              string                 `json:"selected_model"`
+	TierOverrideReason string                 `json:"tier_override_reason,omitempty"`
+	EstimatedCost      float64                `json:"estimated_cost"`
+	ActualCost         float64                `json:"actual_cost"`
+	GateLatencyMS      float64                `json:"gate_latency_ms"`
+	RouterLatencyMS    float64                `json:"router_latency_ms"`
+	Attempts           []Attempt              `json:"attempts"`
+	Aggregation        []routing.Contribution `json:"aggregation,omitempty"`
+	Outcome            string                 `json:"outcome"` // answered or failed
+	Flags              Flags                  `json:"flags"`
+	CreatedAt          time.Time              `json:"created_at"`
+}
+
+// DecisionFilter narrows a decision listing.
+type DecisionFilter struct {
+	ConversationID string
+	Strategy       string
+	Agent          string
+	Fallback       *bool
+	Since          time.Time
+}
+
+// Store reads the decision log; every method is scoped by team. Decisions
+// are written with the turn they routed (conversations.Store.CommitTurn).
+type Store interface {
+	// GetDecision returns ENOTFOUND when the team has no such decision.
+	GetDecision(ctx context.Context, teamID, id string) (Decision, error)
+	// ListDecisions returns a page of the log, newest first.
+	ListDecisions(ctx context.Context, teamID string, f DecisionFilter, p paging.Page) ([]Decision, string, error)
+	// RecentDecisions returns up to limit decisions made since, newest first.
+	RecentDecisions(ctx context.Context, teamID string, since time.Time, limit int) ([]Decision, error)
+}

@@ -1,0 +1,229 @@
+package dispatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/expertgate"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+var team = []agents.Agent{
+	{Slug: "kyra", Name: "Kyra", Status: agents.StatusActive, Skills: []agents.Skill{{Name: "general-assistance", Description: "Answer general questions", Keywords: []string{"help", "plan"}}}},
+	{Slug: "luke", Name: "Luke", Status: agents.StatusActive, Skills: []agents.Skill{{Name: "code-review", Description: "Review code for bugs", Domains: []string{"code"}, Actions: []string{"review"}, Keywords: []string{"code", "review", "bug", "function"}}}},
+	{Slug: "dana", Name: "Dana", Status: agents.StatusActive, Skills: []agents.Skill{{Name: "data-analysis", Description: "Analyze metrics", Keywords: []string{"data", "metrics"}}}},
+}
+
+// gate returns fixed scores, or fails.
+type gate struct {
+	scores []routing.ExpertScore
+	err    error
+	calls  int
+}
+
+func (g *gate) Score(_ context.Context, req expertgate.Request) (expertgate.Response, error) {
+	g.calls++
+	if g.err != nil {
+		return expertgate.Response{}, g.err
+	}
+	return expertgate.Response{Scores: g.scores, Complexity: routing.ComplexityOf(req.Query, 1), Tier: routing.TierChoice{Tier: "tier_2", ModelID: "big", EstimatedCost: 0.01},
+		Loads: map[string]routing.Load{"luke": {LatencyMS: 120}}, GateLatencyMS: 4}, nil
+}
+
+func request(query string) dispatch.Request {
+	return dispatch.Request{TeamID: "team_1", ConversationID: "conv_1", MessageID: "msg_1", Query: query, CurrentAgent: "kyra",
+		Active: team, DefaultAgent: "kyra", Options: dispatch.Options{Strategy: routing.Top1, Threshold: routing.DefaultThreshold},
+		Start: time.Now(), At: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}
+}
+
+func TestTheFlagCascadeDecidesWhoAnswers(t *testing.T) {
+	scores := []routing.ExpertScore{{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Label: "code review"}, {AgentSlug: "dana", AgentName: "Dana", Overall: 0.7}}
+	on := dispatch.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}
+	for _, tc := range []struct {
+		name     string
+		flags    dispatch.Flags
+		gate     *gate
+		edit     func(*dispatch.Request)
+		strategy routing.Strategy
+		reason   string
+		agents   []string
+		fallback bool
+		note     bool
+	}{
+		{name: "collaboration off: the conversation's agent", flags: dispatch.Flags{ExpertGate: true}, gate: &gate{scores: scores},
+			edit: func(r *dispatch.Request) { r.Query = "@dana review this function" }, strategy: routing.Direct, reason: routing.ReasonDirect, agents: []string{"kyra"}},
+		{name: "collaboration off, agent paused: the default", edit: func(r *dispatch.Request) { r.CurrentAgent = "wren" },
+			strategy: routing.Direct, reason: routing.ReasonDefault, agents: []string{"kyra"}, fallback: true, note: true},
+		{name: "a mention wins over the gate", flags: on, gate: &gate{scores: scores}, edit: func(r *dispatch.Request) { r.Query = "@dana review this function" },
+			strategy: routing.Mentioned, reason: routing.ReasonMention, agents: []string{"dana"}},
+		{name: "a handed-off conversation stays with its agent", flags: on, gate: &gate{scores: scores},
+			edit:     func(r *dispatch.Request) { r.CurrentAgent, r.HandoffActive = "dana", true },
+			strategy: routing.HandedOff, reason: routing.ReasonHandoff, agents: []string{"dana"}},
+		{name: "gate off: the AgentRouter", flags: dispatch.Flags{Collaboration: true}, gate: &gate{scores: scores},
+			strategy: routing.Router, reason: routing.ReasonSkill, agents: []string{"luke"}},
+		{name: "gate failed: the AgentRouter, and the decision says so", flags: on, gate: &gate{err: errors.New("boom")},
+			strategy: routing.Router, reason: routing.ReasonSkill + " (expert gate unavailable)", agents: []string{"luke"}},
+		{name: "gate on: the selector", flags: on, gate: &gate{scores: scores}, edit: func(r *dispatch.Request) { r.Options.Strategy = routing.Ensemble },
+			strategy: routing.Ensemble, reason: routing.ReasonGate, agents: []string{"luke", "dana"}},
+		{name: "gate on, nobody confident: the default with a note", flags: on, gate: &gate{scores: scores}, edit: func(r *dispatch.Request) { r.Options.Threshold = 0.95 },
+			strategy: routing.Top1, reason: routing.ReasonFallback, agents: []string{"kyra"}, fallback: true, note: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request("Can you review this Go function for bugs?")
+			if tc.edit != nil {
+				tc.edit(&req)
+			}
+			r := &dispatch.Router{Flags: tc.flags, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			if tc.gate != nil {
+				r.Gate = tc.gate
+			}
+			p, err := r.Route(context.Background(), req)
+			require.NoError(t, err)
+			d := p.Decision()
+			assert.Equal(t, tc.strategy, d.Strategy)
+			assert.Equal(t, tc.reason, d.Reason)
+			assert.Equal(t, tc.agents, d.SelectedAgents)
+			assert.Equal(t, tc.fallback, d.Fallback)
+			assert.Equal(t, tc.note, p.Note != "", p.Note)
+			assert.NotEmpty(t, d.Tier)
+			assert.Len(t, d.Dimensions, 5)
+			if tc.gate != nil && (!tc.flags.Collaboration || !tc.flags.ExpertGate || tc.strategy == routing.Mentioned || tc.strategy == routing.HandedOff) {
+				assert.Zero(t, tc.gate.calls, "the gate is not asked")
+			}
+		})
+	}
+}
+
+func TestRouteBuildsTheWholeDecisionAndFinishItsOutcome(t *testing.T) {
+	flags := dispatch.Flags{Collaboration: true, ExpertGate: true}
+	r := &dispatch.Router{Flags: flags, Gate: &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", Overall: 0.9}}}}
+	req := request(strings.Repeat("review this function ", 50))
+	p, err := r.Route(context.Background(), req)
+	require.NoError(t, err)
+	d := p.Decision()
+	assert.True(t, strings.HasPrefix(d.ID, "rdec"), d.ID)
+	assert.Equal(t, "team_1", d.TeamID)
+	assert.Equal(t, "conv_1", d.ConversationID)
+	assert.Equal(t, "msg_1", d.MessageID)
+	assert.Len(t, []rune(d.Query), dispatch.MaxLoggedQuery)
+	assert.Equal(t, flags, d.Flags)
+	assert.Equal(t, req.At, d.CreatedAt)
+	assert.Equal(t, "big", d.Model)
+	assert.Equal(t, 4.0, d.GateLatencyMS)
+	assert.Positive(t, d.RouterLatencyMS)
+	assert.Equal(t, 120.0, p.Loads["luke"].LatencyMS)
+	assert.Empty(t, d.Outcome, "no outcome before the agents answer")
+
+	attempts := []dispatch.Attempt{{Agent: "luke", Outcome: dispatch.OutcomeFailed, CostUSD: 0.001}, {Agent: "dana", Outcome: dispatch.OutcomeAnswered, CostUSD: 0.002, Kept: true}}
+	done := p.Finish(dispatch.Result{Attempts: attempts, AnsweredBy: []string{"dana"}, SynthesisCostUSD: 0.004, Answered: true})
+	assert.Equal(t, dispatch.OutcomeAnswered, done.Outcome)
+	assert.InDelta(t, 0.007, done.ActualCost, 1e-12)
+	assert.Equal(t, attempts, done.Attempts)
+	assert.Equal(t, []string{"dana"}, done.AnsweredBy)
+	assert.Equal(t, d.ID, done.ID)
+	assert.Empty(t, p.Decision().Attempts, "finishing returns a new decision")
+	failed := p.Finish(dispatch.Result{Attempts: attempts[:1]})
+	assert.Equal(t, dispatch.OutcomeFailed, failed.Outcome)
+
+	// The log's JSON names are the API's.
+	raw, err := json.Marshal(done)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	for _, k := range []string{"id", "conversation_id", "message_id", "query", "strategy", "reason", "scores", "selected_agents", "answered_by",
+		"confidence", "confidence_threshold", "fallback_used", "complexity_score", "complexity_dimensions", "selected_tier", "selected_model",
+		"estimated_cost", "actual_cost", "gate_latency_ms", "router_latency_ms", "attempts", "outcome", "flags", "created_at"} {
+		assert.Contains(t, m, k)
+	}
+	assert.NotContains(t, m, "TeamID")
+	assert.Equal(t, map[string]any{"collaboration": true, "expert_gate": true, "ensemble": false}, m["flags"])
+}
+
+func TestRouteWithNoAgentIsAConflict(t *testing.T) {
+	req := request("hello")
+	req.Active, req.DefaultAgent, req.CurrentAgent = nil, "", ""
+	_, err := (&dispatch.Router{}).Route(context.Background(), req)
+	var ae *apperr.Error
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, apperr.ECONFLICT, ae.Code)
+	assert.Equal(t, "AgentUnavailable", ae.Reason)
+}
+
+func TestParseOptionsNamesTheField(t *testing.T) {
+	bad := 1.5
+	for field, call := range map[string]func() error{
+		"strategy":             func() error { _, err := dispatch.ParseOptions("best", 0, nil); return err },
+		"k":                    func() error { _, err := dispatch.ParseOptions("", routing.MaxK+1, nil); return err },
+		"confidence_threshold": func() error { _, err := dispatch.ParseOptions("", 0, &bad); return err },
+	} {
+		var ae *apperr.Error
+		require.ErrorAs(t, call(), &ae, field)
+		assert.Equal(t, apperr.EINVALID, ae.Code, field)
+		assert.Equal(t, field, ae.Field, field)
+	}
+	o, err := dispatch.ParseOptions("", 0, nil)
+	require.NoError(t, err)
+	assert.Equal(t, dispatch.Options{Strategy: routing.Top1, Threshold: routing.DefaultThreshold}, o)
+}
+
+// memLog is the decision log in memory, newest first.
+type memLog []dispatch.Decision
+
+func (l memLog) GetDecision(_ context.Context, _, id string) (dispatch.Decision, error) {
+	for _, d := range l {
+		if d.ID == id {
+			return d, nil
+		}
+	}
+	return dispatch.Decision{}, apperr.NotFound("routing decision", id)
+}
+func (l memLog) ListDecisions(context.Context, string, dispatch.DecisionFilter, paging.Page) ([]dispatch.Decision, string, error) {
+	return l, "", nil
+}
+func (l memLog) RecentDecisions(context.Context, string, time.Time, int) ([]dispatch.Decision, error) {
+	return l, nil
+}
+
+func TestTheLogAnswersTheAnalytics(t *testing.T) {
+	ctx := context.Background()
+	svc := &dispatch.Service{Store: memLog{
+		{ID: "rdec_3", Query: "review this function for bugs", Strategy: routing.Top1, SelectedAgents: []string{"luke"}, Confidence: 0.9, ActualCost: 0.02},
+		{ID: "rdec_2", Query: "review the function for bugs please", Strategy: routing.Top1, SelectedAgents: []string{"luke"}, Confidence: 0.7},
+		{ID: "rdec_1", Query: "which metrics trend down", Strategy: routing.Router, SelectedAgents: []string{"dana"}, Confidence: 0.5, Fallback: true},
+	}}
+	d, err := svc.Decision(ctx, "team_1", "rdec_2")
+	require.NoError(t, err)
+	assert.Equal(t, 0.7, d.Confidence)
+	_, err = svc.Decision(ctx, "team_1", "rdec_9")
+	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(err))
+	_, _, err = svc.Decisions(ctx, "team_1", dispatch.DecisionFilter{Strategy: "best"}, paging.Page{})
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+
+	rep, err := svc.SelectedFor(ctx, "team_1", "review this function for bugs", 0, time.Time{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, rep.DecisionsScanned)
+	assert.Equal(t, 2, rep.MatchedDecisions)
+	assert.Equal(t, []dispatch.AgentSelection{{Agent: "luke", Selected: 2, Share: 1, AvgConfidence: 0.8}}, rep.Agents)
+	_, err = svc.SelectedFor(ctx, "team_1", " ", 0, time.Time{})
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+
+	st, err := svc.ConfidenceByStrategy(ctx, "team_1", time.Time{})
+	require.NoError(t, err)
+	assert.Equal(t, []dispatch.StrategyStats{
+		{Strategy: "router", Decisions: 1, AvgConfidence: 0.5, FallbackRate: 1},
+		{Strategy: "top_1", Decisions: 2, AvgConfidence: 0.8, AvgCostUSD: 0.01},
+	}, st.Strategies)
+}
