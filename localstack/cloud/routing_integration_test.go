@@ -21,9 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
-	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
@@ -46,11 +46,11 @@ func mustDemoTeam(t *testing.T, e env) demoTeam {
 	tm, k, err := teams.NewService(e.store).CreateTeam(ctx, "routing")
 	require.NoError(t, err)
 	svc := agents.NewService(e.store)
-	for _, in := range cloud.DemoAgents {
+	for _, in := range demo.Agents {
 		_, err := svc.Create(ctx, tm.ID, in)
 		require.NoError(t, err)
 	}
-	_, err = svc.SetDefault(ctx, tm.ID, cloud.DemoDefault)
+	_, err = svc.SetDefault(ctx, tm.ID, demo.DefaultAgent)
 	require.NoError(t, err)
 	return demoTeam{id: tm.ID, key: k.Secret, t: t}
 }
@@ -206,7 +206,7 @@ func TestEnsembleRepliesAttributeEveryContributor(t *testing.T) {
 	contributors := strs(reply["contributors"])
 	require.GreaterOrEqual(t, len(contributors), 2, reply)
 	names := map[string]string{}
-	for _, in := range cloud.DemoAgents {
+	for _, in := range demo.Agents {
 		names[in.Slug] = in.Name
 	}
 	text := reply["content"].(string)

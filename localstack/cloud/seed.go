@@ -2,65 +2,14 @@ package cloud
 
 import (
 	"context"
-	"time"
 
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/dynamo"
-	"github.com/conclave-ai/conclave/shared/teams"
 )
 
-// Demo credentials of the local cloud. They exist only in moto's memory on
-// this machine; a deployed stage never has them (teams there are made with
-// the admin CLI and get random keys).
-const (
-	DemoTeamID  = "team_demo"
-	DemoAPIKey  = "ck_demo_local_only_0000000000000001"
-	OtherTeamID = "team_other"
-	OtherAPIKey = "ck_demo_local_only_0000000000000002"
-	DemoDefault = "kyra"
-)
-
-// DemoAgents are the seeded agents: a generalist default and five
-// specialists with distinct skills and voices.
-var DemoAgents = []agents.CreateInput{
-	{Slug: "kyra", Name: "Kyra", Tagline: "Generalist and team lead who routes and answers anything",
-		Personality: &agents.Personality{Formality: 0.5, Humor: 0.5, TechnicalDepth: 0.5, Description: "Warm, pragmatic generalist; answers directly and knows when to bring in a specialist."},
-		Skills:      []agents.Skill{{Name: "general-assistance", Description: "Answer general questions, plan work and coordinate the team", Domains: []string{"general"}, Actions: []string{"answer", "plan", "coordinate"}, Keywords: []string{"help", "question", "plan", "explain"}, Priority: 10}}},
-	{Slug: "luke", Name: "Luke", Tagline: "Code reviewer with an eye for bugs and readability",
-		Personality: &agents.Personality{Formality: 0.6, Humor: 0.2, TechnicalDepth: 0.9, Description: "Meticulous, direct code reviewer who explains the why behind every comment."},
-		Skills:      []agents.Skill{{Name: "code-review", Description: "Review code for bugs, readability, tests and maintainability", Domains: []string{"software", "code"}, Actions: []string{"review", "critique"}, Keywords: []string{"code", "review", "pull request", "bug", "refactor", "function"}, Tools: []string{"read_file"}, Priority: 70}}},
-	{Slug: "dana", Name: "Dana", Tagline: "Data analyst who turns numbers into decisions",
-		Personality: &agents.Personality{Formality: 0.5, Humor: 0.3, TechnicalDepth: 0.8, Description: "Curious, rigorous analyst; always states assumptions and confidence."},
-		Skills:      []agents.Skill{{Name: "data-analysis", Description: "Analyze datasets, metrics and trends; build charts and statistical summaries", Domains: []string{"data", "analytics"}, Actions: []string{"analyze", "summarize", "forecast"}, Keywords: []string{"data", "metrics", "sql", "chart", "trend", "statistics"}, Priority: 70}}},
-	{Slug: "archie", Name: "Archie", Tagline: "Software architect for systems that scale",
-		Personality: &agents.Personality{Formality: 0.7, Humor: 0.2, TechnicalDepth: 0.95, Description: "Calm, structured architect who weighs trade-offs and draws boundaries."},
-		Skills:      []agents.Skill{{Name: "architecture", Description: "Design systems, APIs and data models; evaluate trade-offs and scalability", Domains: []string{"software", "architecture"}, Actions: []string{"design", "evaluate"}, Keywords: []string{"architecture", "design", "scalability", "microservices", "api", "database"}, Priority: 70}}},
-	{Slug: "sage", Name: "Sage", Tagline: "Security engineer who thinks like an attacker",
-		Personality: &agents.Personality{Formality: 0.8, Humor: 0.1, TechnicalDepth: 0.9, Description: "Careful, precise security engineer; names the threat, the impact and the fix."},
-		Skills:      []agents.Skill{{Name: "security-review", Description: "Threat modelling, vulnerability review, authentication and secrets handling", Domains: []string{"security"}, Actions: []string{"review", "audit", "threat-model"}, Keywords: []string{"security", "vulnerability", "auth", "encryption", "xss", "injection", "secrets"}, Priority: 80}}},
-	{Slug: "wren", Name: "Wren", Tagline: "Writer and editor for clear, friendly prose",
-		Personality: &agents.Personality{Formality: 0.3, Humor: 0.7, TechnicalDepth: 0.3, Description: "Playful, empathetic writer who makes complex things readable."},
-		Skills:      []agents.Skill{{Name: "writing", Description: "Write and edit documentation, blog posts, emails and release notes", Domains: []string{"writing", "content"}, Actions: []string{"write", "edit", "summarize"}, Keywords: []string{"write", "draft", "edit", "blog", "email", "docs", "tone"}, Priority: 60}}},
-}
-
-// Seed creates the demo team with its agents and a second, empty team (for
-// isolation checks). It is idempotent.
+// Seed creates the demo team of package demo (its agents, its default agent
+// and a second, empty team for isolation checks) in the local table. It is
+// idempotent.
 func Seed(ctx context.Context, store *dynamo.Store) error {
-	now := time.Now().UTC()
-	for _, t := range []struct{ id, name, key string }{{DemoTeamID, "Demo team", DemoAPIKey}, {OtherTeamID, "Other team", OtherAPIKey}} {
-		k := teams.APIKey{ID: "key_" + t.id, TeamID: t.id, Name: "demo", Prefix: t.key[:10], Status: teams.KeyActive, CreatedAt: now}
-		err := store.CreateTeam(ctx, teams.Team{ID: t.id, Name: t.name, CreatedAt: now}, k, teams.Hash(t.key))
-		if err != nil && !apperr.Is(err, apperr.ECONFLICT) {
-			return err
-		}
-	}
-	svc := agents.NewService(store)
-	for _, in := range DemoAgents {
-		if _, err := svc.Create(ctx, DemoTeamID, in); err != nil && !apperr.Is(err, apperr.ECONFLICT) {
-			return err
-		}
-	}
-	_, err := svc.SetDefault(ctx, DemoTeamID, DemoDefault)
-	return err
+	return demo.Seed(ctx, store)
 }

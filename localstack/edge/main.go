@@ -30,6 +30,7 @@ import (
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/app"
+	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/manifest"
@@ -222,12 +223,12 @@ func buildHandlers(d lambdafn.Deps) (map[string]any, error) {
 func announce(stateDir, logDir string, apiPort int, edgeURL, stage string, motoPID int) error {
 	baseURL := fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	envFile := fmt.Sprintf("CONCLAVE_BASE_URL=%s\nCONCLAVE_API_KEY=%s\nCONCLAVE_OTHER_API_KEY=%s\nCONCLAVE_EDGE_URL=%s\nCONCLAVE_STAGE=%s\nCONCLAVE_EDGE_PID=%d\nCONCLAVE_MOTO_PID=%d\n",
-		baseURL, cloud.DemoAPIKey, cloud.OtherAPIKey, edgeURL, stage, os.Getpid(), motoPID)
+		baseURL, demo.APIKey, demo.OtherAPIKey, edgeURL, stage, os.Getpid(), motoPID)
 	if err := os.WriteFile(filepath.Join(stateDir, "cloud.env"), []byte(envFile), 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("Conclave local cloud is up.\n  API:      %s/v1\n  API key:  %s\n  AWS edge: %s (AWS_ENDPOINT_URL)\n  logs:     %s\nTry: curl -H 'X-Api-Key: %s' %s/v1/agents\nPress Ctrl-C to stop.\n",
-		baseURL, cloud.DemoAPIKey, edgeURL, logDir, cloud.DemoAPIKey, baseURL)
+		baseURL, demo.APIKey, edgeURL, logDir, demo.APIKey, baseURL)
 	return nil
 }
 

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
@@ -20,7 +20,7 @@ import (
 // routing people see locally.
 func demoTeam() []agents.Agent {
 	var out []agents.Agent
-	for _, in := range cloud.DemoAgents {
+	for _, in := range demo.Agents {
 		out = append(out, agents.Agent{Slug: in.Slug, Name: in.Name, Tagline: in.Tagline, Personality: *in.Personality, Skills: in.Skills, Status: agents.StatusActive})
 	}
 	return out

@@ -1,0 +1,364 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/tasks"
+)
+
+func cloneTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}
+
+// copyTask deep-copies a task as the adapter's item stores it: the
+// timeline (Events) is not part of the item, and nil lists read back empty.
+func copyTask(t tasks.Task) tasks.Task {
+	t.Events = nil
+	t.InputArtifacts = slices.Clone(t.InputArtifacts)
+	t.ResultArtifacts = slices.Clone(t.ResultArtifacts)
+	t.Chain = slices.Clone(t.Chain)
+	if t.InputArtifacts == nil {
+		t.InputArtifacts = []string{}
+	}
+	if t.ResultArtifacts == nil {
+		t.ResultArtifacts = []string{}
+	}
+	if t.Chain == nil {
+		t.Chain = []string{}
+	}
+	t.DueAt, t.Deadline = cloneTime(t.DueAt), cloneTime(t.Deadline)
+	t.StartedAt, t.CompletedAt = cloneTime(t.StartedAt), cloneTime(t.CompletedAt)
+	return t
+}
+
+// copyEvent copies an event; its payload goes through JSON, so numbers
+// read back as float64 and times as strings, as from the adapter's map.
+func copyEvent(e tasks.Event) tasks.Event {
+	if e.Payload != nil {
+		e.Payload = readDoc[map[string]any](doc(e.Payload))
+	}
+	return e
+}
+
+// slotFree is the condition of the adapter's takeSlot: the assignee's
+// active-task counter is below the limit. Call with the lock held.
+func (s *Store) slotFree(teamID, slug string) bool {
+	l := s.loads[key{teamID, slug}]
+	return l == nil || l.activeTasks < tasks.MaxActivePerAgent
+}
+
+// assigneeActive is takeSlot's condition check on the agent item: it
+// exists and is active. Call with the lock held.
+func (s *Store) assigneeActive(teamID, slug string) bool {
+	a, ok := s.agents[key{teamID, slug}]
+	return ok && a.Status == agents.StatusActive
+}
+
+// budgetLeft is the adapter's "tree_cost_usd < cost_cap_usd" on a stored
+// task; a missing task fails it, as a condition on a missing item does.
+func (s *Store) budgetLeft(teamID, id string) bool {
+	t, ok := s.tasks[key{teamID, id}]
+	return ok && t.TreeCostUSD < t.CostCapUSD
+}
+
+// eventsFree is the append-only condition on the events: none exists yet.
+func (s *Store) eventsFree(teamID, taskID string, events []tasks.Event) bool {
+	have := s.taskEvents[key{teamID, taskID}]
+	for _, e := range events {
+		for _, h := range have {
+			if h.Seq == e.Seq {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// CreateTask implements tasks.Store: the task, its first events, the
+// assignee's slot and every delegation rule at once. The conditions are
+// those of the adapter's transaction, and when several fail the one
+// reported is the first in the transaction's order, as the adapter does
+// with the cancellation reasons: task, slot, assignee, creator, parent,
+// root. The parent and root conditions read the stored items, not the
+// parent passed in (whose RootID only decides which item carries the
+// budget, as in the adapter).
+func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, events []tasks.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{t.TeamID, t.ID}
+	if _, ok := s.tasks[k]; ok || !s.eventsFree(t.TeamID, t.ID, events) {
+		return &tasks.ConditionFailed{Item: tasks.ItemTask}
+	}
+	if !s.slotFree(t.TeamID, t.Assignee) {
+		return &tasks.ConditionFailed{Item: tasks.ItemSlot}
+	}
+	if !s.assigneeActive(t.TeamID, t.Assignee) {
+		return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
+	}
+	if parent == nil && t.CreatedBy.Type == "agent" {
+		if _, ok := s.agents[key{t.TeamID, t.CreatedBy.ID}]; !ok {
+			return &tasks.ConditionFailed{Item: tasks.ItemCreator}
+		}
+	}
+	if parent != nil {
+		p, ok := s.tasks[key{t.TeamID, parent.ID}]
+		okParent := ok && p.Status == tasks.Running && p.Depth < tasks.MaxDepth &&
+			!slices.Contains(p.Chain, t.Assignee) && p.Assignee == t.CreatedBy.ID
+		if okParent && parent.RootID == parent.ID {
+			okParent = p.TreeCostUSD < p.CostCapUSD // the parent is the collaboration's root
+		}
+		if !okParent {
+			return &tasks.ConditionFailed{Item: tasks.ItemParent}
+		}
+		if parent.RootID != parent.ID && !s.budgetLeft(t.TeamID, parent.RootID) {
+			return &tasks.ConditionFailed{Item: tasks.ItemRoot}
+		}
+	}
+	s.tasks[k] = copyTask(t)
+	s.appendEvents(t.TeamID, t.ID, events)
+	s.loadOf(t.TeamID, t.Assignee).activeTasks++
+	return nil
+}
+
+func (s *Store) appendEvents(teamID, taskID string, events []tasks.Event) {
+	k := key{teamID, taskID}
+	for _, e := range events {
+		s.taskEvents[k] = append(s.taskEvents[k], copyEvent(e))
+	}
+}
+
+// ApplyTask implements tasks.Store: the new state conditioned on the
+// version read and the allowed source states, its events, the slot moves
+// and the charge to the collaboration's root, at once. As in the adapter:
+// a slot is released when the task stops holding one or changes assignee
+// (unconditionally, so a counter can go below zero if the books were
+// already wrong), and taken (below the limit, assignee active) when it
+// starts holding one or changes assignee; failures are reported in the
+// transaction's order: task, slot, assignee.
+//
+// One difference: the adapter's charge is an unconditional ADD on the root
+// item, which would create a stub item if the root were missing; here a
+// missing root is not charged (a root is never deleted, so this does not
+// arise).
+func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, a := c.Before, c.After
+	k := key{a.TeamID, a.ID}
+	cur, ok := s.tasks[k]
+	if !ok || cur.Version != b.Version || (len(c.From) > 0 && !slices.Contains(c.From, cur.Status)) ||
+		!s.eventsFree(a.TeamID, a.ID, c.Events) {
+		return &tasks.ConditionFailed{Item: tasks.ItemTask}
+	}
+	moved := b.Assignee != a.Assignee
+	release := b.Status.HoldsSlot() && (moved || !a.Status.HoldsSlot())
+	take := a.Status.HoldsSlot() && (moved || !b.Status.HoldsSlot())
+	if take {
+		// The release item comes before the slot in the adapter's
+		// transaction but has no condition, and it is another agent's
+		// counter whenever both happen: the take sees the counter as is.
+		if !s.slotFree(a.TeamID, a.Assignee) {
+			return &tasks.ConditionFailed{Item: tasks.ItemSlot}
+		}
+		if !s.assigneeActive(a.TeamID, a.Assignee) {
+			return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
+		}
+	}
+	s.tasks[k] = copyTask(a)
+	s.appendEvents(a.TeamID, a.ID, c.Events)
+	if release {
+		s.loadOf(b.TeamID, b.Assignee).activeTasks--
+	}
+	if take {
+		s.loadOf(a.TeamID, a.Assignee).activeTasks++
+	}
+	if c.RootCharge > 0 && a.RootID != a.ID {
+		rk := key{a.TeamID, a.RootID}
+		if root, ok := s.tasks[rk]; ok {
+			// The version bump makes a concurrent write of the root (which
+			// read the old tree cost) fail its condition and re-read.
+			root.TreeCostUSD += c.RootCharge
+			root.Version++
+			s.tasks[rk] = root
+		}
+	}
+	return nil
+}
+
+// GetTask implements tasks.Store, without the timeline. Returns ENOTFOUND.
+func (s *Store) GetTask(_ context.Context, teamID, id string) (tasks.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.getTask(teamID, id)
+}
+
+func (s *Store) getTask(teamID, id string) (tasks.Task, error) {
+	t, ok := s.tasks[key{teamID, id}]
+	if !ok {
+		return tasks.Task{}, apperr.NotFound("task", id)
+	}
+	return copyTask(t), nil
+}
+
+// ListTasks implements tasks.Store, newest first. As in the adapter the
+// parent filter selects the parent's delegations (its index), else the
+// assignee filter selects the assignee's tasks, else all of the team's;
+// the other filters apply after the limit, so a page may hold fewer than
+// Limit tasks while a next token is returned. The adapter sends p.Limit to
+// DynamoDB as it is, and DynamoDB rejects a limit below 1: so does this
+// store (EINTERNAL), since tasks.Service.List passes the page through
+// without normalizing it.
+func (s *Store) ListTasks(_ context.Context, teamID string, f tasks.Filter, p paging.Page) ([]tasks.Task, string, error) {
+	if p.Limit < 1 {
+		return nil, "", internal("ListTasks: limit must be at least 1 (DynamoDB rejects Limit 0)")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	index := ""
+	selected := func(t tasks.Task) bool { return true }
+	switch {
+	case f.Parent != "":
+		index = "gsi2"
+		selected = func(t tasks.Task) bool { return t.ParentID == f.Parent }
+	case f.Assignee != "":
+		index = "gsi1"
+		selected = func(t tasks.Task) bool { return t.Assignee == f.Assignee }
+	}
+	var rows []row[tasks.Task]
+	for k, t := range s.tasks {
+		if k.team == teamID && selected(t) {
+			rows = append(rows, row[tasks.Task]{sk: t.ID, v: copyTask(t)})
+		}
+	}
+	keep := func(t tasks.Task) bool {
+		if f.Parent != "" && f.Assignee != "" && t.Assignee != f.Assignee {
+			return false
+		}
+		if f.Status != "" && t.Status != f.Status {
+			return false
+		}
+		if f.Agent != "" && t.Assignee != f.Agent && (t.CreatedBy.Type != "agent" || t.CreatedBy.ID != f.Agent) {
+			return false
+		}
+		return true
+	}
+	return query(rows, true, fmt.Sprintf("tasks:%s:%s", teamID, index), p, keep)
+}
+
+// maxTaskEvents is the adapter's bound on one timeline read: it stops
+// after the page that reaches it, so a longer timeline is cut at (about)
+// this many events.
+const maxTaskEvents = 1000
+
+// ListTaskEvents implements tasks.Store, oldest first (nil for a task
+// without events, as the adapter).
+func (s *Store) ListTaskEvents(_ context.Context, teamID, id string) ([]tasks.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	evs := s.taskEvents[key{teamID, id}]
+	var out []tasks.Event
+	for _, e := range evs {
+		out = append(out, copyEvent(e))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	if len(out) > maxTaskEvents {
+		out = out[:maxTaskEvents]
+	}
+	return out, nil
+}
+
+// AgentLoad implements tasks.Store: the agent's active-task counter as
+// stored (0 when it has none; not clamped, as in the adapter).
+func (s *Store) AgentLoad(_ context.Context, teamID, slug string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.loads[key{teamID, slug}]; l != nil {
+		return l.activeTasks, nil
+	}
+	return 0, nil
+}
+
+// dueShards and dueShard are the adapter's: running tasks' deadlines are
+// spread over 8 index partitions, and DueTasks reads up to limit from each.
+const dueShards = 8
+
+func dueShard(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % dueShards)
+}
+
+// dueKey is the adapter's index sort key: millisecond precision, UTC.
+func dueKey(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// DueTasks implements tasks.Store: running tasks whose deadline is before
+// the given time, across teams. It mirrors the adapter's sparse index
+// exactly: keys compare as strings at millisecond precision (a deadline in
+// the same millisecond as before is not due), each of the 8 shards returns
+// up to limit tasks earliest first, and the shards come in order (so up to
+// 8 × limit refs).
+func (s *Store) DueTasks(_ context.Context, before time.Time, limit int) ([]tasks.Ref, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	type due struct {
+		sk  string
+		ref tasks.Ref
+	}
+	shards := make([][]due, dueShards)
+	bound := dueKey(before)
+	for _, t := range s.tasks {
+		if t.Status != tasks.Running || t.Deadline == nil {
+			continue
+		}
+		sk := dueKey(*t.Deadline) + "#" + t.TeamID + "#" + t.ID
+		if sk < bound {
+			n := dueShard(t.ID)
+			shards[n] = append(shards[n], due{sk, tasks.Ref{TeamID: t.TeamID, ID: t.ID}})
+		}
+	}
+	var refs []tasks.Ref
+	for _, list := range shards {
+		sort.Slice(list, func(i, j int) bool { return list[i].sk < list[j].sk })
+		for i, d := range list {
+			if limit > 0 && i == limit {
+				break
+			}
+			refs = append(refs, d.ref)
+		}
+	}
+	return refs, nil
+}
+
+// TaskAgents implements messaging.Directory: the task's assignee, its
+// delegation chain and the agent that created it. Returns ENOTFOUND.
+func (s *Store) TaskAgents(_ context.Context, teamID, taskID string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.getTask(teamID, taskID)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]string{t.Assignee}, t.Chain...)
+	if t.CreatedBy.Type == "agent" {
+		out = append(out, t.CreatedBy.ID)
+	}
+	return out, nil
+}
+
+// SessionAgents implements messaging.Directory. Collaboration sessions are
+// not built yet (in the adapter either), so every session is ENOTFOUND.
+func (s *Store) SessionAgents(_ context.Context, _, sessionID string) ([]string, error) {
+	return nil, apperr.NotFound("collaboration session", sessionID)
+}

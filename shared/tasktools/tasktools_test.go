@@ -1,0 +1,276 @@
+package tasktools_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/demo"
+	"github.com/conclave-ai/conclave/shared/memstore"
+	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/tasktools"
+	"github.com/conclave-ai/conclave/shared/worker"
+)
+
+// The tools are driven as the worker drives them (Call with the task being
+// worked on), on the real task and messaging services over the in-memory
+// store.
+
+const team = demo.TeamID
+
+type fixture struct {
+	store *memstore.Store
+	bus   *memstore.Publisher
+	tasks *tasks.Service
+	msgs  *messaging.Service
+	tools *tasktools.Tools
+}
+
+func newFixture(tb testing.TB) *fixture {
+	tb.Helper()
+	store := memstore.New()
+	require.NoError(tb, demo.Seed(context.Background(), store))
+	bus := &memstore.Publisher{}
+	ts := tasks.NewService(store, nil, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ms := &messaging.Service{Store: store, Dir: store, Bus: bus}
+	return &fixture{store: store, bus: bus, tasks: ts, msgs: ms, tools: &tasktools.Tools{Tasks: ts, Messages: ms}}
+}
+
+// working returns the payload of a running task of agent, as the worker
+// has it while the agent works on that task.
+func (f *fixture) working(tb testing.TB, agent string) worker.Payload {
+	tb.Helper()
+	ctx := context.Background()
+	t, err := f.tasks.Create(ctx, team, tasks.Creator{Type: "user", ID: "key_test"}, tasks.CreateInput{Assignee: agent, Title: "work"}, false)
+	require.NoError(tb, err)
+	_, err = f.tasks.Start(ctx, team, t.ID, "u")
+	require.NoError(tb, err)
+	return worker.Payload{TeamID: team, TaskID: t.ID, Assignee: agent, Title: t.Title}
+}
+
+// call runs one tool call and requires it to succeed as a call (the
+// output may still report a refusal).
+func (f *fixture) call(tb testing.TB, p worker.Payload, name string, input any) string {
+	tb.Helper()
+	raw, ok := input.(string)
+	if !ok {
+		b, err := json.Marshal(input)
+		require.NoError(tb, err)
+		raw = string(b)
+	}
+	out, err := f.tools.Call(context.Background(), p, models.ToolCall{ID: "call-1", Name: name, Input: raw})
+	require.NoError(tb, err)
+	return out
+}
+
+var delegatedRE = regexp.MustCompile(`^delegated as task (task_\S+) to ([a-z-]+); check it with check_task_status$`)
+
+// delegate delegates without waiting and returns the new task's id.
+func (f *fixture) delegate(tb testing.TB, p worker.Payload, to string) string {
+	tb.Helper()
+	out := f.call(tb, p, "delegate_task", map[string]any{"to_agent": to, "title": "Help", "instructions": "Please help", "wait_for_result": false})
+	m := delegatedRE.FindStringSubmatch(out)
+	require.NotNil(tb, m, out)
+	require.Equal(tb, to, m[2])
+	return m[1]
+}
+
+func TestSpecsListTheFourTools(t *testing.T) {
+	f := newFixture(t)
+	var names []string
+	for _, s := range f.tools.Specs() {
+		names = append(names, s.Name)
+		assert.NotEmpty(t, s.Description)
+	}
+	assert.Equal(t, []string{"delegate_task", "check_task_status", "send_agent_message", "get_agent_inbox"}, names)
+}
+
+func TestDelegateTaskWithoutWaitingCreatesALinkedSubtask(t *testing.T) {
+	f := newFixture(t)
+	p := f.working(t, "kyra")
+	out := f.call(t, p, "delegate_task", map[string]any{
+		"to_agent": "luke", "instructions": "Review the retry logic\nin worker.go", "task_type": "review",
+		"priority": "high", "expected_output": "a list of issues", "wait_for_result": false,
+	})
+	m := delegatedRE.FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+
+	child, err := f.tasks.Get(context.Background(), team, m[1])
+	require.NoError(t, err)
+	assert.Equal(t, p.TaskID, child.ParentID)
+	assert.Equal(t, p.TaskID, child.RootID)
+	assert.Equal(t, tasks.Creator{Type: "agent", ID: "kyra"}, child.CreatedBy)
+	assert.Equal(t, "luke", child.Assignee)
+	assert.Equal(t, "Review the retry logic", child.Title, "the title defaults to the first line")
+	assert.Equal(t, "review", child.Type)
+	assert.Equal(t, "high", child.Priority)
+	assert.Equal(t, "a list of issues", child.ExpectedOutput)
+	assert.True(t, child.Execute, "a delegation runs through the state machine")
+	assert.Equal(t, tasks.Queued, child.Status)
+	assert.Equal(t, 1, child.Depth)
+	load, err := f.tasks.Load(context.Background(), team, "luke")
+	require.NoError(t, err)
+	assert.Equal(t, 1, load)
+}
+
+func TestDelegateTaskWaitsForTheResult(t *testing.T) {
+	f := newFixture(t)
+	p := f.working(t, "kyra")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	// The delegated agent finishes its task while the tool waits.
+	go func() {
+		for ctx.Err() == nil {
+			list, _, err := f.tasks.List(ctx, team, tasks.Filter{Parent: p.TaskID}, paging.Page{Limit: 10})
+			if err == nil && len(list) == 1 {
+				if _, err := f.tasks.Start(ctx, team, list[0].ID, "agent:luke"); err == nil {
+					_, _ = f.tasks.Complete(ctx, team, list[0].ID, "agent:luke", "two issues found", nil)
+				}
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	out, err := f.tools.Call(ctx, p, models.ToolCall{Name: "delegate_task", Input: `{"to_agent":"luke","title":"Review","instructions":"Review it"}`})
+	require.NoError(t, err)
+	assert.Regexp(t, `^task task_\S+ by luke completed: two issues found$`, out)
+}
+
+func TestRejectedDelegationsComeBackAsToolOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		setup  func(tb testing.TB, f *fixture) worker.Payload
+		input  string
+		output string
+	}{
+		{"to itself", func(tb testing.TB, f *fixture) worker.Payload { return f.working(tb, "kyra") },
+			`{"to_agent":"kyra","title":"x"}`, `^rejected \(SelfDelegation\): an agent cannot delegate a task to itself$`},
+		{"to an unknown agent", func(tb testing.TB, f *fixture) worker.Payload { return f.working(tb, "kyra") },
+			`{"to_agent":"nobody","title":"x"}`, `^rejected: agent "nobody" not found$`},
+		{"to a busy agent", func(tb testing.TB, f *fixture) worker.Payload {
+			for range tasks.MaxActivePerAgent {
+				f.working(tb, "luke")
+			}
+			return f.working(tb, "kyra")
+		}, `{"to_agent":"luke","title":"x"}`, `^rejected \(ConcurrencyLimit\): agent "luke" already has 5 running or queued tasks$`},
+		{"back up the chain", func(tb testing.TB, f *fixture) worker.Payload {
+			kyra := f.working(tb, "kyra")
+			id := f.delegate(tb, kyra, "luke")
+			_, err := f.tasks.Start(context.Background(), team, id, "agent:luke")
+			require.NoError(tb, err)
+			return worker.Payload{TeamID: team, TaskID: id, Assignee: "luke"}
+		}, `{"to_agent":"kyra","title":"x"}`, `^rejected \(CycleDetected\): agent "kyra" is already in the delegation chain kyra → luke$`},
+		{"from a task that is not running", func(tb testing.TB, f *fixture) worker.Payload {
+			p := f.working(tb, "kyra")
+			_, err := f.tasks.Complete(context.Background(), team, p.TaskID, "u", "done", nil)
+			require.NoError(tb, err)
+			return p
+		}, `{"to_agent":"luke","title":"x"}`, `^rejected \(InvalidTransition\): the parent task is completed; only a running task can delegate$`},
+		{"with an invalid field", func(tb testing.TB, f *fixture) worker.Payload { return f.working(tb, "kyra") },
+			`{"to_agent":"luke","title":"x","task_type":"dance"}`, `^rejected: type must be one of `},
+		{"with unreadable input", func(tb testing.TB, f *fixture) worker.Payload { return f.working(tb, "kyra") },
+			`{"to_agent":`, `^invalid input: `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			p := tc.setup(t, f)
+			out := f.call(t, p, "delegate_task", tc.input)
+			assert.Regexp(t, tc.output, out)
+			list, _, err := f.tasks.List(context.Background(), team, tasks.Filter{Parent: p.TaskID}, paging.Page{Limit: 10})
+			require.NoError(t, err)
+			assert.Empty(t, list, "nothing was delegated")
+		})
+	}
+}
+
+func TestCheckTaskStatusDescribesTheTask(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	p := f.working(t, "kyra")
+	id := f.delegate(t, p, "luke")
+	check := func() string {
+		t.Helper()
+		return f.call(t, p, "check_task_status", map[string]string{"task_id": id})
+	}
+	assert.Equal(t, "task "+id+" by luke is queued", check())
+
+	_, err := f.tasks.Start(ctx, team, id, "agent:luke")
+	require.NoError(t, err)
+	assert.Equal(t, "task "+id+" by luke is running", check())
+
+	_, err = f.tasks.Fail(ctx, team, id, "agent:luke", "the repository is private")
+	require.NoError(t, err)
+	assert.Equal(t, "task "+id+" by luke ended failed: the repository is private", check())
+
+	assert.Equal(t, `rejected: task "task_nope" not found`, f.call(t, p, "check_task_status", `{"task_id":"task_nope"}`))
+	assert.Regexp(t, `^invalid input: `, f.call(t, p, "check_task_status", `not json`))
+}
+
+func TestSendAgentMessageAndReadTheInbox(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	kyra := f.working(t, "kyra")
+	luke := worker.Payload{TeamID: team, TaskID: "task_other", Assignee: "luke"}
+
+	out := f.call(t, kyra, "send_agent_message", map[string]string{"to_agent": "luke", "message": "Please look at PR 42\nThe retry logic changed.", "message_type": "info_request"})
+	m := regexp.MustCompile(`^sent message (amsg_\S+) on direct$`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+
+	sent := memstore.Details[messaging.SentEvent](f.bus, messaging.DetailType)
+	require.Len(t, sent, 1)
+	assert.Equal(t, messaging.SentEvent{TeamID: team, MessageID: m[1], From: "kyra", To: "luke", Channel: messaging.ChannelDirect, Type: "info_request", CreatedAt: sent[0].CreatedAt}, sent[0])
+	stored, err := f.store.GetAgentMessage(ctx, team, m[1])
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"task_id": kyra.TaskID}, stored.Metadata, "the message names the task it was sent from")
+
+	assert.Equal(t, "no messages", f.call(t, luke, "get_agent_inbox", `{}`), "nothing until the fan-out delivers")
+	n, err := f.msgs.FanOut(ctx, team, m[1]) // what the AgentMessageSent consumer does
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	inbox := f.call(t, luke, "get_agent_inbox", `{}`)
+	assert.Regexp(t, `^\[\S+\] info_request from kyra on direct: Please look at PR 42\n$`, inbox)
+	assert.Equal(t, "no messages", f.call(t, luke, "get_agent_inbox", `{"unread_only": true}`), "reading marks them read")
+	assert.Contains(t, f.call(t, luke, "get_agent_inbox", `{"unread_only": false}`), "from kyra", "all messages include read ones")
+	assert.Equal(t, "no messages", f.call(t, kyra, "get_agent_inbox", `{}`), "the sender's inbox is its own")
+}
+
+func TestSendAgentMessageRefusalsComeBackAsToolOutput(t *testing.T) {
+	f := newFixture(t)
+	kyra := f.working(t, "kyra")
+	for input, want := range map[string]string{
+		`{"to_agent":"nobody","message":"hi"}`:                       `^rejected: agent "nobody" not found$`,
+		`{"to_agent":"kyra","message":"hi"}`:                         `^rejected: an agent cannot message itself$`,
+		`{"to_agent":"luke","message":"hi","message_type":"gossip"}`: `^rejected: type must be one of `,
+		`{"to_agent":"luke","message":"   "}`:                        `^rejected: content must be 1 to 8000 characters$`,
+		`{"channel":"task:task_nope","message":"hi"}`:                `^rejected: task "task_nope" not found$`,
+		`{"to_agent":`: `^invalid input: `,
+	} {
+		assert.Regexp(t, want, f.call(t, kyra, "send_agent_message", input), input)
+	}
+	assert.Empty(t, f.bus.OfType(messaging.DetailType), "nothing was sent")
+}
+
+func TestMessagingToolsWithoutMessaging(t *testing.T) {
+	f := newFixture(t)
+	f.tools.Messages = nil
+	p := f.working(t, "kyra")
+	assert.Equal(t, "messaging is not available", f.call(t, p, "send_agent_message", `{"to_agent":"luke","message":"hi"}`))
+	assert.Equal(t, "messaging is not available", f.call(t, p, "get_agent_inbox", `{}`))
+}
+
+func TestAnUnknownToolIsReportedToTheModel(t *testing.T) {
+	f := newFixture(t)
+	assert.Equal(t, "unknown tool dance", f.call(t, f.working(t, "kyra"), "dance", `{}`))
+}
