@@ -5,7 +5,9 @@ package stack
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -24,8 +26,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/conclave-ai/conclave/shared/app"
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/statemachines"
 )
 
@@ -131,11 +133,11 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	// machines exist (only to functions that start executions), so the
 	// machines can reference worker functions without a cycle.
 	common := map[string]*string{
-		app.EnvStage: jsii.String(env.Name), app.EnvTable: st.Table.TableName(), app.EnvBus: st.Bus.EventBusName(),
-		app.EnvFlags: jsii.String(env.FlagString()), app.EnvModelProvider: jsii.String(env.ModelProvider),
+		settings.EnvStage: jsii.String(env.Name), settings.EnvTable: st.Table.TableName(), settings.EnvBus: st.Bus.EventBusName(),
+		settings.EnvFlags: jsii.String(env.Flags.String()), settings.EnvModelProvider: jsii.String(env.ModelProvider),
 	}
 	if env.SynthesisModel != "" {
-		common[app.EnvSynthesis] = jsii.String(env.SynthesisModel)
+		common[settings.EnvSynthesis] = jsii.String(env.SynthesisModel)
 	}
 	// Function names are known before the functions exist (they are
 	// physical names from the manifest), so passing them adds no dependency.
@@ -143,7 +145,7 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	for _, f := range manifest.Functions {
 		fnNames[f.Name] = names.Function(f.Name)
 	}
-	common[app.EnvFunctions] = jsii.String(app.EncodePairs(fnNames))
+	common[settings.EnvFunctions] = jsii.String(settings.EncodePairs(fnNames))
 	for _, f := range manifest.Functions {
 		id := camel(f.Name)
 		logs := awslogs.NewLogGroup(s, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
@@ -211,9 +213,12 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 			LogGroupName: jsii.String("/aws/vendedlogs/states/" + names.StateMachine(sm.Name)), Retention: retention, RemovalPolicy: removal,
 		})
 		// Substitutions are resolved before the machine is created (jsii
-		// copies the map), grants after (they need the machine's role).
+		// copies the map), grants after (they need the machine's role). Both
+		// walk the keys sorted: the grants' order is the order of the role's
+		// policy statements, and map order would change it on every synth.
 		subs := map[string]*string{}
-		for k, ref := range sm.Substitutions {
+		for _, k := range sortedKeys(sm.Substitutions) {
+			ref := sm.Substitutions[k]
 			switch {
 			case ref == "bus":
 				subs[k] = st.Bus.EventBusName()
@@ -234,8 +239,8 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 			TracingEnabled:          jsii.Bool(true),
 			Timeout:                 awscdk.Duration_Seconds(jsii.Number(float64(sm.Timeout))),
 		})
-		for _, ref := range sm.Substitutions {
-			switch {
+		for _, k := range sortedKeys(sm.Substitutions) {
+			switch ref := sm.Substitutions[k]; {
 			case ref == "bus":
 				st.Bus.GrantPutEventsTo(machine, nil)
 			case ref == "table":
@@ -270,6 +275,7 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	for _, sm := range manifest.StateMachines {
 		smARNList = append(smARNList, smARNs[sm.Name])
 	}
+	// Map order does not matter here: joinPairs sorts the keys.
 	queueURLs := map[string]*string{}
 	for name, q := range st.Queues {
 		queueURLs[name] = q.QueueUrl()
@@ -280,7 +286,7 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 		if !starts && !stops && f.Name != "health" {
 			continue
 		}
-		fn.AddEnvironment(jsii.String(app.EnvStateMachines), joinPairs(st, smARNs), nil)
+		fn.AddEnvironment(jsii.String(settings.EnvStateMachines), joinPairs(st, smARNs), nil)
 		if starts {
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Actions: jsii.Strings("states:StartExecution"), Resources: &smARNList,
@@ -306,13 +312,15 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 		}))
 	}
 	health := st.Functions["health"]
-	health.AddEnvironment(jsii.String(app.EnvQueues), joinPairs(st, queueURLs), nil)
+	health.AddEnvironment(jsii.String(settings.EnvQueues), joinPairs(st, queueURLs), nil)
 	var smArnList, queueArnList []*string
-	for _, m := range st.StateMachines {
-		smArnList = append(smArnList, m.StateMachineArn())
+	// In name order: ranging over the maps would reorder the resource lists
+	// (and so the template) on every synth.
+	for _, name := range sortedKeys(st.StateMachines) {
+		smArnList = append(smArnList, st.StateMachines[name].StateMachineArn())
 	}
-	for _, q := range st.Queues {
-		queueArnList = append(queueArnList, q.QueueArn())
+	for _, name := range sortedKeys(st.Queues) {
+		queueArnList = append(queueArnList, st.Queues[name].QueueArn())
 	}
 	health.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions: jsii.Strings("dynamodb:DescribeTable"), Resources: &[]*string{st.Table.TableArn()},
@@ -370,13 +378,8 @@ func hasGrant(f manifest.Function, g manifest.Grant) bool {
 // joinPairs renders name=value pairs with CloudFormation's Fn::Join so
 // tokens resolve at deploy time.
 func joinPairs(st *Stack, m map[string]*string) *string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
 	var parts []*string
-	for i, k := range keys {
+	for i, k := range sortedKeys(m) {
 		prefix := k + "="
 		if i > 0 {
 			prefix = "," + prefix
@@ -386,12 +389,10 @@ func joinPairs(st *Stack, m map[string]*string) *string {
 	return awscdk.Fn_Join(jsii.String(""), &parts)
 }
 
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+// sortedKeys returns m's keys in order. Every walk over a map that adds to
+// the template goes through it, so two synths of one stage are identical.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // camel turns "task-worker" into "TaskWorker" for construct ids.

@@ -22,23 +22,37 @@ import (
 // returns its template, as JSON and as an assertions.Template.
 func synth(t *testing.T, env string) (assertions.Template, map[string]any) {
 	t.Helper()
-	t.Setenv("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
-	t.Setenv("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
-	dist := t.TempDir()
-	for _, f := range manifest.Functions {
-		require.NoError(t, os.MkdirAll(filepath.Join(dist, f.Name), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dist, f.Name, "bootstrap"), []byte("placeholder"), 0o755))
-	}
-	cfg, err := stack.Lookup(env)
-	require.NoError(t, err)
-	app := awscdk.NewApp(nil)
-	st := stack.NewConclaveStack(app, "Test-"+env, &stack.Props{Env: cfg, AssetDir: dist})
-	tpl := assertions.Template_FromStack(st.Stack, nil)
+	tpl := synthTemplate(t, env, mustAssetDir(t))
 	raw, err := json.Marshal(tpl.ToJSON())
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(raw, &m))
 	return tpl, m
+}
+
+// mustAssetDir writes a placeholder bootstrap for every manifest function,
+// as make build would, into a directory removed when the test ends.
+func mustAssetDir(tb testing.TB) string {
+	tb.Helper()
+	dist := tb.TempDir()
+	for _, f := range manifest.Functions {
+		require.NoError(tb, os.MkdirAll(filepath.Join(dist, f.Name), 0o755))
+		require.NoError(tb, os.WriteFile(filepath.Join(dist, f.Name, "bootstrap"), []byte("placeholder"), 0o755))
+	}
+	return dist
+}
+
+// synthTemplate synthesizes the stack of env in a fresh app, with the
+// function binaries in dist.
+func synthTemplate(t *testing.T, env, dist string) assertions.Template {
+	t.Helper()
+	t.Setenv("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
+	t.Setenv("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+	cfg, err := stack.Lookup(env)
+	require.NoError(t, err)
+	app := awscdk.NewApp(nil)
+	st := stack.NewConclaveStack(app, "Test-"+env, &stack.Props{Env: cfg, AssetDir: dist})
+	return assertions.Template_FromStack(st.Stack, nil)
 }
 
 func resources(m map[string]any, typ string) []map[string]any {
@@ -201,22 +215,29 @@ func TestDevStack(t *testing.T) {
 // policyOf returns the inline policy documents attached to a function's role.
 func policyOf(t *testing.T, m map[string]any, functionName string) string {
 	t.Helper()
-	var roleRef any
-	for _, f := range resources(m, "AWS::Lambda::Function") {
-		if props(f)["FunctionName"] == functionName {
-			roleRef = props(f)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0]
-		}
-	}
-	require.NotNil(t, roleRef, functionName)
+	role := roleOf(t, m, functionName)
 	var docs []string
 	for _, p := range resources(m, "AWS::IAM::Policy") {
 		roles, _ := json.Marshal(props(p)["Roles"])
-		if strings.Contains(string(roles), `"`+roleRef.(string)+`"`) {
+		if strings.Contains(string(roles), `"`+role+`"`) {
 			doc, _ := json.Marshal(props(p)["PolicyDocument"])
 			docs = append(docs, string(doc))
 		}
 	}
 	return strings.Join(docs, "\n")
+}
+
+// roleOf returns the logical id of the role of the function called
+// functionName.
+func roleOf(t *testing.T, m map[string]any, functionName string) string {
+	t.Helper()
+	for _, f := range resources(m, "AWS::Lambda::Function") {
+		if props(f)["FunctionName"] == functionName {
+			return props(f)["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+		}
+	}
+	t.Fatalf("no function %s", functionName)
+	return ""
 }
 
 func TestProdStackRetainsDataAndTurnsFlagsOff(t *testing.T) {
