@@ -2,7 +2,6 @@ package stack
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/conclave-ai/conclave/shared/settings"
 )
@@ -52,12 +51,7 @@ var Environments = map[string]EnvConfig{
 func Lookup(env string) (EnvConfig, error) {
 	c, ok := Environments[env]
 	if !ok {
-		names := make([]string, 0, len(Environments))
-		for n := range Environments {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return EnvConfig{}, fmt.Errorf("unknown environment %q (known: %v)", env, names)
+		return EnvConfig{}, fmt.Errorf("unknown environment %q (known: %v)", env, sortedKeys(Environments))
 	}
 	return c, nil
 }

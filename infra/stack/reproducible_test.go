@@ -3,10 +3,18 @@ package stack_test
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,8 +34,8 @@ func TestSynthIsReproducible(t *testing.T) {
 	// app. Go starts every range over a map at a random slot, but small maps
 	// are biased: a loop over the three substitutions of the delegation
 	// machine keeps its order about three times in four. Sixteen synths
-	// (well under a second each) catch such a loop about 98 times in 100;
-	// a loop over the seven queues, all but never.
+	// (about a second each) catch such a loop about 98 times in 100;
+	// TestStackWalksMapsSorted below catches it every time.
 	const synths = 16
 	first := render()
 	for i := 1; i < synths; i++ {
@@ -36,57 +44,6 @@ func TestSynthIsReproducible(t *testing.T) {
 			t.Fatalf("synth %d differs from the first:\n%s", i+1, firstDifference(first, next))
 		}
 	}
-
-	// AND the longest list built from a map does not depend on luck: the
-	// health probe lists the queues in name order.
-	var m map[string]any
-	require.NoError(t, json.Unmarshal([]byte(first), &m))
-	queueNames := map[string]string{} // logical id → queue name
-	for id, r := range m["Resources"].(map[string]any) {
-		r := r.(map[string]any)
-		if r["Type"] == "AWS::SQS::Queue" {
-			queueNames[id] = props(r)["QueueName"].(string)
-		}
-	}
-	var listed []string
-	for _, res := range statementResources(t, m, "conclave-dev-health", "sqs:GetQueueAttributes") {
-		ref := res.(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
-		listed = append(listed, queueNames[ref])
-	}
-	assert.Len(t, listed, len(queueNames))
-	assert.True(t, slices.IsSorted(listed), "health lists queues in name order: %v", listed)
-}
-
-// statementResources returns the Resource list of the statement granting
-// action in the role policies of the function called functionName.
-func statementResources(t *testing.T, m map[string]any, functionName, action string) []any {
-	t.Helper()
-	role := roleOf(t, m, functionName)
-	for _, p := range resources(m, "AWS::IAM::Policy") {
-		attached := slices.ContainsFunc(props(p)["Roles"].([]any), func(r any) bool {
-			ref, ok := r.(map[string]any)
-			return ok && ref["Ref"] == role
-		})
-		if !attached {
-			continue
-		}
-		for _, s := range props(p)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
-			s := s.(map[string]any)
-			actions, ok := s["Action"].([]any)
-			if !ok {
-				actions = []any{s["Action"]}
-			}
-			if slices.Contains(actions, any(action)) {
-				res, ok := s["Resource"].([]any)
-				if !ok {
-					res = []any{s["Resource"]}
-				}
-				return res
-			}
-		}
-	}
-	t.Fatalf("no statement grants %s to %s", action, functionName)
-	return nil
 }
 
 // firstDifference shows where two renderings of a template part, with some
@@ -100,4 +57,62 @@ func firstDifference(a, b string) string {
 		return s[max(0, i-300):min(len(s), i+300)]
 	}
 	return fmt.Sprintf("at byte %d\nfirst: …%s…\nlater: …%s…", i, window(a), window(b))
+}
+
+// TestStackWalksMapsSorted is the certain half of TestSynthIsReproducible:
+// it type-checks this package and fails on any range statement over a map
+// (or over an iterator, which may come from one). Every walk over a map goes
+// through sortedKeys instead, so construct order, grant order and therefore
+// the template never follow Go's map order. (With the recommended
+// @aws-cdk/aws-iam:minimizePolicies flag the CDK sorts the resources of each
+// policy statement itself, but not the statements, nor anything else.)
+func TestStackWalksMapsSorted(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	// GIVEN the package's sources and the export data of what it imports
+	out, err := exec.Command(goTool, "list", "-export", "-deps", "-f", "{{.ImportPath}}={{.Export}}", ".").Output()
+	require.NoError(t, err)
+	exports := map[string]string{}
+	for _, line := range strings.Fields(string(out)) {
+		if path, file, ok := strings.Cut(line, "="); ok && file != "" {
+			exports[path] = file
+		}
+	}
+	fset := token.NewFileSet()
+	names, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		files = append(files, f)
+	}
+	require.NotEmpty(t, files)
+	// WHEN it is type-checked
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		return os.Open(exports[path])
+	})}
+	_, err = conf.Check("github.com/conclave-ai/conclave/infra/stack", fset, files, info)
+	require.NoError(t, err)
+	// THEN no range statement walks a map or an iterator
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			r, ok := n.(*ast.RangeStmt)
+			if !ok {
+				return true
+			}
+			switch info.TypeOf(r.X).Underlying().(type) {
+			case *types.Map, *types.Signature:
+				t.Errorf("%s: ranges over %s in map order; range over sortedKeys(…) so the template does not change between synths",
+					fset.Position(r.Pos()), types.ExprString(r.X))
+			}
+			return true
+		})
+	}
 }

@@ -275,10 +275,9 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	for _, sm := range manifest.StateMachines {
 		smARNList = append(smARNList, smARNs[sm.Name])
 	}
-	// Map order does not matter here: joinPairs sorts the keys.
 	queueURLs := map[string]*string{}
-	for name, q := range st.Queues {
-		queueURLs[name] = q.QueueUrl()
+	for _, name := range sortedKeys(st.Queues) {
+		queueURLs[name] = st.Queues[name].QueueUrl()
 	}
 	for _, f := range manifest.Functions {
 		fn := st.Functions[f.Name]

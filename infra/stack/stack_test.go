@@ -50,7 +50,12 @@ func synthTemplate(t *testing.T, env, dist string) assertions.Template {
 	t.Setenv("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 	cfg, err := stack.Lookup(env)
 	require.NoError(t, err)
-	app := awscdk.NewApp(nil)
+	// The context of cdk.json, so the tests assert what `cdk deploy`
+	// deploys; awscdk.NewApp(nil) alone would use the legacy defaults.
+	flags, err := stack.ContextFromFile("../cdk.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, flags, "cdk.json has the recommended feature flags")
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &flags})
 	st := stack.NewConclaveStack(app, "Test-"+env, &stack.Props{Env: cfg, AssetDir: dist})
 	return assertions.Template_FromStack(st.Stack, nil)
 }
