@@ -3,7 +3,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -14,7 +16,17 @@ import (
 
 func main() {
 	defer jsii.Close()
-	app := awscdk.NewApp(nil)
+	// The feature flags of cdk.json, so `go run .` (make synth) synthesizes
+	// what `cdk deploy` would; the CLI's own context still wins over them.
+	flags, err := stack.ContextFromFile("cdk.json")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintln(os.Stderr, "warning: no cdk.json in the working directory; synthesizing without its feature flags (run from infra/)")
+	case err != nil:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &flags})
 	envName := os.Getenv("CONCLAVE_ENV")
 	if v, ok := app.Node().TryGetContext(jsii.String("env")).(string); ok && v != "" {
 		envName = v

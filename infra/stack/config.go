@@ -2,7 +2,8 @@ package stack
 
 import (
 	"fmt"
-	"sort"
+
+	"github.com/conclave-ai/conclave/shared/settings"
 )
 
 // EnvConfig is the small per-environment configuration of a stack.
@@ -17,8 +18,10 @@ type EnvConfig struct {
 	LogRetentionDays int
 	// Retain keeps the table, queues and logs when the stack is deleted.
 	Retain bool
-	// Flags are feature flags handed to every function as FEATURE_FLAGS.
-	Flags map[string]bool
+	// Flags are the feature flags handed to every function as FEATURE_FLAGS,
+	// rendered by settings.Flags so the runtime parses exactly what the
+	// stack writes.
+	Flags settings.Flags
 	// ModelProvider is the agents' default model adapter (MODEL_PROVIDER):
 	// bedrock in AWS, local for the LocalStack stage (no Bedrock there).
 	ModelProvider string
@@ -34,43 +37,21 @@ const tier1 = "anthropic.claude-3-5-haiku-20241022-v1:0"
 // on in dev and off in prod, where they are turned on deliberately.
 var Environments = map[string]EnvConfig{
 	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false,
-		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": true}, ModelProvider: "bedrock", SynthesisModel: tier1},
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "bedrock", SynthesisModel: tier1},
 	"staging": {Name: "staging", MemoryScale: 1, LogRetentionDays: 30, Retain: false,
-		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": false}, ModelProvider: "bedrock", SynthesisModel: tier1},
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true}, ModelProvider: "bedrock", SynthesisModel: tier1},
 	"prod": {Name: "prod", MemoryScale: 2, LogRetentionDays: 365, Retain: true,
-		Flags: map[string]bool{"collaboration": false, "expert_gate": false, "ensemble": false}, ModelProvider: "bedrock", SynthesisModel: tier1},
+		Flags: settings.Flags{}, ModelProvider: "bedrock", SynthesisModel: tier1},
 	// localstack is the stage deployed by `make localstack-deploy`.
 	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, Account: "000000000000", Region: "us-east-1",
-		Flags: map[string]bool{"collaboration": true, "expert_gate": true, "ensemble": true}, ModelProvider: "local"},
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "local"},
 }
 
 // Lookup returns the configuration of env.
 func Lookup(env string) (EnvConfig, error) {
 	c, ok := Environments[env]
 	if !ok {
-		names := make([]string, 0, len(Environments))
-		for n := range Environments {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return EnvConfig{}, fmt.Errorf("unknown environment %q (known: %v)", env, names)
+		return EnvConfig{}, fmt.Errorf("unknown environment %q (known: %v)", env, sortedKeys(Environments))
 	}
 	return c, nil
-}
-
-// FlagString encodes the flags for the FEATURE_FLAGS variable ("a=true,b=false").
-func (c EnvConfig) FlagString() string {
-	keys := make([]string, 0, len(c.Flags))
-	for k := range c.Flags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := ""
-	for i, k := range keys {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprintf("%s=%t", k, c.Flags[k])
-	}
-	return s
 }

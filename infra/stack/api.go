@@ -1,0 +1,59 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/conclave-ai/conclave/shared/manifest"
+)
+
+// authorizerFunction is the manifest function behind the Lambda authorizer.
+const authorizerFunction = "authorizer"
+
+// APIProps configure the HTTP API.
+type APIProps struct {
+	Stage Stage
+	// Functions by manifest name: the authorizer and every route's.
+	Functions map[string]awslambda.Function
+}
+
+// API is the HTTP API: one route per manifest route, each behind the Lambda
+// authorizer (simple responses, X-Api-Key), one integration per function.
+type API struct {
+	constructs.Construct
+	// HTTPAPI is the API itself, for its endpoint.
+	HTTPAPI awsapigatewayv2.HttpApi
+}
+
+// NewAPI creates the API, its authorizer and its routes.
+func NewAPI(scope constructs.Construct, id string, props *APIProps) *API {
+	c := constructs.NewConstruct(scope, &id)
+	names := props.Stage.Names
+	// Caching is off so a revoked key stops working at once.
+	authz := awsapigatewayv2authorizers.NewHttpLambdaAuthorizer(jsii.String("ApiKeyAuthorizer"), props.Functions[authorizerFunction], &awsapigatewayv2authorizers.HttpLambdaAuthorizerProps{
+		AuthorizerName:  jsii.String(names.Prefix() + "-api-key"),
+		ResponseTypes:   &[]awsapigatewayv2authorizers.HttpLambdaResponseType{awsapigatewayv2authorizers.HttpLambdaResponseType_SIMPLE},
+		IdentitySource:  jsii.Strings("$request.header.X-Api-Key"),
+		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(0)),
+	})
+	api := awsapigatewayv2.NewHttpApi(c, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
+		ApiName: jsii.String(names.Prefix() + "-api"), DefaultAuthorizer: authz,
+	})
+	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
+	for _, rt := range manifest.Routes() {
+		integ, ok := integrations[rt.Function]
+		if !ok {
+			integ = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(camel(rt.Function)+"Integration"), props.Functions[rt.Function], nil)
+			integrations[rt.Function] = integ
+		}
+		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path: jsii.String(rt.Route.Path), Methods: &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(rt.Route.Method)}, Integration: integ,
+		})
+	}
+	return &API{Construct: c, HTTPAPI: api}
+}

@@ -1,0 +1,139 @@
+package stack
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/settings"
+)
+
+// FunctionsProps configure the functions and what they may reach.
+type FunctionsProps struct {
+	Stage Stage
+	// Env gives the memory scale, the feature flags and the models.
+	Env EnvConfig
+	// AssetDir holds one directory per function with its bootstrap binary.
+	AssetDir string
+	Table    awsdynamodb.ITable
+	Bus      awsevents.IEventBus
+	// Queues by manifest name, for the SQS event sources.
+	Queues map[string]awssqs.Queue
+}
+
+// Functions are the manifest's Lambda functions (arm64, provided.al2023,
+// X-Ray, JSON logs in a log group of their own), each granted exactly its
+// manifest grants, its SQS trigger and the functions it invokes.
+//
+// State machine ARNs are not set here: the machines reference worker
+// functions, so StateMachines.GrantExecutions adds them afterwards.
+type Functions struct {
+	constructs.Construct
+	// Functions by manifest name.
+	Functions map[string]awslambda.Function
+}
+
+// NewFunctions creates every function of the manifest.
+func NewFunctions(scope constructs.Construct, id string, props *FunctionsProps) *Functions {
+	c := constructs.NewConstruct(scope, &id)
+	fs := &Functions{Construct: c, Functions: map[string]awslambda.Function{}}
+	env := commonEnvironment(props)
+	for _, f := range manifest.Functions {
+		fn := fs.newFunction(f, props, env)
+		fs.Functions[f.Name] = fn
+		grant(fn, f.Grants, props)
+		if f.Trigger == manifest.TriggerSQS {
+			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(props.Queues[f.Queue], &awslambdaeventsources.SqsEventSourceProps{
+				BatchSize: jsii.Number(float64(f.BatchSize)), ReportBatchItemFailures: jsii.Bool(true),
+			}))
+		}
+	}
+	// Synchronous calls between functions: exactly the manifest's.
+	for _, f := range manifest.Functions {
+		for _, target := range f.Invokes {
+			fs.Functions[target].GrantInvoke(fs.Functions[f.Name])
+		}
+	}
+	return fs
+}
+
+// commonEnvironment is the part of the settings contract every function
+// gets.
+func commonEnvironment(props *FunctionsProps) map[string]*string {
+	env := props.Env
+	common := map[string]*string{
+		settings.EnvStage: jsii.String(env.Name), settings.EnvTable: props.Table.TableName(), settings.EnvBus: props.Bus.EventBusName(),
+		settings.EnvFlags: jsii.String(env.Flags.String()), settings.EnvModelProvider: jsii.String(env.ModelProvider),
+	}
+	if env.SynthesisModel != "" {
+		common[settings.EnvSynthesis] = jsii.String(env.SynthesisModel)
+	}
+	// Function names are known before the functions exist (they are
+	// physical names from the manifest), so passing them adds no dependency.
+	fnNames := map[string]string{}
+	for _, f := range manifest.Functions {
+		fnNames[f.Name] = props.Stage.Names.Function(f.Name)
+	}
+	common[settings.EnvFunctions] = jsii.String(settings.EncodePairs(fnNames))
+	return common
+}
+
+// newFunction creates f and its log group.
+func (fs *Functions) newFunction(f manifest.Function, props *FunctionsProps, env map[string]*string) awslambda.Function {
+	names, id := props.Stage.Names, camel(f.Name)
+	logs := awslogs.NewLogGroup(fs.Construct, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		LogGroupName: jsii.String("/aws/lambda/" + names.Function(f.Name)), Retention: props.Stage.LogRetention, RemovalPolicy: props.Stage.Removal,
+	})
+	memory := float64(f.MemoryMB)
+	if props.Env.MemoryScale > 0 {
+		memory *= props.Env.MemoryScale
+	}
+	return awslambda.NewFunction(fs.Construct, jsii.String(id+"Function"), &awslambda.FunctionProps{
+		FunctionName:  jsii.String(names.Function(f.Name)),
+		Description:   jsii.String(f.Description),
+		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:  awslambda.Architecture_ARM_64(),
+		Handler:       jsii.String("bootstrap"),
+		Code:          awslambda.Code_FromAsset(jsii.String(filepath.Join(props.AssetDir, f.Name)), nil),
+		MemorySize:    jsii.Number(memory),
+		Timeout:       awscdk.Duration_Seconds(jsii.Number(float64(f.Timeout))),
+		Tracing:       awslambda.Tracing_ACTIVE,
+		LogGroup:      logs,
+		LoggingFormat: awslambda.LoggingFormat_JSON,
+		Environment:   &env,
+	})
+}
+
+// grant turns the manifest grants of fn into Grant* calls. The execution
+// grants are StateMachines.GrantExecutions'.
+func grant(fn awslambda.Function, grants []manifest.Grant, props *FunctionsProps) {
+	for _, g := range grants {
+		switch g {
+		case manifest.GrantTableRead:
+			props.Table.GrantReadData(fn)
+		case manifest.GrantTableWrite:
+			props.Table.GrantReadWriteData(fn)
+		case manifest.GrantBusPut:
+			props.Bus.GrantPutEventsTo(fn, nil)
+		case manifest.GrantModels:
+			// Foundation models and the cross-region inference profiles
+			// that front them; Converse is authorized as InvokeModel.
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"),
+				Resources: jsii.Strings("arn:aws:bedrock:*::foundation-model/*",
+					fmt.Sprintf("arn:aws:bedrock:*:%s:inference-profile/*", *awscdk.Aws_ACCOUNT_ID())),
+			}))
+		}
+	}
+}
