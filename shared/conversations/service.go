@@ -399,8 +399,7 @@ func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, 
 			join = append(join, Participant{Agent: ret.From, Role: RoleHandoffSource, JoinedAt: next.UpdatedAt, SetRole: true})
 		}
 		err := s.Store.CommitTurn(ctx, teamID, Turn{Conversation: next, PrevCurrent: conv.CurrentAgent, Messages: msgs, Join: join, Decision: d, Handoff: ret})
-		var ae *apperr.Error
-		if err == nil || attempt >= maxCommitAttempts-1 || !errors.As(err, &ae) || ae.Reason != "ConversationChanged" {
+		if err == nil || attempt >= maxCommitAttempts-1 || !errors.Is(err, ErrChanged) {
 			return err
 		}
 		// Concurrent turns in one conversation: back off a little, with
