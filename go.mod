@@ -9,6 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.15
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15
 	github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue v1.21.19
+	github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression v1.10.7
 	github.com/aws/aws-sdk-go-v2/service/bedrockruntime v1.63.11
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.73.1
 	github.com/aws/aws-sdk-go-v2/service/eventbridge v1.55.9

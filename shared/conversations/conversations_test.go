@@ -3,6 +3,7 @@ package conversations_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -508,6 +509,43 @@ func TestMentioningThePreviousAgentReturnsTheConversation(t *testing.T) {
 	assert.Equal(t, "luke", got.PreviousAgent)
 	assert.Equal(t, conversations.RoleHandoffSource, roles(got)["luke"])
 	assert.Len(t, handoffEvents(f), 2)
+
+	// The same writes as POST …/return: a memory for the two agents and the
+	// system note before the reply.
+	require.NotEmpty(t, hs[1].MemoryID, "the return wrote its episodic memory")
+	luke, err := f.memory.ForAgent(ctx, team, "luke")
+	require.NoError(t, err)
+	assert.Contains(t, luke.IDs(), hs[1].MemoryID)
+	require.GreaterOrEqual(t, len(res.Replies), 2)
+	assert.Equal(t, conversations.AuthorSystem, res.Replies[0].Role, "the return note comes before the reply")
+}
+
+// Turns racing on one conversation all land: the store refuses the losers
+// with conversations.ErrChanged and the service retries them on the new
+// version, so no turn and no counter is lost.
+func TestConcurrentTurnsInOneConversationAllLand(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	c := f.create(t, "kyra")
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: fmt.Sprintf("question %d", i)})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	got := f.get(t, c.ID)
+	assert.Equal(t, 2*n, got.MessageCount)
+	assert.Len(t, f.messages(t, c.ID), 2*n)
+	assert.Equal(t, 1, f.activeConversations(t, "kyra"))
 }
 
 func TestHandoffRejections(t *testing.T) {

@@ -109,8 +109,7 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 		}
 		ch := h.change(c)
 		err = s.Store.CommitHandoff(ctx, teamID, ch)
-		var ae *apperr.Error
-		if err != nil && errors.As(err, &ae) && ae.Reason == "ConversationChanged" && attempt < maxCommitAttempts-1 {
+		if errors.Is(err, ErrChanged) && attempt < maxCommitAttempts-1 {
 			continue
 		}
 		if err != nil {

@@ -223,8 +223,7 @@ const maxCommitAttempts = 12
 func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, msgs []Message, answeredBy []string, d dispatch.Decision, ret *handover) error {
 	for attempt := 0; ; attempt++ {
 		err := s.Store.CommitTurn(ctx, teamID, turnOn(conv, msgs, answeredBy, d, ret, s.now()))
-		var ae *apperr.Error
-		if err == nil || attempt >= maxCommitAttempts-1 || !errors.As(err, &ae) || ae.Reason != "ConversationChanged" {
+		if err == nil || attempt >= maxCommitAttempts-1 || !errors.Is(err, ErrChanged) {
 			return err
 		}
 		// Concurrent turns in one conversation: back off a little, with

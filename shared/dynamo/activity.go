@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -15,6 +14,9 @@ import (
 // activityRetention bounds the activity log; older entries expire by TTL.
 const activityRetention = 90 * 24 * time.Hour
 
+// activityItem is one event of the activity log. Detail is the event's
+// detail as the bus delivered it (a json.RawMessage the API returns
+// untouched), so it stays that text rather than a map.
 type activityItem struct {
 	PK         string    `dynamodbav:"pk"`
 	SK         string    `dynamodbav:"sk"`
@@ -27,22 +29,26 @@ type activityItem struct {
 	ExpiresAt  int64     `dynamodbav:"expires_at"`
 }
 
-func activitySK(e activity.Entry) string {
-	return prefixActivity + e.Time.UTC().Format(time.RFC3339Nano) + "#" + e.EventID
+func toActivityItem(e activity.Entry) activityItem {
+	return activityItem{
+		PK: teamPK(e.TeamID), SK: activitySK(e.Time, e.EventID), Type: "activity", EventID: e.EventID, DetailType: e.DetailType,
+		Source: e.Source, Time: e.Time.UTC(), Detail: string(e.Detail), ExpiresAt: ttl(e.Time.Add(activityRetention)),
+	}
+}
+
+func (it activityItem) toEntry(teamID string) activity.Entry {
+	return activity.Entry{TeamID: teamID, EventID: it.EventID, DetailType: it.DetailType, Source: it.Source, Time: it.Time, Detail: []byte(it.Detail)}
 }
 
 // Record implements activity.Store: a put conditioned on the key not
 // existing, so a redelivered event is stored once.
 func (s *Store) Record(ctx context.Context, e activity.Entry) error {
-	item, err := marshal(activityItem{
-		PK: teamPK(e.TeamID), SK: activitySK(e), Type: "activity", EventID: e.EventID, DetailType: e.DetailType,
-		Source: e.Source, Time: e.Time.UTC(), Detail: string(e.Detail), ExpiresAt: e.Time.Add(activityRetention).Unix(),
-	})
+	item, err := marshal(toActivityItem(e))
 	if err != nil {
 		return internal(err, "marshal")
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if err != nil && !conditionFailed(err) {
+	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: condNew})
+	if _, dup := conditionFailed(err); err != nil && !dup {
 		return internal(err, "PutItem")
 	}
 	return nil
@@ -50,35 +56,17 @@ func (s *Store) Record(ctx context.Context, e activity.Entry) error {
 
 // List implements activity.Store.
 func (s *Store) List(ctx context.Context, teamID string, p paging.Page) ([]activity.Entry, string, error) {
-	scope := "activity:" + teamID
-	start, err := decodeToken(scope, p.Token)
-	if err != nil {
-		return nil, "", err
-	}
-	out, err := s.DB.Query(ctx, &dynamodb.QueryInput{
-		TableName:              &s.Table,
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(teamPK(teamID)), ":p": str(prefixActivity),
-		},
-		ScanIndexForward:  aws.Bool(false),
-		Limit:             aws.Int32(int32(p.Limit)),
-		ExclusiveStartKey: start,
-	})
-	if err != nil {
-		return nil, "", internal(err, "Query")
-	}
-	list := make([]activity.Entry, 0, len(out.Items))
-	for _, m := range out.Items {
+	list := []activity.Entry{}
+	next, err := s.queryPage(ctx, prefixQuery(teamPK(teamID), prefixActivity, false), "activity:"+teamID, p, func(m map[string]types.AttributeValue) error {
 		var it activityItem
 		if err := unmarshal(m, &it); err != nil {
-			return nil, "", internal(err, "unmarshal")
+			return err
 		}
-		list = append(list, activity.Entry{TeamID: teamID, EventID: it.EventID, DetailType: it.DetailType, Source: it.Source, Time: it.Time, Detail: []byte(it.Detail)})
-	}
-	next, err := encodeToken(scope, out.LastEvaluatedKey)
+		list = append(list, it.toEntry(teamID))
+		return nil
+	})
 	if err != nil {
-		return nil, "", internal(err, "token")
+		return nil, "", err
 	}
 	return list, next, nil
 }

@@ -2,11 +2,9 @@ package dynamo
 
 import (
 	"context"
-	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -15,84 +13,125 @@ import (
 	"github.com/conclave-ai/conclave/shared/paging"
 )
 
-// agentItem stores an agent; nested values (personality, skills, model) are
-// maps and lists in DynamoDB, keyed by their JSON names.
+// agentItem is an agent; its personality, skills and model are nested maps
+// and lists of the item structs below. IsDefault is not stored: it is the
+// team item's default_agent.
 type agentItem struct {
-	PK          string             `json:"pk"`
-	SK          string             `json:"sk"`
-	Type        string             `json:"type"`
-	TeamID      string             `json:"team_id"`
-	Slug        string             `json:"slug"`
-	Name        string             `json:"name"`
-	Tagline     string             `json:"tagline"`
-	Personality agents.Personality `json:"personality"`
-	Status      string             `json:"status"`
-	Skills      []agents.Skill     `json:"skills"`
-	Model       *agents.Model      `json:"model,omitempty"`
-	Version     int                `json:"version"`
-	CreatedAt   time.Time          `json:"created_at"`
-	UpdatedAt   time.Time          `json:"updated_at"`
+	PK          string          `dynamodbav:"pk"`
+	SK          string          `dynamodbav:"sk"`
+	Type        string          `dynamodbav:"type"`
+	TeamID      string          `dynamodbav:"team_id"`
+	Slug        string          `dynamodbav:"slug"`
+	Name        string          `dynamodbav:"name"`
+	Tagline     string          `dynamodbav:"tagline"`
+	Personality personalityItem `dynamodbav:"personality"`
+	Status      string          `dynamodbav:"status"`
+	Skills      []skillItem     `dynamodbav:"skills"`
+	Model       *modelItem      `dynamodbav:"model,omitempty"`
+	Version     int             `dynamodbav:"version"`
+	CreatedAt   time.Time       `dynamodbav:"created_at"`
+	UpdatedAt   time.Time       `dynamodbav:"updated_at"`
 }
 
-func jsonTags(o *attributevalue.EncoderOptions)    { o.TagKey = "json" }
-func jsonTagsDec(o *attributevalue.DecoderOptions) { o.TagKey = "json" }
+type personalityItem struct {
+	Formality      float64 `dynamodbav:"formality"`
+	Humor          float64 `dynamodbav:"humor"`
+	TechnicalDepth float64 `dynamodbav:"technical_depth"`
+	Description    string  `dynamodbav:"description"`
+}
 
-func toAgentItem(a agents.Agent) (map[string]types.AttributeValue, error) {
-	return attributevalue.MarshalMapWithOptions(agentItem{
+type skillItem struct {
+	Name                     string   `dynamodbav:"name"`
+	Description              string   `dynamodbav:"description"`
+	Domains                  []string `dynamodbav:"domains,omitempty"`
+	Actions                  []string `dynamodbav:"actions,omitempty"`
+	Keywords                 []string `dynamodbav:"keywords,omitempty"`
+	Tools                    []string `dynamodbav:"tools,omitempty"`
+	Priority                 int      `dynamodbav:"priority"`
+	InternalOnly             bool     `dynamodbav:"internal_only,omitempty"`
+	RequiresExplicitKeywords bool     `dynamodbav:"requires_explicit_keywords,omitempty"`
+	OverrideContinuity       bool     `dynamodbav:"override_continuity,omitempty"`
+	RequiresEditor           bool     `dynamodbav:"requires_editor,omitempty"`
+	EditorTypes              []string `dynamodbav:"editor_types,omitempty"`
+	RequiresImageContext     bool     `dynamodbav:"requires_image_context,omitempty"`
+	SupportsHITL             bool     `dynamodbav:"supports_hitl,omitempty"`
+}
+
+type modelItem struct {
+	Provider string `dynamodbav:"provider,omitempty"`
+	ID       string `dynamodbav:"id,omitempty"`
+	Script   string `dynamodbav:"script,omitempty"`
+}
+
+func toAgentItem(a agents.Agent) agentItem {
+	it := agentItem{
 		PK: teamPK(a.TeamID), SK: agentSK(a.Slug), Type: "agent", TeamID: a.TeamID, Slug: a.Slug,
-		Name: a.Name, Tagline: a.Tagline, Personality: a.Personality, Status: a.Status, Skills: a.Skills,
-		Model: a.Model, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
-	}, jsonTags)
+		Name: a.Name, Tagline: a.Tagline, Personality: personalityItem(a.Personality), Status: a.Status,
+		Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+	}
+	if a.Skills != nil {
+		it.Skills = make([]skillItem, len(a.Skills))
+		for i, sk := range a.Skills {
+			it.Skills[i] = skillItem(sk)
+		}
+	}
+	if a.Model != nil {
+		m := modelItem(*a.Model)
+		it.Model = &m
+	}
+	return it
+}
+
+func (it agentItem) toAgent() agents.Agent {
+	a := agents.Agent{
+		TeamID: it.TeamID, Slug: it.Slug, Name: it.Name, Tagline: it.Tagline,
+		Personality: agents.Personality(it.Personality), Status: it.Status, Skills: make([]agents.Skill, len(it.Skills)),
+		Version: it.Version, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
+	}
+	for i, sk := range it.Skills {
+		a.Skills[i] = agents.Skill(sk)
+	}
+	if it.Model != nil {
+		m := agents.Model(*it.Model)
+		a.Model = &m
+	}
+	return a
 }
 
 func fromAgentItem(m map[string]types.AttributeValue) (agents.Agent, error) {
 	var it agentItem
-	if err := attributevalue.UnmarshalMapWithOptions(m, &it, jsonTagsDec); err != nil {
+	if err := unmarshal(m, &it); err != nil {
 		return agents.Agent{}, err
 	}
-	if it.Skills == nil {
-		it.Skills = []agents.Skill{}
-	}
-	return agents.Agent{
-		TeamID: it.TeamID, Slug: it.Slug, Name: it.Name, Tagline: it.Tagline, Personality: it.Personality,
-		Status: it.Status, Skills: it.Skills, Model: it.Model, Version: it.Version,
-		CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
-	}, nil
+	return it.toAgent(), nil
 }
 
 // CreateAgent implements agents.Store. The team must exist and the slug be
 // free, both checked in the same transaction.
 func (s *Store) CreateAgent(ctx context.Context, a agents.Agent) error {
-	item, err := toAgentItem(a)
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		s.teamExists(a.TeamID),
-		{Put: &types.Put{TableName: &s.Table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
-	if r := cancellationReasons(err); r != nil {
-		if r[0] == "ConditionalCheckFailed" {
+	tx := s.txn()
+	tx.exists(roleTeam, key(teamPK(a.TeamID), skTeam))
+	tx.create(roleAgent, toAgentItem(a))
+	err := tx.run(ctx)
+	if c, ok := asCanceled(err); ok {
+		if c.Role == roleTeam {
 			return apperr.NotFound("team", a.TeamID)
 		}
 		return apperr.New(apperr.ECONFLICT, "an agent with slug %q already exists", a.Slug).WithReason("DuplicateSlug")
 	}
-	if err != nil {
-		return internal(err, "TransactWriteItems")
-	}
-	return nil
+	return err
 }
 
 // GetAgent implements agents.Store.
 func (s *Store) GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error) {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(teamPK(teamID), agentSK(slug)), ConsistentRead: aws.Bool(true)})
+	m, err := s.getItem(ctx, key(teamPK(teamID), agentSK(slug)))
 	if err != nil {
-		return agents.Agent{}, internal(err, "GetItem")
+		return agents.Agent{}, err
 	}
-	if out.Item == nil {
+	if m == nil {
 		return agents.Agent{}, apperr.NotFound("agent", slug)
 	}
-	a, err := fromAgentItem(out.Item)
+	a, err := fromAgentItem(m)
 	if err != nil {
 		return agents.Agent{}, internal(err, "unmarshal")
 	}
@@ -103,59 +142,49 @@ func (s *Store) GetAgent(ctx context.Context, teamID, slug string) (agents.Agent
 // DynamoDB after the key condition, so a page may hold fewer than Limit
 // items while a next token is still returned.
 func (s *Store) ListAgents(ctx context.Context, teamID string, f agents.Filter, p paging.Page) ([]agents.Agent, string, error) {
-	scope := "agents:" + teamID
-	start, err := decodeToken(scope, p.Token)
+	var filter expression.ConditionBuilder
+	if f.Status != "" {
+		filter = name("status").Equal(value(f.Status))
+	}
+	in, err := builtQuery("", keyIs(attrPK, teamPK(teamID)).And(expression.Key(attrSK).BeginsWith(prefixAgent)), filter, true)
+	if err != nil {
+		return nil, "", internal(err, "expression")
+	}
+	list := []agents.Agent{}
+	next, err := s.queryPage(ctx, in, "agents:"+teamID, p, func(m map[string]types.AttributeValue) error {
+		a, err := fromAgentItem(m)
+		list = append(list, a)
+		return err
+	})
 	if err != nil {
 		return nil, "", err
-	}
-	in := &dynamodb.QueryInput{
-		TableName:              &s.Table,
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(teamPK(teamID)), ":p": str(prefixAgent),
-		},
-		Limit:             aws.Int32(int32(p.Limit)),
-		ExclusiveStartKey: start,
-	}
-	if f.Status != "" {
-		in.FilterExpression = aws.String("#st = :st")
-		in.ExpressionAttributeNames = map[string]string{"#st": "status"}
-		in.ExpressionAttributeValues[":st"] = str(f.Status)
-	}
-	out, err := s.DB.Query(ctx, in)
-	if err != nil {
-		return nil, "", internal(err, "Query")
-	}
-	list := make([]agents.Agent, 0, len(out.Items))
-	for _, m := range out.Items {
-		a, err := fromAgentItem(m)
-		if err != nil {
-			return nil, "", internal(err, "unmarshal")
-		}
-		list = append(list, a)
-	}
-	next, err := encodeToken(scope, out.LastEvaluatedKey)
-	if err != nil {
-		return nil, "", internal(err, "token")
 	}
 	return list, next, nil
 }
 
-// UpdateAgent implements agents.Store.
+// UpdateAgent implements agents.Store. A lost race is explained from the
+// item the failed write returns (ALL_OLD), not a second read.
 func (s *Store) UpdateAgent(ctx context.Context, a agents.Agent) error {
-	item, err := toAgentItem(a)
+	item, err := marshal(toAgentItem(a))
 	if err != nil {
 		return internal(err, "marshal")
 	}
+	e, err := build(nil, name(attrPK).AttributeExists().And(name("version").Equal(value(a.Version-1))))
+	if err != nil {
+		return internal(err, "expression")
+	}
 	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.Table, Item: item,
-		ConditionExpression:       aws.String("attribute_exists(pk) AND version = :prev"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":prev": &types.AttributeValueMemberN{Value: strconv.Itoa(a.Version - 1)}},
+		TableName: &s.Table, Item: item, ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if conditionFailed(err) {
-		cur, gerr := s.GetAgent(ctx, a.TeamID, a.Slug)
-		if gerr != nil {
-			return gerr
+	if old, failed := conditionFailed(err); failed {
+		if old == nil {
+			return apperr.NotFound("agent", a.Slug)
+		}
+		cur, err := fromAgentItem(old)
+		if err != nil {
+			return internal(err, "unmarshal")
 		}
 		return apperr.New(apperr.ECONFLICT, "agent %q was changed by another request", a.Slug).WithDetail("current_version", cur.Version)
 	}
@@ -169,76 +198,50 @@ func (s *Store) UpdateAgent(ctx context.Context, a agents.Agent) error {
 // agent not being the team's default, in the same transaction, so a
 // concurrent "set default" cannot leave the team with a paused default.
 func (s *Store) SetStatus(ctx context.Context, teamID, slug, status string, at time.Time) (agents.Agent, error) {
-	atv, err := attributevalue.Marshal(at)
-	if err != nil {
-		return agents.Agent{}, internal(err, "marshal")
-	}
-	update := types.TransactWriteItem{Update: &types.Update{
-		TableName:                &s.Table,
-		Key:                      key(teamPK(teamID), agentSK(slug)),
-		UpdateExpression:         aws.String("SET #st = :st, updated_at = :at, version = version + :one"),
-		ConditionExpression:      aws.String("attribute_exists(pk)"),
-		ExpressionAttributeNames: map[string]string{"#st": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":st": str(status), ":at": atv, ":one": &types.AttributeValueMemberN{Value: "1"},
-		},
-	}}
-	items := []types.TransactWriteItem{update}
+	tx := s.txn()
+	tx.update(roleAgent, key(teamPK(teamID), agentSK(slug)),
+		expression.Set(name("status"), value(status)).Set(name("updated_at"), value(at)).Set(name("version"), name("version").Plus(value(1))),
+		name(attrPK).AttributeExists())
 	if status != agents.StatusActive {
-		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			TableName:                 &s.Table,
-			Key:                       key(teamPK(teamID), skTeam),
-			ConditionExpression:       aws.String("attribute_not_exists(default_agent) OR default_agent <> :slug"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":slug": str(slug)},
-		}})
+		tx.check(roleTeamDefault, key(teamPK(teamID), skTeam),
+			name("default_agent").AttributeNotExists().Or(name("default_agent").NotEqual(value(slug))))
 	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if r := cancellationReasons(err); r != nil {
-		if r[0] == "ConditionalCheckFailed" {
+	err := tx.run(ctx)
+	if c, ok := asCanceled(err); ok {
+		if c.Role == roleAgent {
 			return agents.Agent{}, apperr.NotFound("agent", slug)
 		}
 		return agents.Agent{}, apperr.New(apperr.ECONFLICT, "%q is the team's default agent and must stay active; set another default first", slug).
 			WithReason("DefaultAgent")
 	}
 	if err != nil {
-		return agents.Agent{}, internal(err, "TransactWriteItems")
+		return agents.Agent{}, err
 	}
 	return s.GetAgent(ctx, teamID, slug)
 }
 
-// SetDefault implements agents.Store.
+// SetDefault implements agents.Store. An agent that is not active is
+// explained from the item its failed check returns (ALL_OLD).
 func (s *Store) SetDefault(ctx context.Context, teamID, slug string) error {
-	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{ConditionCheck: &types.ConditionCheck{
-			TableName:                 &s.Table,
-			Key:                       key(teamPK(teamID), agentSK(slug)),
-			ConditionExpression:       aws.String("#st = :active"),
-			ExpressionAttributeNames:  map[string]string{"#st": "status"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":active": str(agents.StatusActive)},
-		}},
-		{Update: &types.Update{
-			TableName:                 &s.Table,
-			Key:                       key(teamPK(teamID), skTeam),
-			UpdateExpression:          aws.String("SET default_agent = :slug"),
-			ConditionExpression:       aws.String("attribute_exists(pk)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":slug": str(slug)},
-		}},
-	}})
-	if r := cancellationReasons(err); r != nil {
-		if r[0] == "ConditionalCheckFailed" {
-			a, gerr := s.GetAgent(ctx, teamID, slug)
-			if gerr != nil {
-				return gerr
-			}
-			return apperr.New(apperr.ECONFLICT, "agent %q is %s; only an active agent can be the default", slug, a.Status).
-				WithDetail("status", a.Status)
+	tx := s.txn()
+	tx.check(roleAgent, key(teamPK(teamID), agentSK(slug)), name("status").Equal(value(agents.StatusActive)))
+	tx.update(roleTeam, key(teamPK(teamID), skTeam), expression.Set(name("default_agent"), value(slug)), name(attrPK).AttributeExists())
+	err := tx.run(ctx)
+	if c, ok := asCanceled(err); ok {
+		if c.Role != roleAgent {
+			return apperr.NotFound("team", teamID)
 		}
-		return apperr.NotFound("team", teamID)
+		if c.Old == nil {
+			return apperr.NotFound("agent", slug)
+		}
+		a, err := fromAgentItem(c.Old)
+		if err != nil {
+			return internal(err, "unmarshal")
+		}
+		return apperr.New(apperr.ECONFLICT, "agent %q is %s; only an active agent can be the default", slug, a.Status).
+			WithDetail("status", a.Status)
 	}
-	if err != nil {
-		return internal(err, "TransactWriteItems")
-	}
-	return nil
+	return err
 }
 
 // DefaultAgent implements agents.Store.
@@ -248,4 +251,42 @@ func (s *Store) DefaultAgent(ctx context.Context, teamID string) (string, error)
 		return "", err
 	}
 	return t.DefaultAgent, nil
+}
+
+// allAgents reads every page of a team's agents with a status filter.
+func (s *Store) allAgents(ctx context.Context, teamID, status string) ([]agents.Agent, error) {
+	var out []agents.Agent
+	p := paging.Page{Limit: paging.MaxLimit}
+	for {
+		list, next, err := s.ListAgents(ctx, teamID, agents.Filter{Status: status}, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, list...)
+		if next == "" {
+			return out, nil
+		}
+		p.Token = next
+	}
+}
+
+// ActiveAgents returns the team's active agents (the expert gate's
+// candidates, and messaging's directory).
+func (s *Store) ActiveAgents(ctx context.Context, teamID string) ([]agents.Agent, error) {
+	return s.allAgents(ctx, teamID, agents.StatusActive)
+}
+
+// TeamAgents returns the team's agents that are not archived.
+func (s *Store) TeamAgents(ctx context.Context, teamID string) ([]agents.Agent, error) {
+	list, err := s.allAgents(ctx, teamID, "")
+	if err != nil {
+		return nil, err
+	}
+	out := list[:0]
+	for _, a := range list {
+		if a.Status != agents.StatusArchived {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }

@@ -2,16 +2,16 @@ package dynamo
 
 import (
 	"context"
-	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/idempotency"
 )
 
+// idemItem is the record of an idempotent POST: pending while the first
+// request runs, then its response.
 type idemItem struct {
 	PK          string `dynamodbav:"pk"`
 	SK          string `dynamodbav:"sk"`
@@ -24,47 +24,57 @@ type idemItem struct {
 	ExpiresAt   int64  `dynamodbav:"expires_at"`
 }
 
+func toIdemItem(teamID string, rec idempotency.Record, expires time.Time) idemItem {
+	return idemItem{
+		PK: teamPK(teamID), SK: idemSK(rec.Key), Type: "idempotency", Key: rec.Key, RequestHash: rec.RequestHash,
+		State: rec.State, StatusCode: rec.StatusCode, Body: rec.Body, ExpiresAt: ttl(expires),
+	}
+}
+
+func (it idemItem) toRecord() *idempotency.Record {
+	return &idempotency.Record{Key: it.Key, RequestHash: it.RequestHash, State: it.State, StatusCode: it.StatusCode, Body: it.Body}
+}
+
 // Begin implements idempotency.Store. The claim is a conditional put that
-// also succeeds over an expired record (DynamoDB's TTL deletes lazily).
+// also succeeds over an expired record (DynamoDB's TTL deletes lazily); a
+// claim that fails returns the record it found (ALL_OLD), so replaying
+// needs no second read.
 func (s *Store) Begin(ctx context.Context, teamID, k, requestHash string, now time.Time) (*idempotency.Record, error) {
-	item, err := marshal(idemItem{
-		PK: teamPK(teamID), SK: idemSK(k), Type: "idempotency", Key: k, RequestHash: requestHash,
-		State: idempotency.StatePending, ExpiresAt: now.Add(idempotency.TTL).Unix(),
-	})
+	claim := idempotency.Record{Key: k, RequestHash: requestHash, State: idempotency.StatePending}
+	item, err := marshal(toIdemItem(teamID, claim, now.Add(idempotency.TTL)))
 	if err != nil {
 		return nil, internal(err, "marshal")
 	}
+	e, err := build(nil, name(attrPK).AttributeNotExists().Or(name("expires_at").LessThan(value(ttl(now)))))
+	if err != nil {
+		return nil, internal(err, "expression")
+	}
 	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.Table, Item: item,
-		ConditionExpression:       aws.String("attribute_not_exists(pk) OR expires_at < :now"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)}},
+		TableName: &s.Table, Item: item, ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err == nil {
 		return nil, nil
 	}
-	if !conditionFailed(err) {
+	old, failed := conditionFailed(err)
+	if !failed {
 		return nil, internal(err, "PutItem")
 	}
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(teamPK(teamID), idemSK(k)), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return nil, internal(err, "GetItem")
-	}
-	if out.Item == nil { // released between the two calls: report in progress
-		return &idempotency.Record{Key: k, RequestHash: requestHash, State: idempotency.StatePending}, nil
+	if old == nil { // released as it failed: report in progress
+		return &claim, nil
 	}
 	var it idemItem
-	if err := unmarshal(out.Item, &it); err != nil {
+	if err := unmarshal(old, &it); err != nil {
 		return nil, internal(err, "unmarshal")
 	}
-	return &idempotency.Record{Key: it.Key, RequestHash: it.RequestHash, State: it.State, StatusCode: it.StatusCode, Body: it.Body}, nil
+	return it.toRecord(), nil
 }
 
 // Complete implements idempotency.Store.
 func (s *Store) Complete(ctx context.Context, teamID string, rec idempotency.Record, now time.Time) error {
-	item, err := marshal(idemItem{
-		PK: teamPK(teamID), SK: idemSK(rec.Key), Type: "idempotency", Key: rec.Key, RequestHash: rec.RequestHash,
-		State: idempotency.StateDone, StatusCode: rec.StatusCode, Body: rec.Body, ExpiresAt: now.Add(idempotency.TTL).Unix(),
-	})
+	rec.State = idempotency.StateDone
+	item, err := marshal(toIdemItem(teamID, rec, now.Add(idempotency.TTL)))
 	if err != nil {
 		return internal(err, "marshal")
 	}
@@ -76,13 +86,15 @@ func (s *Store) Complete(ctx context.Context, teamID string, rec idempotency.Rec
 
 // Abandon implements idempotency.Store.
 func (s *Store) Abandon(ctx context.Context, teamID, k string) error {
-	_, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: &s.Table, Key: key(teamPK(teamID), idemSK(k)),
-		ConditionExpression:       aws.String("#st = :pending"),
-		ExpressionAttributeNames:  map[string]string{"#st": "state"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pending": str(idempotency.StatePending)},
+	e, err := build(nil, name("state").Equal(value(idempotency.StatePending)))
+	if err != nil {
+		return internal(err, "expression")
+	}
+	_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.Table, Key: key(teamPK(teamID), idemSK(k)), ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 	})
-	if err != nil && !conditionFailed(err) {
+	if _, lost := conditionFailed(err); err != nil && !lost {
 		return internal(err, "DeleteItem")
 	}
 	return nil

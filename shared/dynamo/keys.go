@@ -1,43 +1,56 @@
 package dynamo
 
-import "fmt"
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
 
-// Key design of the single table (architecture decision 3).
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/conclave-ai/conclave/shared/ids"
+)
+
+// Key design of the single table (architecture decision 3). Every key
+// prefix and every function that builds a key is in this file.
 //
 // Every item of a team lives under the partition TEAM#<team id>, so a query
 // can never cross teams and a team's data is one partition range. Items that
 // must be found without knowing the team (API keys, by their hash) have their
-// own partition and carry team_id.
+// own partition and carry team_id. Each item is stored from its item struct
+// (named in the last column; see the file beside it), nested values as maps
+// and lists of item structs.
 //
-//	item            pk                    sk                               gsi1pk / gsi1sk
-//	team            TEAM#<team>           TEAM
-//	api key         APIKEY#<sha256>       APIKEY                           TEAM#<team> / KEY#<key id>
-//	agent           TEAM#<team>           AGENT#<slug>
-//	idempotency     TEAM#<team>           IDEMP#<key>   (expires_at TTL)
-//	activity entry  TEAM#<team>           ACTIVITY#<time>#<event id> (expires_at TTL, 90 days)
-//	task            TEAM#<team>           TASK#<task id>                   TEAM#<team>#ASSIGNEE#<slug> / TASK#<id>
+//	item            pk                    sk                               gsi1pk / gsi1sk                     struct
+//	team            TEAM#<team>           TEAM                                                                 teamItem
+//	api key         APIKEY#<sha256>       APIKEY                           TEAM#<team> / KEY#<key id>          apiKeyItem
+//	agent           TEAM#<team>           AGENT#<slug>                                                         agentItem
+//	idempotency     TEAM#<team>           IDEMP#<key>   (expires_at TTL)                                       idemItem
+//	activity entry  TEAM#<team>           ACTIVITY#<time>#<event id> (expires_at TTL, 90 days)                 activityItem
+//	task            TEAM#<team>           TASK#<task id>                   TEAM#<team>#ASSIGNEE#<slug> / TASK#<id>  taskItem
 //	                  gsi2 (delegations only): TEAM#<team>#PARENT#<parent id> / TASK#<id>
 //	                  gsi3 (running only):     DUE#<shard 0-7> / <deadline>#<team>#<id>
-//	task event      TEAM#<team>           TEV#<task id>#<seq, 8 digits>
-//	agent load      TEAM#<team>           LOAD#<slug>  (active_tasks: running-or-queued count;
-//	                  active_conversations: open conversations it is current in; latency_ms: moving average)
-//	conversation    TEAM#<team>           CONV#<conv id>  (doc + version, status, current_agent)
-//	participant     TEAM#<team>           CPART#<conv id>#<slug>
-//	message         TEAM#<team>           MSG#<conv id>#<msg id>  (doc + role, rating)
-//	routing log     TEAM#<team>           RDEC#<decision id>               TEAM#<team>#CONV#<conv id> / RDEC#<id>
-//	                  (doc + strategy, fallback_used, selected_agents, confidence; expires_at TTL, 180 days)
-//	rating          TEAM#<team>           FB#<msg id>#<agent>  (rating, query, rated_at; expires_at TTL, 31 days)
-//	handoff         TEAM#<team>           HOFF#<conv id>#<handoff id>
-//	agent message   TEAM#<team>           AMSG#<message id>  (expires_at TTL, 90 days)
-//	inbox entry     TEAM#<team>           INBOX#<agent>#<message id>  (doc + read_at; expires_at TTL, 90 days)
-//	memory          TEAM#<team>           MEM#<memory id>  (doc + visibility)
-//	memory context  TEAM#<team>           CTX#<agent>  (an agent's cached memory context; expires_at TTL, 1 hour)
-//	memory epoch    TEAM#<team>           MEMEPOCH  (bumped by every invalidation; a context is cached only if unchanged)
+//	task event      TEAM#<team>           TEV#<task id>#<seq, 8 digits>                                        taskEventItem
+//	agent load      TEAM#<team>           LOAD#<slug>                                                          loadItem
+//	                  (active_tasks: running-or-queued count; active_conversations: open conversations
+//	                  it is current in; latency_ms: moving average; written only by ADD/SET updates)
+//	conversation    TEAM#<team>           CONV#<conv id>  (version, status, current_agent, last_handoff map)   convItem
+//	participant     TEAM#<team>           CPART#<conv id>#<slug>  (written only by updates)                    participantItem
+//	message         TEAM#<team>           MSG#<conv id>#<msg id>  (role; rating set by a rating)               messageItem
+//	routing log     TEAM#<team>           RDEC#<decision id>               TEAM#<team>#CONV#<conv id> / RDEC#<id>  decisionItem
+//	                  (strategy, fallback_used, selected_agents, confidence filter it; expires_at TTL, 180 days)
+//	rating          TEAM#<team>           FB#<msg id>#<agent>  (rating, query, rated_at; expires_at TTL, 31 days)  feedbackItem
+//	handoff         TEAM#<team>           HOFF#<conv id>#<handoff id>                                          handoffItem
+//	agent message   TEAM#<team>           AMSG#<message id>  (expires_at TTL, 90 days)                         agentMessageItem
+//	inbox entry     TEAM#<team>           INBOX#<agent>#<message id>  (read_at; expires_at TTL, 90 days)       inboxItem
+//	memory          TEAM#<team>           MEM#<memory id>  (visibility)                                        memoryItem
+//	memory context  TEAM#<team>           CTX#<agent>  (an agent's cached memory context; expires_at TTL, 1 hour)  contextItem
+//	memory epoch    TEAM#<team>           MEMEPOCH  (bumped by every invalidation; a context is cached only if unchanged)  epochItem
 //
 // Access patterns and what serves them:
 //
 //	resolve an API key to its team        GetItem APIKEY#<hash>
 //	list a team's keys                     Query gsi1 gsi1pk=TEAM#<team>, begins_with(gsi1sk, KEY#)
+//	find a key by id (revoke, rotate)      Query gsi1 gsi1pk=TEAM#<team>, gsi1sk=KEY#<id>
 //	get a team / its default agent         GetItem TEAM#<team> / TEAM
 //	get an agent by slug                   GetItem TEAM#<team> / AGENT#<slug>
 //	list agents by slug                    Query pk=TEAM#<team>, begins_with(sk, AGENT#)
@@ -55,22 +68,34 @@ import "fmt"
 //	a conversation's participants          Query pk=TEAM#<team>, begins_with(sk, CPART#<id>#)
 //	messages in order / the last n         Query pk=TEAM#<team>, begins_with(sk, MSG#<id>#), ascending / descending
 //	the routing log (since a time)         Query pk=TEAM#<team>, sk BETWEEN RDEC#<floor id of time> AND RDEC#~, descending
-//	a conversation's decisions             Query gsi1 gsi1pk=TEAM#<team>#CONV#<id>
+//	a conversation's decisions             Query gsi1 gsi1pk=TEAM#<team>#CONV#<id>, gsi1sk BETWEEN as above
 //	ratings of the last 30 days (the gate) Query pk=TEAM#<team>, sk BETWEEN FB#<floor msg id> AND FB#~, filter rated_at
 //	a conversation's handoffs in order     Query pk=TEAM#<team>, begins_with(sk, HOFF#<conv id>#)
 //	an inbox newest first (unread)         Query pk=TEAM#<team>, begins_with(sk, INBOX#<agent>#), descending (filter attribute_not_exists(read_at))
 //	a team's memories newest first         Query pk=TEAM#<team>, begins_with(sk, MEM#), descending
+//	an agent's cached context / the epoch  GetItem TEAM#<team> / CTX#<agent>, TEAM#<team> / MEMEPOCH
 //
 // Status and "agent as creator or assignee" filters are filter expressions
 // on those queries. The delegation limits are conditions on the task,
 // parent, root, agent and load items of one TransactWriteItems (tasks.go).
 
+// Key attributes and indexes.
 const (
 	attrPK     = "pk"
 	attrSK     = "sk"
 	attrGSI1PK = "gsi1pk"
 	attrGSI1SK = "gsi1sk"
+	attrGSI2PK = "gsi2pk"
+	attrGSI3PK = "gsi3pk"
+	attrGSI3SK = "gsi3sk"
 
+	indexGSI1 = "gsi1"
+	indexGSI2 = "gsi2"
+	indexGSI3 = "gsi3"
+)
+
+// Key prefixes.
+const (
 	prefixTeam      = "TEAM#"
 	prefixAPIKey    = "APIKEY#"
 	prefixKey       = "KEY#"
@@ -81,25 +106,86 @@ const (
 	prefixTaskEvent = "TEV#"
 	prefixLoad      = "LOAD#"
 	prefixDue       = "DUE#"
+	prefixConv      = "CONV#"
+	prefixPart      = "CPART#"
+	prefixMsg       = "MSG#"
+	prefixDecision  = "RDEC#"
+	prefixFeedback  = "FB#"
+	prefixHandoff   = "HOFF#"
+	prefixAgentMsg  = "AMSG#"
+	prefixInbox     = "INBOX#"
+	prefixMemory    = "MEM#"
+	prefixContext   = "CTX#"
 
-	skTeam   = "TEAM"
-	skAPIKey = "APIKEY"
+	// Infixes of the GSI partition keys under a team.
+	infixAssignee = "#ASSIGNEE#"
+	infixParent   = "#PARENT#"
+	infixConv     = "#CONV#"
+
+	skTeam     = "TEAM"
+	skAPIKey   = "APIKEY"
+	skMemEpoch = "MEMEPOCH"
+
+	// rangeEnd sorts after every id (ids are lower-case base32), so
+	// BETWEEN <prefix><floor> AND <prefix>~ is "this prefix, from floor on".
+	rangeEnd = "~"
 )
 
 func teamPK(teamID string) string   { return prefixTeam + teamID }
 func apiKeyPK(hash string) string   { return prefixAPIKey + hash }
+func keyGSI1SK(keyID string) string { return prefixKey + keyID }
 func agentSK(slug string) string    { return prefixAgent + slug }
 func idemSK(key string) string      { return prefixIdem + key }
-func keyGSI1SK(keyID string) string { return prefixKey + keyID }
+func loadSK(slug string) string     { return prefixLoad + slug }
 
-func taskSK(id string) string { return prefixTask + id }
-func taskEventSK(id string, seq int) string {
-	return fmt.Sprintf("%s%s#%08d", prefixTaskEvent, id, seq)
+func activitySK(at time.Time, eventID string) string {
+	return prefixActivity + at.UTC().Format(time.RFC3339Nano) + "#" + eventID
 }
-func loadSK(slug string) string { return prefixLoad + slug }
-func assigneeGSI1PK(teamID, slug string) string {
-	return teamPK(teamID) + "#ASSIGNEE#" + slug
+
+func taskSK(id string) string              { return prefixTask + id }
+func taskEventPrefix(taskID string) string { return prefixTaskEvent + taskID + "#" }
+func taskEventSK(taskID string, seq int) string {
+	return fmt.Sprintf("%s%08d", taskEventPrefix(taskID), seq)
 }
+func assigneeGSI1PK(teamID, slug string) string { return teamPK(teamID) + infixAssignee + slug }
 func parentGSI2PK(teamID, parentID string) string {
-	return teamPK(teamID) + "#PARENT#" + parentID
+	return teamPK(teamID) + infixParent + parentID
+}
+
+// dueShards spreads running tasks' deadlines over a few index partitions
+// so the sweeper's index never has one hot key.
+const dueShards = 8
+
+func dueShard(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % dueShards)
+}
+
+// dueKey sorts lexicographically by time (fixed width, UTC).
+func dueKey(t time.Time) string  { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+func dueGSI3PK(shard int) string { return fmt.Sprintf("%s%d", prefixDue, shard) }
+func dueGSI3SK(deadline time.Time, teamID, taskID string) string {
+	return dueKey(deadline) + "#" + teamID + "#" + taskID
+}
+
+func convSK(id string) string               { return prefixConv + id }
+func partPrefix(conv string) string         { return prefixPart + conv + "#" }
+func partSK(conv, slug string) string       { return partPrefix(conv) + slug }
+func msgPrefix(conv string) string          { return prefixMsg + conv + "#" }
+func msgSK(conv, id string) string          { return msgPrefix(conv) + id }
+func handoffPrefix(conv string) string      { return prefixHandoff + conv + "#" }
+func handoffSK(conv, id string) string      { return handoffPrefix(conv) + id }
+func decisionSK(id string) string           { return prefixDecision + id }
+func decisionFloor(since time.Time) string  { return decisionSK(ids.Floor("rdec", since)) }
+func convGSI1PK(teamID, conv string) string { return teamPK(teamID) + infixConv + conv }
+func feedbackSK(msgID, agent string) string { return prefixFeedback + msgID + "#" + agent }
+func feedbackFloor(since time.Time) string  { return prefixFeedback + ids.Floor("msg", since) }
+func agentMsgSK(id string) string           { return prefixAgentMsg + id }
+func inboxPrefix(agent string) string       { return prefixInbox + agent + "#" }
+func inboxSK(agent, msgID string) string    { return inboxPrefix(agent) + msgID }
+func memorySK(id string) string             { return prefixMemory + id }
+func contextSK(agent string) string         { return prefixContext + agent }
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
 }

@@ -2,15 +2,15 @@ package dynamo
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/paging"
 )
@@ -18,40 +18,73 @@ import (
 var (
 	_ messaging.Store     = (*Store)(nil)
 	_ messaging.Directory = (*Store)(nil)
-	_ memory.Store        = (*Store)(nil)
-	_ memory.Directory    = (*Store)(nil)
 )
 
-const (
-	prefixAgentMsg = "AMSG#"
-	prefixInbox    = "INBOX#"
-	prefixMemory   = "MEM#"
-	prefixContext  = "CTX#"
-	skMemEpoch     = "MEMEPOCH"
+// messageRetention bounds agent messages and inboxes (TTL).
+const messageRetention = 90 * 24 * time.Hour
 
-	// messageRetention bounds agent messages and inboxes (TTL).
-	messageRetention = 90 * 24 * time.Hour
-	// contextTTL bounds a cached context even if an invalidation is lost.
-	contextTTL = time.Hour
-)
+// agentMessageItem is a message between agents (AMSG#); an inbox entry
+// (inboxItem) is the same message under the recipient's inbox.
+//
+// Metadata is the one JSON text in the table, and deliberately so: it is
+// the client's free-form object, not a domain type, and DynamoDB cannot hold
+// every JSON object as a map (an empty key, more than 32 levels of nesting),
+// so it is kept as the JSON the service validated.
+type agentMessageItem struct {
+	PK          string     `dynamodbav:"pk"`
+	SK          string     `dynamodbav:"sk"`
+	Type        string     `dynamodbav:"type"`
+	ExpiresAt   int64      `dynamodbav:"expires_at"`
+	ID          string     `dynamodbav:"id"`
+	From        string     `dynamodbav:"from"`
+	To          string     `dynamodbav:"to,omitempty"`
+	Channel     string     `dynamodbav:"channel"`
+	MessageType string     `dynamodbav:"message_type"`
+	Content     string     `dynamodbav:"content"`
+	Metadata    string     `dynamodbav:"metadata_json"`
+	CreatedAt   time.Time  `dynamodbav:"created_at"`
+	ReadAt      *time.Time `dynamodbav:"read_at,omitempty"` // absent until read: the unread filter is attribute_not_exists(read_at)
+}
 
-func inboxSK(agent, msgID string) string { return prefixInbox + agent + "#" + msgID }
+// inboxItem is a delivered copy of a message in one agent's inbox.
+type inboxItem struct {
+	Recipient string `dynamodbav:"recipient"`
+	agentMessageItem
+}
 
-func ttl(t time.Time) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)}
+func toAgentMessageItem(m messaging.Message, pk, sk, typ string) (agentMessageItem, error) {
+	meta, err := json.Marshal(m.Metadata)
+	if err != nil {
+		return agentMessageItem{}, err
+	}
+	return agentMessageItem{
+		PK: pk, SK: sk, Type: typ, ExpiresAt: ttl(m.CreatedAt.Add(messageRetention)),
+		ID: m.ID, From: m.From, To: m.To, Channel: m.Channel, MessageType: m.Type,
+		Content: m.Content, Metadata: string(meta), CreatedAt: m.CreatedAt, ReadAt: m.ReadAt,
+	}, nil
+}
+
+func (it agentMessageItem) toMessage() (messaging.Message, error) {
+	m := messaging.Message{
+		ID: it.ID, From: it.From, To: it.To, Channel: it.Channel, Type: it.MessageType,
+		Content: it.Content, CreatedAt: it.CreatedAt, ReadAt: it.ReadAt,
+	}
+	err := json.Unmarshal([]byte(it.Metadata), &m.Metadata)
+	return m, err
 }
 
 // PutAgentMessage implements messaging.Store.
 func (s *Store) PutAgentMessage(ctx context.Context, m messaging.Message) error {
-	doc, err := docAttr(m)
+	it, err := toAgentMessageItem(m, teamPK(m.TeamID), agentMsgSK(m.ID), "agent_message")
 	if err != nil {
 		return internal(err, "marshal")
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: map[string]types.AttributeValue{
-		attrPK: str(teamPK(m.TeamID)), attrSK: str(prefixAgentMsg + m.ID), "type": str("agent_message"), "doc": doc,
-		"expires_at": ttl(m.CreatedAt.Add(messageRetention)),
-	}, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if conditionFailed(err) {
+	item, err := marshal(it)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: condNew})
+	if _, failed := conditionFailed(err); failed {
 		return apperr.Wrap(apperr.ECONFLICT, err, "message %s exists", m.ID)
 	}
 	if err != nil {
@@ -62,33 +95,38 @@ func (s *Store) PutAgentMessage(ctx context.Context, m messaging.Message) error 
 
 // GetAgentMessage implements messaging.Store.
 func (s *Store) GetAgentMessage(ctx context.Context, teamID, id string) (messaging.Message, error) {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(teamPK(teamID), prefixAgentMsg+id), ConsistentRead: aws.Bool(true)})
+	m, err := s.getItem(ctx, key(teamPK(teamID), agentMsgSK(id)))
 	if err != nil {
-		return messaging.Message{}, internal(err, "GetItem")
+		return messaging.Message{}, err
 	}
-	if out.Item == nil {
+	if m == nil {
 		return messaging.Message{}, apperr.NotFound("agent message", id)
 	}
-	var m messaging.Message
-	if err := readDoc(out.Item, &m); err != nil {
-		return m, internal(err, "unmarshal")
+	var it agentMessageItem
+	if err := unmarshal(m, &it); err != nil {
+		return messaging.Message{}, internal(err, "unmarshal")
 	}
-	m.TeamID = teamID
-	return m, nil
+	msg, err := it.toMessage()
+	if err != nil {
+		return msg, internal(err, "unmarshal")
+	}
+	msg.TeamID = teamID
+	return msg, nil
 }
 
 // Deliver implements messaging.Store: a put that only a first delivery wins.
 func (s *Store) Deliver(ctx context.Context, teamID, recipient string, m messaging.Message) (bool, error) {
 	m.ReadAt = nil
-	doc, err := docAttr(m)
+	it, err := toAgentMessageItem(m, teamPK(teamID), inboxSK(recipient, m.ID), "inbox_entry")
 	if err != nil {
 		return false, internal(err, "marshal")
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: map[string]types.AttributeValue{
-		attrPK: str(teamPK(teamID)), attrSK: str(inboxSK(recipient, m.ID)), "type": str("inbox_entry"),
-		"recipient": str(recipient), "doc": doc, "expires_at": ttl(m.CreatedAt.Add(messageRetention)),
-	}, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if conditionFailed(err) {
+	item, err := marshal(inboxItem{Recipient: recipient, agentMessageItem: it})
+	if err != nil {
+		return false, internal(err, "marshal")
+	}
+	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: condNew})
+	if _, failed := conditionFailed(err); failed {
 		return false, nil
 	}
 	if err != nil {
@@ -97,30 +135,25 @@ func (s *Store) Deliver(ctx context.Context, teamID, recipient string, m messagi
 	return true, nil
 }
 
-func readInbox(item map[string]types.AttributeValue) (messaging.Message, error) {
-	var m messaging.Message
-	if err := readDoc(item, &m); err != nil {
-		return m, err
-	}
-	if v, ok := item["read_at"].(*types.AttributeValueMemberS); ok {
-		if t, err := time.Parse(time.RFC3339Nano, v.Value); err == nil {
-			m.ReadAt = &t
-		}
-	}
-	return m, nil
-}
-
 // ListInbox implements messaging.Store, newest first. Unread-only is a
 // filter, so a page may hold fewer than the limit while a token is returned.
 func (s *Store) ListInbox(ctx context.Context, teamID, agent string, unreadOnly bool, p paging.Page) ([]messaging.Message, string, error) {
-	in := prefixQuery(teamPK(teamID), prefixInbox+agent+"#", false)
+	var unread expression.ConditionBuilder
 	if unreadOnly {
-		in.FilterExpression = aws.String("attribute_not_exists(read_at)")
+		unread = name("read_at").AttributeNotExists()
+	}
+	in, err := builtQuery("", keyIs(attrPK, teamPK(teamID)).And(expression.Key(attrSK).BeginsWith(inboxPrefix(agent))), unread, false)
+	if err != nil {
+		return nil, "", internal(err, "expression")
 	}
 	list := []messaging.Message{}
 	scope := "inbox:" + teamID + ":" + agent + ":" + strconv.FormatBool(unreadOnly)
 	next, err := s.queryPage(ctx, in, scope, p, func(m map[string]types.AttributeValue) error {
-		msg, err := readInbox(m)
+		var it inboxItem
+		if err := unmarshal(m, &it); err != nil {
+			return err
+		}
+		msg, err := it.toMessage()
 		list = append(list, msg)
 		return err
 	})
@@ -130,15 +163,19 @@ func (s *Store) ListInbox(ctx context.Context, teamID, agent string, unreadOnly 
 // MarkRead implements messaging.Store: each entry is conditioned on being
 // unread, so read_at records the first read.
 func (s *Store) MarkRead(ctx context.Context, teamID, agent string, ids []string, at time.Time) (int, error) {
+	u := expression.Set(name("read_at"), value(at.UTC()))
+	e, err := build(&u, name(attrPK).AttributeExists().And(name("read_at").AttributeNotExists()))
+	if err != nil {
+		return 0, internal(err, "expression")
+	}
 	n := 0
 	for _, id := range ids {
 		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &s.Table, Key: key(teamPK(teamID), inboxSK(agent, id)),
-			UpdateExpression:          aws.String("SET read_at = :t"),
-			ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(read_at)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":t": str(at.UTC().Format(time.RFC3339Nano))},
+			UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+			ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 		})
-		if conditionFailed(err) {
+		if _, failed := conditionFailed(err); failed {
 			continue
 		}
 		if err != nil {
@@ -167,142 +204,4 @@ func (s *Store) TaskAgents(ctx context.Context, teamID, taskID string) ([]string
 // not built yet, so every session id is unknown.
 func (s *Store) SessionAgents(_ context.Context, _, sessionID string) ([]string, error) {
 	return nil, apperr.NotFound("collaboration session", sessionID)
-}
-
-// PutMemory implements memory.Store.
-func (s *Store) PutMemory(ctx context.Context, m memory.Memory) error {
-	doc, err := docAttr(m)
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: memoryItem(m, doc), ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	if err != nil {
-		return internal(err, "PutItem")
-	}
-	return nil
-}
-
-func memoryItem(m memory.Memory, doc types.AttributeValue) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		attrPK: str(teamPK(m.TeamID)), attrSK: str(prefixMemory + m.ID), "type": str("memory"),
-		"visibility": str(m.Visibility), "doc": doc,
-	}
-}
-
-// RecentMemories implements memory.Store.
-func (s *Store) RecentMemories(ctx context.Context, teamID string, limit int) ([]memory.Memory, error) {
-	var out []memory.Memory
-	p := paging.Page{Limit: min(limit, paging.MaxLimit)}
-	for len(out) < limit {
-		list, next, err := s.ListMemories(ctx, teamID, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, list...)
-		if next == "" {
-			break
-		}
-		p.Token = next
-	}
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
-}
-
-// ListMemories implements memory.Store, newest first.
-func (s *Store) ListMemories(ctx context.Context, teamID string, p paging.Page) ([]memory.Memory, string, error) {
-	list := []memory.Memory{}
-	next, err := s.queryPage(ctx, prefixQuery(teamPK(teamID), prefixMemory, false), "memories:"+teamID, p, func(m map[string]types.AttributeValue) error {
-		var mem memory.Memory
-		err := readDoc(m, &mem)
-		list = append(list, mem)
-		return err
-	})
-	return list, next, err
-}
-
-// GetContext implements memory.Store.
-func (s *Store) GetContext(ctx context.Context, teamID, agent string) (memory.Context, bool, error) {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(teamPK(teamID), prefixContext+agent), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return memory.Context{}, false, internal(err, "GetItem")
-	}
-	if out.Item == nil {
-		return memory.Context{}, false, nil
-	}
-	var c memory.Context
-	if err := readDoc(out.Item, &c); err != nil {
-		return c, false, internal(err, "unmarshal")
-	}
-	// An expired entry TTL has not removed yet is a miss.
-	if time.Since(c.BuiltAt) > contextTTL {
-		return memory.Context{}, false, nil
-	}
-	return c, true, nil
-}
-
-// MemoryEpoch implements memory.Store.
-func (s *Store) MemoryEpoch(ctx context.Context, teamID string) (int, error) {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(teamPK(teamID), skMemEpoch), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return 0, internal(err, "GetItem")
-	}
-	if v, ok := out.Item["epoch"].(*types.AttributeValueMemberN); ok {
-		n, _ := strconv.Atoi(v.Value)
-		return n, nil
-	}
-	return 0, nil
-}
-
-// PutContext implements memory.Store.
-func (s *Store) PutContext(ctx context.Context, teamID string, c memory.Context, epoch int) (bool, error) {
-	c.Cached = false
-	doc, err := docAttr(c)
-	if err != nil {
-		return false, internal(err, "marshal")
-	}
-	cond := "attribute_not_exists(epoch)"
-	vals := map[string]types.AttributeValue{}
-	if epoch > 0 {
-		cond = "epoch = :e"
-		vals[":e"] = num(epoch)
-	}
-	check := &types.ConditionCheck{TableName: &s.Table, Key: key(teamPK(teamID), skMemEpoch), ConditionExpression: aws.String(cond)}
-	if len(vals) > 0 {
-		check.ExpressionAttributeValues = vals
-	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{ConditionCheck: check},
-		{Put: &types.Put{TableName: &s.Table, Item: map[string]types.AttributeValue{
-			attrPK: str(teamPK(teamID)), attrSK: str(prefixContext + c.Agent), "type": str("memory_context"), "doc": doc,
-			"expires_at": ttl(c.BuiltAt.Add(contextTTL)),
-		}}},
-	}})
-	if cancellationReasons(err) != nil {
-		return false, nil // memories changed while it was built: do not cache
-	}
-	if err != nil {
-		return false, internal(err, "TransactWriteItems")
-	}
-	return true, nil
-}
-
-// DropContexts implements memory.Store: bump the epoch first (so contexts
-// being built now are not cached), then delete the cached ones.
-func (s *Store) DropContexts(ctx context.Context, teamID string, agentSlugs []string) error {
-	_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.Table, Key: key(teamPK(teamID), skMemEpoch),
-		UpdateExpression:          aws.String("ADD epoch :one SET team_id = :team"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":team": str(teamID)},
-	})
-	if err != nil {
-		return internal(err, "UpdateItem")
-	}
-	for _, a := range agentSlugs {
-		if _, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: key(teamPK(teamID), prefixContext+a)}); err != nil {
-			return internal(err, "DeleteItem")
-		}
-	}
-	return nil
 }

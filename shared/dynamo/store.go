@@ -1,7 +1,24 @@
 // Package dynamo implements the domain stores on the single DynamoDB table.
-// Storage items are separate from domain types (toItem/fromItem) and every
-// invariant is a condition on the write, so concurrent requests cannot break
-// one: losing a race comes back as an apperr.ECONFLICT (or ELIMIT) error.
+//
+// One way to store: every entity has an item struct with dynamodbav tags
+// and toXItem/fromXItem conversions beside it; nested values (a skill, a
+// score, the last handoff) are maps and lists of item structs, never JSON
+// documents of domain types. keys.go holds every key shape and the access
+// patterns with the index that serves each.
+//
+// Every invariant is a condition on the write, so concurrent requests cannot
+// break one. A transaction runs through transact (transact.go), which names
+// the write whose condition failed by its role; each method turns that into
+// the domain's error (an apperr code, tasks.ConditionFailed, or an ECONFLICT
+// caused by conversations.ErrChanged). Where explaining a failure needs the
+// item, the write asks for it back (ReturnValuesOnConditionCheckFailure
+// ALL_OLD) instead of reading it again.
+//
+// Conditions, updates and filters are built with feature/dynamodb/expression.
+// Three short fixed expressions stay literal because the builder would only
+// obscure them: "the key is free" (condNew) and "the item exists"
+// (condExists) on writes, and the key condition of a prefix query
+// (prefixQuery).
 package dynamo
 
 import (
@@ -10,9 +27,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -20,6 +39,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/idempotency"
+	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
@@ -68,31 +88,45 @@ func internal(err error, op string) error {
 	return apperr.Wrap(apperr.EINTERNAL, err, "dynamodb %s failed", op)
 }
 
-// conditionFailed reports whether err is a failed condition on a single write.
-func conditionFailed(err error) bool {
+// conditionFailed reports whether err is a failed condition on a single
+// write, and returns the item as it was when the write asked for ALL_OLD
+// (nil if it did not exist).
+func conditionFailed(err error) (map[string]types.AttributeValue, bool) {
 	var ccf *types.ConditionalCheckFailedException
-	return errors.As(err, &ccf)
+	if !errors.As(err, &ccf) {
+		return nil, false
+	}
+	return ccf.Item, true
 }
 
-// cancellationReasons returns the per-item reason codes of a canceled
-// transaction ("None", "ConditionalCheckFailed", …), or nil for other errors.
-func cancellationReasons(err error) []string {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		return nil
+// The literal conditions (see the package comment).
+var (
+	condNew    = aws.String("attribute_not_exists(pk)")
+	condExists = aws.String("attribute_exists(pk)")
+)
+
+// build compiles an update (may be nil) and a condition (may be the zero
+// builder). It only fails on a builder left unset or a value the
+// attributevalue encoder cannot marshal: a programming error.
+func build(update *expression.UpdateBuilder, cond expression.ConditionBuilder) (expression.Expression, error) {
+	b := expression.NewBuilder()
+	if update != nil {
+		b = b.WithUpdate(*update)
 	}
-	out := make([]string, len(tce.CancellationReasons))
-	for i, r := range tce.CancellationReasons {
-		out[i] = aws.ToString(r.Code)
+	if cond.IsSet() {
+		b = b.WithCondition(cond)
 	}
-	return out
+	return b.Build()
+}
+
+// name and value shorten the expression builder's operands.
+func name(n string) expression.NameBuilder { return expression.Name(n) }
+func value(v any) expression.ValueBuilder  { return expression.Value(v) }
+func keyIs(k string, v any) expression.KeyConditionBuilder {
+	return expression.Key(k).Equal(expression.Value(v))
 }
 
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-
-func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
-}
 
 // pageToken is the opaque pagination token: the last evaluated key, bound to
 // the partition it was issued for so a token cannot walk another team's data.
@@ -147,3 +181,94 @@ func marshal(v any) (map[string]types.AttributeValue, error) {
 func unmarshal(m map[string]types.AttributeValue, v any) error {
 	return attributevalue.UnmarshalMap(m, v)
 }
+
+// prefixQuery reads the items of a partition whose sort key starts with
+// prefix.
+func prefixQuery(pk, prefix string, forward bool) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":p": str(prefix)},
+		ScanIndexForward:          aws.Bool(forward),
+	}
+}
+
+// builtQuery is a query on index ("" for the table) from a key condition
+// and a filter (the zero builder for none).
+func builtQuery(index string, keyCond expression.KeyConditionBuilder, filter expression.ConditionBuilder, forward bool) (*dynamodb.QueryInput, error) {
+	b := expression.NewBuilder().WithKeyCondition(keyCond)
+	if filter.IsSet() {
+		b = b.WithFilter(filter)
+	}
+	e, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	in := &dynamodb.QueryInput{
+		KeyConditionExpression: e.KeyCondition(), FilterExpression: e.Filter(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		ScanIndexForward: aws.Bool(forward),
+	}
+	if index != "" {
+		in.IndexName = aws.String(index)
+	}
+	return in, nil
+}
+
+// queryPage runs one page of a query and decodes its items; the page token
+// is bound to scope.
+func (s *Store) queryPage(ctx context.Context, in *dynamodb.QueryInput, scope string, p paging.Page, each func(map[string]types.AttributeValue) error) (string, error) {
+	start, err := decodeToken(scope, p.Token)
+	if err != nil {
+		return "", err
+	}
+	in.TableName, in.ExclusiveStartKey = &s.Table, start
+	if p.Limit > 0 {
+		in.Limit = aws.Int32(int32(p.Limit))
+	}
+	out, err := s.DB.Query(ctx, in)
+	if err != nil {
+		return "", internal(err, "Query")
+	}
+	for _, m := range out.Items {
+		if err := each(m); err != nil {
+			return "", internal(err, "unmarshal")
+		}
+	}
+	next, err := encodeToken(scope, out.LastEvaluatedKey)
+	if err != nil {
+		return "", internal(err, "token")
+	}
+	return next, nil
+}
+
+// queryAll runs a query to its last page, decoding every item.
+func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, each func(map[string]types.AttributeValue) error) error {
+	in.TableName = &s.Table
+	for {
+		out, err := s.DB.Query(ctx, in)
+		if err != nil {
+			return internal(err, "Query")
+		}
+		for _, m := range out.Items {
+			if err := each(m); err != nil {
+				return internal(err, "unmarshal")
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// getItem reads one item consistently; a missing item is nil.
+func (s *Store) getItem(ctx context.Context, k map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, internal(err, "GetItem")
+	}
+	return out.Item, nil
+}
+
+// ttl is an expires_at value: epoch seconds.
+func ttl(t time.Time) int64 { return t.Unix() }

@@ -3,20 +3,15 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
-	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 var _ tasks.Store = (*Store)(nil)
@@ -33,46 +28,57 @@ type taskItem struct {
 	GSI3PK string `dynamodbav:"gsi3pk,omitempty"`
 	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
 
-	TeamID          string           `dynamodbav:"team_id"`
-	ID              string           `dynamodbav:"id"`
-	CreatedByType   string           `dynamodbav:"created_by_type"`
-	CreatedByID     string           `dynamodbav:"created_by_id"`
-	Assignee        string           `dynamodbav:"assignee"`
-	ParentID        string           `dynamodbav:"parent_task_id"`
-	RootID          string           `dynamodbav:"root_task_id"`
-	ConversationID  string           `dynamodbav:"conversation_id"`
-	TaskType        string           `dynamodbav:"task_type"`
-	Title           string           `dynamodbav:"title"`
-	Instructions    string           `dynamodbav:"instructions"`
-	Context         string           `dynamodbav:"context"`
-	ExpectedOutput  string           `dynamodbav:"expected_output"`
-	InputArtifacts  []string         `dynamodbav:"input_artifacts"`
-	Priority        string           `dynamodbav:"priority"`
-	DueAt           *time.Time       `dynamodbav:"due_at,omitempty"`
-	Budgets         workflow.Budgets `dynamodbav:"budgets"`
-	CostCapUSD      float64          `dynamodbav:"cost_cap_usd"`
-	TreeCostUSD     float64          `dynamodbav:"tree_cost_usd"`
-	Depth           int              `dynamodbav:"delegation_depth"`
-	Chain           []string         `dynamodbav:"chain"`
-	Status          string           `dynamodbav:"status"`
-	Result          string           `dynamodbav:"result"`
-	ResultArtifacts []string         `dynamodbav:"result_artifacts"`
-	Error           string           `dynamodbav:"error"`
-	TokensUsed      int              `dynamodbav:"tokens_used"`
-	ToolCalls       int              `dynamodbav:"tool_calls"`
-	CostUSD         float64          `dynamodbav:"cost_usd"`
-	Execute         bool             `dynamodbav:"execute"`
-	Execution       string           `dynamodbav:"execution_arn"`
-	Runs            int              `dynamodbav:"runs"`
-	Deadline        *time.Time       `dynamodbav:"deadline,omitempty"`
-	Version         int              `dynamodbav:"version"`
-	EventSeq        int              `dynamodbav:"event_seq"`
-	CreatedAt       time.Time        `dynamodbav:"created_at"`
-	UpdatedAt       time.Time        `dynamodbav:"updated_at"`
-	StartedAt       *time.Time       `dynamodbav:"started_at,omitempty"`
-	CompletedAt     *time.Time       `dynamodbav:"completed_at,omitempty"`
+	TeamID          string      `dynamodbav:"team_id"`
+	ID              string      `dynamodbav:"id"`
+	CreatedByType   string      `dynamodbav:"created_by_type"`
+	CreatedByID     string      `dynamodbav:"created_by_id"`
+	Assignee        string      `dynamodbav:"assignee"`
+	ParentID        string      `dynamodbav:"parent_task_id"`
+	RootID          string      `dynamodbav:"root_task_id"`
+	ConversationID  string      `dynamodbav:"conversation_id"`
+	TaskType        string      `dynamodbav:"task_type"`
+	Title           string      `dynamodbav:"title"`
+	Instructions    string      `dynamodbav:"instructions"`
+	Context         string      `dynamodbav:"context"`
+	ExpectedOutput  string      `dynamodbav:"expected_output"`
+	InputArtifacts  []string    `dynamodbav:"input_artifacts"`
+	Priority        string      `dynamodbav:"priority"`
+	DueAt           *time.Time  `dynamodbav:"due_at,omitempty"`
+	Budgets         budgetsItem `dynamodbav:"budgets"`
+	CostCapUSD      float64     `dynamodbav:"cost_cap_usd"`
+	TreeCostUSD     float64     `dynamodbav:"tree_cost_usd"`
+	Depth           int         `dynamodbav:"delegation_depth"`
+	Chain           []string    `dynamodbav:"chain"`
+	Status          string      `dynamodbav:"status"`
+	Result          string      `dynamodbav:"result"`
+	ResultArtifacts []string    `dynamodbav:"result_artifacts"`
+	Error           string      `dynamodbav:"error"`
+	TokensUsed      int         `dynamodbav:"tokens_used"`
+	ToolCalls       int         `dynamodbav:"tool_calls"`
+	CostUSD         float64     `dynamodbav:"cost_usd"`
+	Execute         bool        `dynamodbav:"execute"`
+	Execution       string      `dynamodbav:"execution_arn"`
+	Runs            int         `dynamodbav:"runs"`
+	Deadline        *time.Time  `dynamodbav:"deadline,omitempty"`
+	Version         int         `dynamodbav:"version"`
+	EventSeq        int         `dynamodbav:"event_seq"`
+	CreatedAt       time.Time   `dynamodbav:"created_at"`
+	UpdatedAt       time.Time   `dynamodbav:"updated_at"`
+	StartedAt       *time.Time  `dynamodbav:"started_at,omitempty"`
+	CompletedAt     *time.Time  `dynamodbav:"completed_at,omitempty"`
 }
 
+// budgetsItem is a task's worker budgets (a nested map). It converts from
+// the task's Budgets field, so a field added there fails to compile here
+// rather than going unstored; this package does not import worker.
+type budgetsItem struct {
+	MaxTokens      int `dynamodbav:"max_tokens"`
+	MaxToolCalls   int `dynamodbav:"max_tool_calls"`
+	TimeoutSeconds int `dynamodbav:"timeout_seconds"`
+}
+
+// taskEventItem is one entry of a task's timeline (append-only). The
+// payload is a map built by the task service, stored as a nested map.
 type taskEventItem struct {
 	PK      string         `dynamodbav:"pk"`
 	SK      string         `dynamodbav:"sk"`
@@ -85,27 +91,14 @@ type taskEventItem struct {
 	At      time.Time      `dynamodbav:"at"`
 }
 
-// dueShards spreads running tasks' deadlines over a few index partitions
-// so the sweeper's index never has one hot key.
-const dueShards = 8
-
-func dueShard(id string) int {
-	h := fnv.New32a()
-	h.Write([]byte(id))
-	return int(h.Sum32() % dueShards)
-}
-
-// dueKey sorts lexicographically by time (fixed width, UTC).
-func dueKey(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
-func toTaskItem(t tasks.Task) (map[string]types.AttributeValue, error) {
+func toTaskItem(t tasks.Task) taskItem {
 	it := taskItem{
 		PK: teamPK(t.TeamID), SK: taskSK(t.ID), Type: "task",
 		GSI1PK: assigneeGSI1PK(t.TeamID, t.Assignee), GSI1SK: taskSK(t.ID),
 		TeamID: t.TeamID, ID: t.ID, CreatedByType: t.CreatedBy.Type, CreatedByID: t.CreatedBy.ID,
 		Assignee: t.Assignee, ParentID: t.ParentID, RootID: t.RootID, ConversationID: t.ConversationID,
 		TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
-		InputArtifacts: t.InputArtifacts, Priority: t.Priority, DueAt: t.DueAt, Budgets: t.Budgets,
+		InputArtifacts: t.InputArtifacts, Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
 		Result: t.Result, ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
@@ -117,28 +110,28 @@ func toTaskItem(t tasks.Task) (map[string]types.AttributeValue, error) {
 	}
 	// Only running tasks are in the sweeper's index (a sparse index).
 	if t.Status == tasks.Running && t.Deadline != nil {
-		it.GSI3PK = fmt.Sprintf("%s%d", prefixDue, dueShard(t.ID))
-		it.GSI3SK = dueKey(*t.Deadline) + "#" + t.TeamID + "#" + t.ID
+		it.GSI3PK, it.GSI3SK = dueGSI3PK(dueShard(t.ID)), dueGSI3SK(*t.Deadline, t.TeamID, t.ID)
 	}
-	return attributevalue.MarshalMap(it)
+	return it
 }
 
 func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 	var it taskItem
-	if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+	if err := unmarshal(m, &it); err != nil {
 		return tasks.Task{}, err
 	}
 	t := tasks.Task{
 		TeamID: it.TeamID, ID: it.ID, CreatedBy: tasks.Creator{Type: it.CreatedByType, ID: it.CreatedByID},
 		Assignee: it.Assignee, ParentID: it.ParentID, RootID: it.RootID, ConversationID: it.ConversationID,
 		Type: it.TaskType, Title: it.Title, Instructions: it.Instructions, Context: it.Context, ExpectedOutput: it.ExpectedOutput,
-		InputArtifacts: it.InputArtifacts, Priority: it.Priority, DueAt: it.DueAt, Budgets: it.Budgets,
+		InputArtifacts: it.InputArtifacts, Priority: it.Priority, DueAt: it.DueAt,
 		CostCapUSD: it.CostCapUSD, TreeCostUSD: it.TreeCostUSD, Depth: it.Depth, Chain: it.Chain, Status: tasks.Status(it.Status),
 		Result: it.Result, ResultArtifacts: it.ResultArtifacts, Error: it.Error, TokensUsed: it.TokensUsed,
 		ToolCalls: it.ToolCalls, CostUSD: it.CostUSD, Execute: it.Execute, Execution: it.Execution, Runs: it.Runs,
 		Deadline: it.Deadline, Version: it.Version, EventSeq: it.EventSeq, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
 		StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
 	}
+	t.Budgets.MaxTokens, t.Budgets.MaxToolCalls, t.Budgets.TimeoutSeconds = it.Budgets.MaxTokens, it.Budgets.MaxToolCalls, it.Budgets.TimeoutSeconds
 	if t.InputArtifacts == nil {
 		t.InputArtifacts = []string{}
 	}
@@ -151,126 +144,67 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 	return t, nil
 }
 
-func (s *Store) eventPuts(teamID, taskID string, events []tasks.Event) ([]types.TransactWriteItem, error) {
-	out := make([]types.TransactWriteItem, 0, len(events))
+// events appends a task's new timeline entries; an event is written once
+// and never replaced.
+func (t *txn) events(teamID, taskID string, events []tasks.Event) {
 	for _, e := range events {
-		item, err := attributevalue.MarshalMap(taskEventItem{
+		t.create(tasks.ItemTask, taskEventItem{
 			PK: teamPK(teamID), SK: taskEventSK(taskID, e.Seq), Type: "task_event", TaskID: taskID,
 			Seq: e.Seq, Event: e.Type, Actor: e.Actor, Payload: e.Payload, At: e.At,
 		})
-		if err != nil {
-			return nil, err
-		}
-		// Append-only: an event is written once and never replaced.
-		out = append(out, types.TransactWriteItem{Put: &types.Put{
-			TableName: &s.Table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
-		}})
 	}
-	return out, nil
-}
-
-func num(n int) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.Itoa(n)} }
-
-func numf(f float64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatFloat(f, 'f', -1, 64)}
-}
-
-// takeSlot increments the assignee's active-task counter unless it is at the
-// limit, and checks (same transaction) that the assignee is active.
-func (s *Store) takeSlot(teamID, slug string) []types.TransactWriteItem {
-	return []types.TransactWriteItem{
-		{Update: &types.Update{
-			TableName: &s.Table, Key: key(teamPK(teamID), loadSK(slug)),
-			UpdateExpression:          aws.String("ADD active_tasks :one SET team_id = :team, agent_slug = :agent"),
-			ConditionExpression:       aws.String("attribute_not_exists(active_tasks) OR active_tasks < :max"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":max": num(tasks.MaxActivePerAgent), ":team": str(teamID), ":agent": str(slug)},
-		}},
-		{ConditionCheck: &types.ConditionCheck{
-			TableName: &s.Table, Key: key(teamPK(teamID), agentSK(slug)),
-			ConditionExpression:       aws.String("#st = :active"),
-			ExpressionAttributeNames:  map[string]string{"#st": "status"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":active": str("active")},
-		}},
-	}
-}
-
-func (s *Store) releaseSlot(teamID, slug string) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: &s.Table, Key: key(teamPK(teamID), loadSK(slug)),
-		UpdateExpression:          aws.String("ADD active_tasks :minus"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": num(-1)},
-	}}
 }
 
 // budgetLeft is the condition that a collaboration's spend is below its cap.
-const budgetLeft = "tree_cost_usd < cost_cap_usd"
+func budgetLeft() expression.ConditionBuilder {
+	return name("tree_cost_usd").LessThan(name("cost_cap_usd"))
+}
+
+// delegable is the condition on a delegated task's parent: running, not
+// too deep, the assignee not already in its chain, the creator its
+// assignee, and (when the parent is the collaboration's root) budget left.
+func delegable(t tasks.Task, parent *tasks.Task) expression.ConditionBuilder {
+	c := name("status").Equal(value(string(tasks.Running))).And(
+		name("delegation_depth").LessThan(value(tasks.MaxDepth)),
+		name("chain").Contains(t.Assignee).Not(),
+		name("assignee").Equal(value(t.CreatedBy.ID)),
+	)
+	if parent.RootID == parent.ID {
+		c = c.And(budgetLeft())
+	}
+	return c
+}
 
 // CreateTask implements tasks.Store: the task, its first events, the
 // assignee's slot and every delegation rule in one transaction.
 func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task, events []tasks.Event) error {
-	item, err := toTaskItem(t)
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	tx := []types.TransactWriteItem{{Put: &types.Put{TableName: &s.Table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}}}
-	roles := []string{tasks.ItemTask}
-	evs, err := s.eventPuts(t.TeamID, t.ID, events)
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	for range evs {
-		roles = append(roles, tasks.ItemTask)
-	}
-	tx = append(tx, evs...)
-	tx = append(tx, s.takeSlot(t.TeamID, t.Assignee)...)
-	roles = append(roles, tasks.ItemSlot, tasks.ItemAssignee)
+	tx := s.txn()
+	tx.create(tasks.ItemTask, toTaskItem(t))
+	tx.events(t.TeamID, t.ID, events)
+	tx.takeSlot(t.TeamID, t.Assignee)
 	if parent == nil && t.CreatedBy.Type == "agent" {
-		tx = append(tx, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			TableName: &s.Table, Key: key(teamPK(t.TeamID), agentSK(t.CreatedBy.ID)), ConditionExpression: aws.String("attribute_exists(pk)"),
-		}})
-		roles = append(roles, tasks.ItemCreator)
+		tx.exists(tasks.ItemCreator, key(teamPK(t.TeamID), agentSK(t.CreatedBy.ID)))
 	}
 	if parent != nil {
-		cond := "#st = :running AND delegation_depth < :maxd AND NOT contains(chain, :assignee) AND assignee = :creator"
-		if parent.RootID == parent.ID {
-			cond += " AND " + budgetLeft // the parent is the collaboration's root
-		}
-		tx = append(tx, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			TableName: &s.Table, Key: key(teamPK(t.TeamID), taskSK(parent.ID)),
-			ConditionExpression:      aws.String(cond),
-			ExpressionAttributeNames: map[string]string{"#st": "status"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":running": str(string(tasks.Running)), ":maxd": num(tasks.MaxDepth),
-				":assignee": str(t.Assignee), ":creator": str(t.CreatedBy.ID),
-			},
-		}})
-		roles = append(roles, tasks.ItemParent)
+		tx.check(tasks.ItemParent, key(teamPK(t.TeamID), taskSK(parent.ID)), delegable(t, parent))
 		if parent.RootID != parent.ID {
-			tx = append(tx, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-				TableName: &s.Table, Key: key(teamPK(t.TeamID), taskSK(parent.RootID)),
-				ConditionExpression: aws.String(budgetLeft),
-			}})
-			roles = append(roles, tasks.ItemRoot)
+			tx.check(tasks.ItemRoot, key(teamPK(t.TeamID), taskSK(parent.RootID)), budgetLeft())
 		}
 	}
-	return s.transact(ctx, tx, roles)
+	return taskError(tx.run(ctx))
 }
 
-// transact runs a transaction and names the item whose condition failed.
-func (s *Store) transact(ctx context.Context, tx []types.TransactWriteItem, roles []string) error {
-	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
-	if r := cancellationReasons(err); r != nil {
-		for i, code := range r {
-			if code == "ConditionalCheckFailed" && i < len(roles) {
-				return &tasks.ConditionFailed{Item: roles[i]}
-			}
-		}
-		return apperr.Wrap(apperr.ECONFLICT, err, "the change conflicted with a concurrent one; try again").WithReason("TransactionConflict")
+// taskError turns a canceled transaction into the tasks domain's error:
+// *tasks.ConditionFailed naming the item, or a retryable conflict.
+func taskError(err error) error {
+	c, ok := asCanceled(err)
+	if !ok {
+		return err
 	}
-	if err != nil {
-		return internal(err, "TransactWriteItems")
+	if c.Role != "" {
+		return &tasks.ConditionFailed{Item: c.Role}
 	}
-	return nil
+	return retryConflict(err, "the change conflicted with a concurrent one; try again")
 }
 
 // ApplyTask implements tasks.Store: the new task state conditioned on the
@@ -279,67 +213,43 @@ func (s *Store) transact(ctx context.Context, tx []types.TransactWriteItem, role
 // charge to the collaboration's root.
 func (s *Store) ApplyTask(ctx context.Context, c tasks.Change) error {
 	b, a := c.Before, c.After
-	item, err := toTaskItem(a)
-	if err != nil {
-		return internal(err, "marshal")
+	cond := name("version").Equal(value(b.Version))
+	if len(c.From) > 0 {
+		from := make([]expression.OperandBuilder, len(c.From))
+		for i, st := range c.From {
+			from[i] = value(string(st))
+		}
+		cond = cond.And(name("status").In(from[0], from[1:]...))
 	}
-	vals := map[string]types.AttributeValue{":v": num(b.Version)}
-	in := make([]string, len(c.From))
-	for i, st := range c.From {
-		k := fmt.Sprintf(":f%d", i)
-		vals[k] = str(string(st))
-		in[i] = k
-	}
-	cond := "version = :v"
-	if len(in) > 0 {
-		cond += " AND #st IN (" + strings.Join(in, ", ") + ")"
-	}
-	put := &types.Put{TableName: &s.Table, Item: item, ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals}
-	if len(in) > 0 {
-		put.ExpressionAttributeNames = map[string]string{"#st": "status"}
-	}
-	tx := []types.TransactWriteItem{{Put: put}}
-	roles := []string{tasks.ItemTask}
-	evs, err := s.eventPuts(a.TeamID, a.ID, c.Events)
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	for range evs {
-		roles = append(roles, tasks.ItemTask)
-	}
-	tx = append(tx, evs...)
+	tx := s.txn()
+	tx.put(tasks.ItemTask, toTaskItem(a), cond)
+	tx.events(a.TeamID, a.ID, c.Events)
 	moved := b.Assignee != a.Assignee
 	if b.Status.HoldsSlot() && (moved || !a.Status.HoldsSlot()) {
-		tx = append(tx, s.releaseSlot(b.TeamID, b.Assignee))
-		roles = append(roles, "release")
+		tx.releaseSlot(b.TeamID, b.Assignee)
 	}
 	if a.Status.HoldsSlot() && (moved || !b.Status.HoldsSlot()) {
-		tx = append(tx, s.takeSlot(a.TeamID, a.Assignee)...)
-		roles = append(roles, tasks.ItemSlot, tasks.ItemAssignee)
+		tx.takeSlot(a.TeamID, a.Assignee)
 	}
 	if c.RootCharge > 0 && a.RootID != a.ID {
 		// The version bump makes a concurrent write of the root (which
 		// read the old tree cost) fail its condition and re-read.
-		tx = append(tx, types.TransactWriteItem{Update: &types.Update{
-			TableName: &s.Table, Key: key(teamPK(a.TeamID), taskSK(a.RootID)),
-			UpdateExpression:          aws.String("ADD tree_cost_usd :c, version :one"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":c": numf(c.RootCharge), ":one": num(1)},
-		}})
-		roles = append(roles, "charge")
+		tx.update(roleCharge, key(teamPK(a.TeamID), taskSK(a.RootID)),
+			expression.Add(name("tree_cost_usd"), value(c.RootCharge)).Add(name("version"), value(1)), expression.ConditionBuilder{})
 	}
-	return s.transact(ctx, tx, roles)
+	return taskError(tx.run(ctx))
 }
 
 // GetTask implements tasks.Store.
 func (s *Store) GetTask(ctx context.Context, teamID, id string) (tasks.Task, error) {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(teamPK(teamID), taskSK(id)), ConsistentRead: aws.Bool(true)})
+	m, err := s.getItem(ctx, key(teamPK(teamID), taskSK(id)))
 	if err != nil {
-		return tasks.Task{}, internal(err, "GetItem")
+		return tasks.Task{}, err
 	}
-	if out.Item == nil {
+	if m == nil {
 		return tasks.Task{}, apperr.NotFound("task", id)
 	}
-	t, err := fromTaskItem(out.Item)
+	t, err := fromTaskItem(m)
 	if err != nil {
 		return tasks.Task{}, internal(err, "unmarshal")
 	}
@@ -350,66 +260,53 @@ func (s *Store) GetTask(ctx context.Context, teamID, id string) (tasks.Task, err
 // gsi2, an assignee filter gsi1, anything else the team's partition; the
 // remaining filters are applied by DynamoDB after the key condition.
 func (s *Store) ListTasks(ctx context.Context, teamID string, f tasks.Filter, p paging.Page) ([]tasks.Task, string, error) {
-	in := &dynamodb.QueryInput{TableName: &s.Table, Limit: aws.Int32(int32(p.Limit)), ScanIndexForward: aws.Bool(false)}
-	vals := map[string]types.AttributeValue{}
-	var filters []string
-	names := map[string]string{}
+	var index string
+	var keyCond expression.KeyConditionBuilder
+	var filters []expression.ConditionBuilder
 	switch {
 	case f.Parent != "":
-		in.IndexName = aws.String("gsi2")
-		in.KeyConditionExpression = aws.String("gsi2pk = :k")
-		vals[":k"] = str(parentGSI2PK(teamID, f.Parent))
+		index, keyCond = indexGSI2, keyIs(attrGSI2PK, parentGSI2PK(teamID, f.Parent))
 		if f.Assignee != "" {
-			filters = append(filters, "assignee = :as")
-			vals[":as"] = str(f.Assignee)
+			filters = append(filters, name("assignee").Equal(value(f.Assignee)))
 		}
 	case f.Assignee != "":
-		in.IndexName = aws.String("gsi1")
-		in.KeyConditionExpression = aws.String("gsi1pk = :k")
-		vals[":k"] = str(assigneeGSI1PK(teamID, f.Assignee))
+		index, keyCond = indexGSI1, keyIs(attrGSI1PK, assigneeGSI1PK(teamID, f.Assignee))
 	default:
-		in.KeyConditionExpression = aws.String("pk = :k AND begins_with(sk, :p)")
-		vals[":k"], vals[":p"] = str(teamPK(teamID)), str(prefixTask)
+		keyCond = keyIs(attrPK, teamPK(teamID)).And(expression.Key(attrSK).BeginsWith(prefixTask))
 	}
 	if f.Status != "" {
-		filters = append(filters, "#st = :st")
-		names["#st"] = "status"
-		vals[":st"] = str(string(f.Status))
+		filters = append(filters, name("status").Equal(value(string(f.Status))))
 	}
 	if f.Agent != "" {
-		filters = append(filters, "(assignee = :ag OR (created_by_type = :agent AND created_by_id = :ag))")
-		vals[":ag"], vals[":agent"] = str(f.Agent), str("agent")
+		filters = append(filters, name("assignee").Equal(value(f.Agent)).Or(
+			name("created_by_type").Equal(value("agent")).And(name("created_by_id").Equal(value(f.Agent)))))
 	}
-	if len(filters) > 0 {
-		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
+	in, err := builtQuery(index, keyCond, allOf(filters), false)
+	if err != nil {
+		return nil, "", internal(err, "expression")
 	}
-	if len(names) > 0 {
-		in.ExpressionAttributeNames = names
-	}
-	in.ExpressionAttributeValues = vals
-	scope := fmt.Sprintf("tasks:%s:%s", teamID, aws.ToString(in.IndexName))
-	start, err := decodeToken(scope, p.Token)
+	list := []tasks.Task{}
+	next, err := s.queryPage(ctx, in, fmt.Sprintf("tasks:%s:%s", teamID, index), p, func(m map[string]types.AttributeValue) error {
+		t, err := fromTaskItem(m)
+		list = append(list, t)
+		return err
+	})
 	if err != nil {
 		return nil, "", err
 	}
-	in.ExclusiveStartKey = start
-	out, err := s.DB.Query(ctx, in)
-	if err != nil {
-		return nil, "", internal(err, "Query")
-	}
-	list := make([]tasks.Task, 0, len(out.Items))
-	for _, m := range out.Items {
-		t, err := fromTaskItem(m)
-		if err != nil {
-			return nil, "", internal(err, "unmarshal")
-		}
-		list = append(list, t)
-	}
-	next, err := encodeToken(scope, out.LastEvaluatedKey)
-	if err != nil {
-		return nil, "", internal(err, "token")
-	}
 	return list, next, nil
+}
+
+// allOf joins conditions with AND; none is the zero (unset) builder.
+func allOf(conds []expression.ConditionBuilder) expression.ConditionBuilder {
+	switch len(conds) {
+	case 0:
+		return expression.ConditionBuilder{}
+	case 1:
+		return conds[0]
+	default:
+		return conds[0].And(conds[1], conds[2:]...)
+	}
 }
 
 // maxTaskEvents bounds one timeline read; a task has a handful of
@@ -419,45 +316,25 @@ const maxTaskEvents = 1000
 // ListTaskEvents implements tasks.Store, oldest first.
 func (s *Store) ListTaskEvents(ctx context.Context, teamID, id string) ([]tasks.Event, error) {
 	var out []tasks.Event
-	var start map[string]types.AttributeValue
+	in := prefixQuery(teamPK(teamID), taskEventPrefix(id), true)
+	in.TableName, in.ConsistentRead = &s.Table, aws.Bool(true)
 	for {
-		res, err := s.DB.Query(ctx, &dynamodb.QueryInput{
-			TableName: &s.Table, ConsistentRead: aws.Bool(true), ExclusiveStartKey: start,
-			KeyConditionExpression: aws.String("pk = :k AND begins_with(sk, :p)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":k": str(teamPK(teamID)), ":p": str(prefixTaskEvent + id + "#"),
-			},
-		})
+		res, err := s.DB.Query(ctx, in)
 		if err != nil {
 			return nil, internal(err, "Query")
 		}
 		for _, m := range res.Items {
 			var it taskEventItem
-			if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+			if err := unmarshal(m, &it); err != nil {
 				return nil, internal(err, "unmarshal")
 			}
 			out = append(out, tasks.Event{Seq: it.Seq, Type: it.Event, Actor: it.Actor, Payload: it.Payload, At: it.At})
 		}
-		start = res.LastEvaluatedKey
-		if len(start) == 0 || len(out) >= maxTaskEvents {
+		in.ExclusiveStartKey = res.LastEvaluatedKey
+		if len(in.ExclusiveStartKey) == 0 || len(out) >= maxTaskEvents {
 			return out, nil
 		}
 	}
-}
-
-// AgentLoad implements tasks.Store.
-func (s *Store) AgentLoad(ctx context.Context, teamID, slug string) (int, error) {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(teamPK(teamID), loadSK(slug)), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return 0, internal(err, "GetItem")
-	}
-	var it struct {
-		Active int `dynamodbav:"active_tasks"`
-	}
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return 0, internal(err, "unmarshal")
-	}
-	return it.Active, nil
 }
 
 // DueTasks implements tasks.Store: running tasks whose deadline is before
@@ -465,22 +342,18 @@ func (s *Store) AgentLoad(ctx context.Context, teamID, slug string) (int, error)
 func (s *Store) DueTasks(ctx context.Context, before time.Time, limit int) ([]tasks.Ref, error) {
 	var refs []tasks.Ref
 	for shard := range dueShards {
-		out, err := s.DB.Query(ctx, &dynamodb.QueryInput{
-			TableName: &s.Table, IndexName: aws.String("gsi3"), Limit: aws.Int32(int32(limit)),
-			KeyConditionExpression: aws.String("gsi3pk = :k AND gsi3sk < :before"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":k": str(fmt.Sprintf("%s%d", prefixDue, shard)), ":before": str(dueKey(before)),
-			},
-		})
+		in, err := builtQuery(indexGSI3, keyIs(attrGSI3PK, dueGSI3PK(shard)).And(expression.Key(attrGSI3SK).LessThan(value(dueKey(before)))), expression.ConditionBuilder{}, true)
+		if err != nil {
+			return nil, internal(err, "expression")
+		}
+		in.TableName, in.Limit = &s.Table, aws.Int32(int32(limit))
+		out, err := s.DB.Query(ctx, in)
 		if err != nil {
 			return nil, internal(err, "Query")
 		}
 		for _, m := range out.Items {
-			var it struct {
-				TeamID string `dynamodbav:"team_id"`
-				ID     string `dynamodbav:"id"`
-			}
-			if err := attributevalue.UnmarshalMap(m, &it); err != nil {
+			var it taskItem
+			if err := unmarshal(m, &it); err != nil {
 				return nil, internal(err, "unmarshal")
 			}
 			refs = append(refs, tasks.Ref{TeamID: it.TeamID, ID: it.ID})

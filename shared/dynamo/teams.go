@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -12,6 +12,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
+// teamItem is a team; default_agent is absent until one is set (SetStatus
+// conditions on attribute_not_exists(default_agent)).
 type teamItem struct {
 	PK           string    `dynamodbav:"pk"`
 	SK           string    `dynamodbav:"sk"`
@@ -22,6 +24,7 @@ type teamItem struct {
 	CreatedAt    time.Time `dynamodbav:"created_at"`
 }
 
+// apiKeyItem is an API key, found by its hash (pk) or by team and id (gsi1).
 type apiKeyItem struct {
 	PK        string     `dynamodbav:"pk"`
 	SK        string     `dynamodbav:"sk"`
@@ -35,6 +38,14 @@ type apiKeyItem struct {
 	Status    string     `dynamodbav:"status"`
 	CreatedAt time.Time  `dynamodbav:"created_at"`
 	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
+}
+
+func toTeamItem(t teams.Team) teamItem {
+	return teamItem{PK: teamPK(t.ID), SK: skTeam, Type: "team", ID: t.ID, Name: t.Name, DefaultAgent: t.DefaultAgent, CreatedAt: t.CreatedAt}
+}
+
+func (i teamItem) toTeam() teams.Team {
+	return teams.Team{ID: i.ID, Name: i.Name, DefaultAgent: i.DefaultAgent, CreatedAt: i.CreatedAt}
 }
 
 func toAPIKeyItem(k teams.APIKey, hash string) apiKeyItem {
@@ -51,83 +62,58 @@ func (i apiKeyItem) toKey() teams.APIKey {
 
 // CreateTeam implements teams.Store.
 func (s *Store) CreateTeam(ctx context.Context, t teams.Team, k teams.APIKey, hash string) error {
-	ti, err := marshal(teamItem{PK: teamPK(t.ID), SK: skTeam, Type: "team", ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt})
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	ki, err := marshal(toAPIKeyItem(k, hash))
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	notExists := aws.String("attribute_not_exists(pk)")
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Put: &types.Put{TableName: &s.Table, Item: ti, ConditionExpression: notExists}},
-		{Put: &types.Put{TableName: &s.Table, Item: ki, ConditionExpression: notExists}},
-	}})
-	if cancellationReasons(err) != nil {
+	t.DefaultAgent = "" // a new team has none (SetDefault sets it)
+	tx := s.txn()
+	tx.create(roleTeam, toTeamItem(t))
+	tx.create(roleAPIKey, toAPIKeyItem(k, hash))
+	err := tx.run(ctx)
+	if _, ok := asCanceled(err); ok {
 		return apperr.New(apperr.ECONFLICT, "team %s already exists", t.ID)
 	}
-	if err != nil {
-		return internal(err, "TransactWriteItems")
-	}
-	return nil
+	return err
 }
 
 // GetTeam implements teams.Store.
 func (s *Store) GetTeam(ctx context.Context, teamID string) (teams.Team, error) {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(teamPK(teamID), skTeam), ConsistentRead: aws.Bool(true)})
+	m, err := s.getItem(ctx, key(teamPK(teamID), skTeam))
 	if err != nil {
-		return teams.Team{}, internal(err, "GetItem")
+		return teams.Team{}, err
 	}
-	if out.Item == nil {
+	if m == nil {
 		return teams.Team{}, apperr.NotFound("team", teamID)
 	}
 	var it teamItem
-	if err := unmarshal(out.Item, &it); err != nil {
+	if err := unmarshal(m, &it); err != nil {
 		return teams.Team{}, internal(err, "unmarshal")
 	}
-	return teams.Team{ID: it.ID, Name: it.Name, DefaultAgent: it.DefaultAgent, CreatedAt: it.CreatedAt}, nil
-}
-
-func (s *Store) teamExists(teamID string) types.TransactWriteItem {
-	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: &s.Table, Key: key(teamPK(teamID), skTeam), ConditionExpression: aws.String("attribute_exists(pk)"),
-	}}
+	return it.toTeam(), nil
 }
 
 // PutAPIKey implements teams.Store.
 func (s *Store) PutAPIKey(ctx context.Context, k teams.APIKey, hash string) error {
-	ki, err := marshal(toAPIKeyItem(k, hash))
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		s.teamExists(k.TeamID),
-		{Put: &types.Put{TableName: &s.Table, Item: ki, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
-	if r := cancellationReasons(err); r != nil {
-		if r[0] == "ConditionalCheckFailed" {
+	tx := s.txn()
+	tx.exists(roleTeam, key(teamPK(k.TeamID), skTeam))
+	tx.create(roleAPIKey, toAPIKeyItem(k, hash))
+	err := tx.run(ctx)
+	if c, ok := asCanceled(err); ok {
+		if c.Role == roleTeam {
 			return apperr.NotFound("team", k.TeamID)
 		}
 		return apperr.New(apperr.ECONFLICT, "key collision, retry")
 	}
-	if err != nil {
-		return internal(err, "TransactWriteItems")
-	}
-	return nil
+	return err
 }
 
 // findKey returns the stored key item by team and id (through gsi1, which
 // is eventually consistent: a key created a moment ago may be missing, which
 // only affects rotating or revoking it within that moment).
 func (s *Store) findKey(ctx context.Context, teamID, keyID string) (*apiKeyItem, error) {
-	out, err := s.DB.Query(ctx, &dynamodb.QueryInput{
-		TableName: &s.Table, IndexName: aws.String("gsi1"),
-		KeyConditionExpression: aws.String("gsi1pk = :pk AND gsi1sk = :sk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(teamPK(teamID)), ":sk": str(keyGSI1SK(keyID)),
-		},
-	})
+	in, err := builtQuery(indexGSI1, keyIs(attrGSI1PK, teamPK(teamID)).And(keyIs(attrGSI1SK, keyGSI1SK(keyID))), expression.ConditionBuilder{}, true)
+	if err != nil {
+		return nil, internal(err, "expression")
+	}
+	in.TableName = &s.Table
+	out, err := s.DB.Query(ctx, in)
 	if err != nil {
 		return nil, internal(err, "Query")
 	}
@@ -141,24 +127,10 @@ func (s *Store) findKey(ctx context.Context, teamID, keyID string) (*apiKeyItem,
 	return &it, nil
 }
 
-func (s *Store) revokeUpdate(it *apiKeyItem, at time.Time) (*types.Update, error) {
-	atv, err := marshal(struct {
-		T time.Time `dynamodbav:"t"`
-	}{at})
-	if err != nil {
-		return nil, err
-	}
-	return &types.Update{
-		TableName:                &s.Table,
-		Key:                      key(it.PK, it.SK),
-		UpdateExpression:         aws.String("SET #st = :revoked, revoked_at = :at"),
-		ConditionExpression:      aws.String("team_id = :team AND #st = :active"),
-		ExpressionAttributeNames: map[string]string{"#st": "status"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":revoked": str(teams.KeyRevoked), ":active": str(teams.KeyActive),
-			":team": str(it.TeamID), ":at": atv["t"],
-		},
-	}, nil
+// revoke is the update that revokes an active key of the team.
+func revoke(at time.Time) (expression.UpdateBuilder, expression.ConditionBuilder) {
+	return expression.Set(name("status"), value(teams.KeyRevoked)).Set(name("revoked_at"), value(at)),
+		name("status").Equal(value(teams.KeyActive))
 }
 
 // RevokeAPIKey implements teams.Store.
@@ -167,16 +139,16 @@ func (s *Store) RevokeAPIKey(ctx context.Context, teamID, keyID string, at time.
 	if err != nil {
 		return teams.APIKey{}, err
 	}
-	u, err := s.revokeUpdate(it, at)
+	u, active := revoke(at)
+	e, err := build(&u, name("team_id").Equal(value(it.TeamID)).And(active))
 	if err != nil {
-		return teams.APIKey{}, internal(err, "marshal")
+		return teams.APIKey{}, internal(err, "expression")
 	}
 	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
-		ConditionExpression: u.ConditionExpression, ExpressionAttributeNames: u.ExpressionAttributeNames,
-		ExpressionAttributeValues: u.ExpressionAttributeValues,
+		TableName: &s.Table, Key: key(it.PK, it.SK), UpdateExpression: e.Update(),
+		ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 	})
-	if conditionFailed(err) {
+	if _, failed := conditionFailed(err); failed {
 		return teams.APIKey{}, apperr.New(apperr.ECONFLICT, "api key %s is already revoked", keyID).WithDetail("status", teams.KeyRevoked)
 	}
 	if err != nil {
@@ -193,72 +165,49 @@ func (s *Store) RotateAPIKey(ctx context.Context, teamID, oldID string, k teams.
 	if err != nil {
 		return err
 	}
-	u, err := s.revokeUpdate(it, at)
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	ki, err := marshal(toAPIKeyItem(k, hash))
-	if err != nil {
-		return internal(err, "marshal")
-	}
-	_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Update: u},
-		{Put: &types.Put{TableName: &s.Table, Item: ki, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
-	if r := cancellationReasons(err); r != nil {
-		if r[0] == "ConditionalCheckFailed" {
+	u, active := revoke(at)
+	tx := s.txn()
+	tx.update(roleOldAPIKey, key(it.PK, it.SK), u, name("team_id").Equal(value(it.TeamID)).And(active))
+	tx.create(roleAPIKey, toAPIKeyItem(k, hash))
+	err = tx.run(ctx)
+	if c, ok := asCanceled(err); ok {
+		if c.Role == roleOldAPIKey {
 			return apperr.New(apperr.ECONFLICT, "api key %s is already revoked", oldID).WithDetail("status", teams.KeyRevoked)
 		}
 		return apperr.New(apperr.ECONFLICT, "key collision, retry")
 	}
-	if err != nil {
-		return internal(err, "TransactWriteItems")
-	}
-	return nil
+	return err
 }
 
 // ListAPIKeys implements teams.Store.
 func (s *Store) ListAPIKeys(ctx context.Context, teamID string) ([]teams.APIKey, error) {
 	var out []teams.APIKey
-	var start map[string]types.AttributeValue
-	for {
-		res, err := s.DB.Query(ctx, &dynamodb.QueryInput{
-			TableName: &s.Table, IndexName: aws.String("gsi1"),
-			KeyConditionExpression: aws.String("gsi1pk = :pk AND begins_with(gsi1sk, :p)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": str(teamPK(teamID)), ":p": str(prefixKey),
-			},
-			ScanIndexForward:  aws.Bool(false),
-			ExclusiveStartKey: start,
-		})
-		if err != nil {
-			return nil, internal(err, "Query")
-		}
-		for _, m := range res.Items {
-			var it apiKeyItem
-			if err := unmarshal(m, &it); err != nil {
-				return nil, internal(err, "unmarshal")
-			}
-			out = append(out, it.toKey())
-		}
-		if len(res.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = res.LastEvaluatedKey
+	in, err := builtQuery(indexGSI1, keyIs(attrGSI1PK, teamPK(teamID)).And(expression.Key(attrGSI1SK).BeginsWith(prefixKey)), expression.ConditionBuilder{}, false)
+	if err != nil {
+		return nil, internal(err, "expression")
 	}
+	err = s.queryAll(ctx, in, func(m map[string]types.AttributeValue) error {
+		var it apiKeyItem
+		if err := unmarshal(m, &it); err != nil {
+			return err
+		}
+		out = append(out, it.toKey())
+		return nil
+	})
+	return out, err
 }
 
 // APIKeyByHash implements teams.Store.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (teams.APIKey, error) {
-	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: key(apiKeyPK(hash), skAPIKey), ConsistentRead: aws.Bool(true)})
+	m, err := s.getItem(ctx, key(apiKeyPK(hash), skAPIKey))
 	if err != nil {
-		return teams.APIKey{}, internal(err, "GetItem")
+		return teams.APIKey{}, err
 	}
-	if out.Item == nil {
+	if m == nil {
 		return teams.APIKey{}, apperr.NotFound("api key", "")
 	}
 	var it apiKeyItem
-	if err := unmarshal(out.Item, &it); err != nil {
+	if err := unmarshal(m, &it); err != nil {
 		return teams.APIKey{}, internal(err, "unmarshal")
 	}
 	return it.toKey(), nil

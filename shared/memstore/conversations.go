@@ -124,8 +124,10 @@ func (s *Store) putHandoff(teamID string, h conversations.Handoff) {
 
 // changedErr and conflictErr are the adapter's two cancellations: the
 // conversation's own condition failed, or another item's did.
+// changedErr is conversations.ErrChanged inside the client-facing
+// ECONFLICT, as the DynamoDB adapter returns it.
 func changedErr(what string) error {
-	return apperr.New(apperr.ECONFLICT, "the conversation changed during the %s", what).WithReason("ConversationChanged")
+	return apperr.Wrap(apperr.ECONFLICT, conversations.ErrChanged, "the conversation changed during the %s", what).WithReason("ConversationChanged")
 }
 
 func conflictErr(what string) error {

@@ -1,0 +1,102 @@
+package dynamo
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/conclave-ai/conclave/shared/conversations"
+)
+
+// handoffItem is a handoff record. The conversation's last handoff is the
+// same struct nested in its item, without keys (hence omitempty on them).
+type handoffItem struct {
+	PK             string    `dynamodbav:"pk,omitempty"`
+	SK             string    `dynamodbav:"sk,omitempty"`
+	Type           string    `dynamodbav:"type,omitempty"`
+	ID             string    `dynamodbav:"id"`
+	ConversationID string    `dynamodbav:"conversation_id"`
+	From           string    `dynamodbav:"from"`
+	To             string    `dynamodbav:"to"`
+	Kind           string    `dynamodbav:"kind"`
+	Reason         string    `dynamodbav:"reason"`
+	ContextSummary string    `dynamodbav:"context_summary,omitempty"`
+	MemoryID       string    `dynamodbav:"memory_id,omitempty"`
+	CreatedAt      time.Time `dynamodbav:"created_at"`
+}
+
+// handoffValue is h as a nested value (no keys).
+func handoffValue(h conversations.Handoff) handoffItem {
+	return handoffItem{
+		ID: h.ID, ConversationID: h.ConversationID, From: h.From, To: h.To, Kind: h.Kind,
+		Reason: h.Reason, ContextSummary: h.ContextSummary, MemoryID: h.MemoryID, CreatedAt: h.CreatedAt,
+	}
+}
+
+func toHandoffItem(teamID string, h conversations.Handoff) handoffItem {
+	it := handoffValue(h)
+	it.PK, it.SK, it.Type = teamPK(teamID), handoffSK(h.ConversationID, h.ID), "handoff"
+	return it
+}
+
+func (it handoffItem) toHandoff() conversations.Handoff {
+	return conversations.Handoff{
+		ID: it.ID, ConversationID: it.ConversationID, From: it.From, To: it.To, Kind: it.Kind,
+		Reason: it.Reason, ContextSummary: it.ContextSummary, MemoryID: it.MemoryID, CreatedAt: it.CreatedAt,
+	}
+}
+
+// CommitHandoff implements conversations.Store: the conversation
+// (conditioned on the version read and still open), the record, the note,
+// the participants' roles, the counters and the handoff memory in one
+// transaction; then both agents' cached contexts are dropped.
+func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversations.HandoffChange) error {
+	c := h.Conversation
+	c.TeamID = teamID
+	tx := s.txn()
+	tx.put(roleConversation, toConvItem(c), convUnchanged(c.Version-1))
+	tx.create(roleHandoff, toHandoffItem(teamID, h.Handoff))
+	tx.create(roleMessage, toMessageItem(teamID, h.Note))
+	for _, p := range h.Roles {
+		tx.join(teamID, c.ID, p)
+	}
+	tx.moveCurrent(teamID, h.PrevCurrent, c.CurrentAgent)
+	if h.Memory != nil {
+		m := *h.Memory
+		m.TeamID = teamID
+		tx.create(roleMemory, toMemoryItem(m))
+	}
+	err := tx.run(ctx)
+	if cx, ok := asCanceled(err); ok {
+		if cx.Role == roleConversation {
+			return changed(err, "the conversation changed during the handoff")
+		}
+		return retryConflict(err, "the handoff conflicted with a concurrent change; try again")
+	}
+	if err != nil {
+		return err
+	}
+	if h.Memory != nil {
+		// Both agents' cached contexts now miss the handoff memory.
+		return s.DropContexts(ctx, teamID, append([]string{h.Memory.Author}, h.Memory.Agents...))
+	}
+	return nil
+}
+
+// ListHandoffs implements conversations.Store, oldest first.
+func (s *Store) ListHandoffs(ctx context.Context, teamID, convID string) ([]conversations.Handoff, error) {
+	out := []conversations.Handoff{}
+	err := s.queryAll(ctx, prefixQuery(teamPK(teamID), handoffPrefix(convID), true), func(m map[string]types.AttributeValue) error {
+		var it handoffItem
+		if err := unmarshal(m, &it); err != nil {
+			return err
+		}
+		out = append(out, it.toHandoff())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,56 @@
+package dynamo
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The key shapes are the table's contract with its queries and indexes:
+// changing one strands every item written with the old shape.
+func TestKeyShapes(t *testing.T) {
+	when := time.Date(2026, 1, 2, 3, 4, 5, 600_000_000, time.UTC)
+	cases := [][2]string{
+		{teamPK("t1"), "TEAM#t1"},
+		{apiKeyPK("abc"), "APIKEY#abc"},
+		{keyGSI1SK("key_1"), "KEY#key_1"},
+		{agentSK("luke"), "AGENT#luke"},
+		{idemSK("k"), "IDEMP#k"},
+		{loadSK("luke"), "LOAD#luke"},
+		{activitySK(when, "ev1"), "ACTIVITY#2026-01-02T03:04:05.6Z#ev1"},
+		{taskSK("task_1"), "TASK#task_1"},
+		{taskEventSK("task_1", 12), "TEV#task_1#00000012"},
+		{assigneeGSI1PK("t1", "luke"), "TEAM#t1#ASSIGNEE#luke"},
+		{parentGSI2PK("t1", "task_0"), "TEAM#t1#PARENT#task_0"},
+		{dueGSI3PK(3), "DUE#3"},
+		{dueGSI3SK(when, "t1", "task_1"), "2026-01-02T03:04:05.600Z#t1#task_1"},
+		{convSK("conv_1"), "CONV#conv_1"},
+		{partSK("conv_1", "luke"), "CPART#conv_1#luke"},
+		{msgSK("conv_1", "msg_1"), "MSG#conv_1#msg_1"},
+		{handoffSK("conv_1", "hoff_1"), "HOFF#conv_1#hoff_1"},
+		{decisionSK("rdec_1"), "RDEC#rdec_1"},
+		{convGSI1PK("t1", "conv_1"), "TEAM#t1#CONV#conv_1"},
+		{feedbackSK("msg_1", "luke"), "FB#msg_1#luke"},
+		{agentMsgSK("amsg_1"), "AMSG#amsg_1"},
+		{inboxSK("luke", "amsg_1"), "INBOX#luke#amsg_1"},
+		{memorySK("mem_1"), "MEM#mem_1"},
+		{contextSK("luke"), "CTX#luke"},
+		{decisionFloor(time.UnixMilli(0)), "RDEC#rdec_00000000000000000000000000"},
+		{feedbackFloor(time.UnixMilli(0)), "FB#msg_00000000000000000000000000"},
+		{prefixDecision + rangeEnd, "RDEC#~"},
+		{taskEventPrefix("task_1"), "TEV#task_1#"},
+		{inboxPrefix("luke"), "INBOX#luke#"},
+		{msgPrefix("conv_1"), "MSG#conv_1#"},
+		{partPrefix("conv_1"), "CPART#conv_1#"},
+		{handoffPrefix("conv_1"), "HOFF#conv_1#"},
+		{skTeam + "|" + skAPIKey + "|" + skMemEpoch, "TEAM|APIKEY|MEMEPOCH"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c[1], c[0])
+	}
+	assert.Equal(t, dueShard("task_1"), dueShard("task_1"))
+	for _, id := range []string{"a", "b", "task_01j", "task_zz"} {
+		assert.Less(t, dueShard(id), dueShards)
+	}
+}

@@ -1,0 +1,237 @@
+package dynamo
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/paging"
+)
+
+var (
+	_ memory.Store     = (*Store)(nil)
+	_ memory.Directory = (*Store)(nil)
+)
+
+// contextTTL bounds a cached context even if an invalidation is lost.
+const contextTTL = time.Hour
+
+// memoryItem is a memory. A cached context nests the same struct without
+// keys (hence omitempty on them).
+type memoryItem struct {
+	PK         string    `dynamodbav:"pk,omitempty"`
+	SK         string    `dynamodbav:"sk,omitempty"`
+	Type       string    `dynamodbav:"type,omitempty"`
+	ID         string    `dynamodbav:"id"`
+	Author     string    `dynamodbav:"author"`
+	MemoryType string    `dynamodbav:"memory_type"`
+	Visibility string    `dynamodbav:"visibility"`
+	Agents     []string  `dynamodbav:"agents,omitempty"`
+	Content    string    `dynamodbav:"content"`
+	Source     string    `dynamodbav:"source"`
+	CreatedAt  time.Time `dynamodbav:"created_at"`
+}
+
+// memoryValue is m as a nested value (no keys).
+func memoryValue(m memory.Memory) memoryItem {
+	return memoryItem{
+		ID: m.ID, Author: m.Author, MemoryType: m.Type, Visibility: m.Visibility, Agents: m.Agents,
+		Content: m.Content, Source: m.Source, CreatedAt: m.CreatedAt,
+	}
+}
+
+func toMemoryItem(m memory.Memory) memoryItem {
+	it := memoryValue(m)
+	it.PK, it.SK, it.Type = teamPK(m.TeamID), memorySK(m.ID), "memory"
+	return it
+}
+
+func (it memoryItem) toMemory() memory.Memory {
+	return memory.Memory{
+		ID: it.ID, Author: it.Author, Type: it.MemoryType, Visibility: it.Visibility, Agents: it.Agents,
+		Content: it.Content, Source: it.Source, CreatedAt: it.CreatedAt,
+	}
+}
+
+// contextItem is an agent's cached memory context.
+type contextItem struct {
+	PK          string       `dynamodbav:"pk"`
+	SK          string       `dynamodbav:"sk"`
+	Type        string       `dynamodbav:"type"`
+	ExpiresAt   int64        `dynamodbav:"expires_at"`
+	Agent       string       `dynamodbav:"agent"`
+	Shared      []memoryItem `dynamodbav:"shared"`
+	UserProfile []memoryItem `dynamodbav:"user_profile"`
+	Private     []memoryItem `dynamodbav:"private"`
+	BuiltAt     time.Time    `dynamodbav:"built_at"`
+}
+
+func memoryValues(list []memory.Memory) []memoryItem {
+	if list == nil {
+		return nil
+	}
+	out := make([]memoryItem, len(list))
+	for i, m := range list {
+		out[i] = memoryValue(m)
+	}
+	return out
+}
+
+func memories(list []memoryItem) []memory.Memory {
+	if list == nil {
+		return nil
+	}
+	out := make([]memory.Memory, len(list))
+	for i, it := range list {
+		out[i] = it.toMemory()
+	}
+	return out
+}
+
+func toContextItem(teamID string, c memory.Context) contextItem {
+	return contextItem{
+		PK: teamPK(teamID), SK: contextSK(c.Agent), Type: "memory_context", ExpiresAt: ttl(c.BuiltAt.Add(contextTTL)),
+		Agent: c.Agent, Shared: memoryValues(c.Shared), UserProfile: memoryValues(c.UserProfile),
+		Private: memoryValues(c.Private), BuiltAt: c.BuiltAt,
+	}
+}
+
+func (it contextItem) toContext() memory.Context {
+	return memory.Context{
+		Agent: it.Agent, Shared: memories(it.Shared), UserProfile: memories(it.UserProfile),
+		Private: memories(it.Private), BuiltAt: it.BuiltAt,
+	}
+}
+
+// epochItem is the team's memory invalidation counter, written only by ADD.
+type epochItem struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	TeamID string `dynamodbav:"team_id"`
+	Epoch  int    `dynamodbav:"epoch"`
+}
+
+// PutMemory implements memory.Store.
+func (s *Store) PutMemory(ctx context.Context, m memory.Memory) error {
+	item, err := marshal(toMemoryItem(m))
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	if _, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: condNew}); err != nil {
+		return internal(err, "PutItem")
+	}
+	return nil
+}
+
+// RecentMemories implements memory.Store.
+func (s *Store) RecentMemories(ctx context.Context, teamID string, limit int) ([]memory.Memory, error) {
+	var out []memory.Memory
+	p := paging.Page{Limit: min(limit, paging.MaxLimit)}
+	for len(out) < limit {
+		list, next, err := s.ListMemories(ctx, teamID, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, list...)
+		if next == "" {
+			break
+		}
+		p.Token = next
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// ListMemories implements memory.Store, newest first.
+func (s *Store) ListMemories(ctx context.Context, teamID string, p paging.Page) ([]memory.Memory, string, error) {
+	list := []memory.Memory{}
+	next, err := s.queryPage(ctx, prefixQuery(teamPK(teamID), prefixMemory, false), "memories:"+teamID, p, func(m map[string]types.AttributeValue) error {
+		var it memoryItem
+		err := unmarshal(m, &it)
+		list = append(list, it.toMemory())
+		return err
+	})
+	return list, next, err
+}
+
+// GetContext implements memory.Store.
+func (s *Store) GetContext(ctx context.Context, teamID, agent string) (memory.Context, bool, error) {
+	m, err := s.getItem(ctx, key(teamPK(teamID), contextSK(agent)))
+	if err != nil {
+		return memory.Context{}, false, err
+	}
+	if m == nil {
+		return memory.Context{}, false, nil
+	}
+	var it contextItem
+	if err := unmarshal(m, &it); err != nil {
+		return memory.Context{}, false, internal(err, "unmarshal")
+	}
+	c := it.toContext()
+	// An expired entry TTL has not removed yet is a miss.
+	if time.Since(c.BuiltAt) > contextTTL {
+		return memory.Context{}, false, nil
+	}
+	return c, true, nil
+}
+
+// MemoryEpoch implements memory.Store.
+func (s *Store) MemoryEpoch(ctx context.Context, teamID string) (int, error) {
+	m, err := s.getItem(ctx, key(teamPK(teamID), skMemEpoch))
+	if err != nil {
+		return 0, err
+	}
+	var it epochItem
+	if err := unmarshal(m, &it); err != nil {
+		return 0, internal(err, "unmarshal")
+	}
+	return it.Epoch, nil
+}
+
+// PutContext implements memory.Store.
+func (s *Store) PutContext(ctx context.Context, teamID string, c memory.Context, epoch int) (bool, error) {
+	unchanged := name("epoch").AttributeNotExists()
+	if epoch > 0 {
+		unchanged = name("epoch").Equal(value(epoch))
+	}
+	tx := s.txn()
+	tx.check(roleEpoch, key(teamPK(teamID), skMemEpoch), unchanged)
+	tx.put(roleContext, toContextItem(teamID, c), expression.ConditionBuilder{})
+	err := tx.run(ctx)
+	if _, ok := asCanceled(err); ok {
+		return false, nil // memories changed while it was built: do not cache
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// DropContexts implements memory.Store: bump the epoch first (so contexts
+// being built now are not cached), then delete the cached ones.
+func (s *Store) DropContexts(ctx context.Context, teamID string, agentSlugs []string) error {
+	u := expression.Set(name("team_id"), value(teamID)).Add(name("epoch"), value(1))
+	e, err := build(&u, expression.ConditionBuilder{})
+	if err != nil {
+		return internal(err, "expression")
+	}
+	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.Table, Key: key(teamPK(teamID), skMemEpoch), UpdateExpression: e.Update(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+	})
+	if err != nil {
+		return internal(err, "UpdateItem")
+	}
+	for _, a := range agentSlugs {
+		if _, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: key(teamPK(teamID), contextSK(a))}); err != nil {
+			return internal(err, "DeleteItem")
+		}
+	}
+	return nil
+}
