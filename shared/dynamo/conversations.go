@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/paging"
 )
 
@@ -224,28 +225,36 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 	if t.Handoff != nil {
 		tx.create(roleHandoff, toHandoffItem(teamID, *t.Handoff))
 	}
-	if t.Memory != nil {
-		m := *t.Memory
-		m.TeamID = teamID
-		tx.create(roleMemory, toMemoryItem(m))
-	}
 	tx.moveCurrent(teamID, t.PrevCurrent, c.CurrentAgent)
 	d := t.Decision
 	d.TeamID = teamID
 	tx.create(roleDecision, toDecisionItem(d))
+	return s.commitConversation(ctx, tx, teamID, "turn", t.Memory)
+}
+
+// commitConversation runs a transaction that moves a conversation on (a
+// turn or a handoff), with the episodic memory of a handoff or return when
+// there is one. A failed condition on the conversation is
+// conversations.ErrChanged (the service re-reads and retries); any other
+// cancellation is a conflict to try again. After a memory is written both
+// agents' cached contexts are dropped, since they now miss it.
+func (s *Store) commitConversation(ctx context.Context, tx *txn, teamID, what string, mem *memory.Memory) error {
+	if mem != nil {
+		m := *mem
+		m.TeamID = teamID
+		tx.create(roleMemory, toMemoryItem(m))
+	}
 	err := tx.run(ctx)
 	if cx, ok := asCanceled(err); ok {
 		if cx.Role == roleConversation {
-			return changed(err, "the conversation changed during the turn")
+			return changed(err, "the conversation changed during the "+what)
 		}
-		return retryConflict(err, "the turn conflicted with a concurrent change; try again")
+		return retryConflict(err, "the "+what+" conflicted with a concurrent change; try again")
 	}
-	if err != nil || t.Memory == nil {
+	if err != nil || mem == nil {
 		return err
 	}
-	// A return in the turn: as in CommitHandoff, both agents' cached
-	// contexts now miss its memory.
-	return s.DropContexts(ctx, teamID, append([]string{t.Memory.Author}, t.Memory.Agents...))
+	return s.DropContexts(ctx, teamID, append([]string{mem.Author}, mem.Agents...))
 }
 
 // CloseConversation implements conversations.Store.

@@ -234,21 +234,7 @@ func (s *Store) ListDecisions(ctx context.Context, teamID string, f dispatch.Dec
 
 // RecentDecisions implements conversations.Store.
 func (s *Store) RecentDecisions(ctx context.Context, teamID string, since time.Time, limit int) ([]dispatch.Decision, error) {
-	var out []dispatch.Decision
-	p := paging.Page{Limit: paging.MaxLimit}
-	for len(out) < limit {
-		list, next, err := s.ListDecisions(ctx, teamID, dispatch.DecisionFilter{Since: since}, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, list...)
-		if next == "" {
-			break
-		}
-		p.Token = next
-	}
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return paging.Collect(limit, paging.MaxLimit, func(p paging.Page) ([]dispatch.Decision, string, error) {
+		return s.ListDecisions(ctx, teamID, dispatch.DecisionFilter{Since: since}, p)
+	})
 }

@@ -62,26 +62,7 @@ func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversation
 		tx.join(teamID, c.ID, p)
 	}
 	tx.moveCurrent(teamID, h.PrevCurrent, c.CurrentAgent)
-	if h.Memory != nil {
-		m := *h.Memory
-		m.TeamID = teamID
-		tx.create(roleMemory, toMemoryItem(m))
-	}
-	err := tx.run(ctx)
-	if cx, ok := asCanceled(err); ok {
-		if cx.Role == roleConversation {
-			return changed(err, "the conversation changed during the handoff")
-		}
-		return retryConflict(err, "the handoff conflicted with a concurrent change; try again")
-	}
-	if err != nil {
-		return err
-	}
-	if h.Memory != nil {
-		// Both agents' cached contexts now miss the handoff memory.
-		return s.DropContexts(ctx, teamID, append([]string{h.Memory.Author}, h.Memory.Agents...))
-	}
-	return nil
+	return s.commitConversation(ctx, tx, teamID, "handoff", h.Memory)
 }
 
 // ListHandoffs implements conversations.Store, oldest first.

@@ -129,23 +129,9 @@ func (s *Store) PutMemory(ctx context.Context, m memory.Memory) error {
 
 // RecentMemories implements memory.Store.
 func (s *Store) RecentMemories(ctx context.Context, teamID string, limit int) ([]memory.Memory, error) {
-	var out []memory.Memory
-	p := paging.Page{Limit: min(limit, paging.MaxLimit)}
-	for len(out) < limit {
-		list, next, err := s.ListMemories(ctx, teamID, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, list...)
-		if next == "" {
-			break
-		}
-		p.Token = next
-	}
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return paging.Collect(limit, min(limit, paging.MaxLimit), func(p paging.Page) ([]memory.Memory, string, error) {
+		return s.ListMemories(ctx, teamID, p)
+	})
 }
 
 // ListMemories implements memory.Store, newest first.

@@ -426,23 +426,9 @@ func (s *Store) ListDecisions(_ context.Context, teamID string, f dispatch.Decis
 // RecentDecisions implements conversations.Store: up to limit decisions
 // made since, newest first.
 func (s *Store) RecentDecisions(ctx context.Context, teamID string, since time.Time, limit int) ([]dispatch.Decision, error) {
-	var out []dispatch.Decision
-	p := paging.Page{Limit: paging.MaxLimit}
-	for len(out) < limit {
-		list, next, err := s.ListDecisions(ctx, teamID, dispatch.DecisionFilter{Since: since}, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, list...)
-		if next == "" {
-			break
-		}
-		p.Token = next
-	}
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return paging.Collect(limit, paging.MaxLimit, func(p paging.Page) ([]dispatch.Decision, string, error) {
+		return s.ListDecisions(ctx, teamID, dispatch.DecisionFilter{Since: since}, p)
+	})
 }
 
 // CommitHandoff implements conversations.Store: the conversation

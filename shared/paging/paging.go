@@ -30,3 +30,26 @@ func (p Page) Normalize() (Page, error) {
 	}
 	return p, nil
 }
+
+// Collect reads pages of size pageSize through fetch until it has limit
+// items or the listing ends, and returns at most limit of them: the reads
+// behind "the most recent N" that a single page cannot hold.
+func Collect[T any](limit, pageSize int, fetch func(Page) ([]T, string, error)) ([]T, error) {
+	var out []T
+	p := Page{Limit: pageSize}
+	for len(out) < limit {
+		list, next, err := fetch(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, list...)
+		if next == "" {
+			break
+		}
+		p.Token = next
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
