@@ -18,6 +18,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 // Tools implements worker.Tools on the task and messaging services.
@@ -51,8 +52,8 @@ type delegateInput struct {
 // Call implements worker.Tools. Errors the agent can act on (a rejected
 // delegation, an unknown task) come back as the tool's output so the model
 // can adapt; only infrastructure failures are errors.
-func (t *Tools) Call(ctx context.Context, p worker.Payload, call models.ToolCall) (string, error) {
-	tool, ok := map[string]func(context.Context, worker.Payload, []byte) (string, error){
+func (t *Tools) Call(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, error) {
+	tool, ok := map[string]func(context.Context, workflow.TaskInput, []byte) (string, error){
 		"delegate_task":      t.delegate,
 		"check_task_status":  t.checkStatus,
 		"send_agent_message": t.sendMessage,
@@ -76,7 +77,7 @@ func (t *Tools) Call(ctx context.Context, p worker.Payload, call models.ToolCall
 // into the execution's state and resuming it in a new invocation; that is
 // the design for waits longer than one invocation (sessions), not for this
 // one, and the poll below costs one read per second at most.
-func (t *Tools) delegate(ctx context.Context, p worker.Payload, input []byte) (string, error) {
+func (t *Tools) delegate(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
 	var in delegateInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return "invalid input: " + err.Error(), nil
@@ -106,7 +107,7 @@ func (t *Tools) delegate(ctx context.Context, p worker.Payload, input []byte) (s
 	return describe(done), nil
 }
 
-func (t *Tools) checkStatus(ctx context.Context, p worker.Payload, input []byte) (string, error) {
+func (t *Tools) checkStatus(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
 	var in struct {
 		TaskID string `json:"task_id"`
 	}
@@ -120,7 +121,7 @@ func (t *Tools) checkStatus(ctx context.Context, p worker.Payload, input []byte)
 	return describe(got), nil
 }
 
-func (t *Tools) sendMessage(ctx context.Context, p worker.Payload, input []byte) (string, error) {
+func (t *Tools) sendMessage(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
 	if t.Messages == nil {
 		return "messaging is not available", nil
 	}
@@ -141,7 +142,7 @@ func (t *Tools) sendMessage(ctx context.Context, p worker.Payload, input []byte)
 	return fmt.Sprintf("sent message %s on %s", m.ID, m.Channel), nil
 }
 
-func (t *Tools) inbox(ctx context.Context, p worker.Payload, input []byte) (string, error) {
+func (t *Tools) inbox(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
 	if t.Messages == nil {
 		return "messaging is not available", nil
 	}

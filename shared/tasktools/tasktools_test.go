@@ -19,7 +19,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/tasktools"
-	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 // The tools are driven as the worker drives them (Call with the task being
@@ -48,19 +48,19 @@ func newFixture(tb testing.TB) *fixture {
 
 // working returns the payload of a running task of agent, as the worker
 // has it while the agent works on that task.
-func (f *fixture) working(tb testing.TB, agent string) worker.Payload {
+func (f *fixture) working(tb testing.TB, agent string) workflow.TaskInput {
 	tb.Helper()
 	ctx := context.Background()
 	t, err := f.tasks.Create(ctx, team, tasks.Creator{Type: "user", ID: "key_test"}, tasks.CreateInput{Assignee: agent, Title: "work"}, false)
 	require.NoError(tb, err)
 	_, err = f.tasks.Start(ctx, team, t.ID, "u")
 	require.NoError(tb, err)
-	return worker.Payload{TeamID: team, TaskID: t.ID, Assignee: agent, Title: t.Title}
+	return workflow.TaskInput{TeamID: team, TaskID: t.ID, Assignee: agent, Title: t.Title}
 }
 
 // call runs one tool call and requires it to succeed as a call (the
 // output may still report a refusal).
-func (f *fixture) call(tb testing.TB, p worker.Payload, name string, input any) string {
+func (f *fixture) call(tb testing.TB, p workflow.TaskInput, name string, input any) string {
 	tb.Helper()
 	raw, ok := input.(string)
 	if !ok {
@@ -76,7 +76,7 @@ func (f *fixture) call(tb testing.TB, p worker.Payload, name string, input any) 
 var delegatedRE = regexp.MustCompile(`^delegated as task (task_\S+) to ([a-z-]+); check it with check_task_status$`)
 
 // delegate delegates without waiting and returns the new task's id.
-func (f *fixture) delegate(tb testing.TB, p worker.Payload, to string) string {
+func (f *fixture) delegate(tb testing.TB, p workflow.TaskInput, to string) string {
 	tb.Helper()
 	out := f.call(tb, p, "delegate_task", map[string]any{"to_agent": to, "title": "Help", "instructions": "Please help", "wait_for_result": false})
 	m := delegatedRE.FindStringSubmatch(out)
@@ -150,36 +150,36 @@ func TestDelegateTaskWaitsForTheResult(t *testing.T) {
 func TestRejectedDelegationsComeBackAsToolOutput(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		setup  func(tb testing.TB, f *fixture) worker.Payload
+		setup  func(tb testing.TB, f *fixture) workflow.TaskInput
 		input  string
 		output string
 	}{
-		{"to itself", func(tb testing.TB, f *fixture) worker.Payload { return f.working(tb, "kyra") },
+		{"to itself", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
 			`{"to_agent":"kyra","title":"x"}`, `^rejected \(SelfDelegation\): an agent cannot delegate a task to itself$`},
-		{"to an unknown agent", func(tb testing.TB, f *fixture) worker.Payload { return f.working(tb, "kyra") },
+		{"to an unknown agent", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
 			`{"to_agent":"nobody","title":"x"}`, `^rejected: agent "nobody" not found$`},
-		{"to a busy agent", func(tb testing.TB, f *fixture) worker.Payload {
+		{"to a busy agent", func(tb testing.TB, f *fixture) workflow.TaskInput {
 			for range tasks.MaxActivePerAgent {
 				f.working(tb, "luke")
 			}
 			return f.working(tb, "kyra")
 		}, `{"to_agent":"luke","title":"x"}`, `^rejected \(ConcurrencyLimit\): agent "luke" already has 5 running or queued tasks$`},
-		{"back up the chain", func(tb testing.TB, f *fixture) worker.Payload {
+		{"back up the chain", func(tb testing.TB, f *fixture) workflow.TaskInput {
 			kyra := f.working(tb, "kyra")
 			id := f.delegate(tb, kyra, "luke")
 			_, err := f.tasks.Start(context.Background(), team, id, "agent:luke")
 			require.NoError(tb, err)
-			return worker.Payload{TeamID: team, TaskID: id, Assignee: "luke"}
+			return workflow.TaskInput{TeamID: team, TaskID: id, Assignee: "luke"}
 		}, `{"to_agent":"kyra","title":"x"}`, `^rejected \(CycleDetected\): agent "kyra" is already in the delegation chain kyra → luke$`},
-		{"from a task that is not running", func(tb testing.TB, f *fixture) worker.Payload {
+		{"from a task that is not running", func(tb testing.TB, f *fixture) workflow.TaskInput {
 			p := f.working(tb, "kyra")
 			_, err := f.tasks.Complete(context.Background(), team, p.TaskID, "u", "done", nil)
 			require.NoError(tb, err)
 			return p
 		}, `{"to_agent":"luke","title":"x"}`, `^rejected \(InvalidTransition\): the parent task is completed; only a running task can delegate$`},
-		{"with an invalid field", func(tb testing.TB, f *fixture) worker.Payload { return f.working(tb, "kyra") },
+		{"with an invalid field", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
 			`{"to_agent":"luke","title":"x","task_type":"dance"}`, `^rejected: type must be one of `},
-		{"with unreadable input", func(tb testing.TB, f *fixture) worker.Payload { return f.working(tb, "kyra") },
+		{"with unreadable input", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
 			`{"to_agent":`, `^invalid input: `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,7 +221,7 @@ func TestSendAgentMessageAndReadTheInbox(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	kyra := f.working(t, "kyra")
-	luke := worker.Payload{TeamID: team, TaskID: "task_other", Assignee: "luke"}
+	luke := workflow.TaskInput{TeamID: team, TaskID: "task_other", Assignee: "luke"}
 
 	out := f.call(t, kyra, "send_agent_message", map[string]string{"to_agent": "luke", "message": "Please look at PR 42\nThe retry logic changed.", "message_type": "info_request"})
 	m := regexp.MustCompile(`^sent message (amsg_\S+) on direct$`).FindStringSubmatch(out)

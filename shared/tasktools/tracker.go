@@ -20,7 +20,7 @@ var _ worker.Tracker = Tracker{}
 
 // Begin implements worker.Tracker: the task must be running for the
 // payload's assignee; its deadline bounds the attempt.
-func (tr Tracker) Begin(ctx context.Context, p worker.Payload) (time.Time, error) {
+func (tr Tracker) Begin(ctx context.Context, p workflow.TaskInput) (time.Time, error) {
 	d, err := tr.Tasks.RunningDeadline(ctx, p.TeamID, p.TaskID, p.Assignee)
 	if apperr.Is(err, apperr.ENOTFOUND) {
 		return time.Time{}, workflow.InvalidTask{Msg: "task " + p.TaskID + " not found"}
@@ -30,7 +30,7 @@ func (tr Tracker) Begin(ctx context.Context, p worker.Payload) (time.Time, error
 
 // Record implements worker.Tracker: one conditional append, only while the
 // task is running.
-func (tr Tracker) Record(ctx context.Context, p worker.Payload, u worker.Usage, evs ...worker.TrackEvent) error {
+func (tr Tracker) Record(ctx context.Context, p workflow.TaskInput, u worker.Usage, evs ...worker.TrackEvent) error {
 	out := make([]tasks.Event, len(evs))
 	for i, e := range evs {
 		out[i] = tasks.Event{Type: e.Type, Payload: e.Payload}
@@ -40,7 +40,7 @@ func (tr Tracker) Record(ctx context.Context, p worker.Payload, u worker.Usage, 
 }
 
 // StillRunning implements worker.Tracker.
-func (tr Tracker) StillRunning(ctx context.Context, p worker.Payload) (bool, error) {
+func (tr Tracker) StillRunning(ctx context.Context, p workflow.TaskInput) (bool, error) {
 	_, err := tr.Tasks.RunningDeadline(ctx, p.TeamID, p.TaskID, p.Assignee)
 	if errors.Is(err, tasks.ErrNotRunnable) {
 		return false, nil

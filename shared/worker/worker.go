@@ -20,12 +20,6 @@ import (
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
-// Payload is the task as the delegation machine hands it over.
-type Payload = workflow.TaskInput
-
-// Result is what the worker returns to the machine.
-type Result = workflow.TaskResult
-
 // ErrNotRunnable is what a Tracker returns when the task is no longer
 // running.
 var ErrNotRunnable = errors.New("task is not running")
@@ -48,11 +42,11 @@ type TrackEvent struct {
 // usage. Both return ErrNotRunnable once the task was canceled, which stops
 // the worker at its next step (cooperative cancellation).
 type Tracker interface {
-	Begin(ctx context.Context, p Payload) (deadline time.Time, err error)
-	Record(ctx context.Context, p Payload, u Usage, events ...TrackEvent) error
+	Begin(ctx context.Context, p workflow.TaskInput) (deadline time.Time, err error)
+	Record(ctx context.Context, p workflow.TaskInput, u Usage, events ...TrackEvent) error
 	// StillRunning is polled during the attempt so a cancel stops a model
 	// call that is under way, not only the next step.
-	StillRunning(ctx context.Context, p Payload) (bool, error)
+	StillRunning(ctx context.Context, p workflow.TaskInput) (bool, error)
 }
 
 // WatchInterval is how often a running attempt checks for cancellation.
@@ -69,7 +63,7 @@ type AgentReader interface {
 // agent has no tools yet; calls then get a "not available" result.
 type Tools interface {
 	Specs() []models.Tool
-	Call(ctx context.Context, p Payload, call models.ToolCall) (string, error)
+	Call(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, error)
 }
 
 // Worker runs tasks.
@@ -84,16 +78,16 @@ type Worker struct {
 // task: its start, every tool call and result, and what it consumed.
 // Returns InvalidTask, BudgetExceeded, ModelFailed, TaskTimedOut or
 // TaskNotRunnable; their type names are the state machine's error names.
-func (w *Worker) Run(ctx context.Context, p Payload) (Result, error) {
+func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskResult, error) {
 	if w.Tracker == nil {
 		return w.run(ctx, p, nopRecord)
 	}
 	deadline, err := w.Tracker.Begin(ctx, p)
 	if errors.Is(err, ErrNotRunnable) {
-		return Result{}, workflow.TaskNotRunnable{Msg: "task " + p.TaskID + " is no longer running"}
+		return workflow.TaskResult{}, workflow.TaskNotRunnable{Msg: "task " + p.TaskID + " is no longer running"}
 	}
 	if err != nil {
-		return Result{}, err
+		return workflow.TaskResult{}, err
 	}
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
@@ -111,7 +105,7 @@ func (w *Worker) Run(ctx context.Context, p Payload) (Result, error) {
 		return w.Tracker.Record(rctx, p, u, evs...)
 	}
 	if err := record(Usage{}, TrackEvent{Type: "progress", Payload: map[string]any{"message": "attempt started"}}); err != nil {
-		return Result{}, notRunnable(p, err)
+		return workflow.TaskResult{}, notRunnable(p, err)
 	}
 	res, runErr := w.run(ctx, p, record)
 	if runErr != nil && errors.Is(context.Cause(ctx), errStopped) {
@@ -132,7 +126,7 @@ func (w *Worker) Run(ctx context.Context, p Payload) (Result, error) {
 }
 
 // watch cancels the attempt once the task is no longer running.
-func (w *Worker) watch(ctx context.Context, p Payload, stop context.CancelCauseFunc) {
+func (w *Worker) watch(ctx context.Context, p workflow.TaskInput, stop context.CancelCauseFunc) {
 	t := time.NewTicker(WatchInterval)
 	defer t.Stop()
 	for {
@@ -148,7 +142,7 @@ func (w *Worker) watch(ctx context.Context, p Payload, stop context.CancelCauseF
 	}
 }
 
-func notRunnable(p Payload, err error) error {
+func notRunnable(p workflow.TaskInput, err error) error {
 	if errors.Is(err, ErrNotRunnable) {
 		return workflow.TaskNotRunnable{Msg: "task " + p.TaskID + " is no longer running"}
 	}
@@ -157,7 +151,7 @@ func notRunnable(p Payload, err error) error {
 
 func nopRecord(Usage, ...TrackEvent) error { return nil }
 
-func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...TrackEvent) error) (Result, error) {
+func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
 	b := p.Budgets
 	if b.MaxTokens <= 0 || b.MaxTokens > workflow.MaxTaskTokens {
 		b.MaxTokens = workflow.MaxTaskTokens
@@ -167,17 +161,17 @@ func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...Track
 		b.MaxToolCalls = workflow.MaxTaskToolCalls
 	}
 	if p.TeamID == "" || p.TaskID == "" || p.Assignee == "" || strings.TrimSpace(p.Instructions) == "" {
-		return Result{}, workflow.InvalidTask{Msg: "team_id, task_id, assignee and instructions are required"}
+		return workflow.TaskResult{}, workflow.InvalidTask{Msg: "team_id, task_id, assignee and instructions are required"}
 	}
 	a, err := w.Agents.GetAgent(ctx, p.TeamID, p.Assignee)
 	if apperr.Is(err, apperr.ENOTFOUND) {
-		return Result{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q not found", p.Assignee)}
+		return workflow.TaskResult{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q not found", p.Assignee)}
 	}
 	if err != nil {
-		return Result{}, err
+		return workflow.TaskResult{}, err
 	}
 	if a.Status != agents.StatusActive {
-		return Result{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
+		return workflow.TaskResult{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
 	}
 	system := prompts.System(a, prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput})
 	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, "")
@@ -185,7 +179,7 @@ func (w *Worker) run(ctx context.Context, p Payload, record func(Usage, ...Track
 	if w.Tools != nil {
 		req.Tools = w.Tools.Specs()
 	}
-	res := Result{TaskID: p.TaskID}
+	res := workflow.TaskResult{TaskID: p.TaskID}
 	for {
 		resp, err := w.Model.Converse(ctx, req)
 		if err != nil {

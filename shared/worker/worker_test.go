@@ -33,7 +33,7 @@ type echoTools struct{ calls int }
 func (e *echoTools) Specs() []models.Tool {
 	return []models.Tool{{Name: "check_task_status", Description: "status of a task"}}
 }
-func (e *echoTools) Call(context.Context, worker.Payload, models.ToolCall) (string, error) {
+func (e *echoTools) Call(context.Context, workflow.TaskInput, models.ToolCall) (string, error) {
 	e.calls++
 	return "running", nil
 }
@@ -57,8 +57,8 @@ func newWorker(tools worker.Tools) *worker.Worker {
 	return &worker.Worker{Model: localmodel.New(dir), Tools: tools, Agents: dir}
 }
 
-func payload(assignee string) worker.Payload {
-	return worker.Payload{TeamID: "t", TaskID: "task_1", Assignee: assignee, Title: "t", Instructions: "review the parser"}
+func payload(assignee string) workflow.TaskInput {
+	return workflow.TaskInput{TeamID: "t", TaskID: "task_1", Assignee: assignee, Title: "t", Instructions: "review the parser"}
 }
 
 func TestRunAnswersWithinBudgets(t *testing.T) {
@@ -151,7 +151,7 @@ type fakeTracker struct {
 	stopAt   string // tool_call: the task is canceled when the first tool is called
 }
 
-func (f *fakeTracker) Begin(context.Context, worker.Payload) (time.Time, error) {
+func (f *fakeTracker) Begin(context.Context, workflow.TaskInput) (time.Time, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.running {
@@ -160,7 +160,7 @@ func (f *fakeTracker) Begin(context.Context, worker.Payload) (time.Time, error) 
 	return f.deadline, nil
 }
 
-func (f *fakeTracker) Record(_ context.Context, _ worker.Payload, u worker.Usage, evs ...worker.TrackEvent) error {
+func (f *fakeTracker) Record(_ context.Context, _ workflow.TaskInput, u worker.Usage, evs ...worker.TrackEvent) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.running {
@@ -177,7 +177,7 @@ func (f *fakeTracker) Record(_ context.Context, _ worker.Payload, u worker.Usage
 	return nil
 }
 
-func (f *fakeTracker) StillRunning(context.Context, worker.Payload) (bool, error) {
+func (f *fakeTracker) StillRunning(context.Context, workflow.TaskInput) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.running, nil
