@@ -234,6 +234,10 @@ func checkDevInvokes(t *testing.T, tpl assertions.Template, m map[string]any) {
 		calls := strings.Contains(policy, "lambda:InvokeFunction") && strings.Contains(policy, `"`+expertGate+`"`)
 		assert.Equal(t, slices.Contains(f.Invokes, "expert-gate"), calls, f.Name)
 		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantModels), strings.Contains(policy, "bedrock:InvokeModel"), f.Name)
+		// Exactly the functions that end tasks may wake a waiting parent.
+		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantCallback), strings.Contains(policy, "states:SendTaskSuccess"), f.Name)
+		// Only the health function describes resources.
+		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantProbe), strings.Contains(policy, "states:DescribeStateMachine"), f.Name)
 	}
 	for _, f := range resources(m, "AWS::Lambda::Function") {
 		env := props(f)["Environment"].(map[string]any)["Variables"].(map[string]any)

@@ -143,18 +143,28 @@ func mustRef(machine, ref string) manifest.Ref {
 func (m *StateMachines) ARNPairs() *string { return joinPairs(m.arns) }
 
 // GrantExecutions lets the functions whose manifest grants say so start or
-// stop (and describe) executions, and tells them the machines' ARNs.
+// stop (and describe) executions, telling them the machines' ARNs, and
+// complete the task tokens of waiting states.
 func (m *StateMachines) GrantExecutions(functions map[string]awslambda.Function) {
 	var arns []*string
 	for _, sm := range manifest.StateMachines {
 		arns = append(arns, m.arns[sm.Name])
 	}
 	for _, f := range manifest.Functions {
+		fn := functions[f.Name]
+		if slices.Contains(f.Grants, manifest.GrantCallback) {
+			// Task tokens of the machines' waiting states, as
+			// StateMachine.GrantTaskResponse grants them, on ARNs built from
+			// names: the lifecycle function is invoked by the machine, so a
+			// reference would be a dependency cycle.
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"), Resources: &arns,
+			}))
+		}
 		starts, stops := slices.Contains(f.Grants, manifest.GrantStartExecution), slices.Contains(f.Grants, manifest.GrantStopExecution)
 		if !starts && !stops {
 			continue
 		}
-		fn := functions[f.Name]
 		fn.AddEnvironment(jsii.String(settings.EnvStateMachines), m.ARNPairs(), nil)
 		if starts {
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

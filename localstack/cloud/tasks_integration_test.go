@@ -510,6 +510,25 @@ func TestWorkerSubDelegatesThroughItsTool(t *testing.T) {
 	assert.Equal(t, tasks.Completed, child.Status)
 	assert.Contains(t, done.Result, child.ID, "the parent's answer carries the delegated result")
 	assert.Equal(t, 1, countEvents(done, "tool_call", ""))
+	// The parent's worker did not poll: it stopped, the execution waited
+	// for the child with a task token, and a second attempt resumed it.
+	assert.Equal(t, 2, countEvents(done, "progress", "attempt started"))
+	assert.Equal(t, 1, countEvents(done, "progress", "attempt waiting for a delegated task"))
+	assert.Equal(t, 1, countEvents(done, "progress", "attempt finished"))
+	assert.Equal(t, 1, countEvents(done, "tool_result", ""))
+	got, err := svc.Get(ctx, team, child.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, countEvents(got, "awaited", ""), "the child carried the parent's task token")
+	// Usage is counted once across both attempts: the final summary's
+	// cumulative figure is what the task holds.
+	var last map[string]any
+	for _, ev := range done.Events {
+		if ev.Type == "progress" && ev.Payload["message"] == "attempt finished" {
+			last = ev.Payload
+		}
+	}
+	require.NotNil(t, last)
+	assert.EqualValues(t, done.TokensUsed, last["tokens_used"])
 }
 
 // Property-style: random sequences of lifecycle verbs on board tasks. Every

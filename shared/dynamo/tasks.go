@@ -62,6 +62,7 @@ type taskItem struct {
 	Deadline        *time.Time  `dynamodbav:"deadline,omitempty"`
 	Version         int         `dynamodbav:"version"`
 	EventSeq        int         `dynamodbav:"event_seq"`
+	Waiter          string      `dynamodbav:"waiter_token,omitempty"`
 	CreatedAt       time.Time   `dynamodbav:"created_at"`
 	UpdatedAt       time.Time   `dynamodbav:"updated_at"`
 	StartedAt       *time.Time  `dynamodbav:"started_at,omitempty"`
@@ -102,7 +103,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
 		Result: t.Result, ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
-		Deadline: t.Deadline, Version: t.Version, EventSeq: t.EventSeq, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		Deadline: t.Deadline, Version: t.Version, EventSeq: t.EventSeq, Waiter: t.Waiter, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		StartedAt: t.StartedAt, CompletedAt: t.CompletedAt,
 	}
 	if t.ParentID != "" {
@@ -128,7 +129,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		CostCapUSD: it.CostCapUSD, TreeCostUSD: it.TreeCostUSD, Depth: it.Depth, Chain: it.Chain, Status: tasks.Status(it.Status),
 		Result: it.Result, ResultArtifacts: it.ResultArtifacts, Error: it.Error, TokensUsed: it.TokensUsed,
 		ToolCalls: it.ToolCalls, CostUSD: it.CostUSD, Execute: it.Execute, Execution: it.Execution, Runs: it.Runs,
-		Deadline: it.Deadline, Version: it.Version, EventSeq: it.EventSeq, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
+		Deadline: it.Deadline, Version: it.Version, EventSeq: it.EventSeq, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
 		StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
 	}
 	t.Budgets.MaxTokens, t.Budgets.MaxToolCalls, t.Budgets.TimeoutSeconds = it.Budgets.MaxTokens, it.Budgets.MaxToolCalls, it.Budgets.TimeoutSeconds

@@ -22,6 +22,7 @@ import (
 type API interface {
 	StartExecution(context.Context, *sfn.StartExecutionInput, ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
 	StopExecution(context.Context, *sfn.StopExecutionInput, ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error)
+	SendTaskSuccess(context.Context, *sfn.SendTaskSuccessInput, ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
 }
 
 // Starter runs executions of the machines in ARNs (manifest name → ARN).
@@ -30,7 +31,10 @@ type Starter struct {
 	ARNs   map[string]string
 }
 
-var _ workflow.Starter = (*Starter)(nil)
+var (
+	_ workflow.Starter   = (*Starter)(nil)
+	_ workflow.Callbacks = (*Starter)(nil)
+)
 
 // FromConfig is the starter of the machines in arns (the
 // STATE_MACHINE_ARNS of the environment), or a nil interface when there
@@ -40,6 +44,22 @@ func FromConfig(cfg aws.Config, arns map[string]string) workflow.Starter {
 		return nil
 	}
 	return &Starter{Client: sfn.NewFromConfig(cfg), ARNs: arns}
+}
+
+// CallbacksFromConfig completes task tokens only: for a function that ends
+// tasks (and so wakes waiting parents) but starts no execution.
+func CallbacksFromConfig(cfg aws.Config) workflow.Callbacks {
+	return &Starter{Client: sfn.NewFromConfig(cfg)}
+}
+
+// Succeed implements workflow.Callbacks.
+func (s *Starter) Succeed(ctx context.Context, token string, output any) error {
+	out, err := json.Marshal(output)
+	if err != nil {
+		return err
+	}
+	_, err = s.Client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(string(out))})
+	return err
 }
 
 // Start implements workflow.Starter. Starting the same name twice with the

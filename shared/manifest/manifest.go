@@ -13,7 +13,6 @@ package manifest
 import (
 	"fmt"
 	"sort"
-	"strings"
 )
 
 // Trigger says how a function is invoked.
@@ -40,6 +39,10 @@ const (
 	GrantBusPut         Grant = "bus:put"
 	GrantStartExecution Grant = "states:start"
 	GrantStopExecution  Grant = "states:stop"
+	// GrantCallback lets a function complete the task tokens of the state
+	// machines' waiting states (SendTaskSuccess): every function that can
+	// end a task wakes the parent execution waiting for it.
+	GrantCallback Grant = "states:callback"
 	// GrantModels lets a function call foundation models on Amazon Bedrock.
 	GrantModels Grant = "models:invoke"
 	// GrantProbe lets a function describe every resource (the table, the
@@ -60,7 +63,7 @@ func (f Function) Clients() []string {
 			set["dynamodb"] = true
 		case GrantBusPut:
 			set["eventbridge"] = true
-		case GrantStartExecution, GrantStopExecution:
+		case GrantStartExecution, GrantStopExecution, GrantCallback:
 			set["sfn"] = true
 		case GrantModels:
 			set["bedrockruntime"] = true
@@ -285,14 +288,14 @@ var Functions = []Function{
 		},
 		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
 		MemoryMB: 512, Timeout: 29,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution},
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback},
 	},
 	{
 		Name:        "task-lifecycle",
-		Description: "Marks a task running, completed, failed or timed_out for the delegation state machine.",
+		Description: "Marks a task running, completed, failed or timed_out for the delegation state machine, and registers a waiting parent's task token on its child.",
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    256, Timeout: 15,
-		Grants: []Grant{GrantTableWrite, GrantBusPut},
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantCallback},
 	},
 	{
 		Name:        "task-worker",
@@ -405,7 +408,7 @@ var Functions = []Function{
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,
 		MemoryMB:     256, Timeout: 60,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStopExecution},
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStopExecution, GrantCallback},
 	},
 	{
 		Name:        "activity-recorder",
@@ -551,48 +554,4 @@ func checkRef(ref string) error {
 		}
 	}
 	return nil
-}
-
-// RefKind is the kind of resource a substitution names.
-type RefKind string
-
-// Reference kinds: "bus", "table", "function:<name>", "queue:<name>".
-const (
-	RefBus      RefKind = "bus"
-	RefTable    RefKind = "table"
-	RefFunction RefKind = "function"
-	RefQueue    RefKind = "queue"
-)
-
-// Ref is a parsed substitution value.
-type Ref struct {
-	Kind RefKind
-	Name string // the function or queue; empty for the bus and the table
-}
-
-// ParseRef reads a substitution value of StateMachine.Substitutions. The
-// CDK app, the local cloud and Validate all read references through it.
-func ParseRef(ref string) (Ref, error) {
-	switch ref {
-	case string(RefBus):
-		return Ref{Kind: RefBus}, nil
-	case string(RefTable):
-		return Ref{Kind: RefTable}, nil
-	}
-	kind, name, ok := strings.Cut(ref, ":")
-	if ok && name != "" && (RefKind(kind) == RefFunction || RefKind(kind) == RefQueue) {
-		return Ref{Kind: RefKind(kind), Name: name}, nil
-	}
-	return Ref{}, fmt.Errorf("bad reference %q", ref)
-}
-
-// SortedSubstitutions returns the machine's placeholder names in order, so
-// every consumer walks them deterministically.
-func (sm StateMachine) SortedSubstitutions() []string {
-	keys := make([]string, 0, len(sm.Substitutions))
-	for k := range sm.Substitutions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -93,6 +93,9 @@ func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, t
 		if after.Status != before.Status {
 			s.publish(ctx, after, before.Status)
 		}
+		if after.Status.Terminal() && !before.Status.Terminal() && after.Waiter != "" {
+			s.wake(ctx, after)
+		}
 		return after, nil
 	}
 	return Task{}, apperr.New(apperr.ECONFLICT, "task %s is changing too fast; try again", id).WithReason("Contention")

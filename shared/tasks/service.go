@@ -66,6 +66,9 @@ type Service struct {
 	// Workflows runs executing tasks on the delegation machine; nil runs
 	// board tasks only (and the lifecycle steps, which start nothing).
 	Workflows workflow.Starter
+	// Callbacks wakes the execution of a parent waiting for a task that
+	// ended (its task token); nil leaves waiting parents to their timeout.
+	Callbacks workflow.Callbacks
 	Bus       Publisher
 	Log       *slog.Logger
 	Now       func() time.Time

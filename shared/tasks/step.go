@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -35,6 +36,8 @@ func (s *Service) Step(ctx context.Context, in workflow.LifecycleInput) (workflo
 		t, err = s.ExecComplete(ctx, in.TeamID, in.TaskID, in.ExecutionARN, in.Result)
 	case workflow.ActionFail:
 		t, err = s.ExecFail(ctx, in.TeamID, in.TaskID, in.ExecutionARN, in.Error.Error, in.Error.Cause)
+	case workflow.ActionAwait:
+		return s.awaitStep(ctx, in)
 	default:
 		return workflow.LifecycleOutput{}, workflow.InvalidTask{Msg: fmt.Sprintf("unknown action %q", in.Action)}
 	}
@@ -45,4 +48,23 @@ func (s *Service) Step(ctx context.Context, in workflow.LifecycleInput) (workflo
 		return workflow.LifecycleOutput{}, err
 	}
 	return workflow.LifecycleOutput{TaskID: t.ID, Status: string(t.Status), Deadline: t.Deadline}, nil
+}
+
+// awaitStep registers the execution's task token on the child. Its output
+// is ignored (the state waits for the token); a child that does not exist
+// or is not this task's is an invalid payload, not retried.
+func (s *Service) awaitStep(ctx context.Context, in workflow.LifecycleInput) (workflow.LifecycleOutput, error) {
+	if in.ChildTaskID == "" || in.TaskToken == "" {
+		return workflow.LifecycleOutput{}, workflow.InvalidTask{Msg: "await needs child_task_id and task_token"}
+	}
+	err := s.Await(ctx, in.TeamID, in.TaskID, in.ExecutionARN, in.ChildTaskID, in.TaskToken)
+	switch {
+	case errors.Is(err, ErrNotRunnable):
+		return workflow.LifecycleOutput{}, workflow.TaskNotRunnable{Msg: fmt.Sprintf("task %s is no longer this execution's to wait on", in.TaskID)}
+	case apperr.Is(err, apperr.ENOTFOUND), apperr.Is(err, apperr.EINVALID):
+		return workflow.LifecycleOutput{}, workflow.InvalidTask{Msg: err.Error()}
+	case err != nil:
+		return workflow.LifecycleOutput{}, err
+	}
+	return workflow.LifecycleOutput{TaskID: in.TaskID, Status: string(Running)}, nil
 }

@@ -98,6 +98,8 @@ const (
 	EvTimedOut     = "timed_out"
 	EvEscalated    = "escalated"
 	EvDeadLettered = "dead_lettered"
+	// EvAwaited: the parent's execution waits for this task to end.
+	EvAwaited = "awaited"
 )
 
 // The product's safety limits.
@@ -169,7 +171,10 @@ type Task struct {
 	Version         int        `json:"version"`
 	// EventSeq is the sequence number of the last event; it lives on the
 	// task item so appends are ordered by the same conditional write.
-	EventSeq    int        `json:"-"`
+	EventSeq int `json:"-"`
+	// Waiter is the task token of a parent's execution waiting for this
+	// task to end (workflow.ActionAwait); the end sends it the outcome.
+	Waiter      string     `json:"-"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
 	StartedAt   *time.Time `json:"started_at,omitempty"`

@@ -65,18 +65,11 @@ func (t *Tools) Call(ctx context.Context, p workflow.TaskInput, call models.Tool
 	return tool(ctx, p, []byte(call.Input))
 }
 
-// delegate creates a sub-delegation linked to the task being worked on
-// and, unless told not to, waits for its result.
-//
-// The wait happens here, inside the parent's worker invocation, and not in
-// the workflow (a task token the child's end would complete): the parent
-// is in the middle of its model's tool loop, whose conversation (with the
-// provider's tool-use ids) lives in this process, and the parent's own
-// deadline (at most 120 s, below the worker's 150 s function timeout)
-// bounds the wait. Moving it to the workflow means suspending that loop
-// into the execution's state and resuming it in a new invocation; that is
-// the design for waits longer than one invocation (sessions), not for this
-// one, and the poll below costs one read per second at most.
+// delegate creates a sub-delegation linked to the task being worked on.
+// Unless told not to wait, it returns worker.WaitFor: the worker then stops
+// and the delegation machine waits for the child (a task token, nothing
+// running) and resumes the worker with the child's outcome as this tool's
+// result.
 func (t *Tools) delegate(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
 	var in delegateInput
 	if err := json.Unmarshal(input, &in); err != nil {
@@ -95,16 +88,7 @@ func (t *Tools) delegate(ctx context.Context, p workflow.TaskInput, input []byte
 	if in.WaitForResult != nil && !*in.WaitForResult {
 		return fmt.Sprintf("delegated as task %s to %s; check it with check_task_status", child.ID, child.Assignee), nil
 	}
-	// Wait within the parent's own deadline (the context carries it).
-	wait := 10 * time.Minute
-	if d, ok := ctx.Deadline(); ok {
-		wait = time.Until(d)
-	}
-	done, err := t.Tasks.Wait(ctx, p.TeamID, child.ID, wait)
-	if err != nil {
-		return "", err
-	}
-	return describe(done), nil
+	return "", worker.WaitFor{ChildTaskID: child.ID}
 }
 
 func (t *Tools) checkStatus(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
@@ -118,7 +102,7 @@ func (t *Tools) checkStatus(ctx context.Context, p workflow.TaskInput, input []b
 	if err != nil {
 		return rejected(err)
 	}
-	return describe(got), nil
+	return got.Outcome(), nil
 }
 
 func (t *Tools) sendMessage(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
@@ -172,16 +156,6 @@ func rejected(err error) (string, error) {
 		return "rejected: " + ae.Message, nil
 	}
 	return "", err
-}
-
-func describe(t tasks.Task) string {
-	switch t.Status {
-	case tasks.Completed:
-		return fmt.Sprintf("task %s by %s completed: %s", t.ID, t.Assignee, t.Result)
-	case tasks.Failed, tasks.TimedOut, tasks.Canceled:
-		return fmt.Sprintf("task %s by %s ended %s: %s", t.ID, t.Assignee, t.Status, t.Error)
-	}
-	return fmt.Sprintf("task %s by %s is %s", t.ID, t.Assignee, t.Status)
 }
 
 func firstLine(s string) string {

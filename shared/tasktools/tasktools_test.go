@@ -6,8 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,6 +19,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/tasktools"
+	"github.com/conclave-ai/conclave/shared/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -123,28 +124,80 @@ func TestDelegateTaskWithoutWaitingCreatesALinkedSubtask(t *testing.T) {
 	assert.Equal(t, 1, load)
 }
 
-func TestDelegateTaskWaitsForTheResult(t *testing.T) {
-	f := newFixture(t)
-	p := f.working(t, "kyra")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+// callbacks records the task tokens the task model completes.
+type callbacks struct {
+	mu   sync.Mutex
+	sent map[string]workflow.ChildOutcome
+}
 
-	// The delegated agent finishes its task while the tool waits.
-	go func() {
-		for ctx.Err() == nil {
-			list, _, err := f.tasks.List(ctx, team, tasks.Filter{Parent: p.TaskID}, paging.Page{Limit: 10})
-			if err == nil && len(list) == 1 {
-				if _, err := f.tasks.Start(ctx, team, list[0].ID, "agent:luke"); err == nil {
-					_, _ = f.tasks.Complete(ctx, team, list[0].ID, "agent:luke", "two issues found", nil)
-				}
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
-	out, err := f.tools.Call(ctx, p, models.ToolCall{Name: "delegate_task", Input: `{"to_agent":"luke","title":"Review","instructions":"Review it"}`})
+func (c *callbacks) Succeed(_ context.Context, token string, output any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sent == nil {
+		c.sent = map[string]workflow.ChildOutcome{}
+	}
+	c.sent[token] = output.(workflow.ChildOutcome)
+	return nil
+}
+
+func (c *callbacks) get(token string) (workflow.ChildOutcome, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o, ok := c.sent[token]
+	return o, ok
+}
+
+// Waiting for the result stops the attempt (worker.WaitFor) instead of
+// polling; the machine's Await registers its token on the child, and the
+// child's end sends the token the outcome the tool would have returned.
+func TestDelegateTaskWaitsInTheWorkflow(t *testing.T) {
+	f := newFixture(t)
+	cb := &callbacks{}
+	f.tasks.Callbacks = cb
+	ctx := context.Background()
+	p := f.working(t, "kyra")
+
+	_, err := f.tools.Call(ctx, p, models.ToolCall{Name: "delegate_task", Input: `{"to_agent":"luke","title":"Review","instructions":"Review it"}`})
+	var wait worker.WaitFor
+	require.ErrorAs(t, err, &wait)
+	child, err := f.tasks.Get(ctx, team, wait.ChildTaskID)
 	require.NoError(t, err)
-	assert.Regexp(t, `^task task_\S+ by luke completed: two issues found$`, out)
+	assert.Equal(t, p.TaskID, child.ParentID)
+
+	require.NoError(t, f.tasks.Await(ctx, team, p.TaskID, "", child.ID, "token-1"))
+	_, ok := cb.get("token-1")
+	assert.False(t, ok, "nothing is sent while the child runs")
+
+	_, err = f.tasks.Start(ctx, team, child.ID, "agent:luke")
+	require.NoError(t, err)
+	_, err = f.tasks.Complete(ctx, team, child.ID, "agent:luke", "two issues found", nil)
+	require.NoError(t, err)
+	got, ok := cb.get("token-1")
+	require.True(t, ok, "the child's end woke the parent")
+	assert.Equal(t, workflow.ChildOutcome{TaskID: child.ID, Status: "completed", Summary: "task " + child.ID + " by luke completed: two issues found"}, got)
+}
+
+// A child that ended before the parent's execution got to wait wakes it at
+// once; a parent that is no longer this execution's is not waited for.
+func TestAwaitingAnEndedChildWakesAtOnce(t *testing.T) {
+	f := newFixture(t)
+	cb := &callbacks{}
+	f.tasks.Callbacks = cb
+	ctx := context.Background()
+	p := f.working(t, "kyra")
+	childID := f.delegate(t, p, "luke")
+	_, err := f.tasks.Cancel(ctx, team, childID, "u", "not needed")
+	require.NoError(t, err)
+
+	require.NoError(t, f.tasks.Await(ctx, team, p.TaskID, "", childID, "token-2"))
+	got, ok := cb.get("token-2")
+	require.True(t, ok)
+	assert.Equal(t, "canceled", got.Status)
+
+	assert.ErrorIs(t, f.tasks.Await(ctx, team, p.TaskID, "arn:other-execution", childID, "token-3"), tasks.ErrNotRunnable)
+	other := f.working(t, "dana")
+	err = f.tasks.Await(ctx, team, other.TaskID, "", childID, "token-4")
+	assert.Error(t, err, "a task only waits for its own children")
 }
 
 func TestRejectedDelegationsComeBackAsToolOutput(t *testing.T) {

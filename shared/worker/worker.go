@@ -8,6 +8,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -115,11 +116,18 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 		runErr = workflow.TaskTimedOut{Msg: fmt.Sprintf("task timed out after %ds", p.Budgets.TimeoutSeconds)}
 	}
 	summary := map[string]any{"message": "attempt finished", "tokens_used": res.TokensUsed, "tool_calls": res.ToolCalls, "cost_usd": res.CostUSD}
+	if res.Waiting != nil {
+		summary["message"], summary["waiting_for"] = "attempt waiting for a delegated task", res.Waiting.ChildTaskID
+	}
 	if runErr != nil {
 		summary["message"], summary["error"] = "attempt failed", runErr.Error()
 		summary["error_type"] = fmt.Sprintf("%T", runErr)
 	}
-	if err := record(Usage{Tokens: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD}, TrackEvent{Type: "progress", Payload: summary}); err != nil && runErr == nil {
+	// A resumed attempt's result carries the usage of the attempts before
+	// it (the budgets span them); only this attempt's share is added.
+	prior := resumedUsage(p)
+	used := Usage{Tokens: max(0, res.TokensUsed-prior.Tokens), ToolCalls: max(0, res.ToolCalls-prior.ToolCalls), CostUSD: max(0, res.CostUSD-prior.CostUSD)}
+	if err := record(used, TrackEvent{Type: "progress", Payload: summary}); err != nil && runErr == nil {
 		return res, notRunnable(p, err)
 	}
 	return res, runErr
@@ -160,26 +168,10 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 	if b.MaxToolCalls <= 0 || b.MaxToolCalls > workflow.MaxTaskToolCalls {
 		b.MaxToolCalls = workflow.MaxTaskToolCalls
 	}
-	if p.TeamID == "" || p.TaskID == "" || p.Assignee == "" || strings.TrimSpace(p.Instructions) == "" {
-		return workflow.TaskResult{}, workflow.InvalidTask{Msg: "team_id, task_id, assignee and instructions are required"}
-	}
-	a, err := w.Agents.GetAgent(ctx, p.TeamID, p.Assignee)
-	if apperr.Is(err, apperr.ENOTFOUND) {
-		return workflow.TaskResult{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q not found", p.Assignee)}
-	}
+	req, res, err := w.prepare(ctx, p, b, record)
 	if err != nil {
-		return workflow.TaskResult{}, err
+		return res, err
 	}
-	if a.Status != agents.StatusActive {
-		return workflow.TaskResult{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
-	}
-	system := prompts.System(a, prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput})
-	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, "")
-	req.Messages = []models.Message{{Role: "user", Content: p.Instructions}}
-	if w.Tools != nil {
-		req.Tools = w.Tools.Specs()
-	}
-	res := workflow.TaskResult{TaskID: p.TaskID}
 	for {
 		resp, err := w.Model.Converse(ctx, req)
 		if err != nil {
@@ -206,18 +198,115 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 			if err := record(Usage{}, TrackEvent{Type: "tool_call", Payload: map[string]any{"tool": call.Name, "input": call.Input, "call": res.ToolCalls}}); err != nil {
 				return res, notRunnable(p, err)
 			}
-			out := "tool " + call.Name + " is not available"
-			if w.Tools != nil {
-				if out, err = w.Tools.Call(ctx, p, call); err != nil {
-					out = "error: " + err.Error()
-				}
+			out, wait := w.callTool(ctx, p, call)
+			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
+			if wait != nil {
+				// The rest of this response's calls are not run: the model
+				// sees the delegated result first and may ask again.
+				return suspend(res, req.Messages, call.ID, wait.ChildTaskID)
 			}
 			if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
 				return res, notRunnable(p, err)
 			}
-			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}}, models.Message{Role: "tool", Content: out, ToolCallID: call.ID})
+			req.Messages = append(req.Messages, models.Message{Role: "tool", Content: out, ToolCallID: call.ID})
 		}
 	}
+}
+
+// prepare checks the payload and the agent and returns the model request
+// and the result so far: a fresh conversation, or the one a resumed
+// attempt saved with the delegated result appended as its tool's answer.
+func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.Budgets, record func(Usage, ...TrackEvent) error) (models.Request, workflow.TaskResult, error) {
+	res := workflow.TaskResult{TaskID: p.TaskID}
+	if p.TeamID == "" || p.TaskID == "" || p.Assignee == "" || strings.TrimSpace(p.Instructions) == "" {
+		return models.Request{}, res, workflow.InvalidTask{Msg: "team_id, task_id, assignee and instructions are required"}
+	}
+	a, err := w.Agents.GetAgent(ctx, p.TeamID, p.Assignee)
+	if apperr.Is(err, apperr.ENOTFOUND) {
+		return models.Request{}, res, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q not found", p.Assignee)}
+	}
+	if err != nil {
+		return models.Request{}, res, err
+	}
+	if a.Status != agents.StatusActive {
+		return models.Request{}, res, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
+	}
+	system := prompts.System(a, prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput})
+	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, "")
+	if w.Tools != nil {
+		req.Tools = w.Tools.Specs()
+	}
+	if p.Resume == nil {
+		req.Messages = []models.Message{{Role: "user", Content: p.Instructions}}
+		return req, res, nil
+	}
+	var st savedState
+	if err := json.Unmarshal(p.Resume.State, &st); err != nil || st.CallID == "" {
+		return models.Request{}, res, workflow.InvalidTask{Msg: "the resumed attempt's saved state is unreadable"}
+	}
+	res.TokensUsed, res.ToolCalls, res.CostUSD, res.ModelID = st.TokensUsed, st.ToolCalls, st.CostUSD, st.ModelID
+	out := p.Resume.Child.Summary
+	if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": "delegate_task", "output": truncate(out, 500)}}); err != nil {
+		return models.Request{}, res, notRunnable(p, err)
+	}
+	req.Messages = append(st.Messages, models.Message{Role: "tool", Content: out, ToolCallID: st.CallID})
+	return req, res, nil
+}
+
+// callTool runs one tool call; an error the agent can read becomes the
+// tool's output. A WaitFor ends the attempt instead (returned apart).
+func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, *WaitFor) {
+	if w.Tools == nil {
+		return "tool " + call.Name + " is not available", nil
+	}
+	out, err := w.Tools.Call(ctx, p, call)
+	var wait WaitFor
+	if errors.As(err, &wait) {
+		return "", &wait
+	}
+	if err != nil {
+		return "error: " + err.Error(), nil
+	}
+	return out, nil
+}
+
+// WaitFor is what a tool returns to stop the attempt until a task it
+// delegated has ended: the worker saves its conversation and returns
+// workflow.TaskResult.Waiting, the delegation machine waits for the child
+// without anything running, and the worker resumes with the child's
+// outcome as the tool's result.
+type WaitFor struct{ ChildTaskID string }
+
+func (e WaitFor) Error() string { return "waiting for task " + e.ChildTaskID }
+
+// savedState is the worker's part of workflow.Waiting.State and
+// workflow.Resume.State: the conversation up to the waiting call and the
+// usage so far, which the task's budgets keep counting.
+type savedState struct {
+	Messages   []models.Message `json:"messages"`
+	CallID     string           `json:"call_id"`
+	TokensUsed int              `json:"tokens_used"`
+	ToolCalls  int              `json:"tool_calls"`
+	CostUSD    float64          `json:"cost_usd"`
+	ModelID    string           `json:"model_id"`
+}
+
+func suspend(res workflow.TaskResult, msgs []models.Message, callID, childID string) (workflow.TaskResult, error) {
+	st, err := json.Marshal(savedState{Messages: msgs, CallID: callID, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID})
+	if err != nil {
+		return res, err
+	}
+	res.Waiting = &workflow.Waiting{ChildTaskID: childID, State: st}
+	return res, nil
+}
+
+// resumedUsage is the usage a resumed attempt's saved state carries.
+func resumedUsage(p workflow.TaskInput) Usage {
+	var st savedState
+	if p.Resume == nil || json.Unmarshal(p.Resume.State, &st) != nil {
+		return Usage{}
+	}
+	return Usage{Tokens: st.TokensUsed, ToolCalls: st.ToolCalls, CostUSD: st.CostUSD}
 }
 
 func truncate(s string, n int) string {

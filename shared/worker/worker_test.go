@@ -239,3 +239,43 @@ func TestRunEndsAtTheTaskDeadline(t *testing.T) {
 	require.ErrorAs(t, err, &to)
 	assert.Equal(t, "progress", tr.events[len(tr.events)-1], "the failed attempt is recorded after the deadline")
 }
+
+// delegating is a delegate_task that waits: it asks the worker to stop.
+type delegating struct{}
+
+func (delegating) Specs() []models.Tool {
+	return []models.Tool{{Name: "delegate_task", Description: "delegate and wait"}}
+}
+func (delegating) Call(context.Context, workflow.TaskInput, models.ToolCall) (string, error) {
+	return "", worker.WaitFor{ChildTaskID: "task_child"}
+}
+
+// A tool that waits for a delegated task stops the attempt with its saved
+// conversation (nothing polls); the resumed attempt gets the child's
+// outcome as the tool's answer and keeps counting the task's budgets.
+func TestWaitingForADelegatedTaskSuspendsAndResumes(t *testing.T) {
+	w := newWorker(delegating{})
+	w.Agents.(agentMap)["t/boss"] = agent("boss", "delegate:luke", agents.StatusActive)
+	p := payload("boss")
+
+	first, err := w.Run(context.Background(), p)
+	require.NoError(t, err)
+	require.NotNil(t, first.Waiting, "the worker stopped to wait")
+	assert.Equal(t, "task_child", first.Waiting.ChildTaskID)
+	assert.Empty(t, first.Output)
+	assert.Equal(t, 1, first.ToolCalls)
+	assert.Positive(t, first.TokensUsed)
+
+	p.Resume = &workflow.Resume{State: first.Waiting.State,
+		Child: workflow.ChildOutcome{TaskID: "task_child", Status: "completed", Summary: "task task_child by luke completed: two issues"}}
+	second, err := w.Run(context.Background(), p)
+	require.NoError(t, err)
+	assert.Nil(t, second.Waiting)
+	assert.Contains(t, second.Output, "Delegated work: task task_child by luke completed: two issues")
+	assert.Equal(t, 1, second.ToolCalls, "the resumed attempt does not call the tool again")
+	assert.Greater(t, second.TokensUsed, first.TokensUsed, "usage spans both attempts")
+
+	p.Resume.State = []byte(`{}`)
+	_, err = w.Run(context.Background(), p)
+	assert.IsType(t, workflow.InvalidTask{}, err, "a resume without its saved state cannot run")
+}

@@ -1,6 +1,9 @@
 package workflow
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // The hard budgets of one task (the product's promises): the defaults of
 // every task and the most a task may ask for.
@@ -29,6 +32,36 @@ type TaskInput struct {
 	Context        string  `json:"context,omitempty"`
 	ExpectedOutput string  `json:"expected_output,omitempty"`
 	Budgets        Budgets `json:"budgets"`
+	// Resume continues an attempt that stopped to wait for a delegated
+	// task (see TaskResult.Waiting); absent on the first run.
+	Resume *Resume `json:"resume,omitempty"`
+}
+
+// Waiting is a worker that stopped to wait for a task it delegated. The
+// machine then waits for the child in its AwaitChild state (a task token:
+// no Lambda runs, nothing is billed) and runs the worker again with Resume.
+type Waiting struct {
+	ChildTaskID string `json:"child_task_id"`
+	// State is the worker's own (its conversation with the model and its
+	// usage so far); the machine carries it without reading it.
+	State json.RawMessage `json:"state"`
+}
+
+// Resume is what the resumed worker gets: its saved state and how the
+// child ended.
+type Resume struct {
+	State json.RawMessage `json:"state"`
+	Child ChildOutcome    `json:"child"`
+}
+
+// ChildOutcome is the output the task model sends a waiting parent's task
+// token when the child ends.
+type ChildOutcome struct {
+	TaskID string `json:"task_id"`
+	Status string `json:"status"`
+	// Summary is the delegated result (or failure) as the parent's tool
+	// returns it to the model.
+	Summary string `json:"summary"`
 }
 
 // TaskResult is what the worker returns and the machine's output.
@@ -39,6 +72,9 @@ type TaskResult struct {
 	ToolCalls  int     `json:"tool_calls"`
 	CostUSD    float64 `json:"cost_usd"`
 	ModelID    string  `json:"model_id"`
+	// Waiting is set when the worker stopped to wait for a delegated task
+	// instead of finishing; the machine waits and resumes it.
+	Waiting *Waiting `json:"waiting,omitempty"`
 }
 
 // Lifecycle actions of the delegation machine's marking states.
@@ -46,6 +82,9 @@ const (
 	ActionStart    = "start"
 	ActionComplete = "complete"
 	ActionFail     = "fail"
+	// ActionAwait registers the execution's task token on the child a
+	// waiting worker delegated to; the child's end sends it.
+	ActionAwait = "await"
 )
 
 // StepError is a caught error as Step Functions puts it at ResultPath.
@@ -64,6 +103,9 @@ type LifecycleInput struct {
 	ExecutionARN string     `json:"execution_arn"`
 	Result       TaskResult `json:"result"`
 	Error        StepError  `json:"error"`
+	// ChildTaskID and TaskToken are ActionAwait's.
+	ChildTaskID string `json:"child_task_id,omitempty"`
+	TaskToken   string `json:"task_token,omitempty"`
 }
 
 // LifecycleOutput reports the task after the step.

@@ -34,6 +34,14 @@ type Starter interface {
 	ExecutionARN(machine, name string) string
 }
 
+// Callbacks completes a waiting state's task token (the Step Functions
+// adapter implements it with SendTaskSuccess).
+type Callbacks interface {
+	// Succeed hands output to the execution waiting on token. A token whose
+	// execution already ended is an error the caller may ignore.
+	Succeed(ctx context.Context, token string, output any) error
+}
+
 // Step handles one action a machine asks a function for (the payload the
 // ASL passes in, already decoded by the handler).
 type Step func(ctx context.Context, in json.RawMessage) (any, error)

@@ -14,7 +14,7 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	svc := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), executions.FromConfig(d.AWS, d.Config.StateMachines)).Tasks
+	svc := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS)).Tasks
 	return func(ctx context.Context) (map[string]int, error) {
 		n, err := svc.Sweep(ctx)
 		return map[string]int{"timed_out": n}, err

@@ -17,6 +17,6 @@ import (
 var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	w := taskwiring.New(d, store, executions.FromConfig(d.AWS, d.Config.StateMachines))
+	w := taskwiring.New(d, store, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS))
 	api.TaskRoutes(rt, w.Tasks)
 }

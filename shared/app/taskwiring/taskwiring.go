@@ -18,10 +18,14 @@ type Wiring struct {
 	Tasks *tasks.Service
 }
 
-// New builds the task service of d. workflows is nil for a function that
+// New builds the task service of d. callbacks wakes the executions
+// waiting for a task that ends (every function that ends tasks has it).
+// workflows is nil for a function that
 // never starts or stops executions (the lifecycle steps), so it links no
 // Step Functions client.
-func New(d lambdafn.Deps, store *dynamo.Store, workflows workflow.Starter) Wiring {
+func New(d lambdafn.Deps, store *dynamo.Store, workflows workflow.Starter, callbacks workflow.Callbacks) Wiring {
 	bus := eventbus.FromConfig(d.AWS, d.Config.BusName)
-	return Wiring{Store: store, Bus: bus, Tasks: tasks.NewService(store, workflows, bus, d.Log)}
+	svc := tasks.NewService(store, workflows, bus, d.Log)
+	svc.Callbacks = callbacks
+	return Wiring{Store: store, Bus: bus, Tasks: svc}
 }

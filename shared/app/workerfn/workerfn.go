@@ -17,7 +17,7 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), executions.FromConfig(d.AWS, d.Config.StateMachines))
+	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), executions.FromConfig(d.AWS, d.Config.StateMachines), nil)
 	msgs := &messaging.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}
 	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store),
 		Tools: &tasktools.Tools{Tasks: w.Tasks, Messages: msgs}, Tracker: tasktools.Tracker{Tasks: w.Tasks}}

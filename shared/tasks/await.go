@@ -1,0 +1,83 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// A delegated task that its parent waits for (delegate_task with
+// wait_for_result) is waited for by the parent's execution, not by its
+// worker: the worker returns workflow.TaskResult.Waiting, the machine's
+// AwaitChild state calls Await with its task token and waits (nothing
+// runs), and whichever change ends the child sends the token the child's
+// outcome, which resumes the parent's worker.
+
+// errEnded is Await's mutation finding the child already ended.
+var errEnded = errors.New("the child task already ended")
+
+// Await registers token on child so that the child's end wakes the
+// execution executionARN of parent. The parent must still be running for
+// that execution (else ErrNotRunnable); a child that already ended wakes it
+// at once. The token is written conditioned on the child's version, as
+// every end of a task is, so an end and a registration never miss each
+// other.
+func (s *Service) Await(ctx context.Context, teamID, parentID, executionARN, childID, token string) error {
+	parent, err := s.Store.GetTask(ctx, teamID, parentID)
+	if err != nil {
+		return err
+	}
+	if parent.Status != Running || parent.Execution != executionARN {
+		return ErrNotRunnable
+	}
+	_, err = s.apply(ctx, teamID, childID, []Status{Queued, Running, Blocked}, "", "execution", func(before Task, after *Task) ([]Event, error) {
+		if before.ParentID != parentID {
+			return nil, apperr.Invalid("child_task_id", "task %s was not delegated by %s", childID, parentID)
+		}
+		if before.Status.Terminal() {
+			return nil, errEnded
+		}
+		after.Waiter = token
+		return []Event{{Type: EvAwaited, Payload: map[string]any{"parent_task_id": parentID}}}, nil
+	})
+	if errors.Is(err, errEnded) {
+		child, err := s.Store.GetTask(ctx, teamID, childID)
+		if err != nil {
+			return err
+		}
+		child.Waiter = token
+		s.wake(ctx, child)
+		return nil
+	}
+	return err
+}
+
+// wake sends a waiting parent's token the outcome of its child. The child
+// is already ended and recorded; a failed send is logged (the parent then
+// ends at its own deadline), not undone.
+func (s *Service) wake(ctx context.Context, child Task) {
+	if s.Callbacks == nil {
+		s.Log.Warn("a parent waits for this task but this function cannot wake it", "task_id", child.ID)
+		return
+	}
+	out := workflow.ChildOutcome{TaskID: child.ID, Status: string(child.Status), Summary: child.Outcome()}
+	if err := s.Callbacks.Succeed(ctx, child.Waiter, out); err != nil {
+		s.Log.Warn("waking the waiting parent failed", "task_id", child.ID, "parent_task_id", child.ParentID, "error", err.Error())
+	}
+}
+
+// Outcome is the task's state as a delegating agent reads it: the result
+// of a completed task, the error of one that ended otherwise, or where it
+// stands.
+func (t Task) Outcome() string {
+	switch t.Status {
+	case Completed:
+		return fmt.Sprintf("task %s by %s completed: %s", t.ID, t.Assignee, t.Result)
+	case Failed, TimedOut, Canceled:
+		return fmt.Sprintf("task %s by %s ended %s: %s", t.ID, t.Assignee, t.Status, t.Error)
+	}
+	return fmt.Sprintf("task %s by %s is %s", t.ID, t.Assignee, t.Status)
+}
