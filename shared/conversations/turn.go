@@ -235,6 +235,11 @@ func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, 
 		if conv.Status != StatusOpen {
 			return apperr.New(apperr.ECONFLICT, "conversation was closed during the turn").WithReason("ConversationClosed")
 		}
+		if ret != nil && (conv.CurrentAgent != ret.handoff.From || conv.PreviousAgent != ret.handoff.To) {
+			// A handoff or return landed meanwhile: the return this turn
+			// asked for was built on the old state and would overwrite it.
+			return apperr.New(apperr.ECONFLICT, "the conversation was handed over during the turn; send the message again").WithReason("ConversationChanged")
+		}
 	}
 }
 

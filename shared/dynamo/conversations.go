@@ -254,7 +254,11 @@ func (s *Store) commitConversation(ctx context.Context, tx *txn, teamID, what st
 	if err != nil || mem == nil {
 		return err
 	}
-	return s.DropContexts(ctx, teamID, append([]string{mem.Author}, mem.Agents...))
+	// Best effort: the write is committed, so failing now would make the
+	// client retry a change that already happened. A context that is not
+	// dropped is rebuilt, with the memory, once it expires (contextTTL).
+	_ = s.DropContexts(ctx, teamID, append([]string{mem.Author}, mem.Agents...))
+	return nil
 }
 
 // CloseConversation implements conversations.Store.

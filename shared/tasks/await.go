@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -49,24 +50,35 @@ func (s *Service) Await(ctx context.Context, teamID, parentID, executionARN, chi
 			return err
 		}
 		child.Waiter = token
-		s.wake(ctx, child)
-		return nil
+		// A failed send fails the step, so the machine's retry (a new
+		// token) tries again.
+		return s.wake(ctx, child)
 	}
 	return err
 }
 
-// wake sends a waiting parent's token the outcome of its child. The child
-// is already ended and recorded; a failed send is logged (the parent then
-// ends at its own deadline), not undone.
-func (s *Service) wake(ctx context.Context, child Task) {
+// wakeAttempts bounds the sends of one wake (throttling, a network blip).
+const wakeAttempts = 3
+
+// wake sends a waiting parent's token the outcome of its child, retrying
+// a failed send with a short backoff. The child is already ended and
+// recorded; if every send fails the parent ends at its own deadline (its
+// AwaitChild state times out), so the failure is logged, not undone.
+func (s *Service) wake(ctx context.Context, child Task) error {
 	if s.Callbacks == nil {
 		s.Log.Warn("a parent waits for this task but this function cannot wake it", "task_id", child.ID)
-		return
+		return nil
 	}
 	out := workflow.ChildOutcome{TaskID: child.ID, Status: string(child.Status), Summary: child.Outcome()}
-	if err := s.Callbacks.Succeed(ctx, child.Waiter, out); err != nil {
-		s.Log.Warn("waking the waiting parent failed", "task_id", child.ID, "parent_task_id", child.ParentID, "error", err.Error())
+	var err error
+	for attempt := range wakeAttempts {
+		if err = s.Callbacks.Succeed(ctx, child.Waiter, out); err == nil {
+			return nil
+		}
+		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
 	}
+	s.Log.Warn("waking the waiting parent failed", "task_id", child.ID, "parent_task_id", child.ParentID, "error", err.Error())
+	return err
 }
 
 // Outcome is the task's state as a delegating agent reads it: the result

@@ -94,7 +94,7 @@ func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, t
 			s.publish(ctx, after, before.Status)
 		}
 		if after.Status.Terminal() && !before.Status.Terminal() && after.Waiter != "" {
-			s.wake(ctx, after)
+			_ = s.wake(ctx, after) // logged; the change stands (see wake)
 		}
 		return after, nil
 	}

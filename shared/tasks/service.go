@@ -215,6 +215,12 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 	if in.Execute != nil {
 		t.Execute = *in.Execute
 	}
+	if t.Execute {
+		// Its first execution: Stop and executionName count from here, so a
+		// cancel stops the first run too and a reassigned task runs again
+		// under a new execution name.
+		t.Runs = 1
+	}
 	if b := in.Budgets; b != nil {
 		if b.MaxTokens != nil {
 			t.Budgets.MaxTokens = *b.MaxTokens
@@ -329,7 +335,9 @@ func (s *Service) launch(ctx context.Context, t Task) (Task, error) {
 	name := executionName(t)
 	if _, err := s.Workflows.Start(ctx, workflow.Delegation, name, payload(t)); err != nil {
 		s.Log.Error("start execution", "task_id", t.ID, "error", err.Error())
-		_, ferr := s.transition(ctx, t.TeamID, t.ID, ActFail, "system", func(_ Task, after *Task) ([]Event, error) {
+		// The task is queued (a failed transition is running → failed, so
+		// this is written directly): failed at once, its slot given back.
+		_, ferr := s.apply(ctx, t.TeamID, t.ID, []Status{Queued}, Failed, "system", func(_ Task, after *Task) ([]Event, error) {
 			after.Error = "the execution could not be started"
 			return []Event{{Type: EvFailed, Payload: map[string]any{"reason": after.Error}}}, nil
 		})

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -109,6 +110,9 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 		return workflow.TaskResult{}, notRunnable(p, err)
 	}
 	res, runErr := w.run(ctx, p, record)
+	if res.Waiting != nil && !deadline.IsZero() {
+		res.Waiting.TimeoutSeconds = max(1, int(math.Ceil(time.Until(deadline).Seconds())))
+	}
 	if runErr != nil && errors.Is(context.Cause(ctx), errStopped) {
 		return res, workflow.TaskNotRunnable{Msg: "task " + p.TaskID + " was canceled or reassigned while running"}
 	}
@@ -128,6 +132,13 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 	prior := resumedUsage(p)
 	used := Usage{Tokens: max(0, res.TokensUsed-prior.Tokens), ToolCalls: max(0, res.ToolCalls-prior.ToolCalls), CostUSD: max(0, res.CostUSD-prior.CostUSD)}
 	if err := record(used, TrackEvent{Type: "progress", Payload: summary}); err != nil && runErr == nil {
+		if res.Waiting != nil && !errors.Is(err, ErrNotRunnable) {
+			// The child already exists: failing here would make the
+			// machine retry the attempt and the model delegate again. This
+			// attempt's usage stays in the saved state, which the resumed
+			// attempt's budgets count; only its record on the task is lost.
+			return res, nil
+		}
 		return res, notRunnable(p, err)
 	}
 	return res, runErr
@@ -296,7 +307,8 @@ func suspend(res workflow.TaskResult, msgs []models.Message, callID, childID str
 	if err != nil {
 		return res, err
 	}
-	res.Waiting = &workflow.Waiting{ChildTaskID: childID, State: st}
+	// Without a deadline (no task record) the wait is the task's budget.
+	res.Waiting = &workflow.Waiting{ChildTaskID: childID, State: st, TimeoutSeconds: workflow.MaxTaskSeconds}
 	return res, nil
 }
 

@@ -45,6 +45,9 @@ type Waiting struct {
 	// State is the worker's own (its conversation with the model and its
 	// usage so far); the machine carries it without reading it.
 	State json.RawMessage `json:"state"`
+	// TimeoutSeconds is what is left of the parent's own deadline: the
+	// machine waits no longer (AwaitChild's TimeoutSecondsPath).
+	TimeoutSeconds int `json:"timeout_seconds"`
 }
 
 // Resume is what the resumed worker gets: its saved state and how the
