@@ -640,3 +640,54 @@ func TestAddAndRemoveParticipants(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"kyra": conversations.RolePrimary, "dana": conversations.RoleInvited, "wren": conversations.RoleInvited}, roles(f.get(t, c.ID)))
 }
+
+// racingStore hands the conversation over (through a second service on
+// the same store) just before the first turn commits, as a concurrent
+// POST …/handoff would.
+type racingStore struct {
+	*memstore.Store
+	race func()
+}
+
+func (r *racingStore) CommitTurn(ctx context.Context, teamID string, t conversations.Turn) error {
+	if r.race != nil {
+		race := r.race
+		r.race = nil
+		race()
+	}
+	return r.Store.CommitTurn(ctx, teamID, t)
+}
+
+// A return asked for by "@kyra" was built on the conversation as read; if
+// a handoff lands meanwhile the turn is refused rather than overwriting it.
+func TestAReturnRacingAHandoffIsRefusedNotApplied(t *testing.T) {
+	f := newFixture(t, collaborationOn)
+	ctx := context.Background()
+	c := f.create(t, "kyra")
+	_, err := f.svc.Handoff(ctx, team, c.ID, conversations.HandoffInput{To: "luke", Reason: "code"})
+	require.NoError(t, err)
+
+	other := *f.svc
+	racing := &racingStore{Store: f.store, race: func() {
+		_, err := other.Handoff(ctx, team, c.ID, conversations.HandoffInput{To: "dana", Reason: "numbers"})
+		require.NoError(t, err)
+	}}
+	f.svc.Store = racing
+	_, err = f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "@kyra thanks, back to you"})
+	require.Error(t, err)
+	assert.Equal(t, "ConversationChanged", apperrReason(err))
+
+	got := f.get(t, c.ID)
+	assert.Equal(t, "dana", got.CurrentAgent, "the concurrent handoff stands")
+	hs, err := f.svc.Handoffs(ctx, team, c.ID)
+	require.NoError(t, err)
+	require.Len(t, hs, 2)
+	assert.Equal(t, conversations.KindHandoff, hs[1].Kind)
+}
+
+func apperrReason(err error) string {
+	if ae, ok := apperr.As(err); ok {
+		return ae.Reason
+	}
+	return ""
+}
