@@ -1,5 +1,6 @@
 # Conclave — every task starts here. `make run` and `make test` are the two
-# commands a fresh machine needs (Go, Python 3 and Node.js installed).
+# commands a fresh machine needs (Go, Python 3, Node.js, Java 17+ and Maven
+# installed).
 
 SHELL := /bin/bash
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
@@ -10,9 +11,9 @@ CDK ?= npx --yes aws-cdk@2.1033.0
 CDKLOCAL ?= npx --yes --package aws-cdk@2.1033.0 --package aws-cdk-local@3.0.4 cdklocal
 # The integration run uses its own ports and state so it never collides with
 # a `make run` in another terminal.
-TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_PORT=4591 CONCLAVE_MOTO_PORT=4592
+TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_PORT=4591 CONCLAVE_MOTO_PORT=4592 CONCLAVE_DYNAMO_PORT=4593
 
-.PHONY: run up down status venv test unit integration e2e build synth deploy lint bench clean \
+.PHONY: run up down status venv dynamodb test unit integration e2e build synth deploy lint bench clean \
         localstack-up localstack-deploy localstack-down team
 
 ## run: the whole API locally on the local cloud with demo data (Ctrl-C stops it)
@@ -29,6 +30,8 @@ status:
 
 venv:
 	@localstack/cloud.sh venv
+dynamodb:
+	@localstack/cloud.sh dynamodb
 
 ## test: lint, unit tests (incl. CDK stack tests), then integration and end-to-end tests against a fresh local cloud
 test: lint unit integration
@@ -92,4 +95,4 @@ bench:
 
 clean:
 	-localstack/cloud.sh down >/dev/null 2>&1
-	rm -rf dist infra/cdk.out .local/bin .local/logs .local/test
+	rm -rf dist infra/cdk.out .local/bin .local/logs .local/test .local/dynamodb

@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# Start, stop and inspect the Docker-less local cloud (moto + the Go edge).
+# Start, stop and inspect the Docker-less local cloud: DynamoDB Local (Java),
+# moto (Python) and the Go edge in front of both.
 #
 #   localstack/cloud.sh venv     install moto into .local/venv (pinned, once)
+#   localstack/cloud.sh dynamodb fetch DynamoDB Local with Maven into .local/dynamodb (pinned, once)
 #   localstack/cloud.sh up       start in the background (idempotent), wait until ready
 #   localstack/cloud.sh down     stop (idempotent)
 #   localstack/cloud.sh status   print the state and endpoints
 #   localstack/cloud.sh run      run in the foreground until Ctrl-C
 #
 # Ports and state directory: CONCLAVE_API_PORT (4580), CONCLAVE_EDGE_PORT
-# (4581), CONCLAVE_MOTO_PORT (4582), CONCLAVE_STATE_DIR (.local). Logs go to
-# $CONCLAVE_STATE_DIR/logs/.
+# (4581), CONCLAVE_MOTO_PORT (4582), CONCLAVE_DYNAMO_PORT (4583),
+# CONCLAVE_STATE_DIR (.local). Logs go to $CONCLAVE_STATE_DIR/logs/ (edge.log,
+# dynamodb.log, moto.log, edge.stdout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 STATE_DIR="${CONCLAVE_STATE_DIR:-.local}"
 VENV="${CONCLAVE_VENV:-.local/venv}"
 PYTHON="${PYTHON:-python3}"
+DYNAMO_DIR="${CONCLAVE_DYNAMO_DIR:-.local/dynamodb}"
 EDGE_BIN="$STATE_DIR/bin/edge"
 PID_FILE="$STATE_DIR/edge.pid"
 ENV_FILE="$STATE_DIR/cloud.env"
@@ -30,6 +34,41 @@ venv() {
   echo "installing moto into $VENV ..."
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check -r localstack/requirements.txt
+  echo "$want" > "$stamp"
+}
+
+# need names the prerequisites that are missing, with what to install.
+need() {
+  local missing=()
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
+  if ((${#missing[@]})); then
+    echo "the local cloud needs: ${missing[*]} (not found on PATH)." >&2
+    echo "  go: https://go.dev/dl/  python3: with venv and pip  java: a JDK or JRE 17+ (e.g. apt install openjdk-17-jre-headless)  mvn: Apache Maven 3.6+ (e.g. apt install maven)" >&2
+    exit 1
+  fi
+}
+
+# dynamodb fetches the DynamoDB Local pinned in localstack/dynamodb/pom.xml,
+# with its native SQLite libraries, into $DYNAMO_DIR/lib (once per pom).
+dynamodb() {
+  local stamp="$DYNAMO_DIR/.pom.sha"
+  local want
+  want="$(sha256sum localstack/dynamodb/pom.xml | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return 0
+  fi
+  need mvn
+  echo "fetching DynamoDB Local into $DYNAMO_DIR with Maven ..."
+  rm -rf "$DYNAMO_DIR/lib"
+  mkdir -p "$DYNAMO_DIR"
+  mvn -q -B -f localstack/dynamodb/pom.xml dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$PWD/$DYNAMO_DIR/lib" >"$DYNAMO_DIR/maven.log" 2>&1 || {
+    echo "Maven could not fetch DynamoDB Local (see $DYNAMO_DIR/maven.log):" >&2
+    tail -n 20 "$DYNAMO_DIR/maven.log" >&2
+    exit 1
+  }
   echo "$want" > "$stamp"
 }
 
@@ -57,10 +96,12 @@ up() {
     return 0
   fi
   down >/dev/null
+  need go "$PYTHON" java
   venv
+  dynamodb
   build
   mkdir -p "$STATE_DIR/logs"
-  setsid "$EDGE_BIN" -moto-bin "$VENV/bin/moto_server" -state-dir "$STATE_DIR" \
+  setsid "$EDGE_BIN" -moto-bin "$VENV/bin/moto_server" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR" \
     >"$STATE_DIR/logs/edge.stdout" 2>&1 < /dev/null &
   echo $! > "$PID_FILE"
   for _ in $(seq 1 240); do
@@ -71,7 +112,7 @@ up() {
     fi
     if ! running; then
       echo "local cloud failed to start:" >&2
-      tail -n 30 "$STATE_DIR/logs/edge.stdout" "$STATE_DIR/logs/moto.log" >&2 || true
+      tail -n 30 "$STATE_DIR/logs/edge.stdout" "$STATE_DIR/logs/moto.log" "$STATE_DIR/logs/dynamodb.log" >&2 || true
       return 1
     fi
     sleep 0.25
@@ -88,19 +129,34 @@ down() {
     for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
     kill -KILL "$pid" 2>/dev/null || true
   fi
-  # moto runs in its own process group; make sure no orphan keeps the port.
+  # moto and DynamoDB Local run in their own process groups; make sure no
+  # orphan keeps a port.
   if [[ -f "$ENV_FILE" ]]; then
-    local moto
-    moto="$(sed -n 's/^CONCLAVE_MOTO_PID=//p' "$ENV_FILE")"
-    [[ -n "$moto" ]] && kill -TERM -- "-$moto" 2>/dev/null || true
+    local child
+    for var in CONCLAVE_MOTO_PID CONCLAVE_DYNAMO_PID; do
+      child="$(sed -n "s/^$var=//p" "$ENV_FILE")"
+      [[ -n "$child" ]] && kill -TERM -- "-$child" 2>/dev/null || true
+    done
   fi
   rm -f "$PID_FILE" "$ENV_FILE"
   echo "local cloud stopped"
 }
 
+# status reports each process of the cloud (alive or not, resident memory)
+# and the endpoints.
 status() {
   if running && [[ -f "$ENV_FILE" ]]; then
-    echo "running (pid $(edge_pid))"
+    echo "running"
+    local pid rss
+    for var in CONCLAVE_EDGE_PID CONCLAVE_DYNAMO_PID CONCLAVE_MOTO_PID; do
+      pid="$(sed -n "s/^$var=//p" "$ENV_FILE")"
+      if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+        rss="$(ps -o rss= -p "$pid" | tr -d ' ')"
+        printf '  %-8s pid %-7s %6s MB\n' "$(echo "$var" | sed 's/CONCLAVE_//; s/_PID//' | tr 'A-Z' 'a-z')" "$pid" "$((rss / 1024))"
+      else
+        printf '  %-8s NOT RUNNING (see %s/logs/)\n' "$(echo "$var" | sed 's/CONCLAVE_//; s/_PID//' | tr 'A-Z' 'a-z')" "$STATE_DIR"
+      fi
+    done
     cat "$ENV_FILE"
   else
     echo "stopped"
@@ -113,16 +169,19 @@ run() {
     echo "a local cloud is already running (pid $(edge_pid)); stop it with: make down" >&2
     exit 1
   fi
+  need go "$PYTHON" java
   venv
+  dynamodb
   build
-  exec "$EDGE_BIN" -moto-bin "$VENV/bin/moto_server" -state-dir "$STATE_DIR"
+  exec "$EDGE_BIN" -moto-bin "$VENV/bin/moto_server" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR"
 }
 
 case "${1:-}" in
   venv) venv ;;
+  dynamodb) dynamodb ;;
   up) up ;;
   down) down ;;
   status) status ;;
   run) run ;;
-  *) echo "usage: $0 venv|up|down|status|run" >&2; exit 2 ;;
+  *) echo "usage: $0 venv|dynamodb|up|down|status|run" >&2; exit 2 ;;
 esac

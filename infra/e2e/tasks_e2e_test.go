@@ -140,8 +140,17 @@ func TestDelegateAndWaitForTheResult(t *testing.T) {
 	me.do("POST", "/v1/tasks/"+parent+"/complete", map[string]any{"output": "ok"})
 }
 
+// Racing creates for one agent stop at five, in every one of many rounds,
+// and cancelling them gives every slot back.
 func TestConcurrentCreatesStopAtFivePerAgent(t *testing.T) {
 	me, _ := clients(t)
+	const rounds = 10
+	for r := range rounds {
+		concurrentCreatesRound(t, me, r)
+	}
+}
+
+func concurrentCreatesRound(t *testing.T, me client, round int) {
 	slug := mkAgent(t, me, "busy")
 	const n = 20
 	statuses := make([]int, n)
@@ -171,8 +180,8 @@ func TestConcurrentCreatesStopAtFivePerAgent(t *testing.T) {
 			limited++
 		}
 	}
-	assert.Equal(t, 5, created)
-	assert.Equal(t, n-5, limited)
+	require.Equal(t, 5, created, "round %d", round)
+	require.Equal(t, n-5, limited, "round %d", round)
 	assert.EqualValues(t, 5, me.do("GET", "/v1/agents/"+slug+"/load", nil).JSON(t)["active_tasks"])
 	for _, id := range ids {
 		if id != "" {

@@ -29,64 +29,158 @@ import (
 	"github.com/conclave-ai/conclave/shared/manifest"
 )
 
-// Edge sits in front of moto. It serves what moto cannot run — Lambda
-// functions — with the real Go handlers, and forwards every other AWS call.
+// Edge sits in front of the local AWS services. It serves what they cannot
+// run — Lambda functions — with the real Go handlers, and forwards every other
+// AWS call by service: DynamoDB (the API and its streams) to DynamoDB Local,
+// the rest (Step Functions, SQS, EventBridge) to moto.
+//
+// There is no lock here. DynamoDB Local evaluates a condition and applies the
+// write atomically, as DynamoDB does, so racing conditional writes and
+// transactions need nothing from the edge (the race tests prove it). The old
+// write lock over moto's DynamoDB could not hold: a caller that gave up
+// released it while moto was still applying the write.
 type Edge struct {
 	Resources Resources
 	Handlers  map[string]any // manifest function name → handler
-	Moto      *url.URL
 	Log       *slog.Logger
 
-	proxy       *httputil.ReverseProxy
-	invocations sync64
-	// dynamo serialises DynamoDB calls. Real DynamoDB evaluates a condition
-	// and applies the write atomically; moto's threaded server does not, so
-	// two racing conditional puts can both succeed. Writers take the lock
-	// exclusively and readers share it, which restores the atomicity every
-	// invariant of decision 3 relies on.
-	dynamo sync.RWMutex
+	backends    []*backend
+	invocations atomic.Int64
 }
 
-type sync64 struct{ n atomic.Int64 }
+// backend is one local service process behind the edge.
+type backend struct {
+	name  string
+	serve func(r *http.Request) bool
+	proxy *httputil.ReverseProxy
+	// served counts forwarded requests by AWS service, for the log and for
+	// tests that check which process served what.
+	mu     sync.Mutex
+	served map[string]int64
+}
 
-// NewEdge returns an edge forwarding to moto at motoURL.
-func NewEdge(res Resources, handlers map[string]any, motoURL *url.URL, log *slog.Logger) *Edge {
-	e := &Edge{Resources: res, Handlers: handlers, Moto: motoURL, Log: log}
-	e.proxy = httputil.NewSingleHostReverseProxy(motoURL)
-	e.proxy.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelError)
+// Backend names, as the edge's log and BackendCounts report them.
+const (
+	BackendDynamoDB = "dynamodb-local"
+	BackendMoto     = "moto"
+)
+
+// NewEdge returns an edge forwarding DynamoDB calls to dynamoURL and every
+// other AWS call to motoURL.
+func NewEdge(res Resources, handlers map[string]any, dynamoURL, motoURL *url.URL, log *slog.Logger) *Edge {
+	e := &Edge{Resources: res, Handlers: handlers, Log: log}
+	errLog := slog.NewLogLogger(log.Handler(), slog.LevelError)
+	for _, b := range []*backend{
+		{name: BackendDynamoDB, serve: isDynamoDB, proxy: httputil.NewSingleHostReverseProxy(dynamoURL)},
+		{name: BackendMoto, serve: func(*http.Request) bool { return true }, proxy: httputil.NewSingleHostReverseProxy(motoURL)},
+	} {
+		b.proxy.ErrorLog = errLog
+		b.served = map[string]int64{}
+		e.backends = append(e.backends, b)
+	}
 	return e
 }
 
+// isDynamoDB tells DynamoDB's JSON protocol (X-Amz-Target
+// DynamoDB_20120810.* and DynamoDBStreams_20120810.*) from every other call.
+func isDynamoDB(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB")
+}
+
 // Invocations counts function invocations served, for diagnostics.
-func (e *Edge) Invocations() int64 { return e.invocations.n.Load() }
+func (e *Edge) Invocations() int64 { return e.invocations.Load() }
+
+// BackendCounts is how many requests each backend served, by AWS service.
+func (e *Edge) BackendCounts() map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	for _, b := range e.backends {
+		b.mu.Lock()
+		m := map[string]int64{}
+		for k, v := range b.served {
+			m[k] = v
+		}
+		b.mu.Unlock()
+		out[b.name] = m
+	}
+	return out
+}
 
 var invokePath = regexp.MustCompile(`^/2015-03-31/functions/([^/]+)/invocations$`)
 
-// AWSHandler serves the AWS endpoint: Lambda Invoke here, the rest on moto.
+// BackendsPath serves BackendCounts as JSON on the AWS endpoint (a local
+// diagnostic; no AWS API uses the path).
+const BackendsPath = "/_conclave/backends"
+
+// AWSHandler serves the AWS endpoint: Lambda Invoke here, DynamoDB on
+// DynamoDB Local, the rest on moto. Each forwarded call is logged with the
+// backend that served it.
 func (e *Edge) AWSHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m := invokePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost {
 			e.serveInvoke(w, r, m[1])
 			return
 		}
-		if target := r.Header.Get("X-Amz-Target"); strings.HasPrefix(target, "DynamoDB_") {
-			if dynamoRead[target[strings.Index(target, ".")+1:]] {
-				e.dynamo.RLock()
-				defer e.dynamo.RUnlock()
-			} else {
-				e.dynamo.Lock()
-				defer e.dynamo.Unlock()
+		if r.URL.Path == BackendsPath && r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(e.BackendCounts())
+			return
+		}
+		for _, b := range e.backends {
+			if b.serve(r) {
+				e.forward(b, w, r)
+				return
 			}
 		}
-		e.proxy.ServeHTTP(w, r)
 	})
 }
 
-// dynamoRead lists the DynamoDB operations that change nothing.
-var dynamoRead = map[string]bool{
-	"GetItem": true, "BatchGetItem": true, "Query": true, "Scan": true,
-	"TransactGetItems": true, "DescribeTable": true, "ListTables": true,
-	"DescribeTimeToLive": true, "ListTagsOfResource": true,
+func (e *Edge) forward(b *backend, w http.ResponseWriter, r *http.Request) {
+	service, op := awsOperation(r)
+	b.mu.Lock()
+	b.served[service]++
+	b.mu.Unlock()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	start := time.Now()
+	b.proxy.ServeHTTP(rec, r)
+	e.Log.Info("aws", "backend", b.name, "service", service, "operation", op, "status", rec.status, "ms", time.Since(start).Milliseconds())
+}
+
+// awsOperation names a call's service (from the SigV4 credential scope) and
+// operation (from X-Amz-Target or the query protocol's Action).
+func awsOperation(r *http.Request) (service, op string) {
+	if _, scope, ok := strings.Cut(r.Header.Get("Authorization"), "Credential="); ok {
+		// Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, ...
+		if parts := strings.Split(strings.SplitN(scope, ",", 2)[0], "/"); len(parts) >= 5 {
+			service = parts[3]
+		}
+	}
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		_, op, _ = strings.Cut(t, ".")
+	} else {
+		op = r.URL.Query().Get("Action")
+	}
+	if service == "" {
+		service = "unknown"
+	}
+	return service, op
+}
+
+// statusRecorder keeps the status a proxied response was written with.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Flush keeps streaming responses streaming through the recorder.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // functionName maps a name, partial or full ARN (with optional qualifier)
@@ -172,7 +266,7 @@ func errorType(err error) string {
 // Invoke runs a function with its manifest timeout, through the same
 // serialization path the Lambda runtime uses.
 func (e *Edge) Invoke(ctx context.Context, name string, payload []byte) ([]byte, error) {
-	e.invocations.n.Add(1)
+	e.invocations.Add(1)
 	fn, _ := manifest.Lookup(name)
 	h, ok := e.Handlers[name]
 	if !ok {

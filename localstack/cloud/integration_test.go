@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -78,9 +81,11 @@ func TestConditionalWriteRaceIsTypedConflict(t *testing.T) {
 	team := mustTeam(t, e)
 	svc := agents.NewService(e.store)
 
-	// Many rounds of many writers: moto alone lets two racing conditional
-	// puts both succeed now and then, so one small round proves little.
-	const rounds, n = 10, 24
+	// Many rounds of many writers: one small round proves little (moto's
+	// DynamoDB let two racing conditional puts both succeed now and then;
+	// the edge no longer serialises anything, so this is DynamoDB Local's
+	// atomicity alone, at ten times the rounds the lock was proven with).
+	const rounds, n = 100, 24
 	for r := range rounds {
 		slug := fmt.Sprintf("racer-%d", r)
 		var wg sync.WaitGroup
@@ -203,4 +208,32 @@ func detailField(t *testing.T, en activity.Entry, field string) any {
 	var d map[string]any
 	require.NoError(t, json.Unmarshal(en.Detail, &d))
 	return d[field]
+}
+
+// Every DynamoDB call of the local cloud (handlers, workflow steps, these
+// tests) is served by DynamoDB Local and none by moto; moto serves the rest.
+func TestDynamoDBLocalServesEveryDynamoDBCall(t *testing.T) {
+	e := mustEnv(t)
+	team := mustTeam(t, e) // at least one DynamoDB call through the edge
+	mustAgent(t, e, team, "counted", nil)
+
+	resp, err := http.Get(os.Getenv("CONCLAVE_EDGE_URL") + cloud.BackendsPath)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var counts map[string]map[string]int64
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&counts))
+
+	assert.Positive(t, counts[cloud.BackendDynamoDB]["dynamodb"], "DynamoDB Local served the table")
+	assert.Equal(t, []string{"dynamodb"}, keys(counts[cloud.BackendDynamoDB]), "DynamoDB Local serves DynamoDB only")
+	assert.NotContains(t, counts[cloud.BackendMoto], "dynamodb", "moto received a DynamoDB call")
+	assert.Positive(t, counts[cloud.BackendMoto]["sqs"], "moto serves the queues")
+}
+
+func keys(m map[string]int64) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

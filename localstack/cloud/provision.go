@@ -1,8 +1,10 @@
 // Package cloud is the Docker-less local cloud (architecture decision 2): it
-// provisions Conclave's resources on moto from the manifest and the embedded
-// state machines, and serves the edge in front of moto: the HTTP API, the
-// Lambda Invoke API and the SQS event source mappings, running the real Go
-// handlers in-process.
+// provisions Conclave's resources from the manifest and the embedded state
+// machines — the table on DynamoDB Local, queues, bus and state machines on
+// moto — and serves the edge in front of both: the HTTP API, the Lambda
+// Invoke API and the SQS event source mappings, running the real Go handlers
+// in-process, and every other AWS call forwarded to the process that serves
+// its service.
 package cloud
 
 import (
@@ -28,7 +30,8 @@ import (
 	"github.com/conclave-ai/conclave/statemachines"
 )
 
-// Account and Region of the local cloud (moto's defaults).
+// Account and Region of the local cloud (moto's defaults; DynamoDB Local
+// runs with -sharedDb, so it answers for any account and region).
 const (
 	Account = "123456789012"
 	Region  = "us-east-1"
@@ -69,11 +72,19 @@ func (r Resources) FunctionARN(name string) string {
 	return fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", Region, Account, r.Names.Function(name))
 }
 
+// Backends are the AWS configurations of the processes behind the edge:
+// DynamoDB Local for the table, moto for everything else.
+type Backends struct {
+	DynamoDB aws.Config
+	Moto     aws.Config
+}
+
 // Provision creates every resource; it is idempotent (existing resources are
 // kept, state machine definitions are updated).
-func Provision(ctx context.Context, cfg aws.Config, names manifest.Names) (Resources, error) {
+func Provision(ctx context.Context, b Backends, names manifest.Names) (Resources, error) {
+	cfg := b.Moto
 	res := Resources{Names: names, QueueURLs: map[string]string{}, QueueARNs: map[string]string{}, StateMachines: map[string]string{}}
-	if err := provisionTable(ctx, dynamodb.NewFromConfig(cfg), names); err != nil {
+	if err := provisionTable(ctx, dynamodb.NewFromConfig(b.DynamoDB), names); err != nil {
 		return res, fmt.Errorf("table: %w", err)
 	}
 	if err := provisionQueues(ctx, sqs.NewFromConfig(cfg), names, &res); err != nil {

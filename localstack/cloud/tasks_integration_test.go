@@ -441,12 +441,12 @@ func TestDelegationStopsWhenTheBudgetIsSpent(t *testing.T) {
 }
 
 // 50 concurrent delegations to one agent: exactly 5 accepted, the rest
-// ConcurrencyLimit; after they finish the counter is back to 0.
+// ConcurrencyLimit, in each of ten rounds (a fresh agent each round); after
+// they finish the counters are back to 0.
 func TestConcurrentDelegationsHonourTheLimit(t *testing.T) {
 	e := mustEnv(t)
 	team := mustTeam(t, e)
 	mustAgent(t, e, team, "lead", nil)
-	mustAgent(t, e, team, "busy", &agents.Model{Provider: "local", Script: "timeout"})
 	svc, _ := taskService(t, e)
 	ctx := context.Background()
 	root, err := svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "lead", Title: "Fan out"}, false)
@@ -454,7 +454,32 @@ func TestConcurrentDelegationsHonourTheLimit(t *testing.T) {
 	_, err = svc.Start(ctx, team, root.ID, "user:key_test")
 	require.NoError(t, err)
 
-	const n = 50
+	const rounds, n = 10, 50
+	var accepted []tasks.Task
+	var busy []string
+	for r := range rounds {
+		slug := fmt.Sprintf("busy-%d", r)
+		mustAgent(t, e, team, slug, &agents.Model{Provider: "local", Script: "timeout"})
+		busy = append(busy, slug)
+		got := delegateConcurrently(t, svc, team, root.ID, slug, n)
+		require.Len(t, got, tasks.MaxActivePerAgent, "round %d", r)
+		assert.Equal(t, tasks.MaxActivePerAgent, load(t, svc, team, slug))
+		accepted = append(accepted, got...)
+	}
+
+	for _, a := range accepted {
+		got := waitTask(t, svc, team, a.ID, 60*time.Second)
+		assert.Equal(t, tasks.TimedOut, got.Status)
+	}
+	for _, slug := range busy {
+		assert.Zero(t, load(t, svc, team, slug), "every slot of %s is released when the tasks finish", slug)
+	}
+}
+
+// delegateConcurrently sends n delegations to slug at once and returns the
+// accepted ones; every refusal must be ConcurrencyLimit.
+func delegateConcurrently(t *testing.T, svc *tasks.Service, team, parent, slug string, n int) []tasks.Task {
+	ctx := context.Background()
 	var wg sync.WaitGroup
 	results := make([]tasks.Task, n)
 	errs := make([]error, n)
@@ -463,7 +488,7 @@ func TestConcurrentDelegationsHonourTheLimit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			results[i], errs[i] = svc.Create(ctx, team, user, tasks.CreateInput{
-				Assignee: "busy", ParentID: root.ID, Title: fmt.Sprintf("part %d", i),
+				Assignee: slug, ParentID: parent, Title: fmt.Sprintf("part %d", i),
 				Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(3)}, Execute: ptr(true),
 			}, false)
 		}()
@@ -482,15 +507,8 @@ func TestConcurrentDelegationsHonourTheLimit(t *testing.T) {
 		}
 		t.Errorf("unexpected error: %v", err)
 	}
-	assert.Len(t, accepted, tasks.MaxActivePerAgent)
-	assert.Equal(t, n-tasks.MaxActivePerAgent, limited)
-	assert.Equal(t, tasks.MaxActivePerAgent, load(t, svc, team, "busy"))
-
-	for _, a := range accepted {
-		got := waitTask(t, svc, team, a.ID, 30*time.Second)
-		assert.Equal(t, tasks.TimedOut, got.Status)
-	}
-	assert.Zero(t, load(t, svc, team, "busy"), "every slot is released when the tasks finish")
+	assert.Equal(t, n-len(accepted), limited)
+	return accepted
 }
 
 // A worker sub-delegates with the delegate_task tool: the child links to

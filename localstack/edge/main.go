@@ -1,9 +1,10 @@
 // Command edge runs the whole of Conclave on this machine without an AWS
-// account or Docker: it starts moto (DynamoDB, SQS, EventBridge and Step
-// Functions with the real ASL interpreter), provisions the resources from the
-// manifest, and serves the HTTP API, the Lambda Invoke API and the SQS event
-// source mappings with the real Go handlers. Everything else is forwarded to
-// moto. See localstack/cloud.sh for start and stop.
+// account or Docker: it starts DynamoDB Local (AWS's own engine, in memory)
+// and moto (SQS, EventBridge and Step Functions with the real ASL
+// interpreter), provisions the resources from the manifest, and serves the
+// HTTP API, the Lambda Invoke API and the SQS event source mappings with the
+// real Go handlers. Every other AWS call is forwarded by service: DynamoDB to
+// DynamoDB Local, the rest to moto. See localstack/cloud.sh for start and stop.
 package main
 
 import (
@@ -47,18 +48,25 @@ func main() {
 	apiPort := flag.Int("api-port", envInt("CONCLAVE_API_PORT", 4580), "port of the HTTP API")
 	edgePort := flag.Int("edge-port", envInt("CONCLAVE_EDGE_PORT", 4581), "port of the AWS endpoint (Lambda + forwarding to moto)")
 	motoPort := flag.Int("moto-port", envInt("CONCLAVE_MOTO_PORT", 4582), "private port of moto")
+	dynamoPort := flag.Int("dynamo-port", envInt("CONCLAVE_DYNAMO_PORT", 4583), "private port of DynamoDB Local")
 	motoBin := flag.String("moto-bin", ".local/venv/bin/moto_server", "moto_server executable")
+	dynamoLib := flag.String("dynamo-lib", ".local/dynamodb/lib", "directory of DynamoDB Local's jars and native libraries (localstack/cloud.sh fetches it)")
 	stateDir := flag.String("state-dir", ".local", "directory for logs and the cloud.env file")
 	stage := flag.String("stage", "local", "stage name used in resource names")
 	seed := flag.Bool("seed", true, "seed the demo team and agents")
 	flag.Parse()
-	if err := run(*apiPort, *edgePort, *motoPort, *motoBin, *stateDir, *stage, *seed); err != nil {
+	p := ports{api: *apiPort, edge: *edgePort, moto: *motoPort, dynamo: *dynamoPort}
+	if err := run(p, *motoBin, *dynamoLib, *stateDir, *stage, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "edge:", err)
 		os.Exit(1)
 	}
 }
 
-func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed bool) error {
+// ports are the edge's public ports (API, AWS endpoint) and the private
+// ports of the processes behind it.
+type ports struct{ api, edge, moto, dynamo int }
+
+func run(p ports, motoBin, dynamoLib, stateDir, stage string, seed bool) error {
 	logDir := filepath.Join(stateDir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
@@ -71,34 +79,41 @@ func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed 
 	log := slog.New(slog.NewJSONHandler(logFile, nil))
 	_ = os.Remove(filepath.Join(stateDir, "cloud.env"))
 
-	if err := checkPorts(apiPort, edgePort, motoPort); err != nil {
+	if err := checkPorts(p.api, p.edge, p.moto, p.dynamo); err != nil {
 		return err
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	moto, err := startMoto(motoBin, motoPort, edgePort, logDir)
+	// Both services start at once (the JVM's start-up overlaps moto's).
+	ddb, err := startDynamoDB(dynamoLib, p.dynamo, logDir)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		_ = syscall.Kill(-moto.Process.Pid, syscall.SIGTERM)
-		_, _ = moto.Process.Wait()
-	}()
-	motoURL := &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", motoPort)}
+	defer stopProcess(ddb)
+	moto, err := startMoto(motoBin, p.moto, p.edge, logDir)
+	if err != nil {
+		return err
+	}
+	defer stopProcess(moto)
+	motoURL := &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", p.moto)}
+	dynamoURL := &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", p.dynamo)}
 	if err := waitMoto(ctx, motoURL); err != nil {
 		return err
 	}
+	if err := waitDynamoDB(ctx, dynamoURL); err != nil {
+		return err
+	}
 
-	edgeURL := fmt.Sprintf("http://127.0.0.1:%d", edgePort)
-	awsCfg, motoCfg, err := clientConfigs(ctx, edgeURL, motoURL)
+	edgeURL := fmt.Sprintf("http://127.0.0.1:%d", p.edge)
+	awsCfg, backends, err := clientConfigs(ctx, edgeURL, dynamoURL, motoURL)
 	if err != nil {
 		return err
 	}
 
 	names := manifest.Names{Stage: stage}
-	res, err := cloud.Provision(ctx, motoCfg, names)
+	res, err := cloud.Provision(ctx, backends, names)
 	if err != nil {
 		return fmt.Errorf("provision: %w", err)
 	}
@@ -106,9 +121,9 @@ func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed 
 	if err != nil {
 		return err
 	}
-	edge := cloud.NewEdge(res, handlers, motoURL, log)
+	edge := cloud.NewEdge(res, handlers, dynamoURL, motoURL, log)
 
-	servers, errc := serve(map[int]http.Handler{edgePort: edge.AWSHandler(), apiPort: edge.APIHandler()})
+	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: edge.APIHandler()})
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
 	edge.RunSchedules(ctx)
 
@@ -117,7 +132,8 @@ func run(apiPort, edgePort, motoPort int, motoBin, stateDir, stage string, seed 
 			return fmt.Errorf("seed: %w", err)
 		}
 	}
-	if err := announce(stateDir, logDir, apiPort, edgeURL, stage, moto.Process.Pid); err != nil {
+	pids := map[string]int{"CONCLAVE_MOTO_PID": moto.Process.Pid, "CONCLAVE_DYNAMO_PID": ddb.Process.Pid}
+	if err := announce(stateDir, logDir, p.api, edgeURL, stage, pids); err != nil {
 		return err
 	}
 
@@ -140,40 +156,105 @@ func startMoto(bin string, port, edgePort int, logDir string) (*exec.Cmd, error)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("moto not installed at %s (run make venv): %w", bin, err)
 	}
-	out, err := os.OpenFile(filepath.Join(logDir, "moto.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 	// moto's Step Functions interpreter calls AWS services on
 	// localhost:$MOTO_PORT; pointing it at the edge makes task states run
-	// the real Go handlers.
+	// the real Go handlers and DynamoDB integrations reach DynamoDB Local.
 	cmd.Env = append(os.Environ(), "MOTO_PORT="+strconv.Itoa(edgePort), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION="+cloud.Region)
+	return startProcess(cmd, "moto", logDir)
+}
+
+// startDynamoDB runs DynamoDB Local in memory. -sharedDb makes one database
+// for every access key and region (the handlers, the tests and moto's
+// interpreter sign with different ones). The heap cap keeps a long `make
+// run` from growing without bound; the serial collector suits a two-core
+// laptop better than the default.
+func startDynamoDB(lib string, port int, logDir string) (*exec.Cmd, error) {
+	lib, err := filepath.Abs(lib)
+	if err != nil {
+		return nil, err
+	}
+	jar := filepath.Join(lib, "DynamoDBLocal-"+dynamoDBVersion+".jar")
+	if _, err := os.Stat(jar); err != nil {
+		return nil, fmt.Errorf("DynamoDB Local not found at %s (localstack/cloud.sh up fetches it with Maven): %w", jar, err)
+	}
+	java := os.Getenv("JAVA")
+	if java == "" {
+		java = "java"
+	}
+	cmd := exec.Command(java, "-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-Djava.library.path="+lib,
+		"-cp", filepath.Join(lib, "*"), "com.amazonaws.services.dynamodbv2.local.main.ServerRunner",
+		"-inMemory", "-sharedDb", "-port", strconv.Itoa(port))
+	// It writes dynamodb-local-metadata.json into its working directory.
+	cmd.Dir = logDir
+	return startProcess(cmd, "dynamodb", logDir)
+}
+
+// dynamoDBVersion is the DynamoDB Local pinned in localstack/dynamodb/pom.xml
+// (a unit test keeps the two equal).
+const dynamoDBVersion = "2.6.1"
+
+// startProcess starts cmd in its own process group, logging to
+// logDir/name.log; it dies with the edge (Pdeathsig) and stopProcess ends it.
+func startProcess(cmd *exec.Cmd, name, logDir string) (*exec.Cmd, error) {
+	out, err := os.OpenFile(filepath.Join(logDir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start moto: %w", err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	return cmd, nil
 }
 
-func waitMoto(ctx context.Context, u *url.URL) error {
+func stopProcess(cmd *exec.Cmd) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	_, _ = cmd.Process.Wait()
+}
+
+// waitFor polls ready until it answers true or the deadline passes.
+func waitFor(ctx context.Context, what string, ready func() bool) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Post(u.String()+"/moto-api/config", "application/json", bytes.NewBufferString(`{"stepfunctions":{"execute_state_machine":true}}`))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode < 300 {
-				return nil
-			}
+		if ready() {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return errors.New("moto did not start within 60s (see moto.log)")
+	return fmt.Errorf("%s did not start within 60s (see its log in the logs directory)", what)
+}
+
+func waitMoto(ctx context.Context, u *url.URL) error {
+	return waitFor(ctx, "moto", func() bool {
+		resp, err := http.Post(u.String()+"/moto-api/config", "application/json", bytes.NewBufferString(`{"stepfunctions":{"execute_state_machine":true}}`))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode < 300
+	})
+}
+
+// waitDynamoDB waits for DynamoDB Local to answer a ListTables call.
+func waitDynamoDB(ctx context.Context, u *url.URL) error {
+	return waitFor(ctx, "DynamoDB Local", func() bool {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewBufferString(`{}`))
+		req.Header.Set("X-Amz-Target", "DynamoDB_20120810.ListTables")
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/"+cloud.Region+"/dynamodb/aws4_request, SignedHeaders=host, Signature=0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }
 
 // checkPorts fails early, with the variables to change, when a port is taken.
@@ -181,7 +262,7 @@ func checkPorts(ports ...int) error {
 	for _, p := range ports {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
-			return fmt.Errorf("port %d is in use (set CONCLAVE_API_PORT, CONCLAVE_EDGE_PORT, CONCLAVE_MOTO_PORT): %w", p, err)
+			return fmt.Errorf("port %d is in use (set CONCLAVE_API_PORT, CONCLAVE_EDGE_PORT, CONCLAVE_MOTO_PORT, CONCLAVE_DYNAMO_PORT): %w", p, err)
 		}
 		l.Close()
 	}
@@ -189,19 +270,21 @@ func checkPorts(ports ...int) error {
 }
 
 // clientConfigs are the AWS configurations of the handlers (talking to the
-// edge, as a Lambda talks to AWS) and of provisioning (straight to moto).
-func clientConfigs(ctx context.Context, edgeURL string, motoURL *url.URL) (aws.Config, aws.Config, error) {
+// edge, as a Lambda talks to AWS) and of provisioning (straight to each
+// backend: the edge serves only once the handlers exist).
+func clientConfigs(ctx context.Context, edgeURL string, dynamoURL, motoURL *url.URL) (aws.Config, cloud.Backends, error) {
 	for k, v := range map[string]string{"AWS_REGION": cloud.Region, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_ENDPOINT_URL": edgeURL} {
 		os.Setenv(k, v)
 	}
 	os.Unsetenv("AWS_PROFILE")
 	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		return aws.Config{}, aws.Config{}, err
+		return aws.Config{}, cloud.Backends{}, err
 	}
-	motoCfg := awsCfg.Copy()
-	motoCfg.BaseEndpoint = aws.String(motoURL.String())
-	return awsCfg, motoCfg, nil
+	b := cloud.Backends{DynamoDB: awsCfg.Copy(), Moto: awsCfg.Copy()}
+	b.DynamoDB.BaseEndpoint = aws.String(dynamoURL.String())
+	b.Moto.BaseEndpoint = aws.String(motoURL.String())
+	return awsCfg, b, nil
 }
 
 // buildHandlers wires every function of the manifest with its own builder,
@@ -220,10 +303,13 @@ func buildHandlers(d lambdafn.Deps) (map[string]any, error) {
 
 // announce writes cloud.env (what tests and cloud.sh read) and prints how
 // to reach the API.
-func announce(stateDir, logDir string, apiPort int, edgeURL, stage string, motoPID int) error {
+func announce(stateDir, logDir string, apiPort int, edgeURL, stage string, pids map[string]int) error {
 	baseURL := fmt.Sprintf("http://127.0.0.1:%d", apiPort)
-	envFile := fmt.Sprintf("CONCLAVE_BASE_URL=%s\nCONCLAVE_API_KEY=%s\nCONCLAVE_OTHER_API_KEY=%s\nCONCLAVE_EDGE_URL=%s\nCONCLAVE_STAGE=%s\nCONCLAVE_EDGE_PID=%d\nCONCLAVE_MOTO_PID=%d\n",
-		baseURL, demo.APIKey, demo.OtherAPIKey, edgeURL, stage, os.Getpid(), motoPID)
+	envFile := fmt.Sprintf("CONCLAVE_BASE_URL=%s\nCONCLAVE_API_KEY=%s\nCONCLAVE_OTHER_API_KEY=%s\nCONCLAVE_EDGE_URL=%s\nCONCLAVE_STAGE=%s\nCONCLAVE_EDGE_PID=%d\n",
+		baseURL, demo.APIKey, demo.OtherAPIKey, edgeURL, stage, os.Getpid())
+	for _, k := range []string{"CONCLAVE_DYNAMO_PID", "CONCLAVE_MOTO_PID"} {
+		envFile += fmt.Sprintf("%s=%d\n", k, pids[k])
+	}
 	if err := os.WriteFile(filepath.Join(stateDir, "cloud.env"), []byte(envFile), 0o644); err != nil {
 		return err
 	}
