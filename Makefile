@@ -12,8 +12,9 @@ CDKLOCAL ?= npx --yes --package aws-cdk@2.1033.0 --package aws-cdk-local@3.0.4 c
 # The integration run uses its own ports and state so it never collides with
 # a `make run` in another terminal.
 TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_PORT=4591 CONCLAVE_MOTO_PORT=4592 CONCLAVE_DYNAMO_PORT=4593
+SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_PORT=4595 CONCLAVE_MOTO_PORT=4596 CONCLAVE_DYNAMO_PORT=4597
 
-.PHONY: run up down status venv dynamodb test unit integration e2e build synth deploy lint bench clean \
+.PHONY: run up down status venv dynamodb test unit integration e2e build synth deploy lint bench soak clean \
         localstack-up localstack-deploy localstack-down team
 
 ## run: the whole API locally on the local cloud with demo data (Ctrl-C stops it)
@@ -93,6 +94,13 @@ bench:
 	  status=0; go test -tags e2e -run '^$$' -bench . -benchtime 200x ./infra/e2e/ || status=$$?; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
+## soak: 3,000 chat turns and 3,000 task create+cancel pairs against one local cloud (p50/p99 first vs last thousand, memory); SOAK_N=… to change
+soak:
+	@$(SOAK_ENV) localstack/cloud.sh up >/dev/null
+	@set -a; $(SOAK_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
+	  status=0; CONCLAVE_SOAK_N=$(or $(SOAK_N),3000) go test -v -count=1 -timeout 60m -tags e2e,soak -run '^TestSoak$$' ./infra/e2e/ || status=$$?; \
+	  $(SOAK_ENV) localstack/cloud.sh down >/dev/null; exit $$status
+
 clean:
 	-localstack/cloud.sh down >/dev/null 2>&1
-	rm -rf dist infra/cdk.out .local/bin .local/logs .local/test .local/dynamodb
+	rm -rf dist infra/cdk.out .local/bin .local/logs .local/test .local/soak .local/dynamodb
