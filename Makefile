@@ -34,8 +34,17 @@ venv:
 dynamodb:
 	@localstack/cloud.sh dynamodb
 
-## test: lint, unit tests (incl. CDK stack tests), then integration and end-to-end tests against a fresh local cloud
-test: lint unit integration
+## test: lint, unit tests (incl. CDK stack tests), then integration and end-to-end tests against a fresh local cloud.
+## The local cloud starts in the background while lint and unit tests run (on a fresh machine that overlaps
+## fetching moto and DynamoDB Local with compiling), and stops whatever happens.
+test:
+	@mkdir -p .local; rm -f .local/test-up.rc; \
+	  ( $(TEST_ENV) localstack/cloud.sh up > .local/test-up.log 2>&1; echo $$? > .local/test-up.rc ) & up=$$!; \
+	  status=0; $(MAKE) --no-print-directory lint unit || status=$$?; \
+	  wait $$up; \
+	  if [ $$status -eq 0 ] && [ "$$(cat .local/test-up.rc)" != 0 ]; then echo "the local cloud did not start:"; cat .local/test-up.log; status=1; fi; \
+	  if [ $$status -eq 0 ]; then $(MAKE) --no-print-directory integration || status=$$?; fi; \
+	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 unit:
 	go test -count=1 ./...
