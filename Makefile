@@ -11,7 +11,9 @@ CDK ?= npx --yes aws-cdk@2.1033.0
 CDKLOCAL ?= npx --yes --package aws-cdk@2.1033.0 --package aws-cdk-local@3.0.4 cdklocal
 # The integration run uses its own ports and state so it never collides with
 # a `make run` in another terminal.
-TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_PORT=4591 CONCLAVE_MOTO_PORT=4592 CONCLAVE_DYNAMO_PORT=4593
+# Failed queue messages are retried after 1 s instead of the visibility
+# timeout, so the dead-letter paths take seconds (see localstack/cloud/esm.go).
+TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_PORT=4591 CONCLAVE_MOTO_PORT=4592 CONCLAVE_DYNAMO_PORT=4593 CONCLAVE_SQS_RETRY_SECONDS=1
 SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_PORT=4595 CONCLAVE_MOTO_PORT=4596 CONCLAVE_DYNAMO_PORT=4597
 
 .PHONY: run up down status venv dynamodb test unit integration e2e build synth deploy lint bench soak clean \

@@ -43,6 +43,9 @@ type Edge struct {
 	Resources Resources
 	Handlers  map[string]any // manifest function name → handler
 	Log       *slog.Logger
+	// RetryDelay, when set, is how soon a failed SQS message is retried
+	// (see retrySooner); zero keeps the queue's visibility timeout.
+	RetryDelay time.Duration
 
 	backends    []*backend
 	invocations atomic.Int64

@@ -67,6 +67,7 @@ func (e *Edge) deliver(ctx context.Context, c *sqs.Client, f manifest.Function, 
 	out, err := e.Invoke(ctx, f.Name, payload)
 	if err != nil {
 		e.Log.Warn("batch failed; messages will be retried", "function", f.Name, "error", err.Error())
+		e.retrySooner(ctx, c, url, msgs)
 		return
 	}
 	var resp events.SQSEventResponse
@@ -76,11 +77,15 @@ func (e *Edge) deliver(ctx context.Context, c *sqs.Client, f manifest.Function, 
 		failed[fi.ItemIdentifier] = true
 	}
 	var entries []types.DeleteMessageBatchRequestEntry
+	var retry []types.Message
 	for _, m := range msgs {
 		if !failed[aws.ToString(m.MessageId)] {
 			entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: m.MessageId, ReceiptHandle: m.ReceiptHandle})
+		} else {
+			retry = append(retry, m)
 		}
 	}
+	e.retrySooner(ctx, c, url, retry)
 	if len(entries) == 0 {
 		return
 	}
@@ -114,5 +119,25 @@ func (e *Edge) RunSchedules(ctx context.Context) {
 				}
 			}
 		}()
+	}
+}
+
+// retrySooner makes failed messages visible again after RetryDelay instead
+// of the queue's visibility timeout, when RetryDelay is set (the test run
+// sets one second so a message's two retries and its move to the
+// dead-letter queue take seconds, not minutes). The retries still count as
+// receives and moto's redrive policy still moves the message, so the path
+// is the one AWS takes, only faster; with RetryDelay 0 (make run) nothing
+// changes.
+func (e *Edge) retrySooner(ctx context.Context, c *sqs.Client, url string, msgs []types.Message) {
+	if e.RetryDelay <= 0 || len(msgs) == 0 {
+		return
+	}
+	var entries []types.ChangeMessageVisibilityBatchRequestEntry
+	for _, m := range msgs {
+		entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{Id: m.MessageId, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: int32(e.RetryDelay / time.Second)})
+	}
+	if _, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(url), Entries: entries}); err != nil {
+		e.Log.Warn("change visibility failed", "queue", url, "error", err.Error())
 	}
 }

@@ -54,13 +54,18 @@ func main() {
 	stateDir := flag.String("state-dir", ".local", "directory for logs and the cloud.env file")
 	stage := flag.String("stage", "local", "stage name used in resource names")
 	seed := flag.Bool("seed", true, "seed the demo team and agents")
+	retry := flag.Int("sqs-retry-seconds", envInt("CONCLAVE_SQS_RETRY_SECONDS", 0), "retry failed SQS messages after this many seconds instead of the queue's visibility timeout (0: as AWS does)")
 	flag.Parse()
 	p := ports{api: *apiPort, edge: *edgePort, moto: *motoPort, dynamo: *dynamoPort}
+	retryDelay = time.Duration(*retry) * time.Second
 	if err := run(p, *motoBin, *dynamoLib, *stateDir, *stage, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "edge:", err)
 		os.Exit(1)
 	}
 }
+
+// retryDelay is -sqs-retry-seconds.
+var retryDelay time.Duration
 
 // ports are the edge's public ports (API, AWS endpoint) and the private
 // ports of the processes behind it.
@@ -122,6 +127,7 @@ func run(p ports, motoBin, dynamoLib, stateDir, stage string, seed bool) error {
 		return err
 	}
 	edge := cloud.NewEdge(res, handlers, dynamoURL, motoURL, log)
+	edge.RetryDelay = retryDelay
 
 	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: edge.APIHandler()})
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
