@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -38,6 +40,17 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if v, ok := app.Node().TryGetContext(jsii.String("alarmEmails")).(string); ok && v != "" {
+		cfg.AlarmEmails = strings.Split(v, ",")
+	}
+	if v, ok := app.Node().TryGetContext(jsii.String("logRetentionDays")).(string); ok && v != "" {
+		days, err := strconv.Atoi(v)
+		if err != nil || days < 1 {
+			fmt.Fprintf(os.Stderr, "logRetentionDays must be a positive number of days, got %q\n", v)
+			os.Exit(2)
+		}
+		cfg.LogRetentionDays = days
 	}
 	dist := os.Getenv("CONCLAVE_DIST")
 	if dist == "" {

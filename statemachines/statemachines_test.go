@@ -70,9 +70,14 @@ func TestDefinitions(t *testing.T) {
 					}
 				}
 				assert.True(t, retriesAll, "task %s retries twice", name)
-				if st.Resource == "arn:aws:states:::lambda:invoke" {
-					assert.NotEmpty(t, st.Catch, "worker task %s has a Catch to the dead-letter path", name)
+				// Every failure path ends somewhere visible: a worker's in
+				// the dead-letter path, the dead-letter send's own in
+				// marking the task failed, the marks' in a Fail state.
+				catchesAll := false
+				for _, c := range st.Catch {
+					catchesAll = catchesAll || c.ErrorEquals[len(c.ErrorEquals)-1] == "States.ALL"
 				}
+				assert.True(t, catchesAll, "task %s catches States.ALL", name)
 			}
 		})
 	}

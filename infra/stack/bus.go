@@ -79,5 +79,11 @@ func (b *Bus) addRule(r manifest.Rule, stage Stage) {
 	rule := awsevents.NewRule(b.Construct, jsii.String(camel(r.Name)+"Rule"), &awsevents.RuleProps{
 		RuleName: jsii.String(stage.Names.Rule(r.Name)), EventBus: b.EventBus, EventPattern: ep,
 	})
-	rule.AddTarget(awseventstargets.NewSqsQueue(b.Queues[r.Queue], &awseventstargets.SqsQueueProps{}))
+	// An event EventBridge cannot put on the queue (the queue's policy, a
+	// throttle that outlasts the retries) lands in the delivery DLQ instead
+	// of vanishing after 24 hours.
+	rule.AddTarget(awseventstargets.NewSqsQueue(b.Queues[r.Queue], &awseventstargets.SqsQueueProps{
+		DeadLetterQueue: b.Queues[manifest.EventDeliveryDLQ],
+		RetryAttempts:   jsii.Number(185), MaxEventAge: awscdk.Duration_Hours(jsii.Number(24)),
+	}))
 }

@@ -14,8 +14,14 @@ type EnvConfig struct {
 	Account, Region string
 	// MemoryScale multiplies every function's manifest memory (1 = as listed).
 	MemoryScale float64
-	// LogRetentionDays for function, API and state machine logs.
+	// LogRetentionDays for function, API and state machine logs; a team
+	// picks its own per deploy with `-c logRetentionDays=N`.
 	LogRetentionDays int
+	// LogPayloads keeps execution data (task instructions, model output)
+	// in the state machine logs, at level ALL. Off, the machines log
+	// errors only and without data: what an execution carried stays in its
+	// history (90 days, access-controlled) instead of in plain logs.
+	LogPayloads bool
 	// Retain keeps the table, queues and logs when the stack is deleted.
 	Retain bool
 	// Flags are the feature flags handed to every function as FEATURE_FLAGS,
@@ -28,6 +34,13 @@ type EnvConfig struct {
 	// SynthesisModel writes ENSEMBLE replies (SYNTHESIS_MODEL); empty keeps
 	// the deterministic merge.
 	SynthesisModel string
+	// AlarmEmails subscribe to the stage's alarm topic. Set them per deploy
+	// with `-c alarmEmails=a@example.com,b@example.com` (infra/main.go);
+	// other subscribers (chat, paging) attach to the topic, an output.
+	AlarmEmails []string
+	// API5xxPercent and APILatencyP99Ms are the API alarms' thresholds.
+	API5xxPercent   float64
+	APILatencyP99Ms int
 }
 
 // tier1 is the balanced model that synthesizes ensemble replies.
@@ -36,15 +49,19 @@ const tier1 = "anthropic.claude-3-5-haiku-20241022-v1:0"
 // Environments are the stages Conclave deploys to. Feature flags default to
 // on in dev and off in prod, where they are turned on deliberately.
 var Environments = map[string]EnvConfig{
-	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false,
-		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "bedrock", SynthesisModel: tier1},
+	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false, LogPayloads: true,
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
+		API5xxPercent: 5, APILatencyP99Ms: 20000},
 	"staging": {Name: "staging", MemoryScale: 1, LogRetentionDays: 30, Retain: false,
-		Flags: settings.Flags{Collaboration: true, ExpertGate: true}, ModelProvider: "bedrock", SynthesisModel: tier1},
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
+		API5xxPercent: 1, APILatencyP99Ms: 10000},
 	"prod": {Name: "prod", MemoryScale: 2, LogRetentionDays: 365, Retain: true,
-		Flags: settings.Flags{}, ModelProvider: "bedrock", SynthesisModel: tier1},
+		Flags: settings.Flags{}, ModelProvider: "bedrock", SynthesisModel: tier1,
+		API5xxPercent: 1, APILatencyP99Ms: 10000},
 	// localstack is the stage deployed by `make localstack-deploy`.
-	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, Account: "000000000000", Region: "us-east-1",
-		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "local"},
+	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, LogPayloads: true, Account: "000000000000", Region: "us-east-1",
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "local",
+		API5xxPercent: 5, APILatencyP99Ms: 20000},
 }
 
 // Lookup returns the configuration of env.

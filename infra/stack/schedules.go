@@ -5,6 +5,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -16,10 +17,13 @@ type SchedulesProps struct {
 	Stage Stage
 	// Functions by manifest name; the scheduled ones are looked up here.
 	Functions map[string]awslambda.Function
+	// DeadLetter receives the schedule events whose invocation failed
+	// after the retries.
+	DeadLetter awssqs.IQueue
 }
 
 // Schedules invoke the manifest's scheduled functions from EventBridge
-// rules on the default bus, retried twice.
+// rules on the default bus, retried twice, then dead-lettered.
 type Schedules struct {
 	constructs.Construct
 	// Rules by function name.
@@ -39,7 +43,7 @@ func NewSchedules(scope constructs.Construct, id string, props *SchedulesProps) 
 			Schedule: awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(float64(f.EveryMinutes)))),
 		})
 		rule.AddTarget(awseventstargets.NewLambdaFunction(props.Functions[f.Name], &awseventstargets.LambdaFunctionProps{
-			RetryAttempts: jsii.Number(2),
+			RetryAttempts: jsii.Number(2), DeadLetterQueue: props.DeadLetter,
 		}))
 		s.Rules[f.Name] = rule
 	}

@@ -4,7 +4,7 @@
 // environment.
 //
 // The stack composes one construct per concern (Table, Bus, Functions,
-// StateMachines, API, Schedules), each in its own file. Moving resources
+// StateMachines, API, Schedules, Monitoring), each in its own file. Moving resources
 // into constructs changed their logical ids (the hash covers the whole
 // path), which is acceptable before the first deployed stage. Their
 // readable part stays as it was where it can: the table, bus and API sit
@@ -59,6 +59,8 @@ type Stack struct {
 	Functions     map[string]awslambda.Function
 	Queues        map[string]awssqs.Queue
 	StateMachines map[string]awsstepfunctions.StateMachine
+	// Monitoring is the stage's alarms, alarm topic and dashboard.
+	Monitoring *Monitoring
 }
 
 // NewConclaveStack builds the stack of one environment. The order matters:
@@ -80,7 +82,7 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 		Stage: stage, Table: table.Table, Bus: bus.EventBus, Functions: fns.Functions, Queues: bus.Queues,
 	})
 	machines.GrantExecutions(fns.Functions)
-	NewSchedules(s, "Schedules", &SchedulesProps{Stage: stage, Functions: fns.Functions})
+	NewSchedules(s, "Schedules", &SchedulesProps{Stage: stage, Functions: fns.Functions, DeadLetter: bus.Queues[manifest.EventDeliveryDLQ]})
 	probes := healthProbes{Table: table.Table, Bus: bus.EventBus, Machines: machines, Queues: bus.Queues}
 	for _, f := range manifest.Functions {
 		if slices.Contains(f.Grants, manifest.GrantProbe) {
@@ -88,13 +90,17 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 		}
 	}
 	api := NewAPI(s, "HttpApi", &APIProps{Stage: stage, Functions: fns.Functions})
+	monitoring := NewMonitoring(s, "Monitoring", &MonitoringProps{
+		Stage: stage, Env: env, Functions: fns.Functions, Queues: bus.Queues, Machines: machines.Machines, API: api.HTTPAPI,
+	})
 
 	awscdk.NewCfnOutput(s, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{Value: api.HTTPAPI.ApiEndpoint()})
 	awscdk.NewCfnOutput(s, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: table.Table.TableName()})
 	awscdk.NewCfnOutput(s, jsii.String("EventBusName"), &awscdk.CfnOutputProps{Value: bus.EventBus.EventBusName()})
 	awscdk.NewCfnOutput(s, jsii.String("AdminFunctionName"), &awscdk.CfnOutputProps{Value: fns.Functions[adminFunction].FunctionName()})
+	awscdk.NewCfnOutput(s, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{Value: monitoring.Topic.TopicArn()})
 	return &Stack{
 		Stack: s, Table: table.Table, Bus: bus.EventBus, API: api.HTTPAPI,
-		Functions: fns.Functions, Queues: bus.Queues, StateMachines: machines.Machines,
+		Functions: fns.Functions, Queues: bus.Queues, StateMachines: machines.Machines, Monitoring: monitoring,
 	}
 }

@@ -46,10 +46,17 @@ func mustAssetDir(tb testing.TB) string {
 // function binaries in dist.
 func synthTemplate(t *testing.T, env, dist string) assertions.Template {
 	t.Helper()
-	t.Setenv("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
-	t.Setenv("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 	cfg, err := stack.Lookup(env)
 	require.NoError(t, err)
+	return synthConfig(t, cfg, dist)
+}
+
+// synthConfig synthesizes the stack of one stage configuration.
+func synthConfig(t *testing.T, cfg stack.EnvConfig, dist string) assertions.Template {
+	t.Helper()
+	t.Setenv("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
+	t.Setenv("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+	env := cfg.Name
 	// The context of cdk.json, so the tests assert what `cdk deploy`
 	// deploys; awscdk.NewApp(nil) alone would use the legacy defaults.
 	flags, err := stack.ContextFromFile("../cdk.json")

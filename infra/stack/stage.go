@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/conclave-ai/conclave/shared/manifest"
@@ -23,6 +24,17 @@ type Stage struct {
 	Removal awscdk.RemovalPolicy
 	// LogRetention applies to function and state machine logs.
 	LogRetention awslogs.RetentionDays
+	// LogPayloads is EnvConfig.LogPayloads.
+	LogPayloads bool
+}
+
+// MachineLogs are a state machine's log options: everything with its data
+// where the stage logs payloads, errors without data elsewhere.
+func (s Stage) MachineLogs(dest awslogs.ILogGroup) *awsstepfunctions.LogOptions {
+	if s.LogPayloads {
+		return &awsstepfunctions.LogOptions{Destination: dest, Level: awsstepfunctions.LogLevel_ALL, IncludeExecutionData: jsii.Bool(true)}
+	}
+	return &awsstepfunctions.LogOptions{Destination: dest, Level: awsstepfunctions.LogLevel_ERROR, IncludeExecutionData: jsii.Bool(false)}
 }
 
 // NewStage derives the shared settings of env's constructs.
@@ -31,7 +43,7 @@ func NewStage(env EnvConfig) Stage {
 	if env.Retain {
 		removal = awscdk.RemovalPolicy_RETAIN
 	}
-	return Stage{Names: manifest.Names{Stage: env.Name}, Removal: removal, LogRetention: retentionDays(env.LogRetentionDays)}
+	return Stage{Names: manifest.Names{Stage: env.Name}, Removal: removal, LogRetention: retentionDays(env.LogRetentionDays), LogPayloads: env.LogPayloads}
 }
 
 // retentionDays rounds days up to the next period CloudWatch Logs offers.

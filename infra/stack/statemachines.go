@@ -88,7 +88,7 @@ func (m *StateMachines) newMachine(sm manifest.StateMachine, props *StateMachine
 		StateMachineType:        awsstepfunctions.StateMachineType_STANDARD,
 		DefinitionBody:          awsstepfunctions.DefinitionBody_FromString(jsii.String(raw)),
 		DefinitionSubstitutions: &subs,
-		Logs:                    &awsstepfunctions.LogOptions{Destination: logs, Level: awsstepfunctions.LogLevel_ALL, IncludeExecutionData: jsii.Bool(true)},
+		Logs:                    props.Stage.MachineLogs(logs),
 		TracingEnabled:          jsii.Bool(true),
 		Timeout:                 awscdk.Duration_Seconds(jsii.Number(float64(sm.Timeout))),
 	})

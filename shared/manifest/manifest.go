@@ -122,6 +122,10 @@ type Queue struct {
 	DeadLetterOnly bool
 }
 
+// EventDeliveryDLQ is the queue of events EventBridge could not deliver to
+// their targets.
+const EventDeliveryDLQ = "event-delivery-dlq"
+
 // DLQName is the name of q's dead-letter queue.
 func (q Queue) DLQName() string { return q.Name + "-dlq" }
 
@@ -187,6 +191,11 @@ var (
 	Queues = []Queue{
 		{Name: "activity", MaxReceiveCount: 3, VisibilityTimeout: 30},
 		{Name: "task-dlq", DeadLetterOnly: true},
+		// What EventBridge could not deliver: events a rule matched but could
+		// not put on its queue, and sweeper schedule invocations that failed
+		// after their retries. The stack sets it as the dead-letter queue of
+		// every bus and schedule target.
+		{Name: EventDeliveryDLQ, DeadLetterOnly: true},
 		// The fan-out queues: short visibility so a failing event reaches its
 		// DLQ within half a minute (3 receives), at least the consumer's timeout.
 		{Name: "agent-messages", MaxReceiveCount: 3, VisibilityTimeout: 10},
