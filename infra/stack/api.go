@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -18,6 +19,8 @@ const authorizerFunction = "authorizer"
 // APIProps configure the HTTP API.
 type APIProps struct {
 	Stage Stage
+	// Env gives the stage's throttling.
+	Env EnvConfig
 	// Functions by manifest name: the authorizer and every route's.
 	Functions map[string]awslambda.Function
 }
@@ -55,5 +58,34 @@ func NewAPI(scope constructs.Construct, id string, props *APIProps) *API {
 			Path: jsii.String(rt.Route.Path), Methods: &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(rt.Route.Method)}, Integration: integ,
 		})
 	}
+	configureStage(c, api, props)
 	return &API{Construct: c, HTTPAPI: api}
+}
+
+// accessLogFormat is one JSON line per request: who (team, key), what
+// (route, status, sizes) and how long, keyed by the request id every
+// function logs too. No headers, no bodies, no API key.
+const accessLogFormat = `{"request_id":"$context.requestId","time":"$context.requestTime","ip":"$context.identity.sourceIp",` +
+	`"method":"$context.httpMethod","route":"$context.routeKey","path":"$context.path","status":"$context.status",` +
+	`"protocol":"$context.protocol","response_length":"$context.responseLength","latency_ms":"$context.responseLatency",` +
+	`"integration_latency_ms":"$context.integrationLatency","team_id":"$context.authorizer.team_id","key_id":"$context.authorizer.key_id",` +
+	`"error":"$context.error.message","authorizer_error":"$context.authorizer.error"}`
+
+// configureStage sets the default stage's throttling (every route, per
+// stage) and its JSON access log, through the stage's CloudFormation
+// resource: the HTTP API construct creates the stage and has no property
+// for either.
+func configureStage(c constructs.Construct, api awsapigatewayv2.HttpApi, props *APIProps) {
+	logs := awslogs.NewLogGroup(c, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
+		LogGroupName: jsii.String("/aws/apigateway/" + props.Stage.Names.Prefix() + "-api"),
+		Retention:    props.Stage.LogRetention, RemovalPolicy: props.Stage.Removal,
+	})
+	stage := api.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
+	stage.SetDefaultRouteSettings(&awsapigatewayv2.CfnStage_RouteSettingsProperty{
+		ThrottlingRateLimit: jsii.Number(float64(props.Env.APIRatePerSecond)), ThrottlingBurstLimit: jsii.Number(float64(props.Env.APIBurst)),
+		DetailedMetricsEnabled: jsii.Bool(false),
+	})
+	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+		DestinationArn: logs.LogGroupArn(), Format: jsii.String(accessLogFormat),
+	})
 }

@@ -64,8 +64,11 @@ func (b *Bus) addQueue(q manifest.Queue, stage Stage) {
 	b.Queues[q.Name] = awssqs.NewQueue(b.Construct, jsii.String(id+"Queue"), &awssqs.QueueProps{
 		QueueName:         jsii.String(stage.Names.Queue(q.Name)),
 		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(float64(q.VisibilityTimeout))),
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(q.MaxReceiveCount))},
-		Encryption:        awssqs.QueueEncryption_SQS_MANAGED, EnforceSSL: jsii.Bool(true), RemovalPolicy: stage.Removal,
+		// As long as the dead-letter queue keeps what fails: a consumer
+		// that is down for days loses nothing.
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(q.MaxReceiveCount))},
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED, EnforceSSL: jsii.Bool(true), RemovalPolicy: stage.Removal,
 	})
 }
 

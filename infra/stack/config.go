@@ -41,6 +41,15 @@ type EnvConfig struct {
 	// API5xxPercent and APILatencyP99Ms are the API alarms' thresholds.
 	API5xxPercent   float64
 	APILatencyP99Ms int
+	// APIRatePerSecond and APIBurst throttle the whole HTTP API (every
+	// route, every team together; API Gateway answers 429 above them).
+	APIRatePerSecond, APIBurst int
+	// ReservedConcurrency reserves (and caps) concurrent executions per
+	// function: the authorizer keeps capacity however busy the rest is, and
+	// the hottest functions cannot take the whole account's. Empty in
+	// stages that may run in a new account, whose default limit (10)
+	// leaves nothing to reserve.
+	ReservedConcurrency map[string]int
 }
 
 // tier1 is the balanced model that synthesizes ensemble replies.
@@ -51,17 +60,21 @@ const tier1 = "anthropic.claude-3-5-haiku-20241022-v1:0"
 var Environments = map[string]EnvConfig{
 	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false, LogPayloads: true,
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
-		API5xxPercent: 5, APILatencyP99Ms: 20000},
+		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100},
 	"staging": {Name: "staging", MemoryScale: 1, LogRetentionDays: 30, Retain: false,
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
-		API5xxPercent: 1, APILatencyP99Ms: 10000},
+		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 100, APIBurst: 200},
 	"prod": {Name: "prod", MemoryScale: 2, LogRetentionDays: 365, Retain: true,
 		Flags: settings.Flags{}, ModelProvider: "bedrock", SynthesisModel: tier1,
-		API5xxPercent: 1, APILatencyP99Ms: 10000},
+		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 500, APIBurst: 1000,
+		// Out of the account's 1,000: the authorizer fronts every request;
+		// the task worker and the gate are the ones a burst of work piles
+		// onto. What is left stays unreserved for the rest.
+		ReservedConcurrency: map[string]int{"authorizer": 100, "task-worker": 200, "expert-gate": 150}},
 	// localstack is the stage deployed by `make localstack-deploy`.
 	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, LogPayloads: true, Account: "000000000000", Region: "us-east-1",
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "local",
-		API5xxPercent: 5, APILatencyP99Ms: 20000},
+		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100},
 }
 
 // Lookup returns the configuration of env.

@@ -44,6 +44,13 @@ type Functions struct {
 	Functions map[string]awslambda.Function
 }
 
+// queueTriggerConcurrency caps the concurrent invocations each SQS event
+// source mapping makes. Without a cap the pollers scale up until Lambda
+// throttles them, and a throttled batch still counts a receive: messages
+// nobody processed would reach the dead-letter queue. Five keeps a burst of
+// events from taking the concurrency the API needs.
+const queueTriggerConcurrency = 5
+
 // NewFunctions creates every function of the manifest.
 func NewFunctions(scope constructs.Construct, id string, props *FunctionsProps) *Functions {
 	c := constructs.NewConstruct(scope, &id)
@@ -56,6 +63,7 @@ func NewFunctions(scope constructs.Construct, id string, props *FunctionsProps) 
 		if f.Trigger == manifest.TriggerSQS {
 			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(props.Queues[f.Queue], &awslambdaeventsources.SqsEventSourceProps{
 				BatchSize: jsii.Number(float64(f.BatchSize)), ReportBatchItemFailures: jsii.Bool(true),
+				MaxConcurrency: jsii.Number(queueTriggerConcurrency),
 			}))
 		}
 	}
@@ -99,19 +107,24 @@ func (fs *Functions) newFunction(f manifest.Function, props *FunctionsProps, env
 	if props.Env.MemoryScale > 0 {
 		memory *= props.Env.MemoryScale
 	}
+	var reserved *float64
+	if n, ok := props.Env.ReservedConcurrency[f.Name]; ok {
+		reserved = jsii.Number(float64(n))
+	}
 	return awslambda.NewFunction(fs.Construct, jsii.String(id+"Function"), &awslambda.FunctionProps{
-		FunctionName:  jsii.String(names.Function(f.Name)),
-		Description:   jsii.String(f.Description),
-		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture:  awslambda.Architecture_ARM_64(),
-		Handler:       jsii.String("bootstrap"),
-		Code:          awslambda.Code_FromAsset(jsii.String(filepath.Join(props.AssetDir, f.Name)), nil),
-		MemorySize:    jsii.Number(memory),
-		Timeout:       awscdk.Duration_Seconds(jsii.Number(float64(f.Timeout))),
-		Tracing:       awslambda.Tracing_ACTIVE,
-		LogGroup:      logs,
-		LoggingFormat: awslambda.LoggingFormat_JSON,
-		Environment:   &env,
+		ReservedConcurrentExecutions: reserved,
+		FunctionName:                 jsii.String(names.Function(f.Name)),
+		Description:                  jsii.String(f.Description),
+		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:                 awslambda.Architecture_ARM_64(),
+		Handler:                      jsii.String("bootstrap"),
+		Code:                         awslambda.Code_FromAsset(jsii.String(filepath.Join(props.AssetDir, f.Name)), nil),
+		MemorySize:                   jsii.Number(memory),
+		Timeout:                      awscdk.Duration_Seconds(jsii.Number(float64(f.Timeout))),
+		Tracing:                      awslambda.Tracing_ACTIVE,
+		LogGroup:                     logs,
+		LoggingFormat:                awslambda.LoggingFormat_JSON,
+		Environment:                  &env,
 	})
 }
 

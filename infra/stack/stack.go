@@ -89,7 +89,7 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 			grantProbes(fns.Functions[f.Name], probes)
 		}
 	}
-	api := NewAPI(s, "HttpApi", &APIProps{Stage: stage, Functions: fns.Functions})
+	api := NewAPI(s, "HttpApi", &APIProps{Stage: stage, Env: env, Functions: fns.Functions})
 	monitoring := NewMonitoring(s, "Monitoring", &MonitoringProps{
 		Stage: stage, Env: env, Functions: fns.Functions, Queues: bus.Queues, Machines: machines.Machines, API: api.HTTPAPI,
 	})

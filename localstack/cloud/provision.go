@@ -169,7 +169,7 @@ func provisionQueues(ctx context.Context, c *sqs.Client, names manifest.Names, r
 			return err
 		}
 		redrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": res.QueueARNs[q.DLQName()], "maxReceiveCount": strconv.Itoa(q.MaxReceiveCount)})
-		attrs := map[string]string{"VisibilityTimeout": strconv.Itoa(q.VisibilityTimeout), "RedrivePolicy": string(redrive)}
+		attrs := map[string]string{"VisibilityTimeout": strconv.Itoa(q.VisibilityTimeout), "RedrivePolicy": string(redrive), "MessageRetentionPeriod": "1209600"}
 		if err := createQueue(ctx, c, names.Queue(q.Name), attrs, res, q.Name); err != nil {
 			return err
 		}

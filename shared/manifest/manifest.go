@@ -115,8 +115,12 @@ type Queue struct {
 	Name string
 	// MaxReceiveCount 3 means one delivery and two retries before the message
 	// moves to the dead-letter queue: the product's "2 retries then DLQ".
-	MaxReceiveCount   int
-	VisibilityTimeout int // seconds; at least the consumer's timeout
+	MaxReceiveCount int
+	// VisibilityTimeout (seconds) is at least six times the consumer's
+	// timeout, as AWS asks for queues that trigger Lambda: the event source
+	// mapping may retry a throttled batch within that time without the
+	// message reappearing and being received again.
+	VisibilityTimeout int
 	// DeadLetterOnly marks queues that only receive failed payloads (from a
 	// state machine's Catch); they have no DLQ of their own.
 	DeadLetterOnly bool
@@ -189,17 +193,17 @@ var (
 	}
 
 	Queues = []Queue{
-		{Name: "activity", MaxReceiveCount: 3, VisibilityTimeout: 30},
+		{Name: "activity", MaxReceiveCount: 3, VisibilityTimeout: 180},
 		{Name: "task-dlq", DeadLetterOnly: true},
 		// What EventBridge could not deliver: events a rule matched but could
 		// not put on its queue, and sweeper schedule invocations that failed
 		// after their retries. The stack sets it as the dead-letter queue of
 		// every bus and schedule target.
 		{Name: EventDeliveryDLQ, DeadLetterOnly: true},
-		// The fan-out queues: short visibility so a failing event reaches its
-		// DLQ within half a minute (3 receives), at least the consumer's timeout.
-		{Name: "agent-messages", MaxReceiveCount: 3, VisibilityTimeout: 10},
-		{Name: "memory-events", MaxReceiveCount: 3, VisibilityTimeout: 10},
+		// The fan-out queues: their consumers time out after 10 s, so a
+		// failing event reaches its DLQ within three minutes (3 receives).
+		{Name: "agent-messages", MaxReceiveCount: 3, VisibilityTimeout: 60},
+		{Name: "memory-events", MaxReceiveCount: 3, VisibilityTimeout: 60},
 	}
 
 	Rules = []Rule{
@@ -527,8 +531,8 @@ func Validate() error {
 			if !ok {
 				return fmt.Errorf("function %q consumes unknown queue %q", f.Name, f.Queue)
 			}
-			if q.VisibilityTimeout < f.Timeout {
-				return fmt.Errorf("queue %q visibility timeout is below its consumer's timeout", q.Name)
+			if q.VisibilityTimeout < 6*f.Timeout {
+				return fmt.Errorf("queue %q: visibility timeout %d s is below six times its consumer's timeout (%d s)", q.Name, q.VisibilityTimeout, f.Timeout)
 			}
 		}
 	}

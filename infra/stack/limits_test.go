@@ -1,0 +1,77 @@
+package stack_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/infra/stack"
+	"github.com/conclave-ai/conclave/shared/manifest"
+)
+
+// Prod's limits: the API throttled at the stage's rate with a JSON access
+// log keyed by request id and team; reserved concurrency for the
+// authorizer and the hot functions; queue triggers capped; source queues
+// keeping messages 14 days with a visibility of at least six times their
+// consumer's timeout.
+func TestProdLimits(t *testing.T) {
+	cfg, err := stack.Lookup("prod")
+	require.NoError(t, err)
+	_, m := synth(t, "prod")
+
+	stages := resources(m, "AWS::ApiGatewayV2::Stage")
+	require.Len(t, stages, 1)
+	st := props(stages[0])
+	route := st["DefaultRouteSettings"].(map[string]any)
+	assert.EqualValues(t, cfg.APIRatePerSecond, route["ThrottlingRateLimit"])
+	assert.EqualValues(t, cfg.APIBurst, route["ThrottlingBurstLimit"])
+	format := st["AccessLogSettings"].(map[string]any)["Format"].(string)
+	for _, field := range []string{`"request_id":"$context.requestId"`, `"team_id":"$context.authorizer.team_id"`, `"status":"$context.status"`} {
+		assert.Contains(t, format, field)
+	}
+	assert.NotContains(t, strings.ToLower(format), "api-key", "the key never reaches the log")
+
+	reserved := map[string]any{}
+	for _, f := range resources(m, "AWS::Lambda::Function") {
+		if n, ok := props(f)["ReservedConcurrentExecutions"]; ok {
+			reserved[strings.TrimPrefix(props(f)["FunctionName"].(string), "conclave-prod-")] = n
+		}
+	}
+	want := map[string]any{}
+	for name, n := range cfg.ReservedConcurrency {
+		want[name] = float64(n)
+	}
+	assert.Equal(t, want, reserved)
+	assert.Contains(t, reserved, "authorizer", "nothing can starve the authorizer")
+
+	esms := resources(m, "AWS::Lambda::EventSourceMapping")
+	require.NotEmpty(t, esms)
+	for _, e := range esms {
+		assert.Equal(t, map[string]any{"MaximumConcurrency": 5.0}, props(e)["ScalingConfig"])
+	}
+
+	queues := map[string]map[string]any{}
+	for _, q := range resources(m, "AWS::SQS::Queue") {
+		queues[props(q)["QueueName"].(string)] = props(q)
+	}
+	for _, f := range manifest.Functions {
+		if f.Trigger != manifest.TriggerSQS {
+			continue
+		}
+		q := queues["conclave-prod-"+f.Queue]
+		require.NotNil(t, q, f.Queue)
+		assert.GreaterOrEqual(t, q["VisibilityTimeout"], float64(6*f.Timeout), "%s: six times its consumer's timeout", f.Queue)
+		assert.EqualValues(t, 14*24*3600, q["MessageRetentionPeriod"], f.Queue)
+	}
+}
+
+// Dev may run in a new account (a concurrency limit of 10): nothing is
+// reserved there.
+func TestDevReservesNoConcurrency(t *testing.T) {
+	_, m := synth(t, "dev")
+	for _, f := range resources(m, "AWS::Lambda::Function") {
+		assert.NotContains(t, props(f), "ReservedConcurrentExecutions", props(f)["FunctionName"])
+	}
+}
