@@ -34,6 +34,9 @@ type EnvConfig struct {
 	// SynthesisModel writes ENSEMBLE replies (SYNTHESIS_MODEL); empty keeps
 	// the deterministic merge.
 	SynthesisModel string
+	// ExtraModels are Bedrock model ids agents of this stage may use
+	// besides the routing tiers' (see Models).
+	ExtraModels []string
 	// AlarmEmails subscribe to the stage's alarm topic. Set them per deploy
 	// with `-c alarmEmails=a@example.com,b@example.com` (infra/main.go);
 	// other subscribers (chat, paging) attach to the topic, an output.
@@ -51,6 +54,29 @@ type EnvConfig struct {
 	// leaves nothing to reserve.
 	ReservedConcurrency map[string]int
 }
+
+// Models are the Bedrock model ids the stage's functions may call: the
+// three routing tiers and the synthesis model. The Bedrock grants name
+// exactly these; an agent configured with another model id is refused by
+// Bedrock (AccessDenied) until the stage lists it in ExtraModels.
+func (c EnvConfig) Models() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range append([]string{tier0, tier1, tier2, c.SynthesisModel}, c.ExtraModels...) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// The routing tiers' models (routing.DefaultTierModels; a test keeps the
+// two equal, infra links no runtime package).
+const (
+	tier0 = "amazon.nova-micro-v1:0"
+	tier2 = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+)
 
 // tier1 is the balanced model that synthesizes ensemble replies.
 const tier1 = "anthropic.claude-3-5-haiku-20241022-v1:0"

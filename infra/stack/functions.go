@@ -140,13 +140,23 @@ func grant(fn awslambda.Function, grants []manifest.Grant, props *FunctionsProps
 		case manifest.GrantBusPut:
 			props.Bus.GrantPutEventsTo(fn, nil)
 		case manifest.GrantModels:
-			// Foundation models and the cross-region inference profiles
-			// that front them; Converse is authorized as InvokeModel.
-			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions: jsii.Strings("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"),
-				Resources: jsii.Strings("arn:aws:bedrock:*::foundation-model/*",
-					fmt.Sprintf("arn:aws:bedrock:*:%s:inference-profile/*", *awscdk.Aws_ACCOUNT_ID())),
-			}))
+			fn.AddToRolePolicy(modelsPolicy(props.Env.Models()))
 		}
 	}
+}
+
+// modelsPolicy allows the Converse calls (authorized as bedrock:InvokeModel)
+// on exactly the stage's models: each foundation model in any region (a
+// cross-region inference profile routes to several) and the inference
+// profiles of this account and region that front it, with the partition of
+// the stack so the policy holds in aws-cn and aws-us-gov too. Nothing
+// streams, so InvokeModelWithResponseStream is not granted.
+func modelsPolicy(models []string) awsiam.PolicyStatement {
+	var arns []*string
+	for _, id := range models {
+		arns = append(arns,
+			jsii.String(fmt.Sprintf("arn:%s:bedrock:*::foundation-model/%s", *awscdk.Aws_PARTITION(), id)),
+			jsii.String(fmt.Sprintf("arn:%s:bedrock:%s:%s:inference-profile/*.%s", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), *awscdk.Aws_ACCOUNT_ID(), id)))
+	}
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings("bedrock:InvokeModel"), Resources: &arns})
 }

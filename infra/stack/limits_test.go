@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/conclave-ai/conclave/infra/stack"
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/routing"
 )
 
 // Prod's limits: the API throttled at the stage's rate with a JSON access
@@ -73,5 +75,36 @@ func TestDevReservesNoConcurrency(t *testing.T) {
 	_, m := synth(t, "dev")
 	for _, f := range resources(m, "AWS::Lambda::Function") {
 		assert.NotContains(t, props(f), "ReservedConcurrentExecutions", props(f)["FunctionName"])
+	}
+}
+
+// Bedrock is granted on exactly the stage's models, in the stack's
+// partition, with no streaming action and no wildcard model.
+func TestBedrockGrantNamesTheStageModels(t *testing.T) {
+	cfg, err := stack.Lookup("prod")
+	require.NoError(t, err)
+	_, m := synth(t, "prod")
+	for _, f := range manifest.Functions {
+		if !slices.Contains(f.Grants, manifest.GrantModels) {
+			continue
+		}
+		policy := policyOf(t, m, "conclave-prod-"+f.Name)
+		assert.Contains(t, policy, `{"Ref":"AWS::Partition"}`, f.Name)
+		assert.NotContains(t, policy, "foundation-model/*", f.Name)
+		assert.NotContains(t, policy, "arn:aws:bedrock", "%s: the partition comes from the stack", f.Name)
+		assert.NotContains(t, policy, "InvokeModelWithResponseStream", f.Name)
+		for _, id := range cfg.Models() {
+			assert.Contains(t, policy, "foundation-model/"+id, f.Name)
+		}
+	}
+	assert.NotContains(t, policyOf(t, m, "conclave-prod-tasks"), "states:DescribeExecution", "nothing describes executions")
+}
+
+// The stack's tier models are the router's.
+func TestStageModelsIncludeTheRoutingTiers(t *testing.T) {
+	cfg, err := stack.Lookup("prod")
+	require.NoError(t, err)
+	for _, id := range routing.DefaultTierModels {
+		assert.Contains(t, cfg.Models(), id)
 	}
 }

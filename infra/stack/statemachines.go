@@ -143,7 +143,7 @@ func mustRef(machine, ref string) manifest.Ref {
 func (m *StateMachines) ARNPairs() *string { return joinPairs(m.arns) }
 
 // GrantExecutions lets the functions whose manifest grants say so start or
-// stop (and describe) executions, telling them the machines' ARNs, and
+// stop executions, telling them the machines' ARNs, and
 // complete the task tokens of waiting states.
 func (m *StateMachines) GrantExecutions(functions map[string]awslambda.Function) {
 	var arns []*string
@@ -173,7 +173,7 @@ func (m *StateMachines) GrantExecutions(functions map[string]awslambda.Function)
 		}
 		if stops {
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions: jsii.Strings("states:StopExecution", "states:DescribeExecution"), Resources: &m.executionARNs,
+				Actions: jsii.Strings("states:StopExecution"), Resources: &m.executionARNs,
 			}))
 		}
 	}
