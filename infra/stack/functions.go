@@ -59,7 +59,7 @@ func NewFunctions(scope constructs.Construct, id string, props *FunctionsProps) 
 	for _, f := range manifest.Functions {
 		fn := fs.newFunction(f, props, env)
 		fs.Functions[f.Name] = fn
-		grant(fn, f.Grants, props)
+		grant(fn, f, props)
 		if f.Trigger == manifest.TriggerSQS {
 			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(props.Queues[f.Queue], &awslambdaeventsources.SqsEventSourceProps{
 				BatchSize: jsii.Number(float64(f.BatchSize)), ReportBatchItemFailures: jsii.Bool(true),
@@ -130,8 +130,8 @@ func (fs *Functions) newFunction(f manifest.Function, props *FunctionsProps, env
 
 // grant turns the manifest grants of fn into Grant* calls. The execution
 // grants are StateMachines.GrantExecutions'.
-func grant(fn awslambda.Function, grants []manifest.Grant, props *FunctionsProps) {
-	for _, g := range grants {
+func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
+	for _, g := range f.Grants {
 		switch g {
 		case manifest.GrantTableRead:
 			props.Table.GrantReadData(fn)
@@ -141,6 +141,14 @@ func grant(fn awslambda.Function, grants []manifest.Grant, props *FunctionsProps
 			props.Bus.GrantPutEventsTo(fn, nil)
 		case manifest.GrantModels:
 			fn.AddToRolePolicy(modelsPolicy(props.Env.Models()))
+		case manifest.GrantDeadLetter:
+			// The dead-letter queue of its trigger queue, and nothing else;
+			// QUEUE_URLS tells the consumer its URL.
+			dlq := manifest.Queue{Name: f.Queue}.DLQName()
+			props.Queues[dlq].GrantSendMessages(fn)
+			// (A token in a Go string resolves to an Fn::Join at synth.)
+			fn.AddEnvironment(jsii.String(settings.EnvQueues), jsii.String(dlq+"="+*props.Queues[dlq].QueueUrl()), nil)
+
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -107,4 +108,37 @@ func TestStageModelsIncludeTheRoutingTiers(t *testing.T) {
 	for _, id := range routing.DefaultTierModels {
 		assert.Contains(t, cfg.Models(), id)
 	}
+}
+
+// A queue consumer may send to its own queue's dead-letter queue and to no
+// other queue, and is told its URL.
+func TestConsumersMayDeadLetterTheirOwnQueueOnly(t *testing.T) {
+	_, m := synth(t, "dev")
+	for _, f := range manifest.Functions {
+		policy := policyOf(t, m, "conclave-dev-"+f.Name)
+		if !slices.Contains(f.Grants, manifest.GrantDeadLetter) {
+			assert.NotContains(t, policy, "sqs:SendMessage", f.Name)
+			continue
+		}
+		dlq := manifest.Queue{Name: f.Queue}.DLQName()
+		assert.Contains(t, policy, "sqs:SendMessage", f.Name)
+		assert.Contains(t, policy, logicalIDOfQueue(t, m, "conclave-dev-"+dlq), f.Name)
+		for _, other := range manifest.Queues {
+			if name := other.DLQName(); name != dlq && !other.DeadLetterOnly {
+				assert.NotContains(t, policy, logicalIDOfQueue(t, m, "conclave-dev-"+name), "%s may not send to %s", f.Name, name)
+			}
+		}
+		env, _ := json.Marshal(functionEnv(t, m, "conclave-dev-"+f.Name)["QUEUE_URLS"])
+		assert.Contains(t, string(env), dlq+"=", f.Name)
+	}
+}
+
+func functionEnv(t *testing.T, m map[string]any, name string) map[string]any {
+	for _, f := range resources(m, "AWS::Lambda::Function") {
+		if props(f)["FunctionName"] == name {
+			return props(f)["Environment"].(map[string]any)["Variables"].(map[string]any)
+		}
+	}
+	t.Fatalf("no function %s", name)
+	return nil
 }

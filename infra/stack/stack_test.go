@@ -176,7 +176,7 @@ func checkDevQueues(t *testing.T, tpl assertions.Template, m map[string]any) {
 		}
 		tpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), map[string]any{
 			"QueueName":     "conclave-dev-" + q.Name,
-			"RedrivePolicy": map[string]any{"maxReceiveCount": 3, "deadLetterTargetArn": assertions.Match_AnyValue()},
+			"RedrivePolicy": map[string]any{"maxReceiveCount": q.MaxReceiveCount, "deadLetterTargetArn": assertions.Match_AnyValue()},
 		})
 	}
 	tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{

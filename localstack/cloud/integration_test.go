@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -183,24 +184,34 @@ func waitDeadLetter(t *testing.T, e env, taskID string) string {
 // match go back to the queue at once (visibility 1 s) for other tests.
 func awaitMessage(t *testing.T, e env, queue string, within time.Duration, match func(body string) bool) string {
 	t.Helper()
+	return aws.ToString(awaitSQSMessage(t, e, queue, within, match).Body)
+}
+
+// awaitSQSMessage receives (and deletes) the first message of queue whose
+// body matches, with its message attributes.
+func awaitSQSMessage(t *testing.T, e env, queue string, within time.Duration, match func(body string) bool) sqstypes.Message {
+	t.Helper()
 	ctx := context.Background()
 	c := sqs.NewFromConfig(e.cfg)
 	url, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(e.names.Queue(queue))})
 	require.NoError(t, err)
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
-		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 1})
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: url.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 1,
+			MessageAttributeNames: []string{"All"},
+		})
 		require.NoError(t, err)
 		for _, m := range out.Messages {
-			if body := aws.ToString(m.Body); match(body) {
+			if match(aws.ToString(m.Body)) {
 				_, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: url.QueueUrl, ReceiptHandle: m.ReceiptHandle})
 				require.NoError(t, err)
-				return body
+				return m
 			}
 		}
 	}
 	t.Fatalf("no matching message reached %s within %s", queue, within)
-	return ""
+	return sqstypes.Message{}
 }
 
 func detailField(t *testing.T, en activity.Entry, field string) any {

@@ -229,12 +229,17 @@ func TestFailingFanOutGoesToItsDeadLetterQueue(t *testing.T) {
 	require.Zero(t, out.FailedEntryCount)
 
 	q, _ := manifest.QueueByName("agent-messages")
-	body := awaitMessage(t, e, q.DLQName(), 60*time.Second, func(body string) bool { return strings.Contains(body, bogus) })
+	m := awaitSQSMessage(t, e, q.DLQName(), 60*time.Second, func(body string) bool { return strings.Contains(body, bogus) })
 	var env struct {
 		DetailType string `json:"detail-type"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(body), &env))
+	require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &env))
 	assert.Equal(t, "AgentMessageSent", env.DetailType, "the whole event is kept")
+	// The consumer dead-lettered it after its third failed attempt (the
+	// queue's own redrive would wait for ten receives) and said why.
+	assert.Equal(t, "3", aws.ToString(m.MessageAttributes["attempts"].StringValue))
+	assert.Equal(t, "agent-messages", aws.ToString(m.MessageAttributes["source_queue"].StringValue))
+	assert.Contains(t, aws.ToString(m.MessageAttributes["last_error"].StringValue), bogus)
 }
 
 func participantRoles(t *testing.T, c map[string]any) map[string]string {

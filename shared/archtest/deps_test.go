@@ -31,6 +31,7 @@ var adapters = map[string]bool{
 	"shared/app":                   true, // the registry of every function's builder (edge and tests)
 	"shared/models/providers":      true, // builds the model adapters from the environment
 	"shared/lambdafn":              true, // the functions' bootstrap: loads the AWS configuration
+	"shared/queues":                true, // the consumers' dead-letter sender (SQS)
 }
 
 // ports must not even link net/http: they are types and interfaces, and an

@@ -28,6 +28,9 @@ type Handler struct {
 	DetailType string
 	Apply      func(ctx context.Context, detail json.RawMessage) error
 	Log        *slog.Logger
+	// Retry counts failed attempts and dead-letters the last; nil leaves
+	// every failure to the queue's redrive.
+	Retry *Retry
 }
 
 // Handle implements the SQS event source mapping with ReportBatchItemFailures.
@@ -37,7 +40,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	var resp events.SQSEventResponse
 	for _, m := range ev.Records {
 		err := h.one(ctx, m.Body)
-		if err != nil {
+		if err != nil && (h.Retry == nil || h.Retry.Failed(ctx, m, err)) {
 			h.Log.Error("event failed; it will be retried, then dead-lettered", "message_id", m.MessageId, "error", err.Error())
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 		}

@@ -49,6 +49,10 @@ const (
 	// bus, the state machines, the queues) and nothing more: the health
 	// function's dependency checks.
 	GrantProbe Grant = "probe"
+	// GrantDeadLetter sends to the dead-letter queue of the function's
+	// trigger queue: the consumer dead-letters a message itself once its
+	// processing attempts are used up (consumers.Retry).
+	GrantDeadLetter Grant = "queue:dead-letter"
 )
 
 // Clients returns the AWS SDK service clients (the last element of
@@ -67,6 +71,8 @@ func (f Function) Clients() []string {
 			set["sfn"] = true
 		case GrantModels:
 			set["bedrockruntime"] = true
+		case GrantDeadLetter:
+			set["sqs"] = true
 		case GrantProbe:
 			set["dynamodb"], set["eventbridge"], set["sfn"], set["sqs"] = true, true, true, true
 		}
@@ -113,8 +119,14 @@ type Function struct {
 // unless it is itself a dead-letter queue.
 type Queue struct {
 	Name string
-	// MaxReceiveCount 3 means one delivery and two retries before the message
-	// moves to the dead-letter queue: the product's "2 retries then DLQ".
+	// MaxAttempts 3 is the product's "2 retries then DLQ": one delivery and
+	// two retries that ran and failed, counted by the consumer, which then
+	// moves the message to the dead-letter queue itself.
+	MaxAttempts int
+	// MaxReceiveCount is the queue's redrive ceiling, counted by SQS in
+	// receives: a throttled batch spends a receive without running, so it is
+	// well above MaxAttempts; it dead-letters only a message that crashes or
+	// times out its consumer every time (which records no attempt).
 	MaxReceiveCount int
 	// VisibilityTimeout (seconds) is at least six times the consumer's
 	// timeout, as AWS asks for queues that trigger Lambda: the event source
@@ -193,7 +205,7 @@ var (
 	}
 
 	Queues = []Queue{
-		{Name: "activity", MaxReceiveCount: 3, VisibilityTimeout: 180},
+		{Name: "activity", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 180},
 		{Name: "task-dlq", DeadLetterOnly: true},
 		// What EventBridge could not deliver: events a rule matched but could
 		// not put on its queue, and sweeper schedule invocations that failed
@@ -201,9 +213,9 @@ var (
 		// every bus and schedule target.
 		{Name: EventDeliveryDLQ, DeadLetterOnly: true},
 		// The fan-out queues: their consumers time out after 10 s, so a
-		// failing event reaches its DLQ within three minutes (3 receives).
-		{Name: "agent-messages", MaxReceiveCount: 3, VisibilityTimeout: 60},
-		{Name: "memory-events", MaxReceiveCount: 3, VisibilityTimeout: 60},
+		// failing event reaches its DLQ within three minutes (3 attempts).
+		{Name: "agent-messages", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
+		{Name: "memory-events", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
 	}
 
 	Rules = []Rule{
@@ -404,7 +416,7 @@ var Functions = []Function{
 		Queue:       "agent-messages",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite},
+		Grants: []Grant{GrantTableWrite, GrantDeadLetter},
 	},
 	{
 		Name:        "memory-invalidator",
@@ -413,7 +425,7 @@ var Functions = []Function{
 		Queue:       "memory-events",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite},
+		Grants: []Grant{GrantTableWrite, GrantDeadLetter},
 	},
 	{
 		Name:         "task-sweeper",
@@ -430,7 +442,7 @@ var Functions = []Function{
 		Queue:       "activity",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 30,
-		Grants: []Grant{GrantTableWrite},
+		Grants: []Grant{GrantTableWrite, GrantDeadLetter},
 	},
 }
 

@@ -51,7 +51,16 @@ func TestRoutesAreVersionedAndUnique(t *testing.T) {
 func TestQueuesRetryTwiceBeforeDeadLetter(t *testing.T) {
 	for _, q := range manifest.Queues {
 		if !q.DeadLetterOnly {
-			assert.Equal(t, 3, q.MaxReceiveCount, "%s: one delivery and two retries", q.Name)
+			assert.Equal(t, 3, q.MaxAttempts, "%s: one delivery and two retries", q.Name)
+			assert.GreaterOrEqual(t, q.MaxReceiveCount, 10, "%s: throttled receives cannot use up the attempts", q.Name)
+		}
+	}
+	// Whoever consumes a queue counts its attempts and may dead-letter.
+	for _, f := range manifest.Functions {
+		if f.Trigger == manifest.TriggerSQS {
+			assert.Contains(t, f.Grants, manifest.GrantDeadLetter, f.Name)
+		} else {
+			assert.NotContains(t, f.Grants, manifest.GrantDeadLetter, f.Name)
 		}
 	}
 }

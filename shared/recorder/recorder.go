@@ -13,12 +13,15 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/conclave-ai/conclave/shared/activity"
+	"github.com/conclave-ai/conclave/shared/consumers"
 )
 
 // Handler consumes the activity queue.
 type Handler struct {
 	Store activity.Store
 	Log   *slog.Logger
+	// Retry counts failed attempts and dead-letters the last.
+	Retry *consumers.Retry
 }
 
 // envelope is the EventBridge event as delivered to SQS.
@@ -54,7 +57,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		err := h.Store.Record(ctx, activity.Entry{TeamID: d.TeamID, EventID: e.ID, DetailType: e.DetailType, Source: e.Source, Time: e.Time, Detail: e.Detail})
 		if err != nil {
 			h.Log.Error("record failed", "event_id", e.ID, "team_id", d.TeamID, "error", err.Error())
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			if h.Retry == nil || h.Retry.Failed(ctx, m, err) {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			}
 			continue
 		}
 		h.Log.Info("recorded", "event_id", e.ID, "team_id", d.TeamID, "detail_type", e.DetailType)

@@ -1,11 +1,12 @@
 // Package fanoutfn wires the "message-fanout" function: AgentMessageSent
 // (bus → rule → SQS) becomes one inbox entry per recipient. It links
-// DynamoDB only: fan-out writes inboxes and publishes nothing.
+// DynamoDB, and SQS for its dead-letter queue: fan-out writes inboxes and publishes nothing.
 package fanoutfn
 
 import (
 	"context"
 
+	"github.com/conclave-ai/conclave/shared/app/consumerwiring"
 	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -18,9 +19,15 @@ func Build(d lambdafn.Deps) (any, error) {
 	// No Bus: FanOut never publishes, and the function has no bus grant.
 	svc := &messaging.Service{Store: store, Dir: store}
 	valid := func(ev messaging.SentEvent) bool { return ev.TeamID != "" && ev.MessageID != "" }
-	return consumers.For(messaging.DetailType, d.Log, valid, func(ctx context.Context, ev messaging.SentEvent) error {
+	retry, err := consumerwiring.Retry(d, store)
+	if err != nil {
+		return nil, err
+	}
+	h := consumers.For(messaging.DetailType, d.Log, valid, func(ctx context.Context, ev messaging.SentEvent) error {
 		n, err := svc.FanOut(ctx, ev.TeamID, ev.MessageID)
 		d.Log.Info("fanned out", "message_id", ev.MessageID, "inbox_entries_written", n)
 		return err
-	}).Handle, nil
+	})
+	h.Retry = retry
+	return h.Handle, nil
 }

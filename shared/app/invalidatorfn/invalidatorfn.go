@@ -1,11 +1,12 @@
 // Package invalidatorfn wires the "memory-invalidator" function:
 // MemoryShared (bus → rule → SQS) drops every cached memory context of the
-// team. It links DynamoDB only.
+// team. It links DynamoDB, and SQS to dead-letter an event whose attempts are used up.
 package invalidatorfn
 
 import (
 	"context"
 
+	"github.com/conclave-ai/conclave/shared/app/consumerwiring"
 	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -18,9 +19,15 @@ func Build(d lambdafn.Deps) (any, error) {
 	// No Bus: invalidation never publishes, and the function has no bus grant.
 	svc := &memory.Service{Store: store, Dir: store}
 	valid := func(ev memory.SharedEvent) bool { return ev.TeamID != "" }
-	return consumers.For(memory.DetailType, d.Log, valid, func(ctx context.Context, ev memory.SharedEvent) error {
+	retry, err := consumerwiring.Retry(d, store)
+	if err != nil {
+		return nil, err
+	}
+	h := consumers.For(memory.DetailType, d.Log, valid, func(ctx context.Context, ev memory.SharedEvent) error {
 		n, err := svc.InvalidateTeam(ctx, ev.TeamID)
 		d.Log.Info("contexts dropped", "memory_id", ev.MemoryID, "agents", n)
 		return err
-	}).Handle, nil
+	})
+	h.Retry = retry
+	return h.Handle, nil
 }

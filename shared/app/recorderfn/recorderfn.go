@@ -1,8 +1,10 @@
 // Package recorderfn wires the "activity-recorder" function (bus → rule →
-// SQS → the team's activity log). It links DynamoDB only.
+// SQS → the team's activity log). It links DynamoDB, and SQS to dead-letter
+// an event whose attempts are used up.
 package recorderfn
 
 import (
+	"github.com/conclave-ai/conclave/shared/app/consumerwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/recorder"
@@ -11,5 +13,9 @@ import (
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
 	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	return (&recorder.Handler{Store: store, Log: d.Log}).Handle, nil
+	retry, err := consumerwiring.Retry(d, store)
+	if err != nil {
+		return nil, err
+	}
+	return (&recorder.Handler{Store: store, Log: d.Log, Retry: retry}).Handle, nil
 }
