@@ -174,6 +174,8 @@ func Status(code string) int {
 		return http.StatusRequestEntityTooLarge
 	case apperr.EUPSTREAM:
 		return http.StatusBadGateway
+	case apperr.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
@@ -297,5 +299,10 @@ func (rt *Router) errorResponse(req *Request, err error) events.APIGatewayV2HTTP
 		req.Log.Error("internal error", "error", err.Error())
 	}
 	body, _ := json.Marshal(ErrorBody{Error: detail, RequestID: req.RequestID})
-	return rawResponse(req, Status(detail.Code), string(body))
+	resp := rawResponse(req, Status(detail.Code), string(body))
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		// Nothing was changed: the same request may be sent again at once.
+		resp.Headers["Retry-After"] = "1"
+	}
+	return resp
 }

@@ -65,6 +65,9 @@ func newRouter(calls *int) *httpapi.Router {
 		if in.Name == "boom" {
 			return httpapi.Response{}, errors.New("dynamodb: secret table arn:aws:dynamodb:… exploded")
 		}
+		if in.Name == "late" {
+			return httpapi.Response{}, apperr.New(apperr.EUNAVAILABLE, "not enough time left").WithReason("DeadlineTooClose")
+		}
 		return httpapi.Created(map[string]any{"name": in.Name, "n": *calls}), nil
 	})
 	return rt
@@ -161,10 +164,26 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 func TestStatusMapping(t *testing.T) {
 	for code, status := range map[string]int{
 		apperr.EINVALID: 400, apperr.EUNAUTHORIZED: 401, apperr.ENOTFOUND: 404, apperr.ECONFLICT: 409,
-		apperr.ELIMIT: 429, apperr.EREJECTED: 422, apperr.ETOOLARGE: 413, apperr.EUPSTREAM: 502, apperr.EINTERNAL: 500, "": 500,
+		apperr.ELIMIT: 429, apperr.EREJECTED: 422, apperr.ETOOLARGE: 413, apperr.EUPSTREAM: 502, apperr.EUNAVAILABLE: 503, apperr.EINTERNAL: 500, "": 500,
 	} {
 		assert.Equal(t, status, httpapi.Status(code), code)
 	}
+}
+
+// 503 unavailable changed nothing: it says so, with Retry-After, and (a
+// 5xx) releases an idempotency key so the retry runs.
+func TestUnavailableIsRetryable(t *testing.T) {
+	calls := 0
+	rt := newRouter(&calls)
+	key := map[string]string{"idempotency-key": "late-1"}
+	resp := post(rt, `{"name":"late"}`, key)
+	assert.Equal(t, 503, resp.StatusCode)
+	assert.Equal(t, "1", resp.Headers["Retry-After"])
+	b := errorOf(t, resp)
+	assert.Equal(t, apperr.EUNAVAILABLE, b.Error.Code)
+	assert.Equal(t, "DeadlineTooClose", b.Error.Reason)
+	assert.Equal(t, 503, post(rt, `{"name":"late"}`, key).StatusCode)
+	assert.Equal(t, 2, calls, "the key was released: the retry ran")
 }
 
 func BenchmarkServeDecodeAndRespond(b *testing.B) {
