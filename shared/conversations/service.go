@@ -26,6 +26,8 @@ const (
 	HistoryLimit = 50
 	// DefaultBudget is the time a turn may spend on model calls: below API
 	// Gateway's 30 s with room to commit (the function times out at 29 s).
+	// The models also stop 2 × the commit reserve before the context's
+	// deadline, whichever comes first (deadline.go).
 	DefaultBudget = 24 * time.Second
 )
 
@@ -51,8 +53,11 @@ type Service struct {
 	Memories Memories
 	Bus      Publisher
 	Budget   time.Duration
-	Now      func() time.Time
-	Log      *slog.Logger
+	// CommitReserve is the least time left before the context's deadline
+	// for a turn or handoff to attempt its commit (0: DefaultCommitReserve).
+	CommitReserve time.Duration
+	Now           func() time.Time
+	Log           *slog.Logger
 }
 
 func (s *Service) now() time.Time {

@@ -199,6 +199,20 @@ func (s *Store) PutContext(ctx context.Context, teamID string, c memory.Context,
 	return true, nil
 }
 
+// dropContexts is DropContexts inside a transaction: the epoch bumped and
+// each agent's cached context deleted, with the transaction's other writes.
+func (t *txn) dropContexts(teamID string, agentSlugs []string) {
+	t.update(roleEpoch, key(teamPK(teamID), skMemEpoch),
+		expression.Set(name("team_id"), value(teamID)).Add(name("epoch"), value(1)), expression.ConditionBuilder{})
+	seen := map[string]bool{}
+	for _, a := range agentSlugs {
+		if !seen[a] {
+			seen[a] = true
+			t.add(roleContext, types.TransactWriteItem{Delete: &types.Delete{TableName: &t.s.Table, Key: key(teamPK(teamID), contextSK(a))}})
+		}
+	}
+}
+
 // DropContexts implements memory.Store: bump the epoch first (so contexts
 // being built now are not cached), then delete the cached ones.
 func (s *Store) DropContexts(ctx context.Context, teamID string, agentSlugs []string) error {
