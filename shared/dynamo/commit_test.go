@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -88,4 +89,47 @@ func TestATurnIsOneTransactionTouchingEachItemOnce(t *testing.T) {
 			assert.Contains(t, names, "latency_ms")
 		}
 	}
+}
+
+// seqTxDB answers its transactions with errs in turn (nil after them).
+type seqTxDB struct {
+	countingDB
+	errs []error
+	txs  []*dynamodb.TransactWriteItemsInput
+}
+
+func (s *seqTxDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	s.txs = append(s.txs, in)
+	var err error
+	if len(s.errs) > 0 {
+		err, s.errs = s.errs[0], s.errs[1:]
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, err
+}
+
+// Marking a page read is one transaction; entries read meanwhile cancel it
+// and the rest are marked in a second one, never one update per entry.
+func TestMarkReadIsOneTransactionPerPage(t *testing.T) {
+	db := &seqTxDB{}
+	n, err := New(db, "tbl").MarkRead(context.Background(), "t", "dana", []string{"a", "b", "c"}, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	require.Len(t, db.txs, 1)
+	assert.Len(t, db.txs[0].TransactItems, 3)
+	assert.Zero(t, db.updates)
+
+	db = &seqTxDB{errs: []error{canceled("None", "ConditionalCheckFailed", "None")}}
+	n, err = New(db, "tbl").MarkRead(context.Background(), "t", "dana", []string{"a", "b", "c"}, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "b was read already")
+	require.Len(t, db.txs, 2)
+	assert.Equal(t, []string{"INBOX#dana#a", "INBOX#dana#c"}, txKeys(db.txs[1]))
+	assert.Zero(t, db.updates)
+
+	db = &seqTxDB{}
+	n, err = New(db, "tbl").MarkRead(context.Background(), "t", "dana", []string{"a"}, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Empty(t, db.txs, "one entry is one plain update")
+	assert.Equal(t, 1, db.updates)
 }

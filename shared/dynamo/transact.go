@@ -88,6 +88,21 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 	return c
 }
 
+// cancellationCodes returns the code of every write of the canceled
+// transaction err is (or wraps), in write order: "None" for a write that
+// would have succeeded, "ConditionalCheckFailed", "TransactionConflict"…
+func cancellationCodes(err error) ([]string, bool) {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return nil, false
+	}
+	out := make([]string, len(tce.CancellationReasons))
+	for i, r := range tce.CancellationReasons {
+		out[i] = aws.ToString(r.Code)
+	}
+	return out, true
+}
+
 // asCanceled returns the canceled transaction err is (or wraps).
 func asCanceled(err error) (*canceledError, bool) {
 	var c *canceledError
