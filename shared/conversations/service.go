@@ -186,10 +186,15 @@ func (s *Service) Rate(ctx context.Context, teamID, convID, msgID string, in Rat
 	if utf8.RuneCountInString(in.Comment) > MaxComment {
 		return Feedback{}, apperr.Invalid("comment", "comment must be at most %d characters", MaxComment)
 	}
-	if _, err := s.Store.GetConversation(ctx, teamID, convID); err != nil {
-		return Feedback{}, err
-	}
+	// A message is stored under its conversation: finding it proves the
+	// conversation exists; only a miss reads the conversation, to say
+	// which of the two is not found.
 	m, err := s.Store.GetMessage(ctx, teamID, convID, msgID)
+	if apperr.Is(err, apperr.ENOTFOUND) {
+		if _, cerr := s.Store.GetConversation(ctx, teamID, convID); cerr != nil {
+			return Feedback{}, cerr
+		}
+	}
 	if err != nil {
 		return Feedback{}, err
 	}
