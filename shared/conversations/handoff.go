@@ -226,10 +226,15 @@ func (s *Service) publishHandoff(ctx context.Context, teamID string, h Handoff) 
 
 // Handoffs lists a conversation's handoffs, oldest first. Returns ENOTFOUND.
 func (s *Service) Handoffs(ctx context.Context, teamID, convID string) ([]Handoff, error) {
-	if _, err := s.Store.GetConversation(ctx, teamID, convID); err != nil {
+	list, err := s.Store.ListHandoffs(ctx, teamID, convID)
+	if err == nil && len(list) == 0 {
+		// Only an empty list needs the conversation read, for a 404.
+		_, err = s.Store.GetConversation(ctx, teamID, convID)
+	}
+	if err != nil {
 		return nil, err
 	}
-	return s.Store.ListHandoffs(ctx, teamID, convID)
+	return list, nil
 }
 
 // AgentsInput is the body of POST /v1/conversations/{id}/agents.

@@ -147,10 +147,15 @@ func (s *Service) Messages(ctx context.Context, teamID, id string, p paging.Page
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := s.Store.GetConversation(ctx, teamID, id); err != nil {
+	list, next, err := s.Store.ListMessages(ctx, teamID, id, p)
+	if err == nil && len(list) == 0 {
+		// Only an empty page needs the conversation read, for a 404.
+		_, err = s.Store.GetConversation(ctx, teamID, id)
+	}
+	if err != nil {
 		return nil, "", err
 	}
-	return s.Store.ListMessages(ctx, teamID, id, p)
+	return list, next, nil
 }
 
 // Close ends a conversation; its agent no longer counts it as active.

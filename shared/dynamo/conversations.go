@@ -248,7 +248,9 @@ func (s *Store) commitConversation(ctx context.Context, tx *txn, teamID, what st
 		tx.create(roleMemory, toMemoryItem(m))
 		tx.dropContexts(teamID, append([]string{mem.Author}, mem.Agents...))
 	}
-	err := tx.run(ctx)
+	// The epoch is the team's: a context cached meanwhile (another
+	// conversation's turn) conflicts with it, which a rerun outlasts.
+	err := tx.runConflicting(ctx)
 	if cx, ok := asCanceled(err); ok {
 		if cx.Role == roleConversation {
 			return changed(err, "the conversation changed during the "+what)

@@ -3,6 +3,8 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -213,4 +215,29 @@ func (t *txn) run(ctx context.Context) error {
 		return internal(t.err, "marshal")
 	}
 	return t.s.transact(ctx, t.items)
+}
+
+// conflictRuns bounds runConflicting's attempts.
+const conflictRuns = 3
+
+// runConflicting is run, run again (up to conflictRuns times in all) while
+// DynamoDB cancels the transaction only because a concurrent one touched
+// one of its items (no condition of its own failed): a canceled
+// transaction wrote nothing, so running it again is safe. For the
+// transactions that touch items many writers share, such as the team's
+// memory epoch.
+func (t *txn) runConflicting(ctx context.Context) error {
+	var err error
+	for range conflictRuns {
+		err = t.run(ctx)
+		if c, ok := asCanceled(err); !ok || c.Role != "" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(5+rand.IntN(20)) * time.Millisecond):
+		}
+	}
+	return err
 }
