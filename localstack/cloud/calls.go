@@ -97,11 +97,11 @@ func (l *invocationLog) since(seq int64, match func(Invocation) bool) ([]Invocat
 // invocationLabels are the fields of a payload that say what an invocation
 // was about.
 type invocationLabels struct {
-	TeamID         string `json:"team_id"`
-	TaskID         string `json:"task_id"`
-	Action         string `json:"action"`
-	RouteKey       string `json:"routeKey"`
-	Records        []struct {
+	TeamID   string `json:"team_id"`
+	TaskID   string `json:"task_id"`
+	Action   string `json:"action"`
+	RouteKey string `json:"routeKey"`
+	Records  []struct {
 		Body string `json:"body"`
 	} `json:"Records"`
 	RequestContext struct {
