@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/idempotency"
 )
@@ -196,4 +198,24 @@ func BenchmarkServeDecodeAndRespond(b *testing.B) {
 			b.Fatal(resp.Body)
 		}
 	}
+}
+
+// The request's log line carries the route's AWS calls when the
+// invocation counts them (shared/lambdafn), so they can be watched per route.
+func TestRequestLogCarriesTheAWSCalls(t *testing.T) {
+	var buf bytes.Buffer
+	rt := httpapi.NewRouter(slog.New(slog.NewJSONHandler(&buf, nil)), nil)
+	rt.Handle("GET /v1/things", func(context.Context, *httpapi.Request) (httpapi.Response, error) {
+		return httpapi.OK(map[string]int{}), nil
+	})
+	ctx, _ := awscalls.NewContext(context.Background())
+	_, err := rt.Serve(ctx, events.APIGatewayV2HTTPRequest{RouteKey: "GET /v1/things",
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "r",
+			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{"team_id": "team_a"}}}})
+	require.NoError(t, err)
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), buf.String())
+	assert.Equal(t, "GET /v1/things", line["route"])
+	assert.Equal(t, float64(0), line["aws_calls_total"])
+	assert.Equal(t, map[string]any{}, line["aws_calls"])
 }
