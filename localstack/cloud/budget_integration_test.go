@@ -437,7 +437,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		for _, inv := range list {
 			scaled := calls{}
 			for k, v := range max {
-				scaled[k] = v * max0(inv.Records)
+				scaled[k] = v * atLeastOne(inv.Records)
 			}
 			within(t, function, inv.Calls, scaled)
 		}
@@ -468,7 +468,8 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	}
 }
 
-func max0(n int) int { return max(1, n) }
+// atLeastOne counts a batch without records (a probe) as one.
+func atLeastOne(n int) int { return max(1, n) }
 
 // waitInbox waits until the message reached the agent's inbox (fan-out is
 // asynchronous), reading the store directly so no API call is counted.
