@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,9 @@ import (
 // write lock over moto's DynamoDB could not hold: a caller that gave up
 // released it while moto was still applying the write.
 type Edge struct {
+	// calls keeps the last invocations with their AWS call counts (calls.go).
+	calls invocationLog
+
 	Resources Resources
 	Handlers  map[string]any // manifest function name → handler
 	Log       *slog.Logger
@@ -119,6 +123,10 @@ const BackendsPath = "/_conclave/backends"
 // backend that served it.
 func (e *Edge) AWSHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == InvocationsPath && r.Method == http.MethodGet {
+			e.serveInvocations(w, r)
+			return
+		}
 		if m := invokePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost {
 			e.serveInvoke(w, r, m[1])
 			return
@@ -269,15 +277,22 @@ func errorType(err error) string {
 // Invoke runs a function with its manifest timeout, through the same
 // serialization path the Lambda runtime uses.
 func (e *Edge) Invoke(ctx context.Context, name string, payload []byte) ([]byte, error) {
+	out, _, err := e.invoke(ctx, name, payload)
+	return out, err
+}
+
+// invoke is Invoke, also returning the invocation with its AWS calls.
+func (e *Edge) invoke(ctx context.Context, name string, payload []byte) ([]byte, Invocation, error) {
 	e.invocations.Add(1)
 	fn, _ := manifest.Lookup(name)
 	h, ok := e.Handlers[name]
 	if !ok {
-		return nil, fmt.Errorf("no handler for %s", name)
+		return nil, Invocation{}, fmt.Errorf("no handler for %s", name)
 	}
 	timeout := time.Duration(fn.Timeout) * time.Second
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
+	ctx, calls, reqID := countedContext(ctx, e.Resources.Names.Function(name))
 	type result struct {
 		out []byte
 		err error
@@ -296,10 +311,11 @@ func (e *Edge) Invoke(ctx context.Context, name string, payload []byte) ([]byte,
 	select {
 	case res := <-done:
 		e.Log.Info("invoke", "function", name, "duration_ms", time.Since(start).Milliseconds(), "error", errString(res.err))
-		return res.out, res.err
+		return res.out, e.record(name, reqID, payload, calls, res.err), res.err
 	case <-ctx.Done():
 		e.Log.Warn("invoke timed out", "function", name, "timeout_s", fn.Timeout)
-		return nil, &FunctionError{Message: fmt.Sprintf("Task timed out after %.2f seconds", timeout.Seconds()), Type: "Sandbox.Timedout"}
+		err := &FunctionError{Message: fmt.Sprintf("Task timed out after %.2f seconds", timeout.Seconds()), Type: "Sandbox.Timedout"}
+		return nil, e.record(name, reqID, payload, calls, err), err
 	}
 }
 
@@ -382,7 +398,7 @@ func (e *Edge) APIHandler() http.Handler {
 			gatewayError(w, http.StatusUnauthorized, "Unauthorized")
 			return
 		}
-		authCtx, status := e.authorize(r.Context(), ev)
+		authCtx, status := e.authorize(r.Context(), ev, w.Header())
 		if status != 0 {
 			msg := map[int]string{http.StatusForbidden: "Forbidden", http.StatusInternalServerError: "Internal Server Error"}[status]
 			gatewayError(w, status, msg)
@@ -390,7 +406,9 @@ func (e *Edge) APIHandler() http.Handler {
 		}
 		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: authCtx}
 		payload, _ := json.Marshal(ev)
-		out, err := e.Invoke(r.Context(), target.function, payload)
+		out, inv, err := e.invoke(r.Context(), target.function, payload)
+		w.Header().Set(AWSCallsHeader, callsJSON(inv.Calls))
+		w.Header().Set(InvocationSeqHeader, strconv.FormatInt(inv.Seq, 10))
 		if err != nil {
 			gatewayError(w, http.StatusInternalServerError, "Internal Server Error")
 			return
@@ -465,8 +483,9 @@ func (e *Edge) buildEvent(r *http.Request, rt *route, params map[string]string, 
 	return ev
 }
 
-// authorize runs the authorizer function; status is 0 when authorized.
-func (e *Edge) authorize(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (map[string]any, int) {
+// authorize runs the authorizer function; status is 0 when authorized. Its
+// AWS calls go in h (AuthorizerCallsHeader).
+func (e *Edge) authorize(ctx context.Context, ev events.APIGatewayV2HTTPRequest, h http.Header) (map[string]any, int) {
 	req := events.APIGatewayV2CustomAuthorizerV2Request{
 		Version: "2.0", Type: "REQUEST",
 		RouteArn:       fmt.Sprintf("arn:aws:execute-api:%s:%s:local/$default/%s%s", Region, Account, ev.RequestContext.HTTP.Method, ev.RawPath),
@@ -476,7 +495,8 @@ func (e *Edge) authorize(ctx context.Context, ev events.APIGatewayV2HTTPRequest)
 		RequestContext: ev.RequestContext,
 	}
 	payload, _ := json.Marshal(req)
-	out, err := e.Invoke(ctx, "authorizer", payload)
+	out, inv, err := e.invoke(ctx, "authorizer", payload)
+	h.Set(AuthorizerCallsHeader, callsJSON(inv.Calls))
 	if err != nil {
 		return nil, http.StatusInternalServerError
 	}

@@ -519,32 +519,53 @@ func TestConversationsAreIsolatedBetweenTeams(t *testing.T) {
 	assert.Equal(t, 2.0, c["message_count"])
 }
 
-// Concurrent turns in one conversation all commit (the version condition
-// retries the loser), and the conversation counters stay exact.
+// concurrentTurns is how many turns TestConcurrentTurnsKeepTheConversationConsistent
+// sends at once to one conversation: ten, each answering 201 within the
+// 29 s function limit (the edge answers 500 for a function past its
+// timeout). On moto behind the edge's write lock 6–8 of ten failed.
+const concurrentTurns = 10
+
+// Concurrent turns in one conversation all commit within the function's
+// deadline (the version condition retries the loser; a turn that could not
+// commit in time would answer 503 and store nothing), and the
+// conversation counters stay exact.
 func TestConcurrentTurnsKeepTheConversationConsistent(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
 	conv := d.conversation("kyra")
-	qs := []string{"review my code for bugs", "write a blog post", "analyze the metrics data", "@archie design the api", "threat model our auth", "help me plan"}
+	questions := []string{"review my code for bugs", "write a blog post", "analyze the metrics data", "@archie design the api", "threat model our auth",
+		"help me plan", "review this function for race conditions", "draft a release note", "what do the latency metrics say", "@luke check this diff"}
+	require.LessOrEqual(t, concurrentTurns, len(questions))
+	qs := questions[:concurrentTurns]
 	var wg sync.WaitGroup
 	status := make([]int, len(qs))
+	answers := make([]map[string]any, len(qs))
 	for i, q := range qs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			status[i], _ = d.call("POST", "/v1/conversations/"+conv+"/messages", map[string]any{"content": q})
+			status[i], answers[i] = d.call("POST", "/v1/conversations/"+conv+"/messages", map[string]any{"content": q})
 		}()
 	}
 	wg.Wait()
+	committed := map[string]bool{}
 	for i, st := range status {
-		assert.Equal(t, 201, st, qs[i])
+		assert.Equal(t, 201, st, "%s: %v", qs[i], answers[i])
+		if st == 201 {
+			committed[answers[i]["user_message"].(map[string]any)["id"].(string)] = true
+		}
 	}
 	st, c := d.call("GET", "/v1/conversations/"+conv, nil)
 	require.Equal(t, 200, st)
 	st, msgs := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
 	require.Equal(t, 200, st)
 	assert.Equal(t, float64(len(msgs["items"].([]any))), c["message_count"])
-	assert.Equal(t, float64(1+len(qs)), c["version"])
+	assert.Equal(t, float64(1+len(committed)), c["version"], "one version per turn that answered 201")
+	for _, m := range msgs["items"].([]any) {
+		if m := m.(map[string]any); m["role"] == "user" {
+			assert.True(t, committed[m["id"].(string)], "a turn that answered with an error was stored: %v", m)
+		}
+	}
 
 	loads, err := e.store.AgentLoads(context.Background(), d.id)
 	require.NoError(t, err)

@@ -290,6 +290,11 @@ func (s *Service) SetStatus(ctx context.Context, teamID, slug, status string) (A
 		return Agent{}, apperr.NotFound("agent", slug)
 	}
 	a, err := s.Store.SetStatus(ctx, teamID, slug, status, s.Now().UTC())
+	if err == nil && status != StatusActive {
+		// The store refused to move the default away from active, so an
+		// agent that left it is not the default: no need to read the team.
+		return a, nil
+	}
 	return s.markDefault(ctx, teamID, a, err)
 }
 
@@ -305,7 +310,12 @@ func (s *Service) SetDefault(ctx context.Context, teamID, slug string) (Agent, e
 	if err := s.Store.SetDefault(ctx, teamID, slug); err != nil {
 		return Agent{}, err
 	}
-	return s.Get(ctx, teamID, slug)
+	a, err := s.Store.GetAgent(ctx, teamID, slug)
+	if err != nil {
+		return Agent{}, err
+	}
+	a.IsDefault = true // it just became the default
+	return a, nil
 }
 
 func validate(a Agent) error {

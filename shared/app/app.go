@@ -68,12 +68,13 @@ var Routers = map[string]func(lambdafn.Deps) *httpapi.Router{
 }
 
 // Handler builds the handler of the manifest function name with d (whose
-// Name and logger are set to the function's).
+// Name and logger are set to the function's), wired as lambdafn.Main wires
+// it: its AWS calls counted, one log line per invocation.
 func Handler(name string, d lambdafn.Deps) (any, error) {
 	build, ok := Builders[name]
 	if !ok {
 		return nil, fmt.Errorf("no handler for function %q", name)
 	}
 	d.Name, d.Log = name, d.Log.With("function", name)
-	return build(d)
+	return lambdafn.Wire(build, d)
 }

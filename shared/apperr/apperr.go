@@ -20,6 +20,7 @@ const (
 	EUNAUTHORIZED = "unauthorized"      // no or bad credentials
 	ETOOLARGE     = "payload_too_large" // the body is over the size limit
 	EUPSTREAM     = "upstream_failed"   // every model asked failed, timed out or refused; retry later
+	EUNAVAILABLE  = "unavailable"       // too little time was left to finish; nothing was changed, retry
 	EINTERNAL     = "internal"          // anything else; details stay in the logs
 )
 

@@ -147,6 +147,9 @@ type Turn struct {
 	// two agents' cached contexts are dropped.
 	Handoff *Handoff
 	Memory  *memory.Memory
+	// Latency is the new moving average of each answering agent's reply
+	// latency (ms), the gate's load signal, written with the turn.
+	Latency map[string]float64
 }
 
 // HandoffChange is a handoff or return committed at once: the
@@ -195,8 +198,6 @@ type Store interface {
 	// RateMessage sets the rating on an agent reply and stores one rating
 	// per contributing agent for past performance.
 	RateMessage(ctx context.Context, teamID string, f Feedback) error
-	// SetLatency records an agent's recent reply latency (moving average).
-	SetLatency(ctx context.Context, teamID, slug string, ms float64) error
 	// CommitHandoff returns ECONFLICT (reason ConversationChanged) when the
 	// conversation moved on since it was read.
 	CommitHandoff(ctx context.Context, teamID string, h HandoffChange) error

@@ -50,6 +50,10 @@ func (s *Service) execute(ctx context.Context, p plan, byslug map[string]agents.
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
+	if dl, ok := ctx.Deadline(); ok {
+		// The commit and its retries need the end of the deadline.
+		budget = min(budget, time.Until(dl)-2*s.commitReserve())
+	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	r := &run{s: s, p: p, byslug: byslug, history: history, user: user, out: outcome{latency: map[string]float64{}}}

@@ -42,7 +42,8 @@ type HandoffInput struct {
 // record, a note in the conversation, the previous agent becomes a
 // handoff_source participant, a shared episodic memory ("Kyra handed off to
 // Luke because …") visible to both, and the next replies come from the new
-// agent. Returns EINVALID, ENOTFOUND, ECONFLICT.
+// agent. Returns EINVALID, ENOTFOUND, ECONFLICT, EUNAVAILABLE (too little
+// time left to commit; nothing stored).
 func (s *Service) Handoff(ctx context.Context, teamID, convID string, in HandoffInput) (Handoff, error) {
 	in.Reason, in.ContextSummary = strings.TrimSpace(in.Reason), strings.TrimSpace(in.ContextSummary)
 	if n := utf8.RuneCountInString(in.Reason); n == 0 || n > MaxReason {
@@ -70,7 +71,8 @@ func (s *Service) Handoff(ctx context.Context, teamID, convID string, in Handoff
 }
 
 // Return gives the conversation back to the agent before the last handoff.
-// Returns ENOTFOUND, ECONFLICT (nothing to return to).
+// Returns ENOTFOUND, ECONFLICT (nothing to return to), EUNAVAILABLE (too
+// little time left to commit; nothing stored).
 func (s *Service) Return(ctx context.Context, teamID, convID string) (Handoff, error) {
 	return s.transfer(ctx, teamID, convID, func(c Conversation) (string, string, string, string, error) {
 		if c.PreviousAgent == "" || c.PreviousAgent == c.CurrentAgent {
@@ -108,14 +110,28 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 			return Handoff{}, err
 		}
 		ch := h.change(c)
-		err = s.Store.CommitHandoff(ctx, teamID, ch)
+		// The commit is the last step, attempted only with time to finish
+		// and answer (deadline.go), as a turn's.
+		if !timeLeft(ctx, s.commitReserve()) {
+			return Handoff{}, tooLate(kind)
+		}
+		cctx, cancel := s.commitContext(ctx)
+		err = s.Store.CommitHandoff(cctx, teamID, ch)
+		cut := commitCut(cctx, err)
+		cancel()
+		if cut {
+			s.log().Error("handoff commit cut off by the deadline; outcome unknown", "conversation_id", convID, "error", err.Error())
+			return Handoff{}, unknownOutcome(kind, err)
+		}
 		if errors.Is(err, ErrChanged) && attempt < maxCommitAttempts-1 {
 			continue
 		}
 		if err != nil {
 			return Handoff{}, err
 		}
-		s.publishHandoff(ctx, teamID, ch.Handoff)
+		pctx, cancel := s.commitContext(ctx)
+		s.publishHandoff(pctx, teamID, ch.Handoff)
+		cancel()
 		return ch.Handoff, nil
 	}
 }
@@ -210,10 +226,15 @@ func (s *Service) publishHandoff(ctx context.Context, teamID string, h Handoff) 
 
 // Handoffs lists a conversation's handoffs, oldest first. Returns ENOTFOUND.
 func (s *Service) Handoffs(ctx context.Context, teamID, convID string) ([]Handoff, error) {
-	if _, err := s.Store.GetConversation(ctx, teamID, convID); err != nil {
+	list, err := s.Store.ListHandoffs(ctx, teamID, convID)
+	if err == nil && len(list) == 0 {
+		// Only an empty list needs the conversation read, for a 404.
+		_, err = s.Store.GetConversation(ctx, teamID, convID)
+	}
+	if err != nil {
 		return nil, err
 	}
-	return s.Store.ListHandoffs(ctx, teamID, convID)
+	return list, nil
 }
 
 // AgentsInput is the body of POST /v1/conversations/{id}/agents.

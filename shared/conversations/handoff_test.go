@@ -62,7 +62,6 @@ func (f *fakeStore) CloseConversation(context.Context, string, conversations.Con
 	return nil
 }
 func (f *fakeStore) RateMessage(context.Context, string, conversations.Feedback) error { return nil }
-func (f *fakeStore) SetLatency(context.Context, string, string, float64) error         { return nil }
 func (f *fakeStore) CommitHandoff(_ context.Context, _ string, h conversations.HandoffChange) error {
 	f.handoffs = append(f.handoffs, h)
 	f.convs[h.Conversation.ID] = h.Conversation

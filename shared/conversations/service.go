@@ -26,6 +26,8 @@ const (
 	HistoryLimit = 50
 	// DefaultBudget is the time a turn may spend on model calls: below API
 	// Gateway's 30 s with room to commit (the function times out at 29 s).
+	// The models also stop 2 × the commit reserve before the context's
+	// deadline, whichever comes first (deadline.go).
 	DefaultBudget = 24 * time.Second
 )
 
@@ -51,8 +53,11 @@ type Service struct {
 	Memories Memories
 	Bus      Publisher
 	Budget   time.Duration
-	Now      func() time.Time
-	Log      *slog.Logger
+	// CommitReserve is the least time left before the context's deadline
+	// for a turn or handoff to attempt its commit (0: DefaultCommitReserve).
+	CommitReserve time.Duration
+	Now           func() time.Time
+	Log           *slog.Logger
 }
 
 func (s *Service) now() time.Time {
@@ -142,10 +147,15 @@ func (s *Service) Messages(ctx context.Context, teamID, id string, p paging.Page
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := s.Store.GetConversation(ctx, teamID, id); err != nil {
+	list, next, err := s.Store.ListMessages(ctx, teamID, id, p)
+	if err == nil && len(list) == 0 {
+		// Only an empty page needs the conversation read, for a 404.
+		_, err = s.Store.GetConversation(ctx, teamID, id)
+	}
+	if err != nil {
 		return nil, "", err
 	}
-	return s.Store.ListMessages(ctx, teamID, id, p)
+	return list, next, nil
 }
 
 // Close ends a conversation; its agent no longer counts it as active.
@@ -181,10 +191,15 @@ func (s *Service) Rate(ctx context.Context, teamID, convID, msgID string, in Rat
 	if utf8.RuneCountInString(in.Comment) > MaxComment {
 		return Feedback{}, apperr.Invalid("comment", "comment must be at most %d characters", MaxComment)
 	}
-	if _, err := s.Store.GetConversation(ctx, teamID, convID); err != nil {
-		return Feedback{}, err
-	}
+	// A message is stored under its conversation: finding it proves the
+	// conversation exists; only a miss reads the conversation, to say
+	// which of the two is not found.
 	m, err := s.Store.GetMessage(ctx, teamID, convID, msgID)
+	if apperr.Is(err, apperr.ENOTFOUND) {
+		if _, cerr := s.Store.GetConversation(ctx, teamID, convID); cerr != nil {
+			return Feedback{}, cerr
+		}
+	}
 	if err != nil {
 		return Feedback{}, err
 	}

@@ -90,14 +90,20 @@ func (s *Service) router() *dispatch.Router {
 }
 
 // Post runs one turn: the user's message is routed, the selected agents
-// answer, and the turn is committed with its decision. When every agent
-// asked fails, the turn (with a system note) and the decision are still
-// recorded and the error is EUPSTREAM. Returns EINVALID, ENOTFOUND,
-// ECONFLICT, EUPSTREAM.
+// answer, and the turn is committed with its decision, as the last step.
+// When every agent asked fails, the turn (with a system note) and the
+// decision are still recorded and the error is EUPSTREAM. When too little
+// of ctx's deadline is left to commit and answer (deadline.go), nothing is
+// stored and the error is EUNAVAILABLE. Returns EINVALID, ENOTFOUND,
+// ECONFLICT, EUPSTREAM, EUNAVAILABLE.
 func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput) (PostResult, error) {
 	opts, err := in.validate()
 	if err != nil {
 		return PostResult{}, err
+	}
+	if !timeLeft(ctx, 2*s.commitReserve()) {
+		// Not even time to ask a model and commit: ask none.
+		return PostResult{}, tooLate("turn")
 	}
 	start := time.Now()
 	th, err := s.read(ctx, teamID, convID)
@@ -131,13 +137,16 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 		ret = nil // the agent asked for did not answer: nothing returned
 	}
 	msgs := s.turnMessages(user, note, ret, out)
-	if err := s.commit(ctx, teamID, th.conv, msgs, out.answeredBy, d, ret); err != nil {
+	ch := change{msgs: msgs, answeredBy: out.answeredBy, decision: d, ret: ret, latency: latencies(routed.Loads, out)}
+	if err := s.commit(ctx, teamID, th.conv, ch); err != nil {
 		return PostResult{}, err
 	}
 	if ret != nil {
-		s.publishHandoff(ctx, teamID, ret.handoff)
+		// After the commit, best effort and within the answer's time.
+		pctx, cancel := s.commitContext(ctx)
+		s.publishHandoff(pctx, teamID, ret.handoff)
+		cancel()
 	}
-	s.recordLatency(ctx, teamID, routed.Loads, out)
 	res := PostResult{UserMessage: user, Replies: msgs[1:], Routing: d}
 	if out.reply == nil {
 		return res, apperr.New(apperr.EUPSTREAM, "no agent could answer: %s", failureNote(out.attempts)).
@@ -195,47 +204,74 @@ func failureNote(attempts []dispatch.Attempt) string {
 	return "No agent could answer this message (" + strings.Join(parts, ", ") + "). Please try again."
 }
 
-// recordLatency keeps a moving average of each answering agent's reply
-// latency for the gate's load signal; a failure only costs accuracy.
-func (s *Service) recordLatency(ctx context.Context, teamID string, loads map[string]routing.Load, out outcome) {
+// latencies is the new moving average of each answering agent's reply
+// latency (the gate's load signal), from the gate's view of it; it is
+// written with the turn.
+func latencies(loads map[string]routing.Load, out outcome) map[string]float64 {
+	avg := map[string]float64{}
 	for _, slug := range out.answeredBy {
 		lat, ok := out.latency[slug]
 		if !ok {
 			continue
 		}
-		avg := lat
+		avg[slug] = lat
 		if prev := loads[slug].LatencyMS; prev > 0 {
-			avg = 0.7*prev + 0.3*lat
-		}
-		if err := s.Store.SetLatency(ctx, teamID, slug, avg); err != nil {
-			s.log().Warn("recording agent latency failed", "agent", slug, "error", err.Error())
+			avg[slug] = 0.7*prev + 0.3*lat
 		}
 	}
+	return avg
 }
 
 // maxCommitAttempts bounds the retries of a turn that lost the race for
 // its conversation to concurrent turns.
 const maxCommitAttempts = 12
 
+// change is what a turn writes, whatever the conversation's state when it
+// commits.
+type change struct {
+	msgs       []Message
+	answeredBy []string
+	decision   dispatch.Decision
+	ret        *handover
+	latency    map[string]float64
+}
+
 // commit writes the turn, re-reading the conversation when a concurrent
 // turn moved it on (the replies stand; only the conversation's state is
-// recomputed).
-func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, msgs []Message, answeredBy []string, d dispatch.Decision, ret *handover) error {
+// recomputed). Every attempt, the first included, needs the commit reserve
+// left before ctx's deadline; without it the turn is EUNAVAILABLE and
+// nothing was stored (a lost race stores nothing).
+func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, ch change) error {
 	for attempt := 0; ; attempt++ {
-		err := s.Store.CommitTurn(ctx, teamID, turnOn(conv, msgs, answeredBy, d, ret, s.now()))
+		if !timeLeft(ctx, s.commitReserve()) {
+			return tooLate("turn")
+		}
+		cctx, cancel := s.commitContext(ctx)
+		err := s.Store.CommitTurn(cctx, teamID, turnOn(conv, ch, s.now()))
+		cut := commitCut(cctx, err)
+		cancel()
+		if cut {
+			s.log().Error("turn commit cut off by the deadline; outcome unknown", "conversation_id", conv.ID, "error", err.Error())
+			return unknownOutcome("turn", err)
+		}
 		if err == nil || attempt >= maxCommitAttempts-1 || !errors.Is(err, ErrChanged) {
 			return err
 		}
 		// Concurrent turns in one conversation: back off a little, with
 		// jitter, so the losers do not collide again at once.
-		time.Sleep(time.Duration(5+rand.IntN(20*(attempt+1))) * time.Millisecond)
+		if !sleep(ctx, time.Duration(5+rand.IntN(20*(attempt+1)))*time.Millisecond) {
+			return tooLate("turn")
+		}
 		if conv, err = s.Store.GetConversation(ctx, teamID, conv.ID); err != nil {
+			if ctx.Err() != nil {
+				return tooLate("turn")
+			}
 			return err
 		}
 		if conv.Status != StatusOpen {
 			return apperr.New(apperr.ECONFLICT, "conversation was closed during the turn").WithReason("ConversationClosed")
 		}
-		if ret != nil && (conv.CurrentAgent != ret.handoff.From || conv.PreviousAgent != ret.handoff.To) {
+		if ret := ch.ret; ret != nil && (conv.CurrentAgent != ret.handoff.From || conv.PreviousAgent != ret.handoff.To) {
 			// A handoff or return landed meanwhile: the return this turn
 			// asked for was built on the old state and would overwrite it.
 			return apperr.New(apperr.ECONFLICT, "the conversation was handed over during the turn; send the message again").WithReason("ConversationChanged")
@@ -247,7 +283,8 @@ func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, 
 // counted, the first answering agent current, every answering agent a
 // participant, and a return's changes (handover.apply, its roles, record
 // and memory).
-func turnOn(conv Conversation, msgs []Message, answeredBy []string, d dispatch.Decision, ret *handover, at time.Time) Turn {
+func turnOn(conv Conversation, ch change, at time.Time) Turn {
+	msgs, answeredBy, ret := ch.msgs, ch.answeredBy, ch.ret
 	next := conv
 	next.Version++
 	next.MessageCount += len(msgs)
@@ -258,7 +295,7 @@ func turnOn(conv Conversation, msgs []Message, answeredBy []string, d dispatch.D
 			next.PrimaryAgent = next.CurrentAgent
 		}
 	}
-	t := Turn{PrevCurrent: conv.CurrentAgent, Messages: msgs, Decision: d}
+	t := Turn{PrevCurrent: conv.CurrentAgent, Messages: msgs, Decision: ch.decision, Latency: ch.latency}
 	if ret != nil {
 		next = ret.apply(next)
 		t.Join = append(t.Join, ret.roles...)

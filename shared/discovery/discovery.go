@@ -56,17 +56,23 @@ func (s *Service) Recommend(ctx context.Context, teamID, query string) ([]Recomm
 	if query == "" || len(query) > expertgate.MaxQuery {
 		return nil, apperr.Invalid("query", "query must be 1 to %d characters", expertgate.MaxQuery)
 	}
-	resp, err := s.Gate.Score(ctx, expertgate.Request{TeamID: teamID, Query: query})
-	if err != nil {
-		return nil, err
-	}
 	list, err := s.Dir.TeamAgents(ctx, teamID)
 	if err != nil {
 		return nil, err
 	}
 	by := map[string]agents.Agent{}
+	active := []agents.Agent{}
 	for _, a := range list {
 		by[a.Slug] = a
+		if a.Status == agents.StatusActive {
+			active = append(active, a)
+		}
+	}
+	// The agents just read go with the request: the gate reads only the
+	// counters and ratings.
+	resp, err := s.Gate.Score(ctx, expertgate.Request{TeamID: teamID, Query: query, Agents: active})
+	if err != nil {
+		return nil, err
 	}
 	out := []Recommendation{}
 	for _, sc := range resp.Scores {

@@ -32,10 +32,12 @@ type gate struct {
 	scores []routing.ExpertScore
 	err    error
 	calls  int
+	got    expertgate.Request
 }
 
 func (g *gate) Score(_ context.Context, req expertgate.Request) (expertgate.Response, error) {
 	g.calls++
+	g.got = req
 	if g.err != nil {
 		return expertgate.Response{}, g.err
 	}
@@ -105,6 +107,18 @@ func TestTheFlagCascadeDecidesWhoAnswers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The turn read the active agents to route: the gate gets them, so it
+// reads only the counters and ratings.
+func TestTheGateGetsTheAgentsTheTurnRead(t *testing.T) {
+	g := &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", Overall: 0.9}}}
+	r := &dispatch.Router{Gate: g, Flags: dispatch.Flags{Collaboration: true, ExpertGate: true}}
+	_, err := r.Route(context.Background(), request("Can you review this Go function for bugs?"))
+	require.NoError(t, err)
+	require.Equal(t, 1, g.calls)
+	assert.Equal(t, team, g.got.Agents)
+	assert.Equal(t, "team_1", g.got.TeamID)
 }
 
 func TestRouteBuildsTheWholeDecisionAndFinishItsOutcome(t *testing.T) {

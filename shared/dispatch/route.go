@@ -206,7 +206,10 @@ func (r *Router) score(ctx context.Context, req Request) *expertgate.Response {
 	if !r.Flags.ExpertGate || r.Gate == nil {
 		return nil
 	}
-	res, err := r.Gate.Score(ctx, expertgate.Request{TeamID: req.TeamID, Query: req.Query})
+	// The turn has read the active agents: they go with the request, so
+	// the gate reads only the counters and ratings (and scores the agents
+	// the turn will run).
+	res, err := r.Gate.Score(ctx, expertgate.Request{TeamID: req.TeamID, Query: req.Query, Agents: req.Active})
 	if err != nil {
 		// Chat keeps working without the gate: the baseline router
 		// decides and the decision says why.

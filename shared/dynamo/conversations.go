@@ -209,8 +209,9 @@ func (s *Store) ListParticipants(ctx context.Context, teamID, id string) ([]conv
 
 // CommitTurn implements conversations.Store: the conversation (conditioned
 // on the version read and still open), the messages, the participants,
-// the handoff record and episodic memory of a return, the conversation
-// counters of the agents and the decision, in one transaction.
+// the handoff record and episodic memory of a return (with the two agents'
+// cached contexts dropped), the conversation counters and reply latencies
+// of the agents and the decision, in one transaction.
 func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.Turn) error {
 	c := t.Conversation
 	c.TeamID = teamID
@@ -225,7 +226,7 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 	if t.Handoff != nil {
 		tx.create(roleHandoff, toHandoffItem(teamID, *t.Handoff))
 	}
-	tx.moveCurrent(teamID, t.PrevCurrent, c.CurrentAgent)
+	tx.moveCurrent(teamID, t.PrevCurrent, c.CurrentAgent, t.Latency)
 	d := t.Decision
 	d.TeamID = teamID
 	tx.create(roleDecision, toDecisionItem(d))
@@ -236,29 +237,27 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 // turn or a handoff), with the episodic memory of a handoff or return when
 // there is one. A failed condition on the conversation is
 // conversations.ErrChanged (the service re-reads and retries); any other
-// cancellation is a conflict to try again. After a memory is written both
-// agents' cached contexts are dropped, since they now miss it.
+// cancellation is a conflict to try again. With a memory, the cached
+// contexts of the agents it is visible to are dropped in the same
+// transaction (the epoch bumped, as DropContexts does), since they now
+// miss it: one write, and never a memory without its contexts dropped.
 func (s *Store) commitConversation(ctx context.Context, tx *txn, teamID, what string, mem *memory.Memory) error {
 	if mem != nil {
 		m := *mem
 		m.TeamID = teamID
 		tx.create(roleMemory, toMemoryItem(m))
+		tx.dropContexts(teamID, append([]string{mem.Author}, mem.Agents...))
 	}
-	err := tx.run(ctx)
+	// The epoch is the team's: a context cached meanwhile (another
+	// conversation's turn) conflicts with it, which a rerun outlasts.
+	err := tx.runConflicting(ctx)
 	if cx, ok := asCanceled(err); ok {
 		if cx.Role == roleConversation {
 			return changed(err, "the conversation changed during the "+what)
 		}
 		return retryConflict(err, "the "+what+" conflicted with a concurrent change; try again")
 	}
-	if err != nil || mem == nil {
-		return err
-	}
-	// Best effort: the write is committed, so failing now would make the
-	// client retry a change that already happened. A context that is not
-	// dropped is rebuilt, with the memory, once it expires (contextTTL).
-	_ = s.DropContexts(ctx, teamID, append([]string{mem.Author}, mem.Agents...))
-	return nil
+	return err
 }
 
 // CloseConversation implements conversations.Store.

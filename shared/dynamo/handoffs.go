@@ -49,8 +49,8 @@ func (it handoffItem) toHandoff() conversations.Handoff {
 
 // CommitHandoff implements conversations.Store: the conversation
 // (conditioned on the version read and still open), the record, the note,
-// the participants' roles, the counters and the handoff memory in one
-// transaction; then both agents' cached contexts are dropped.
+// the participants' roles, the counters, the handoff memory and both
+// agents' cached contexts dropped, in one transaction.
 func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversations.HandoffChange) error {
 	c := h.Conversation
 	c.TeamID = teamID
@@ -61,7 +61,7 @@ func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversation
 	for _, p := range h.Roles {
 		tx.join(teamID, c.ID, p)
 	}
-	tx.moveCurrent(teamID, h.PrevCurrent, c.CurrentAgent)
+	tx.moveCurrent(teamID, h.PrevCurrent, c.CurrentAgent, nil)
 	return s.commitConversation(ctx, tx, teamID, "handoff", h.Memory)
 }
 

@@ -2,10 +2,10 @@ package dynamo
 
 import (
 	"context"
+	"sort"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -38,16 +38,38 @@ func (t *txn) convCounter(teamID, slug string, delta int) {
 }
 
 // moveCurrent moves the open-conversation count from the conversation's
-// previous current agent to its new one.
-func (t *txn) moveCurrent(teamID, prev, cur string) {
-	if prev == cur {
-		return
+// previous current agent to its new one, and sets the reply latency of the
+// agents in latency (nil: none). An agent's load item is written once
+// whatever changes on it: a transaction may not touch an item twice.
+func (t *txn) moveCurrent(teamID, prev, cur string, latency map[string]float64) {
+	delta := map[string]int{}
+	if prev != cur {
+		if prev != "" {
+			delta[prev]--
+		}
+		if cur != "" {
+			delta[cur]++
+		}
 	}
-	if prev != "" {
-		t.convCounter(teamID, prev, -1)
+	slugs := make([]string, 0, len(delta)+len(latency))
+	for slug := range delta {
+		slugs = append(slugs, slug)
 	}
-	if cur != "" {
-		t.convCounter(teamID, cur, 1)
+	for slug := range latency {
+		if _, ok := delta[slug]; !ok {
+			slugs = append(slugs, slug)
+		}
+	}
+	sort.Strings(slugs)
+	for _, slug := range slugs {
+		u := loadUpdate(teamID, slug)
+		if d := delta[slug]; d != 0 {
+			u = u.Add(name("active_conversations"), value(d))
+		}
+		if ms, ok := latency[slug]; ok {
+			u = u.Set(name("latency_ms"), value(ms))
+		}
+		t.update(roleCounter, key(teamPK(teamID), loadSK(slug)), u, expression.ConditionBuilder{})
 	}
 }
 
@@ -97,21 +119,4 @@ func (s *Store) AgentLoads(ctx context.Context, teamID string) (map[string]routi
 		return nil, err
 	}
 	return out, nil
-}
-
-// SetLatency implements conversations.Store.
-func (s *Store) SetLatency(ctx context.Context, teamID, slug string, ms float64) error {
-	u := loadUpdate(teamID, slug).Set(name("latency_ms"), value(ms))
-	e, err := build(&u, expression.ConditionBuilder{})
-	if err != nil {
-		return internal(err, "expression")
-	}
-	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.Table, Key: key(teamPK(teamID), loadSK(slug)), UpdateExpression: e.Update(),
-		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-	})
-	if err != nil {
-		return internal(err, "UpdateItem")
-	}
-	return nil
 }

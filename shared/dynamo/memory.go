@@ -199,25 +199,41 @@ func (s *Store) PutContext(ctx context.Context, teamID string, c memory.Context,
 	return true, nil
 }
 
-// DropContexts implements memory.Store: bump the epoch first (so contexts
-// being built now are not cached), then delete the cached ones.
-func (s *Store) DropContexts(ctx context.Context, teamID string, agentSlugs []string) error {
-	u := expression.Set(name("team_id"), value(teamID)).Add(name("epoch"), value(1))
-	e, err := build(&u, expression.ConditionBuilder{})
-	if err != nil {
-		return internal(err, "expression")
-	}
-	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.Table, Key: key(teamPK(teamID), skMemEpoch), UpdateExpression: e.Update(),
-		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-	})
-	if err != nil {
-		return internal(err, "UpdateItem")
-	}
+// dropContexts is DropContexts inside a transaction: the epoch bumped and
+// each agent's cached context deleted, with the transaction's other writes.
+func (t *txn) dropContexts(teamID string, agentSlugs []string) {
+	t.update(roleEpoch, key(teamPK(teamID), skMemEpoch),
+		expression.Set(name("team_id"), value(teamID)).Add(name("epoch"), value(1)), expression.ConditionBuilder{})
+	seen := map[string]bool{}
 	for _, a := range agentSlugs {
-		if _, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: key(teamPK(teamID), contextSK(a))}); err != nil {
-			return internal(err, "DeleteItem")
+		if !seen[a] {
+			seen[a] = true
+			t.add(roleContext, types.TransactWriteItem{Delete: &types.Delete{TableName: &t.s.Table, Key: key(teamPK(teamID), contextSK(a))}})
 		}
+	}
+}
+
+// DropContexts implements memory.Store: the epoch bumped (so contexts
+// being built now are not cached) and the cached contexts deleted, in one
+// transaction (one call for a team of up to 99 agents, not one per agent;
+// a larger team's remaining deletes follow in transactions of 100).
+func (s *Store) DropContexts(ctx context.Context, teamID string, agentSlugs []string) error {
+	first := agentSlugs[:min(len(agentSlugs), maxTransactItems-1)]
+	tx := s.txn()
+	tx.dropContexts(teamID, first)
+	if err := tx.runConflicting(ctx); err != nil {
+		return err
+	}
+	for rest := agentSlugs[len(first):]; len(rest) > 0; {
+		n := min(len(rest), maxTransactItems)
+		tx := s.txn()
+		for _, a := range rest[:n] {
+			tx.add(roleContext, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: key(teamPK(teamID), contextSK(a))}})
+		}
+		if err := tx.runConflicting(ctx); err != nil {
+			return err
+		}
+		rest = rest[n:]
 	}
 	return nil
 }

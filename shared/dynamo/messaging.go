@@ -161,13 +161,65 @@ func (s *Store) ListInbox(ctx context.Context, teamID, agent string, unreadOnly 
 }
 
 // MarkRead implements messaging.Store: each entry is conditioned on being
-// unread, so read_at records the first read.
+// unread, so read_at records the first read. Several entries are marked in
+// one TransactWriteItems (a page of an inbox is one write, not one per
+// message; a transactional write costs twice the capacity of a plain one,
+// which buys the call count). A transaction is all or nothing, so when
+// some entries are already read (or gone) it is canceled, its reasons name
+// them, and the others are marked in a second one; a transaction that lost
+// to a concurrent one falls back to one update per entry.
 func (s *Store) MarkRead(ctx context.Context, teamID, agent string, ids []string, at time.Time) (int, error) {
 	u := expression.Set(name("read_at"), value(at.UTC()))
 	e, err := build(&u, name(attrPK).AttributeExists().And(name("read_at").AttributeNotExists()))
 	if err != nil {
 		return 0, internal(err, "expression")
 	}
+	if len(ids) <= 1 || len(ids) > maxTransactItems {
+		return s.markEach(ctx, teamID, agent, ids, e)
+	}
+	for range 2 {
+		tx := s.txn()
+		for _, id := range ids {
+			tx.add(roleMessage, types.TransactWriteItem{Update: &types.Update{
+				TableName: &s.Table, Key: key(teamPK(teamID), inboxSK(agent, id)),
+				UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+				ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			}})
+		}
+		err := tx.run(ctx)
+		if err == nil {
+			return len(ids), nil
+		}
+		reasons, ok := cancellationCodes(err)
+		if !ok {
+			return 0, err
+		}
+		if len(reasons) != len(ids) {
+			return s.markEach(ctx, teamID, agent, ids, e)
+		}
+		var unread []string
+		for i, code := range reasons {
+			switch code {
+			case "ConditionalCheckFailed": // read already, or gone
+			case "None", "":
+				unread = append(unread, ids[i])
+			default: // lost to a concurrent transaction
+				return s.markEach(ctx, teamID, agent, ids, e)
+			}
+		}
+		if len(unread) <= 1 {
+			return s.markEach(ctx, teamID, agent, unread, e)
+		}
+		ids = unread
+	}
+	return s.markEach(ctx, teamID, agent, ids, e)
+}
+
+// maxTransactItems is DynamoDB's limit of writes in one transaction.
+const maxTransactItems = 100
+
+// markEach marks entries one conditional update at a time.
+func (s *Store) markEach(ctx context.Context, teamID, agent string, ids []string, e expression.Expression) (int, error) {
 	n := 0
 	for _, id := range ids {
 		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{

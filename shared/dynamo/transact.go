@@ -3,6 +3,8 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -86,6 +88,21 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 		}
 	}
 	return c
+}
+
+// cancellationCodes returns the code of every write of the canceled
+// transaction err is (or wraps), in write order: "None" for a write that
+// would have succeeded, "ConditionalCheckFailed", "TransactionConflict"…
+func cancellationCodes(err error) ([]string, bool) {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return nil, false
+	}
+	out := make([]string, len(tce.CancellationReasons))
+	for i, r := range tce.CancellationReasons {
+		out[i] = aws.ToString(r.Code)
+	}
+	return out, true
 }
 
 // asCanceled returns the canceled transaction err is (or wraps).
@@ -198,4 +215,29 @@ func (t *txn) run(ctx context.Context) error {
 		return internal(t.err, "marshal")
 	}
 	return t.s.transact(ctx, t.items)
+}
+
+// conflictRuns bounds runConflicting's attempts.
+const conflictRuns = 3
+
+// runConflicting is run, run again (up to conflictRuns times in all) while
+// DynamoDB cancels the transaction only because a concurrent one touched
+// one of its items (no condition of its own failed): a canceled
+// transaction wrote nothing, so running it again is safe. For the
+// transactions that touch items many writers share, such as the team's
+// memory epoch.
+func (t *txn) runConflicting(ctx context.Context) error {
+	var err error
+	for range conflictRuns {
+		err = t.run(ctx)
+		if c, ok := asCanceled(err); !ok || c.Role != "" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(5+rand.IntN(20)) * time.Millisecond):
+		}
+	}
+	return err
 }

@@ -21,10 +21,18 @@ import (
 )
 
 // Request asks for the scores of a team's active agents for a query.
+//
+// Agents, when the caller has just read the team's active agents (a chat
+// turn has, to route and to run them), are those agents: the gate scores
+// them instead of reading them again, so a turn reads the agents once, and
+// the gate scores exactly the agents the turn will run. Nil means the gate
+// reads them itself (gateclient also sends none when they would make the
+// invocation payload too large). Their TeamID is the request's.
 type Request struct {
-	TeamID  string   `json:"team_id"`
-	Query   string   `json:"query"`
-	Exclude []string `json:"exclude,omitempty"`
+	TeamID  string         `json:"team_id"`
+	Query   string         `json:"query"`
+	Exclude []string       `json:"exclude,omitempty"`
+	Agents  []agents.Agent `json:"agents,omitempty"`
 }
 
 // Response is every active agent's score, best first, with the query's
@@ -92,7 +100,7 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 	if s.Now != nil {
 		now = s.Now
 	}
-	list, err := s.Source.ActiveAgents(ctx, req.TeamID)
+	list, err := s.candidates(ctx, req)
 	if err != nil {
 		return Response{}, err
 	}
@@ -140,6 +148,23 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 		Scores: scores, Complexity: c, Tier: tiers.Choose(req.Query, c), Style: routing.StyleOf(req.Query),
 		Loads: loads, AgentsScored: len(scores), GateLatencyMS: float64(time.Since(start).Microseconds()) / 1000,
 	}, nil
+}
+
+// candidates are the agents of the request, or the team's active agents
+// read from the source when it has none. Agents sent that are not active
+// are left out, as the source would.
+func (s *Service) candidates(ctx context.Context, req Request) ([]agents.Agent, error) {
+	if req.Agents == nil {
+		return s.Source.ActiveAgents(ctx, req.TeamID)
+	}
+	list := make([]agents.Agent, 0, len(req.Agents))
+	for _, a := range req.Agents {
+		if a.Status == agents.StatusActive {
+			a.TeamID = req.TeamID
+			list = append(list, a)
+		}
+	}
+	return list, nil
 }
 
 func (s *Service) index(teamID string, list []agents.Agent) *routing.Index {

@@ -83,3 +83,22 @@ func TestIndexIsRebuiltWhenAnAgentChanges(t *testing.T) {
 		assert.Zero(t, s.SkillMatch, s.AgentSlug)
 	}
 }
+
+// Agents sent with the request are scored without reading them again (a
+// chat turn has read them); inactive ones are left out, as the source does.
+func TestAgentsSentWithTheRequestAreNotReadAgain(t *testing.T) {
+	src := &source{agents: team()}
+	g := &expertgate.Service{Source: src}
+	sent := append(team(), agents.Agent{Slug: "dana", Name: "Dana", Status: agents.StatusPaused, Version: 1,
+		Skills: []agents.Skill{{Name: "code-review", Description: "Review code", Keywords: []string{"code", "review", "bug"}}}})
+	resp, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "review my code for bugs", Agents: sent})
+	require.NoError(t, err)
+	assert.Zero(t, src.reads, "the agents were not read")
+	require.Len(t, resp.Scores, 2, "the paused agent is not scored")
+	assert.Equal(t, "luke", resp.Scores[0].AgentSlug)
+
+	read, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "review my code for bugs"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, src.reads, "without agents the gate reads them")
+	assert.Equal(t, read.Scores, resp.Scores, "the same scores either way")
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/paging"
 )
@@ -174,6 +175,8 @@ func Status(code string) int {
 		return http.StatusRequestEntityTooLarge
 	case apperr.EUPSTREAM:
 		return http.StatusBadGateway
+	case apperr.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
@@ -188,7 +191,13 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	}
 	req.Log = rt.Log.With("request_id", req.RequestID, "team_id", req.TeamID, "route", ev.RouteKey)
 	resp := rt.dispatch(ctx, req)
-	req.Log.Info("request", "status", resp.StatusCode, "latency_ms", rt.Now().Sub(start).Milliseconds())
+	attrs := []any{"status", resp.StatusCode, "latency_ms", rt.Now().Sub(start).Milliseconds()}
+	if calls := awscalls.FromContext(ctx); calls != nil {
+		// The route's AWS calls, so they can be watched per route (the
+		// invocation's own line, shared/lambdafn, has them per function).
+		attrs = append(attrs, "aws_calls", calls.Counts(), "aws_calls_total", calls.Total())
+	}
+	req.Log.Info("request", attrs...)
 	return resp, nil
 }
 
@@ -297,5 +306,10 @@ func (rt *Router) errorResponse(req *Request, err error) events.APIGatewayV2HTTP
 		req.Log.Error("internal error", "error", err.Error())
 	}
 	body, _ := json.Marshal(ErrorBody{Error: detail, RequestID: req.RequestID})
-	return rawResponse(req, Status(detail.Code), string(body))
+	resp := rawResponse(req, Status(detail.Code), string(body))
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		// Nothing was changed: the same request may be sent again at once.
+		resp.Headers["Retry-After"] = "1"
+	}
+	return resp
 }

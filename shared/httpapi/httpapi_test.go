@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/idempotency"
 )
@@ -64,6 +66,9 @@ func newRouter(calls *int) *httpapi.Router {
 		*calls++
 		if in.Name == "boom" {
 			return httpapi.Response{}, errors.New("dynamodb: secret table arn:aws:dynamodb:… exploded")
+		}
+		if in.Name == "late" {
+			return httpapi.Response{}, apperr.New(apperr.EUNAVAILABLE, "not enough time left").WithReason("DeadlineTooClose")
 		}
 		return httpapi.Created(map[string]any{"name": in.Name, "n": *calls}), nil
 	})
@@ -161,10 +166,26 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 func TestStatusMapping(t *testing.T) {
 	for code, status := range map[string]int{
 		apperr.EINVALID: 400, apperr.EUNAUTHORIZED: 401, apperr.ENOTFOUND: 404, apperr.ECONFLICT: 409,
-		apperr.ELIMIT: 429, apperr.EREJECTED: 422, apperr.ETOOLARGE: 413, apperr.EUPSTREAM: 502, apperr.EINTERNAL: 500, "": 500,
+		apperr.ELIMIT: 429, apperr.EREJECTED: 422, apperr.ETOOLARGE: 413, apperr.EUPSTREAM: 502, apperr.EUNAVAILABLE: 503, apperr.EINTERNAL: 500, "": 500,
 	} {
 		assert.Equal(t, status, httpapi.Status(code), code)
 	}
+}
+
+// 503 unavailable changed nothing: it says so, with Retry-After, and (a
+// 5xx) releases an idempotency key so the retry runs.
+func TestUnavailableIsRetryable(t *testing.T) {
+	calls := 0
+	rt := newRouter(&calls)
+	key := map[string]string{"idempotency-key": "late-1"}
+	resp := post(rt, `{"name":"late"}`, key)
+	assert.Equal(t, 503, resp.StatusCode)
+	assert.Equal(t, "1", resp.Headers["Retry-After"])
+	b := errorOf(t, resp)
+	assert.Equal(t, apperr.EUNAVAILABLE, b.Error.Code)
+	assert.Equal(t, "DeadlineTooClose", b.Error.Reason)
+	assert.Equal(t, 503, post(rt, `{"name":"late"}`, key).StatusCode)
+	assert.Equal(t, 2, calls, "the key was released: the retry ran")
 }
 
 func BenchmarkServeDecodeAndRespond(b *testing.B) {
@@ -177,4 +198,24 @@ func BenchmarkServeDecodeAndRespond(b *testing.B) {
 			b.Fatal(resp.Body)
 		}
 	}
+}
+
+// The request's log line carries the route's AWS calls when the
+// invocation counts them (shared/lambdafn), so they can be watched per route.
+func TestRequestLogCarriesTheAWSCalls(t *testing.T) {
+	var buf bytes.Buffer
+	rt := httpapi.NewRouter(slog.New(slog.NewJSONHandler(&buf, nil)), nil)
+	rt.Handle("GET /v1/things", func(context.Context, *httpapi.Request) (httpapi.Response, error) {
+		return httpapi.OK(map[string]int{}), nil
+	})
+	ctx, _ := awscalls.NewContext(context.Background())
+	_, err := rt.Serve(ctx, events.APIGatewayV2HTTPRequest{RouteKey: "GET /v1/things",
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "r",
+			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{"team_id": "team_a"}}}})
+	require.NoError(t, err)
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), buf.String())
+	assert.Equal(t, "GET /v1/things", line["route"])
+	assert.Equal(t, float64(0), line["aws_calls_total"])
+	assert.Equal(t, map[string]any{}, line["aws_calls"])
 }

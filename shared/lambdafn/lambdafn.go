@@ -9,11 +9,14 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/settings"
 )
 
@@ -44,10 +47,64 @@ func Main(name string, build Build) {
 		log.Error("load aws config", "error", err.Error())
 		os.Exit(1)
 	}
-	h, err := build(Deps{Name: name, Config: settings.FromEnv(), AWS: awsCfg, Log: log})
+	h, err := Wire(build, Deps{Name: name, Config: settings.FromEnv(), AWS: awsCfg, Log: log})
 	if err != nil {
 		log.Error("wire", "error", err.Error())
 		os.Exit(1)
 	}
 	lambda.Start(h)
+}
+
+// Wire builds a function with build and d, every AWS client it builds
+// counting its calls (awscalls), and returns its handler counted and
+// logged per invocation (see Counted). Main and the local cloud's registry
+// (shared/app) both wire through it, so a function is counted alike in AWS
+// and locally.
+func Wire(build Build, d Deps) (lambda.Handler, error) {
+	d.AWS = d.AWS.Copy()
+	awscalls.Instrument(&d.AWS)
+	h, err := build(d)
+	if err != nil {
+		return nil, err
+	}
+	return Counted(h, d.Log), nil
+}
+
+// Counted wraps h (any handler lambda.NewHandler accepts) so that each
+// invocation has its own AWS call counter in its context — the one its
+// caller made, when the local edge stands in for the Lambda service and
+// reads it back, or a new one — and ends with one JSON log line:
+//
+//	{"msg":"invocation","function":…,"request_id":…,"duration_ms":…,
+//	 "aws_calls":{"DynamoDB.GetItem":1,…},"aws_calls_total":…,"aws_retries":…}
+//
+// which a CloudWatch Logs metric filter or Logs Insights query reads (see
+// README, "AWS calls per operation").
+func Counted(h any, log *slog.Logger) lambda.Handler {
+	return &counted{inner: lambda.NewHandler(h), log: log}
+}
+
+type counted struct {
+	inner lambda.Handler
+	log   *slog.Logger
+}
+
+// Invoke implements lambda.Handler.
+func (c *counted) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	calls := awscalls.FromContext(ctx)
+	if calls == nil {
+		ctx, calls = awscalls.NewContext(ctx)
+	}
+	start := time.Now()
+	out, err := c.inner.Invoke(ctx, payload)
+	attrs := []any{"duration_ms", time.Since(start).Milliseconds(),
+		"aws_calls", calls.Counts(), "aws_calls_total", calls.Total(), "aws_retries", calls.Retries()}
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		attrs = append([]any{"request_id", lc.AwsRequestID}, attrs...)
+	}
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+	}
+	c.log.Info("invocation", attrs...)
+	return out, err
 }

@@ -294,6 +294,9 @@ func (s *Store) commitTurn(teamID string, t conversations.Turn) error {
 			s.convCounter(teamID, c.CurrentAgent, 1)
 		}
 	}
+	for slug, ms := range t.Latency {
+		s.loadOf(teamID, slug).latencyMS = ms
+	}
 	s.decisions[key{teamID, t.Decision.ID}] = doc(t.Decision)
 	return nil
 }
@@ -364,14 +367,6 @@ func (s *Store) RecentRatings(_ context.Context, teamID string, since time.Time,
 		out = append(out, routing.Rating{Agent: r.agent, Rating: r.rating, Query: r.query, At: at})
 	}
 	return out, nil
-}
-
-// SetLatency implements conversations.Store.
-func (s *Store) SetLatency(_ context.Context, teamID, slug string, ms float64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.loadOf(teamID, slug).latencyMS = ms
-	return nil
 }
 
 // GetDecision implements conversations.Store. Returns ENOTFOUND. As from

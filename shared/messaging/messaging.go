@@ -290,6 +290,11 @@ type InboxQuery struct {
 // Inbox returns an agent's messages newest first: unread ones by default
 // (marked read by this call unless Peek), or all of them with pagination.
 // Returns ENOTFOUND, EINVALID.
+//
+// A page is at most two calls to the store: the page, then either marking
+// its unread entries read (one write) or, for an empty page only, reading
+// the agent to tell an unknown agent (404) from an empty inbox. A page
+// with entries needs no such check: only an agent of the team gets any.
 func (s *Service) Inbox(ctx context.Context, teamID, agent string, q InboxQuery) ([]Message, string, error) {
 	p, err := q.Page.Normalize()
 	if err != nil {
@@ -298,12 +303,14 @@ func (s *Service) Inbox(ctx context.Context, teamID, agent string, q InboxQuery)
 	if !agents.ValidSlug(agent) {
 		return nil, "", apperr.NotFound("agent", agent)
 	}
-	if _, err := s.Dir.GetAgent(ctx, teamID, agent); err != nil {
-		return nil, "", err
-	}
 	list, next, err := s.Store.ListInbox(ctx, teamID, agent, !q.All, p)
 	if err != nil {
 		return nil, "", err
+	}
+	if len(list) == 0 {
+		if _, err := s.Dir.GetAgent(ctx, teamID, agent); err != nil {
+			return nil, "", err
+		}
 	}
 	if q.Peek {
 		return list, next, nil

@@ -17,6 +17,7 @@ import (
 // mem is an in-memory store and directory with the same contracts as the
 // DynamoDB ones (the integration tests run those).
 type mem struct {
+	reads   int // GetAgent calls
 	agents  map[string]agents.Agent
 	tasks   map[string][]string
 	msgs    map[string]messaging.Message
@@ -33,6 +34,7 @@ func newMem() *mem {
 }
 
 func (m *mem) GetAgent(_ context.Context, _, slug string) (agents.Agent, error) {
+	m.reads++
 	a, ok := m.agents[slug]
 	if !ok {
 		return a, apperr.NotFound("agent", slug)
@@ -189,4 +191,29 @@ func TestInboxMarksWhatItReturnsUnlessPeeking(t *testing.T) {
 	assert.Empty(t, again)
 	_, err = s.MarkRead(ctx, "team", "dana", nil)
 	assert.True(t, apperr.Is(err, apperr.EINVALID))
+}
+
+// A page with entries is read and marked: the agent is not read (only an
+// agent of the team gets entries); an empty page reads it, so an unknown
+// agent is still 404.
+func TestInboxReadsTheAgentOnlyForAnEmptyPage(t *testing.T) {
+	ctx := context.Background()
+	m := newMem()
+	s := svc(m)
+	msg, err := s.Send(ctx, "team", "luke", messaging.SendInput{To: "dana", Content: "hi"})
+	require.NoError(t, err)
+	_, err = s.FanOut(ctx, "team", msg.ID)
+	require.NoError(t, err)
+	m.reads = 0
+	got, _, err := s.Inbox(ctx, "team", "dana", messaging.InboxQuery{Page: paging.Page{Limit: 10}})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Zero(t, m.reads, "a page with entries does not read the agent")
+
+	empty, _, err := s.Inbox(ctx, "team", "dana", messaging.InboxQuery{Page: paging.Page{Limit: 10}})
+	require.NoError(t, err)
+	assert.Empty(t, empty)
+	assert.Equal(t, 1, m.reads)
+	_, _, err = s.Inbox(ctx, "team", "nobody", messaging.InboxQuery{Page: paging.Page{Limit: 10}})
+	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "%v", err)
 }

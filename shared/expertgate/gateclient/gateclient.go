@@ -37,6 +37,11 @@ type functionError struct {
 	Type    string `json:"errorType"`
 }
 
+// MaxPayload bounds the invocation payload: Lambda refuses a synchronous
+// request over 6 MB. A request whose agents would make it larger is sent
+// without them, and the gate reads them itself (one query more).
+const MaxPayload = 5 << 20
+
 // Score implements expertgate.Gate. A failed invocation, a function error
 // and an unreadable answer are EINTERNAL: the caller logs it and routes
 // without the gate.
@@ -44,6 +49,12 @@ func (c *Client) Score(ctx context.Context, req expertgate.Request) (expertgate.
 	payload, err := json.Marshal(req)
 	if err != nil {
 		return expertgate.Response{}, err
+	}
+	if len(payload) > MaxPayload && req.Agents != nil {
+		req.Agents = nil
+		if payload, err = json.Marshal(req); err != nil {
+			return expertgate.Response{}, err
+		}
 	}
 	out, err := c.Lambda.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(c.FunctionName), Payload: payload})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
@@ -53,4 +55,27 @@ func TestClientMapsInvokeFailures(t *testing.T) {
 	inv.out, inv.err = &lambda.InvokeOutput{StatusCode: 200, Payload: []byte(`not json`)}, nil
 	_, err = c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q"})
 	assert.True(t, apperr.Is(err, apperr.EINTERNAL))
+}
+
+// The agents a turn read go with the request, unless they would make the
+// payload larger than Lambda accepts: then the gate reads them itself.
+func TestClientSendsAgentsThatFit(t *testing.T) {
+	ok, _ := json.Marshal(expertgate.Response{})
+	inv := &invoker{out: &lambda.InvokeOutput{StatusCode: 200, Payload: ok}}
+	c := &gateclient.Client{Lambda: inv, FunctionName: "gate"}
+	sent := func() expertgate.Request {
+		var r expertgate.Request
+		require.NoError(t, json.Unmarshal(inv.got.Payload, &r))
+		return r
+	}
+	_, err := c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q", Agents: []agents.Agent{{Slug: "luke", Status: agents.StatusActive}}})
+	require.NoError(t, err)
+	require.Len(t, sent().Agents, 1)
+	assert.Equal(t, "luke", sent().Agents[0].Slug)
+
+	huge := agents.Agent{Slug: "big", Status: agents.StatusActive, Tagline: strings.Repeat("x", gateclient.MaxPayload)}
+	_, err = c.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "q", Agents: []agents.Agent{huge}})
+	require.NoError(t, err)
+	assert.Nil(t, sent().Agents)
+	assert.Less(t, len(inv.got.Payload), 1000)
 }

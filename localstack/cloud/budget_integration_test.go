@@ -1,0 +1,490 @@
+//go:build integration
+
+// AWS call budgets: every HTTP route family and every workflow step is held
+// to a budget of AWS calls by service (attempts, retries included; see
+// shared/awscalls). The edge returns a route function's counts in the
+// X-Conclave-Aws-Calls header of each response, and keeps every
+// invocation's counts (workflow steps, queue consumers, the gate) at
+// /_conclave/invocations (localstack/cloud/calls.go). README.md, "AWS calls
+// per operation", is this table; keep them together.
+package cloud_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/infra/e2e/apitest"
+	"github.com/conclave-ai/conclave/localstack/cloud"
+	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/tasks"
+)
+
+// calls is a budget: the most attempts per service ("DynamoDB") and,
+// where it matters, per operation ("DynamoDB.TransactWriteItems"). A
+// service it does not name may not be called at all.
+type calls map[string]int
+
+// invocation is one entry of the edge's invocation log.
+type invocation struct {
+	Seq      int64          `json:"seq"`
+	Function string         `json:"function"`
+	TeamID   string         `json:"team_id"`
+	TaskID   string         `json:"task_id"`
+	Action   string         `json:"action"`
+	Records  int            `json:"records"`
+	Calls    map[string]int `json:"aws_calls"`
+	Retries  int            `json:"aws_retries"`
+}
+
+// invocations reads the edge's invocation log after seq (function and
+// team filter when not empty) and its last seq.
+func invocations(t *testing.T, since int64, function, team string) ([]invocation, int64) {
+	t.Helper()
+	edge := os.Getenv("CONCLAVE_EDGE_URL")
+	require.NotEmpty(t, edge)
+	q := url.Values{"since": {fmt.Sprint(since)}, "function": {function}, "team": {team}}
+	resp, err := http.Get(edge + cloud.InvocationsPath + "?" + q.Encode())
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		LastSeq     int64        `json:"last_seq"`
+		Invocations []invocation `json:"invocations"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	return out.Invocations, out.LastSeq
+}
+
+func lastSeq(t *testing.T) int64 {
+	t.Helper()
+	_, n := invocations(t, 1<<62, "", "")
+	return n
+}
+
+// byService sums counts per service.
+func byService(counts map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, n := range counts {
+		svc, _, _ := strings.Cut(k, ".")
+		out[svc] += n
+	}
+	return out
+}
+
+// within checks counts against max.
+func within(t *testing.T, what string, counts map[string]int, max calls) {
+	t.Helper()
+	for svc, n := range byService(counts) {
+		assert.LessOrEqual(t, n, max[svc], "%s: %s calls %v over the budget %v", what, svc, counts, max)
+	}
+	for k, limit := range max {
+		if strings.Contains(k, ".") {
+			assert.LessOrEqual(t, counts[k], limit, "%s: %s calls %v over the budget %v", what, k, counts, max)
+		}
+	}
+}
+
+// sum adds invocations' counts.
+func sum(list []invocation) map[string]int {
+	out := map[string]int{}
+	for _, inv := range list {
+		for k, n := range inv.Calls {
+			out[k] += n
+		}
+	}
+	return out
+}
+
+// measured is one row of the table the test prints (go test -v).
+type measured struct {
+	op    string
+	calls map[string]int
+	extra string
+}
+
+// list is the counts as "DynamoDB.GetItem 1, DynamoDB.Query 2".
+func (m measured) list() string {
+	keys := make([]string, 0, len(m.calls))
+	for k := range m.calls {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m.calls[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (m measured) String() string {
+	return fmt.Sprintf("| %s | %s | %s |", m.op, m.list(), m.extra)
+}
+
+// step is one API operation and its budget.
+type step struct {
+	op     string // the route, or what the call does
+	method string
+	path   func() string
+	body   any
+	status int
+	max    calls
+	// gate is the budget of the expert-gate invocations the operation
+	// makes, summed (nil: it invokes the gate not at all).
+	gate calls
+	then func(res map[string]any)
+}
+
+// Budgets per API operation, one row per route (some routes twice, in
+// another state). The numbers are attempts by service as the function
+// makes them; a comment says why where a budget is above what the design
+// allows at the minimum (README.md has the same table). Locally the
+// deterministic model reads the agent it answers as: one DynamoDB GetItem
+// per agent asked, which in AWS is the Bedrock call instead.
+func TestAWSCallBudgetsPerOperation(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	require.NotEmpty(t, api.Base)
+	start := lastSeq(t)
+
+	var (
+		newKeyID                       string
+		task1, task2, task3, task4, ch string
+		conv, replyID, decisionID      string
+		agentMsgID                     string
+		version                        float64
+	)
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	lit := func(s string) func() string { return func() string { return s } }
+	dynamo := func(n int) calls { return calls{"DynamoDB": n} }
+	convPath := func(tail string) func() string { return func() string { return "/v1/conversations/" + conv + tail } }
+	taskPath := func(id *string, tail string) func() string { return func() string { return "/v1/tasks/" + *id + tail } }
+	// A task is created in one transaction (the task, its first event, the
+	// assignee's slot) and announced once.
+	create := calls{"DynamoDB": 1, "EventBridge": 1}
+	// A status change reads the task (its assignee, whose counter the
+	// transaction moves, and its event sequence) and writes one
+	// transaction; announced once. Above the target of 1: see README.
+	transition := calls{"DynamoDB": 2, "DynamoDB.GetItem": 1, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}
+
+	probes := len(manifest.StateMachines)
+	queues := 0
+	for _, q := range manifest.Queues {
+		queues++
+		if !q.DeadLetterOnly {
+			queues++ // and its DLQ
+		}
+	}
+	// A chat turn reads the conversation, the active agents, the team (its
+	// default agent) and the history, then per agent asked its memory
+	// context (and, local model only, the agent), and commits in one
+	// transaction. A context not cached yet is built (the memory epoch, the
+	// recent memories) and cached (one transaction). The gate gets the
+	// agents with the request and reads only the counters and the ratings.
+	turnBuilt := calls{"DynamoDB": 10, "DynamoDB.GetItem": 5, "DynamoDB.Query": 3, "DynamoDB.TransactWriteItems": 2}
+	turnCached := calls{"DynamoDB": 7, "DynamoDB.GetItem": 4, "DynamoDB.Query": 2, "DynamoDB.TransactWriteItems": 1}
+	gate := calls{"DynamoDB": 2, "DynamoDB.Query": 2}
+	withGate := func(c calls) calls {
+		out := calls{"Lambda": 1}
+		for k, v := range c {
+			out[k] = v
+		}
+		return out
+	}
+
+	steps := []step{
+		// health: one probe per dependency.
+		{op: "GET /v1/health", method: "GET", path: lit("/v1/health"), status: 200,
+			max: calls{"DynamoDB": 1, "EventBridge": 1, "SFN": probes, "SQS": queues}},
+
+		// agents
+		{op: "POST /v1/agents", method: "POST", path: lit("/v1/agents"), status: 201,
+			body: map[string]any{"slug": "budgie", "name": "Budgie", "skills": []map[string]any{{"name": "testing", "description": "tests", "priority": 10}}},
+			max:  dynamo(1), then: func(r map[string]any) { version, _ = r["version"].(float64) }},
+		// the page, and the team item: is_default is the team's.
+		{op: "GET /v1/agents", method: "GET", path: lit("/v1/agents"), status: 200, max: dynamo(2)},
+		// the agent and the team item (is_default).
+		{op: "GET /v1/agents/{slug}", method: "GET", path: lit("/v1/agents/budgie"), status: 200, max: dynamo(2)},
+		// the agent and the team item (is_default), one conditional put.
+		{op: "PATCH /v1/agents/{slug}", method: "PATCH", path: lit("/v1/agents/budgie"), status: 200,
+			body: func() any { return map[string]any{"tagline": "counts calls", "version": version} }, max: dynamo(3)},
+		// one transaction (the default must stay active), the agent read back.
+		{op: "POST /v1/agents/{slug}/pause", method: "POST", path: lit("/v1/agents/budgie/pause"), status: 200, max: dynamo(2)},
+		// as pause, and the team item: an active agent may be the default.
+		{op: "POST /v1/agents/{slug}/activate", method: "POST", path: lit("/v1/agents/budgie/activate"), status: 200, max: dynamo(3)},
+		{op: "PUT /v1/team/default-agent", method: "PUT", path: lit("/v1/team/default-agent"), status: 200,
+			body: map[string]any{"slug": "kyra"}, max: dynamo(2)},
+
+		// team
+		{op: "GET /v1/team", method: "GET", path: lit("/v1/team"), status: 200, max: dynamo(1)},
+		{op: "GET /v1/keys", method: "GET", path: lit("/v1/keys"), status: 200, max: dynamo(1)},
+		{op: "POST /v1/keys", method: "POST", path: lit("/v1/keys"), status: 201, body: map[string]any{"name": "budget"}, max: dynamo(1),
+			then: func(r map[string]any) { newKeyID = str(r, "id") }},
+		// the key is found by id twice: by the service (its name) and by
+		// the store (its hash); then one transaction.
+		{op: "POST /v1/keys/{id}/rotate", method: "POST", path: func() string { return "/v1/keys/" + newKeyID + "/rotate" }, status: 201, max: dynamo(3),
+			then: func(r map[string]any) { newKeyID = str(r, "id") }},
+		// the key found by id (index), one conditional update.
+		{op: "DELETE /v1/keys/{id}", method: "DELETE", path: func() string { return "/v1/keys/" + newKeyID }, status: 200, max: dynamo(2)},
+		{op: "GET /v1/activity", method: "GET", path: lit("/v1/activity"), status: 200, max: dynamo(1)},
+
+		// tasks
+		{op: "POST /v1/tasks", method: "POST", path: lit("/v1/tasks"), status: 201,
+			body: map[string]any{"assignee": "luke", "title": "budget parent"}, max: create,
+			then: func(r map[string]any) { task1 = str(r, "id") }},
+		{op: "GET /v1/tasks", method: "GET", path: lit("/v1/tasks"), status: 200, max: dynamo(1)},
+		// the task and its timeline.
+		{op: "GET /v1/tasks/{id}", method: "GET", path: taskPath(&task1, ""), status: 200, max: dynamo(2)},
+		{op: "POST /v1/tasks/{id}/start", method: "POST", path: taskPath(&task1, "/start"), status: 200, max: transition},
+		{op: "POST /v1/tasks/{id}/block", method: "POST", path: taskPath(&task1, "/block"), status: 200, max: transition},
+		{op: "POST /v1/tasks/{id}/start (resume)", method: "POST", path: taskPath(&task1, "/start"), status: 200, max: transition},
+		// read the parent, one transaction; announced; the execution started.
+		{op: "POST /v1/tasks/{id}/delegate", method: "POST", path: taskPath(&task1, "/delegate"), status: 201,
+			body: map[string]any{"assignee": "dana", "title": "budget child", "instructions": "sum the numbers"},
+			max:  calls{"DynamoDB": 2, "DynamoDB.GetItem": 1, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1, "SFN": 1},
+			then: func(r map[string]any) { ch = str(r, "id") }},
+		{op: "POST /v1/tasks/{id}/complete", method: "POST", path: taskPath(&task1, "/complete"), status: 200,
+			body: map[string]any{"output": "done"}, max: transition},
+		{op: "POST /v1/tasks (to fail)", method: "POST", path: lit("/v1/tasks"), status: 201,
+			body: map[string]any{"assignee": "luke", "title": "budget fail"}, max: create,
+			then: func(r map[string]any) { task2 = str(r, "id") }},
+		{op: "POST /v1/tasks/{id}/start (to fail)", method: "POST", path: taskPath(&task2, "/start"), status: 200, max: transition},
+		{op: "POST /v1/tasks/{id}/fail", method: "POST", path: taskPath(&task2, "/fail"), status: 200,
+			body: map[string]any{"reason": "no"}, max: transition},
+		{op: "POST /v1/tasks (to cancel)", method: "POST", path: lit("/v1/tasks"), status: 201,
+			body: map[string]any{"assignee": "luke", "title": "budget cancel"}, max: create,
+			then: func(r map[string]any) { task3 = str(r, "id") }},
+		{op: "POST /v1/tasks/{id}/cancel", method: "POST", path: taskPath(&task3, "/cancel"), status: 200, max: transition},
+		{op: "POST /v1/tasks (to assign)", method: "POST", path: lit("/v1/tasks"), status: 201,
+			body: map[string]any{"assignee": "luke", "title": "budget assign"}, max: create,
+			then: func(r map[string]any) { task4 = str(r, "id") }},
+		// queued stays queued: no status change to announce.
+		{op: "POST /v1/tasks/{id}/assign", method: "POST", path: taskPath(&task4, "/assign"), status: 200,
+			body: map[string]any{"assignee": "dana"}, max: transition},
+		// the agent (an unknown one is 404; an agent never counted has no
+		// counter item) and its counter.
+		{op: "GET /v1/agents/{slug}/load", method: "GET", path: lit("/v1/agents/luke/load"), status: 200, max: dynamo(2)},
+
+		// conversations
+		// the agent (it must be active), one transaction.
+		{op: "POST /v1/conversations", method: "POST", path: lit("/v1/conversations"), status: 201,
+			body: map[string]any{"title": "budget", "agent": "kyra"}, max: dynamo(2),
+			then: func(r map[string]any) { conv = str(r, "id") }},
+		{op: "GET /v1/conversations", method: "GET", path: lit("/v1/conversations"), status: 200, max: dynamo(1)},
+		// the conversation and its participants.
+		{op: "GET /v1/conversations/{id}", method: "GET", path: convPath(""), status: 200, max: dynamo(2)},
+		{op: "POST /v1/conversations/{id}/messages (gate; context built)", method: "POST", path: convPath("/messages"), status: 201,
+			body: map[string]any{"content": "Can you review this Go function for bugs?"}, max: withGate(turnBuilt), gate: gate,
+			then: func(r map[string]any) {
+				replies := r["replies"].([]any)
+				replyID = str(replies[len(replies)-1].(map[string]any), "id")
+				decisionID = str(r["routing"].(map[string]any), "id")
+			}},
+		{op: "POST /v1/conversations/{id}/messages (gate; context cached)", method: "POST", path: convPath("/messages"), status: 201,
+			body: map[string]any{"content": "Can you review this Go function for bugs?"}, max: withGate(turnCached), gate: gate},
+		// a page (the conversation is read only for an empty page's 404).
+		{op: "GET /v1/conversations/{id}/messages", method: "GET", path: convPath("/messages"), status: 200, max: dynamo(1)},
+		// the message (its key proves the conversation), one transaction.
+		{op: "POST /v1/conversations/{id}/messages/{message_id}/feedback", method: "POST",
+			path: func() string { return "/v1/conversations/" + conv + "/messages/" + replyID + "/feedback" }, status: 200,
+			body: map[string]any{"rating": 5}, max: dynamo(2)},
+		// the conversation, each agent added, one transaction, and the
+		// conversation with its participants read back for the answer.
+		{op: "POST /v1/conversations/{id}/agents", method: "POST", path: convPath("/agents"), status: 200,
+			body: map[string]any{"add": []string{"dana"}}, max: dynamo(5)},
+		// the conversation, both agents, one transaction (with the
+		// memory and the two cached contexts dropped), announced.
+		{op: "POST /v1/conversations/{id}/handoff", method: "POST", path: convPath("/handoff"), status: 201,
+			body: map[string]any{"to": "dana", "reason": "numbers"}, max: calls{"DynamoDB": 4, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}},
+		// handed off: no gate; dana's context is built.
+		{op: "POST /v1/conversations/{id}/messages (handed off; context built)", method: "POST", path: convPath("/messages"), status: 201,
+			body: map[string]any{"content": "what is the sum of 2 and 3"}, max: turnBuilt},
+		{op: "POST /v1/conversations/{id}/return", method: "POST", path: convPath("/return"), status: 201,
+			max: calls{"DynamoDB": 4, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}},
+		{op: "GET /v1/conversations/{id}/handoffs", method: "GET", path: convPath("/handoffs"), status: 200, max: dynamo(1)},
+		// the conversation, the agent, the history and the memory context
+		// (dropped by the return: built and cached, as in a turn).
+		{op: "GET /v1/conversations/{id}/context", method: "GET", path: convPath("/context?agent=kyra"), status: 200,
+			max: calls{"DynamoDB": 7, "DynamoDB.TransactWriteItems": 1}},
+		// the conversation (its current agent's counter moves), one transaction.
+		{op: "POST /v1/conversations/{id}/close", method: "POST", path: convPath("/close"), status: 200, max: dynamo(2)},
+
+		// discovery
+		{op: "GET /v1/agents/recommend", method: "GET", path: lit("/v1/agents/recommend?query=review+my+code"), status: 200,
+			max: calls{"DynamoDB": 1, "Lambda": 1}, gate: gate},
+		{op: "GET /v1/agents/experts", method: "GET", path: lit("/v1/agents/experts?skills=testing"), status: 200, max: dynamo(2)},
+		{op: "GET /v1/agents/{slug}/availability", method: "GET", path: lit("/v1/agents/luke/availability"), status: 200, max: dynamo(2)},
+
+		// routing
+		{op: "GET /v1/routing/decisions", method: "GET", path: lit("/v1/routing/decisions"), status: 200, max: dynamo(1)},
+		{op: "GET /v1/routing/decisions/{id}", method: "GET", path: func() string { return "/v1/routing/decisions/" + decisionID }, status: 200, max: dynamo(1)},
+		{op: "GET /v1/routing/analytics/agents", method: "GET", path: lit("/v1/routing/analytics/agents?query=review+code"), status: 200, max: dynamo(1)},
+		{op: "GET /v1/routing/analytics/strategies", method: "GET", path: lit("/v1/routing/analytics/strategies"), status: 200, max: dynamo(1)},
+
+		// messages
+		// the sender and the recipient, one put; announced (fan-out is
+		// the message-fanout function's).
+		{op: "POST /v1/agents/{slug}/messages", method: "POST", path: lit("/v1/agents/kyra/messages"), status: 201,
+			body: map[string]any{"to": "luke", "type": "info_request", "content": "budget?"}, max: calls{"DynamoDB": 3, "EventBridge": 1},
+			then: func(r map[string]any) { agentMsgID = str(r, "id") }},
+		// a page, its unread entries marked read in one transaction.
+		{op: "GET /v1/agents/{slug}/inbox", method: "GET", path: lit("/v1/agents/luke/inbox"), status: 200, max: calls{"DynamoDB": 2, "DynamoDB.Query": 1}},
+		// the agent, one write for all the entries named.
+		{op: "POST /v1/agents/{slug}/inbox/read", method: "POST", path: lit("/v1/agents/luke/inbox/read"), status: 200,
+			body: func() any { return map[string]any{"message_ids": []string{agentMsgID}} }, max: dynamo(2)},
+
+		// memories
+		// the agent, one put; announced (invalidation is the
+		// memory-invalidator function's).
+		{op: "POST /v1/agents/{slug}/memories", method: "POST", path: lit("/v1/agents/kyra/memories"), status: 201,
+			body: map[string]any{"content": "budgets are per operation", "visibility": "shared"}, max: calls{"DynamoDB": 2, "EventBridge": 1}},
+		// the agent, the recent memories.
+		{op: "GET /v1/agents/{slug}/memories", method: "GET", path: lit("/v1/agents/kyra/memories"), status: 200, max: dynamo(2)},
+
+		{op: "POST /v1/agents/{slug}/archive", method: "POST", path: lit("/v1/agents/budgie/archive"), status: 200, max: dynamo(2)},
+	}
+
+	var table []measured
+	for _, s := range steps {
+		if s.op == "GET /v1/agents/{slug}/inbox" {
+			waitInbox(t, e, d.id, "luke", agentMsgID)
+		}
+		before := lastSeq(t)
+		body := s.body
+		if f, ok := body.(func() any); ok {
+			body = f()
+		}
+		resp := api.Do(s.method, s.path(), body)
+		require.Equal(t, s.status, resp.Status, "%s: %s", s.op, resp.Body)
+		var got, auth map[string]int
+		require.NoError(t, json.Unmarshal([]byte(resp.Header.Get(cloud.AWSCallsHeader)), &got), s.op)
+		require.NoError(t, json.Unmarshal([]byte(resp.Header.Get(cloud.AuthorizerCallsHeader)), &auth), s.op)
+		within(t, s.op+" (authorizer)", auth, calls{"DynamoDB": 1}) // the key, by its hash
+		row := measured{op: s.op, calls: got}
+		within(t, s.op, got, s.max)
+		gates, _ := invocations(t, before, "expert-gate", d.id)
+		if s.gate != nil {
+			require.Len(t, gates, 1, "%s invokes the gate once", s.op)
+			within(t, s.op+" (expert-gate)", gates[0].Calls, s.gate)
+			row.extra = fmt.Sprintf("expert-gate: %s", measured{calls: gates[0].Calls}.list())
+		} else {
+			assert.Empty(t, gates, "%s invokes no gate", s.op)
+		}
+		table = append(table, row)
+		if s.then != nil && len(resp.Body) > 0 {
+			s.then(resp.JSON(t))
+		}
+	}
+
+	// The delegated child ran on the delegation machine: each step of it
+	// is held to its own budget.
+	svc, _ := taskService(t, e)
+	child := waitTask(t, svc, d.id, ch, 60*time.Second)
+	require.Equal(t, tasks.Completed, child.Status, child.Error)
+	all, _ := invocations(t, start, "", d.id)
+	byStep := map[string][]invocation{}
+	for _, inv := range all {
+		if inv.TaskID != ch {
+			continue
+		}
+		name := inv.Function
+		if inv.Action != "" {
+			name += " " + inv.Action
+		}
+		byStep[name] = append(byStep[name], inv)
+	}
+	for _, st := range []struct {
+		name string
+		max  calls
+	}{
+		{"task-lifecycle start", transition},
+		// the task (its deadline), the attempt's start and end recorded on
+		// the task (each a read and a transaction), the agent (and, local
+		// model only, the agent again); in AWS, the Bedrock call.
+		{"task-worker", calls{"DynamoDB": 7, "DynamoDB.TransactWriteItems": 2}},
+		{"task-lifecycle complete", transition},
+	} {
+		list := byStep[st.name]
+		require.Len(t, list, 1, "%s ran once (%v)", st.name, byStep)
+		within(t, st.name, list[0].Calls, st.max)
+		table = append(table, measured{op: st.name, calls: list[0].Calls})
+	}
+
+	// Queue consumers, per record: a direct message fanned out (the
+	// message, its recipient checked again — it may have been archived
+	// since — and one conditional put per recipient, so a redelivered
+	// event writes nothing twice), a shared memory's invalidation (the
+	// team's agents, one transaction), every event recorded (one put).
+	perRecord := func(function string, max calls) {
+		var list []invocation
+		deadline := time.Now().Add(30 * time.Second)
+		for len(list) == 0 && time.Now().Before(deadline) {
+			list, _ = invocations(t, start, function, d.id)
+			time.Sleep(200 * time.Millisecond)
+		}
+		require.NotEmpty(t, list, "%s ran for the team", function)
+		for _, inv := range list {
+			scaled := calls{}
+			for k, v := range max {
+				scaled[k] = v * atLeastOne(inv.Records)
+			}
+			within(t, function, inv.Calls, scaled)
+		}
+		table = append(table, measured{op: function + " (per record)", calls: list[0].Calls, extra: fmt.Sprintf("%d record(s)", list[0].Records)})
+	}
+	perRecord("message-fanout", calls{"DynamoDB": 3})
+	perRecord("memory-invalidator", calls{"DynamoDB": 2, "DynamoDB.TransactWriteItems": 1})
+	perRecord("activity-recorder", calls{"DynamoDB": 1})
+
+	// The sweeper: one query per index shard, then per task it ends a
+	// status change (and its execution stopped).
+	before := lastSeq(t)
+	out, err := invokeFunction(t, e, "task-sweeper", `{"source":"aws.events","detail-type":"Scheduled Event"}`)
+	require.NoError(t, err)
+	var swept struct {
+		TimedOut int `json:"timed_out"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &swept))
+	sweeps, _ := invocations(t, before, "task-sweeper", "")
+	require.Len(t, sweeps, 1)
+	n := swept.TimedOut
+	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 8, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n,
+		"DynamoDB": 1 << 20 /* plus one read per task due */})
+	table = append(table, measured{op: "task-sweeper", calls: sweeps[0].Calls, extra: fmt.Sprintf("%d swept", n)})
+
+	for _, r := range table {
+		t.Log(r)
+	}
+}
+
+// atLeastOne counts a batch without records (a probe) as one.
+func atLeastOne(n int) int { return max(1, n) }
+
+// waitInbox waits until the message reached the agent's inbox (fan-out is
+// asynchronous), reading the store directly so no API call is counted.
+func waitInbox(t *testing.T, e env, team, agent, msgID string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		list, _, err := e.store.ListInbox(context.Background(), team, agent, false, paging.Page{Limit: 100})
+		require.NoError(t, err)
+		for _, m := range list {
+			if m.ID == msgID {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("message %s did not reach %s's inbox", msgID, agent)
+}

@@ -1,0 +1,174 @@
+package conversations_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/memstore"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/paging"
+)
+
+// A turn that answers with an error is never stored: its commit is its
+// last step and is not attempted without the commit reserve left before
+// the context's deadline. These tests run on the in-memory store with
+// deadlines nearly spent.
+
+// assertNothingStored checks that conversation c is as created: no
+// message, no version bump, no decision, no latency recorded.
+func (f *fixture) assertNothingStored(t *testing.T, c conversations.Conversation) {
+	t.Helper()
+	got := f.get(t, c.ID)
+	assert.Equal(t, c.Version, got.Version, "the conversation did not move on")
+	assert.Zero(t, got.MessageCount)
+	assert.Empty(t, f.messages(t, c.ID), "no message was stored")
+	decisions, _, err := f.store.ListDecisions(context.Background(), team, dispatch.DecisionFilter{ConversationID: c.ID}, paging.Page{Limit: 100})
+	require.NoError(t, err)
+	assert.Empty(t, decisions, "no routing decision was stored")
+	loads, err := f.store.AgentLoads(context.Background(), team)
+	require.NoError(t, err)
+	for slug, l := range loads {
+		assert.Zero(t, l.LatencyMS, "no latency was recorded for %s", slug)
+	}
+}
+
+func requireTooLate(t *testing.T, err error) {
+	t.Helper()
+	ae := requireAppErr(t, err, apperr.EUNAVAILABLE, "DeadlineTooClose")
+	assert.Contains(t, ae.Message, "nothing was stored")
+}
+
+func TestATurnWithTheDeadlineNearlySpentStoresNothingAndAsksNoModel(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	c := f.create(t, "kyra")
+	ctx, cancel := context.WithTimeout(context.Background(), conversations.DefaultCommitReserve)
+	defer cancel()
+	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
+	requireTooLate(t, err)
+	assert.Empty(t, f.model.requests, "no model was asked")
+	f.assertNothingStored(t, c)
+}
+
+// slowModel answers after d whatever its context says, as a provider that
+// does not honour cancellation would.
+type slowModel struct {
+	d     time.Duration
+	inner models.Model
+}
+
+func (m slowModel) Converse(ctx context.Context, req models.Request) (models.Response, error) {
+	time.Sleep(m.d)
+	return m.inner.Converse(context.WithoutCancel(ctx), req)
+}
+
+func TestATurnWhoseModelsOverranTheDeadlineIsNotCommitted(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	f.svc.CommitReserve = 200 * time.Millisecond
+	f.svc.Model = slowModel{d: 600 * time.Millisecond, inner: f.model}
+	c := f.create(t, "kyra")
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
+	requireTooLate(t, err)
+	require.Len(t, f.model.requests, 1, "the agent answered, too late")
+	f.assertNothingStored(t, c)
+}
+
+// losingStore loses every commit to a concurrent turn after taking d, and
+// writes nothing, as DynamoDB refuses a stale version.
+type losingStore struct {
+	*memstore.Store
+	d        time.Duration
+	attempts int
+}
+
+func (s *losingStore) CommitTurn(ctx context.Context, _ string, _ conversations.Turn) error {
+	s.attempts++
+	time.Sleep(s.d)
+	return apperr.Wrap(apperr.ECONFLICT, conversations.ErrChanged, "the conversation changed during the turn").WithReason("ConversationChanged")
+}
+
+// The retries of a turn that keeps losing the race for its conversation
+// stop when the reserve is reached, and answer before the deadline.
+func TestTheCommitRetriesRespectTheDeadline(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	f.svc.CommitReserve = 200 * time.Millisecond
+	c := f.create(t, "kyra")
+	losing := &losingStore{Store: f.store, d: 150 * time.Millisecond}
+	f.svc.Store = losing
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
+	requireTooLate(t, err)
+	assert.Less(t, time.Since(start), time.Second, "answered before the deadline")
+	assert.GreaterOrEqual(t, losing.attempts, 2, "it retried while there was time")
+	assert.Less(t, losing.attempts, 12, "the deadline, not the attempt limit, stopped it")
+	f.svc.Store = f.store
+	f.assertNothingStored(t, c)
+}
+
+// hangingStore's commit takes until its context ends.
+type hangingStore struct{ *memstore.Store }
+
+func (s hangingStore) CommitTurn(ctx context.Context, _ string, _ conversations.Turn) error {
+	<-ctx.Done()
+	return fmt.Errorf("dynamodb TransactWriteItems failed: %w", ctx.Err())
+}
+
+// A commit cut off in flight may have been applied: the turn does not say
+// "nothing was stored"; it answers a server fault, before the deadline.
+func TestACommitCutOffInFlightIsAnUnknownOutcome(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	f.svc.CommitReserve = 200 * time.Millisecond
+	c := f.create(t, "kyra")
+	f.svc.Store = hangingStore{f.store}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
+	requireAppErr(t, err, apperr.EINTERNAL, "")
+	assert.NoError(t, ctx.Err(), "the commit's context ended before the turn's")
+}
+
+func TestAHandoffWithTheDeadlineNearlySpentStoresNothing(t *testing.T) {
+	f := newFixture(t, collaborationOn)
+	c := f.create(t, "kyra")
+	ctx, cancel := context.WithTimeout(context.Background(), conversations.DefaultCommitReserve/2)
+	defer cancel()
+	_, err := f.svc.Handoff(ctx, team, c.ID, conversations.HandoffInput{To: "luke", Reason: "code"})
+	ae := requireAppErr(t, err, apperr.EUNAVAILABLE, "DeadlineTooClose")
+	assert.Contains(t, ae.Message, "handoff")
+	got := f.get(t, c.ID)
+	assert.Equal(t, "kyra", got.CurrentAgent)
+	assert.Equal(t, c.Version, got.Version)
+	hs, err := f.svc.Handoffs(context.Background(), team, c.ID)
+	require.NoError(t, err)
+	assert.Empty(t, hs)
+	assert.Empty(t, handoffEvents(f))
+}
+
+// With time enough, a turn is committed as before, its latency with it.
+func TestATurnWithTimeEnoughIsCommittedWithItsLatency(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	f.svc.Model = slowModel{d: 20 * time.Millisecond, inner: f.model}
+	c := f.create(t, "kyra")
+	ctx, cancel := context.WithTimeout(context.Background(), 29*time.Second)
+	defer cancel()
+	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
+	require.NoError(t, err)
+	got := f.get(t, c.ID)
+	assert.Equal(t, c.Version+1, got.Version)
+	assert.Len(t, f.messages(t, c.ID), 2)
+	loads, err := f.store.AgentLoads(context.Background(), team)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, loads["kyra"].LatencyMS, 20.0, "kyra's reply latency was committed with the turn")
+	assert.Equal(t, 1, loads["kyra"].ActiveConversations)
+}
