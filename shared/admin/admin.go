@@ -57,12 +57,12 @@ func (h *Handler) Handle(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		e, ok := apperr.As(err)
 		if !ok || e.Code == apperr.EINTERNAL {
-			h.Log.Error("admin action failed", "action", req.Action, "error", err.Error())
+			h.Log.ErrorContext(ctx, "admin action failed", "action", req.Action, "error", err.Error())
 			return Response{}, err
 		}
 		return Response{Error: &ErrorBody{Code: e.Code, Message: e.Message}}, nil
 	}
-	h.Log.Info("admin action", "action", req.Action, "team_id", req.TeamID)
+	h.Log.InfoContext(ctx, "admin action", "action", req.Action, "team_id", req.TeamID)
 	return resp, nil
 }
 

@@ -47,7 +47,7 @@ func HealthRoutes(rt *httpapi.Router, stage string, checks []Check) {
 				st := DependencyStatus{Name: c.Name, Status: "ok", LatencyMS: time.Since(start).Milliseconds()}
 				if err != nil {
 					st.Status = "unavailable"
-					r.Log.Warn("dependency unavailable", "dependency", c.Name, "error", err.Error())
+					r.Log.WarnContext(ctx, "dependency unavailable", "dependency", c.Name, "error", err.Error())
 				}
 				rep.Dependencies[i] = st
 			}()

@@ -37,11 +37,11 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 	}
 	k, err := h.Teams.Authenticate(ctx, secret)
 	if apperr.Is(err, apperr.EUNAUTHORIZED) {
-		h.Log.Info("denied", "request_id", ev.RequestContext.RequestID, "route", ev.RouteKey)
+		h.Log.InfoContext(ctx, "denied", "request_id", ev.RequestContext.RequestID, "route", ev.RouteKey)
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}, nil
 	}
 	if err != nil {
-		h.Log.Error("authorizer failure", "request_id", ev.RequestContext.RequestID, "error", err.Error())
+		h.Log.ErrorContext(ctx, "authorizer failure", "request_id", ev.RequestContext.RequestID, "error", err.Error())
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{}, err
 	}
 	return events.APIGatewayV2CustomAuthorizerSimpleResponse{

@@ -50,17 +50,17 @@ func (r *Retry) Failed(ctx context.Context, m events.SQSMessage, err error) (ret
 	}
 	n, cerr := r.Attempts.Failed(ctx, r.Queue, m.MessageId)
 	if cerr != nil {
-		r.Log.Error("could not count the attempt; the message will be retried", "message_id", m.MessageId, "error", cerr.Error())
+		r.Log.ErrorContext(ctx, "could not count the attempt; the message will be retried", "message_id", m.MessageId, "error", cerr.Error())
 		return true
 	}
 	if n < r.MaxAttempts {
-		r.Log.Warn("attempt failed; the message will be retried", "message_id", m.MessageId, "attempt", n, "max_attempts", r.MaxAttempts, "error", err.Error())
+		r.Log.WarnContext(ctx, "attempt failed; the message will be retried", "message_id", m.MessageId, "attempt", n, "max_attempts", r.MaxAttempts, "error", err.Error())
 		return true
 	}
 	if derr := r.DeadLetters.DeadLetter(ctx, r.Queue, m, n, err.Error()); derr != nil {
-		r.Log.Error("could not dead-letter the message; it will be retried", "message_id", m.MessageId, "error", derr.Error())
+		r.Log.ErrorContext(ctx, "could not dead-letter the message; it will be retried", "message_id", m.MessageId, "error", derr.Error())
 		return true
 	}
-	r.Log.Error("message dead-lettered after its last attempt", "message_id", m.MessageId, "attempts", strconv.Itoa(n), "error", err.Error())
+	r.Log.ErrorContext(ctx, "message dead-lettered after its last attempt", "message_id", m.MessageId, "attempts", strconv.Itoa(n), "error", err.Error())
 	return false
 }

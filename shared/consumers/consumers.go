@@ -41,7 +41,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	for _, m := range ev.Records {
 		err := h.one(ctx, m.Body)
 		if err != nil && (h.Retry == nil || h.Retry.Failed(ctx, m, err)) {
-			h.Log.Error("event failed; it will be retried, then dead-lettered", "message_id", m.MessageId, "error", err.Error())
+			h.Log.ErrorContext(ctx, "event failed; it will be retried, then dead-lettered", "message_id", m.MessageId, "error", err.Error())
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 		}
 	}

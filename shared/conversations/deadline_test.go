@@ -104,12 +104,12 @@ func TestTheCommitRetriesRespectTheDeadline(t *testing.T) {
 	c := f.create(t, "kyra")
 	losing := &losingStore{Store: f.store, d: 150 * time.Millisecond}
 	f.svc.Store = losing
-	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
 	requireTooLate(t, err)
-	assert.Less(t, time.Since(start), time.Second, "answered before the deadline")
+	// It gave up with its reserve still ahead, not when the deadline hit.
+	assert.NoError(t, ctx.Err(), "answered before the deadline")
 	assert.GreaterOrEqual(t, losing.attempts, 2, "it retried while there was time")
 	assert.Less(t, losing.attempts, 12, "the deadline, not the attempt limit, stopped it")
 	f.svc.Store = f.store

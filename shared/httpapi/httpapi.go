@@ -24,6 +24,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/idempotency"
+	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/paging"
 )
 
@@ -189,7 +190,10 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 		req.TeamID, _ = lc.Lambda["team_id"].(string)
 		req.KeyID, _ = lc.Lambda["key_id"].(string)
 	}
-	req.Log = rt.Log.With("request_id", req.RequestID, "team_id", req.TeamID, "route", ev.RouteKey)
+	// Every line logged with this context, in the services too, says which
+	// request (the id API Gateway's access log has), team and route.
+	ctx = logctx.With(ctx, "request_id", req.RequestID, "team_id", req.TeamID, "route", ev.RouteKey)
+	req.Log = logctx.Bind(rt.Log, ctx)
 	resp := rt.dispatch(ctx, req)
 	attrs := []any{"status", resp.StatusCode, "latency_ms", rt.Now().Sub(start).Milliseconds()}
 	if calls := awscalls.FromContext(ctx); calls != nil {

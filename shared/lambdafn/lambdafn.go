@@ -17,7 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/conclave-ai/conclave/shared/awscalls"
+	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/settings"
+	"github.com/conclave-ai/conclave/shared/xraytrace"
 )
 
 // Deps is what a builder gets: its name in the manifest, its environment,
@@ -33,9 +35,12 @@ type Deps struct {
 // lambda.NewHandler accepts). Builders never load configuration or exit.
 type Build func(Deps) (any, error)
 
-// NewLogger returns the JSON logger every function uses.
+// NewLogger returns the JSON logger every function uses. Lines logged with
+// a context carry the context's attributes (shared/logctx): the Lambda
+// request id from here, the team, route and API request id from the HTTP
+// layer, the task from the task steps.
 func NewLogger(function string) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("function", function)
+	return logctx.Wrap(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("function", function))
 }
 
 // Main is the whole main() of a function: load configuration once per cold
@@ -63,6 +68,10 @@ func Main(name string, build Build) {
 func Wire(build Build, d Deps) (lambda.Handler, error) {
 	d.AWS = d.AWS.Copy()
 	awscalls.Instrument(&d.AWS)
+	// In a traced Lambda every AWS call becomes a subsegment of the
+	// invocation's trace; elsewhere (no daemon) this adds nothing.
+	xraytrace.Instrument(&d.AWS, xraytrace.FromEnv())
+	d.Log = logctx.Wrap(d.Log)
 	h, err := build(d)
 	if err != nil {
 		return nil, err
@@ -81,7 +90,7 @@ func Wire(build Build, d Deps) (lambda.Handler, error) {
 // which a CloudWatch Logs metric filter or Logs Insights query reads (see
 // README, "AWS calls per operation").
 func Counted(h any, log *slog.Logger) lambda.Handler {
-	return &counted{inner: lambda.NewHandler(h), log: log}
+	return &counted{inner: lambda.NewHandler(h), log: logctx.Wrap(log)}
 }
 
 type counted struct {
@@ -95,16 +104,16 @@ func (c *counted) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	if calls == nil {
 		ctx, calls = awscalls.NewContext(ctx)
 	}
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		ctx = logctx.With(ctx, "lambda_request_id", lc.AwsRequestID)
+	}
 	start := time.Now()
 	out, err := c.inner.Invoke(ctx, payload)
 	attrs := []any{"duration_ms", time.Since(start).Milliseconds(),
 		"aws_calls", calls.Counts(), "aws_calls_total", calls.Total(), "aws_retries", calls.Retries()}
-	if lc, ok := lambdacontext.FromContext(ctx); ok {
-		attrs = append([]any{"request_id", lc.AwsRequestID}, attrs...)
-	}
 	if err != nil {
 		attrs = append(attrs, "error", err.Error())
 	}
-	c.log.Info("invocation", attrs...)
+	c.log.InfoContext(ctx, "invocation", attrs...)
 	return out, err
 }

@@ -44,7 +44,7 @@ func TestCountedLogsOneLinePerInvocation(t *testing.T) {
 	line := logLine(t, &buf)
 	assert.Equal(t, "invocation", line["msg"])
 	assert.Equal(t, "probe", line["function"])
-	assert.Equal(t, "req-1", line["request_id"])
+	assert.Equal(t, "req-1", line["lambda_request_id"])
 	assert.Equal(t, map[string]any{}, line["aws_calls"])
 	assert.Equal(t, float64(0), line["aws_calls_total"])
 

@@ -41,14 +41,14 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	for _, m := range ev.Records {
 		var e envelope
 		if err := json.Unmarshal([]byte(m.Body), &e); err != nil || e.ID == "" {
-			h.Log.Warn("dropping message that is not an event", "message_id", m.MessageId)
+			h.Log.WarnContext(ctx, "dropping message that is not an event", "message_id", m.MessageId)
 			continue
 		}
 		var d struct {
 			TeamID string `json:"team_id"`
 		}
 		if err := json.Unmarshal(e.Detail, &d); err != nil || d.TeamID == "" {
-			h.Log.Warn("dropping event without team_id", "event_id", e.ID, "detail_type", e.DetailType)
+			h.Log.WarnContext(ctx, "dropping event without team_id", "event_id", e.ID, "detail_type", e.DetailType)
 			continue
 		}
 		if e.Time.IsZero() {
@@ -56,13 +56,13 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}
 		err := h.Store.Record(ctx, activity.Entry{TeamID: d.TeamID, EventID: e.ID, DetailType: e.DetailType, Source: e.Source, Time: e.Time, Detail: e.Detail})
 		if err != nil {
-			h.Log.Error("record failed", "event_id", e.ID, "team_id", d.TeamID, "error", err.Error())
+			h.Log.ErrorContext(ctx, "record failed", "event_id", e.ID, "team_id", d.TeamID, "error", err.Error())
 			if h.Retry == nil || h.Retry.Failed(ctx, m, err) {
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 			}
 			continue
 		}
-		h.Log.Info("recorded", "event_id", e.ID, "team_id", d.TeamID, "detail_type", e.DetailType)
+		h.Log.InfoContext(ctx, "recorded", "event_id", e.ID, "team_id", d.TeamID, "detail_type", e.DetailType)
 	}
 	return resp, nil
 }

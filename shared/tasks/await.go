@@ -66,7 +66,7 @@ const wakeAttempts = 3
 // AwaitChild state times out), so the failure is logged, not undone.
 func (s *Service) wake(ctx context.Context, child Task) error {
 	if s.Callbacks == nil {
-		s.Log.Warn("a parent waits for this task but this function cannot wake it", "task_id", child.ID)
+		s.Log.WarnContext(ctx, "a parent waits for this task but this function cannot wake it", "task_id", child.ID)
 		return nil
 	}
 	out := workflow.ChildOutcome{TaskID: child.ID, Status: string(child.Status), Summary: child.Outcome()}
@@ -77,7 +77,7 @@ func (s *Service) wake(ctx context.Context, child Task) error {
 		}
 		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
 	}
-	s.Log.Warn("waking the waiting parent failed", "task_id", child.ID, "parent_task_id", child.ParentID, "error", err.Error())
+	s.Log.WarnContext(ctx, "waking the waiting parent failed", "task_id", child.ID, "parent_task_id", child.ParentID, "error", err.Error())
 	return err
 }
 

@@ -110,7 +110,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		})
 		if err != nil {
 			if !errors.Is(err, ErrNotRunnable) && apperr.Code(err) != apperr.ECONFLICT {
-				s.Log.Error("sweep", "task_id", r.ID, "error", err.Error())
+				s.Log.ErrorContext(ctx, "sweep", "task_id", r.ID, "error", err.Error())
 			}
 			continue
 		}

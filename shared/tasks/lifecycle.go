@@ -135,6 +135,6 @@ func (s *Service) publish(ctx context.Context, t Task, prev Status) {
 		ParentID: t.ParentID, RootID: t.RootID, Depth: t.Depth, TokensUsed: t.TokensUsed, CostUSD: t.CostUSD, Error: t.Error,
 	}
 	if err := s.Bus.Publish(ctx, "TaskStatusChanged", ev); err != nil {
-		s.Log.Error("publish TaskStatusChanged", "task_id", t.ID, "error", err.Error())
+		s.Log.ErrorContext(ctx, "publish TaskStatusChanged", "task_id", t.ID, "error", err.Error())
 	}
 }

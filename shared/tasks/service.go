@@ -334,7 +334,7 @@ func (s *Service) launch(ctx context.Context, t Task) (Task, error) {
 	}
 	name := executionName(t)
 	if _, err := s.Workflows.Start(ctx, workflow.Delegation, name, payload(t)); err != nil {
-		s.Log.Error("start execution", "task_id", t.ID, "error", err.Error())
+		s.Log.ErrorContext(ctx, "start execution", "task_id", t.ID, "error", err.Error())
 		// The task is queued (a failed transition is running → failed, so
 		// this is written directly): failed at once, its slot given back.
 		_, ferr := s.apply(ctx, t.TeamID, t.ID, []Status{Queued}, Failed, "system", func(_ Task, after *Task) ([]Event, error) {
@@ -342,7 +342,7 @@ func (s *Service) launch(ctx context.Context, t Task) (Task, error) {
 			return []Event{{Type: EvFailed, Payload: map[string]any{"reason": after.Error}}}, nil
 		})
 		if ferr != nil {
-			s.Log.Error("fail unstartable task", "task_id", t.ID, "error", ferr.Error())
+			s.Log.ErrorContext(ctx, "fail unstartable task", "task_id", t.ID, "error", ferr.Error())
 		}
 		return Task{}, apperr.Wrap(apperr.EINTERNAL, err, "could not start the task's execution")
 	}

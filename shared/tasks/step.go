@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -27,6 +28,7 @@ func (s *Service) Steps() workflow.Step {
 // reported as workflow.TaskNotRunnable, which the machine catches and ends
 // on; an unknown action is workflow.InvalidTask.
 func (s *Service) Step(ctx context.Context, in workflow.LifecycleInput) (workflow.LifecycleOutput, error) {
+	ctx = logctx.With(ctx, "team_id", in.TeamID, "task_id", in.TaskID, "step", in.Action)
 	var t Task
 	var err error
 	switch in.Action {

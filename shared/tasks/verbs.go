@@ -81,7 +81,7 @@ func (s *Service) stop(ctx context.Context, t Task, cause string) {
 	}
 	arn := s.Workflows.ExecutionARN(workflow.Delegation, executionName(t))
 	if err := s.Workflows.Stop(ctx, arn, cause); err != nil {
-		s.Log.Warn("stop execution", "task_id", t.ID, "execution", arn, "error", err.Error())
+		s.Log.WarnContext(ctx, "stop execution", "task_id", t.ID, "execution", arn, "error", err.Error())
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/prompts"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -81,6 +82,7 @@ type Worker struct {
 // Returns InvalidTask, BudgetExceeded, ModelFailed, TaskTimedOut or
 // TaskNotRunnable; their type names are the state machine's error names.
 func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskResult, error) {
+	ctx = logctx.With(ctx, "team_id", p.TeamID, "task_id", p.TaskID, "step", "run")
 	if w.Tracker == nil {
 		return w.run(ctx, p, nopRecord)
 	}

@@ -1,0 +1,57 @@
+package logctx_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/logctx"
+)
+
+func TestLinesCarryTheContextsAttributes(t *testing.T) {
+	var buf bytes.Buffer
+	log := logctx.Wrap(slog.New(slog.NewJSONHandler(&buf, nil)).With("function", "tasks"))
+	assert.Same(t, log, logctx.Wrap(log), "wrapping twice is a no-op")
+
+	ctx := logctx.With(context.Background(), "request_id", "req-1")
+	inner := logctx.With(ctx, "team_id", "team_a", "task_id", "tsk_1")
+	log.InfoContext(inner, "transition", "to", "running")
+	log.InfoContext(ctx, "outer")
+	log.Info("no context")
+
+	var lines []map[string]any
+	for _, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(l, &m))
+		lines = append(lines, m)
+	}
+	require.Len(t, lines, 3)
+	assert.Equal(t, map[string]any{"function": "tasks", "request_id": "req-1", "team_id": "team_a", "task_id": "tsk_1", "to": "running"},
+		pick(lines[0], "function", "request_id", "team_id", "task_id", "to"))
+	assert.Equal(t, "req-1", lines[1]["request_id"])
+	assert.NotContains(t, lines[1], "task_id", "an inner context's attributes do not leak out")
+	assert.NotContains(t, lines[2], "request_id")
+}
+
+func pick(m map[string]any, keys ...string) map[string]any {
+	out := map[string]any{}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func TestBindCarriesTheAttributesOnce(t *testing.T) {
+	var buf bytes.Buffer
+	log := logctx.Wrap(slog.New(slog.NewJSONHandler(&buf, nil)))
+	ctx := logctx.With(context.Background(), "team_id", "team_a")
+	logctx.Bind(log, ctx).InfoContext(ctx, "bound")
+	assert.Equal(t, 1, bytes.Count(buf.Bytes(), []byte(`"team_id"`)), buf.String())
+}
