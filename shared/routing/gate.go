@@ -3,8 +3,9 @@ package routing
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
@@ -50,17 +51,6 @@ type Rating struct {
 	Rating int // 1–5
 	Query  string
 	At     time.Time
-	vec    *sparse
-}
-
-// vector is computed once per rating and kept: the gate function scores
-// many queries against the same cached ratings.
-func (r *Rating) vector() sparse {
-	if r.vec == nil {
-		v := toSparse(TermVector(r.Query))
-		r.vec = &v
-	}
-	return *r.vec
 }
 
 // Embedder turns texts into dense vectors. It is optional: with one, skill
@@ -120,75 +110,193 @@ func Overall(skill, perf, fit, load float64) float64 {
 	return round3(WeightSkill*skill + WeightPerformance*perf + WeightPersonality*fit + WeightLoad*load)
 }
 
+// ExplainedScores is how many of the best scores the expert-gate function
+// explains in full (ScoreTop). It is more than any strategy selects (MaxK,
+// MaxEnsemble) or discovery recommends, so every agent that may answer, and
+// the runners-up it is compared with, carry their reason; explaining every
+// agent of a large team would cost more than scoring it and bloat each
+// routing decision with sentences nobody reads.
+const ExplainedScores = 10
+
 // Score rates every indexed agent for text on the four signals and returns
-// the scores sorted best first (ties: skill match, then slug).
+// the scores sorted best first (ties: skill match, then slug), each
+// explained in full.
 func (ix *Index) Score(text string, sig Signals) []ExpertScore {
-	q := ix.prepare(text, sig.QueryEmbedding)
+	return ix.ScoreTop(text, sig, len(ix.agents))
+}
+
+// ScoreTop is Score with the Explanation written for the best explained
+// scores only: the others carry every signal, their matching skills and
+// their rank, and an empty Explanation. The scores are identical to
+// Score's.
+//
+// The work is in proportion to the postings of the query's terms (skill
+// match), the ratings (past performance, against term vectors cached in
+// the index), and one loop over flat per-agent slices (personality, load,
+// the sort key); the result is one allocation for the scores, one for all
+// matching-skill lists and one for all explanations, whatever the team's
+// size.
+func (ix *Index) ScoreTop(text string, sig Signals, explained int) []ExpertScore {
+	sc := ix.getScratch()
+	defer ix.putScratch(sc)
+	q := ix.prepare(text, sig.QueryEmbedding, sc)
 	style := StyleOf(text)
-	perf := ix.performance(q, sig)
-	out := make([]ExpertScore, 0, len(ix.agents))
-	for ai := range ix.agents {
-		a := &ix.agents[ai].agent
-		skill, hits := ix.agentSkills(q, ai)
-		s := ExpertScore{AgentSlug: a.Slug, AgentName: a.Name, Label: ix.agents[ai].label, MatchingSkills: []string{}}
-		for _, h := range hits {
-			s.MatchingSkills = append(s.MatchingSkills, h.Name)
-			s.Explicit = s.Explicit || h.Explicit
-			s.Override = s.Override || (h.Explicit && h.Override)
+	hits := ix.scoreSkills(&q, sc)
+	defer ix.clearSkills(sc)
+	ix.performance(&q, sig, sc)
+
+	n := len(ix.agents)
+	fits := ix.personalityFits(style)
+	for ai := range n {
+		skill := 0.0
+		if b := sc.best[ai]; b > 0 {
+			skill = round3(b)
 		}
-		s.SkillMatch = round3(skill)
-		p, ok := perf[a.Slug]
-		s.PastPerformance, s.RatedSimilar = NeutralPerformance, p.n
-		if ok && p.n > 0 {
-			s.PastPerformance = round3(p.sum / float64(p.n))
+		perf := NeutralPerformance
+		if k := sc.perfN[ai]; k > 0 {
+			perf = round3(sc.perf[ai] / float64(k))
 		}
-		s.PersonalityFit = round3(PersonalityFit(style, a.Personality))
-		l := sig.Loads[a.Slug]
-		s.LoadBalance = round3(LoadBalance(l))
-		s.Overall = Overall(s.SkillMatch, s.PastPerformance, s.PersonalityFit, s.LoadBalance)
-		s.Explanation = explain(s, l)
-		out = append(out, s)
+		load := 1.0 // an agent without load is idle: LoadBalance(Load{})
+		if l, ok := sig.Loads[ix.slugs[ai]]; ok {
+			load = round3(LoadBalance(l))
+		}
+		overall := Overall(skill, perf, fits[ai], load)
+		sc.skill[ai], sc.perf[ai], sc.load[ai], sc.overall[ai] = skill, perf, load, overall
+		sc.keys[ai] = (1000-milli(overall))<<radixBits | (1000 - milli(skill))
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Overall != out[j].Overall {
-			return out[i].Overall > out[j].Overall
+	order := ix.rank(sc)
+
+	out := make([]ExpertScore, n)
+	names := make([]string, hits)
+	explained = max(0, min(explained, n))
+	b := sc.explain[:0]
+	ends := sc.ends[:0]
+	for i, k := range order {
+		ai := int32(uint32(k))
+		s := &out[i]
+		s.AgentSlug, s.AgentName, s.Label = ix.slugs[ai], ix.names[ai], ix.labels[ai]
+		s.SkillMatch, s.PastPerformance, s.PersonalityFit, s.LoadBalance, s.Overall = sc.skill[ai], sc.perf[ai], fits[ai], sc.load[ai], sc.overall[ai]
+		s.RatedSimilar = int(sc.perfN[ai])
+		sc.perf[ai], sc.perfN[ai] = 0, 0
+		if f := sc.flags[ai]; f != 0 {
+			s.Explicit, s.Override = f&flagExplicit != 0, f&flagOverride != 0
 		}
-		if out[i].SkillMatch != out[j].SkillMatch {
-			return out[i].SkillMatch > out[j].SkillMatch
+		m := names[:0:0]
+		if sc.hits[ai] > 0 {
+			hit := ix.hitOrder(int(ai), sc)
+			m, names = names[:len(hit):len(hit)], names[len(hit):]
+			for j, di := range hit {
+				m[j] = ix.docs[di].name
+			}
 		}
-		return out[i].AgentSlug < out[j].AgentSlug
-	})
+		s.MatchingSkills = m
+		if i < explained {
+			b = appendExplanation(b, s, sig.Loads[s.AgentSlug])
+			ends = append(ends, len(b))
+		}
+	}
+	if explained > 0 {
+		all, from := string(b), 0
+		for i, end := range ends {
+			out[i].Explanation, from = all[from:end], end
+		}
+	}
+	sc.explain, sc.ends = b, ends
 	return out
 }
 
-type perfAcc struct {
-	sum float64
-	n   int
+// milli is a 0–1 score rounded by round3, in thousandths (0–1000).
+func milli(x float64) uint64 { return uint64(x*1000 + 0.5) }
+
+const (
+	// radixBits holds a score in thousandths (0–1000).
+	radixBits    = 10
+	radixBuckets = 1 << radixBits
+	// smallTeam: below it a comparison sort beats two counting passes over
+	// radixBuckets.
+	smallTeam = 64
+)
+
+// rank orders the agents best first: overall, then skill match (both in
+// sc.keys[ai] as (1000 − overall)<<radixBits | (1000 − skill), in
+// thousandths), then slug, then input order. It returns the order with
+// the agent in the low 32 bits of each element.
+func (ix *Index) rank(sc *scratch) []uint64 {
+	n := len(ix.agents)
+	keys, tmp := sc.keys[:n], sc.keys2[:n]
+	if n < smallTeam {
+		for ai, k := range keys {
+			tmp[ai] = k<<32 | uint64(ix.slugRank[ai])
+		}
+		slices.Sort(tmp)
+		for i, k := range tmp {
+			tmp[i] = k&^(1<<32-1) | uint64(ix.bySlugRank[uint32(k)])
+		}
+		return tmp
+	}
+	// Two stable counting passes, skill match then overall, over the
+	// agents taken in slug order: ties keep that order.
+	cnt := sc.counts
+	const mask = radixBuckets - 1
+	countingStarts(cnt, keys, 0)
+	for _, ai := range ix.bySlugRank {
+		k := keys[ai]
+		tmp[cnt[k&mask]] = k<<32 | uint64(ai)
+		cnt[k&mask]++
+	}
+	countingStarts(cnt, tmp, 32+radixBits)
+	for _, x := range tmp {
+		b := x >> (32 + radixBits)
+		keys[cnt[b]] = x
+		cnt[b]++
+	}
+	return keys
 }
 
-// performance averages the ratings (mapped 1–5 → 0–1) of similar queries in
-// the window, per agent.
-func (ix *Index) performance(q query, sig Signals) map[string]perfAcc {
-	out := map[string]perfAcc{}
-	if len(sig.Ratings) == 0 {
-		return out
+// countingStarts sets cnt[b] to the first place of bucket b, the buckets
+// being (k >> shift) & (radixBuckets − 1).
+func countingStarts(cnt []int32, keys []uint64, shift uint) {
+	clear(cnt)
+	for _, k := range keys {
+		cnt[(k>>shift)&(radixBuckets-1)]++
 	}
-	qv := toSparse(TermVector(q.text))
-	since := sig.Now.Add(-PerformanceWindow)
-	for i := range sig.Ratings {
-		r := &sig.Ratings[i]
-		if r.Rating < 1 || r.Rating > 5 || (!sig.Now.IsZero() && r.At.Before(since)) {
-			continue
-		}
-		if sparseCosine(qv, r.vector()) <= SimilarQuery {
-			continue
-		}
-		acc := out[r.Agent]
-		acc.sum += float64(r.Rating-1) / 4
-		acc.n++
-		out[r.Agent] = acc
+	sum := int32(0)
+	for b, c := range cnt {
+		cnt[b], sum = sum, sum+c
 	}
-	return out
+}
+
+// fitCache keeps every agent's personality fit, rounded, per message
+// style. A style's scales move in fixed steps (StyleOf), so a team's
+// messages fall into a few dozen styles and after the first of each the
+// personality signal is a lookup.
+type fitCache struct {
+	mu      sync.Mutex
+	byStyle map[Style][]float64
+}
+
+// FitStyles bounds the styles an index keeps personality fits for; past it
+// the cache starts afresh.
+const FitStyles = 256
+
+// personalityFits returns round3(PersonalityFit(st, agent)) for every
+// agent, in input order. The slice is shared: read only.
+func (ix *Index) personalityFits(st Style) []float64 {
+	c := &ix.fits
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.byStyle[st]; ok {
+		return f
+	}
+	if c.byStyle == nil || len(c.byStyle) >= FitStyles {
+		c.byStyle = map[Style][]float64{}
+	}
+	f := make([]float64, len(ix.agents))
+	for ai := range f {
+		f[ai] = round3(personalityFit(st, ix.formality[ai], ix.humor[ai], ix.techDepth[ai]))
+	}
+	c.byStyle[st] = f
+	return f
 }
 
 // LoadBalance is 1 for an idle agent and falls with active tasks (half the
@@ -200,11 +308,10 @@ func LoadBalance(l Load) float64 {
 	return clamp01(1 - (0.5*task + 0.3*conv + 0.2*lat))
 }
 
-// explain writes the one-line reason of a score. It is built with
-// strconv rather than fmt: the gate explains every agent of the team on
-// every message.
-func explain(s ExpertScore, l Load) string {
-	b := make([]byte, 0, 160)
+// appendExplanation writes the one-line reason of a score. It is built
+// with strconv rather than fmt, into one buffer for all the scores of a
+// query.
+func appendExplanation(b []byte, s *ExpertScore, l Load) []byte {
 	switch {
 	case s.SkillMatch >= 0.6:
 		b = append(b, "strong skill match ("...)
@@ -235,7 +342,7 @@ func explain(s ExpertScore, l Load) string {
 	b = append(b, " tasks, "...)
 	b = strconv.AppendInt(b, int64(l.ActiveConversations), 10)
 	b = append(b, " conversations)"...)
-	return string(b)
+	return b
 }
 
 func appendJoin(b []byte, list []string) []byte {

@@ -2,44 +2,83 @@ package routing
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/conclave-ai/conclave/shared/agents"
 )
 
-// Index is the TF-IDF index of a team's skills: one document per skill
-// (its name, description, keywords, domains and actions), IDF over the
-// team's skills. It is built once per set of agents and reused across
-// queries (the expert-gate function caches it by the agents' versions), so
-// scoring a query costs a few map lookups per skill.
+// Index is the ExpertGate's precomputed view of a team: the TF-IDF index of
+// its skills (one document per skill: its name, description, keywords,
+// domains and actions, IDF over the team's skills) as an inverted index
+// from term to the skills that use it, and every per-agent input of the
+// score as flat slices. It is built once per set of agents and reused
+// across queries (the expert-gate function caches it by the agents'
+// versions), so a query costs work in proportion to the postings of its
+// terms plus one tight loop over the agents for load, personality and
+// ranking, with no allocation per agent. An Index is safe for concurrent
+// use once built (and embedded, when Embed is used).
 type Index struct {
 	agents []indexedAgent
 	docs   []skillDoc
-	idf    map[string]float64
-	// embeddings of the skill documents, when an Embedder was used.
+
+	// The vocabulary (term → id), IDF by id, and the postings: the skills
+	// using term t are postings[postStart[t]:postStart[t+1]], in skill
+	// order.
+	terms     map[string]int32
+	idf       []float64
+	postStart []int32
+	postings  []posting
+
+	// Per agent, in input order: its skills are
+	// docs[docStart[a]:docStart[a+1]]; its slug, name and label; its
+	// personality on the three style scales.
+	docStart                    []int32
+	slugs, names, labels        []string
+	formality, humor, techDepth []float64
+	// Ranking breaks ties by slug, then input order: slugRank is an
+	// agent's place in that order, bySlugRank the agent at each place.
+	slugRank, bySlugRank []int32
+	// bySlug is the first agent with a slug, nextSameSlug the next one
+	// with the same slug (-1 at the end).
+	bySlug        map[string]int32
+	nextSameSlug  []int32
 	docEmbeddings [][]float64
+
+	ratings ratingCache
+	fits    fitCache
+	scratch sync.Pool
 }
 
 type indexedAgent struct {
 	agent agents.Agent
-	docs  []int
 	label string // the highest-priority skill's label
 }
 
 type skillDoc struct {
-	agent    int
-	name     string
-	label    string // "code review"
-	text     string
-	vec      Vector // tf-idf, with its norm
-	keywords map[string]bool
+	agent int32
+	name  string
+	label string // "code review"
+	text  string
+	norm  float64 // of the tf-idf vector
 	// requiresKeyword: the skill matches only when one of its keywords is in
 	// the query (agents.Skill.RequiresExplicitKeywords).
 	requiresKeyword bool
 	// override: an explicit keyword match beats staying with the current agent.
 	override bool
 	priority int
+	// namePriority is the priority of the agent's first skill with this
+	// name: equal-scoring hits have always been ordered by it.
+	namePriority int
+}
+
+// posting is one skill using a term: the term's tf-idf weight in the skill
+// and whether the term is one of the skill's keywords.
+type posting struct {
+	doc     int32
+	keyword bool
+	w       float64
 }
 
 // userFacing reports whether a skill may be chosen for a user's message in
@@ -51,46 +90,123 @@ func userFacing(s agents.Skill) bool {
 // BuildIndex indexes the user-facing skills of the given agents (the caller
 // passes the active ones).
 func BuildIndex(list []agents.Agent) *Index {
-	ix := &Index{idf: map[string]float64{}}
-	df := map[string]int{}
+	ix := &Index{terms: map[string]int32{}, bySlug: map[string]int32{}}
+	// Each skill's terms (first-occurrence order), counts and keyword flags,
+	// kept until the IDF is known.
+	type docTerms struct {
+		ids []int32
+		tf  []float64
+		kw  []bool
+	}
+	var dts []docTerms
+	var df []int32
 	for ai, a := range list {
 		ia := indexedAgent{agent: a}
-		best := 0
+		ix.docStart = append(ix.docStart, int32(len(ix.docs)))
+		best, first := 0, len(ix.docs)
 		for _, s := range a.Skills {
 			if !userFacing(s) {
 				continue
 			}
 			text := strings.Join([]string{strings.ReplaceAll(s.Name, "-", " "), s.Description,
 				strings.Join(s.Keywords, " "), strings.Join(s.Domains, " "), strings.Join(s.Actions, " ")}, " ")
-			d := skillDoc{agent: ai, name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), text: text, vec: TermVector(text),
-				keywords: map[string]bool{}, requiresKeyword: s.RequiresExplicitKeywords, override: s.OverrideContinuity, priority: s.Priority}
-			for _, k := range s.Keywords {
-				for _, t := range Tokens(k) {
-					d.keywords[t] = true
+			d := skillDoc{agent: int32(ai), name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), text: text,
+				requiresKeyword: s.RequiresExplicitKeywords, override: s.OverrideContinuity, priority: s.Priority, namePriority: s.Priority}
+			for _, o := range ix.docs[first:] {
+				if o.name == s.Name {
+					d.namePriority = o.priority
+					break
 				}
 			}
-			for t := range d.vec.W {
-				df[t]++
+			var dt docTerms
+			pos := map[int32]int{}
+			for _, t := range Tokens(text) {
+				id, ok := ix.terms[t]
+				if !ok {
+					id = int32(len(df))
+					ix.terms[t] = id
+					df = append(df, 0)
+				}
+				if p, ok := pos[id]; ok {
+					dt.tf[p]++
+					continue
+				}
+				pos[id] = len(dt.ids)
+				dt.ids = append(dt.ids, id)
+				dt.tf = append(dt.tf, 1)
+				dt.kw = append(dt.kw, false)
+				df[id]++
 			}
-			if len(ia.docs) == 0 || d.priority > best {
+			// A keyword's tokens are always among the skill's terms (the
+			// keywords are part of its text).
+			for _, k := range s.Keywords {
+				for _, t := range Tokens(k) {
+					if p, ok := pos[ix.terms[t]]; ok {
+						dt.kw[p] = true
+					}
+				}
+			}
+			if len(ix.docs) == first || d.priority > best {
 				ia.label, best = d.label, d.priority
 			}
-			ia.docs = append(ia.docs, len(ix.docs))
 			ix.docs = append(ix.docs, d)
+			dts = append(dts, dt)
 		}
 		ix.agents = append(ix.agents, ia)
+		ix.slugs = append(ix.slugs, a.Slug)
+		ix.names = append(ix.names, a.Name)
+		ix.labels = append(ix.labels, ia.label)
+		p := a.Personality
+		ix.formality = append(ix.formality, p.Formality)
+		ix.humor = append(ix.humor, p.Humor)
+		ix.techDepth = append(ix.techDepth, p.TechnicalDepth)
+		if _, ok := ix.bySlug[a.Slug]; !ok {
+			ix.bySlug[a.Slug] = int32(ai)
+		}
 	}
+	ix.docStart = append(ix.docStart, int32(len(ix.docs)))
+
 	n := float64(len(ix.docs))
+	ix.idf = make([]float64, len(df))
+	ix.postStart = make([]int32, len(df)+1)
 	for t, c := range df {
 		ix.idf[t] = math.Log(1 + n/float64(c))
+		ix.postStart[t+1] = ix.postStart[t] + c
 	}
-	for i := range ix.docs {
-		v := &ix.docs[i].vec
-		for t, tf := range v.W {
-			v.W[t] = tf * ix.idf[t]
+	ix.postings = make([]posting, ix.postStart[len(df)])
+	next := slices.Clone(ix.postStart[:len(df)])
+	for di, dt := range dts {
+		sum := 0.0
+		for k, t := range dt.ids {
+			w := dt.tf[k] * ix.idf[t]
+			sum += w * w
+			ix.postings[next[t]] = posting{doc: int32(di), keyword: dt.kw[k], w: w}
+			next[t]++
 		}
-		v.norm()
+		ix.docs[di].norm = math.Sqrt(sum)
 	}
+
+	// Ranking breaks ties by slug, then input order: the place of each
+	// agent in that order is its last sort key.
+	ix.bySlugRank = make([]int32, len(list))
+	for i := range ix.bySlugRank {
+		ix.bySlugRank[i] = int32(i)
+	}
+	slices.SortStableFunc(ix.bySlugRank, func(a, b int32) int { return strings.Compare(list[a].Slug, list[b].Slug) })
+	ix.slugRank = make([]int32, len(list))
+	for r, ai := range ix.bySlugRank {
+		ix.slugRank[ai] = int32(r)
+	}
+	ix.nextSameSlug = make([]int32, len(list))
+	for i := range ix.nextSameSlug {
+		ix.nextSameSlug[i] = -1
+	}
+	for r := 1; r < len(ix.bySlugRank); r++ {
+		if prev, ai := ix.bySlugRank[r-1], ix.bySlugRank[r]; list[prev].Slug == list[ai].Slug {
+			ix.nextSameSlug[prev] = ai
+		}
+	}
+	ix.scratch.New = func() any { return newScratch(ix) }
 	return ix
 }
 
@@ -103,67 +219,186 @@ func (ix *Index) Agents() []agents.Agent {
 	return out
 }
 
+// scratch is the per-query working memory, sized to the index and reused
+// through a pool: every slice is all zeros between queries (each query
+// clears what it touched).
+type scratch struct {
+	// per term: the query's place of it, plus one (0: not in the query)
+	termPos []int32
+	// per skill
+	dot, covered, docScore []float64
+	explicit               []bool
+	touched                []int32
+	// per agent
+	best, skill, perf, load, overall []float64
+	hits, perfN                      []int32
+	flags                            []uint8
+	keys, keys2                      []uint64
+	counts                           []int32
+	// per query
+	qTerms   []int32
+	qWeights []float64
+	sorted   []string
+	explain  []byte
+	ends     []int
+	order    []int32
+}
+
+const (
+	flagExplicit = 1 << iota
+	flagOverride
+)
+
+func newScratch(ix *Index) *scratch {
+	nd, na := len(ix.docs), len(ix.agents)
+	return &scratch{
+		termPos: make([]int32, len(ix.idf)),
+		dot:     make([]float64, nd), covered: make([]float64, nd), docScore: make([]float64, nd), explicit: make([]bool, nd),
+		best: make([]float64, na), skill: make([]float64, na), perf: make([]float64, na), load: make([]float64, na), overall: make([]float64, na),
+		hits: make([]int32, na), perfN: make([]int32, na), flags: make([]uint8, na), keys: make([]uint64, na), keys2: make([]uint64, na),
+		counts: make([]int32, radixBuckets),
+	}
+}
+
+func (ix *Index) getScratch() *scratch  { return ix.scratch.Get().(*scratch) }
+func (ix *Index) putScratch(s *scratch) { ix.scratch.Put(s) }
+
 // query is a message prepared for scoring against the index.
 type query struct {
-	text  string
-	terms Vector // tf-idf over known terms
-	known float64
-	// tokens present in the message, for keyword gating.
-	tokens    map[string]bool
+	text   string
+	tokens []string // every content word, in order (Tokens)
+	// The distinct known terms (first-occurrence order) and their tf-idf
+	// weights; known is the sum of their IDFs, norm the weights' norm.
+	terms     []int32
+	weights   []float64
+	known     float64
+	norm      float64
 	embedding []float64
 }
 
-func (ix *Index) prepare(text string, embedding []float64) query {
-	q := query{text: text, terms: Vector{W: map[string]float64{}}, tokens: map[string]bool{}, embedding: embedding}
-	for _, t := range Tokens(text) {
-		q.tokens[t] = true
-		if idf, ok := ix.idf[t]; ok {
-			if q.terms.W[t] == 0 {
-				q.known += idf
-			}
-			q.terms.W[t] += idf
+func (ix *Index) prepare(text string, embedding []float64, sc *scratch) query {
+	q := query{text: text, tokens: Tokens(text), embedding: embedding, terms: sc.qTerms[:0], weights: sc.qWeights[:0]}
+	for _, t := range q.tokens {
+		id, ok := ix.terms[t]
+		if !ok {
+			continue
 		}
+		idf := ix.idf[id]
+		if p := sc.termPos[id]; p > 0 {
+			q.weights[p-1] += idf
+			continue
+		}
+		q.known += idf
+		q.terms = append(q.terms, id)
+		q.weights = append(q.weights, idf)
+		sc.termPos[id] = int32(len(q.terms))
 	}
-	q.terms.norm()
+	sum := 0.0
+	for i, t := range q.terms {
+		sum += q.weights[i] * q.weights[i]
+		sc.termPos[t] = 0
+	}
+	q.norm = math.Sqrt(sum)
+	sc.qTerms, sc.qWeights = q.terms, q.weights
 	return q
 }
 
-// SkillMatch of one skill document: 0.6 × the share of the query's known
-// terms (IDF-weighted) the skill covers + 0.4 × the TF-IDF cosine. Coverage
+// scoreSkills computes the SkillMatch of every skill sharing a term with
+// the query (sc.docScore; every other skill scores 0) by walking the
+// postings of the query's terms, and each agent's best skill and number
+// of hits (sc.best, sc.hits, sc.flags). It returns the total number of
+// hits.
+//
+// A skill's SkillMatch is 0.6 × the share of the query's known terms
+// (IDF-weighted) the skill covers + 0.4 × the TF-IDF cosine. Coverage
 // rewards a short question that names the skill ("review my code") that a
 // cosine against a long description would under-rate; words no skill of the
 // team uses are left out, so an off-topic question scores 0 everywhere.
-func (ix *Index) docScore(q query, di int) float64 {
-	d := &ix.docs[di]
-	if q.known == 0 {
-		return 0
-	}
-	if d.requiresKeyword && !hasAny(q.tokens, d.keywords) {
-		return 0
-	}
-	covered := 0.0
-	for t := range q.terms.W {
-		if d.vec.W[t] > 0 {
-			covered += ix.idf[t]
+func (ix *Index) scoreSkills(q *query, sc *scratch) int {
+	for i, t := range q.terms {
+		w, idf := q.weights[i], ix.idf[t]
+		for _, p := range ix.postings[ix.postStart[t]:ix.postStart[t+1]] {
+			if sc.covered[p.doc] == 0 {
+				sc.touched = append(sc.touched, p.doc)
+			}
+			sc.dot[p.doc] += w * p.w
+			sc.covered[p.doc] += idf
+			if p.keyword {
+				sc.explicit[p.doc] = true
+			}
 		}
 	}
-	if covered == 0 {
-		return 0
+	total := 0
+	embed := q.embedding != nil && ix.docEmbeddings != nil
+	for _, di := range sc.touched {
+		d := &ix.docs[di]
+		if d.requiresKeyword && !sc.explicit[di] {
+			continue
+		}
+		cos := 0.0
+		if q.norm != 0 && d.norm != 0 {
+			cos = clamp01(sc.dot[di] / (q.norm * d.norm))
+		}
+		s := 0.6*sc.covered[di]/q.known + 0.4*cos
+		if embed {
+			s = 0.5*s + 0.5*denseCosine(q.embedding, ix.docEmbeddings[di])
+		}
+		s = clamp01(s)
+		if s <= 0 {
+			continue
+		}
+		sc.docScore[di] = s
+		total++
+		a := d.agent
+		sc.hits[a]++
+		if s > sc.best[a] {
+			sc.best[a] = s
+		}
+		if sc.explicit[di] {
+			sc.flags[a] |= flagExplicit
+			if d.override {
+				sc.flags[a] |= flagOverride
+			}
+		}
 	}
-	s := 0.6*covered/q.known + 0.4*Cosine(q.terms, d.vec)
-	if q.embedding != nil && ix.docEmbeddings != nil {
-		s = 0.5*s + 0.5*denseCosine(q.embedding, ix.docEmbeddings[di])
-	}
-	return clamp01(s)
+	return total
 }
 
-func hasAny(set map[string]bool, want map[string]bool) bool {
-	for t := range want {
-		if set[t] {
-			return true
+// clearSkills returns the skill and agent slices scoreSkills wrote to
+// zero.
+func (ix *Index) clearSkills(sc *scratch) {
+	for _, di := range sc.touched {
+		sc.dot[di], sc.covered[di], sc.docScore[di], sc.explicit[di] = 0, 0, 0, false
+		a := ix.docs[di].agent
+		sc.best[a], sc.hits[a], sc.flags[a] = 0, 0, 0
+	}
+	sc.touched = sc.touched[:0]
+}
+
+// hitOrder puts agent ai's matching skills in sc.order, best first
+// (priority breaks ties, then skill order).
+func (ix *Index) hitOrder(ai int, sc *scratch) []int32 {
+	o := sc.order[:0]
+	for di := ix.docStart[ai]; di < ix.docStart[ai+1]; di++ {
+		if sc.docScore[di] > 0 {
+			o = append(o, di)
 		}
 	}
-	return false
+	// Insertion sort: stable, and an agent has a handful of skills.
+	for i := 1; i < len(o); i++ {
+		for j := i; j > 0 && ix.hitBefore(o[j], o[j-1], sc); j-- {
+			o[j], o[j-1] = o[j-1], o[j]
+		}
+	}
+	sc.order = o
+	return o
+}
+
+func (ix *Index) hitBefore(a, b int32, sc *scratch) bool {
+	if sa, sb := sc.docScore[a], sc.docScore[b]; sa != sb {
+		return sa > sb
+	}
+	return ix.docs[a].namePriority > ix.docs[b].namePriority
 }
 
 // SkillHit is one skill of an agent that matched a query.
@@ -176,49 +411,22 @@ type SkillHit struct {
 	Override bool
 }
 
-// agentSkills scores every skill of agent ai; hits are sorted best first
-// (priority breaks ties), and the agent's skill match is the best hit.
-func (ix *Index) agentSkills(q query, ai int) (float64, []SkillHit) {
+// agentSkills returns agent ai's matching skills, best first, and its
+// skill match (the best hit), after scoreSkills.
+func (ix *Index) agentSkills(ai int, sc *scratch) (float64, []SkillHit) {
 	var hits []SkillHit
-	best := 0.0
-	for _, di := range ix.agents[ai].docs {
-		s := ix.docScore(q, di)
-		if s <= 0 {
-			continue
-		}
+	for _, di := range ix.hitOrder(ai, sc) {
 		d := &ix.docs[di]
-		hits = append(hits, SkillHit{Name: d.name, Label: d.label, Score: s, Explicit: hasAny(q.tokens, d.keywords), Override: d.override})
-		if s > best {
-			best = s
-		}
+		hits = append(hits, SkillHit{Name: d.name, Label: d.label, Score: sc.docScore[di], Explicit: sc.explicit[di], Override: d.override})
 	}
-	if len(hits) > 1 {
-		sort.SliceStable(hits, func(i, j int) bool {
-			if hits[i].Score != hits[j].Score {
-				return hits[i].Score > hits[j].Score
-			}
-			return ix.priority(ai, hits[i].Name) > ix.priority(ai, hits[j].Name)
-		})
-	}
-	return best, hits
-}
-
-func (ix *Index) priority(ai int, name string) int {
-	for _, di := range ix.agents[ai].docs {
-		if ix.docs[di].name == name {
-			return ix.docs[di].priority
-		}
-	}
-	return 0
+	return sc.best[ai], hits
 }
 
 // PrimaryLabel is the label of an agent's highest-priority user-facing
 // skill ("code review"), used in attributions.
 func (ix *Index) PrimaryLabel(slug string) string {
-	for _, a := range ix.agents {
-		if a.agent.Slug == slug {
-			return a.label
-		}
+	if ai, ok := ix.bySlug[slug]; ok {
+		return ix.agents[ai].label
 	}
 	return ""
 }

@@ -430,7 +430,12 @@ func syntheticTeam(n int) []agents.Agent {
 	return out
 }
 
-func benchmarkGate(b *testing.B, n int) {
+// benchmarkGate scores the query of shared/routing/testdata/seed_gate.py
+// against the same synthetic team, loads and 200 ratings, as the
+// expert-gate function does: every agent scored and ranked, the best
+// routing.ExplainedScores explained (explained < 0: all of them, as Score
+// does).
+func benchmarkGate(b *testing.B, n, explained int) {
 	team := syntheticTeam(n)
 	ix := routing.BuildIndex(team)
 	now := time.Now()
@@ -446,7 +451,13 @@ func benchmarkGate(b *testing.B, n int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s := ix.Score(q, routing.Signals{Loads: loads, Ratings: ratings, Now: now})
+		sig := routing.Signals{Loads: loads, Ratings: ratings, Now: now}
+		var s []routing.ExpertScore
+		if explained < 0 {
+			s = ix.Score(q, sig)
+		} else {
+			s = ix.ScoreTop(q, sig, explained)
+		}
 		if len(s) != n {
 			b.Fatal(len(s))
 		}
@@ -455,10 +466,16 @@ func benchmarkGate(b *testing.B, n int) {
 }
 
 // BenchmarkGateScore is the ExpertGate's in-process scoring of one query
-// (four signals, 200 ratings, complexity) on a built index.
-func BenchmarkGateScore10(b *testing.B)   { benchmarkGate(b, 10) }
-func BenchmarkGateScore100(b *testing.B)  { benchmarkGate(b, 100) }
-func BenchmarkGateScore1000(b *testing.B) { benchmarkGate(b, 1000) }
+// (four signals, 200 ratings, complexity) on a built index, as the
+// expert-gate function runs it. shared/routing/testdata/compare.sh runs
+// these beside seed_gate.py.
+func BenchmarkGateScore10(b *testing.B)   { benchmarkGate(b, 10, routing.ExplainedScores) }
+func BenchmarkGateScore100(b *testing.B)  { benchmarkGate(b, 100, routing.ExplainedScores) }
+func BenchmarkGateScore1000(b *testing.B) { benchmarkGate(b, 1000, routing.ExplainedScores) }
+
+// BenchmarkGateExplainAll1000 is Score, which explains every agent: the
+// cost the explanation limit saves on a large team.
+func BenchmarkGateExplainAll1000(b *testing.B) { benchmarkGate(b, 1000, -1) }
 
 // BenchmarkBuildIndex100 is the cost of indexing a team of 100 agents (paid
 // once per change of the team's agents; the gate caches the index).

@@ -99,7 +99,12 @@ func StyleOf(text string) Style {
 // style and the agent's personality; technical depth weighs most because a
 // mismatch there makes the answer too shallow or too dense.
 func PersonalityFit(s Style, p agents.Personality) float64 {
-	d := 0.3*abs(s.Formality-p.Formality) + 0.2*abs(s.Humor-p.Humor) + 0.5*abs(s.TechnicalDepth-p.TechnicalDepth)
+	return personalityFit(s, p.Formality, p.Humor, p.TechnicalDepth)
+}
+
+// personalityFit is PersonalityFit on the index's flat personality slices.
+func personalityFit(s Style, formality, humor, depth float64) float64 {
+	d := 0.3*abs(s.Formality-formality) + 0.2*abs(s.Humor-humor) + 0.5*abs(s.TechnicalDepth-depth)
 	return clamp01(1 - d)
 }
 

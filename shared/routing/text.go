@@ -8,7 +8,6 @@ package routing
 
 import (
 	"math"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -126,45 +125,3 @@ func clamp01(x float64) float64 {
 
 // round3 keeps scores readable in logs and responses.
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
-
-// sparse is a term vector as parallel slices sorted by term: cosine of two
-// is a merge walk without hashing, which is what makes comparing a query
-// with hundreds of rated queries cheap.
-type sparse struct {
-	terms []string
-	w     []float64
-	norm  float64
-}
-
-func toSparse(v Vector) sparse {
-	s := sparse{terms: make([]string, 0, len(v.W)), norm: v.Norm}
-	for t := range v.W {
-		s.terms = append(s.terms, t)
-	}
-	sort.Strings(s.terms)
-	s.w = make([]float64, len(s.terms))
-	for i, t := range s.terms {
-		s.w[i] = v.W[t]
-	}
-	return s
-}
-
-func sparseCosine(a, b sparse) float64 {
-	if a.norm == 0 || b.norm == 0 {
-		return 0
-	}
-	dot := 0.0
-	for i, j := 0, 0; i < len(a.terms) && j < len(b.terms); {
-		switch {
-		case a.terms[i] == b.terms[j]:
-			dot += a.w[i] * b.w[j]
-			i++
-			j++
-		case a.terms[i] < b.terms[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return clamp01(dot / (a.norm * b.norm))
-}
