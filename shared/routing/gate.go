@@ -3,9 +3,7 @@ package routing
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
@@ -107,7 +105,12 @@ type ExpertScore struct {
 
 // Overall is the weighted sum of the four signals.
 func Overall(skill, perf, fit, load float64) float64 {
-	return round3(WeightSkill*skill + WeightPerformance*perf + WeightPersonality*fit + WeightLoad*load)
+	return round3(weighted(skill, perf, fit, load))
+}
+
+// weighted is Overall before rounding (Rank rounds it without dividing).
+func weighted(skill, perf, fit, load float64) float64 {
+	return WeightSkill*skill + WeightPerformance*perf + WeightPersonality*fit + WeightLoad*load
 }
 
 // ExplainedScores is how many of the best scores the expert-gate function
@@ -122,191 +125,47 @@ const ExplainedScores = 10
 // the scores sorted best first (ties: skill match, then slug), each
 // explained in full.
 func (ix *Index) Score(text string, sig Signals) []ExpertScore {
-	return ix.ScoreTop(text, sig, len(ix.agents))
+	return ix.Rank(text, sig).Scores(len(ix.agents))
 }
 
 // ScoreTop is Score with the Explanation written for the best explained
-// scores only: the others carry every signal, their matching skills and
-// their rank, and an empty Explanation. The scores are identical to
-// Score's.
-//
-// The work is in proportion to the postings of the query's terms (skill
-// match), the ratings (past performance, against term vectors cached in
-// the index), and one loop over flat per-agent slices (personality, load,
-// the sort key); the result is one allocation for the scores, one for all
-// matching-skill lists and one for all explanations, whatever the team's
-// size.
+// scores only: the others carry every signal and their matching skills,
+// and an empty Explanation. The scores are identical to Score's.
 func (ix *Index) ScoreTop(text string, sig Signals, explained int) []ExpertScore {
-	sc := ix.getScratch()
-	defer ix.putScratch(sc)
-	q := ix.prepare(text, sig.QueryEmbedding, sc)
-	style := StyleOf(text)
-	hits := ix.scoreSkills(&q, sc)
-	defer ix.clearSkills(sc)
-	ix.performance(&q, sig, sc)
-
-	n := len(ix.agents)
-	fits := ix.personalityFits(style)
-	for ai := range n {
-		skill := 0.0
-		if b := sc.best[ai]; b > 0 {
-			skill = round3(b)
-		}
-		perf := NeutralPerformance
-		if k := sc.perfN[ai]; k > 0 {
-			perf = round3(sc.perf[ai] / float64(k))
-		}
-		load := 1.0 // an agent without load is idle: LoadBalance(Load{})
-		if l, ok := sig.Loads[ix.slugs[ai]]; ok {
-			load = round3(LoadBalance(l))
-		}
-		overall := Overall(skill, perf, fits[ai], load)
-		sc.skill[ai], sc.perf[ai], sc.load[ai], sc.overall[ai] = skill, perf, load, overall
-		sc.keys[ai] = (1000-milli(overall))<<radixBits | (1000 - milli(skill))
-	}
-	order := ix.rank(sc)
-
-	out := make([]ExpertScore, n)
-	names := make([]string, hits)
-	explained = max(0, min(explained, n))
-	b := sc.explain[:0]
-	ends := sc.ends[:0]
-	for i, k := range order {
-		ai := int32(uint32(k))
-		s := &out[i]
-		s.AgentSlug, s.AgentName, s.Label = ix.slugs[ai], ix.names[ai], ix.labels[ai]
-		s.SkillMatch, s.PastPerformance, s.PersonalityFit, s.LoadBalance, s.Overall = sc.skill[ai], sc.perf[ai], fits[ai], sc.load[ai], sc.overall[ai]
-		s.RatedSimilar = int(sc.perfN[ai])
-		sc.perf[ai], sc.perfN[ai] = 0, 0
-		if f := sc.flags[ai]; f != 0 {
-			s.Explicit, s.Override = f&flagExplicit != 0, f&flagOverride != 0
-		}
-		m := names[:0:0]
-		if sc.hits[ai] > 0 {
-			hit := ix.hitOrder(int(ai), sc)
-			m, names = names[:len(hit):len(hit)], names[len(hit):]
-			for j, di := range hit {
-				m[j] = ix.docs[di].name
-			}
-		}
-		s.MatchingSkills = m
-		if i < explained {
-			b = appendExplanation(b, s, sig.Loads[s.AgentSlug])
-			ends = append(ends, len(b))
-		}
-	}
-	if explained > 0 {
-		all, from := string(b), 0
-		for i, end := range ends {
-			out[i].Explanation, from = all[from:end], end
-		}
-	}
-	sc.explain, sc.ends = b, ends
-	return out
-}
-
-// milli is a 0–1 score rounded by round3, in thousandths (0–1000).
-func milli(x float64) uint64 { return uint64(x*1000 + 0.5) }
-
-const (
-	// radixBits holds a score in thousandths (0–1000).
-	radixBits    = 10
-	radixBuckets = 1 << radixBits
-	// smallTeam: below it a comparison sort beats two counting passes over
-	// radixBuckets.
-	smallTeam = 64
-)
-
-// rank orders the agents best first: overall, then skill match (both in
-// sc.keys[ai] as (1000 − overall)<<radixBits | (1000 − skill), in
-// thousandths), then slug, then input order. It returns the order with
-// the agent in the low 32 bits of each element.
-func (ix *Index) rank(sc *scratch) []uint64 {
-	n := len(ix.agents)
-	keys, tmp := sc.keys[:n], sc.keys2[:n]
-	if n < smallTeam {
-		for ai, k := range keys {
-			tmp[ai] = k<<32 | uint64(ix.slugRank[ai])
-		}
-		slices.Sort(tmp)
-		for i, k := range tmp {
-			tmp[i] = k&^(1<<32-1) | uint64(ix.bySlugRank[uint32(k)])
-		}
-		return tmp
-	}
-	// Two stable counting passes, skill match then overall, over the
-	// agents taken in slug order: ties keep that order.
-	cnt := sc.counts
-	const mask = radixBuckets - 1
-	countingStarts(cnt, keys, 0)
-	for _, ai := range ix.bySlugRank {
-		k := keys[ai]
-		tmp[cnt[k&mask]] = k<<32 | uint64(ai)
-		cnt[k&mask]++
-	}
-	countingStarts(cnt, tmp, 32+radixBits)
-	for _, x := range tmp {
-		b := x >> (32 + radixBits)
-		keys[cnt[b]] = x
-		cnt[b]++
-	}
-	return keys
-}
-
-// countingStarts sets cnt[b] to the first place of bucket b, the buckets
-// being (k >> shift) & (radixBuckets − 1).
-func countingStarts(cnt []int32, keys []uint64, shift uint) {
-	clear(cnt)
-	for _, k := range keys {
-		cnt[(k>>shift)&(radixBuckets-1)]++
-	}
-	sum := int32(0)
-	for b, c := range cnt {
-		cnt[b], sum = sum, sum+c
-	}
-}
-
-// fitCache keeps every agent's personality fit, rounded, per message
-// style. A style's scales move in fixed steps (StyleOf), so a team's
-// messages fall into a few dozen styles and after the first of each the
-// personality signal is a lookup.
-type fitCache struct {
-	mu      sync.Mutex
-	byStyle map[Style][]float64
-}
-
-// FitStyles bounds the styles an index keeps personality fits for; past it
-// the cache starts afresh.
-const FitStyles = 256
-
-// personalityFits returns round3(PersonalityFit(st, agent)) for every
-// agent, in input order. The slice is shared: read only.
-func (ix *Index) personalityFits(st Style) []float64 {
-	c := &ix.fits
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f, ok := c.byStyle[st]; ok {
-		return f
-	}
-	if c.byStyle == nil || len(c.byStyle) >= FitStyles {
-		c.byStyle = map[Style][]float64{}
-	}
-	f := make([]float64, len(ix.agents))
-	for ai := range f {
-		f[ai] = round3(personalityFit(st, ix.formality[ai], ix.humor[ai], ix.techDepth[ai]))
-	}
-	c.byStyle[st] = f
-	return f
+	return ix.Rank(text, sig).Scores(explained)
 }
 
 // LoadBalance is 1 for an idle agent and falls with active tasks (half the
 // weight), open conversations (0.3) and recent reply latency (0.2).
 func LoadBalance(l Load) float64 {
-	task := min(1, float64(l.ActiveTasks)/TaskCapacity)
-	conv := min(1, float64(l.ActiveConversations)/ConversationCapacity)
-	lat := min(1, l.LatencyMS/SlowLatencyMS)
+	task := share(l.ActiveTasks, TaskCapacity, taskShares[:])
+	conv := share(l.ActiveConversations, ConversationCapacity, conversationShares[:])
+	lat := 0.0
+	if l.LatencyMS != 0 {
+		lat = min(1, l.LatencyMS/SlowLatencyMS)
+	}
 	return clamp01(1 - (0.5*task + 0.3*conv + 0.2*lat))
 }
+
+// share is min(1, n/capacity), from a table for the counts up to the
+// capacity (the gate computes it for every agent of the team on every
+// message).
+func share(n, capacity int, table []float64) float64 {
+	if n >= 0 && n <= capacity {
+		return table[n]
+	}
+	return min(1, float64(n)/float64(capacity))
+}
+
+var taskShares, conversationShares = func() (t [TaskCapacity + 1]float64, c [ConversationCapacity + 1]float64) {
+	for n := range t {
+		t[n] = float64(n) / TaskCapacity
+	}
+	for n := range c {
+		c[n] = float64(n) / ConversationCapacity
+	}
+	return t, c
+}()
 
 // appendExplanation writes the one-line reason of a score. It is built
 // with strconv rather than fmt, into one buffer for all the scores of a

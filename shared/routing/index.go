@@ -30,6 +30,10 @@ type Index struct {
 	idf       []float64
 	postStart []int32
 	postings  []posting
+	// Per skill, what a query reads: its norm, agent and flags.
+	docNorm  []float64
+	docAgent []int32
+	docFlags []uint8
 
 	// Per agent, in input order: its skills are
 	// docs[docStart[a]:docStart[a+1]]; its slug, name and label; its
@@ -57,21 +61,24 @@ type indexedAgent struct {
 }
 
 type skillDoc struct {
-	agent int32
-	name  string
-	label string // "code review"
-	text  string
-	norm  float64 // of the tf-idf vector
-	// requiresKeyword: the skill matches only when one of its keywords is in
-	// the query (agents.Skill.RequiresExplicitKeywords).
-	requiresKeyword bool
-	// override: an explicit keyword match beats staying with the current agent.
-	override bool
+	name     string
+	label    string // "code review"
+	text     string
 	priority int
 	// namePriority is the priority of the agent's first skill with this
 	// name: equal-scoring hits have always been ordered by it.
 	namePriority int
 }
+
+// Skill flags (Index.docFlags).
+const (
+	// docRequiresKeyword: the skill matches only when one of its keywords
+	// is in the query (agents.Skill.RequiresExplicitKeywords).
+	docRequiresKeyword = 1 << iota
+	// docOverride: an explicit keyword match beats staying with the
+	// current agent (agents.Skill.OverrideContinuity).
+	docOverride
+)
 
 // posting is one skill using a term: the term's tf-idf weight in the skill
 // and whether the term is one of the skill's keywords.
@@ -110,8 +117,14 @@ func BuildIndex(list []agents.Agent) *Index {
 			}
 			text := strings.Join([]string{strings.ReplaceAll(s.Name, "-", " "), s.Description,
 				strings.Join(s.Keywords, " "), strings.Join(s.Domains, " "), strings.Join(s.Actions, " ")}, " ")
-			d := skillDoc{agent: int32(ai), name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), text: text,
-				requiresKeyword: s.RequiresExplicitKeywords, override: s.OverrideContinuity, priority: s.Priority, namePriority: s.Priority}
+			d := skillDoc{name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), text: text, priority: s.Priority, namePriority: s.Priority}
+			var flags uint8
+			if s.RequiresExplicitKeywords {
+				flags |= docRequiresKeyword
+			}
+			if s.OverrideContinuity {
+				flags |= docOverride
+			}
 			for _, o := range ix.docs[first:] {
 				if o.name == s.Name {
 					d.namePriority = o.priority
@@ -150,6 +163,8 @@ func BuildIndex(list []agents.Agent) *Index {
 				ia.label, best = d.label, d.priority
 			}
 			ix.docs = append(ix.docs, d)
+			ix.docAgent = append(ix.docAgent, int32(ai))
+			ix.docFlags = append(ix.docFlags, flags)
 			dts = append(dts, dt)
 		}
 		ix.agents = append(ix.agents, ia)
@@ -175,6 +190,7 @@ func BuildIndex(list []agents.Agent) *Index {
 	}
 	ix.postings = make([]posting, ix.postStart[len(df)])
 	next := slices.Clone(ix.postStart[:len(df)])
+	ix.docNorm = make([]float64, len(dts))
 	for di, dt := range dts {
 		sum := 0.0
 		for k, t := range dt.ids {
@@ -183,7 +199,7 @@ func BuildIndex(list []agents.Agent) *Index {
 			ix.postings[next[t]] = posting{doc: int32(di), keyword: dt.kw[k], w: w}
 			next[t]++
 		}
-		ix.docs[di].norm = math.Sqrt(sum)
+		ix.docNorm[di] = math.Sqrt(sum)
 	}
 
 	// Ranking breaks ties by slug, then input order: the place of each
@@ -229,18 +245,19 @@ type scratch struct {
 	dot, covered, docScore []float64
 	explicit               []bool
 	touched                []int32
-	// per agent
-	best, skill, perf, load, overall []float64
-	hits, perfN                      []int32
-	flags                            []uint8
-	keys, keys2                      []uint64
-	counts                           []int32
+	// per agent: best skill match, past performance (sum and count),
+	// flags, load; the four rounded signals in thousandths, packed (see
+	// Rank); the sort keys, the radix sort's buffer and buckets.
+	best, perf           []float64
+	perfN                []int32
+	flags                []uint8
+	loads                []Load
+	signals, keys, keys2 []uint64
+	counts               []int32
 	// per query
 	qTerms   []int32
 	qWeights []float64
 	sorted   []string
-	explain  []byte
-	ends     []int
 	order    []int32
 }
 
@@ -254,9 +271,8 @@ func newScratch(ix *Index) *scratch {
 	return &scratch{
 		termPos: make([]int32, len(ix.idf)),
 		dot:     make([]float64, nd), covered: make([]float64, nd), docScore: make([]float64, nd), explicit: make([]bool, nd),
-		best: make([]float64, na), skill: make([]float64, na), perf: make([]float64, na), load: make([]float64, na), overall: make([]float64, na),
-		hits: make([]int32, na), perfN: make([]int32, na), flags: make([]uint8, na), keys: make([]uint64, na), keys2: make([]uint64, na),
-		counts: make([]int32, radixBuckets),
+		best: make([]float64, na), perf: make([]float64, na), perfN: make([]int32, na), flags: make([]uint8, na), loads: make([]Load, na),
+		signals: make([]uint64, na), keys: make([]uint64, na), keys2: make([]uint64, na), counts: make([]int32, radixBuckets),
 	}
 }
 
@@ -305,97 +321,98 @@ func (ix *Index) prepare(text string, embedding []float64, sc *scratch) query {
 
 // scoreSkills computes the SkillMatch of every skill sharing a term with
 // the query (sc.docScore; every other skill scores 0) by walking the
-// postings of the query's terms, and each agent's best skill and number
-// of hits (sc.best, sc.hits, sc.flags). It returns the total number of
-// hits.
+// postings of the query's terms, and each agent's best skill and flags
+// (sc.best, sc.flags).
 //
 // A skill's SkillMatch is 0.6 × the share of the query's known terms
 // (IDF-weighted) the skill covers + 0.4 × the TF-IDF cosine. Coverage
 // rewards a short question that names the skill ("review my code") that a
 // cosine against a long description would under-rate; words no skill of the
 // team uses are left out, so an off-topic question scores 0 everywhere.
-func (ix *Index) scoreSkills(q *query, sc *scratch) int {
+func (ix *Index) scoreSkills(q *query, sc *scratch) {
+	dot, covered, explicit := sc.dot, sc.covered, sc.explicit
+	touched := sc.touched[:0]
 	for i, t := range q.terms {
 		w, idf := q.weights[i], ix.idf[t]
 		for _, p := range ix.postings[ix.postStart[t]:ix.postStart[t+1]] {
-			if sc.covered[p.doc] == 0 {
-				sc.touched = append(sc.touched, p.doc)
+			d := p.doc
+			if covered[d] == 0 {
+				touched = append(touched, d)
 			}
-			sc.dot[p.doc] += w * p.w
-			sc.covered[p.doc] += idf
+			dot[d] += w * p.w
+			covered[d] += idf
 			if p.keyword {
-				sc.explicit[p.doc] = true
+				explicit[d] = true
 			}
 		}
 	}
-	total := 0
+	sc.touched = touched
 	embed := q.embedding != nil && ix.docEmbeddings != nil
-	for _, di := range sc.touched {
-		d := &ix.docs[di]
-		if d.requiresKeyword && !sc.explicit[di] {
+	docScore, best, flags := sc.docScore, sc.best, sc.flags
+	for _, d := range touched {
+		f := ix.docFlags[d]
+		if f&docRequiresKeyword != 0 && !explicit[d] {
 			continue
 		}
 		cos := 0.0
-		if q.norm != 0 && d.norm != 0 {
-			cos = clamp01(sc.dot[di] / (q.norm * d.norm))
+		if dn := ix.docNorm[d]; q.norm != 0 && dn != 0 {
+			cos = clamp01(dot[d] / (q.norm * dn))
 		}
-		s := 0.6*sc.covered[di]/q.known + 0.4*cos
+		s := 0.6*covered[d]/q.known + 0.4*cos
 		if embed {
-			s = 0.5*s + 0.5*denseCosine(q.embedding, ix.docEmbeddings[di])
+			s = 0.5*s + 0.5*denseCosine(q.embedding, ix.docEmbeddings[d])
 		}
 		s = clamp01(s)
 		if s <= 0 {
 			continue
 		}
-		sc.docScore[di] = s
-		total++
-		a := d.agent
-		sc.hits[a]++
-		if s > sc.best[a] {
-			sc.best[a] = s
+		docScore[d] = s
+		a := ix.docAgent[d]
+		if s > best[a] {
+			best[a] = s
 		}
-		if sc.explicit[di] {
-			sc.flags[a] |= flagExplicit
-			if d.override {
-				sc.flags[a] |= flagOverride
+		if explicit[d] {
+			flags[a] |= flagExplicit
+			if f&docOverride != 0 {
+				flags[a] |= flagOverride
 			}
 		}
 	}
-	return total
 }
 
 // clearSkills returns the skill and agent slices scoreSkills wrote to
 // zero.
 func (ix *Index) clearSkills(sc *scratch) {
-	for _, di := range sc.touched {
-		sc.dot[di], sc.covered[di], sc.docScore[di], sc.explicit[di] = 0, 0, 0, false
-		a := ix.docs[di].agent
-		sc.best[a], sc.hits[a], sc.flags[a] = 0, 0, 0
+	dot, covered, docScore, explicit, best, flags := sc.dot, sc.covered, sc.docScore, sc.explicit, sc.best, sc.flags
+	for _, d := range sc.touched {
+		dot[d], covered[d], docScore[d], explicit[d] = 0, 0, 0, false
+		a := ix.docAgent[d]
+		best[a], flags[a] = 0, 0
 	}
 	sc.touched = sc.touched[:0]
 }
 
-// hitOrder puts agent ai's matching skills in sc.order, best first
-// (priority breaks ties, then skill order).
-func (ix *Index) hitOrder(ai int, sc *scratch) []int32 {
-	o := sc.order[:0]
+// hitOrder appends to o agent ai's matching skills (docScore > 0), best
+// first (priority breaks ties, then skill order).
+func (ix *Index) hitOrder(o []int32, ai int32, docScore []float64) []int32 {
+	from := len(o)
 	for di := ix.docStart[ai]; di < ix.docStart[ai+1]; di++ {
-		if sc.docScore[di] > 0 {
+		if docScore[di] > 0 {
 			o = append(o, di)
 		}
 	}
 	// Insertion sort: stable, and an agent has a handful of skills.
-	for i := 1; i < len(o); i++ {
-		for j := i; j > 0 && ix.hitBefore(o[j], o[j-1], sc); j-- {
-			o[j], o[j-1] = o[j-1], o[j]
+	h := o[from:]
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && ix.hitBefore(h[j], h[j-1], docScore); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
 		}
 	}
-	sc.order = o
 	return o
 }
 
-func (ix *Index) hitBefore(a, b int32, sc *scratch) bool {
-	if sa, sb := sc.docScore[a], sc.docScore[b]; sa != sb {
+func (ix *Index) hitBefore(a, b int32, docScore []float64) bool {
+	if sa, sb := docScore[a], docScore[b]; sa != sb {
 		return sa > sb
 	}
 	return ix.docs[a].namePriority > ix.docs[b].namePriority
@@ -415,9 +432,10 @@ type SkillHit struct {
 // skill match (the best hit), after scoreSkills.
 func (ix *Index) agentSkills(ai int, sc *scratch) (float64, []SkillHit) {
 	var hits []SkillHit
-	for _, di := range ix.hitOrder(ai, sc) {
+	sc.order = ix.hitOrder(sc.order[:0], int32(ai), sc.docScore)
+	for _, di := range sc.order {
 		d := &ix.docs[di]
-		hits = append(hits, SkillHit{Name: d.name, Label: d.label, Score: sc.docScore[di], Explicit: sc.explicit[di], Override: d.override})
+		hits = append(hits, SkillHit{Name: d.name, Label: d.label, Score: sc.docScore[di], Explicit: sc.explicit[di], Override: ix.docFlags[di]&docOverride != 0})
 	}
 	return sc.best[ai], hits
 }

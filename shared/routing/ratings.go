@@ -88,10 +88,11 @@ func sortedTokens(text string, tmp []string) []string {
 
 // performance averages the ratings (mapped 1–5 → 0–1) of similar queries
 // (cosine of their term frequencies above SimilarQuery) in the window, per
-// agent, into sc.perf (sums) and sc.perfN (counts).
-func (ix *Index) performance(q *query, sig Signals, sc *scratch) {
+// agent, into sc.perf (sums) and sc.perfN (counts). It returns how many
+// ratings counted.
+func (ix *Index) performance(q *query, sig Signals, sc *scratch) int {
 	if len(sig.Ratings) == 0 {
-		return
+		return 0
 	}
 	rc := &ix.ratings
 	rc.mu.Lock()
@@ -99,18 +100,17 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) {
 	if rc.vocab == nil || len(rc.byQuery) > RatedQueryCache {
 		rc.reset()
 	}
-	since := sig.Now.Add(-PerformanceWindow)
-	entries := rc.entries[:0]
+	since, window := sig.Now.Add(-PerformanceWindow), !sig.Now.IsZero()
+	entries := slices.Grow(rc.entries[:0], len(sig.Ratings))[:len(sig.Ratings)]
+	rc.entries = entries
 	tmp := sc.sorted
 	for i := range sig.Ratings {
 		r := &sig.Ratings[i]
-		e := int32(-1)
-		if r.Rating >= 1 && r.Rating <= 5 && (sig.Now.IsZero() || !r.At.Before(since)) {
-			e, tmp = rc.entry(r.Query, tmp)
+		entries[i] = -1
+		if r.Rating >= 1 && r.Rating <= 5 && !(window && r.At.Before(since)) {
+			entries[i], tmp = rc.entry(r.Query, tmp)
 		}
-		entries = append(entries, e)
 	}
-	rc.entries = entries
 
 	// The query's term counts over the cached vocabulary; its norm counts
 	// every term, known to the cache or not.
@@ -133,6 +133,7 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) {
 		clear(rc.memo)
 		rc.gen = 1
 	}
+	counted := 0
 	for i, e := range entries {
 		if e < 0 {
 			continue
@@ -149,6 +150,7 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) {
 			continue
 		}
 		v := float64(r.Rating-1) / 4
+		counted++
 		for ; ai >= 0; ai = ix.nextSameSlug[ai] {
 			sc.perf[ai] += v
 			sc.perfN[ai]++
@@ -160,6 +162,7 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) {
 		}
 	}
 	sc.sorted = tmp[:0]
+	return counted
 }
 
 // cosine of entry e and the query in rc.qtf (norm qn). The counts are

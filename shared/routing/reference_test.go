@@ -435,6 +435,12 @@ func TestIndexScoresEqualTheReferenceOnRandomTeams(t *testing.T) {
 			if !assertSameScores(t, want, ix.ScoreTop(q, sig, explained), explained, msg+fmt.Sprintf(", %d explained", explained)) {
 				return
 			}
+			ranking := ix.Rank(q, sig)
+			require.Equal(t, n, ranking.Len())
+			top := min(explained, n)
+			if !assertSameScores(t, want[:top], ranking.Top(explained), top, msg+fmt.Sprintf(", top %d", explained)) {
+				return
+			}
 		}
 	}
 }
@@ -454,6 +460,7 @@ func TestIndexMatchesTheReferenceOnTheBenchmarkTeam(t *testing.T) {
 		for _, q := range []string{"Can you review the SQL behind our billing API? Latency doubled after the last deploy.", "review the sql api latency", "hello"} {
 			want := ref.score(q, sig)
 			assertSameScores(t, want, ix.ScoreTop(q, sig, routing.ExplainedScores), routing.ExplainedScores, fmt.Sprintf("%d agents, %q", n, q))
+			assertSameScores(t, want[:routing.ExplainedScores], ix.Rank(q, sig).Top(routing.ExplainedScores), routing.ExplainedScores, fmt.Sprintf("%d agents, %q, top", n, q))
 		}
 	}
 }

@@ -430,12 +430,25 @@ func syntheticTeam(n int) []agents.Agent {
 	return out
 }
 
-// benchmarkGate scores the query of shared/routing/testdata/seed_gate.py
-// against the same synthetic team, loads and 200 ratings, as the
-// expert-gate function does: every agent scored and ranked, the best
-// routing.ExplainedScores explained (explained < 0: all of them, as Score
-// does).
-func benchmarkGate(b *testing.B, n, explained int) {
+// gateBench says what a gate benchmark builds from the ranking.
+type gateBench int
+
+const (
+	// topExplained: the best routing.ExplainedScores in full, the rest
+	// ranked (Rank, Ranking.Top).
+	topExplained gateBench = iota
+	// allScores: an ExpertScore for every agent, the best
+	// routing.ExplainedScores explained (ScoreTop, the expert-gate
+	// function's response).
+	allScores
+	// allExplained: every agent explained (Score).
+	allExplained
+)
+
+// benchmarkGate scores the query of testdata/seed_gate.py against the same
+// synthetic team, loads and 200 ratings: every agent scored on the four
+// signals and ranked, plus the query's complexity.
+func benchmarkGate(b *testing.B, n int, build gateBench) {
 	team := syntheticTeam(n)
 	ix := routing.BuildIndex(team)
 	now := time.Now()
@@ -452,30 +465,40 @@ func benchmarkGate(b *testing.B, n, explained int) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		sig := routing.Signals{Loads: loads, Ratings: ratings, Now: now}
-		var s []routing.ExpertScore
-		if explained < 0 {
-			s = ix.Score(q, sig)
-		} else {
-			s = ix.ScoreTop(q, sig, explained)
-		}
-		if len(s) != n {
-			b.Fatal(len(s))
+		switch build {
+		case topExplained:
+			r := ix.Rank(q, sig)
+			if r.Len() != n || len(r.Top(routing.ExplainedScores)) != min(n, routing.ExplainedScores) {
+				b.Fatal(r.Len())
+			}
+		case allScores:
+			if s := ix.ScoreTop(q, sig, routing.ExplainedScores); len(s) != n {
+				b.Fatal(len(s))
+			}
+		case allExplained:
+			if s := ix.Score(q, sig); len(s) != n {
+				b.Fatal(len(s))
+			}
 		}
 		_ = routing.ComplexityOf(q, 3)
 	}
 }
 
 // BenchmarkGateScore is the ExpertGate's in-process scoring of one query
-// (four signals, 200 ratings, complexity) on a built index, as the
-// expert-gate function runs it. shared/routing/testdata/compare.sh runs
-// these beside seed_gate.py.
-func BenchmarkGateScore10(b *testing.B)   { benchmarkGate(b, 10, routing.ExplainedScores) }
-func BenchmarkGateScore100(b *testing.B)  { benchmarkGate(b, 100, routing.ExplainedScores) }
-func BenchmarkGateScore1000(b *testing.B) { benchmarkGate(b, 1000, routing.ExplainedScores) }
+// on a built index: every agent scored on the four signals (200 ratings)
+// and ranked, the best explained in full, and the query's complexity.
+// seed_gate.py does the same work (without explanations or complexity) and
+// returns every agent's overall score, ranked; testdata/compare.sh runs
+// both.
+func BenchmarkGateScore10(b *testing.B)   { benchmarkGate(b, 10, topExplained) }
+func BenchmarkGateScore100(b *testing.B)  { benchmarkGate(b, 100, topExplained) }
+func BenchmarkGateScore1000(b *testing.B) { benchmarkGate(b, 1000, topExplained) }
 
-// BenchmarkGateExplainAll1000 is Score, which explains every agent: the
-// cost the explanation limit saves on a large team.
-func BenchmarkGateExplainAll1000(b *testing.B) { benchmarkGate(b, 1000, -1) }
+// BenchmarkGateScoresAll1000 also builds an ExpertScore for every agent,
+// as the expert-gate function's response does; BenchmarkGateExplainAll1000
+// explains every one (Score).
+func BenchmarkGateScoresAll1000(b *testing.B)  { benchmarkGate(b, 1000, allScores) }
+func BenchmarkGateExplainAll1000(b *testing.B) { benchmarkGate(b, 1000, allExplained) }
 
 // BenchmarkBuildIndex100 is the cost of indexing a team of 100 agents (paid
 // once per change of the team's agents; the gate caches the index).
