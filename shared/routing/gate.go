@@ -3,6 +3,7 @@ package routing
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -185,7 +186,7 @@ func appendExplanation(b []byte, s *ExpertScore, l Load) []byte {
 	}
 	if s.RatedSimilar > 0 {
 		b = append(b, "; rated "...)
-		b = strconv.AppendFloat(b, s.PastPerformance, 'f', 2, 64)
+		b = appendScore(b, s.PastPerformance)
 		b = append(b, " on "...)
 		b = strconv.AppendInt(b, int64(s.RatedSimilar), 10)
 		b = append(b, " similar queries"...)
@@ -193,9 +194,9 @@ func appendExplanation(b []byte, s *ExpertScore, l Load) []byte {
 		b = append(b, "; no rated history (neutral)"...)
 	}
 	b = append(b, "; style fit "...)
-	b = strconv.AppendFloat(b, s.PersonalityFit, 'f', 2, 64)
+	b = appendScore(b, s.PersonalityFit)
 	b = append(b, "; load "...)
-	b = strconv.AppendFloat(b, s.LoadBalance, 'f', 2, 64)
+	b = appendScore(b, s.LoadBalance)
 	b = append(b, " ("...)
 	b = strconv.AppendInt(b, int64(l.ActiveTasks), 10)
 	b = append(b, " tasks, "...)
@@ -203,6 +204,26 @@ func appendExplanation(b []byte, s *ExpertScore, l Load) []byte {
 	b = append(b, " conversations)"...)
 	return b
 }
+
+// appendScore writes a 0–1 score with two decimals, as
+// strconv.AppendFloat(b, x, 'f', 2, 64) does: from a table for the scores
+// round3 produces.
+func appendScore(b []byte, x float64) []byte {
+	if x >= 0 && x <= 1 {
+		if m := milli(x); math.Float64bits(thousandth[m]) == math.Float64bits(x) { // not −0
+			return append(b, scoreText[m]...)
+		}
+	}
+	return strconv.AppendFloat(b, x, 'f', 2, 64)
+}
+
+// scoreText[m] is thousandth[m] with two decimals.
+var scoreText = func() (t [1001]string) {
+	for m := range t {
+		t[m] = strconv.FormatFloat(thousandth[m], 'f', 2, 64)
+	}
+	return t
+}()
 
 func appendJoin(b []byte, list []string) []byte {
 	for i, s := range list {

@@ -3,6 +3,7 @@ package routing
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -41,5 +42,16 @@ func TestRoundMilliIsRound3(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 1_000_000 {
 		check(r.Float64())
+	}
+}
+
+func TestAppendScoreFormatsAsStrconv(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for m := 0; m <= 1000; m++ {
+		for _, x := range []float64{thousandth[m], float64(m) / 1000, round3(float64(m)/1000 + 1e-9), r.Float64(), -thousandth[m], 1 + thousandth[m]} {
+			if got, want := string(appendScore(nil, x)), strconv.FormatFloat(x, 'f', 2, 64); got != want {
+				t.Fatalf("appendScore(%v) = %q, strconv gives %q", x, got, want)
+			}
+		}
 	}
 }

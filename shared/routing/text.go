@@ -32,18 +32,69 @@ var stopwords = func() map[string]bool {
 // Tokens splits s into lower-case, lightly stemmed content words. Stemming
 // is a few suffix rules (plural, -ing, -ed): enough for "reviews",
 // "reviewing" and "reviewed" to meet "review" without a dictionary.
-func Tokens(s string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if len(f) < 2 || stopwords[f] {
-			continue
+func Tokens(s string) []string { return appendTokens(nil, s) }
+
+// appendTokens appends the Tokens of s to out. ASCII text, nearly every
+// message, is split in one pass over its bytes; other text by runes.
+func appendTokens(out []string, s string) []string {
+	lower := strings.ToLower(s)
+	if !isASCII(lower) {
+		return appendTokensRunes(out, lower)
+	}
+	// In lower-case ASCII the letters and digits are a–z and 0–9.
+	for i := 0; i < len(lower); {
+		for i < len(lower) && !isLowerAlnum(lower[i]) {
+			i++
 		}
-		out = append(out, Stem(f))
+		j := i
+		for j < len(lower) && isLowerAlnum(lower[j]) {
+			j++
+		}
+		if j > i {
+			out = appendToken(out, lower[i:j])
+		}
+		i = j
 	}
 	return out
 }
+
+// appendTokensRunes is appendTokens for any lower-case text.
+func appendTokensRunes(out []string, lower string) []string {
+	for _, f := range strings.FieldsFunc(lower, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		out = appendToken(out, f)
+	}
+	return out
+}
+
+func appendToken(out []string, f string) []string {
+	if len(f) < 2 || (len(f) <= longestStopword && stopwords[f]) {
+		return out
+	}
+	return append(out, Stem(f))
+}
+
+// longestStopword is the length of the longest stop word: a longer word
+// needs no lookup.
+var longestStopword = func() int {
+	n := 0
+	for w := range stopwords {
+		n = max(n, len(w))
+	}
+	return n
+}()
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerAlnum(b byte) bool { return ('a' <= b && b <= 'z') || ('0' <= b && b <= '9') }
 
 // Stem strips the common English suffixes.
 func Stem(w string) string {
