@@ -3,6 +3,7 @@ package routing
 import (
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -31,13 +32,16 @@ type ratingCache struct {
 	tf    []int32
 	norm  []float64
 
-	// per query: the query's counts by term, the similarity of each entry
-	// (valid where memo[e] == gen), the entry of each rating.
-	qtf     []int32
-	memo    []uint32
-	cos     []float64
-	gen     uint32
-	entries []int32
+	// per query: the query's distinct terms (sorted) and their counts, and
+	// its counts by vocabulary term; the similarity of each entry (valid
+	// where memo[e] == gen); a rated query's tokens.
+	qTerms []string
+	qCount []int32
+	qtf    []int32
+	memo   []uint32
+	cos    []float64
+	gen    uint32
+	tmp    []string
 }
 
 func (rc *ratingCache) reset() {
@@ -47,23 +51,26 @@ func (rc *ratingCache) reset() {
 	rc.qtf, rc.memo, rc.cos = rc.qtf[:0], rc.memo[:0], rc.cos[:0]
 }
 
-// entry returns the cached vector of a rated query, adding it on a miss.
-func (rc *ratingCache) entry(text string, tmp []string) (int32, []string) {
-	if e, ok := rc.byQuery[text]; ok {
-		return e, tmp
-	}
-	tmp = sortedTokens(text, tmp)
+// add caches the vector of a rated query. A term new to the vocabulary
+// that the query has gets its count in qtf.
+func (rc *ratingCache) add(text string) int32 {
+	toks := append(rc.tmp[:0], Tokens(text)...)
+	slices.Sort(toks)
+	rc.tmp = toks
 	sum := 0
-	for i := 0; i < len(tmp); {
+	for i := 0; i < len(toks); {
 		j := i + 1
-		for j < len(tmp) && tmp[j] == tmp[i] {
+		for j < len(toks) && toks[j] == toks[i] {
 			j++
 		}
-		id, ok := rc.vocab[tmp[i]]
+		id, ok := rc.vocab[toks[i]]
 		if !ok {
 			id = int32(len(rc.vocab))
-			rc.vocab[strings.Clone(tmp[i])] = id
+			rc.vocab[strings.Clone(toks[i])] = id
 			rc.qtf = append(rc.qtf, 0)
+			if k := sort.SearchStrings(rc.qTerms, toks[i]); k < len(rc.qTerms) && rc.qTerms[k] == toks[i] {
+				rc.qtf[id] = rc.qCount[k]
+			}
 		}
 		rc.terms = append(rc.terms, id)
 		rc.tf = append(rc.tf, int32(j-i))
@@ -76,14 +83,7 @@ func (rc *ratingCache) entry(text string, tmp []string) (int32, []string) {
 	rc.memo = append(rc.memo, 0)
 	rc.cos = append(rc.cos, 0)
 	rc.byQuery[strings.Clone(text)] = e
-	return e, tmp
-}
-
-// sortedTokens is Tokens(text) sorted, in tmp's memory.
-func sortedTokens(text string, tmp []string) []string {
-	tmp = append(tmp[:0], Tokens(text)...)
-	slices.Sort(tmp)
-	return tmp
+	return e
 }
 
 // performance averages the ratings (mapped 1–5 → 0–1) of similar queries
@@ -100,29 +100,21 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) int {
 	if rc.vocab == nil || len(rc.byQuery) > RatedQueryCache {
 		rc.reset()
 	}
-	since, window := sig.Now.Add(-PerformanceWindow), !sig.Now.IsZero()
-	entries := slices.Grow(rc.entries[:0], len(sig.Ratings))[:len(sig.Ratings)]
-	rc.entries = entries
-	tmp := sc.sorted
-	for i := range sig.Ratings {
-		r := &sig.Ratings[i]
-		entries[i] = -1
-		if r.Rating >= 1 && r.Rating <= 5 && !(window && r.At.Before(since)) {
-			entries[i], tmp = rc.entry(r.Query, tmp)
-		}
-	}
 
-	// The query's term counts over the cached vocabulary; its norm counts
-	// every term, known to the cache or not.
-	tmp = append(tmp[:0], q.tokens...)
-	slices.Sort(tmp)
+	// The query's term counts: its norm counts every term; qtf has those
+	// in the vocabulary (add fills in those it brings).
+	toks := append(sc.sorted[:0], q.tokens...)
+	slices.Sort(toks)
+	sc.sorted = toks
+	rc.qTerms, rc.qCount = rc.qTerms[:0], rc.qCount[:0]
 	sum := 0
-	for i := 0; i < len(tmp); {
+	for i := 0; i < len(toks); {
 		j := i + 1
-		for j < len(tmp) && tmp[j] == tmp[i] {
+		for j < len(toks) && toks[j] == toks[i] {
 			j++
 		}
-		if id, ok := rc.vocab[tmp[i]]; ok {
+		rc.qTerms, rc.qCount = append(rc.qTerms, toks[i]), append(rc.qCount, int32(j-i))
+		if id, ok := rc.vocab[toks[i]]; ok {
 			rc.qtf[id] = int32(j - i)
 		}
 		sum += (j - i) * (j - i)
@@ -133,10 +125,18 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) int {
 		clear(rc.memo)
 		rc.gen = 1
 	}
+
+	since, window := sig.Now.Add(-PerformanceWindow), !sig.Now.IsZero()
+	perf, perfN := sc.perf, sc.perfN
 	counted := 0
-	for i, e := range entries {
-		if e < 0 {
+	for i := range sig.Ratings {
+		r := &sig.Ratings[i]
+		if r.Rating < 1 || r.Rating > 5 || (window && r.At.Before(since)) {
 			continue
+		}
+		e, ok := rc.byQuery[r.Query]
+		if !ok {
+			e = rc.add(r.Query)
 		}
 		if rc.memo[e] != rc.gen {
 			rc.memo[e], rc.cos[e] = rc.gen, rc.cosine(e, qn)
@@ -144,7 +144,6 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) int {
 		if rc.cos[e] <= SimilarQuery {
 			continue
 		}
-		r := &sig.Ratings[i]
 		ai, ok := ix.bySlug[r.Agent]
 		if !ok {
 			continue
@@ -152,16 +151,15 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) int {
 		v := float64(r.Rating-1) / 4
 		counted++
 		for ; ai >= 0; ai = ix.nextSameSlug[ai] {
-			sc.perf[ai] += v
-			sc.perfN[ai]++
+			perf[ai] += v
+			perfN[ai]++
 		}
 	}
-	for _, t := range tmp {
+	for _, t := range rc.qTerms {
 		if id, ok := rc.vocab[t]; ok {
 			rc.qtf[id] = 0
 		}
 	}
-	sc.sorted = tmp[:0]
 	return counted
 }
 
