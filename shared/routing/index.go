@@ -30,10 +30,12 @@ type Index struct {
 	idf       []float64
 	postStart []int32
 	postings  []posting
-	// Per skill, what a query reads: its norm, agent and flags.
-	docNorm  []float64
-	docAgent []int32
-	docFlags []uint8
+	// Per skill, what a query reads (docHot), and its terms: skill d's are
+	// docTerms[docTermStart[d]:docTermStart[d+1]], sorted by id, to score
+	// one skill again without the postings (Ranking.Top).
+	docHot       []docHot
+	docTermStart []int32
+	docTerms     []docTerm
 
 	// Per agent, in input order: its skills are
 	// docs[docStart[a]:docStart[a+1]]; its slug, name and label; its
@@ -70,7 +72,23 @@ type skillDoc struct {
 	namePriority int
 }
 
-// Skill flags (Index.docFlags).
+// docHot is what scoring reads of a skill: the norm of its tf-idf vector,
+// its agent and flags.
+type docHot struct {
+	norm  float64
+	agent int32
+	flags uint8
+}
+
+// docTerm is one term of a skill: its id, tf-idf weight and whether it is
+// one of the skill's keywords.
+type docTerm struct {
+	id      int32
+	keyword bool
+	w       float64
+}
+
+// Skill flags (docHot.flags).
 const (
 	// docRequiresKeyword: the skill matches only when one of its keywords
 	// is in the query (agents.Skill.RequiresExplicitKeywords).
@@ -163,8 +181,7 @@ func BuildIndex(list []agents.Agent) *Index {
 				ia.label, best = d.label, d.priority
 			}
 			ix.docs = append(ix.docs, d)
-			ix.docAgent = append(ix.docAgent, int32(ai))
-			ix.docFlags = append(ix.docFlags, flags)
+			ix.docHot = append(ix.docHot, docHot{agent: int32(ai), flags: flags})
 			dts = append(dts, dt)
 		}
 		ix.agents = append(ix.agents, ia)
@@ -190,17 +207,21 @@ func BuildIndex(list []agents.Agent) *Index {
 	}
 	ix.postings = make([]posting, ix.postStart[len(df)])
 	next := slices.Clone(ix.postStart[:len(df)])
-	ix.docNorm = make([]float64, len(dts))
+	ix.docTermStart = make([]int32, 0, len(dts)+1)
 	for di, dt := range dts {
+		ix.docTermStart = append(ix.docTermStart, int32(len(ix.docTerms)))
 		sum := 0.0
 		for k, t := range dt.ids {
 			w := dt.tf[k] * ix.idf[t]
 			sum += w * w
 			ix.postings[next[t]] = posting{doc: int32(di), keyword: dt.kw[k], w: w}
 			next[t]++
+			ix.docTerms = append(ix.docTerms, docTerm{id: t, keyword: dt.kw[k], w: w})
 		}
-		ix.docNorm[di] = math.Sqrt(sum)
+		ix.docHot[di].norm = math.Sqrt(sum)
+		slices.SortFunc(ix.docTerms[ix.docTermStart[di]:], func(a, b docTerm) int { return int(a.id - b.id) })
 	}
+	ix.docTermStart = append(ix.docTermStart, int32(len(ix.docTerms)))
 
 	// Ranking breaks ties by slug, then input order: the place of each
 	// agent in that order is its last sort key.
@@ -241,26 +262,33 @@ func (ix *Index) Agents() []agents.Agent {
 type scratch struct {
 	// per term: the query's place of it, plus one (0: not in the query)
 	termPos []int32
-	// per skill
-	dot, covered, docScore []float64
-	explicit               []bool
-	touched                []int32
+	// per skill: the query's accumulators, and the skills they touched
+	acc     []docAcc
+	touched []int32
 	// per agent: best skill match, past performance (sum and count),
 	// flags, load; the four rounded signals in thousandths, packed (see
-	// Rank); the sort keys, the radix sort's buffer and buckets.
+	// Rank); the sort keys and the radix sort's buffer.
 	best, perf           []float64
 	perfN                []int32
 	flags                []uint8
 	loads                []Load
 	signals, keys, keys2 []uint64
-	counts               []int32
 	// per query
 	qTerms   []int32
 	qWeights []float64
 	sorted   []string
-	order    []int32
 }
 
+// docAcc is a skill's share of one query: the dot product with the
+// query's tf-idf vector, the IDF of the query terms it covers, whether it
+// has one of them as a keyword, and its SkillMatch.
+type docAcc struct {
+	dot, covered, score float64
+	explicit            bool
+}
+
+// Agent flags: a matching skill has a keyword of the query; and overrides
+// continuity.
 const (
 	flagExplicit = 1 << iota
 	flagOverride
@@ -270,9 +298,9 @@ func newScratch(ix *Index) *scratch {
 	nd, na := len(ix.docs), len(ix.agents)
 	return &scratch{
 		termPos: make([]int32, len(ix.idf)),
-		dot:     make([]float64, nd), covered: make([]float64, nd), docScore: make([]float64, nd), explicit: make([]bool, nd),
-		best: make([]float64, na), perf: make([]float64, na), perfN: make([]int32, na), flags: make([]uint8, na), loads: make([]Load, na),
-		signals: make([]uint64, na), keys: make([]uint64, na), keys2: make([]uint64, na), counts: make([]int32, radixBuckets),
+		acc:     make([]docAcc, nd),
+		best:    make([]float64, na), perf: make([]float64, na), perfN: make([]int32, na), flags: make([]uint8, na), loads: make([]Load, na),
+		signals: make([]uint64, na), keys: make([]uint64, na), keys2: make([]uint64, na),
 	}
 }
 
@@ -320,102 +348,134 @@ func (ix *Index) prepare(text string, embedding []float64, sc *scratch) query {
 }
 
 // scoreSkills computes the SkillMatch of every skill sharing a term with
-// the query (sc.docScore; every other skill scores 0) by walking the
+// the query (sc.acc[d].score; every other skill scores 0) by walking the
 // postings of the query's terms, and each agent's best skill and flags
 // (sc.best, sc.flags).
-//
-// A skill's SkillMatch is 0.6 × the share of the query's known terms
-// (IDF-weighted) the skill covers + 0.4 × the TF-IDF cosine. Coverage
-// rewards a short question that names the skill ("review my code") that a
-// cosine against a long description would under-rate; words no skill of the
-// team uses are left out, so an off-topic question scores 0 everywhere.
 func (ix *Index) scoreSkills(q *query, sc *scratch) {
-	dot, covered, explicit := sc.dot, sc.covered, sc.explicit
+	acc := sc.acc
 	touched := sc.touched[:0]
 	for i, t := range q.terms {
 		w, idf := q.weights[i], ix.idf[t]
 		for _, p := range ix.postings[ix.postStart[t]:ix.postStart[t+1]] {
-			d := p.doc
-			if covered[d] == 0 {
-				touched = append(touched, d)
+			a := &acc[p.doc]
+			if a.covered == 0 {
+				touched = append(touched, p.doc)
 			}
-			dot[d] += w * p.w
-			covered[d] += idf
+			a.dot += w * p.w
+			a.covered += idf
 			if p.keyword {
-				explicit[d] = true
+				a.explicit = true
 			}
 		}
 	}
 	sc.touched = touched
-	embed := q.embedding != nil && ix.docEmbeddings != nil
-	docScore, best, flags := sc.docScore, sc.best, sc.flags
+	best, flags := sc.best, sc.flags
 	for _, d := range touched {
-		f := ix.docFlags[d]
-		if f&docRequiresKeyword != 0 && !explicit[d] {
-			continue
-		}
-		cos := 0.0
-		if dn := ix.docNorm[d]; q.norm != 0 && dn != 0 {
-			cos = clamp01(dot[d] / (q.norm * dn))
-		}
-		s := 0.6*covered[d]/q.known + 0.4*cos
-		if embed {
-			s = 0.5*s + 0.5*denseCosine(q.embedding, ix.docEmbeddings[d])
-		}
-		s = clamp01(s)
+		a := &acc[d]
+		s := ix.skillMatch(q, d, a.dot, a.covered, a.explicit)
 		if s <= 0 {
 			continue
 		}
-		docScore[d] = s
-		a := ix.docAgent[d]
-		if s > best[a] {
-			best[a] = s
+		a.score = s
+		h := &ix.docHot[d]
+		if s > best[h.agent] {
+			best[h.agent] = s
 		}
-		if explicit[d] {
-			flags[a] |= flagExplicit
-			if f&docOverride != 0 {
-				flags[a] |= flagOverride
+		if a.explicit {
+			flags[h.agent] |= flagExplicit
+			if h.flags&docOverride != 0 {
+				flags[h.agent] |= flagOverride
 			}
 		}
 	}
+}
+
+// skillMatch is the SkillMatch of skill d from its share of the query
+// (covered > 0): 0.6 × the share of the query's known terms (IDF-weighted)
+// the skill covers + 0.4 × the TF-IDF cosine, half and half with the
+// embeddings' cosine when there are embeddings; 0 when the skill requires
+// a keyword the query lacks. Coverage rewards a short question that names
+// the skill ("review my code") that a cosine against a long description
+// would under-rate; words no skill of the team uses are left out, so an
+// off-topic question scores 0 everywhere.
+func (ix *Index) skillMatch(q *query, d int32, dot, covered float64, explicit bool) float64 {
+	h := &ix.docHot[d]
+	if h.flags&docRequiresKeyword != 0 && !explicit {
+		return 0
+	}
+	cos := 0.0
+	if q.norm != 0 && h.norm != 0 {
+		cos = clamp01(dot / (q.norm * h.norm))
+	}
+	s := 0.6*covered/q.known + 0.4*cos
+	if q.embedding != nil && ix.docEmbeddings != nil {
+		s = 0.5*s + 0.5*denseCosine(q.embedding, ix.docEmbeddings[d])
+	}
+	return clamp01(s)
+}
+
+// rescore is skill d's SkillMatch for q computed from the skill's terms:
+// the same sums in the same order as scoreSkills' walk of the postings,
+// so the same value.
+func (ix *Index) rescore(q *query, d int32) float64 {
+	var dot, covered float64
+	explicit := false
+	terms := ix.docTerms[ix.docTermStart[d]:ix.docTermStart[d+1]] // by id
+	for i, t := range q.terms {
+		lo, hi := 0, len(terms)
+		for lo < hi {
+			if m := int(uint(lo+hi) >> 1); terms[m].id < t {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < len(terms) && terms[lo].id == t {
+			dot += q.weights[i] * terms[lo].w
+			covered += ix.idf[t]
+			explicit = explicit || terms[lo].keyword
+		}
+	}
+	if covered == 0 {
+		return 0
+	}
+	return ix.skillMatch(q, d, dot, covered, explicit)
 }
 
 // clearSkills returns the skill and agent slices scoreSkills wrote to
 // zero.
 func (ix *Index) clearSkills(sc *scratch) {
-	dot, covered, docScore, explicit, best, flags := sc.dot, sc.covered, sc.docScore, sc.explicit, sc.best, sc.flags
+	acc, best, flags := sc.acc, sc.best, sc.flags
 	for _, d := range sc.touched {
-		dot[d], covered[d], docScore[d], explicit[d] = 0, 0, 0, false
-		a := ix.docAgent[d]
+		acc[d] = docAcc{}
+		a := ix.docHot[d].agent
 		best[a], flags[a] = 0, 0
 	}
 	sc.touched = sc.touched[:0]
 }
 
-// hitOrder appends to o agent ai's matching skills (docScore > 0), best
-// first (priority breaks ties, then skill order).
-func (ix *Index) hitOrder(o []int32, ai int32, docScore []float64) []int32 {
-	from := len(o)
-	for di := ix.docStart[ai]; di < ix.docStart[ai+1]; di++ {
-		if docScore[di] > 0 {
-			o = append(o, di)
-		}
-	}
+// hit is a matching skill and its SkillMatch.
+type hit struct {
+	doc   int32
+	score float64
+}
+
+// sortHits orders an agent's matching skills best first (priority breaks
+// ties, then skill order).
+func (ix *Index) sortHits(h []hit) {
 	// Insertion sort: stable, and an agent has a handful of skills.
-	h := o[from:]
 	for i := 1; i < len(h); i++ {
-		for j := i; j > 0 && ix.hitBefore(h[j], h[j-1], docScore); j-- {
+		for j := i; j > 0 && ix.hitBefore(h[j], h[j-1]); j-- {
 			h[j], h[j-1] = h[j-1], h[j]
 		}
 	}
-	return o
 }
 
-func (ix *Index) hitBefore(a, b int32, docScore []float64) bool {
-	if sa, sb := docScore[a], docScore[b]; sa != sb {
-		return sa > sb
+func (ix *Index) hitBefore(a, b hit) bool {
+	if a.score != b.score {
+		return a.score > b.score
 	}
-	return ix.docs[a].namePriority > ix.docs[b].namePriority
+	return ix.docs[a.doc].namePriority > ix.docs[b.doc].namePriority
 }
 
 // SkillHit is one skill of an agent that matched a query.
@@ -431,11 +491,18 @@ type SkillHit struct {
 // agentSkills returns agent ai's matching skills, best first, and its
 // skill match (the best hit), after scoreSkills.
 func (ix *Index) agentSkills(ai int, sc *scratch) (float64, []SkillHit) {
+	var h []hit
+	for d := ix.docStart[ai]; d < ix.docStart[ai+1]; d++ {
+		if s := sc.acc[d].score; s > 0 {
+			h = append(h, hit{d, s})
+		}
+	}
+	ix.sortHits(h)
 	var hits []SkillHit
-	sc.order = ix.hitOrder(sc.order[:0], int32(ai), sc.docScore)
-	for _, di := range sc.order {
-		d := &ix.docs[di]
-		hits = append(hits, SkillHit{Name: d.name, Label: d.label, Score: sc.docScore[di], Explicit: sc.explicit[di], Override: ix.docFlags[di]&docOverride != 0})
+	for _, x := range h {
+		d := &ix.docs[x.doc]
+		hits = append(hits, SkillHit{Name: d.name, Label: d.label, Score: x.score, Explicit: sc.acc[x.doc].explicit,
+			Override: ix.docHot[x.doc].flags&docOverride != 0})
 	}
 	return sc.best[ai], hits
 }

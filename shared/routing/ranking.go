@@ -22,13 +22,23 @@ type Ranking struct {
 	loads map[string]Load
 	fit   *fits
 	// order is the agents, best first; the rest is by agent (signals,
-	// flags, rated: nil when no rating counted) or by skill (docScore).
-	order    []int32
-	signals  []uint64
-	flags    []uint8
-	rated    []int32
+	// flags, rated: nil when no rating counted).
+	order   []int32
+	signals []uint64
+	flags   []uint8
+	rated   []int32
+	// Every skill's SkillMatch (by skill), for the order of the matching
+	// skills of the agents built in full; or, for an index of more than
+	// denseScores skills, nil and the query, to score the skills of those
+	// agents again instead of copying thousands of numbers.
 	docScore []float64
+	q        query
 }
+
+// denseScores: up to this many skills (4 KiB of scores) a Ranking copies
+// every skill's score; past it, it scores the few skills it builds in
+// full again.
+const denseScores = 512
 
 // The four signals of an agent in Ranking.signals and scratch.signals:
 // 16 bits each, in thousandths.
@@ -89,8 +99,15 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	}
 	sorted := ix.rank(sc)
 
-	r := &Ranking{ix: ix, loads: sig.Loads, fit: fit, order: make([]int32, n),
-		signals: slices.Clone(signals), flags: slices.Clone(sc.flags[:n]), docScore: slices.Clone(sc.docScore)}
+	r := &Ranking{ix: ix, loads: sig.Loads, fit: fit, order: make([]int32, n), signals: slices.Clone(signals), flags: slices.Clone(sc.flags[:n])}
+	if len(ix.docs) <= denseScores {
+		r.docScore = make([]float64, len(ix.docs))
+		for _, d := range sc.touched {
+			r.docScore[d] = sc.acc[d].score
+		}
+	} else {
+		r.q = query{terms: slices.Clone(q.terms), weights: slices.Clone(q.weights), known: q.known, norm: q.norm, embedding: q.embedding}
+	}
 	for i, k := range sorted {
 		r.order[i] = int32(uint32(k))
 	}
@@ -142,15 +159,27 @@ func (r *Ranking) scores(n, explained int) []ExpertScore {
 	for _, ai := range r.order[:n] {
 		nd += int(ix.docStart[ai+1] - ix.docStart[ai])
 	}
-	hits := make([]int32, 0, nd)
+	hits := make([]hit, 0, nd)
 	from := make([]int32, n+1)
 	for i, ai := range r.order[:n] {
-		hits = ix.hitOrder(hits, ai, r.docScore)
+		h := len(hits)
+		for d := ix.docStart[ai]; d < ix.docStart[ai+1]; d++ {
+			var s float64
+			if r.docScore != nil {
+				s = r.docScore[d]
+			} else {
+				s = ix.rescore(&r.q, d)
+			}
+			if s > 0 {
+				hits = append(hits, hit{d, s})
+			}
+		}
+		ix.sortHits(hits[h:])
 		from[i+1] = int32(len(hits))
 	}
 	names := make([]string, len(hits))
-	for i, di := range hits {
-		names[i] = ix.docs[di].name
+	for i, x := range hits {
+		names[i] = ix.docs[x.doc].name
 	}
 	out := make([]ExpertScore, n)
 	for i, ai := range r.order[:n] {
@@ -196,12 +225,12 @@ func roundMilli(x float64) uint64 {
 func milli(x float64) uint64 { return uint64(x*1000 + 0.5) }
 
 const (
-	// radixBits holds a score in thousandths (0–1000).
-	radixBits    = 10
-	radixBuckets = 1 << radixBits
-	// smallTeam: below it a comparison sort beats two counting passes over
-	// radixBuckets.
-	smallTeam = 512
+	// radixBits holds a score in thousandths (0–1000): a sort key is two
+	// scores, 20 bits.
+	radixBits = 10
+	// smallTeam: below it a comparison sort beats the radix sort's three
+	// passes over 256 buckets.
+	smallTeam = 256
 )
 
 // rank orders the agents best first: overall, then skill match (both in
@@ -221,36 +250,38 @@ func (ix *Index) rank(sc *scratch) []uint64 {
 		}
 		return tmp
 	}
-	// Two stable counting passes, skill match then overall, over the
-	// agents taken in slug order: ties keep that order.
-	cnt := sc.counts
-	const mask = radixBuckets - 1
-	countingStarts(cnt, keys, 0)
+	// A least-significant-digit radix sort of the 20-bit keys, 8 bits a
+	// pass, the agents taken in slug order: every pass is stable, so ties
+	// keep that order. The elements are key<<32 | agent.
+	var cnt [3][256]int32
+	for _, k := range keys {
+		cnt[0][k&0xff]++
+		cnt[1][(k>>8)&0xff]++
+		cnt[2][(k>>16)&0xff]++
+	}
+	for d := range cnt {
+		sum := int32(0)
+		for b, c := range cnt[d] {
+			cnt[d][b], sum = sum, sum+c
+		}
+	}
 	for _, ai := range ix.bySlugRank {
 		k := keys[ai]
-		tmp[cnt[k&mask]] = k<<32 | uint64(ai)
-		cnt[k&mask]++
+		b := k & 0xff
+		tmp[cnt[0][b]] = k<<32 | uint64(ai)
+		cnt[0][b]++
 	}
-	countingStarts(cnt, tmp, 32+radixBits)
-	for _, x := range tmp {
-		b := x >> (32 + radixBits)
-		keys[cnt[b]] = x
-		cnt[b]++
+	for _, x := range tmp { // keys is free now
+		b := (x >> 40) & 0xff
+		keys[cnt[1][b]] = x
+		cnt[1][b]++
 	}
-	return keys
-}
-
-// countingStarts sets cnt[b] to the first place of bucket b, the buckets
-// being (k >> shift) & (radixBuckets − 1).
-func countingStarts(cnt []int32, keys []uint64, shift uint) {
-	clear(cnt)
-	for _, k := range keys {
-		cnt[(k>>shift)&(radixBuckets-1)]++
+	for _, x := range keys {
+		b := (x >> 48) & 0xff
+		tmp[cnt[2][b]] = x
+		cnt[2][b]++
 	}
-	sum := int32(0)
-	for b, c := range cnt {
-		cnt[b], sum = sum, sum+c
-	}
+	return tmp
 }
 
 // fitCache keeps every agent's personality fit, rounded, per message

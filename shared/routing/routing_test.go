@@ -494,10 +494,10 @@ func BenchmarkGateScore10(b *testing.B)   { benchmarkGate(b, 10, topExplained) }
 func BenchmarkGateScore100(b *testing.B)  { benchmarkGate(b, 100, topExplained) }
 func BenchmarkGateScore1000(b *testing.B) { benchmarkGate(b, 1000, topExplained) }
 
-// BenchmarkGateScoresAll1000 also builds an ExpertScore for every agent,
-// as the expert-gate function's response does; BenchmarkGateExplainAll1000
-// explains every one (Score).
-func BenchmarkGateScoresAll1000(b *testing.B)  { benchmarkGate(b, 1000, allScores) }
+// BenchmarkGateResponse1000 also builds an ExpertScore for every agent, as
+// the expert-gate function's response does (ScoreTop);
+// BenchmarkGateExplainAll1000 explains every one (Score).
+func BenchmarkGateResponse1000(b *testing.B)   { benchmarkGate(b, 1000, allScores) }
 func BenchmarkGateExplainAll1000(b *testing.B) { benchmarkGate(b, 1000, allExplained) }
 
 // BenchmarkBuildIndex100 is the cost of indexing a team of 100 agents (paid
