@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -113,8 +114,11 @@ func userFacing(s agents.Skill) bool {
 }
 
 // BuildIndex indexes the user-facing skills of the given agents (the caller
-// passes the active ones).
+// passes the active ones, at most MaxAgents).
 func BuildIndex(list []agents.Agent) *Index {
+	if len(list) > MaxAgents {
+		panic(fmt.Sprintf("routing: %d agents to index, more than MaxAgents (%d)", len(list), MaxAgents))
+	}
 	ix := &Index{terms: map[string]int32{}, bySlug: map[string]int32{}}
 	// Each skill's terms (first-occurrence order), counts and keyword flags,
 	// kept until the IDF is known.
@@ -266,13 +270,12 @@ type scratch struct {
 	acc     []docAcc
 	touched []int32
 	// per agent: best skill match, past performance (sum and count),
-	// flags, load; the four rounded signals in thousandths, packed (see
-	// Rank); the sort keys and the radix sort's buffer.
-	best, perf           []float64
-	perfN                []int32
-	flags                []uint8
-	loads                []Load
-	signals, keys, keys2 []uint64
+	// flags, load; the Ranking's entries and the radix sort's buffer.
+	best, perf  []float64
+	perfN       []int32
+	flags       []uint8
+	loads       []Load
+	keys, keys2 []uint64
 	// per query
 	qTerms   []int32
 	qWeights []float64
@@ -300,7 +303,7 @@ func newScratch(ix *Index) *scratch {
 		termPos: make([]int32, len(ix.idf)),
 		acc:     make([]docAcc, nd),
 		best:    make([]float64, na), perf: make([]float64, na), perfN: make([]int32, na), flags: make([]uint8, na), loads: make([]Load, na),
-		signals: make([]uint64, na), keys: make([]uint64, na), keys2: make([]uint64, na),
+		keys: make([]uint64, na), keys2: make([]uint64, na),
 	}
 }
 

@@ -7,26 +7,23 @@ import (
 )
 
 // Ranking is every indexed agent's score for one query, best first (ties:
-// skill match, then slug, then input order), in a compact form: the order,
-// and per agent its four signals and overall score in thousandths, its
-// flags and number of similar ratings, plus every skill's match. None of
-// it holds a pointer. ExpertScores are built from it on demand, so a
-// caller that needs the best few of a large team in full pays for those
-// few.
+// skill match, then slug, then input order), in a compact form: one
+// 64-bit entry an agent, in rank order, holding its overall score and
+// signals in thousandths and the agent; per agent its flags and number of
+// similar ratings; the skills' matches. None of it holds a pointer.
+// ExpertScores are built from it on demand, so a caller that needs the
+// best few of a large team in full pays for those few.
 //
-// A Ranking reads its index, and sig.Loads for the task and conversation
-// counts of explanations, when it builds scores: leave the map unchanged
-// while the Ranking is in use.
+// A Ranking reads its index, sig.Loads (for the task and conversation
+// counts of explanations) and sig.QueryEmbedding when it builds scores:
+// leave them unchanged while the Ranking is in use.
 type Ranking struct {
-	ix    *Index
-	loads map[string]Load
-	fit   *fits
-	// order is the agents, best first; the rest is by agent (signals,
-	// flags, rated: nil when no rating counted).
-	order   []int32
-	signals []uint64
-	flags   []uint8
-	rated   []int32
+	ix      *Index
+	loads   map[string]Load
+	fit     *fits
+	entries []uint64 // best first, see entry
+	flags   []uint8  // by agent
+	rated   []int32  // by agent; nil when no rating counted
 	// Every skill's SkillMatch (by skill), for the order of the matching
 	// skills of the agents built in full; or, for an index of more than
 	// denseScores skills, nil and the query, to score the skills of those
@@ -40,14 +37,24 @@ type Ranking struct {
 // full again.
 const denseScores = 512
 
-// The four signals of an agent in Ranking.signals and scratch.signals:
-// 16 bits each, in thousandths.
+// An entry packs, from the highest bits: 1000 − overall, 1000 − skill
+// match (10 bits each, so that ascending entries are best first), past
+// performance and load balance (10 bits each), all in thousandths, and
+// the agent (24 bits).
 const (
-	skillShift   = 48
-	perfShift    = 32
-	loadShift    = 16
-	overallShift = 0
+	overallShift = 54
+	skillShift   = 44
+	perfShift    = 34
+	loadShift    = 24
+	agentBits    = 24
+	agentMask    = 1<<agentBits - 1
+	// MaxAgents is the most agents an index ranks.
+	MaxAgents = agentMask
 )
+
+func entry(overall, skill, perf, load uint64, agent int) uint64 {
+	return (1000-overall)<<overallShift | (1000-skill)<<skillShift | perf<<perfShift | load<<loadShift | uint64(agent)
+}
 
 // Rank scores every indexed agent for text on the four signals and ranks
 // them.
@@ -55,7 +62,7 @@ const (
 // The work is in proportion to the postings of the query's terms (skill
 // match) and to the ratings (past performance, against term vectors cached
 // in the index), plus tight loops over flat per-agent slices (load;
-// personality fit, cached per message style; the sort key) and a radix
+// personality fit, cached per message style; the entries) and a radix
 // sort. It allocates the Ranking's few slices, nothing per agent.
 func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	sc := ix.getScratch()
@@ -81,8 +88,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	}
 	// The signals are rounded as round3 rounds them, in thousandths and
 	// back through a table: the same values without a division each.
-	best, perfSum, perfN, fv := sc.best[:n], sc.perf[:n], sc.perfN[:n], fit.v[:n]
-	signals, keys := sc.signals[:n], sc.keys[:n]
+	best, perfSum, perfN, fv, entries := sc.best[:n], sc.perf[:n], sc.perfN[:n], fit.v[:n], sc.keys[:n]
 	for ai := range best {
 		skill := roundMilli(best[ai])
 		perf := uint64(neutralMilli)
@@ -92,14 +98,10 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		}
 		load := roundMilli(LoadBalance(loads[ai]))
 		overall := roundMilli(weighted(thousandth[skill&1023], thousandth[perf&1023], fv[ai], thousandth[load&1023]))
-		signals[ai] = skill<<skillShift | perf<<perfShift | load<<loadShift | overall<<overallShift
-		// Best first: overall, then skill match (both 0–1 in steps of
-		// 0.001, so exactly ordered as integers).
-		keys[ai] = (1000-overall)<<radixBits | (1000 - skill)
+		entries[ai] = entry(overall, skill, perf, load, ai)
 	}
-	sorted := ix.rank(sc)
 
-	r := &Ranking{ix: ix, loads: sig.Loads, fit: fit, order: make([]int32, n), signals: slices.Clone(signals), flags: slices.Clone(sc.flags[:n])}
+	r := &Ranking{ix: ix, loads: sig.Loads, fit: fit, entries: ix.rank(sc), flags: slices.Clone(sc.flags[:n])}
 	if len(ix.docs) <= denseScores {
 		r.docScore = make([]float64, len(ix.docs))
 		for _, d := range sc.touched {
@@ -107,9 +109,6 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		}
 	} else {
 		r.q = query{terms: slices.Clone(q.terms), weights: slices.Clone(q.weights), known: q.known, norm: q.norm, embedding: q.embedding}
-	}
-	for i, k := range sorted {
-		r.order[i] = int32(uint32(k))
 	}
 	if rated > 0 {
 		r.rated = slices.Clone(perfN)
@@ -119,19 +118,19 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 }
 
 // Len is the number of agents ranked.
-func (r *Ranking) Len() int { return len(r.order) }
+func (r *Ranking) Len() int { return len(r.entries) }
 
 // Top returns the best n scores (all of them when fewer), each in full
 // with its explanation.
 func (r *Ranking) Top(n int) []ExpertScore {
-	n = max(0, min(n, len(r.order)))
+	n = max(0, min(n, len(r.entries)))
 	return r.scores(n, n)
 }
 
 // Scores returns every score, best first; the best explained carry their
 // explanation, the others every signal and matching skill.
 func (r *Ranking) Scores(explained int) []ExpertScore {
-	return r.scores(len(r.order), max(0, min(explained, len(r.order))))
+	return r.scores(len(r.entries), max(0, min(explained, len(r.entries))))
 }
 
 // thousandth[m] is m/1000 for m = 0…1000: round3's results, exactly. (The
@@ -147,7 +146,8 @@ var thousandth = func() (t [1024]float64) {
 // neutralMilli is NeutralPerformance in thousandths.
 const neutralMilli = 700
 
-func signal(v uint64, shift uint) float64 { return thousandth[(v>>shift)&1023] }
+// signal is a signal of an entry, in thousandths.
+func signal(e uint64, shift uint) uint64 { return e >> shift & 1023 }
 
 // scores builds the best n scores, the best explained of them with their
 // explanation.
@@ -156,12 +156,14 @@ func (r *Ranking) scores(n, explained int) []ExpertScore {
 	// Every matching skill of the n agents, best first per agent, in one
 	// slice: their names are one allocation.
 	nd := 0
-	for _, ai := range r.order[:n] {
+	for _, e := range r.entries[:n] {
+		ai := e & agentMask
 		nd += int(ix.docStart[ai+1] - ix.docStart[ai])
 	}
 	hits := make([]hit, 0, nd)
 	from := make([]int32, n+1)
-	for i, ai := range r.order[:n] {
+	for i, e := range r.entries[:n] {
+		ai := e & agentMask
 		h := len(hits)
 		for d := ix.docStart[ai]; d < ix.docStart[ai+1]; d++ {
 			var s float64
@@ -182,12 +184,13 @@ func (r *Ranking) scores(n, explained int) []ExpertScore {
 		names[i] = ix.docs[x.doc].name
 	}
 	out := make([]ExpertScore, n)
-	for i, ai := range r.order[:n] {
-		v, f := r.signals[ai], r.flags[ai]
+	for i, e := range r.entries[:n] {
+		ai := e & agentMask
+		f := r.flags[ai]
 		s := &out[i]
 		s.AgentSlug, s.AgentName, s.Label = ix.slugs[ai], ix.names[ai], ix.labels[ai]
-		s.SkillMatch, s.PastPerformance, s.PersonalityFit = signal(v, skillShift), signal(v, perfShift), r.fit.v[ai]
-		s.LoadBalance, s.Overall = signal(v, loadShift), signal(v, overallShift)
+		s.SkillMatch, s.PastPerformance, s.PersonalityFit = thousandth[1000-signal(e, skillShift)], thousandth[signal(e, perfShift)], r.fit.v[ai]
+		s.LoadBalance, s.Overall = thousandth[signal(e, loadShift)], thousandth[1000-signal(e, overallShift)]
 		if r.rated != nil {
 			s.RatedSimilar = int(r.rated[ai])
 		}
@@ -224,40 +227,34 @@ func roundMilli(x float64) uint64 {
 // milli is a 0–1 score rounded by round3, in thousandths (0–1000).
 func milli(x float64) uint64 { return uint64(x*1000 + 0.5) }
 
-const (
-	// radixBits holds a score in thousandths (0–1000): a sort key is two
-	// scores, 20 bits.
-	radixBits = 10
-	// smallTeam: below it a comparison sort beats the radix sort's three
-	// passes over 256 buckets.
-	smallTeam = 256
-)
+// smallTeam: below it a comparison sort beats the radix sort's three
+// passes over 256 buckets.
+const smallTeam = 256
 
-// rank orders the agents best first: overall, then skill match (both in
-// sc.keys[ai] as (1000 − overall)<<radixBits | (1000 − skill), in
-// thousandths), then slug, then input order. It returns the order with
-// the agent in the low 32 bits of each element.
+// rank returns the agents' entries (sc.keys, by agent) best first: in
+// ascending order of their top 20 bits (overall, then skill match), then
+// by slug, then input order.
 func (ix *Index) rank(sc *scratch) []uint64 {
 	n := len(ix.agents)
-	keys, tmp := sc.keys[:n], sc.keys2[:n]
+	entries, tmp, out := sc.keys[:n], sc.keys2[:n], make([]uint64, n)
 	if n < smallTeam {
-		for ai, k := range keys {
-			tmp[ai] = k<<32 | uint64(ix.slugRank[ai])
+		for ai, e := range entries {
+			tmp[ai] = e>>skillShift<<32 | uint64(ix.slugRank[ai])
 		}
 		slices.Sort(tmp)
 		for i, k := range tmp {
-			tmp[i] = k&^(1<<32-1) | uint64(ix.bySlugRank[uint32(k)])
+			out[i] = entries[ix.bySlugRank[uint32(k)]]
 		}
-		return tmp
+		return out
 	}
-	// A least-significant-digit radix sort of the 20-bit keys, 8 bits a
-	// pass, the agents taken in slug order: every pass is stable, so ties
-	// keep that order. The elements are key<<32 | agent.
+	// A least-significant-digit radix sort on the top 20 bits, 8 bits a
+	// pass (bits 44–51, 52–59, 60–63), the agents taken in slug order:
+	// every pass is stable, so ties keep that order.
 	var cnt [3][256]int32
-	for _, k := range keys {
-		cnt[0][k&0xff]++
-		cnt[1][(k>>8)&0xff]++
-		cnt[2][(k>>16)&0xff]++
+	for _, e := range entries {
+		cnt[0][e>>44&0xff]++
+		cnt[1][e>>52&0xff]++
+		cnt[2][e>>60]++
 	}
 	for d := range cnt {
 		sum := int32(0)
@@ -266,22 +263,22 @@ func (ix *Index) rank(sc *scratch) []uint64 {
 		}
 	}
 	for _, ai := range ix.bySlugRank {
-		k := keys[ai]
-		b := k & 0xff
-		tmp[cnt[0][b]] = k<<32 | uint64(ai)
+		e := entries[ai]
+		b := e >> 44 & 0xff
+		tmp[cnt[0][b]] = e
 		cnt[0][b]++
 	}
-	for _, x := range tmp { // keys is free now
-		b := (x >> 40) & 0xff
-		keys[cnt[1][b]] = x
+	for _, e := range tmp { // entries is free now
+		b := e >> 52 & 0xff
+		entries[cnt[1][b]] = e
 		cnt[1][b]++
 	}
-	for _, x := range keys {
-		b := (x >> 48) & 0xff
-		tmp[cnt[2][b]] = x
+	for _, e := range entries {
+		b := e >> 60
+		out[cnt[2][b]] = e
 		cnt[2][b]++
 	}
-	return tmp
+	return out
 }
 
 // fitCache keeps every agent's personality fit, rounded, per message
