@@ -129,6 +129,7 @@ func BuildIndex(list []agents.Agent) *Index {
 	}
 	var dts []docTerms
 	var df []int32
+	pos := map[int32]int{} // a skill's term → its place in docTerms.ids
 	for ai, a := range list {
 		ia := indexedAgent{agent: a}
 		ix.docStart = append(ix.docStart, int32(len(ix.docs)))
@@ -154,7 +155,7 @@ func BuildIndex(list []agents.Agent) *Index {
 				}
 			}
 			var dt docTerms
-			pos := map[int32]int{}
+			clear(pos)
 			for _, t := range Tokens(text) {
 				id, ok := ix.terms[t]
 				if !ok {

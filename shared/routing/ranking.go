@@ -117,6 +117,20 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	return r
 }
 
+// skillScores is every skill's SkillMatch for q, by skill: scoreSkills'
+// walk of the postings, so the same values.
+func (ix *Index) skillScores(q *query) []float64 {
+	sc := ix.getScratch()
+	defer ix.putScratch(sc)
+	ix.scoreSkills(q, sc)
+	defer ix.clearSkills(sc)
+	out := make([]float64, len(ix.docs))
+	for _, d := range sc.touched {
+		out[d] = sc.acc[d].score
+	}
+	return out
+}
+
 // Len is the number of agents ranked.
 func (r *Ranking) Len() int { return len(r.entries) }
 
@@ -160,6 +174,12 @@ func (r *Ranking) scores(n, explained int) []ExpertScore {
 		ai := e & agentMask
 		nd += int(ix.docStart[ai+1] - ix.docStart[ai])
 	}
+	docScore := r.docScore
+	if docScore == nil && n > denseScores/8 {
+		// Many agents in full (a response with every score): score every
+		// skill again by the postings, as Rank did, rather than one by one.
+		docScore = ix.skillScores(&r.q)
+	}
 	hits := make([]hit, 0, nd)
 	from := make([]int32, n+1)
 	for i, e := range r.entries[:n] {
@@ -167,8 +187,8 @@ func (r *Ranking) scores(n, explained int) []ExpertScore {
 		h := len(hits)
 		for d := ix.docStart[ai]; d < ix.docStart[ai+1]; d++ {
 			var s float64
-			if r.docScore != nil {
-				s = r.docScore[d]
+			if docScore != nil {
+				s = docScore[d]
 			} else {
 				s = ix.rescore(&r.q, d)
 			}

@@ -39,3 +39,28 @@ func TestRescoringGivesTheCopiedScores(t *testing.T) {
 		}
 	}
 }
+
+// A large index rescores skill by skill for a few agents and by the
+// postings for many: the same matching skills either way.
+func TestLargeRankingsBuildTheSameScoresEitherWay(t *testing.T) {
+	var team []agents.Agent
+	topics := []string{"code", "review", "sql", "api", "latency", "billing", "deploy", "data"}
+	for i := range 400 {
+		team = append(team, agents.Agent{Slug: fmt.Sprintf("a%03d", i), Skills: []agents.Skill{
+			{Name: topics[i%8] + "-" + topics[i*3%8], Description: topics[i*5%8] + " and " + topics[i*7%8], Priority: i % 3},
+			{Name: topics[i*3%8] + "-ops", Description: topics[i%8] + " " + topics[i*5%8]},
+		}})
+	}
+	ix := BuildIndex(team)
+	require.Greater(t, len(ix.docs), denseScores)
+	r := ix.Rank("review the sql api latency of billing", Signals{})
+	require.Nil(t, r.docScore)
+	all := r.Scores(0) // by the postings
+	for n := 1; n <= denseScores/8; n *= 2 {
+		top := r.Top(n) // skill by skill
+		for i := range top {
+			require.Equal(t, all[i].MatchingSkills, top[i].MatchingSkills, "#%d", i)
+			require.Equal(t, all[i].SkillMatch, top[i].SkillMatch, "#%d", i)
+		}
+	}
+}
