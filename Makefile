@@ -97,8 +97,8 @@ lint:
 	go vet ./...
 	go vet -tags integration,e2e ./...
 
-## bench: the measured figures in README.md (in-process, then through the local cloud)
-bench:
+## bench: the measured figures in README.md (the gate against the seed, in-process, then through the local cloud)
+bench: bench-gate
 	go test -run '^$$' -bench . -benchmem ./shared/...
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
 	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
@@ -111,6 +111,11 @@ soak:
 	@set -a; $(SOAK_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
 	  status=0; CONCLAVE_SOAK_N=$(or $(SOAK_N),3000) go test -v -count=1 -timeout 60m -tags e2e,soak -run '^TestSoak$$' ./infra/e2e/ || status=$$?; \
 	  $(SOAK_ENV) localstack/cloud.sh down >/dev/null; exit $$status
+
+## bench-gate: the ExpertGate against the seed's scikit-learn design (seed_gate.py) at 10, 100 and 1,000 agents; fails below 50x
+.PHONY: bench-gate
+bench-gate:
+	@shared/routing/testdata/compare.sh
 
 clean:
 	-localstack/cloud.sh down >/dev/null 2>&1

@@ -36,7 +36,9 @@ type Request struct {
 }
 
 // Response is every active agent's score, best first, with the query's
-// complexity and the model tier it implies.
+// complexity and the model tier it implies. The first
+// routing.ExplainedScores scores carry their explanation; the rest carry
+// every signal and matching skill but no explanation.
 type Response struct {
 	Scores        []routing.ExpertScore   `json:"scores"`
 	Complexity    routing.Complexity      `json:"complexity"`
@@ -129,7 +131,8 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 	// Gate latency is the scoring itself, not the reads before it.
 	start := time.Now()
 	ix := s.index(req.TeamID, list)
-	scores := ix.Score(req.Query, routing.Signals{Loads: loads, Ratings: ratings, Now: t})
+	// Every agent is scored and ranked; the best are explained in full.
+	scores := ix.ScoreTop(req.Query, routing.Signals{Loads: loads, Ratings: ratings, Now: t}, routing.ExplainedScores)
 	touched := 0
 	for _, sc := range scores {
 		if sc.SkillMatch > 0 {

@@ -2,6 +2,7 @@ package expertgate_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -101,4 +102,26 @@ func TestAgentsSentWithTheRequestAreNotReadAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, src.reads, "without agents the gate reads them")
 	assert.Equal(t, read.Scores, resp.Scores, "the same scores either way")
+}
+
+func TestServiceExplainsTheBestScoresOfALargeTeam(t *testing.T) {
+	list := team()
+	for i := range 2 * routing.ExplainedScores {
+		list = append(list, agents.Agent{Slug: fmt.Sprintf("helper-%02d", i), Name: "Helper", Status: agents.StatusActive, Version: 1,
+			Skills: []agents.Skill{{Name: "code-help", Description: "Help with code", Keywords: []string{"code"}}}})
+	}
+	g := &expertgate.Service{Source: &source{agents: list}}
+	resp, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "review my code for bugs"})
+	require.NoError(t, err)
+	require.Len(t, resp.Scores, len(list), "every active agent is scored")
+	assert.Equal(t, "luke", resp.Scores[0].AgentSlug)
+	for i, s := range resp.Scores {
+		assert.NotNil(t, s.MatchingSkills, s.AgentSlug)
+		if i < routing.ExplainedScores {
+			assert.NotEmpty(t, s.Explanation, s.AgentSlug)
+		} else {
+			assert.Empty(t, s.Explanation, s.AgentSlug)
+		}
+	}
+	assert.Equal(t, []string{"code-help"}, resp.Scores[len(list)-2].MatchingSkills, "matching skills past the explained ones")
 }

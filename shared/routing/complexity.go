@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/conclave-ai/conclave/shared/models"
@@ -23,6 +22,23 @@ const (
 	DimConstraints = "constraints" // numbers, requirements, several questions
 )
 
+// dimensions in the order of their weights below.
+var dimensions = [...]string{DimLength, DimTechnical, DimReasoning, DimBreadth, DimConstraints}
+
+// Word classes of ComplexityOf, one lookup a word.
+const (
+	complexityTech = 1 << iota
+	complexityReasoning
+	complexityConstraint
+)
+
+var complexityWords, longestComplexityWord = wordClasses(map[uint8]map[string]bool{
+	complexityTech: techMarkers, complexityReasoning: reasoningMarkers, complexityConstraint: constraintMarkers})
+
+func isComplexityWordByte(b byte) bool {
+	return ('a' <= b && b <= 'z') || ('0' <= b && b <= '9') || b == '-'
+}
+
 var dimensionWeights = map[string]float64{
 	DimLength: 0.15, DimTechnical: 0.25, DimReasoning: 0.30, DimBreadth: 0.15, DimConstraints: 0.15,
 }
@@ -33,48 +49,130 @@ var (
 		migration pros cons decide decision prioritize prioritise root cause diagnose investigate propose`)
 	constraintMarkers = wordSet(`must should without within least most under over only never always exactly
 		require requires required requirement requirements budget deadline limit limits constraint constraints`)
-	numberRE = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s|%|k|m|gb|mb|x)?\b`)
 )
 
 // ComplexityOf scores text; skillsTouched is how many agents' skills
 // matched it (from the gate).
 func ComplexityOf(text string, skillsTouched int) Complexity {
 	lower := strings.ToLower(text)
-	words := strings.FieldsFunc(lower, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z') && !(r >= '0' && r <= '9') && r != '-'
-	})
-	var tech, reason, constraint int
-	for _, w := range words {
-		if techMarkers[w] {
-			tech++
+	// Words: runs of a–z, 0–9 and hyphens (bytes of other runes, all
+	// 0x80 and above, separate words as the runes do).
+	var tech, reason, constraint, words int
+	for i := 0; i < len(lower); {
+		for i < len(lower) && !isComplexityWordByte(lower[i]) {
+			i++
 		}
-		if reasoningMarkers[w] {
-			reason++
+		j := i
+		for j < len(lower) && isComplexityWordByte(lower[j]) {
+			j++
 		}
-		if constraintMarkers[w] {
-			constraint++
+		if j == i {
+			break
 		}
+		words++
+		if w := lower[i:j]; len(w) <= longestComplexityWord {
+			c := complexityWords[w]
+			tech += int(c & complexityTech)
+			reason += int(c&complexityReasoning) >> 1
+			constraint += int(c&complexityConstraint) >> 2
+		}
+		i = j
 	}
 	if strings.Contains(text, "```") || strings.Contains(text, "func ") || strings.Contains(text, "SELECT ") {
 		tech += 3
 	}
-	constraint += len(numberRE.FindAllString(lower, -1))
+	constraint += countNumbers(lower)
 	if q := strings.Count(text, "?"); q > 1 {
 		constraint += q - 1
 	}
-	dims := map[string]float64{
-		DimLength:      min(10, float64(len(words))/12),
-		DimTechnical:   min(10, 2*float64(tech)),
-		DimReasoning:   min(10, 2.5*float64(reason)),
-		DimBreadth:     min(10, 3*float64(max(0, skillsTouched-1))),
-		DimConstraints: min(10, 2*float64(constraint)),
+	values := [...]float64{
+		min(10, float64(words)/12),
+		min(10, 2*float64(tech)),
+		min(10, 2.5*float64(reason)),
+		min(10, 3*float64(max(0, skillsTouched-1))),
+		min(10, 2*float64(constraint)),
 	}
+	// The weighted sum in a fixed order (it was map order).
 	score := 0.0
-	for k, v := range dims {
-		dims[k] = round1(v)
-		score += dimensionWeights[k] * v
+	dims := make(map[string]float64, len(dimensions))
+	for i, d := range dimensions {
+		dims[d] = round1(values[i])
+		score += dimensionWeights[d] * values[i]
 	}
 	return Complexity{Score: round1(score), Dimensions: dims}
+}
+
+// countNumbers counts the numbers in lower-case text, with their units
+// ("3", "1.5", "200ms", "50%", "3x", "16gb"): the matches of
+// \b\d+(\.\d+)?(ms|s|%|k|m|gb|mb|x)?\b, found as that regular expression
+// finds them (leftmost first, one after another), without its machinery.
+func countNumbers(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) || (i > 0 && isWordByte(s[i-1])) {
+			i++
+			continue
+		}
+		if end := numberEnd(s, i); end > 0 {
+			n++
+			i = end
+		} else {
+			i++
+		}
+	}
+	return n
+}
+
+// numberEnd is where the number starting at s[p] (a digit after a word
+// boundary) ends, or -1: the digits (all of them, as \d+ can only match
+// there), a fraction if one follows and a unit and boundary fit after it,
+// else none.
+func numberEnd(s string, p int) int {
+	q := p
+	for q < len(s) && isDigit(s[q]) {
+		q++
+	}
+	if q+1 < len(s) && s[q] == '.' && isDigit(s[q+1]) {
+		r := q + 1
+		for r < len(s) && isDigit(s[r]) {
+			r++
+		}
+		if end := unitEnd(s, r); end > 0 {
+			return end
+		}
+	}
+	return unitEnd(s, q)
+}
+
+// numberUnits in the regular expression's order of preference.
+var numberUnits = [...]string{"ms", "s", "%", "k", "m", "gb", "mb", "x"}
+
+// unitEnd is where an optional unit at s[c] and the word boundary after it
+// end, or -1.
+func unitEnd(s string, c int) int {
+	for _, u := range numberUnits {
+		if strings.HasPrefix(s[c:], u) && wordBoundary(s, c+len(u)) {
+			return c + len(u)
+		}
+	}
+	if wordBoundary(s, c) {
+		return c
+	}
+	return -1
+}
+
+// wordBoundary reports \b at s[e], s[e-1] being ASCII: a word character on
+// one side only. Bytes of multi-byte runes are not word characters, as the
+// runes are not.
+func wordBoundary(s string, e int) bool {
+	return isWordByte(s[e-1]) != (e < len(s) && isWordByte(s[e]))
+}
+
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }
+
+// isWordByte is \w: ASCII letters, digits and underscore.
+func isWordByte(b byte) bool {
+	return isDigit(b) || ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z') || b == '_'
 }
 
 func round1(x float64) float64 { return float64(int(x*10+0.5)) / 10 }

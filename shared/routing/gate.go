@@ -3,7 +3,7 @@ package routing
 import (
 	"context"
 	"fmt"
-	"sort"
+	"math"
 	"strconv"
 	"time"
 
@@ -50,17 +50,6 @@ type Rating struct {
 	Rating int // 1–5
 	Query  string
 	At     time.Time
-	vec    *sparse
-}
-
-// vector is computed once per rating and kept: the gate function scores
-// many queries against the same cached ratings.
-func (r *Rating) vector() sparse {
-	if r.vec == nil {
-		v := toSparse(TermVector(r.Query))
-		r.vec = &v
-	}
-	return *r.vec
 }
 
 // Embedder turns texts into dense vectors. It is optional: with one, skill
@@ -117,94 +106,72 @@ type ExpertScore struct {
 
 // Overall is the weighted sum of the four signals.
 func Overall(skill, perf, fit, load float64) float64 {
-	return round3(WeightSkill*skill + WeightPerformance*perf + WeightPersonality*fit + WeightLoad*load)
+	return round3(weighted(skill, perf, fit, load))
 }
+
+// weighted is Overall before rounding (Rank rounds it without dividing).
+func weighted(skill, perf, fit, load float64) float64 {
+	return WeightSkill*skill + WeightPerformance*perf + WeightPersonality*fit + WeightLoad*load
+}
+
+// ExplainedScores is how many of the best scores the expert-gate function
+// explains in full (ScoreTop). It is more than any strategy selects (MaxK,
+// MaxEnsemble) or discovery recommends, so every agent that may answer, and
+// the runners-up it is compared with, carry their reason; explaining every
+// agent of a large team would cost more than scoring it and bloat each
+// routing decision with sentences nobody reads.
+const ExplainedScores = 10
 
 // Score rates every indexed agent for text on the four signals and returns
-// the scores sorted best first (ties: skill match, then slug).
+// the scores sorted best first (ties: skill match, then slug), each
+// explained in full.
 func (ix *Index) Score(text string, sig Signals) []ExpertScore {
-	q := ix.prepare(text, sig.QueryEmbedding)
-	style := StyleOf(text)
-	perf := ix.performance(q, sig)
-	out := make([]ExpertScore, 0, len(ix.agents))
-	for ai := range ix.agents {
-		a := &ix.agents[ai].agent
-		skill, hits := ix.agentSkills(q, ai)
-		s := ExpertScore{AgentSlug: a.Slug, AgentName: a.Name, Label: ix.agents[ai].label, MatchingSkills: []string{}}
-		for _, h := range hits {
-			s.MatchingSkills = append(s.MatchingSkills, h.Name)
-			s.Explicit = s.Explicit || h.Explicit
-			s.Override = s.Override || (h.Explicit && h.Override)
-		}
-		s.SkillMatch = round3(skill)
-		p, ok := perf[a.Slug]
-		s.PastPerformance, s.RatedSimilar = NeutralPerformance, p.n
-		if ok && p.n > 0 {
-			s.PastPerformance = round3(p.sum / float64(p.n))
-		}
-		s.PersonalityFit = round3(PersonalityFit(style, a.Personality))
-		l := sig.Loads[a.Slug]
-		s.LoadBalance = round3(LoadBalance(l))
-		s.Overall = Overall(s.SkillMatch, s.PastPerformance, s.PersonalityFit, s.LoadBalance)
-		s.Explanation = explain(s, l)
-		out = append(out, s)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Overall != out[j].Overall {
-			return out[i].Overall > out[j].Overall
-		}
-		if out[i].SkillMatch != out[j].SkillMatch {
-			return out[i].SkillMatch > out[j].SkillMatch
-		}
-		return out[i].AgentSlug < out[j].AgentSlug
-	})
-	return out
+	return ix.Rank(text, sig).Scores(len(ix.agents))
 }
 
-type perfAcc struct {
-	sum float64
-	n   int
-}
-
-// performance averages the ratings (mapped 1–5 → 0–1) of similar queries in
-// the window, per agent.
-func (ix *Index) performance(q query, sig Signals) map[string]perfAcc {
-	out := map[string]perfAcc{}
-	if len(sig.Ratings) == 0 {
-		return out
-	}
-	qv := toSparse(TermVector(q.text))
-	since := sig.Now.Add(-PerformanceWindow)
-	for i := range sig.Ratings {
-		r := &sig.Ratings[i]
-		if r.Rating < 1 || r.Rating > 5 || (!sig.Now.IsZero() && r.At.Before(since)) {
-			continue
-		}
-		if sparseCosine(qv, r.vector()) <= SimilarQuery {
-			continue
-		}
-		acc := out[r.Agent]
-		acc.sum += float64(r.Rating-1) / 4
-		acc.n++
-		out[r.Agent] = acc
-	}
-	return out
+// ScoreTop is Score with the Explanation written for the best explained
+// scores only: the others carry every signal and their matching skills,
+// and an empty Explanation. The scores are identical to Score's.
+func (ix *Index) ScoreTop(text string, sig Signals, explained int) []ExpertScore {
+	return ix.Rank(text, sig).Scores(explained)
 }
 
 // LoadBalance is 1 for an idle agent and falls with active tasks (half the
 // weight), open conversations (0.3) and recent reply latency (0.2).
 func LoadBalance(l Load) float64 {
-	task := min(1, float64(l.ActiveTasks)/TaskCapacity)
-	conv := min(1, float64(l.ActiveConversations)/ConversationCapacity)
-	lat := min(1, l.LatencyMS/SlowLatencyMS)
+	task := share(l.ActiveTasks, TaskCapacity, taskShares[:])
+	conv := share(l.ActiveConversations, ConversationCapacity, conversationShares[:])
+	lat := 0.0
+	if l.LatencyMS != 0 {
+		lat = min(1, l.LatencyMS/SlowLatencyMS)
+	}
 	return clamp01(1 - (0.5*task + 0.3*conv + 0.2*lat))
 }
 
-// explain writes the one-line reason of a score. It is built with
-// strconv rather than fmt: the gate explains every agent of the team on
-// every message.
-func explain(s ExpertScore, l Load) string {
-	b := make([]byte, 0, 160)
+// share is min(1, n/capacity), from a table for the counts up to the
+// capacity (the gate computes it for every agent of the team on every
+// message).
+func share(n, capacity int, table []float64) float64 {
+	if n >= 0 && n <= capacity {
+		return table[n]
+	}
+	return min(1, float64(n)/float64(capacity))
+}
+
+var taskShares, conversationShares = func() (t [TaskCapacity + 1]float64, c [ConversationCapacity + 1]float64) {
+	for n := range t {
+		t[n] = float64(n) / TaskCapacity
+	}
+	for n := range c {
+		c[n] = float64(n) / ConversationCapacity
+	}
+	return t, c
+}()
+
+// appendExplanation writes the one-line reason of a score. It is built
+// with strconv rather than fmt, into one buffer for all the scores of a
+// query.
+func appendExplanation(b []byte, s *ExpertScore, l Load) []byte {
 	switch {
 	case s.SkillMatch >= 0.6:
 		b = append(b, "strong skill match ("...)
@@ -219,7 +186,7 @@ func explain(s ExpertScore, l Load) string {
 	}
 	if s.RatedSimilar > 0 {
 		b = append(b, "; rated "...)
-		b = strconv.AppendFloat(b, s.PastPerformance, 'f', 2, 64)
+		b = appendScore(b, s.PastPerformance)
 		b = append(b, " on "...)
 		b = strconv.AppendInt(b, int64(s.RatedSimilar), 10)
 		b = append(b, " similar queries"...)
@@ -227,16 +194,36 @@ func explain(s ExpertScore, l Load) string {
 		b = append(b, "; no rated history (neutral)"...)
 	}
 	b = append(b, "; style fit "...)
-	b = strconv.AppendFloat(b, s.PersonalityFit, 'f', 2, 64)
+	b = appendScore(b, s.PersonalityFit)
 	b = append(b, "; load "...)
-	b = strconv.AppendFloat(b, s.LoadBalance, 'f', 2, 64)
+	b = appendScore(b, s.LoadBalance)
 	b = append(b, " ("...)
 	b = strconv.AppendInt(b, int64(l.ActiveTasks), 10)
 	b = append(b, " tasks, "...)
 	b = strconv.AppendInt(b, int64(l.ActiveConversations), 10)
 	b = append(b, " conversations)"...)
-	return string(b)
+	return b
 }
+
+// appendScore writes a 0–1 score with two decimals, as
+// strconv.AppendFloat(b, x, 'f', 2, 64) does: from a table for the scores
+// round3 produces.
+func appendScore(b []byte, x float64) []byte {
+	if x >= 0 && x <= 1 {
+		if m := milli(x); math.Float64bits(thousandth[m]) == math.Float64bits(x) { // not −0
+			return append(b, scoreText[m]...)
+		}
+	}
+	return strconv.AppendFloat(b, x, 'f', 2, 64)
+}
+
+// scoreText[m] is thousandth[m] with two decimals.
+var scoreText = func() (t [1001]string) {
+	for m := range t {
+		t[m] = strconv.FormatFloat(thousandth[m], 'f', 2, 64)
+	}
+	return t
+}()
 
 func appendJoin(b []byte, list []string) []byte {
 	for i, s := range list {

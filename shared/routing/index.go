@@ -1,45 +1,110 @@
 package routing
 
 import (
+	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/conclave-ai/conclave/shared/agents"
 )
 
-// Index is the TF-IDF index of a team's skills: one document per skill
-// (its name, description, keywords, domains and actions), IDF over the
-// team's skills. It is built once per set of agents and reused across
-// queries (the expert-gate function caches it by the agents' versions), so
-// scoring a query costs a few map lookups per skill.
+// Index is the ExpertGate's precomputed view of a team: the TF-IDF index of
+// its skills (one document per skill: its name, description, keywords,
+// domains and actions, IDF over the team's skills) as an inverted index
+// from term to the skills that use it, and every per-agent input of the
+// score as flat slices. It is built once per set of agents and reused
+// across queries (the expert-gate function caches it by the agents'
+// versions), so a query costs work in proportion to the postings of its
+// terms plus one tight loop over the agents for load, personality and
+// ranking, with no allocation per agent. An Index is safe for concurrent
+// use once built (and embedded, when Embed is used).
 type Index struct {
 	agents []indexedAgent
 	docs   []skillDoc
-	idf    map[string]float64
-	// embeddings of the skill documents, when an Embedder was used.
+
+	// The vocabulary (term → id), IDF by id, and the postings: the skills
+	// using term t are postings[postStart[t]:postStart[t+1]], in skill
+	// order.
+	terms     map[string]int32
+	idf       []float64
+	postStart []int32
+	postings  []posting
+	// Per skill, what a query reads (docHot), and its terms: skill d's are
+	// docTerms[docTermStart[d]:docTermStart[d+1]], sorted by id, to score
+	// one skill again without the postings (Ranking.Top).
+	docHot       []docHot
+	docTermStart []int32
+	docTerms     []docTerm
+
+	// Per agent, in input order: its skills are
+	// docs[docStart[a]:docStart[a+1]]; its slug, name and label; its
+	// personality on the three style scales.
+	docStart                    []int32
+	slugs, names, labels        []string
+	formality, humor, techDepth []float64
+	// Ranking breaks ties by slug, then input order: slugRank is an
+	// agent's place in that order, bySlugRank the agent at each place.
+	slugRank, bySlugRank []int32
+	// bySlug is the first agent with a slug, nextSameSlug the next one
+	// with the same slug (-1 at the end).
+	bySlug        map[string]int32
+	nextSameSlug  []int32
 	docEmbeddings [][]float64
+
+	ratings ratingCache
+	fits    fitCache
+	scratch sync.Pool
 }
 
 type indexedAgent struct {
 	agent agents.Agent
-	docs  []int
 	label string // the highest-priority skill's label
 }
 
 type skillDoc struct {
-	agent    int
 	name     string
 	label    string // "code review"
 	text     string
-	vec      Vector // tf-idf, with its norm
-	keywords map[string]bool
-	// requiresKeyword: the skill matches only when one of its keywords is in
-	// the query (agents.Skill.RequiresExplicitKeywords).
-	requiresKeyword bool
-	// override: an explicit keyword match beats staying with the current agent.
-	override bool
 	priority int
+	// namePriority is the priority of the agent's first skill with this
+	// name: equal-scoring hits have always been ordered by it.
+	namePriority int
+}
+
+// docHot is what scoring reads of a skill: the norm of its tf-idf vector,
+// its agent and flags.
+type docHot struct {
+	norm  float64
+	agent int32
+	flags uint8
+}
+
+// docTerm is one term of a skill: its id, tf-idf weight and whether it is
+// one of the skill's keywords.
+type docTerm struct {
+	id      int32
+	keyword bool
+	w       float64
+}
+
+// Skill flags (docHot.flags).
+const (
+	// docRequiresKeyword: the skill matches only when one of its keywords
+	// is in the query (agents.Skill.RequiresExplicitKeywords).
+	docRequiresKeyword = 1 << iota
+	// docOverride: an explicit keyword match beats staying with the
+	// current agent (agents.Skill.OverrideContinuity).
+	docOverride
+)
+
+// posting is one skill using a term: the term's tf-idf weight in the skill
+// and whether the term is one of the skill's keywords.
+type posting struct {
+	doc     int32
+	keyword bool
+	w       float64
 }
 
 // userFacing reports whether a skill may be chosen for a user's message in
@@ -49,48 +114,141 @@ func userFacing(s agents.Skill) bool {
 }
 
 // BuildIndex indexes the user-facing skills of the given agents (the caller
-// passes the active ones).
+// passes the active ones, at most MaxAgents).
 func BuildIndex(list []agents.Agent) *Index {
-	ix := &Index{idf: map[string]float64{}}
-	df := map[string]int{}
+	if len(list) > MaxAgents {
+		panic(fmt.Sprintf("routing: %d agents to index, more than MaxAgents (%d)", len(list), MaxAgents))
+	}
+	ix := &Index{terms: map[string]int32{}, bySlug: map[string]int32{}}
+	// Each skill's terms (first-occurrence order), counts and keyword flags,
+	// kept until the IDF is known.
+	type docTerms struct {
+		ids []int32
+		tf  []float64
+		kw  []bool
+	}
+	var dts []docTerms
+	var df []int32
+	pos := map[int32]int{} // a skill's term → its place in docTerms.ids
 	for ai, a := range list {
 		ia := indexedAgent{agent: a}
-		best := 0
+		ix.docStart = append(ix.docStart, int32(len(ix.docs)))
+		best, first := 0, len(ix.docs)
 		for _, s := range a.Skills {
 			if !userFacing(s) {
 				continue
 			}
 			text := strings.Join([]string{strings.ReplaceAll(s.Name, "-", " "), s.Description,
 				strings.Join(s.Keywords, " "), strings.Join(s.Domains, " "), strings.Join(s.Actions, " ")}, " ")
-			d := skillDoc{agent: ai, name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), text: text, vec: TermVector(text),
-				keywords: map[string]bool{}, requiresKeyword: s.RequiresExplicitKeywords, override: s.OverrideContinuity, priority: s.Priority}
-			for _, k := range s.Keywords {
-				for _, t := range Tokens(k) {
-					d.keywords[t] = true
+			d := skillDoc{name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), text: text, priority: s.Priority, namePriority: s.Priority}
+			var flags uint8
+			if s.RequiresExplicitKeywords {
+				flags |= docRequiresKeyword
+			}
+			if s.OverrideContinuity {
+				flags |= docOverride
+			}
+			for _, o := range ix.docs[first:] {
+				if o.name == s.Name {
+					d.namePriority = o.priority
+					break
 				}
 			}
-			for t := range d.vec.W {
-				df[t]++
+			var dt docTerms
+			clear(pos)
+			for _, t := range Tokens(text) {
+				id, ok := ix.terms[t]
+				if !ok {
+					id = int32(len(df))
+					ix.terms[t] = id
+					df = append(df, 0)
+				}
+				if p, ok := pos[id]; ok {
+					dt.tf[p]++
+					continue
+				}
+				pos[id] = len(dt.ids)
+				dt.ids = append(dt.ids, id)
+				dt.tf = append(dt.tf, 1)
+				dt.kw = append(dt.kw, false)
+				df[id]++
 			}
-			if len(ia.docs) == 0 || d.priority > best {
+			// A keyword's tokens are always among the skill's terms (the
+			// keywords are part of its text).
+			for _, k := range s.Keywords {
+				for _, t := range Tokens(k) {
+					if p, ok := pos[ix.terms[t]]; ok {
+						dt.kw[p] = true
+					}
+				}
+			}
+			if len(ix.docs) == first || d.priority > best {
 				ia.label, best = d.label, d.priority
 			}
-			ia.docs = append(ia.docs, len(ix.docs))
 			ix.docs = append(ix.docs, d)
+			ix.docHot = append(ix.docHot, docHot{agent: int32(ai), flags: flags})
+			dts = append(dts, dt)
 		}
 		ix.agents = append(ix.agents, ia)
+		ix.slugs = append(ix.slugs, a.Slug)
+		ix.names = append(ix.names, a.Name)
+		ix.labels = append(ix.labels, ia.label)
+		p := a.Personality
+		ix.formality = append(ix.formality, p.Formality)
+		ix.humor = append(ix.humor, p.Humor)
+		ix.techDepth = append(ix.techDepth, p.TechnicalDepth)
+		if _, ok := ix.bySlug[a.Slug]; !ok {
+			ix.bySlug[a.Slug] = int32(ai)
+		}
 	}
+	ix.docStart = append(ix.docStart, int32(len(ix.docs)))
+
 	n := float64(len(ix.docs))
+	ix.idf = make([]float64, len(df))
+	ix.postStart = make([]int32, len(df)+1)
 	for t, c := range df {
 		ix.idf[t] = math.Log(1 + n/float64(c))
+		ix.postStart[t+1] = ix.postStart[t] + c
 	}
-	for i := range ix.docs {
-		v := &ix.docs[i].vec
-		for t, tf := range v.W {
-			v.W[t] = tf * ix.idf[t]
+	ix.postings = make([]posting, ix.postStart[len(df)])
+	next := slices.Clone(ix.postStart[:len(df)])
+	ix.docTermStart = make([]int32, 0, len(dts)+1)
+	for di, dt := range dts {
+		ix.docTermStart = append(ix.docTermStart, int32(len(ix.docTerms)))
+		sum := 0.0
+		for k, t := range dt.ids {
+			w := dt.tf[k] * ix.idf[t]
+			sum += w * w
+			ix.postings[next[t]] = posting{doc: int32(di), keyword: dt.kw[k], w: w}
+			next[t]++
+			ix.docTerms = append(ix.docTerms, docTerm{id: t, keyword: dt.kw[k], w: w})
 		}
-		v.norm()
+		ix.docHot[di].norm = math.Sqrt(sum)
+		slices.SortFunc(ix.docTerms[ix.docTermStart[di]:], func(a, b docTerm) int { return int(a.id - b.id) })
 	}
+	ix.docTermStart = append(ix.docTermStart, int32(len(ix.docTerms)))
+
+	// Ranking breaks ties by slug, then input order: the place of each
+	// agent in that order is its last sort key.
+	ix.bySlugRank = make([]int32, len(list))
+	for i := range ix.bySlugRank {
+		ix.bySlugRank[i] = int32(i)
+	}
+	slices.SortStableFunc(ix.bySlugRank, func(a, b int32) int { return strings.Compare(list[a].Slug, list[b].Slug) })
+	ix.slugRank = make([]int32, len(list))
+	for r, ai := range ix.bySlugRank {
+		ix.slugRank[ai] = int32(r)
+	}
+	ix.nextSameSlug = make([]int32, len(list))
+	for i := range ix.nextSameSlug {
+		ix.nextSameSlug[i] = -1
+	}
+	for r := 1; r < len(ix.bySlugRank); r++ {
+		if prev, ai := ix.bySlugRank[r-1], ix.bySlugRank[r]; list[prev].Slug == list[ai].Slug {
+			ix.nextSameSlug[prev] = ai
+		}
+	}
+	ix.scratch.New = func() any { return newScratch(ix) }
 	return ix
 }
 
@@ -103,67 +261,225 @@ func (ix *Index) Agents() []agents.Agent {
 	return out
 }
 
+// scratch is the per-query working memory, sized to the index and reused
+// through a pool: every slice is all zeros between queries (each query
+// clears what it touched).
+type scratch struct {
+	// per term: the query's place of it, plus one (0: not in the query)
+	termPos []int32
+	// per skill: the query's accumulators, and the skills they touched
+	acc     []docAcc
+	touched []int32
+	// per agent: best skill match, past performance (sum and count),
+	// flags, load; the Ranking's entries and the radix sort's buffer.
+	best, perf  []float64
+	perfN       []int32
+	flags       []uint8
+	loads       []Load
+	keys, keys2 []uint64
+	// per query
+	qTerms   []int32
+	qWeights []float64
+	sorted   []string
+}
+
+// docAcc is a skill's share of one query: the dot product with the
+// query's tf-idf vector, the IDF of the query terms it covers, whether it
+// has one of them as a keyword, and its SkillMatch.
+type docAcc struct {
+	dot, covered, score float64
+	explicit            bool
+}
+
+// Agent flags: a matching skill has a keyword of the query; and overrides
+// continuity.
+const (
+	flagExplicit = 1 << iota
+	flagOverride
+)
+
+func newScratch(ix *Index) *scratch {
+	nd, na := len(ix.docs), len(ix.agents)
+	return &scratch{
+		termPos: make([]int32, len(ix.idf)),
+		acc:     make([]docAcc, nd),
+		best:    make([]float64, na), perf: make([]float64, na), perfN: make([]int32, na), flags: make([]uint8, na), loads: make([]Load, na),
+		keys: make([]uint64, na), keys2: make([]uint64, na),
+	}
+}
+
+func (ix *Index) getScratch() *scratch  { return ix.scratch.Get().(*scratch) }
+func (ix *Index) putScratch(s *scratch) { ix.scratch.Put(s) }
+
 // query is a message prepared for scoring against the index.
 type query struct {
-	text  string
-	terms Vector // tf-idf over known terms
-	known float64
-	// tokens present in the message, for keyword gating.
-	tokens    map[string]bool
+	text   string
+	tokens []string // every content word, in order (Tokens)
+	// The distinct known terms (first-occurrence order) and their tf-idf
+	// weights; known is the sum of their IDFs, norm the weights' norm.
+	terms     []int32
+	weights   []float64
+	known     float64
+	norm      float64
 	embedding []float64
 }
 
-func (ix *Index) prepare(text string, embedding []float64) query {
-	q := query{text: text, terms: Vector{W: map[string]float64{}}, tokens: map[string]bool{}, embedding: embedding}
-	for _, t := range Tokens(text) {
-		q.tokens[t] = true
-		if idf, ok := ix.idf[t]; ok {
-			if q.terms.W[t] == 0 {
-				q.known += idf
-			}
-			q.terms.W[t] += idf
+func (ix *Index) prepare(text string, embedding []float64, sc *scratch) query {
+	q := query{text: text, tokens: Tokens(text), embedding: embedding, terms: sc.qTerms[:0], weights: sc.qWeights[:0]}
+	for _, t := range q.tokens {
+		id, ok := ix.terms[t]
+		if !ok {
+			continue
 		}
+		idf := ix.idf[id]
+		if p := sc.termPos[id]; p > 0 {
+			q.weights[p-1] += idf
+			continue
+		}
+		q.known += idf
+		q.terms = append(q.terms, id)
+		q.weights = append(q.weights, idf)
+		sc.termPos[id] = int32(len(q.terms))
 	}
-	q.terms.norm()
+	sum := 0.0
+	for i, t := range q.terms {
+		sum += q.weights[i] * q.weights[i]
+		sc.termPos[t] = 0
+	}
+	q.norm = math.Sqrt(sum)
+	sc.qTerms, sc.qWeights = q.terms, q.weights
 	return q
 }
 
-// SkillMatch of one skill document: 0.6 × the share of the query's known
-// terms (IDF-weighted) the skill covers + 0.4 × the TF-IDF cosine. Coverage
-// rewards a short question that names the skill ("review my code") that a
-// cosine against a long description would under-rate; words no skill of the
-// team uses are left out, so an off-topic question scores 0 everywhere.
-func (ix *Index) docScore(q query, di int) float64 {
-	d := &ix.docs[di]
-	if q.known == 0 {
+// scoreSkills computes the SkillMatch of every skill sharing a term with
+// the query (sc.acc[d].score; every other skill scores 0) by walking the
+// postings of the query's terms, and each agent's best skill and flags
+// (sc.best, sc.flags).
+func (ix *Index) scoreSkills(q *query, sc *scratch) {
+	acc := sc.acc
+	touched := sc.touched[:0]
+	for i, t := range q.terms {
+		w, idf := q.weights[i], ix.idf[t]
+		for _, p := range ix.postings[ix.postStart[t]:ix.postStart[t+1]] {
+			a := &acc[p.doc]
+			if a.covered == 0 {
+				touched = append(touched, p.doc)
+			}
+			a.dot += w * p.w
+			a.covered += idf
+			if p.keyword {
+				a.explicit = true
+			}
+		}
+	}
+	sc.touched = touched
+	best, flags := sc.best, sc.flags
+	for _, d := range touched {
+		a := &acc[d]
+		s := ix.skillMatch(q, d, a.dot, a.covered, a.explicit)
+		if s <= 0 {
+			continue
+		}
+		a.score = s
+		h := &ix.docHot[d]
+		if s > best[h.agent] {
+			best[h.agent] = s
+		}
+		if a.explicit {
+			flags[h.agent] |= flagExplicit
+			if h.flags&docOverride != 0 {
+				flags[h.agent] |= flagOverride
+			}
+		}
+	}
+}
+
+// skillMatch is the SkillMatch of skill d from its share of the query
+// (covered > 0): 0.6 × the share of the query's known terms (IDF-weighted)
+// the skill covers + 0.4 × the TF-IDF cosine, half and half with the
+// embeddings' cosine when there are embeddings; 0 when the skill requires
+// a keyword the query lacks. Coverage rewards a short question that names
+// the skill ("review my code") that a cosine against a long description
+// would under-rate; words no skill of the team uses are left out, so an
+// off-topic question scores 0 everywhere.
+func (ix *Index) skillMatch(q *query, d int32, dot, covered float64, explicit bool) float64 {
+	h := &ix.docHot[d]
+	if h.flags&docRequiresKeyword != 0 && !explicit {
 		return 0
 	}
-	if d.requiresKeyword && !hasAny(q.tokens, d.keywords) {
-		return 0
+	cos := 0.0
+	if q.norm != 0 && h.norm != 0 {
+		cos = clamp01(dot / (q.norm * h.norm))
 	}
-	covered := 0.0
-	for t := range q.terms.W {
-		if d.vec.W[t] > 0 {
+	s := 0.6*covered/q.known + 0.4*cos
+	if q.embedding != nil && ix.docEmbeddings != nil {
+		s = 0.5*s + 0.5*denseCosine(q.embedding, ix.docEmbeddings[d])
+	}
+	return clamp01(s)
+}
+
+// rescore is skill d's SkillMatch for q computed from the skill's terms:
+// the same sums in the same order as scoreSkills' walk of the postings,
+// so the same value.
+func (ix *Index) rescore(q *query, d int32) float64 {
+	var dot, covered float64
+	explicit := false
+	terms := ix.docTerms[ix.docTermStart[d]:ix.docTermStart[d+1]] // by id
+	for i, t := range q.terms {
+		lo, hi := 0, len(terms)
+		for lo < hi {
+			if m := int(uint(lo+hi) >> 1); terms[m].id < t {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < len(terms) && terms[lo].id == t {
+			dot += q.weights[i] * terms[lo].w
 			covered += ix.idf[t]
+			explicit = explicit || terms[lo].keyword
 		}
 	}
 	if covered == 0 {
 		return 0
 	}
-	s := 0.6*covered/q.known + 0.4*Cosine(q.terms, d.vec)
-	if q.embedding != nil && ix.docEmbeddings != nil {
-		s = 0.5*s + 0.5*denseCosine(q.embedding, ix.docEmbeddings[di])
-	}
-	return clamp01(s)
+	return ix.skillMatch(q, d, dot, covered, explicit)
 }
 
-func hasAny(set map[string]bool, want map[string]bool) bool {
-	for t := range want {
-		if set[t] {
-			return true
+// clearSkills returns the skill and agent slices scoreSkills wrote to
+// zero.
+func (ix *Index) clearSkills(sc *scratch) {
+	acc, best, flags := sc.acc, sc.best, sc.flags
+	for _, d := range sc.touched {
+		acc[d] = docAcc{}
+		a := ix.docHot[d].agent
+		best[a], flags[a] = 0, 0
+	}
+	sc.touched = sc.touched[:0]
+}
+
+// hit is a matching skill and its SkillMatch.
+type hit struct {
+	doc   int32
+	score float64
+}
+
+// sortHits orders an agent's matching skills best first (priority breaks
+// ties, then skill order).
+func (ix *Index) sortHits(h []hit) {
+	// Insertion sort: stable, and an agent has a handful of skills.
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && ix.hitBefore(h[j], h[j-1]); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
 		}
 	}
-	return false
+}
+
+func (ix *Index) hitBefore(a, b hit) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return ix.docs[a.doc].namePriority > ix.docs[b.doc].namePriority
 }
 
 // SkillHit is one skill of an agent that matched a query.
@@ -176,49 +492,30 @@ type SkillHit struct {
 	Override bool
 }
 
-// agentSkills scores every skill of agent ai; hits are sorted best first
-// (priority breaks ties), and the agent's skill match is the best hit.
-func (ix *Index) agentSkills(q query, ai int) (float64, []SkillHit) {
+// agentSkills returns agent ai's matching skills, best first, and its
+// skill match (the best hit), after scoreSkills.
+func (ix *Index) agentSkills(ai int, sc *scratch) (float64, []SkillHit) {
+	var h []hit
+	for d := ix.docStart[ai]; d < ix.docStart[ai+1]; d++ {
+		if s := sc.acc[d].score; s > 0 {
+			h = append(h, hit{d, s})
+		}
+	}
+	ix.sortHits(h)
 	var hits []SkillHit
-	best := 0.0
-	for _, di := range ix.agents[ai].docs {
-		s := ix.docScore(q, di)
-		if s <= 0 {
-			continue
-		}
-		d := &ix.docs[di]
-		hits = append(hits, SkillHit{Name: d.name, Label: d.label, Score: s, Explicit: hasAny(q.tokens, d.keywords), Override: d.override})
-		if s > best {
-			best = s
-		}
+	for _, x := range h {
+		d := &ix.docs[x.doc]
+		hits = append(hits, SkillHit{Name: d.name, Label: d.label, Score: x.score, Explicit: sc.acc[x.doc].explicit,
+			Override: ix.docHot[x.doc].flags&docOverride != 0})
 	}
-	if len(hits) > 1 {
-		sort.SliceStable(hits, func(i, j int) bool {
-			if hits[i].Score != hits[j].Score {
-				return hits[i].Score > hits[j].Score
-			}
-			return ix.priority(ai, hits[i].Name) > ix.priority(ai, hits[j].Name)
-		})
-	}
-	return best, hits
-}
-
-func (ix *Index) priority(ai int, name string) int {
-	for _, di := range ix.agents[ai].docs {
-		if ix.docs[di].name == name {
-			return ix.docs[di].priority
-		}
-	}
-	return 0
+	return sc.best[ai], hits
 }
 
 // PrimaryLabel is the label of an agent's highest-priority user-facing
 // skill ("code review"), used in attributions.
 func (ix *Index) PrimaryLabel(slug string) string {
-	for _, a := range ix.agents {
-		if a.agent.Slug == slug {
-			return a.label
-		}
+	if ai, ok := ix.bySlug[slug]; ok {
+		return ix.agents[ai].label
 	}
 	return ""
 }

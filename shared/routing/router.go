@@ -72,12 +72,16 @@ func (ix *Index) Route(text, current, defaultAgent string) Decision {
 	if m := Mention(text, ix.Agents()); m != "" {
 		return Decision{Agent: m, Confidence: 1, Reason: ReasonMention, MatchingSkills: []string{}}
 	}
-	q := ix.prepare(text, nil)
+	sc := ix.getScratch()
+	defer ix.putScratch(sc)
+	q := ix.prepare(text, nil, sc)
+	ix.scoreSkills(&q, sc)
+	defer ix.clearSkills(sc)
 	var best, cur *Decision
 	override := false
 	for ai := range ix.agents {
 		a := ix.agents[ai].agent
-		score, hits := ix.agentSkills(q, ai)
+		score, hits := ix.agentSkills(ai, sc)
 		d := Decision{Agent: a.Slug, Confidence: round3(score), Reason: ReasonSkill, MatchingSkills: []string{}}
 		for _, h := range hits {
 			d.MatchingSkills = append(d.MatchingSkills, h.Name)

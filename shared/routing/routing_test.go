@@ -430,7 +430,25 @@ func syntheticTeam(n int) []agents.Agent {
 	return out
 }
 
-func benchmarkGate(b *testing.B, n int) {
+// gateBench says what a gate benchmark builds from the ranking.
+type gateBench int
+
+const (
+	// topExplained: the best routing.ExplainedScores in full, the rest
+	// ranked (Rank, Ranking.Top).
+	topExplained gateBench = iota
+	// allScores: an ExpertScore for every agent, the best
+	// routing.ExplainedScores explained (ScoreTop, the expert-gate
+	// function's response).
+	allScores
+	// allExplained: every agent explained (Score).
+	allExplained
+)
+
+// benchmarkGate scores the query of testdata/seed_gate.py against the same
+// synthetic team, loads and 200 ratings: every agent scored on the four
+// signals and ranked, plus the query's complexity.
+func benchmarkGate(b *testing.B, n int, build gateBench) {
 	team := syntheticTeam(n)
 	ix := routing.BuildIndex(team)
 	now := time.Now()
@@ -446,19 +464,41 @@ func benchmarkGate(b *testing.B, n int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s := ix.Score(q, routing.Signals{Loads: loads, Ratings: ratings, Now: now})
-		if len(s) != n {
-			b.Fatal(len(s))
+		sig := routing.Signals{Loads: loads, Ratings: ratings, Now: now}
+		switch build {
+		case topExplained:
+			r := ix.Rank(q, sig)
+			if r.Len() != n || len(r.Top(routing.ExplainedScores)) != min(n, routing.ExplainedScores) {
+				b.Fatal(r.Len())
+			}
+		case allScores:
+			if s := ix.ScoreTop(q, sig, routing.ExplainedScores); len(s) != n {
+				b.Fatal(len(s))
+			}
+		case allExplained:
+			if s := ix.Score(q, sig); len(s) != n {
+				b.Fatal(len(s))
+			}
 		}
 		_ = routing.ComplexityOf(q, 3)
 	}
 }
 
 // BenchmarkGateScore is the ExpertGate's in-process scoring of one query
-// (four signals, 200 ratings, complexity) on a built index.
-func BenchmarkGateScore10(b *testing.B)   { benchmarkGate(b, 10) }
-func BenchmarkGateScore100(b *testing.B)  { benchmarkGate(b, 100) }
-func BenchmarkGateScore1000(b *testing.B) { benchmarkGate(b, 1000) }
+// on a built index: every agent scored on the four signals (200 ratings)
+// and ranked, the best explained in full, and the query's complexity.
+// seed_gate.py does the same work (without explanations or complexity) and
+// returns every agent's overall score, ranked; testdata/compare.sh runs
+// both.
+func BenchmarkGateScore10(b *testing.B)   { benchmarkGate(b, 10, topExplained) }
+func BenchmarkGateScore100(b *testing.B)  { benchmarkGate(b, 100, topExplained) }
+func BenchmarkGateScore1000(b *testing.B) { benchmarkGate(b, 1000, topExplained) }
+
+// BenchmarkGateResponse1000 also builds an ExpertScore for every agent, as
+// the expert-gate function's response does (ScoreTop);
+// BenchmarkGateExplainAll1000 explains every one (Score).
+func BenchmarkGateResponse1000(b *testing.B)   { benchmarkGate(b, 1000, allScores) }
+func BenchmarkGateExplainAll1000(b *testing.B) { benchmarkGate(b, 1000, allExplained) }
 
 // BenchmarkBuildIndex100 is the cost of indexing a team of 100 agents (paid
 // once per change of the team's agents; the gate caches the index).

@@ -34,6 +34,30 @@ var (
 		statistics regression metric metrics dataset datasets model models tensor gpu vector embedding`)
 )
 
+// Word classes of StyleOf, one lookup a word.
+const (
+	styleFormal = 1 << iota
+	styleCasual
+	styleHumor
+	styleTech
+)
+
+var styleWords, longestStyleWord = wordClasses(map[uint8]map[string]bool{
+	styleFormal: formalMarkers, styleCasual: casualMarkers, styleHumor: humorMarkers, styleTech: techMarkers})
+
+// wordClasses merges word sets into one map from word to the classes it is
+// in, and the length of the longest word.
+func wordClasses(sets map[uint8]map[string]bool) (map[string]uint8, int) {
+	m, longest := map[string]uint8{}, 0
+	for class, set := range sets {
+		for w := range set {
+			m[w] |= class
+			longest = max(longest, len(w))
+		}
+	}
+	return m, longest
+}
+
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(s) {
@@ -44,6 +68,14 @@ func wordSet(s string) map[string]bool {
 
 // StyleOf classifies a message.
 func StyleOf(text string) Style {
+	if isASCII(text) {
+		return styleOfASCII(text)
+	}
+	return styleOfRunes(text)
+}
+
+// styleOfRunes is StyleOf for any text.
+func styleOfRunes(text string) Style {
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
 	})
@@ -95,11 +127,97 @@ func StyleOf(text string) Style {
 	return st
 }
 
+// styleOfASCII is StyleOf for ASCII text, in two passes over its bytes
+// and without allocating: no rune is an arrow, symbol or emoji, a letter
+// is A–Z or a–z, a space one of \t\n\v\f\r and the space.
+func styleOfASCII(text string) Style {
+	st := Style{Formality: 0.5, Humor: 0.15, TechnicalDepth: 0.1}
+	var formal, casual, funny, tech, words int
+	var buf [32]byte
+	// Words: runs of letters, digits and apostrophes.
+	for i := 0; i < len(text); {
+		for i < len(text) && !isStyleWordByte(text[i]) {
+			i++
+		}
+		j, apostrophe := i, false
+		for j < len(text) && isStyleWordByte(text[j]) {
+			apostrophe = apostrophe || text[j] == '\''
+			j++
+		}
+		if j == i {
+			break
+		}
+		words++
+		if w := text[i:j]; len(w) <= longestStyleWord {
+			c := styleWords[string(asciiLower(buf[:0], w))]
+			formal += int(c & styleFormal)
+			casual += int(c&styleCasual) >> 1
+			funny += int(c&styleHumor) >> 2
+			tech += int(c&styleTech) >> 3
+		}
+		if apostrophe {
+			casual++ // contractions read informal
+		}
+		i = j
+	}
+	if words == 0 {
+		return st
+	}
+	// Code-like tokens (snake_case, dotted.names, calls) are technical.
+	for i := 0; i < len(text); {
+		for i < len(text) && isASCIISpace(text[i]) {
+			i++
+		}
+		j := i
+		for j < len(text) && !isASCIISpace(text[j]) {
+			j++
+		}
+		if f := text[i:j]; j > i && (strings.ContainsAny(f, "_(){}[];=<>") || (strings.Count(f, ".") == 1 && f[len(f)-1] != '.' && len(f) > 3)) {
+			tech++
+		}
+		i = j
+	}
+	if strings.Count(text, "!") > 1 {
+		funny++
+		casual++
+	}
+	if t := strings.TrimSpace(text); t != "" && 'a' <= t[0] && t[0] <= 'z' {
+		casual++
+	}
+	st.Formality = clamp01(0.5 + 0.15*float64(formal) - 0.15*float64(casual))
+	st.Humor = clamp01(0.15 + 0.25*float64(funny))
+	st.TechnicalDepth = clamp01(0.1 + 0.3*float64(tech))
+	return st
+}
+
+func isStyleWordByte(b byte) bool {
+	return ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z') || ('0' <= b && b <= '9') || b == '\''
+}
+
+func isASCIISpace(b byte) bool { return b == ' ' || ('\t' <= b && b <= '\r') }
+
+// asciiLower appends w in lower case to buf.
+func asciiLower(buf []byte, w string) []byte {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	return buf
+}
+
 // PersonalityFit is 1 minus the weighted distance between the message's
 // style and the agent's personality; technical depth weighs most because a
 // mismatch there makes the answer too shallow or too dense.
 func PersonalityFit(s Style, p agents.Personality) float64 {
-	d := 0.3*abs(s.Formality-p.Formality) + 0.2*abs(s.Humor-p.Humor) + 0.5*abs(s.TechnicalDepth-p.TechnicalDepth)
+	return personalityFit(s, p.Formality, p.Humor, p.TechnicalDepth)
+}
+
+// personalityFit is PersonalityFit on the index's flat personality slices.
+func personalityFit(s Style, formality, humor, depth float64) float64 {
+	d := 0.3*abs(s.Formality-formality) + 0.2*abs(s.Humor-humor) + 0.5*abs(s.TechnicalDepth-depth)
 	return clamp01(1 - d)
 }
 

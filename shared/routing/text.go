@@ -8,7 +8,6 @@ package routing
 
 import (
 	"math"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -33,18 +32,69 @@ var stopwords = func() map[string]bool {
 // Tokens splits s into lower-case, lightly stemmed content words. Stemming
 // is a few suffix rules (plural, -ing, -ed): enough for "reviews",
 // "reviewing" and "reviewed" to meet "review" without a dictionary.
-func Tokens(s string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if len(f) < 2 || stopwords[f] {
-			continue
+func Tokens(s string) []string { return appendTokens(nil, s) }
+
+// appendTokens appends the Tokens of s to out. ASCII text, nearly every
+// message, is split in one pass over its bytes; other text by runes.
+func appendTokens(out []string, s string) []string {
+	lower := strings.ToLower(s)
+	if !isASCII(lower) {
+		return appendTokensRunes(out, lower)
+	}
+	// In lower-case ASCII the letters and digits are a–z and 0–9.
+	for i := 0; i < len(lower); {
+		for i < len(lower) && !isLowerAlnum(lower[i]) {
+			i++
 		}
-		out = append(out, Stem(f))
+		j := i
+		for j < len(lower) && isLowerAlnum(lower[j]) {
+			j++
+		}
+		if j > i {
+			out = appendToken(out, lower[i:j])
+		}
+		i = j
 	}
 	return out
 }
+
+// appendTokensRunes is appendTokens for any lower-case text.
+func appendTokensRunes(out []string, lower string) []string {
+	for _, f := range strings.FieldsFunc(lower, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		out = appendToken(out, f)
+	}
+	return out
+}
+
+func appendToken(out []string, f string) []string {
+	if len(f) < 2 || (len(f) <= longestStopword && stopwords[f]) {
+		return out
+	}
+	return append(out, Stem(f))
+}
+
+// longestStopword is the length of the longest stop word: a longer word
+// needs no lookup.
+var longestStopword = func() int {
+	n := 0
+	for w := range stopwords {
+		n = max(n, len(w))
+	}
+	return n
+}()
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerAlnum(b byte) bool { return ('a' <= b && b <= 'z') || ('0' <= b && b <= '9') }
 
 // Stem strips the common English suffixes.
 func Stem(w string) string {
@@ -126,45 +176,3 @@ func clamp01(x float64) float64 {
 
 // round3 keeps scores readable in logs and responses.
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
-
-// sparse is a term vector as parallel slices sorted by term: cosine of two
-// is a merge walk without hashing, which is what makes comparing a query
-// with hundreds of rated queries cheap.
-type sparse struct {
-	terms []string
-	w     []float64
-	norm  float64
-}
-
-func toSparse(v Vector) sparse {
-	s := sparse{terms: make([]string, 0, len(v.W)), norm: v.Norm}
-	for t := range v.W {
-		s.terms = append(s.terms, t)
-	}
-	sort.Strings(s.terms)
-	s.w = make([]float64, len(s.terms))
-	for i, t := range s.terms {
-		s.w[i] = v.W[t]
-	}
-	return s
-}
-
-func sparseCosine(a, b sparse) float64 {
-	if a.norm == 0 || b.norm == 0 {
-		return 0
-	}
-	dot := 0.0
-	for i, j := 0, 0; i < len(a.terms) && j < len(b.terms); {
-		switch {
-		case a.terms[i] == b.terms[j]:
-			dot += a.w[i] * b.w[j]
-			i++
-			j++
-		case a.terms[i] < b.terms[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return clamp01(dot / (a.norm * b.norm))
-}

@@ -1,0 +1,341 @@
+package routing
+
+import (
+	"math"
+	"slices"
+	"sync"
+)
+
+// Ranking is every indexed agent's score for one query, best first (ties:
+// skill match, then slug, then input order), in a compact form: one
+// 64-bit entry an agent, in rank order, holding its overall score and
+// signals in thousandths and the agent; per agent its flags and number of
+// similar ratings; the skills' matches. None of it holds a pointer.
+// ExpertScores are built from it on demand, so a caller that needs the
+// best few of a large team in full pays for those few.
+//
+// A Ranking reads its index, sig.Loads (for the task and conversation
+// counts of explanations) and sig.QueryEmbedding when it builds scores:
+// leave them unchanged while the Ranking is in use.
+type Ranking struct {
+	ix      *Index
+	loads   map[string]Load
+	fit     *fits
+	entries []uint64 // best first, see entry
+	flags   []uint8  // by agent
+	rated   []int32  // by agent; nil when no rating counted
+	// Every skill's SkillMatch (by skill), for the order of the matching
+	// skills of the agents built in full; or, for an index of more than
+	// denseScores skills, nil and the query, to score the skills of those
+	// agents again instead of copying thousands of numbers.
+	docScore []float64
+	q        query
+}
+
+// denseScores: up to this many skills (4 KiB of scores) a Ranking copies
+// every skill's score; past it, it scores the few skills it builds in
+// full again.
+const denseScores = 512
+
+// An entry packs, from the highest bits: 1000 − overall, 1000 − skill
+// match (10 bits each, so that ascending entries are best first), past
+// performance and load balance (10 bits each), all in thousandths, and
+// the agent (24 bits).
+const (
+	overallShift = 54
+	skillShift   = 44
+	perfShift    = 34
+	loadShift    = 24
+	agentBits    = 24
+	agentMask    = 1<<agentBits - 1
+	// MaxAgents is the most agents an index ranks.
+	MaxAgents = agentMask
+)
+
+func entry(overall, skill, perf, load uint64, agent int) uint64 {
+	return (1000-overall)<<overallShift | (1000-skill)<<skillShift | perf<<perfShift | load<<loadShift | uint64(agent)
+}
+
+// Rank scores every indexed agent for text on the four signals and ranks
+// them.
+//
+// The work is in proportion to the postings of the query's terms (skill
+// match) and to the ratings (past performance, against term vectors cached
+// in the index), plus tight loops over flat per-agent slices (load;
+// personality fit, cached per message style; the entries) and a radix
+// sort. It allocates the Ranking's few slices, nothing per agent.
+func (ix *Index) Rank(text string, sig Signals) *Ranking {
+	sc := ix.getScratch()
+	defer ix.putScratch(sc)
+	q := ix.prepare(text, sig.QueryEmbedding, sc)
+	style := StyleOf(text)
+	ix.scoreSkills(&q, sc)
+	defer ix.clearSkills(sc)
+	rated := ix.performance(&q, sig, sc)
+	fit := ix.personalityFits(style)
+
+	// Each agent's load, in input order (an agent without one is idle:
+	// the zero Load). The map lookups are a loop of their own so that the
+	// arithmetic below runs without calls, many agents at once.
+	n := len(ix.agents)
+	loads := sc.loads[:n]
+	if len(sig.Loads) > 0 {
+		for ai, slug := range ix.slugs {
+			loads[ai] = sig.Loads[slug]
+		}
+	} else {
+		clear(loads)
+	}
+	// The signals are rounded as round3 rounds them, in thousandths and
+	// back through a table: the same values without a division each.
+	best, perfSum, perfN, fv, entries := sc.best[:n], sc.perf[:n], sc.perfN[:n], fit.v[:n], sc.keys[:n]
+	for ai := range best {
+		skill := roundMilli(best[ai])
+		perf := uint64(neutralMilli)
+		if k := perfN[ai]; k > 0 {
+			perf = roundMilli(perfSum[ai] / float64(k))
+			perfSum[ai] = 0
+		}
+		load := roundMilli(LoadBalance(loads[ai]))
+		overall := roundMilli(weighted(thousandth[skill&1023], thousandth[perf&1023], fv[ai], thousandth[load&1023]))
+		entries[ai] = entry(overall, skill, perf, load, ai)
+	}
+
+	r := &Ranking{ix: ix, loads: sig.Loads, fit: fit, entries: ix.rank(sc), flags: slices.Clone(sc.flags[:n])}
+	if len(ix.docs) <= denseScores {
+		r.docScore = make([]float64, len(ix.docs))
+		for _, d := range sc.touched {
+			r.docScore[d] = sc.acc[d].score
+		}
+	} else {
+		r.q = query{terms: slices.Clone(q.terms), weights: slices.Clone(q.weights), known: q.known, norm: q.norm, embedding: q.embedding}
+	}
+	if rated > 0 {
+		r.rated = slices.Clone(perfN)
+		clear(perfN)
+	}
+	return r
+}
+
+// skillScores is every skill's SkillMatch for q, by skill: scoreSkills'
+// walk of the postings, so the same values.
+func (ix *Index) skillScores(q *query) []float64 {
+	sc := ix.getScratch()
+	defer ix.putScratch(sc)
+	ix.scoreSkills(q, sc)
+	defer ix.clearSkills(sc)
+	out := make([]float64, len(ix.docs))
+	for _, d := range sc.touched {
+		out[d] = sc.acc[d].score
+	}
+	return out
+}
+
+// Len is the number of agents ranked.
+func (r *Ranking) Len() int { return len(r.entries) }
+
+// Top returns the best n scores (all of them when fewer), each in full
+// with its explanation.
+func (r *Ranking) Top(n int) []ExpertScore {
+	n = max(0, min(n, len(r.entries)))
+	return r.scores(n, n)
+}
+
+// Scores returns every score, best first; the best explained carry their
+// explanation, the others every signal and matching skill.
+func (r *Ranking) Scores(explained int) []ExpertScore {
+	return r.scores(len(r.entries), max(0, min(explained, len(r.entries))))
+}
+
+// thousandth[m] is m/1000 for m = 0…1000: round3's results, exactly. (The
+// table has 1,024 entries so that an index masked to 10 bits needs no
+// bounds check.)
+var thousandth = func() (t [1024]float64) {
+	for m := range 1001 {
+		t[m] = float64(m) / 1000
+	}
+	return t
+}()
+
+// neutralMilli is NeutralPerformance in thousandths.
+const neutralMilli = 700
+
+// signal is a signal of an entry, in thousandths.
+func signal(e uint64, shift uint) uint64 { return e >> shift & 1023 }
+
+// scores builds the best n scores, the best explained of them with their
+// explanation.
+func (r *Ranking) scores(n, explained int) []ExpertScore {
+	ix := r.ix
+	// Every matching skill of the n agents, best first per agent, in one
+	// slice: their names are one allocation.
+	nd := 0
+	for _, e := range r.entries[:n] {
+		ai := e & agentMask
+		nd += int(ix.docStart[ai+1] - ix.docStart[ai])
+	}
+	docScore := r.docScore
+	if docScore == nil && n > denseScores/8 {
+		// Many agents in full (a response with every score): score every
+		// skill again by the postings, as Rank did, rather than one by one.
+		docScore = ix.skillScores(&r.q)
+	}
+	hits := make([]hit, 0, nd)
+	from := make([]int32, n+1)
+	for i, e := range r.entries[:n] {
+		ai := e & agentMask
+		h := len(hits)
+		for d := ix.docStart[ai]; d < ix.docStart[ai+1]; d++ {
+			var s float64
+			if docScore != nil {
+				s = docScore[d]
+			} else {
+				s = ix.rescore(&r.q, d)
+			}
+			if s > 0 {
+				hits = append(hits, hit{d, s})
+			}
+		}
+		ix.sortHits(hits[h:])
+		from[i+1] = int32(len(hits))
+	}
+	names := make([]string, len(hits))
+	for i, x := range hits {
+		names[i] = ix.docs[x.doc].name
+	}
+	out := make([]ExpertScore, n)
+	for i, e := range r.entries[:n] {
+		ai := e & agentMask
+		f := r.flags[ai]
+		s := &out[i]
+		s.AgentSlug, s.AgentName, s.Label = ix.slugs[ai], ix.names[ai], ix.labels[ai]
+		s.SkillMatch, s.PastPerformance, s.PersonalityFit = thousandth[1000-signal(e, skillShift)], thousandth[signal(e, perfShift)], r.fit.v[ai]
+		s.LoadBalance, s.Overall = thousandth[signal(e, loadShift)], thousandth[1000-signal(e, overallShift)]
+		if r.rated != nil {
+			s.RatedSimilar = int(r.rated[ai])
+		}
+		s.Explicit, s.Override = f&flagExplicit != 0, f&flagOverride != 0
+		s.MatchingSkills = names[from[i]:from[i+1]:from[i+1]]
+	}
+	if explained > 0 {
+		b := make([]byte, 0, 128*explained)
+		ends := make([]int, explained)
+		for i := range explained {
+			b = appendExplanation(b, &out[i], r.loads[out[i].AgentSlug])
+			ends[i] = len(b)
+		}
+		all, start := string(b), 0
+		for i, end := range ends {
+			out[i].Explanation, start = all[start:end], end
+		}
+	}
+	return out
+}
+
+// roundMilli is math.Round(x*1000) for x in [0, 1] (every signal and their
+// weighted sum; a hair above 1 rounds to 1000 too). For y ≥ 0, truncating
+// and adding one when the remainder (exact) is at least ½ rounds half away
+// from zero as math.Round does; taking that one from the sign bit of
+// remainder − ½ (exact or negative) spares a branch the processor cannot
+// predict, on every signal of every agent.
+func roundMilli(x float64) uint64 {
+	y := x * 1000
+	t := int64(y)
+	return uint64(t) + 1 - math.Float64bits(y-float64(t)-0.5)>>63
+}
+
+// milli is a 0–1 score rounded by round3, in thousandths (0–1000).
+func milli(x float64) uint64 { return uint64(x*1000 + 0.5) }
+
+// smallTeam: below it a comparison sort beats the radix sort's three
+// passes over 256 buckets.
+const smallTeam = 256
+
+// rank returns the agents' entries (sc.keys, by agent) best first: in
+// ascending order of their top 20 bits (overall, then skill match), then
+// by slug, then input order.
+func (ix *Index) rank(sc *scratch) []uint64 {
+	n := len(ix.agents)
+	entries, tmp, out := sc.keys[:n], sc.keys2[:n], make([]uint64, n)
+	if n < smallTeam {
+		for ai, e := range entries {
+			tmp[ai] = e>>skillShift<<32 | uint64(ix.slugRank[ai])
+		}
+		slices.Sort(tmp)
+		for i, k := range tmp {
+			out[i] = entries[ix.bySlugRank[uint32(k)]]
+		}
+		return out
+	}
+	// A least-significant-digit radix sort on the top 20 bits, 8 bits a
+	// pass (bits 44–51, 52–59, 60–63), the agents taken in slug order:
+	// every pass is stable, so ties keep that order.
+	var cnt [3][256]int32
+	for _, e := range entries {
+		cnt[0][e>>44&0xff]++
+		cnt[1][e>>52&0xff]++
+		cnt[2][e>>60]++
+	}
+	for d := range cnt {
+		sum := int32(0)
+		for b, c := range cnt[d] {
+			cnt[d][b], sum = sum, sum+c
+		}
+	}
+	for _, ai := range ix.bySlugRank {
+		e := entries[ai]
+		b := e >> 44 & 0xff
+		tmp[cnt[0][b]] = e
+		cnt[0][b]++
+	}
+	for _, e := range tmp { // entries is free now
+		b := e >> 52 & 0xff
+		entries[cnt[1][b]] = e
+		cnt[1][b]++
+	}
+	for _, e := range entries {
+		b := e >> 60
+		out[cnt[2][b]] = e
+		cnt[2][b]++
+	}
+	return out
+}
+
+// fitCache keeps every agent's personality fit, rounded, per message
+// style. A style's scales move in fixed steps (StyleOf), so a team's
+// messages fall into a few dozen styles and after the first of each the
+// personality signal is a lookup.
+type fitCache struct {
+	mu      sync.Mutex
+	byStyle map[Style]*fits
+}
+
+// fits are round3(PersonalityFit) of every agent for one style, in input
+// order, as values and in thousandths. Shared: read only.
+type fits struct {
+	v []float64
+	m []uint16
+}
+
+// FitStyles bounds the styles an index keeps personality fits for; past it
+// the cache starts afresh.
+const FitStyles = 256
+
+func (ix *Index) personalityFits(st Style) *fits {
+	c := &ix.fits
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.byStyle[st]; ok {
+		return f
+	}
+	if c.byStyle == nil || len(c.byStyle) >= FitStyles {
+		c.byStyle = map[Style]*fits{}
+	}
+	f := &fits{v: make([]float64, len(ix.agents)), m: make([]uint16, len(ix.agents))}
+	for ai := range f.v {
+		f.v[ai] = round3(personalityFit(st, ix.formality[ai], ix.humor[ai], ix.techDepth[ai]))
+		f.m[ai] = uint16(milli(f.v[ai]))
+	}
+	c.byStyle[st] = f
+	return f
+}

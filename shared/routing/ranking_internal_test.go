@@ -1,0 +1,66 @@
+package routing
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+)
+
+// A Ranking of a large index scores the skills it builds in full again; a
+// small one copies the scores. Both must give the same matching skills in
+// the same order.
+func TestRescoringGivesTheCopiedScores(t *testing.T) {
+	topics := []string{"code", "review", "reviews", "sql", "api", "latency", "billing", "deploy", "data", "docs", "cost", "legal"}
+	r := rand.New(rand.NewPCG(11, 12))
+	for seed := range 50 {
+		var team []agents.Agent
+		for i := range 1 + r.IntN(60) {
+			a := agents.Agent{Slug: fmt.Sprintf("a%02d", i), Name: "A"}
+			for k := r.IntN(4); k > 0; k-- {
+				w := func() string { return topics[r.IntN(len(topics))] }
+				a.Skills = append(a.Skills, agents.Skill{Name: w() + "-" + w(), Description: w() + " " + w() + " " + w(), Keywords: []string{w()},
+					Priority: r.IntN(3), RequiresExplicitKeywords: r.IntN(6) == 0})
+			}
+			team = append(team, a)
+		}
+		ix := BuildIndex(team)
+		for range 5 {
+			q := topics[r.IntN(len(topics))] + " " + topics[r.IntN(len(topics))] + " the " + topics[r.IntN(len(topics))]
+			dense := ix.Rank(q, Signals{})
+			require.NotNil(t, dense.docScore, "a small index copies its scores")
+			rescored := *dense
+			rescored.docScore = nil
+			rescored.q = ix.prepare(q, nil, ix.getScratch())
+			require.Equal(t, dense.Scores(dense.Len()), rescored.Scores(rescored.Len()), "seed %d, %q", seed, q)
+		}
+	}
+}
+
+// A large index rescores skill by skill for a few agents and by the
+// postings for many: the same matching skills either way.
+func TestLargeRankingsBuildTheSameScoresEitherWay(t *testing.T) {
+	var team []agents.Agent
+	topics := []string{"code", "review", "sql", "api", "latency", "billing", "deploy", "data"}
+	for i := range 400 {
+		team = append(team, agents.Agent{Slug: fmt.Sprintf("a%03d", i), Skills: []agents.Skill{
+			{Name: topics[i%8] + "-" + topics[i*3%8], Description: topics[i*5%8] + " and " + topics[i*7%8], Priority: i % 3},
+			{Name: topics[i*3%8] + "-ops", Description: topics[i%8] + " " + topics[i*5%8]},
+		}})
+	}
+	ix := BuildIndex(team)
+	require.Greater(t, len(ix.docs), denseScores)
+	r := ix.Rank("review the sql api latency of billing", Signals{})
+	require.Nil(t, r.docScore)
+	all := r.Scores(0) // by the postings
+	for n := 1; n <= denseScores/8; n *= 2 {
+		top := r.Top(n) // skill by skill
+		for i := range top {
+			require.Equal(t, all[i].MatchingSkills, top[i].MatchingSkills, "#%d", i)
+			require.Equal(t, all[i].SkillMatch, top[i].SkillMatch, "#%d", i)
+		}
+	}
+}
