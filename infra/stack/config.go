@@ -47,6 +47,9 @@ type EnvConfig struct {
 	// APIRatePerSecond and APIBurst throttle the whole HTTP API (every
 	// route, every team together; API Gateway answers 429 above them).
 	APIRatePerSecond, APIBurst int
+	// TeamRatePerSecond is the most requests one team may make in a second
+	// (the authorizer counts them; the route answers 429 above it).
+	TeamRatePerSecond int
 	// ReservedConcurrency reserves (and caps) concurrent executions per
 	// function: the authorizer keeps capacity however busy the rest is, and
 	// the hottest functions cannot take the whole account's. Empty in
@@ -86,13 +89,13 @@ const tier1 = "anthropic.claude-3-5-haiku-20241022-v1:0"
 var Environments = map[string]EnvConfig{
 	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false, LogPayloads: true,
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
-		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100},
+		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100, TeamRatePerSecond: 20},
 	"staging": {Name: "staging", MemoryScale: 1, LogRetentionDays: 30, Retain: false,
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
-		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 100, APIBurst: 200},
+		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 100, APIBurst: 200, TeamRatePerSecond: 20},
 	"prod": {Name: "prod", MemoryScale: 2, LogRetentionDays: 365, Retain: true,
 		Flags: settings.Flags{}, ModelProvider: "bedrock", SynthesisModel: tier1,
-		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 500, APIBurst: 1000,
+		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 500, APIBurst: 1000, TeamRatePerSecond: 50,
 		// Out of the account's 1,000: the authorizer fronts every request;
 		// the task worker and the gate are the ones a burst of work piles
 		// onto. What is left stays unreserved for the rest.
@@ -100,7 +103,7 @@ var Environments = map[string]EnvConfig{
 	// localstack is the stage deployed by `make localstack-deploy`.
 	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, LogPayloads: true, Account: "000000000000", Region: "us-east-1",
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, ModelProvider: "local",
-		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100},
+		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100, TeamRatePerSecond: 20},
 }
 
 // Lookup returns the configuration of env.

@@ -3,6 +3,7 @@ package stack
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -60,6 +61,9 @@ func NewFunctions(scope constructs.Construct, id string, props *FunctionsProps) 
 		fn := fs.newFunction(f, props, env)
 		fs.Functions[f.Name] = fn
 		grant(fn, f, props)
+		if f.Name == authorizerFunction && props.Env.TeamRatePerSecond > 0 {
+			fn.AddEnvironment(jsii.String(settings.EnvTeamRateLimit), jsii.String(strconv.Itoa(props.Env.TeamRatePerSecond)), nil)
+		}
 		if f.Trigger == manifest.TriggerSQS {
 			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(props.Queues[f.Queue], &awslambdaeventsources.SqsEventSourceProps{
 				BatchSize: jsii.Number(float64(f.BatchSize)), ReportBatchItemFailures: jsii.Bool(true),

@@ -9,12 +9,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -30,6 +35,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/authorizer"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/manifest"
@@ -247,4 +253,32 @@ func keys(m map[string]int64) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// The per-team rate limit counts on the real table, atomically: 30
+// concurrent requests of one team in one second, 10 allowed, 20 marked.
+func TestTeamRateLimitHoldsUnderConcurrency(t *testing.T) {
+	e := mustEnv(t)
+	svc := teams.NewService(e.store)
+	_, key, err := svc.CreateTeam(context.Background(), "rated")
+	require.NoError(t, err)
+	second := time.Now().Add(time.Hour) // a second no other request uses
+	h := &authorizer.Handler{Teams: svc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Rate: &authorizer.RateLimit{PerSecond: 10, Counter: e.store, Now: func() time.Time { return second }}}
+	var wg sync.WaitGroup
+	var marked atomic.Int32
+	for range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := h.Handle(context.Background(), events.APIGatewayV2CustomAuthorizerV2Request{Headers: map[string]string{"x-api-key": key.Secret}})
+			assert.NoError(t, err)
+			assert.True(t, resp.IsAuthorized)
+			if resp.Context[authorizer.ContextRateLimited] == true {
+				marked.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.EqualValues(t, 20, marked.Load())
 }

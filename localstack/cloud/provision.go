@@ -60,8 +60,16 @@ func (r Resources) AppConfig() settings.Config {
 	if flags == "" {
 		flags = LocalFlags
 	}
+	// A team's requests per second, as a stage would set it: high enough
+	// for the suites' bursts on the shared demo team, low enough that one
+	// runaway client cannot take the laptop (TEAM_RATE_LIMIT overrides).
+	rate := 200
+	if v := os.Getenv(settings.EnvTeamRateLimit); v != "" {
+		rate, _ = strconv.Atoi(v)
+	}
 	return settings.Config{
-		Stage: r.Names.Stage, TableName: r.Names.Table(), BusName: r.Names.Bus(),
+		TeamRateLimit: rate,
+		Stage:         r.Names.Stage, TableName: r.Names.Table(), BusName: r.Names.Bus(),
 		StateMachines: r.StateMachines, Queues: r.QueueURLs, Functions: fns,
 		Flags: settings.ParseFlags(flags), ModelProvider: os.Getenv(settings.EnvModelProvider),
 	}

@@ -23,6 +23,8 @@ const HeaderName = "x-api-key"
 type Handler struct {
 	Teams *teams.Service
 	Log   *slog.Logger
+	// Rate limits each team's requests per second; nil does not limit.
+	Rate *RateLimit
 }
 
 // Handle implements the authorizer. A store failure is returned as an error
@@ -44,8 +46,10 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 		h.Log.ErrorContext(ctx, "authorizer failure", "request_id", ev.RequestContext.RequestID, "error", err.Error())
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{}, err
 	}
-	return events.APIGatewayV2CustomAuthorizerSimpleResponse{
-		IsAuthorized: true,
-		Context:      map[string]any{"team_id": k.TeamID, "key_id": k.ID},
-	}, nil
+	authz := map[string]any{"team_id": k.TeamID, "key_id": k.ID}
+	if h.limited(ctx, k.TeamID) {
+		h.Log.WarnContext(ctx, "team over its rate limit", "team_id", k.TeamID, "route", ev.RouteKey)
+		authz[ContextRateLimited], authz[ContextRetryAfter] = true, 1
+	}
+	return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: true, Context: authz}, nil
 }

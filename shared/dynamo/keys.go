@@ -45,6 +45,7 @@ import (
 //	memory          TEAM#<team>           MEM#<memory id>  (visibility)                                        memoryItem
 //	memory context  TEAM#<team>           CTX#<agent>  (an agent's cached memory context; expires_at TTL, 1 hour)  contextItem
 //	memory epoch    TEAM#<team>           MEMEPOCH  (bumped by every invalidation; a context is cached only if unchanged)  epochItem
+//	rate window     TEAM#<team>           RATE#<unix second>  (requests: the team's count in that second; expires_at TTL, 2 minutes)
 //	queue attempts  QATTEMPT#<queue>#<message id>  ATTEMPTS  (failed processing attempts; expires_at TTL, 14 days; written only by ADD)
 //
 // Access patterns and what serves them:
@@ -75,6 +76,7 @@ import (
 //	an inbox newest first (unread)         Query pk=TEAM#<team>, begins_with(sk, INBOX#<agent>#), descending (filter attribute_not_exists(read_at))
 //	a team's memories newest first         Query pk=TEAM#<team>, begins_with(sk, MEM#), descending
 //	an agent's cached context / the epoch  GetItem TEAM#<team> / CTX#<agent>, TEAM#<team> / MEMEPOCH
+//	count a team's request this second     UpdateItem TEAM#<team> / RATE#<second>, ADD requests 1, UPDATED_NEW
 //	count a queue message's failure        UpdateItem QATTEMPT#<queue>#<id> / ATTEMPTS, ADD attempts 1, UPDATED_NEW
 //
 // Status and "agent as creator or assignee" filters are filter expressions

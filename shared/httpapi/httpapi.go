@@ -215,6 +215,13 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 	if req.TeamID == "" {
 		return rt.errorResponse(req, apperr.New(apperr.EUNAUTHORIZED, "missing team context"))
 	}
+	// Over the team's rate (the authorizer counted it): refused before
+	// anything runs, so a refused request changes nothing.
+	if limited, _ := req.Event.RequestContext.Authorizer.Lambda["rate_limited"].(bool); limited {
+		resp := rt.errorResponse(req, apperr.New(apperr.ELIMIT, "too many requests for this team; retry after a second").WithReason("TeamRateLimit"))
+		resp.Headers["Retry-After"] = "1"
+		return resp
+	}
 	if len(req.Event.Body) > MaxBodyBytes {
 		return rt.errorResponse(req, apperr.New(apperr.ETOOLARGE, "body exceeds %d bytes", MaxBodyBytes))
 	}

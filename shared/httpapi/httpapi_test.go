@@ -219,3 +219,25 @@ func TestRequestLogCarriesTheAWSCalls(t *testing.T) {
 	assert.Equal(t, float64(0), line["aws_calls_total"])
 	assert.Equal(t, map[string]any{}, line["aws_calls"])
 }
+
+// A request the authorizer marked over its team's rate answers 429 with
+// Retry-After before the handler runs.
+func TestRateLimitedRequestIsRefusedBeforeAnythingRuns(t *testing.T) {
+	calls := 0
+	rt := newRouter(&calls)
+	ev := events.APIGatewayV2HTTPRequest{
+		RouteKey: "POST /v1/things", RawPath: "/v1/things", Body: `{"name":"a"}`, Headers: map[string]string{"idempotency-key": "k1"},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RequestID: "req-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"},
+			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{"team_id": "team_a", "rate_limited": true, "retry_after": 1}},
+		},
+	}
+	resp, err := rt.Serve(context.Background(), ev)
+	require.NoError(t, err)
+	assert.Equal(t, 429, resp.StatusCode)
+	assert.Equal(t, "1", resp.Headers["Retry-After"])
+	assert.Equal(t, "TeamRateLimit", errorOf(t, resp).Error.Reason)
+	assert.Zero(t, calls, "the handler did not run")
+	// The idempotency key was not claimed: the retry runs.
+	assert.Equal(t, 201, post(rt, `{"name":"a"}`, map[string]string{"idempotency-key": "k1"}).StatusCode)
+}

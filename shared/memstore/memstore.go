@@ -66,6 +66,7 @@ type Store struct {
 	mu sync.Mutex
 
 	teams   map[string]teamRow // by team id
+	rates   map[string]int     // requests by team and second
 	apiKeys map[string]keyRow  // by hash
 	agents  map[key]agents.Agent
 	loads   map[key]*load // by team and agent slug

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -157,4 +158,16 @@ func (s *Store) APIKeyByHash(_ context.Context, hash string) (teams.APIKey, erro
 		return teams.APIKey{}, apperr.NotFound("api key", "")
 	}
 	return copyKey(r.key), nil
+}
+
+// CountRequest implements authorizer.RequestCounter.
+func (s *Store) CountRequest(_ context.Context, teamID string, second int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rates == nil {
+		s.rates = map[string]int{}
+	}
+	k := teamID + "#" + strconv.FormatInt(second, 10)
+	s.rates[k]++
+	return s.rates[k], nil
 }

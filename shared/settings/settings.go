@@ -8,6 +8,7 @@ package settings
 import (
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -27,6 +28,9 @@ const (
 	EnvSynthesis     = "SYNTHESIS_MODEL"    // model id that synthesizes ENSEMBLE replies; empty merges
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
 	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
+	// EnvTeamRateLimit is the most requests per second one team may make
+	// (the authorizer's; 0 or unset: no per-team limit).
+	EnvTeamRateLimit = "TEAM_RATE_LIMIT"
 )
 
 // Flag names in FEATURE_FLAGS.
@@ -104,6 +108,8 @@ type Config struct {
 	Synthesis     string
 	OpenAIBaseURL string
 	OpenAIAPIKey  string
+	// TeamRateLimit is EnvTeamRateLimit.
+	TeamRateLimit int
 }
 
 // FromEnv reads Config from the process environment.
@@ -124,5 +130,15 @@ func FromLookup(get func(string) string) Config {
 		Synthesis:     get(EnvSynthesis),
 		OpenAIBaseURL: get(EnvOpenAIBaseURL),
 		OpenAIAPIKey:  get(EnvOpenAIAPIKey),
+		TeamRateLimit: atoi(get(EnvTeamRateLimit)),
 	}
+}
+
+// atoi is a non-negative number, or 0 for anything else.
+func atoi(s string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }

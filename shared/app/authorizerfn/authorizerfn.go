@@ -12,5 +12,9 @@ import (
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
 	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	return (&authorizer.Handler{Teams: teams.NewService(store), Log: d.Log}).Handle, nil
+	h := &authorizer.Handler{Teams: teams.NewService(store), Log: d.Log}
+	if d.Config.TeamRateLimit > 0 {
+		h.Rate = &authorizer.RateLimit{PerSecond: d.Config.TeamRateLimit, Counter: store}
+	}
+	return h.Handle, nil
 }
