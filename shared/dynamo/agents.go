@@ -146,7 +146,7 @@ func (s *Store) ListAgents(ctx context.Context, teamID string, f agents.Filter, 
 	if f.Status != "" {
 		filter = name("status").Equal(value(f.Status))
 	}
-	in, err := builtQuery("", keyIs(attrPK, teamPK(teamID)).And(expression.Key(attrSK).BeginsWith(prefixAgent)), filter, true)
+	in, err := builtQuery("", keyIs(attrPK, teamPK(teamID)).And(hasPrefix(attrSK, prefixAgent)), filter, true)
 	if err != nil {
 		return nil, "", internal(err, "expression")
 	}

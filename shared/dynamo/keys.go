@@ -79,6 +79,10 @@ import (
 //	count a team's request this second     UpdateItem TEAM#<team> / RATE#<second>, ADD requests 1, UPDATED_NEW
 //	count a queue message's failure        UpdateItem QATTEMPT#<queue>#<id> / ATTEMPTS, ADD attempts 1, UPDATED_NEW
 //
+// A "begins_with" above is sent as the range it is, BETWEEN p AND p+DEL (0x7F)
+// (hasPrefix): the same for DynamoDB, and constant-time on DynamoDB Local,
+// which reads a whole partition for begins_with.
+//
 // Status and "agent as creator or assignee" filters are filter expressions
 // on those queries. The delegation limits are conditions on the task,
 // parent, root, agent and load items of one TransactWriteItems (tasks.go).

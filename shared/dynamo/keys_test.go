@@ -54,3 +54,15 @@ func TestKeyShapes(t *testing.T) {
 		assert.Less(t, dueShard(id), dueShards)
 	}
 }
+
+// hasPrefix's range holds exactly the keys that begin with the prefix,
+// for every character a key can hold.
+func TestPrefixRangeIsBeginsWith(t *testing.T) {
+	for c := byte(0x20); c < 0x7f; c++ {
+		k := "TEV#tsk_1#" + string(c) + "0001"
+		assert.True(t, k >= "TEV#tsk_1#" && k <= "TEV#tsk_1#"+prefixEnd, "%q is in the range", k)
+	}
+	for _, outside := range []string{"TEV#tsk_2#0001", "TEV#tsk_1", "TEV#tsk_1$", "TEV#tsk_10#0001"[:8]} {
+		assert.False(t, outside >= "TEV#tsk_1#" && outside <= "TEV#tsk_1#"+prefixEnd, "%q is not", outside)
+	}
+}

@@ -142,7 +142,7 @@ func (s *Store) ListInbox(ctx context.Context, teamID, agent string, unreadOnly 
 	if unreadOnly {
 		unread = name("read_at").AttributeNotExists()
 	}
-	in, err := builtQuery("", keyIs(attrPK, teamPK(teamID)).And(expression.Key(attrSK).BeginsWith(inboxPrefix(agent))), unread, false)
+	in, err := builtQuery("", keyIs(attrPK, teamPK(teamID)).And(hasPrefix(attrSK, inboxPrefix(agent))), unread, false)
 	if err != nil {
 		return nil, "", internal(err, "expression")
 	}

@@ -182,12 +182,30 @@ func unmarshal(m map[string]types.AttributeValue, v any) error {
 	return attributevalue.UnmarshalMap(m, v)
 }
 
+// prefixEnd closes a key prefix's range: the keys of this table are
+// printable ASCII (generated ids, validated slugs, '#' separators), and DEL
+// (0x7F) sorts after every one of their characters, so prefix ≤ key ≤
+// prefix+prefixEnd is exactly "key begins with prefix". (Not U+10FFFF:
+// DynamoDB Local answers a request holding a non-ASCII character with a
+// wrong CRC32, which the SDK rejects.)
+const prefixEnd = "\x7f"
+
+// hasPrefix is the key condition "attr begins with prefix", written as the
+// range it is. DynamoDB serves both forms the same way; DynamoDB Local (the
+// local cloud's engine) evaluates begins_with by reading the whole
+// partition, so a team's queries grew slower with everything the team had
+// ever stored (measured: 3.7 ms empty, 8 ms at 30,000 items, 21 ms at
+// 60,000), while a BETWEEN stays at about 1 ms.
+func hasPrefix(attr, prefix string) expression.KeyConditionBuilder {
+	return expression.Key(attr).Between(expression.Value(prefix), expression.Value(prefix+prefixEnd))
+}
+
 // prefixQuery reads the items of a partition whose sort key starts with
 // prefix.
 func prefixQuery(pk, prefix string, forward bool) *dynamodb.QueryInput {
 	return &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":p": str(prefix)},
+		KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :p AND :end"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":p": str(prefix), ":end": str(prefix + prefixEnd)},
 		ScanIndexForward:          aws.Bool(forward),
 	}
 }

@@ -273,7 +273,7 @@ func (s *Store) ListTasks(ctx context.Context, teamID string, f tasks.Filter, p 
 	case f.Assignee != "":
 		index, keyCond = indexGSI1, keyIs(attrGSI1PK, assigneeGSI1PK(teamID, f.Assignee))
 	default:
-		keyCond = keyIs(attrPK, teamPK(teamID)).And(expression.Key(attrSK).BeginsWith(prefixTask))
+		keyCond = keyIs(attrPK, teamPK(teamID)).And(hasPrefix(attrSK, prefixTask))
 	}
 	if f.Status != "" {
 		filters = append(filters, name("status").Equal(value(string(f.Status))))

@@ -182,7 +182,7 @@ func (s *Store) RotateAPIKey(ctx context.Context, teamID, oldID string, k teams.
 // ListAPIKeys implements teams.Store.
 func (s *Store) ListAPIKeys(ctx context.Context, teamID string) ([]teams.APIKey, error) {
 	var out []teams.APIKey
-	in, err := builtQuery(indexGSI1, keyIs(attrGSI1PK, teamPK(teamID)).And(expression.Key(attrGSI1SK).BeginsWith(prefixKey)), expression.ConditionBuilder{}, false)
+	in, err := builtQuery(indexGSI1, keyIs(attrGSI1PK, teamPK(teamID)).And(hasPrefix(attrGSI1SK, prefixKey)), expression.ConditionBuilder{}, false)
 	if err != nil {
 		return nil, internal(err, "expression")
 	}
