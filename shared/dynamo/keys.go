@@ -45,6 +45,9 @@ import (
 //	memory          TEAM#<team>           MEM#<memory id>  (visibility)                                        memoryItem
 //	memory context  TEAM#<team>           CTX#<agent>  (an agent's cached memory context; expires_at TTL, 1 hour)  contextItem
 //	memory epoch    TEAM#<team>           MEMEPOCH  (bumped by every invalidation; a context is cached only if unchanged)  epochItem
+//	session         TEAM#<team>           SES#<session id>                                                     sessionItem
+//	                  gsi3 (unfinished, not awaiting a human): SDUE / <deadline>#<team>#<id>
+//	session message TEAM#<team>           SMSG#<session id>#<message id>  (the trace, append-only)             sessionMsgItem
 //
 // Access patterns and what serves them:
 //
@@ -74,6 +77,10 @@ import (
 //	an inbox newest first (unread)         Query pk=TEAM#<team>, begins_with(sk, INBOX#<agent>#), descending (filter attribute_not_exists(read_at))
 //	a team's memories newest first         Query pk=TEAM#<team>, begins_with(sk, MEM#), descending
 //	an agent's cached context / the epoch  GetItem TEAM#<team> / CTX#<agent>, TEAM#<team> / MEMEPOCH
+//	get a session                          GetItem TEAM#<team> / SES#<id>
+//	a team's sessions newest first         Query pk=TEAM#<team>, begins_with(sk, SES#), descending (filter status, pattern, contains(agents))
+//	a session's trace in order             Query pk=TEAM#<team>, begins_with(sk, SMSG#<id>#)
+//	sessions past their deadline           Query gsi3 gsi3pk=SDUE, gsi3sk < <time>
 //
 // Status and "agent as creator or assignee" filters are filter expressions
 // on those queries. The delegation limits are conditions on the task,
@@ -116,6 +123,8 @@ const (
 	prefixInbox     = "INBOX#"
 	prefixMemory    = "MEM#"
 	prefixContext   = "CTX#"
+	prefixSession   = "SES#"
+	prefixSesMsg    = "SMSG#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -189,3 +198,11 @@ func contextSK(agent string) string         { return prefixContext + agent }
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
 }
+
+func sessionSK(id string) string           { return prefixSession + id }
+func sessionMsgPrefix(id string) string    { return prefixSesMsg + id + "#" }
+func sessionMsgSK(id, msgID string) string { return sessionMsgPrefix(id) + msgID }
+
+// sessionDueGSI3PK is the one partition of unfinished sessions' deadlines
+// (sessions are few next to tasks).
+const sessionDueGSI3PK = "SDUE"

@@ -49,13 +49,16 @@ type Publisher interface {
 	Publish(ctx context.Context, detailType string, detail any) error
 }
 
-// Conversations checks a conversation and posts the final output into it.
+// Conversations checks the conversation a session is started from.
 type Conversations interface {
 	// CheckConversation returns ENOTFOUND unless id is a conversation of
 	// the team.
 	CheckConversation(ctx context.Context, teamID, id string) error
-	// PostOutput adds the session's final output to the conversation as a
-	// message of the lead, naming its contributors.
+}
+
+// OutputPoster posts a session's final output into its conversation, as a
+// message of the lead naming its contributors.
+type OutputPoster interface {
 	PostOutput(ctx context.Context, teamID, convID, lead string, contributors []string, text string) error
 }
 
@@ -78,7 +81,9 @@ type Service struct {
 	Callbacks     workflow.Callbacks
 	Bus           Publisher
 	Conversations Conversations
-	Notifier      Notifier
+	// Poster is nil where the final output is not posted (see README).
+	Poster   OutputPoster
+	Notifier Notifier
 	// Enabled is the "sessions" feature flag.
 	Enabled bool
 	// Region and Account build the console link of an execution.

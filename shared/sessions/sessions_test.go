@@ -62,7 +62,7 @@ func (f *fixture) create(tb testing.TB, in sessions.CreateInput) sessions.Sessio
 // step runs one machine state.
 func (f *fixture) step(s sessions.Session, action string, it workflow.SessionItem) (workflow.SessionStepOutput, error) {
 	return f.svc.Step(context.Background(), workflow.SessionStepInput{Machine: string(s.Pattern), Action: action, TeamID: team,
-		SessionID: s.ID, Run: 1, ExecutionARN: "arn:" + s.ID, SessionItem: it})
+		SessionID: s.ID, Run: 1, ExecutionARN: "arn:" + s.ID, Item: &it, Round: it.Round})
 }
 
 // drive plays the pattern's state machine: the ASL files' flow with the

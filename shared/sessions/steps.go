@@ -54,7 +54,10 @@ func (s *Service) Step(ctx context.Context, in workflow.SessionStepInput) (workf
 	case workflow.SessionPlan:
 		out, err = s.plan(ctx, ses)
 	case workflow.SessionStage:
-		err = s.stage(ctx, ses, in.SessionItem)
+		if in.Item == nil {
+			return out, workflow.InvalidTask{Msg: "a stage needs its item"}
+		}
+		err = s.stage(ctx, ses, *in.Item)
 	case workflow.SessionDecide:
 		out, err = s.decide(ctx, ses, in.Round)
 	case workflow.SessionSynthesize:
@@ -233,8 +236,8 @@ func (s *Service) complete(ctx context.Context, ses Session, raw json.RawMessage
 		return err
 	}
 	s.notify(ctx, ended, "collab_update", "the session ended "+string(ended.Status))
-	if to == Completed && ended.ConversationID != "" && s.Conversations != nil {
-		if err := s.Conversations.PostOutput(ctx, ended.TeamID, ended.ConversationID, ended.Lead, contributors(ended), ended.FinalOutput); err != nil {
+	if to == Completed && ended.ConversationID != "" && s.Poster != nil {
+		if err := s.Poster.PostOutput(ctx, ended.TeamID, ended.ConversationID, ended.Lead, contributors(ended), ended.FinalOutput); err != nil {
 			s.log().Warn("post final output", "session_id", ended.ID, "error", err.Error())
 		}
 	}

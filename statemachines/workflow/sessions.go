@@ -41,10 +41,13 @@ type SessionStepInput struct {
 	SessionID    string `json:"session_id"`
 	Run          int    `json:"run"`
 	ExecutionARN string `json:"execution_arn"`
-	SessionItem
+	// Item is a Map state's item (the stage states pass it whole).
+	Item      *SessionItem    `json:"item,omitempty"`
 	TaskToken string          `json:"task_token,omitempty"`
 	Error     StepError       `json:"error"`
 	Decision  json.RawMessage `json:"decision,omitempty"`
+	// Round is a decide state's round.
+	Round int `json:"round,omitempty"`
 }
 
 // SessionItem is one stage of a Map state: who works on what.
