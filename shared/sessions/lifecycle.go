@@ -66,10 +66,20 @@ func (s *Service) end(ctx context.Context, teamID, id string, to Status, reason,
 }
 
 // Cancel ends a session that has not finished and stops its execution.
+// The execution is stopped first, so it ends ABORTED rather than noticing
+// the cancel and ending on its own.
 func (s *Service) Cancel(ctx context.Context, teamID, id, by string) (Session, error) {
 	if err := s.enabled(); err != nil {
 		return Session{}, err
 	}
+	cur, err := s.Store.GetSession(ctx, teamID, id)
+	if err != nil {
+		return Session{}, err
+	}
+	if cur.Status.Terminal() {
+		return Session{}, conflict("cancel", cur.Status)
+	}
+	s.stop(ctx, cur, "cancelled by "+by)
 	ses, err := s.update(ctx, teamID, id, func(before Session, after *Session) error {
 		if before.Status.Terminal() {
 			return conflict("cancel", before.Status)
@@ -81,7 +91,6 @@ func (s *Service) Cancel(ctx context.Context, teamID, id, by string) (Session, e
 	if err != nil {
 		return Session{}, err
 	}
-	s.stop(ctx, ses, "cancelled by "+by)
 	return s.decorate(ses), nil
 }
 

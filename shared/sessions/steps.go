@@ -49,6 +49,9 @@ func (s *Service) Step(ctx context.Context, in workflow.SessionStepInput) (workf
 	if ses.Status.Terminal() {
 		return workflow.SessionStepOutput{}, notRunnable(ses, "ended")
 	}
+	if ses.Deadline != nil && ses.Status != AwaitingApproval && !s.now().Before(*ses.Deadline) && in.Action != workflow.SessionComplete {
+		return workflow.SessionStepOutput{}, workflow.TaskTimedOut{Msg: fmt.Sprintf("session %s is past its deadline", ses.ID)}
+	}
 	var out workflow.SessionStepOutput
 	switch in.Action {
 	case workflow.SessionPlan:
@@ -149,7 +152,7 @@ func (s *Service) fail(ctx context.Context, ses Session, in workflow.SessionStep
 	name, cause := in.Error.Error, causeMessage(in.Error.Cause)
 	to, reason, outcome := Failed, ReasonStage, OutcomeFailed
 	switch name {
-	case "States.Timeout":
+	case "States.Timeout", "TaskTimedOut":
 		to, reason, outcome, cause = TimedOut, ReasonTimeout, OutcomeTimedOut, "a stage ran past the session's deadline"
 	case "BudgetExhausted":
 		reason = ReasonBudget

@@ -58,7 +58,16 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 	}
 	s.markParticipant(ctx, ses, t.Agent, PartWorking, taskID, t.Kind)
 	start := time.Now()
-	out, err := s.answer(ctx, ses, a, t)
+	actx, stop := s.bounded(ctx, ses)
+	out, err := s.answer(actx, ses, a, t)
+	switch {
+	case err == nil:
+	case actx.Err() == context.DeadlineExceeded && ses.Deadline != nil && !s.now().Before(*ses.Deadline):
+		err = workflow.TaskTimedOut{Msg: fmt.Sprintf("%s's stage ran past the session's deadline", t.Agent)}
+	case actx.Err() != nil && ctx.Err() == nil:
+		err = workflow.SessionNotRunnable{Msg: fmt.Sprintf("session %s ended while %s worked", ses.ID, t.Agent)}
+	}
+	stop()
 	out.Key, out.Stage, out.Round, out.Kind, out.Agent, out.TaskID = t.Key, t.Stage, t.Round, t.Kind, t.Agent, taskID
 	out.DurationSeconds = time.Since(start).Seconds()
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -75,6 +84,39 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 		return out, err
 	}
 	return out, s.store(ctx, ses, out)
+}
+
+// WatchInterval is how often a stage checks that its session still runs.
+const WatchInterval = time.Second
+
+// bounded is the context of a stage's model calls: it ends at the
+// session's deadline, and as soon as the session ends otherwise (a cancel
+// stops the work under way, not only the next step).
+func (s *Service) bounded(ctx context.Context, ses Session) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	if ses.Deadline != nil {
+		var dcancel context.CancelFunc
+		ctx, dcancel = context.WithDeadline(ctx, *ses.Deadline)
+		prev := cancel
+		cancel = func() { dcancel(); prev() }
+	}
+	go func() {
+		tick := time.NewTicker(WatchInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				cur, err := s.Store.GetSession(ctx, ses.TeamID, ses.ID)
+				if err == nil && cur.Status.Terminal() {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, cancel
 }
 
 // answer asks the agent, parses and checks its answer. A protocol
