@@ -308,3 +308,45 @@ func (d demoTeam) do(method, path string, body any, headers ...string) apitest.R
 	d.t.Helper()
 	return apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: d.t}.Do(method, path, body, headers...)
 }
+
+// The collab:<id> channel reaches the participants: each is invited and
+// updated after each stage; the final output lands in the conversation the
+// session was started from, as the lead's message naming its contributors.
+func TestSessionCollabChannelAndConversationOutput(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	st, res := d.call("POST", "/v1/sessions", map[string]any{"pattern": "brainstorm", "lead": "kyra", "goal": "g", "conversation_id": "conv_nope",
+		"participants": twoContributors("luke", "archie")})
+	assert.Equal(t, 400, st)
+	assert.Equal(t, "conversation_id", res["error"].(map[string]any)["field"])
+
+	conv := d.conversation("kyra")
+	id := d.start(map[string]any{"pattern": "brainstorm", "conversation_id": conv, "participants": twoContributors("luke", "archie")})
+	s := d.waitSession(id, 60*time.Second)
+	require.Equal(t, "completed", s["status"], s)
+
+	require.Eventually(t, func() bool {
+		kinds := map[string]int{}
+		for _, m := range d.inbox("luke") {
+			if m["channel"] == "collab:"+id {
+				kinds[m["type"].(string)]++
+			}
+		}
+		return kinds["collab_invite"] == 1 && kinds["collab_update"] >= 2
+	}, 20*time.Second, 250*time.Millisecond, "luke is invited and updated on collab:%s", id)
+	d.send("archie", map[string]any{"channel": "collab:" + id, "content": "thanks all"})
+
+	st, msgs := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
+	require.Equal(t, 200, st, msgs)
+	items := msgs["items"].([]any)
+	var last map[string]any
+	for _, it := range items {
+		if m := it.(map[string]any); m["strategy"] == "collaboration" {
+			last = m
+		}
+	}
+	require.NotNil(t, last, "the final output is in the conversation: %v", items)
+	assert.Equal(t, "kyra", last["agent"])
+	assert.Equal(t, s["final_output"], last["content"])
+	assert.ElementsMatch(t, []any{"luke", "archie"}, last["contributors"])
+}
