@@ -8,8 +8,10 @@ package cloud_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,4 +226,52 @@ func TestSessionFivePerAgentLimitHolds(t *testing.T) {
 	assert.Contains(t, s["convergence_reason"], "already has 5 running or queued tasks")
 	_, load := d.call("GET", "/v1/agents/luke/load", nil)
 	assert.EqualValues(t, 5, load["active_tasks"], "the session never took a sixth slot")
+}
+
+// The cost cap holds under concurrency on DynamoDB Local: 40 racing
+// charges of $0.03 against a $0.50 cap, while the session is also being
+// rewritten from stale reads; exactly 16 land and the total never
+// crosses the cap.
+func TestSessionCostCapHoldsUnderConcurrentCharges(t *testing.T) {
+	e := mustEnv(t)
+	ctx := context.Background()
+	team := mustTeam(t, e)
+	now := time.Now().UTC()
+	ses := sessions.Session{TeamID: team, ID: "ses_race" + strings.ToLower(time.Now().Format("150405.000000000")), Pattern: sessions.Brainstorm,
+		Lead: "kyra", Goal: "race", MaxDurationSeconds: 600, MaxCostUSD: 0.5, MaxRounds: 5, Status: sessions.Active, Runs: 1, Version: 1,
+		CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, e.store.CreateSession(ctx, ses))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	landed, refused := 0, 0
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := e.store.Charge(ctx, team, ses.ID, 0.03, 100)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				landed++
+			case errors.Is(err, sessions.ErrBudget):
+				refused++
+			default:
+				t.Errorf("charge: %v", err)
+			}
+		}()
+	}
+	// A writer holding a stale read must re-read: its put fails.
+	stale := ses
+	stale.Version, stale.CurrentStage = ses.Version+1, "stale"
+	wg.Wait()
+	assert.ErrorIs(t, e.store.PutSession(ctx, stale), sessions.ErrChanged)
+	got, err := e.store.GetSession(ctx, team, ses.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 16, landed)
+	assert.Equal(t, 24, refused)
+	assert.Equal(t, 16, got.ModelCalls)
+	assert.LessOrEqual(t, got.TotalCostUSD, 0.5+1e-9)
+	assert.True(t, got.BudgetExhausted, "the first refused charge marked the session")
+	assert.ErrorIs(t, e.store.Charge(ctx, team, ses.ID, 0.0001, 1), sessions.ErrBudget, "nothing is charged after the mark")
 }

@@ -148,6 +148,18 @@ func (s *Service) Approve(ctx context.Context, teamID, id, by string, in Approve
 		return Session{}, apperr.New(apperr.EINTERNAL, "this function cannot complete the approval")
 	}
 	if err := s.Callbacks.Succeed(ctx, token, Decision{Decision: in.Decision, Comment: in.Comment, By: by}); err != nil {
+		// The execution did not get the decision: the session waits again,
+		// with its token, so the human can retry.
+		_, rerr := s.update(ctx, teamID, id, func(before Session, after *Session) error {
+			if before.Status != Synthesizing || before.Waiter != "" {
+				return errSkip
+			}
+			after.Status, after.Waiter = AwaitingApproval, token
+			return nil
+		})
+		if rerr != nil {
+			s.log().Error("restore the approval wait", "session_id", id, "error", rerr.Error())
+		}
 		return Session{}, apperr.Wrap(apperr.EINTERNAL, err, "could not hand the decision to the session's execution")
 	}
 	return s.decorate(ses), nil

@@ -86,7 +86,7 @@ type Service struct {
 	Notifier Notifier
 	// Enabled is the "sessions" feature flag.
 	Enabled bool
-	// Region and Account build the console link of an execution.
+	// Region builds the console link of an execution.
 	Region string
 	Log    *slog.Logger
 	Now    func() time.Time

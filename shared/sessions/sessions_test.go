@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -361,4 +362,29 @@ func TestProtocolRules(t *testing.T) {
 	conv := sessions.Message{Type: "approval", Status: sessions.MsgAccepted, Data: map[string]any{"converged": true}}
 	err := sessions.Check([]sessions.Message{m("proposal"), conv}, m("revision"), 5)
 	assert.ErrorContains(t, err, "rule 4")
+}
+
+func TestConcurrentStagesNeverCrossTheCap(t *testing.T) {
+	f := newFixture(t)
+	for _, a := range []string{"luke", "archie", "sage", "wren"} {
+		f.script(t, a, "overspend")
+	}
+	s := f.create(t, sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", MaxCostUSD: ptr(0.2),
+		Participants: parts("contributor", "luke", "archie", "sage", "wren")})
+	out, err := f.step(s, workflow.SessionBegin, workflow.SessionItem{})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for _, it := range out.Items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = f.step(s, workflow.SessionStage, it)
+		}()
+	}
+	wg.Wait()
+	got, err := f.svc.Get(context.Background(), team, s.ID)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, got.TotalCostUSD, 0.2)
+	assert.True(t, got.BudgetExhausted)
+	assert.Equal(t, 3, got.ModelCalls, "three calls of $0.0525 fit in $0.20, the fourth is refused")
 }
