@@ -350,3 +350,36 @@ func TestSessionCollabChannelAndConversationOutput(t *testing.T) {
 	assert.Equal(t, s["final_output"], last["content"])
 	assert.ElementsMatch(t, []any{"luke", "archie"}, last["contributors"])
 }
+
+func TestSessionListPagesThroughEverySessionOnce(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	var ids []string
+	for i := 0; i < 3; i++ {
+		ids = append(ids, d.start(map[string]any{"pattern": "brainstorm", "participants": twoContributors("luke", "archie")}))
+	}
+	var seen []string
+	next := ""
+	for page := 0; page < 5; page++ {
+		path := "/v1/sessions?limit=2"
+		if next != "" {
+			path += "&next_token=" + next
+		}
+		st, res := d.call("GET", path, nil)
+		require.Equal(t, 200, st, res)
+		for _, it := range res["items"].([]any) {
+			seen = append(seen, it.(map[string]any)["id"].(string))
+		}
+		next, _ = res["next_token"].(string)
+		if next == "" {
+			break
+		}
+	}
+	slices.Reverse(ids)
+	assert.Equal(t, ids, seen, "newest first, each once")
+	st, res := d.call("GET", "/v1/sessions?status=bogus", nil)
+	assert.Equal(t, 400, st, res)
+	for _, id := range ids {
+		d.waitSession(id, 60*time.Second)
+	}
+}

@@ -139,6 +139,11 @@ func (s *Service) Approve(ctx context.Context, teamID, id, by string, in Approve
 		after.Waiter = ""
 		after.ApprovalComment = in.Comment
 		after.Status = Synthesizing
+		// The work ended when the session began to wait; what is left is
+		// recording the decision. Should the execution be gone, the
+		// sweeper ends the session a grace after this.
+		d := s.now().Add(approvalGrace)
+		after.Deadline = &d
 		return nil
 	})
 	if err != nil {
@@ -238,5 +243,8 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// approvalGrace is the time a decided session has to complete.
+const approvalGrace = time.Minute
 
 func durationOf(seconds int) time.Duration { return time.Duration(seconds) * time.Second }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -49,7 +50,8 @@ func (s *Service) Step(ctx context.Context, in workflow.SessionStepInput) (workf
 	if ses.Status.Terminal() {
 		return workflow.SessionStepOutput{}, notRunnable(ses, "ended")
 	}
-	if ses.Deadline != nil && ses.Status != AwaitingApproval && !s.now().Before(*ses.Deadline) && in.Action != workflow.SessionComplete {
+	if ses.Deadline != nil && ses.Status != AwaitingApproval && !s.now().Before(*ses.Deadline) &&
+		in.Action != workflow.SessionComplete && in.Action != workflow.SessionAwait {
 		return workflow.SessionStepOutput{}, workflow.TaskTimedOut{Msg: fmt.Sprintf("session %s is past its deadline", ses.ID)}
 	}
 	var out workflow.SessionStepOutput
@@ -83,12 +85,20 @@ func notRunnable(ses Session, why string) error {
 	return workflow.SessionNotRunnable{Msg: fmt.Sprintf("session %s is %s (%s)", ses.ID, ses.Status, why)}
 }
 
+// secondsLeft is a stage state's timeout: the session's time left, but
+// no more than a task's budget plus a margin (the stage's own context ends
+// at the budget, so the function answers before the state gives up).
 func (s *Service) secondsLeft(ses Session) int {
+	limit := workflow.MaxTaskSeconds + stageMarginSeconds
 	if ses.Deadline == nil {
-		return MaxDurationSeconds
+		return limit
 	}
-	return max(1, int(math.Ceil(ses.Deadline.Sub(s.now()).Seconds())))
+	return min(limit, max(1, int(math.Ceil(ses.Deadline.Sub(s.now()).Seconds()))))
 }
+
+// stageMarginSeconds is how much longer a stage state waits than the
+// stage's budget.
+const stageMarginSeconds = 15
 
 // begin marks the session active for this execution, records the opening
 // delegation and invites the participants. Retried, it succeeds again.
@@ -153,6 +163,12 @@ func (s *Service) fail(ctx context.Context, ses Session, in workflow.SessionStep
 	to, reason, outcome := Failed, ReasonStage, OutcomeFailed
 	switch name {
 	case "States.Timeout", "TaskTimedOut":
+		// A state's timeout is the session's time left, or the stage's
+		// budget: only the first ends the session timed_out.
+		if ses.Deadline == nil || s.now().Add(time.Second).Before(*ses.Deadline) {
+			cause = "a stage ran past its time budget"
+			break
+		}
 		to, reason, outcome, cause = TimedOut, ReasonTimeout, OutcomeTimedOut, "a stage ran past the session's deadline"
 	case "BudgetExhausted":
 		reason = ReasonBudget

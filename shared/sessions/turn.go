@@ -64,6 +64,9 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 	case err == nil:
 	case actx.Err() == context.DeadlineExceeded && ses.Deadline != nil && !s.now().Before(*ses.Deadline):
 		err = workflow.TaskTimedOut{Msg: fmt.Sprintf("%s's stage ran past the session's deadline", t.Agent)}
+	case actx.Err() == context.DeadlineExceeded:
+		// The stage's own budget: retried, as a task's would be.
+		err = fmt.Errorf("%s's stage ran past its budget of %ds", t.Agent, workflow.MaxTaskSeconds)
 	case actx.Err() != nil && ctx.Err() == nil:
 		err = workflow.SessionNotRunnable{Msg: fmt.Sprintf("session %s ended while %s worked", ses.ID, t.Agent)}
 	}
@@ -94,12 +97,13 @@ const WatchInterval = time.Second
 // stops the work under way, not only the next step).
 func (s *Service) bounded(ctx context.Context, ses Session) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	if ses.Deadline != nil {
-		var dcancel context.CancelFunc
-		ctx, dcancel = context.WithDeadline(ctx, *ses.Deadline)
-		prev := cancel
-		cancel = func() { dcancel(); prev() }
+	end := s.now().Add(workflow.MaxTaskSeconds * time.Second)
+	if ses.Deadline != nil && ses.Deadline.Before(end) {
+		end = *ses.Deadline
 	}
+	ctx, dcancel := context.WithDeadline(ctx, end)
+	prev := cancel
+	cancel = func() { dcancel(); prev() }
 	go func() {
 		tick := time.NewTicker(WatchInterval)
 		defer tick.Stop()
