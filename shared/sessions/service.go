@@ -71,6 +71,8 @@ type Notifier interface {
 // Service runs sessions.
 type Service struct {
 	Store Store
+	// Memories adds each stage agent's memories to its prompt (nil: none).
+	Memories Memories
 	// Tasks records every stage as a task of the task model.
 	Tasks Tasks
 	Model models.Model

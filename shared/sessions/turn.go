@@ -128,8 +128,7 @@ func (s *Service) bounded(ctx context.Context, ses Session) (context.Context, fu
 // broke; a second one fails the stage.
 func (s *Service) answer(ctx context.Context, ses Session, a agents.Agent, t turn) (StageOutput, error) {
 	var out StageOutput
-	system := prompts.System(a, prompts.Task{Title: "Collaboration session: " + ses.Goal, Context: ses.Context})
-	req := prompts.Request(ses.TeamID, a, system, maxTurnTokens, "")
+	req := prompts.Request(ses.TeamID, a, s.system(ctx, ses, a), maxTurnTokens, "")
 	req.Messages = []models.Message{{Role: "user", Content: t.Prompt}}
 	if t.Tool != nil {
 		req.Tools = []models.Tool{*t.Tool}

@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/sessions"
@@ -23,7 +24,7 @@ import (
 func New(d lambdafn.Deps, store *dynamo.Store, workflows workflow.Starter, callbacks workflow.Callbacks, model models.Model) *sessions.Service {
 	w := taskwiring.New(d, store, nil, callbacks)
 	return &sessions.Service{
-		Store: store, Tasks: sessions.TaskModel{Svc: w.Tasks}, Model: model, Workflows: workflows, Callbacks: callbacks,
+		Store: store, Memories: &memory.Service{Store: store, Dir: store, Bus: w.Bus}, Tasks: sessions.TaskModel{Svc: w.Tasks}, Model: model, Workflows: workflows, Callbacks: callbacks,
 		Bus: w.Bus, Conversations: conversationCheck{store}, Poster: conversationCheck{store}, Notifier: collab{&messaging.Service{Store: store, Dir: store, Bus: w.Bus}},
 		Enabled: d.Config.Flags.Sessions, Region: d.AWS.Region, Log: d.Log,
 	}
