@@ -233,11 +233,46 @@ func (s *Service) synthesize(ctx context.Context, ses Session) error {
 		if err != nil {
 			return err
 		}
-		final = o.Output
+		final = o.Output + attribution(ses)
 	}
 	_, err = s.update(ctx, ses.TeamID, ses.ID, func(_ Session, after *Session) error {
 		after.FinalOutput = final
 		return nil
 	})
 	return err
+}
+
+// attribution is what the final output records whatever the lead wrote:
+// who contributed (supervisor-worker, brainstorm) or, for a consensus, the
+// votes of the deciding round that went against the decision.
+func attribution(ses Session) string {
+	var b strings.Builder
+	switch ses.Pattern {
+	case SupervisorWorker, Brainstorm:
+		var who []string
+		for _, o := range ses.StageOutputs {
+			if o.Kind == "work" || o.Kind == "contribution" {
+				who = append(who, "@"+o.Agent)
+			}
+		}
+		fmt.Fprintf(&b, "\n\nContributors: %s.", strings.Join(who, ", "))
+	case Consensus:
+		decision := "approve"
+		if strings.Contains(ses.Convergence, "to reject") {
+			decision = "reject"
+		}
+		var dissent []string
+		for _, o := range ses.StageOutputs {
+			vote, _ := o.Data["vote"].(string)
+			if strings.HasPrefix(o.Key, fmt.Sprintf("vote:%d:", ses.Rounds)) && vote != decision {
+				dissent = append(dissent, fmt.Sprintf("@%s (%s, confidence %v): %s", o.Agent, vote, o.Data["confidence"], o.Output))
+			}
+		}
+		if len(dissent) == 0 {
+			b.WriteString("\n\nDissent: none; the decision was unanimous.")
+		} else {
+			b.WriteString("\n\nDissent: " + strings.Join(dissent, "; "))
+		}
+	}
+	return b.String()
 }

@@ -388,3 +388,19 @@ func TestConcurrentStagesNeverCrossTheCap(t *testing.T) {
 	assert.True(t, got.BudgetExhausted)
 	assert.Equal(t, 3, got.ModelCalls, "three calls of $0.0525 fit in $0.20, the fourth is refused")
 }
+
+func TestConsensusRecordsTheDissent(t *testing.T) {
+	f := newFixture(t)
+	f.script(t, "archie", "never-approve")
+	s := f.drive(t, f.create(t, sessions.CreateInput{Pattern: sessions.Consensus, Lead: "kyra", Goal: "Ship on Friday?", Participants: parts("contributor", "luke", "archie", "sage", "wren")}))
+	require.Equal(t, sessions.Completed, s.Status)
+	assert.Equal(t, 1, s.Rounds, "three of four is two thirds")
+	assert.Contains(t, s.FinalOutput, "Dissent: @archie (reject")
+}
+
+func TestSynthesisAttributesTheContributions(t *testing.T) {
+	f := newFixture(t)
+	s := f.drive(t, f.create(t, sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie")}))
+	require.Equal(t, sessions.Completed, s.Status)
+	assert.Contains(t, s.FinalOutput, "Contributors: @luke, @archie.")
+}
