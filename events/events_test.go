@@ -67,6 +67,8 @@ func TestTriggerSamplesRoundTrip(t *testing.T) {
 		"triggers/expert-gate-request.json":      &expertgate.Request{},
 		"triggers/api-post-message.json":         &lambdaevents.APIGatewayV2HTTPRequest{},
 		"triggers/sqs-agent-messages-batch.json": &lambdaevents.SQSEvent{},
+		"triggers/api-create-session.json":       &lambdaevents.APIGatewayV2HTTPRequest{},
+		"triggers/session-steps-input.json":      &workflow.SessionStepInput{},
 	}
 	for name, v := range cases {
 		raw := sample(t, name)

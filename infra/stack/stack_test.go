@@ -118,7 +118,7 @@ func checkDevFunctions(t *testing.T, tpl assertions.Template, m map[string]any) 
 		assert.Equal(t, "dev", env["STAGE"])
 		assert.Contains(t, env, "TABLE_NAME")
 		assert.Contains(t, env, "EVENT_BUS_NAME")
-		assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=true", env["FEATURE_FLAGS"])
+		assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=true,sessions=true", env["FEATURE_FLAGS"])
 	}
 	for _, f := range manifest.Functions {
 		assert.True(t, names["conclave-dev-"+f.Name], f.Name)
@@ -205,8 +205,12 @@ func checkDevStateMachines(t *testing.T, tpl assertions.Template, m map[string]a
 		def, _ := json.Marshal(p["DefinitionString"])
 		assert.Contains(t, string(def), "arn:aws:states:::lambda:invoke")
 		subs := p["DefinitionSubstitutions"].(map[string]any)
-		for k := range manifest.StateMachines[0].Substitutions {
-			assert.Contains(t, subs, k)
+		for _, want := range manifest.StateMachines {
+			if p["StateMachineName"] == "conclave-dev-"+want.Name {
+				for k := range want.Substitutions {
+					assert.Contains(t, subs, k)
+				}
+			}
 		}
 	}
 }
@@ -307,7 +311,7 @@ func TestProdStackRetainsDataAndTurnsFlagsOff(t *testing.T) {
 	tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"FunctionName": "conclave-prod-agents",
 		"MemorySize":   1024,
-		"Environment":  map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"FEATURE_FLAGS": "collaboration=false,ensemble=false,expert_gate=false"})},
+		"Environment":  map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"FEATURE_FLAGS": "collaboration=false,ensemble=false,expert_gate=false,sessions=false"})},
 	})
 }
 

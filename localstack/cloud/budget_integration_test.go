@@ -453,14 +453,17 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	out, err := invokeFunction(t, e, "task-sweeper", `{"source":"aws.events","detail-type":"Scheduled Event"}`)
 	require.NoError(t, err)
 	var swept struct {
-		TimedOut int `json:"timed_out"`
+		TimedOut         int `json:"timed_out"`
+		SessionsTimedOut int `json:"sessions_timed_out"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &swept))
 	sweeps, _ := invocations(t, before, "task-sweeper", "")
 	require.Len(t, sweeps, 1)
-	n := swept.TimedOut
-	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 8, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n,
-		"DynamoDB": 1 << 20 /* plus one read per task due */})
+	// One query per shard of the tasks' deadline index and one of the
+	// sessions'; then per task or session ended its writes.
+	n := swept.TimedOut + swept.SessionsTimedOut
+	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 9, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n,
+		"DynamoDB": 1 << 20 /* plus one read per task or session due */})
 	table = append(table, measured{op: "task-sweeper", calls: sweeps[0].Calls, extra: fmt.Sprintf("%d swept", n)})
 
 	for _, r := range table {

@@ -587,8 +587,10 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	require.Equal(t, 201, st, task)
 	st, _ = d.call("POST", "/v1/tasks/"+task["id"].(string)+"/cancel", nil)
 	require.Equal(t, 200, st)
+	ses := d.start(map[string]any{"pattern": "brainstorm", "participants": []any{part("luke", "contributor", 0), part("archie", "contributor", 0)}})
+	d.waitSession(ses, 60*time.Second)
 
-	want := []string{"AgentMessageSent", "HandoffCompleted", "MemoryShared", "TaskStatusChanged"}
+	want := []string{"AgentMessageSent", "HandoffCompleted", "MemoryShared", "SessionStageCompleted", "SessionStatusChanged", "TaskStatusChanged"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

@@ -23,6 +23,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/messagesfn"
 	"github.com/conclave-ai/conclave/shared/app/recorderfn"
 	"github.com/conclave-ai/conclave/shared/app/routingfn"
+	"github.com/conclave-ai/conclave/shared/app/sessionsfn"
+	"github.com/conclave-ai/conclave/shared/app/sessionstepsfn"
 	"github.com/conclave-ai/conclave/shared/app/sweeperfn"
 	"github.com/conclave-ai/conclave/shared/app/tasksfn"
 	"github.com/conclave-ai/conclave/shared/app/teamfn"
@@ -51,6 +53,8 @@ var Builders = map[string]lambdafn.Build{
 	"message-fanout":     fanoutfn.Build,
 	"memory-invalidator": invalidatorfn.Build,
 	"activity-recorder":  recorderfn.Build,
+	"sessions":           sessionsfn.Build,
+	"session-steps":      sessionstepsfn.Build,
 }
 
 // Routers maps each HTTP function to the builder of its router, so tests
@@ -65,6 +69,7 @@ var Routers = map[string]func(lambdafn.Deps) *httpapi.Router{
 	"routing":       routingfn.Router,
 	"messages":      messagesfn.Router,
 	"memories":      memoriesfn.Router,
+	"sessions":      sessionsfn.Router,
 }
 
 // Handler builds the handler of the manifest function name with d (whose

@@ -47,6 +47,9 @@ import (
 //	memory epoch    TEAM#<team>           MEMEPOCH  (bumped by every invalidation; a context is cached only if unchanged)  epochItem
 //	rate window     TEAM#<team>           RATE#<unix second>  (requests: the team's count in that second; expires_at TTL, 2 minutes)
 //	queue attempts  QATTEMPT#<queue>#<message id>  ATTEMPTS  (failed processing attempts; expires_at TTL, 14 days; written only by ADD)
+//	session         TEAM#<team>           SES#<session id>                                                     sessionItem
+//	                  gsi3 (unfinished, not awaiting a human): SDUE / <deadline>#<team>#<id>
+//	session message TEAM#<team>           SMSG#<session id>#<message id>  (the trace, append-only)             sessionMsgItem
 //
 // Access patterns and what serves them:
 //
@@ -76,6 +79,10 @@ import (
 //	an inbox newest first (unread)         Query pk=TEAM#<team>, begins_with(sk, INBOX#<agent>#), descending (filter attribute_not_exists(read_at))
 //	a team's memories newest first         Query pk=TEAM#<team>, begins_with(sk, MEM#), descending
 //	an agent's cached context / the epoch  GetItem TEAM#<team> / CTX#<agent>, TEAM#<team> / MEMEPOCH
+//	get a session                          GetItem TEAM#<team> / SES#<id>
+//	a team's sessions newest first         Query pk=TEAM#<team>, begins_with(sk, SES#), descending (filter status, pattern, contains(agents))
+//	a session's trace in order             Query pk=TEAM#<team>, begins_with(sk, SMSG#<id>#)
+//	sessions past their deadline           Query gsi3 gsi3pk=SDUE, gsi3sk < <time>
 //	count a team's request this second     UpdateItem TEAM#<team> / RATE#<second>, ADD requests 1, UPDATED_NEW
 //	count a queue message's failure        UpdateItem QATTEMPT#<queue>#<id> / ATTEMPTS, ADD attempts 1, UPDATED_NEW
 //
@@ -124,6 +131,8 @@ const (
 	prefixInbox     = "INBOX#"
 	prefixMemory    = "MEM#"
 	prefixContext   = "CTX#"
+	prefixSession   = "SES#"
+	prefixSesMsg    = "SMSG#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -197,3 +206,11 @@ func contextSK(agent string) string         { return prefixContext + agent }
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
 }
+
+func sessionSK(id string) string           { return prefixSession + id }
+func sessionMsgPrefix(id string) string    { return prefixSesMsg + id + "#" }
+func sessionMsgSK(id, msgID string) string { return sessionMsgPrefix(id) + msgID }
+
+// sessionDueGSI3PK is the one partition of unfinished sessions' deadlines
+// (sessions are few next to tasks).
+const sessionDueGSI3PK = "SDUE"

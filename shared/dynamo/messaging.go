@@ -252,8 +252,12 @@ func (s *Store) TaskAgents(ctx context.Context, teamID, taskID string) ([]string
 	return out, nil
 }
 
-// SessionAgents implements messaging.Directory. Collaboration sessions are
-// not built yet, so every session id is unknown.
-func (s *Store) SessionAgents(_ context.Context, _, sessionID string) ([]string, error) {
-	return nil, apperr.NotFound("collaboration session", sessionID)
+// SessionAgents implements messaging.Directory: the lead and the
+// participants of a collaboration session (ENOTFOUND for an unknown one).
+func (s *Store) SessionAgents(ctx context.Context, teamID, sessionID string) ([]string, error) {
+	v, err := s.GetSession(ctx, teamID, sessionID)
+	if err != nil {
+		return nil, apperr.NotFound("collaboration session", sessionID)
+	}
+	return v.Agents(), nil
 }

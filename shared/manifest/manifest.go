@@ -216,6 +216,9 @@ var (
 		// failing event reaches its DLQ within three minutes (3 attempts).
 		{Name: "agent-messages", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
 		{Name: "memory-events", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
+		// The full payload of a session state that failed after its
+		// retries (the session machines' Catch).
+		{Name: "session-dlq", DeadLetterOnly: true},
 	}
 
 	Rules = []Rule{
@@ -235,8 +238,34 @@ var (
 			},
 			Timeout: 900,
 		},
+		sessionMachine("supervisor_worker"),
+		sessionMachine("pipeline"),
+		sessionMachine("peer_review"),
+		sessionMachine("brainstorm"),
+		sessionMachine("consensus"),
 	}
 )
+
+// SessionMachineTimeout caps a session execution: the longest session
+// (600 s of work) plus the longest wait for a human's approval (seven
+// days). The session's own deadline is enforced inside it: every stage
+// state's TimeoutSecondsPath is the time the session has left, and the
+// sweeper ends a session past its deadline timed_out.
+const SessionMachineTimeout = 600 + 7*24*3600 + 300
+
+// sessionMachine is the collaboration pattern's machine: every state calls
+// session-steps; failures go to the sessions dead-letter queue.
+func sessionMachine(pattern string) StateMachine {
+	return StateMachine{
+		Name: pattern,
+		File: pattern + ".asl.json",
+		Substitutions: map[string]string{
+			"StepsFunctionArn":   "function:session-steps",
+			"DeadLetterQueueUrl": "queue:session-dlq",
+		},
+		Timeout: SessionMachineTimeout,
+	}
+}
 
 // Functions lists every function.
 var Functions = []Function{
@@ -434,6 +463,29 @@ var Functions = []Function{
 		EveryMinutes: 1,
 		MemoryMB:     256, Timeout: 60,
 		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStopExecution, GrantCallback},
+	},
+	{
+		Name:        "sessions",
+		Description: "Collaboration sessions API: create (starts the pattern's state machine), list, get, trace, cancel, approve or reject, resume.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"POST", "/v1/sessions"},
+			{"GET", "/v1/sessions"},
+			{"GET", "/v1/sessions/{id}"},
+			{"GET", "/v1/sessions/{id}/trace"},
+			{"POST", "/v1/sessions/{id}/cancel"},
+			{"POST", "/v1/sessions/{id}/approve"},
+			{"POST", "/v1/sessions/{id}/resume"},
+		},
+		MemoryMB: 512, Timeout: 15,
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback},
+	},
+	{
+		Name:        "session-steps",
+		Description: "Every state of the collaboration machines: begin, plan, one agent's stage (a task of the task model, through the model port), decide a round, synthesize, wait for a human, complete, fail.",
+		Trigger:     TriggerStepFunction,
+		MemoryMB:    512, Timeout: 150,
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantCallback, GrantModels},
 	},
 	{
 		Name:        "activity-recorder",

@@ -34,6 +34,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
@@ -87,6 +88,10 @@ type Store struct {
 	memories map[key][]byte // memory documents
 	contexts map[key][]byte // cached memory contexts, by team and agent
 	epochs   map[string]int // memory epoch per team; absent until the first invalidation
+
+	// Collaboration sessions (sessions.go), made on first use.
+	sessions    map[key]sessions.Session
+	sessionMsgs map[key][]sessions.Message
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as

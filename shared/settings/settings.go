@@ -38,6 +38,9 @@ const (
 	FlagCollaboration = "collaboration"
 	FlagExpertGate    = "expert_gate"
 	FlagEnsemble      = "ensemble"
+	// FlagSessions turns on collaboration sessions (off in prod until
+	// turned on deliberately).
+	FlagSessions = "sessions"
 )
 
 // Flags are the feature flags of a stage. A flag that is missing is off
@@ -46,13 +49,14 @@ type Flags struct {
 	Collaboration bool
 	ExpertGate    bool
 	Ensemble      bool
+	Sessions      bool
 }
 
 // ParseFlags reads "collaboration=true,expert_gate=true,ensemble=false".
 func ParseFlags(s string) Flags {
 	m := ParsePairs(s)
 	on := func(k string) bool { return m[k] == "true" }
-	return Flags{Collaboration: on(FlagCollaboration), ExpertGate: on(FlagExpertGate), Ensemble: on(FlagEnsemble)}
+	return Flags{Collaboration: on(FlagCollaboration), ExpertGate: on(FlagExpertGate), Ensemble: on(FlagEnsemble), Sessions: on(FlagSessions)}
 }
 
 // String encodes the flags for FEATURE_FLAGS, every flag named, sorted.
@@ -63,7 +67,7 @@ func (f Flags) String() string {
 		}
 		return "false"
 	}
-	return EncodePairs(map[string]string{FlagCollaboration: b(f.Collaboration), FlagExpertGate: b(f.ExpertGate), FlagEnsemble: b(f.Ensemble)})
+	return EncodePairs(map[string]string{FlagCollaboration: b(f.Collaboration), FlagExpertGate: b(f.ExpertGate), FlagEnsemble: b(f.Ensemble), FlagSessions: b(f.Sessions)})
 }
 
 // EncodePairs renders name=value pairs sorted by name, so the same map

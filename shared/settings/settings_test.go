@@ -17,7 +17,7 @@ func TestPairsRoundTripSorted(t *testing.T) {
 
 func TestFlagsRoundTripAndMissingMeansOff(t *testing.T) {
 	f := settings.Flags{Collaboration: true, Ensemble: true}
-	assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=false", f.String())
+	assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=false,sessions=false", f.String())
 	assert.Equal(t, f, settings.ParseFlags(f.String()))
 	assert.Equal(t, settings.Flags{ExpertGate: true}, settings.ParseFlags("expert_gate=true,ensemble=yes"))
 }

@@ -25,18 +25,25 @@ import (
 type Tools struct {
 	Tasks    *tasks.Service
 	Messages *messaging.Service
+	// Sessions starts collaboration sessions (start_collaboration); nil
+	// leaves the tool out.
+	Sessions SessionStarter
 }
 
 var _ worker.Tools = (*Tools)(nil)
 
 // Specs implements worker.Tools.
 func (t *Tools) Specs() []models.Tool {
-	return []models.Tool{
+	specs := []models.Tool{
 		{Name: "delegate_task", Description: `Delegate a sub-task to a specialist agent and (by default) wait for its result. Input: {"to_agent": slug, "title", "instructions", "expected_output", "task_type", "priority", "wait_for_result": true}`},
 		{Name: "check_task_status", Description: `Check a task you delegated. Input: {"task_id"}`},
 		{Name: "send_agent_message", Description: `Send a message to another agent, or to a channel (team, task:<id>). Input: {"to_agent": slug, "message", "message_type": "notification", "channel"}`},
 		{Name: "get_agent_inbox", Description: `Read your unread messages from other agents (they are marked read). Input: {"unread_only": true}`},
 	}
+	if t.Sessions != nil {
+		specs = append(specs, startCollaborationSpec)
+	}
+	return specs
 }
 
 type delegateInput struct {
@@ -54,10 +61,11 @@ type delegateInput struct {
 // can adapt; only infrastructure failures are errors.
 func (t *Tools) Call(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, error) {
 	tool, ok := map[string]func(context.Context, workflow.TaskInput, []byte) (string, error){
-		"delegate_task":      t.delegate,
-		"check_task_status":  t.checkStatus,
-		"send_agent_message": t.sendMessage,
-		"get_agent_inbox":    t.inbox,
+		"delegate_task":       t.delegate,
+		"check_task_status":   t.checkStatus,
+		"send_agent_message":  t.sendMessage,
+		"get_agent_inbox":     t.inbox,
+		"start_collaboration": t.startCollaboration,
 	}[call.Name]
 	if !ok {
 		return "unknown tool " + call.Name, nil

@@ -35,9 +35,28 @@ type TaskNotRunnable struct{ Msg string }
 
 func (e TaskNotRunnable) Error() string { return e.Msg }
 
+// BudgetExhausted is a session's cost cap reached: the model call that
+// would cross it was refused and no further call is made. Not retried.
+type BudgetExhausted struct{ Msg string }
+
+func (e BudgetExhausted) Error() string { return e.Msg }
+
+// SessionNotRunnable means the session was cancelled or ended while the
+// execution ran; the execution ends without touching it.
+type SessionNotRunnable struct{ Msg string }
+
+func (e SessionNotRunnable) Error() string { return e.Msg }
+
+// ProtocolViolation is an agent that kept breaking the collaboration
+// protocol after being told the rule it broke. Not retried.
+type ProtocolViolation struct{ Msg string }
+
+func (e ProtocolViolation) Error() string { return e.Msg }
+
 // Errors lists every error type a workflow function returns on purpose,
 // one value each (the test reads their type names).
-var Errors = []error{BudgetExceeded{}, InvalidTask{}, ModelFailed{}, TaskTimedOut{}, TaskNotRunnable{}}
+var Errors = []error{BudgetExceeded{}, InvalidTask{}, ModelFailed{}, TaskTimedOut{}, TaskNotRunnable{},
+	BudgetExhausted{}, SessionNotRunnable{}, ProtocolViolation{}}
 
 // Returns names, per manifest function a machine invokes, the errors it
 // returns on purpose. Every one must be named by a Retry or Catch of each
@@ -45,4 +64,5 @@ var Errors = []error{BudgetExceeded{}, InvalidTask{}, ModelFailed{}, TaskTimedOu
 var Returns = map[string][]string{
 	"task-lifecycle": {"InvalidTask", "TaskNotRunnable"},
 	"task-worker":    {"BudgetExceeded", "InvalidTask", "ModelFailed", "TaskTimedOut", "TaskNotRunnable"},
+	"session-steps":  {"BudgetExhausted", "InvalidTask", "ModelFailed", "ProtocolViolation", "SessionNotRunnable", "TaskTimedOut"},
 }

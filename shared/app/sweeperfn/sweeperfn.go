@@ -1,11 +1,14 @@
 // Package sweeperfn wires the "task-sweeper" function (every minute): it
-// ends running tasks past their deadline and stops their executions. It
-// links DynamoDB, EventBridge and Step Functions.
+// ends running tasks past their deadline and collaboration sessions past
+// theirs (plus a grace), and stops their executions. It links DynamoDB,
+// EventBridge and Step Functions.
 package sweeperfn
 
 import (
 	"context"
+	"errors"
 
+	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/executions"
@@ -14,9 +17,13 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	svc := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS)).Tasks
+	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	starter, callbacks := executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS)
+	svc := taskwiring.New(d, store, starter, callbacks).Tasks
+	ses := sessionwiring.New(d, store, starter, callbacks, nil)
 	return func(ctx context.Context) (map[string]int, error) {
 		n, err := svc.Sweep(ctx)
-		return map[string]int{"timed_out": n}, err
+		m, serr := ses.Sweep(ctx)
+		return map[string]int{"timed_out": n, "sessions_timed_out": m}, errors.Join(err, serr)
 	}, nil
 }

@@ -5,6 +5,7 @@
 package workerfn
 
 import (
+	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/executions"
@@ -17,9 +18,14 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), executions.FromConfig(d.AWS, d.Config.StateMachines), nil)
+	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
+	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), starter, nil)
 	msgs := &messaging.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}
+	tools := &tasktools.Tools{Tasks: w.Tasks, Messages: msgs}
+	if d.Config.Flags.Sessions {
+		tools.Sessions = sessionwiring.New(d, w.Store, starter, nil, nil)
+	}
 	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store),
-		Tools: &tasktools.Tools{Tasks: w.Tasks, Messages: msgs}, Tracker: tasktools.Tracker{Tasks: w.Tasks}}
+		Tools: tools, Tracker: tasktools.Tracker{Tasks: w.Tasks}}
 	return run.Run, nil
 }

@@ -44,6 +44,17 @@ type AgentReader interface {
 //	           (delegate_task), then it answers with the result
 //	refuse     the answer is a refusal (as a provider's content filter)
 //
+// and, for the structured answers of collaboration sessions (a request
+// offering submit_review, submit_vote or submit_plan; see structured.go):
+//
+//	approve-after:N  request changes (review) or reject (vote) before round N, then approve
+//	never-approve    always request changes, or reject
+//	reject           the same for votes: always reject
+//	violate:N        the first N reviews are labelled "revision" (a protocol violation)
+//	overspend        every answer reports 3,500 output tokens (costly with a priced model id)
+//
+// Without a script a reviewer approves and a voter approves.
+//
 // Without metadata, without Agents, or when the agent cannot be read, it
 // answers plainly: no script and no voice. A model call must not fail
 // because attribution is missing, and a provider would not know the agent
@@ -110,6 +121,11 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 	}
 	kind, arg, _ := strings.Cut(v.script, ":")
 	n, _ := strconv.Atoi(arg)
+	if kind != "fail" && kind != "timeout" {
+		if r, ok := structuredAnswer(req, resp, kind, n); ok {
+			return r, nil
+		}
+	}
 	switch kind {
 	case "fail":
 		return models.Response{}, fmt.Errorf("%w: scripted failure", models.ErrModel)
@@ -142,6 +158,9 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 	resp.OutputTokens = models.EstimateTokens(resp.Text)
 	if kind == "tokens" {
 		resp.OutputTokens = n
+	}
+	if kind == "overspend" {
+		resp.OutputTokens = overspendTokens
 	}
 	return resp, nil
 }

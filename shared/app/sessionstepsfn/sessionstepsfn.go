@@ -1,0 +1,29 @@
+// Package sessionstepsfn wires the "session-steps" function: every state
+// of the five collaboration machines (begin, plan, stage, decide,
+// synthesize, await, complete, fail). It links DynamoDB, EventBridge,
+// Step Functions (a stage's task wakes a parent waiting for it) and
+// Bedrock.
+package sessionstepsfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/executions"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// Build implements lambdafn.Build.
+func Build(d lambdafn.Deps) (any, error) {
+	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	svc := sessionwiring.New(d, store, nil, executions.CallbacksFromConfig(d.AWS), providers.New(d.Config, d.AWS, store))
+	// The steps answer their machine whatever the flag says: a session
+	// that started runs to its end.
+	svc.Enabled = true
+	steps := workflow.Steps{}
+	for _, m := range workflow.SessionMachines {
+		steps[m] = svc.Steps()
+	}
+	return steps.Handle, nil
+}

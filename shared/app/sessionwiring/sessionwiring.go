@@ -1,0 +1,55 @@
+// Package sessionwiring builds the session service the session functions
+// share (sessions, session-steps, task-sweeper) from the store, the bus,
+// the task service and, where granted, Step Functions and the models.
+package sessionwiring
+
+import (
+	"context"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// New builds the session service of d on store. model is nil in functions
+// that call no model; workflows and callbacks nil where not granted.
+func New(d lambdafn.Deps, store *dynamo.Store, workflows workflow.Starter, callbacks workflow.Callbacks, model models.Model) *sessions.Service {
+	w := taskwiring.New(d, store, nil, callbacks)
+	return &sessions.Service{
+		Store: store, Memories: &memory.Service{Store: store, Dir: store, Bus: w.Bus}, Tasks: sessions.TaskModel{Svc: w.Tasks}, Model: model, Workflows: workflows, Callbacks: callbacks,
+		Bus: w.Bus, Conversations: conversationCheck{store}, Poster: conversationCheck{store}, Notifier: collab{&messaging.Service{Store: store, Dir: store, Bus: w.Bus}},
+		Enabled: d.Config.Flags.Sessions, Region: d.AWS.Region, Log: d.Log,
+	}
+}
+
+// conversationCheck validates a session's conversation on the store.
+type conversationCheck struct{ store *dynamo.Store }
+
+func (c conversationCheck) CheckConversation(ctx context.Context, teamID, id string) error {
+	_, err := c.store.GetConversation(ctx, teamID, id)
+	return err
+}
+
+// PostOutput adds the final output to the conversation as the lead's
+// message, with its contributors (the reply shape of a multi-agent turn).
+func (c conversationCheck) PostOutput(ctx context.Context, teamID, convID, lead string, contributors []string, text string) error {
+	return c.store.PostSessionOutput(ctx, teamID, conversations.Message{ID: ids.New("msg"), ConversationID: convID, Role: "assistant",
+		Agent: lead, Content: text, Contributors: contributors, Strategy: "collaboration", CreatedAt: time.Now().UTC()})
+}
+
+// collab notifies a session's participants through agent messaging.
+type collab struct{ msgs *messaging.Service }
+
+func (c collab) Notify(ctx context.Context, s sessions.Session, kind, body string) error {
+	_, err := c.msgs.Send(ctx, s.TeamID, s.Lead, messaging.SendInput{Channel: "collab:" + s.ID, Type: kind, Content: body,
+		Metadata: map[string]any{"session_id": s.ID, "pattern": string(s.Pattern), "status": string(s.Status)}})
+	return err
+}

@@ -1,0 +1,201 @@
+package sessions_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// starter records the executions sessions start and stop, and the task
+// tokens they complete.
+type starter struct {
+	mu      sync.Mutex
+	started []string
+	stopped []string
+	tokens  map[string]any
+	fail    bool
+}
+
+func (s *starter) Start(_ context.Context, machine, name string, _ any) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = append(s.started, name)
+	return s.ExecutionARN(machine, name), nil
+}
+
+func (s *starter) Stop(_ context.Context, arn, _ string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = append(s.stopped, arn)
+	return nil
+}
+
+func (s *starter) ExecutionARN(machine, name string) string { return "arn:" + machine + ":" + name }
+
+func (s *starter) Succeed(_ context.Context, token string, out any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail {
+		return errors.New("throttled")
+	}
+	if s.tokens == nil {
+		s.tokens = map[string]any{}
+	}
+	s.tokens[token] = out
+	return nil
+}
+
+func withStarter(f *fixture) *starter {
+	st := &starter{}
+	f.svc.Workflows, f.svc.Callbacks = st, st
+	return st
+}
+
+func brainstorm(f *fixture, tb testing.TB, extra func(*sessions.CreateInput)) sessions.Session {
+	in := sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie")}
+	if extra != nil {
+		extra(&in)
+	}
+	return f.create(tb, in)
+}
+
+func TestCreateStartsTheExecutionNamedBySessionID(t *testing.T) {
+	f := newFixture(t)
+	st := withStarter(f)
+	s := brainstorm(f, t, nil)
+	assert.Equal(t, []string{s.ID}, st.started)
+	assert.Equal(t, "arn:brainstorm:"+s.ID, s.ExecutionARN)
+	assert.Contains(t, s.ConsoleURL, s.ExecutionARN)
+}
+
+func TestCancelStopsTheExecutionOnce(t *testing.T) {
+	f := newFixture(t)
+	st := withStarter(f)
+	s := brainstorm(f, t, nil)
+	c, err := f.svc.Cancel(context.Background(), team, s.ID, "user:k")
+	require.NoError(t, err)
+	assert.Equal(t, sessions.Cancelled, c.Status)
+	assert.Equal(t, []string{"arn:brainstorm:" + s.ID}, st.stopped)
+	_, err = f.svc.Cancel(context.Background(), team, s.ID, "user:k")
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err))
+	_, err = f.step(s, workflow.SessionStage, workflow.SessionItem{Agent: "luke", Kind: "contribution"})
+	assert.IsType(t, workflow.SessionNotRunnable{}, err, "the machine ends quietly")
+}
+
+func TestApprovalHandsTheDecisionToTheWaitingExecution(t *testing.T) {
+	f := newFixture(t)
+	st := withStarter(f)
+	s := brainstorm(f, t, func(in *sessions.CreateInput) { in.Approval = sessions.ApprovalFinal })
+	_, err := f.svc.Approve(context.Background(), team, s.ID, "user:k", sessions.ApproveInput{Decision: "approve"})
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err), "not awaiting approval yet")
+	require.NoError(t, f.flowUntilApproval(s))
+	_, err = f.svc.Step(context.Background(), workflow.SessionStepInput{Action: workflow.SessionAwait, TeamID: team, SessionID: s.ID, Run: 1, TaskToken: "tok-1"})
+	require.NoError(t, err)
+	got, _ := f.svc.Get(context.Background(), team, s.ID)
+	assert.Equal(t, sessions.AwaitingApproval, got.Status)
+
+	st.fail = true
+	_, err = f.svc.Approve(context.Background(), team, s.ID, "user:k", sessions.ApproveInput{Decision: "reject"})
+	require.Error(t, err)
+	got, _ = f.svc.Get(context.Background(), team, s.ID)
+	assert.Equal(t, sessions.AwaitingApproval, got.Status, "a decision that did not reach the execution can be sent again")
+
+	st.fail = false
+	_, err = f.svc.Approve(context.Background(), team, s.ID, "user:k", sessions.ApproveInput{Decision: "reject", Comment: "not yet"})
+	require.NoError(t, err)
+	d := st.tokens["tok-1"].(sessions.Decision)
+	assert.Equal(t, "reject", d.Decision)
+	raw, _ := json.Marshal(d)
+	_, err = f.svc.Step(context.Background(), workflow.SessionStepInput{Action: workflow.SessionComplete, TeamID: team, SessionID: s.ID, Run: 1, Decision: raw})
+	require.NoError(t, err)
+	got, _ = f.svc.Get(context.Background(), team, s.ID)
+	assert.Equal(t, sessions.Failed, got.Status)
+	assert.Equal(t, sessions.ReasonRejected, got.StatusReason)
+}
+
+// flowUntilApproval runs a brainstorm up to its synthesis.
+func (f *fixture) flowUntilApproval(s sessions.Session) error {
+	out, err := f.step(s, workflow.SessionBegin, workflow.SessionItem{})
+	if err != nil {
+		return err
+	}
+	if err := f.each(s, out.Items); err != nil {
+		return err
+	}
+	_, err = f.step(s, workflow.SessionSynthesize, workflow.SessionItem{})
+	return err
+}
+
+func TestResumeReusesDoneStagesUnderANewExecution(t *testing.T) {
+	f := newFixture(t)
+	st := withStarter(f)
+	f.script(t, "archie", "fail")
+	s := f.create(t, sessions.CreateInput{Pattern: sessions.Pipeline, Lead: "kyra", Goal: "Review", Participants: parts("worker", "luke", "archie", "sage")})
+	failed := f.drive(t, s)
+	require.Equal(t, sessions.Failed, failed.Status)
+	calls := failed.ModelCalls
+
+	a, err := f.store.GetAgent(context.Background(), team, "archie")
+	require.NoError(t, err)
+	a.Model, a.Version = nil, a.Version+1
+	require.NoError(t, f.store.UpdateAgent(context.Background(), a))
+	r, err := f.svc.Resume(context.Background(), team, s.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.Runs)
+	assert.Equal(t, []string{s.ID, s.ID + "-r1"}, st.started)
+	_, err = f.step(s, workflow.SessionBegin, workflow.SessionItem{})
+	assert.IsType(t, workflow.SessionNotRunnable{}, err, "the first run's execution cannot touch the resumed session")
+
+	in := func(action string, it *workflow.SessionItem) workflow.SessionStepInput {
+		return workflow.SessionStepInput{Action: action, TeamID: team, SessionID: s.ID, Run: 2, ExecutionARN: r.ExecutionARN, Item: it}
+	}
+	out, err := f.svc.Step(context.Background(), in(workflow.SessionBegin, nil))
+	require.NoError(t, err)
+	for _, it := range out.Items {
+		_, err := f.svc.Step(context.Background(), in(workflow.SessionStage, &it))
+		require.NoError(t, err)
+	}
+	for _, a := range []string{workflow.SessionSynthesize, workflow.SessionComplete} {
+		_, err := f.svc.Step(context.Background(), in(a, nil))
+		require.NoError(t, err)
+	}
+	done, err := f.svc.Get(context.Background(), team, s.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sessions.Completed, done.Status)
+	assert.Equal(t, calls+2, done.ModelCalls, "no model call for stage 1")
+	assert.Equal(t, failed.StageOutputs[0], done.StageOutputs[0])
+	_, err = f.svc.Resume(context.Background(), team, s.ID)
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err))
+}
+
+func TestSweepEndsSessionsPastTheirDeadlineAndGrace(t *testing.T) {
+	f := newFixture(t)
+	st := withStarter(f)
+	s := brainstorm(f, t, func(in *sessions.CreateInput) { in.MaxDurationSeconds = ptr(5) })
+	_, err := f.step(s, workflow.SessionBegin, workflow.SessionItem{})
+	require.NoError(t, err)
+	cur, _ := f.svc.Get(context.Background(), team, s.ID)
+	f.svc.Now = func() time.Time { return cur.Deadline.Add(sessions.SweepGrace - time.Second) }
+	n, err := f.svc.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	f.svc.Now = func() time.Time { return cur.Deadline.Add(sessions.SweepGrace + time.Second) }
+	n, err = f.svc.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	got, _ := f.svc.Get(context.Background(), team, s.ID)
+	assert.Equal(t, sessions.TimedOut, got.Status)
+	assert.Contains(t, st.stopped, "arn:brainstorm:"+s.ID)
+	n, _ = f.svc.Sweep(context.Background())
+	assert.Zero(t, n, "an ended session is not swept again")
+}

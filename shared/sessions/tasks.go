@@ -1,0 +1,82 @@
+package sessions
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// Tasks records a session's stages in the task model: each stage is a
+// task the lead gives the stage's agent (its own stages the session's
+// creator gives the lead), so a stage takes one of the agent's five slots,
+// counts toward the depth of anything it delegates, and has the task
+// budgets.
+type Tasks interface {
+	// BeginStage creates the stage's task and starts it; the task model's
+	// errors (ConcurrencyLimit, AgentUnavailable, …) come back as they are.
+	BeginStage(ctx context.Context, teamID string, st StageTask) (taskID string, err error)
+	// EndStage completes the task with output, or fails it with failure.
+	EndStage(ctx context.Context, teamID, taskID, agent, output, failure string, tokens int, costUSD float64) error
+}
+
+// StageTask is the task of one stage.
+type StageTask struct {
+	SessionID string
+	Lead      string
+	Agent     string
+	Title     string
+	Prompt    string
+	Context   string
+	CapUSD    float64
+}
+
+// TaskModel implements Tasks on the task service.
+type TaskModel struct{ Svc *tasks.Service }
+
+// BeginStage implements Tasks.
+func (m TaskModel) BeginStage(ctx context.Context, teamID string, st StageTask) (string, error) {
+	in := tasks.CreateInput{
+		Assignee: st.Agent, Type: "execute", Title: st.Title, Instructions: st.Prompt, Context: clip(st.Context, 20000),
+		CostCapUSD: &st.CapUSD, Execute: new(bool),
+		Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(workflow.MaxTaskSeconds)},
+	}
+	creator := tasks.Creator{Type: "user", ID: "session:" + st.SessionID}
+	if st.Agent != st.Lead {
+		in.CreatedByAgent = st.Lead
+	}
+	t, err := m.Svc.Create(ctx, teamID, creator, in, false)
+	if err != nil {
+		return "", err
+	}
+	if _, err := m.Svc.Start(ctx, teamID, t.ID, "session:"+st.SessionID); err != nil {
+		return t.ID, err
+	}
+	return t.ID, nil
+}
+
+// EndStage implements Tasks.
+func (m TaskModel) EndStage(ctx context.Context, teamID, taskID, agent, output, failure string, tokens int, costUSD float64) error {
+	if err := m.Svc.RecordAttempt(ctx, teamID, taskID, agent, tasks.Usage{Tokens: tokens, CostUSD: costUSD}, []tasks.Event{
+		{Type: tasks.EvProgress, Payload: map[string]any{"message": "session stage finished", "tokens_used": tokens, "cost_usd": costUSD}},
+	}); err != nil {
+		return err
+	}
+	by := "agent:" + agent
+	if failure != "" {
+		_, err := m.Svc.Fail(ctx, teamID, taskID, by, failure)
+		return err
+	}
+	_, err := m.Svc.Complete(ctx, teamID, taskID, by, clip(output, 20000), nil)
+	return err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
