@@ -45,6 +45,7 @@ import (
 //	memory          TEAM#<team>           MEM#<memory id>  (visibility)                                        memoryItem
 //	memory context  TEAM#<team>           CTX#<agent>  (an agent's cached memory context; expires_at TTL, 1 hour)  contextItem
 //	memory epoch    TEAM#<team>           MEMEPOCH  (bumped by every invalidation; a context is cached only if unchanged)  epochItem
+//	report          TEAM#<team>           REPORT#<report id>  (report_type, to, from, status filter it)       reportItem
 //
 // Access patterns and what serves them:
 //
@@ -74,6 +75,8 @@ import (
 //	an inbox newest first (unread)         Query pk=TEAM#<team>, begins_with(sk, INBOX#<agent>#), descending (filter attribute_not_exists(read_at))
 //	a team's memories newest first         Query pk=TEAM#<team>, begins_with(sk, MEM#), descending
 //	an agent's cached context / the epoch  GetItem TEAM#<team> / CTX#<agent>, TEAM#<team> / MEMEPOCH
+//	get a report                           GetItem TEAM#<team> / REPORT#<id>
+//	a team's reports newest first          Query pk=TEAM#<team>, begins_with(sk, REPORT#), descending (ids sort by time)
 //
 // Status and "agent as creator or assignee" filters are filter expressions
 // on those queries. The delegation limits are conditions on the task,
@@ -116,6 +119,7 @@ const (
 	prefixInbox     = "INBOX#"
 	prefixMemory    = "MEM#"
 	prefixContext   = "CTX#"
+	prefixReport    = "REPORT#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -186,6 +190,7 @@ func inboxPrefix(agent string) string       { return prefixInbox + agent + "#" }
 func inboxSK(agent, msgID string) string    { return inboxPrefix(agent) + msgID }
 func memorySK(id string) string             { return prefixMemory + id }
 func contextSK(agent string) string         { return prefixContext + agent }
+func reportSK(id string) string             { return prefixReport + id }
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
 }

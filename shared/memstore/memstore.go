@@ -86,6 +86,8 @@ type Store struct {
 	memories map[key][]byte // memory documents
 	contexts map[key][]byte // cached memory contexts, by team and agent
 	epochs   map[string]int // memory epoch per team; absent until the first invalidation
+
+	reports map[key][]byte // report documents
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as
@@ -117,6 +119,7 @@ func New() *Store {
 		memories:      map[key][]byte{},
 		contexts:      map[key][]byte{},
 		epochs:        map[string]int{},
+		reports:       map[key][]byte{},
 	}
 }
 
