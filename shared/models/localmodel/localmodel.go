@@ -43,6 +43,14 @@ type AgentReader interface {
 //	delegate:S the first call delegates the task's instructions to agent S
 //	           (delegate_task), then it answers with the result
 //	refuse     the answer is a refusal (as a provider's content filter)
+//	omit:A,B   a report leaves out sections A and B, also when asked to
+//	           revise it (the report fails with MissingSections)
+//	omit-once:A,B  a report leaves them out of its first answer only and
+//	           writes them when asked to revise it
+//
+// A task whose instructions are a report request (shared/reports) is
+// answered with the report they ask for: the sections named, in the
+// format named, a json report valid against the schema given.
 //
 // Without metadata, without Agents, or when the agent cannot be read, it
 // answers plainly: no script and no voice. A model call must not fail
@@ -197,6 +205,9 @@ func clip(s string, n int) string {
 // closing sentence is the same for every agent, which is what an aggregator
 // must deduplicate.
 func answer(req models.Request, v voice) string {
+	if r, ok := readReport(req); ok {
+		return reportAnswer(req, r, v.script)
+	}
 	last := lastUser(req)
 	h := fnv.New32a()
 	h.Write([]byte(v.name + last))
