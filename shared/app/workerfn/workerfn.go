@@ -1,5 +1,6 @@
 // Package workerfn wires the "task-worker" function: one agent on one task
-// through the model port, with the collaboration tools. It links DynamoDB,
+// through the model port, with the collaboration tools (report requests
+// among them), the model tier of its task and the report check. It links DynamoDB,
 // EventBridge, Step Functions (sub-delegations start executions) and
 // Bedrock.
 package workerfn
@@ -11,6 +12,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/shared/reports"
+	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/worker"
 )
@@ -19,7 +22,9 @@ import (
 func Build(d lambdafn.Deps) (any, error) {
 	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), executions.FromConfig(d.AWS, d.Config.StateMachines), nil)
 	msgs := &messaging.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}
+	reps := &reports.Service{Store: w.Store, Tasks: w.Tasks, Conversations: w.Store, Bus: w.Bus, Log: d.Log}
 	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store),
-		Tools: &tasktools.Tools{Tasks: w.Tasks, Messages: msgs}, Tracker: tasktools.Tracker{Tasks: w.Tasks}}
+		Tools: &tasktools.Tools{Tasks: w.Tasks, Messages: msgs, Reports: reps}, Tracker: tasktools.Tracker{Tasks: w.Tasks},
+		Tiers: routing.TiersOrDefault(d.Config.Tiers), Reviewer: tasktools.Reviewer{}}
 	return run.Run, nil
 }
