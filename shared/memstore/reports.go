@@ -11,8 +11,8 @@ import (
 
 var _ reports.Store = (*Store)(nil)
 
-// reportDoc is a report as stored: the document without the team (the
-// key holds it), as the adapter's item.
+// reportOf reads a stored report document; the team comes from the key,
+// as from the adapter's.
 func (s *Store) reportOf(teamID string, b []byte) reports.Report {
 	r := readDoc[reports.Report](b)
 	r.TeamID = teamID

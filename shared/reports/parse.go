@@ -148,7 +148,7 @@ func normalizedKeys(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		n := normalize(k)
-		if prev, ok := out[n]; ok && !empty(v) && empty(prev) || !ok {
+		if prev, ok := out[n]; !ok || (empty(prev) && !empty(v)) {
 			out[n] = v
 		}
 	}

@@ -8,14 +8,11 @@ import (
 	"strings"
 )
 
-// schemaKeywords are the JSON Schema keywords the templates use and
-// validate handles; a schema with any other keyword is a programming error
-// (a test walks every template's schema).
-var schemaKeywords = []string{"type", "properties", "required", "items", "enum", "minItems", "minLength", "minimum", "maximum", "additionalProperties"}
-
 // validate checks v (decoded JSON: map[string]any, []any, string, float64,
 // bool, nil) against schema and returns the first violation, naming its
-// path, or "" when v is valid.
+// path, or "" when v is valid. It handles the keywords the templates use
+// (type, properties, required, items, enum, minItems, minLength, minimum,
+// maximum, additionalProperties); a test fails a template using another.
 func validate(schema map[string]any, v any, path string) string {
 	if t, ok := schema["type"].(string); ok && !isType(v, t) {
 		return fmt.Sprintf("%s must be %s", path, article(t))
