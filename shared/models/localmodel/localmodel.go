@@ -43,6 +43,9 @@ type AgentReader interface {
 //	delegate:S the first call delegates the task's instructions to agent S
 //	           (delegate_task), then it answers with the result
 //	refuse     the answer is a refusal (as a provider's content filter)
+//	report:S   the first call requests a research_summary report on the
+//	           task's instructions from agent S (request_report, waiting
+//	           for it), then it answers with the report
 //	omit:A,B   a report leaves out sections A and B, also when asked to
 //	           revise it (the report fails with MissingSections)
 //	omit-once:A,B  a report leaves them out of its first answer only and
@@ -136,6 +139,18 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 			return resp, nil
 		}
 		resp.Text = answer(req, v) + " Delegated work: " + lastTool(req)
+		resp.OutputTokens = models.EstimateTokens(resp.Text)
+		return resp, nil
+	case "report":
+		if toolResults(req) == 0 && hasTool(req, "request_report") {
+			last := lastUser(req)
+			input, _ := json.Marshal(map[string]any{"to_agent": arg, "report_type": "research_summary", "title": "Research: " + clip(last, 80),
+				"parameters": map[string]any{"topic": clip(last, 200)}, "wait_for_result": true})
+			resp.ToolCalls = []models.ToolCall{{ID: "call-1", Name: "request_report", Input: string(input)}}
+			resp.OutputTokens = 30
+			return resp, nil
+		}
+		resp.Text = answer(req, v) + " Report: " + lastTool(req)
 		resp.OutputTokens = models.EstimateTokens(resp.Text)
 		return resp, nil
 	case "tools":

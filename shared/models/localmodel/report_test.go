@@ -80,3 +80,21 @@ func TestOmitScriptsLeaveSectionsOut(t *testing.T) {
 		}
 	}
 }
+
+func TestTheReportScriptRequestsAReportAndAnswersWithIt(t *testing.T) {
+	m := reportModel("report:dana")
+	req := ask("report:dana", "JWT rotation")
+	req.Tools = []models.Tool{{Name: "request_report"}}
+	r, err := m.Converse(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, r.ToolCalls, 1)
+	assert.Equal(t, "request_report", r.ToolCalls[0].Name)
+	var in map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.ToolCalls[0].Input), &in))
+	assert.Equal(t, map[string]any{"to_agent": "dana", "report_type": "research_summary", "title": "Research: JWT rotation",
+		"parameters": map[string]any{"topic": "JWT rotation"}, "wait_for_result": true}, in)
+	req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: r.ToolCalls}, models.Message{Role: "tool", Content: "## findings\nrotate", ToolCallID: "call-1"})
+	r, err = m.Converse(context.Background(), req)
+	require.NoError(t, err)
+	assert.Contains(t, r.Text, "Report: ## findings\nrotate")
+}
