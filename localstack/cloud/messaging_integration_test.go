@@ -582,8 +582,10 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	require.Equal(t, 201, st, task)
 	st, _ = d.call("POST", "/v1/tasks/"+task["id"].(string)+"/cancel", nil)
 	require.Equal(t, 200, st)
+	st, rep := d.call("POST", "/v1/reports", map[string]any{"type": "action_plan", "to": "wren", "from": "kyra", "title": "SSO", "parameters": map[string]any{"goal": "ship SSO"}})
+	require.Equal(t, 201, st, rep)
 
-	want := []string{"AgentMessageSent", "HandoffCompleted", "MemoryShared", "TaskStatusChanged"}
+	want := []string{"AgentMessageSent", "HandoffCompleted", "MemoryShared", "ReportFinished", "TaskStatusChanged"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

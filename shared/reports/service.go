@@ -253,9 +253,10 @@ func (r request) newReport(teamID string, creator tasks.Creator, now time.Time) 
 	}
 }
 
-// Get returns a report. Returns ENOTFOUND.
+// Get returns a report, brought up to date with its task if it has not
+// ended (see Sync). Returns ENOTFOUND.
 func (s *Service) Get(ctx context.Context, teamID, id string) (Report, error) {
-	return s.Store.GetReport(ctx, teamID, id)
+	return s.Sync(ctx, teamID, id)
 }
 
 // Wait returns the report once it has ended or when d has passed,
@@ -264,7 +265,7 @@ func (s *Service) Wait(ctx context.Context, teamID, id string, d time.Duration) 
 	deadline := time.Now().Add(d)
 	pause := 100 * time.Millisecond
 	for {
-		r, err := s.Store.GetReport(ctx, teamID, id)
+		r, err := s.Sync(ctx, teamID, id)
 		if err != nil || r.Status.Terminal() || !time.Now().Add(pause).Before(deadline) {
 			return r, err
 		}

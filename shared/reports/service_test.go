@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -452,4 +453,29 @@ func TestConcernsOnlyReportTasksPastTheirCreation(t *testing.T) {
 	} {
 		assert.Equal(t, want, reports.Concerns(ev), fmt.Sprintf("%+v", ev))
 	}
+}
+
+// The finalizer's event is best effort (a failed publish is only logged):
+// a report whose task ended catches up when it is read.
+func TestAReadCatchesUpWithTheTask(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	r, err := f.svc.Request(ctx, team, user, reports.RequestInput{Type: "action_plan", To: "wren", From: "kyra", Title: "SSO",
+		Parameters: params(exampleParams["action_plan"])})
+	require.NoError(t, err)
+	_, err = f.tasks.ExecStart(ctx, team, r.TaskID, "arn:1")
+	require.NoError(t, err)
+	_, err = f.tasks.ExecComplete(ctx, team, r.TaskID, "arn:1", workflow.TaskResult{Output: "## objective\no\n## actions\na\n## timeline\nt\n## success_metrics\nm\n"})
+	require.NoError(t, err)
+	stored, err := f.store.GetReport(ctx, team, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, reports.Queued, stored.Status, "no event was handled")
+
+	got, err := f.svc.Get(ctx, team, r.ID)
+	require.NoError(t, err)
+	assert.Equal(t, reports.Completed, got.Status)
+	assert.NotEmpty(t, got.MemoryID)
+	waited, err := f.svc.Wait(ctx, team, r.ID, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, got, waited, "an ended report is read as it is")
 }

@@ -25,16 +25,26 @@ const syncAttempts = 5
 // requesting agent; or it fails with MissingSections (InvalidSections)
 // naming them. Sync reads the task rather than trusting the event that
 // triggered it, so events arriving late, twice or out of order change
-// nothing; an ended report never changes again.
+// nothing; an ended report never changes again. The report-finalizer
+// calls it on every status change of the report's task, and reads of a
+// report that has not ended call it too: the event is published after the
+// task's change commits and a failed publish is only logged, so a report
+// whose event was lost still catches up when it is read.
 func (s *Service) Sync(ctx context.Context, teamID, reportID string) (Report, error) {
 	for range syncAttempts {
 		r, err := s.Store.GetReport(ctx, teamID, reportID)
 		if err != nil || r.Status.Terminal() {
 			return r, err
 		}
-		t, err := s.Tasks.Get(ctx, teamID, r.TaskID)
+		t, err := s.Tasks.Store.GetTask(ctx, teamID, r.TaskID)
 		if err != nil {
 			return Report{}, err
+		}
+		if t.Status == tasks.Completed {
+			// The timeline says whether the author revised its answer.
+			if t.Events, err = s.Tasks.Store.ListTaskEvents(ctx, teamID, t.ID); err != nil {
+				return Report{}, err
+			}
 		}
 		next, mem := s.reconcile(r, t)
 		if !changed(r, next) {
