@@ -298,10 +298,10 @@ func TestBadReportRequestsWriteNothing(t *testing.T) {
 
 func first(st int, _ map[string]any) int { return st }
 
-// A report is a task: the author's five slots, the depth of the
-// delegation chain, cycles and self-delegation are refused by the task's
-// creation, and a canceled task cancels its report.
-func TestReportDelegationLimits(t *testing.T) {
+// A report is a task: the author's five running-or-queued tasks are the
+// limit, checked by the task's creation; a canceled task cancels its
+// report.
+func TestReportConcurrencyLimit(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
 	d.agent("busy", "timeout", "")
@@ -349,7 +349,13 @@ func TestReportDelegationLimits(t *testing.T) {
 		assert.Equal(t, "TaskEnded", r["reason"])
 		assert.Equal(t, "test over", r["error"])
 	}
+}
 
+// The depth of the delegation chain and cycles are refused by the report
+// task's creation, as for any delegation.
+func TestReportDelegationDepthAndCycle(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
 	// kyra → luke → dana → sage (board tasks, running): depth 3.
 	st, t1 := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "created_by_agent": "kyra", "title": "Audit"})
 	require.Equal(t, 201, st, t1)

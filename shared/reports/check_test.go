@@ -26,7 +26,7 @@ func names(secs []reports.Section) []string {
 func TestMarkdownSections(t *testing.T) {
 	answer := "# Review of src/auth\nSome preamble that belongs to no section.\n\n" +
 		"## Summary\nThe module is sound.\n\n" +
-		"## 2. **Findings**\n### Token expiry\nTokens never expire.\n\n" +
+		"## 2. **Findings** (1)\n### Token expiry\nTokens never expire.\n\n" +
 		"### Severity Breakdown\n1 high\n\n" +
 		"## recommendations\n- Expire tokens\n\n" +
 		"## Appendix\nextra notes\n\n" +

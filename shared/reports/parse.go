@@ -21,14 +21,17 @@ var (
 	bulleted  = regexp.MustCompile(`^\s*(?:[-*•+]|\d+[.)])\s+\S`)
 	labelled  = regexp.MustCompile(`^\s*[*_]*([A-Za-z][A-Za-z0-9 _/&-]{0,60}?)[*_]*\s*:[*_]*\s*(.*)$`)
 	numbering = regexp.MustCompile(`^\d+[.)]?\s+`)
+	aside     = regexp.MustCompile(`\s*\([^)]*\)\s*:?$`)
 	nonWord   = regexp.MustCompile(`[^a-z0-9]+`)
 )
 
 // normalize turns a heading or label ("2. Severity Breakdown", "**Risk
-// matrix**") into a section name ("severity_breakdown", "risk_matrix").
+// matrix**", "Findings (3)") into a section name ("severity_breakdown",
+// "risk_matrix", "findings").
 func normalize(s string) string {
 	s = strings.Trim(strings.TrimSpace(s), "*_`")
 	s = numbering.ReplaceAllString(s, "")
+	s = aside.ReplaceAllString(s, "")
 	return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(s), "_"), "_")
 }
 
