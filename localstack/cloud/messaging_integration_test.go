@@ -589,8 +589,10 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	require.Equal(t, 200, st)
 	ses := d.start(map[string]any{"pattern": "brainstorm", "participants": []any{part("luke", "contributor", 0), part("archie", "contributor", 0)}})
 	d.waitSession(ses, 60*time.Second)
+	st, rep := d.call("POST", "/v1/reports", map[string]any{"type": "action_plan", "to": "wren", "from": "kyra", "title": "SSO", "parameters": map[string]any{"goal": "ship SSO"}})
+	require.Equal(t, 201, st, rep)
 
-	want := []string{"AgentMessageSent", "HandoffCompleted", "MemoryShared", "SessionStageCompleted", "SessionStatusChanged", "TaskStatusChanged"}
+	want := []string{"AgentMessageSent", "HandoffCompleted", "MemoryShared", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskStatusChanged"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

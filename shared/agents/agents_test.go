@@ -85,10 +85,10 @@ func TestCreateRejectsInvalidAgents(t *testing.T) {
 }
 
 func TestValidScripts(t *testing.T) {
-	for _, s := range []string{"fail", "timeout", "tools:11", "tokens:5000"} {
+	for _, s := range []string{"fail", "timeout", "tools:11", "tokens:5000", "omit:findings", "omit-once:findings,risk_matrix", "report:luke"} {
 		assert.True(t, agents.ValidScript(s), s)
 	}
-	for _, s := range []string{"", "tools:", "tools:x", "fail;rm", "tokens:1234567"} {
+	for _, s := range []string{"", "tools:", "tools:x", "fail;rm", "tokens:1234567", "omit:", "omit:Findings", "omit-twice:x"} {
 		assert.False(t, agents.ValidScript(s), s)
 	}
 }

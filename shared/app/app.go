@@ -16,12 +16,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/discoveryfn"
 	"github.com/conclave-ai/conclave/shared/app/expertgatefn"
 	"github.com/conclave-ai/conclave/shared/app/fanoutfn"
+	"github.com/conclave-ai/conclave/shared/app/finalizerfn"
 	"github.com/conclave-ai/conclave/shared/app/healthfn"
 	"github.com/conclave-ai/conclave/shared/app/invalidatorfn"
 	"github.com/conclave-ai/conclave/shared/app/lifecyclefn"
 	"github.com/conclave-ai/conclave/shared/app/memoriesfn"
 	"github.com/conclave-ai/conclave/shared/app/messagesfn"
 	"github.com/conclave-ai/conclave/shared/app/recorderfn"
+	"github.com/conclave-ai/conclave/shared/app/reportsfn"
 	"github.com/conclave-ai/conclave/shared/app/routingfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionsfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionstepsfn"
@@ -55,6 +57,8 @@ var Builders = map[string]lambdafn.Build{
 	"activity-recorder":  recorderfn.Build,
 	"sessions":           sessionsfn.Build,
 	"session-steps":      sessionstepsfn.Build,
+	"reports":            reportsfn.Build,
+	"report-finalizer":   finalizerfn.Build,
 }
 
 // Routers maps each HTTP function to the builder of its router, so tests
@@ -70,6 +74,7 @@ var Routers = map[string]func(lambdafn.Deps) *httpapi.Router{
 	"messages":      messagesfn.Router,
 	"memories":      memoriesfn.Router,
 	"sessions":      sessionsfn.Router,
+	"reports":       reportsfn.Router,
 }
 
 // Handler builds the handler of the manifest function name with d (whose

@@ -17,6 +17,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/idempotency"
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/tasks"
 )
 
@@ -332,4 +334,31 @@ func TestConditionFailuresAreExplainedFromTheOldItem(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, &idempotency.Record{Key: "k", RequestHash: "h", State: idempotency.StateDone, StatusCode: 201, Body: `{"id":"x"}`}, rec)
 	assert.Zero(t, db.gets)
+}
+
+// A report that changed since it was read is reports.ErrChanged (Sync reads
+// it again); another cancellation is a retryable conflict. With a memory
+// the transaction holds the report, the memory, the epoch and one context
+// drop per agent who may see it.
+func TestSaveReportConflicts(t *testing.T) {
+	r := reports.Report{TeamID: "t", ID: "rep_1", Version: 3, Status: reports.Completed}
+	mem := &memory.Memory{ID: "mem_1", Author: "luke", Agents: []string{"kyra"}}
+	err := New(&fakeDB{txErr: canceledAt(5, 0, nil)}, "tbl").SaveReport(context.Background(), r, mem)
+	assert.ErrorIs(t, err, reports.ErrChanged)
+	err = New(&fakeDB{txErr: canceledAt(5, 1, nil)}, "tbl").SaveReport(context.Background(), r, mem)
+	assert.NotErrorIs(t, err, reports.ErrChanged)
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err))
+
+	db := &fakeDB{}
+	require.NoError(t, New(db, "tbl").SaveReport(context.Background(), r, mem))
+	require.Len(t, db.lastTx.TransactItems, 5)
+	put := db.lastTx.TransactItems[0].Put
+	assert.Equal(t, &types.AttributeValueMemberN{Value: "2"}, put.ExpressionAttributeValues[":0"], "conditioned on the version read")
+	var deleted []string
+	for _, w := range db.lastTx.TransactItems[3:] {
+		deleted = append(deleted, w.Delete.Key["sk"].(*types.AttributeValueMemberS).Value)
+	}
+	assert.Equal(t, []string{"CTX#luke", "CTX#kyra"}, deleted)
+	require.NoError(t, New(db, "tbl").SaveReport(context.Background(), r, nil))
+	assert.Len(t, db.lastTx.TransactItems, 1, "without a memory, the report alone")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
@@ -168,6 +169,22 @@ func TestItemsKeepEveryStoredField(t *testing.T) {
 		c.Private = []memory.Memory{}
 		assert.Equal(t, c, roundTrip(t, toContextItem("t", c)).toContext())
 	})
+	t.Run("report", func(t *testing.T) {
+		r := filled[reports.Report](t)
+		r.Parameters = map[string]any{"files": []any{"src/"}, "": map[string]any{"deep": 1.5}}
+		r.Sections[0].Value = map[string]any{"list": []any{"a", true, nil}}
+		it, err := toReportItem(r)
+		require.NoError(t, err)
+		got, err := roundTrip(t, it).toReport(r.TeamID)
+		require.NoError(t, err)
+		assert.Equal(t, r, got)
+		r.Sections, r.InvalidSections, r.DroppedSections, r.CompletedAt = []reports.Section{{Name: "summary", Content: "s"}}, nil, nil, nil
+		it, err = toReportItem(r)
+		require.NoError(t, err)
+		got, err = roundTrip(t, it).toReport(r.TeamID)
+		require.NoError(t, err)
+		assert.Equal(t, r, got, "a text section has no value")
+	})
 	t.Run("team, key, idempotency, activity", func(t *testing.T) {
 		team := filled[teams.Team](t)
 		assert.Equal(t, team, roundTrip(t, toTeamItem(team)).toTeam())
@@ -198,6 +215,10 @@ func TestItemKeys(t *testing.T) {
 
 	m := mustItem(t, toDecisionItem(dispatch.Decision{ID: "rdec_1", TeamID: "t1"}))
 	assert.Equal(t, &types.AttributeValueMemberBOOL{Value: false}, m["fallback_used"], "fallback_used = false must match")
+
+	rep, err := toReportItem(reports.Report{TeamID: "t1", ID: "rep_1"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"TEAM#t1", "REPORT#rep_1", "report"}, []string{rep.PK, rep.SK, rep.Type})
 
 	inbox := mustItem(t, inboxItem{agentMessageItem: agentMessageItem{PK: "TEAM#t1", SK: inboxSK("luke", "amsg_1")}})
 	assert.NotContains(t, inbox, "read_at", "unread is attribute_not_exists(read_at)")

@@ -50,6 +50,7 @@ import (
 //	session         TEAM#<team>           SES#<session id>                                                     sessionItem
 //	                  gsi3 (unfinished, not awaiting a human): SDUE / <deadline>#<team>#<id>
 //	session message TEAM#<team>           SMSG#<session id>#<message id>  (the trace, append-only)             sessionMsgItem
+//	report          TEAM#<team>           REPORT#<report id>  (report_type, to, from, status filter it)       reportItem
 //
 // Access patterns and what serves them:
 //
@@ -85,6 +86,8 @@ import (
 //	sessions past their deadline           Query gsi3 gsi3pk=SDUE, gsi3sk < <time>
 //	count a team's request this second     UpdateItem TEAM#<team> / RATE#<second>, ADD requests 1, UPDATED_NEW
 //	count a queue message's failure        UpdateItem QATTEMPT#<queue>#<id> / ATTEMPTS, ADD attempts 1, UPDATED_NEW
+//	get a report                           GetItem TEAM#<team> / REPORT#<id>
+//	a team's reports newest first          Query pk=TEAM#<team>, begins_with(sk, REPORT#), descending (ids sort by time)
 //
 // A "begins_with" above is sent as the range it is, BETWEEN p AND p+DEL (0x7F)
 // (hasPrefix): the same for DynamoDB, and constant-time on DynamoDB Local,
@@ -133,6 +136,7 @@ const (
 	prefixContext   = "CTX#"
 	prefixSession   = "SES#"
 	prefixSesMsg    = "SMSG#"
+	prefixReport    = "REPORT#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -203,6 +207,7 @@ func inboxPrefix(agent string) string       { return prefixInbox + agent + "#" }
 func inboxSK(agent, msgID string) string    { return inboxPrefix(agent) + msgID }
 func memorySK(id string) string             { return prefixMemory + id }
 func contextSK(agent string) string         { return prefixContext + agent }
+func reportSK(id string) string             { return prefixReport + id }
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 var _ tasks.Store = (*Store)(nil)
@@ -28,45 +29,47 @@ type taskItem struct {
 	GSI3PK string `dynamodbav:"gsi3pk,omitempty"`
 	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
 
-	TeamID          string      `dynamodbav:"team_id"`
-	ID              string      `dynamodbav:"id"`
-	CreatedByType   string      `dynamodbav:"created_by_type"`
-	CreatedByID     string      `dynamodbav:"created_by_id"`
-	Assignee        string      `dynamodbav:"assignee"`
-	ParentID        string      `dynamodbav:"parent_task_id"`
-	RootID          string      `dynamodbav:"root_task_id"`
-	ConversationID  string      `dynamodbav:"conversation_id"`
-	TaskType        string      `dynamodbav:"task_type"`
-	Title           string      `dynamodbav:"title"`
-	Instructions    string      `dynamodbav:"instructions"`
-	Context         string      `dynamodbav:"context"`
-	ExpectedOutput  string      `dynamodbav:"expected_output"`
-	InputArtifacts  []string    `dynamodbav:"input_artifacts"`
-	Priority        string      `dynamodbav:"priority"`
-	DueAt           *time.Time  `dynamodbav:"due_at,omitempty"`
-	Budgets         budgetsItem `dynamodbav:"budgets"`
-	CostCapUSD      float64     `dynamodbav:"cost_cap_usd"`
-	TreeCostUSD     float64     `dynamodbav:"tree_cost_usd"`
-	Depth           int         `dynamodbav:"delegation_depth"`
-	Chain           []string    `dynamodbav:"chain"`
-	Status          string      `dynamodbav:"status"`
-	Result          string      `dynamodbav:"result"`
-	ResultArtifacts []string    `dynamodbav:"result_artifacts"`
-	Error           string      `dynamodbav:"error"`
-	TokensUsed      int         `dynamodbav:"tokens_used"`
-	ToolCalls       int         `dynamodbav:"tool_calls"`
-	CostUSD         float64     `dynamodbav:"cost_usd"`
-	Execute         bool        `dynamodbav:"execute"`
-	Execution       string      `dynamodbav:"execution_arn"`
-	Runs            int         `dynamodbav:"runs"`
-	Deadline        *time.Time  `dynamodbav:"deadline,omitempty"`
-	Version         int         `dynamodbav:"version"`
-	EventSeq        int         `dynamodbav:"event_seq"`
-	Waiter          string      `dynamodbav:"waiter_token,omitempty"`
-	CreatedAt       time.Time   `dynamodbav:"created_at"`
-	UpdatedAt       time.Time   `dynamodbav:"updated_at"`
-	StartedAt       *time.Time  `dynamodbav:"started_at,omitempty"`
-	CompletedAt     *time.Time  `dynamodbav:"completed_at,omitempty"`
+	TeamID          string           `dynamodbav:"team_id"`
+	ID              string           `dynamodbav:"id"`
+	CreatedByType   string           `dynamodbav:"created_by_type"`
+	CreatedByID     string           `dynamodbav:"created_by_id"`
+	Assignee        string           `dynamodbav:"assignee"`
+	ParentID        string           `dynamodbav:"parent_task_id"`
+	RootID          string           `dynamodbav:"root_task_id"`
+	ConversationID  string           `dynamodbav:"conversation_id"`
+	TaskType        string           `dynamodbav:"task_type"`
+	Title           string           `dynamodbav:"title"`
+	Instructions    string           `dynamodbav:"instructions"`
+	Context         string           `dynamodbav:"context"`
+	ExpectedOutput  string           `dynamodbav:"expected_output"`
+	InputArtifacts  []string         `dynamodbav:"input_artifacts"`
+	Priority        string           `dynamodbav:"priority"`
+	DueAt           *time.Time       `dynamodbav:"due_at,omitempty"`
+	Budgets         budgetsItem      `dynamodbav:"budgets"`
+	ModelTier       string           `dynamodbav:"model_tier,omitempty"`
+	Report          *reportCheckItem `dynamodbav:"report,omitempty"`
+	CostCapUSD      float64          `dynamodbav:"cost_cap_usd"`
+	TreeCostUSD     float64          `dynamodbav:"tree_cost_usd"`
+	Depth           int              `dynamodbav:"delegation_depth"`
+	Chain           []string         `dynamodbav:"chain"`
+	Status          string           `dynamodbav:"status"`
+	Result          string           `dynamodbav:"result"`
+	ResultArtifacts []string         `dynamodbav:"result_artifacts"`
+	Error           string           `dynamodbav:"error"`
+	TokensUsed      int              `dynamodbav:"tokens_used"`
+	ToolCalls       int              `dynamodbav:"tool_calls"`
+	CostUSD         float64          `dynamodbav:"cost_usd"`
+	Execute         bool             `dynamodbav:"execute"`
+	Execution       string           `dynamodbav:"execution_arn"`
+	Runs            int              `dynamodbav:"runs"`
+	Deadline        *time.Time       `dynamodbav:"deadline,omitempty"`
+	Version         int              `dynamodbav:"version"`
+	EventSeq        int              `dynamodbav:"event_seq"`
+	Waiter          string           `dynamodbav:"waiter_token,omitempty"`
+	CreatedAt       time.Time        `dynamodbav:"created_at"`
+	UpdatedAt       time.Time        `dynamodbav:"updated_at"`
+	StartedAt       *time.Time       `dynamodbav:"started_at,omitempty"`
+	CompletedAt     *time.Time       `dynamodbav:"completed_at,omitempty"`
 }
 
 // budgetsItem is a task's worker budgets (a nested map). It converts from
@@ -76,6 +79,31 @@ type budgetsItem struct {
 	MaxTokens      int `dynamodbav:"max_tokens"`
 	MaxToolCalls   int `dynamodbav:"max_tool_calls"`
 	TimeoutSeconds int `dynamodbav:"timeout_seconds"`
+}
+
+// reportCheckItem is a report task's template check (a nested map); it
+// converts from workflow.ReportCheck like budgetsItem from Budgets.
+type reportCheckItem struct {
+	ReportID    string `dynamodbav:"report_id"`
+	Type        string `dynamodbav:"type"`
+	Format      string `dynamodbav:"format"`
+	MaxSections int    `dynamodbav:"max_sections"`
+}
+
+func toReportCheckItem(c *workflow.ReportCheck) *reportCheckItem {
+	if c == nil {
+		return nil
+	}
+	it := reportCheckItem(*c)
+	return &it
+}
+
+func (it *reportCheckItem) toCheck() *workflow.ReportCheck {
+	if it == nil {
+		return nil
+	}
+	c := workflow.ReportCheck(*it)
+	return &c
 }
 
 // taskEventItem is one entry of a task's timeline (append-only). The
@@ -100,6 +128,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		Assignee: t.Assignee, ParentID: t.ParentID, RootID: t.RootID, ConversationID: t.ConversationID,
 		TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
 		InputArtifacts: t.InputArtifacts, Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
+		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report),
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
 		Result: t.Result, ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
@@ -126,6 +155,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		Assignee: it.Assignee, ParentID: it.ParentID, RootID: it.RootID, ConversationID: it.ConversationID,
 		Type: it.TaskType, Title: it.Title, Instructions: it.Instructions, Context: it.Context, ExpectedOutput: it.ExpectedOutput,
 		InputArtifacts: it.InputArtifacts, Priority: it.Priority, DueAt: it.DueAt,
+		ModelTier: it.ModelTier, Report: it.Report.toCheck(),
 		CostCapUSD: it.CostCapUSD, TreeCostUSD: it.TreeCostUSD, Depth: it.Depth, Chain: it.Chain, Status: tasks.Status(it.Status),
 		Result: it.Result, ResultArtifacts: it.ResultArtifacts, Error: it.Error, TokensUsed: it.TokensUsed,
 		ToolCalls: it.ToolCalls, CostUSD: it.CostUSD, Execute: it.Execute, Execution: it.Execution, Runs: it.Runs,

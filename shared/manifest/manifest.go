@@ -219,12 +219,16 @@ var (
 		// The full payload of a session state that failed after its
 		// retries (the session machines' Catch).
 		{Name: "session-dlq", DeadLetterOnly: true},
+		// Every task status change, for the reports whose tasks they are; its
+		// consumer times out after 30 s.
+		{Name: "report-tasks", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 180},
 	}
 
 	Rules = []Rule{
 		{Name: "activity-all", Sources: []string{EventSource}, Queue: "activity"},
 		{Name: "agent-messages", Sources: []string{EventSource}, DetailTypes: []string{"AgentMessageSent"}, Queue: "agent-messages"},
 		{Name: "memory-shared", Sources: []string{EventSource}, DetailTypes: []string{"MemoryShared"}, Queue: "memory-events"},
+		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, Queue: "report-tasks"},
 	}
 
 	StateMachines = []StateMachine{
@@ -486,6 +490,30 @@ var Functions = []Function{
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
 		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantCallback, GrantModels},
+	},
+	{
+		Name:        "reports",
+		Description: "Reports API: the eight templates, report requests (a report is a task of the task model, created and started through the task service), reads with long-poll.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"GET", "/v1/report-templates"},
+			{"POST", "/v1/reports"},
+			{"GET", "/v1/reports"},
+			{"GET", "/v1/reports/{id}"},
+		},
+		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
+		MemoryMB: 512, Timeout: 29,
+		// Stop: a task whose report cannot be recorded is canceled.
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution},
+	},
+	{
+		Name:        "report-finalizer",
+		Description: "Brings a report up to date on each status change of its task; at the end parses and validates the answer, stores a completed report as a procedural memory and publishes ReportFinished (bus -> rule -> SQS).",
+		Trigger:     TriggerSQS,
+		Queue:       "report-tasks",
+		BatchSize:   10,
+		MemoryMB:    256, Timeout: 30,
+		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantDeadLetter},
 	},
 	{
 		Name:        "activity-recorder",

@@ -92,6 +92,7 @@ type Store struct {
 	// Collaboration sessions (sessions.go), made on first use.
 	sessions    map[key]sessions.Session
 	sessionMsgs map[key][]sessions.Message
+	reports     map[key][]byte // report documents
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as
@@ -123,6 +124,7 @@ func New() *Store {
 		memories:      map[key][]byte{},
 		contexts:      map[key][]byte{},
 		epochs:        map[string]int{},
+		reports:       map[key][]byte{},
 	}
 }
 

@@ -39,6 +39,10 @@ func copyTask(t tasks.Task) tasks.Task {
 		t.Chain = []string{}
 	}
 	t.DueAt, t.Deadline = cloneTime(t.DueAt), cloneTime(t.Deadline)
+	if t.Report != nil {
+		r := *t.Report
+		t.Report = &r
+	}
 	t.StartedAt, t.CompletedAt = cloneTime(t.StartedAt), cloneTime(t.CompletedAt)
 	return t
 }

@@ -122,6 +122,9 @@ type TaskStatusChanged struct {
 	TokensUsed     int     `json:"tokens_used"`
 	CostUSD        float64 `json:"cost_usd"`
 	Error          string  `json:"error,omitempty"`
+	// ReportID is set when the task delivers a report, so the report's
+	// consumer can skip every other task without reading it.
+	ReportID string `json:"report_id,omitempty"`
 }
 
 // publish announces a status change. The change is already committed; a
@@ -133,6 +136,9 @@ func (s *Service) publish(ctx context.Context, t Task, prev Status) {
 	ev := TaskStatusChanged{
 		TeamID: t.TeamID, TaskID: t.ID, Assignee: t.Assignee, Status: t.Status, PreviousStatus: prev,
 		ParentID: t.ParentID, RootID: t.RootID, Depth: t.Depth, TokensUsed: t.TokensUsed, CostUSD: t.CostUSD, Error: t.Error,
+	}
+	if t.Report != nil {
+		ev.ReportID = t.Report.ReportID
 	}
 	if err := s.Bus.Publish(ctx, "TaskStatusChanged", ev); err != nil {
 		s.Log.ErrorContext(ctx, "publish TaskStatusChanged", "task_id", t.ID, "error", err.Error())

@@ -106,6 +106,11 @@ type CreateInput struct {
 	// tasks (the default for POST /v1/tasks) are driven by start/complete
 	// calls instead; delegations execute unless told otherwise.
 	Execute *bool `json:"execute"`
+	// ModelTier and Report are set by the reports service, never by a
+	// client of the tasks API (a report is requested with POST
+	// /v1/reports, which builds its instructions from the template).
+	ModelTier string                `json:"-"`
+	Report    *workflow.ReportCheck `json:"-"`
 }
 
 // Limits of free-text fields, in characters.
@@ -207,6 +212,7 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		Budgets:    workflow.Budgets{MaxTokens: workflow.MaxTaskTokens, MaxToolCalls: workflow.MaxTaskToolCalls, TimeoutSeconds: workflow.MaxTaskSeconds},
 		CostCapUSD: DefaultCostCapUSD, Status: Queued, ResultArtifacts: []string{},
 		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now, EventSeq: 1,
+		ModelTier: in.ModelTier, Report: in.Report,
 	}
 	t.Instructions = cmp.Or(t.Instructions, t.Title)
 	if t.InputArtifacts == nil {
@@ -362,6 +368,7 @@ func payload(t Task) workflow.TaskInput {
 	return workflow.TaskInput{
 		TeamID: t.TeamID, TaskID: t.ID, Assignee: t.Assignee, Title: t.Title, Instructions: t.Instructions,
 		Context: t.Context, ExpectedOutput: t.ExpectedOutput, Budgets: t.Budgets,
+		ModelTier: t.ModelTier, Report: t.Report,
 	}
 }
 

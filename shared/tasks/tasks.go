@@ -100,6 +100,9 @@ const (
 	EvDeadLettered = "dead_lettered"
 	// EvAwaited: the parent's execution waits for this task to end.
 	EvAwaited = "awaited"
+	// EvRevision: the worker asked the agent to revise its answer (a
+	// report missing required sections); written by the worker.
+	EvRevision = "revision_requested"
 )
 
 // The product's safety limits.
@@ -148,6 +151,11 @@ type Task struct {
 	Priority       string           `json:"priority"`
 	DueAt          *time.Time       `json:"due_at,omitempty"`
 	Budgets        workflow.Budgets `json:"budgets"`
+	// ModelTier is the tier the worker picks the model from (unless the
+	// agent names its own model); empty is the provider's default.
+	ModelTier string `json:"model_tier,omitempty"`
+	// Report is set on the task that delivers a report (shared/reports).
+	Report *workflow.ReportCheck `json:"report,omitempty"`
 	// CostCapUSD bounds the spend of the whole delegation tree; it is set on
 	// the root task and inherited.
 	CostCapUSD float64 `json:"cost_cap_usd"`

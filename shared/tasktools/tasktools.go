@@ -1,8 +1,9 @@
 // Package tasktools gives a working agent the collaboration tools of the
 // task system: delegate_task (a sub-delegation linked to the task being
 // worked on, waiting for its result inside the parent's deadline) and
-// check_task_status, and the messaging tools send_agent_message and
-// get_agent_inbox (the same service as the HTTP API).
+// check_task_status, the messaging tools send_agent_message and
+// get_agent_inbox, and the report tools request_report and get_report
+// (each the same service as the HTTP API).
 package tasktools
 
 import (
@@ -16,18 +17,23 @@ import (
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
-// Tools implements worker.Tools on the task and messaging services.
+// Tools implements worker.Tools on the task, messaging and report
+// services.
 type Tools struct {
 	Tasks    *tasks.Service
 	Messages *messaging.Service
 	// Sessions starts collaboration sessions (start_collaboration); nil
 	// leaves the tool out.
 	Sessions SessionStarter
+	// Reports serves request_report and get_report; nil answers them
+	// "not available".
+	Reports *reports.Service
 }
 
 var _ worker.Tools = (*Tools)(nil)
@@ -39,6 +45,8 @@ func (t *Tools) Specs() []models.Tool {
 		{Name: "check_task_status", Description: `Check a task you delegated. Input: {"task_id"}`},
 		{Name: "send_agent_message", Description: `Send a message to another agent, or to a channel (team, task:<id>). Input: {"to_agent": slug, "message", "message_type": "notification", "channel"}`},
 		{Name: "get_agent_inbox", Description: `Read your unread messages from other agents (they are marked read). Input: {"unread_only": true}`},
+		{Name: "request_report", Description: `Request a structured report from a specialist agent; returns the report id. Types: code_review, security_audit, research_summary, data_analysis, risk_assessment, performance_report, comparison, action_plan. Input: {"to_agent": slug, "report_type", "title", "parameters": {…}, "format": "markdown|json|bullet_points", "max_sections": 10, "wait_for_result": false}`},
+		{Name: "get_report", Description: `Read a report you requested: its status and, once done, its sections. Input: {"report_id"}`},
 	}
 	if t.Sessions != nil {
 		specs = append(specs, startCollaborationSpec)
@@ -66,6 +74,8 @@ func (t *Tools) Call(ctx context.Context, p workflow.TaskInput, call models.Tool
 		"send_agent_message":  t.sendMessage,
 		"get_agent_inbox":     t.inbox,
 		"start_collaboration": t.startCollaboration,
+		"request_report":      t.requestReport,
+		"get_report":          t.getReport,
 	}[call.Name]
 	if !ok {
 		return "unknown tool " + call.Name, nil

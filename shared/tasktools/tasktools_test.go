@@ -86,14 +86,14 @@ func (f *fixture) delegate(tb testing.TB, p workflow.TaskInput, to string) strin
 	return m[1]
 }
 
-func TestSpecsListTheFourTools(t *testing.T) {
+func TestSpecsListTheSixTools(t *testing.T) {
 	f := newFixture(t)
 	var names []string
 	for _, s := range f.tools.Specs() {
 		names = append(names, s.Name)
 		assert.NotEmpty(t, s.Description)
 	}
-	assert.Equal(t, []string{"delegate_task", "check_task_status", "send_agent_message", "get_agent_inbox"}, names)
+	assert.Equal(t, []string{"delegate_task", "check_task_status", "send_agent_message", "get_agent_inbox", "request_report", "get_report"}, names)
 }
 
 func TestDelegateTaskWithoutWaitingCreatesALinkedSubtask(t *testing.T) {

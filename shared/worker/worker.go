@@ -75,6 +75,13 @@ type Worker struct {
 	Model   models.Model
 	Tools   Tools
 	Tracker Tracker // nil: run without a task record (unit tests)
+	// Tiers maps a task's model tier to the model asked when the agent
+	// names none of its own (MODEL_TIERS); nil or a missing tier leaves
+	// the provider's default.
+	Tiers map[string]string
+	// Reviewer holds a report task's answer to its template; nil accepts
+	// every answer as it is.
+	Reviewer Reviewer
 }
 
 // Run executes p inside the task's deadline and records the attempt on the
@@ -108,7 +115,11 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 		defer cancel()
 		return w.Tracker.Record(rctx, p, u, evs...)
 	}
-	if err := record(Usage{}, TrackEvent{Type: "progress", Payload: map[string]any{"message": "attempt started"}}); err != nil {
+	started := map[string]any{"message": "attempt started"}
+	if p.Resume != nil {
+		started["resumed"] = true
+	}
+	if err := record(Usage{}, TrackEvent{Type: "progress", Payload: started}); err != nil {
 		return workflow.TaskResult{}, notRunnable(p, err)
 	}
 	res, runErr := w.run(ctx, p, record)
@@ -181,7 +192,7 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 	if b.MaxToolCalls <= 0 || b.MaxToolCalls > workflow.MaxTaskToolCalls {
 		b.MaxToolCalls = workflow.MaxTaskToolCalls
 	}
-	req, res, err := w.prepare(ctx, p, b, record)
+	req, res, rv, err := w.prepare(ctx, p, b, record)
 	if err != nil {
 		return res, err
 	}
@@ -200,8 +211,17 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 			return res, workflow.BudgetExceeded{Msg: fmt.Sprintf("token budget exceeded: used %d of %d tokens", res.TokensUsed, b.MaxTokens)}
 		}
 		if len(resp.ToolCalls) == 0 {
-			res.Output = resp.Text
-			return res, nil
+			rev, out := w.reviewAnswer(p, &rv, resp.Text)
+			if rev == nil {
+				res.Output = out
+				return res, nil
+			}
+			payload := map[string]any{"missing_sections": rev.Missing, "invalid_sections": rev.Invalid}
+			if err := record(Usage{}, TrackEvent{Type: "revision_requested", Payload: payload}); err != nil {
+				return res, notRunnable(p, err)
+			}
+			req.Messages = append(req.Messages, models.Message{Role: "assistant", Content: resp.Text}, models.Message{Role: "user", Content: rev.Prompt})
+			continue
 		}
 		for _, call := range resp.ToolCalls {
 			if res.ToolCalls+1 > b.MaxToolCalls {
@@ -216,7 +236,7 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 			if wait != nil {
 				// The rest of this response's calls are not run: the model
 				// sees the delegated result first and may ask again.
-				return suspend(res, req.Messages, call.ID, wait.ChildTaskID)
+				return suspend(res, req.Messages, call.ID, wait.ChildTaskID, rv)
 			}
 			if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
 				return res, notRunnable(p, err)
@@ -229,41 +249,42 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 // prepare checks the payload and the agent and returns the model request
 // and the result so far: a fresh conversation, or the one a resumed
 // attempt saved with the delegated result appended as its tool's answer.
-func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.Budgets, record func(Usage, ...TrackEvent) error) (models.Request, workflow.TaskResult, error) {
+func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.Budgets, record func(Usage, ...TrackEvent) error) (models.Request, workflow.TaskResult, review, error) {
 	res := workflow.TaskResult{TaskID: p.TaskID}
 	if p.TeamID == "" || p.TaskID == "" || p.Assignee == "" || strings.TrimSpace(p.Instructions) == "" {
-		return models.Request{}, res, workflow.InvalidTask{Msg: "team_id, task_id, assignee and instructions are required"}
+		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: "team_id, task_id, assignee and instructions are required"}
 	}
 	a, err := w.Agents.GetAgent(ctx, p.TeamID, p.Assignee)
 	if apperr.Is(err, apperr.ENOTFOUND) {
-		return models.Request{}, res, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q not found", p.Assignee)}
+		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q not found", p.Assignee)}
 	}
 	if err != nil {
-		return models.Request{}, res, err
+		return models.Request{}, res, review{}, err
 	}
 	if a.Status != agents.StatusActive {
-		return models.Request{}, res, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
+		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
 	}
 	system := prompts.System(a, prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput})
-	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, "")
+	// The task's tier picks the model unless the agent names its own.
+	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, w.Tiers[p.ModelTier])
 	if w.Tools != nil {
 		req.Tools = w.Tools.Specs()
 	}
 	if p.Resume == nil {
 		req.Messages = []models.Message{{Role: "user", Content: p.Instructions}}
-		return req, res, nil
+		return req, res, review{}, nil
 	}
 	var st savedState
 	if err := json.Unmarshal(p.Resume.State, &st); err != nil || st.CallID == "" {
-		return models.Request{}, res, workflow.InvalidTask{Msg: "the resumed attempt's saved state is unreadable"}
+		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: "the resumed attempt's saved state is unreadable"}
 	}
 	res.TokensUsed, res.ToolCalls, res.CostUSD, res.ModelID = st.TokensUsed, st.ToolCalls, st.CostUSD, st.ModelID
 	out := p.Resume.Child.Summary
 	if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": "delegate_task", "output": truncate(out, 500)}}); err != nil {
-		return models.Request{}, res, notRunnable(p, err)
+		return models.Request{}, res, review{}, notRunnable(p, err)
 	}
 	req.Messages = append(st.Messages, models.Message{Role: "tool", Content: out, ToolCallID: st.CallID})
-	return req, res, nil
+	return req, res, st.Review, nil
 }
 
 // callTool runs one tool call; an error the agent can read becomes the
@@ -302,10 +323,13 @@ type savedState struct {
 	ToolCalls  int              `json:"tool_calls"`
 	CostUSD    float64          `json:"cost_usd"`
 	ModelID    string           `json:"model_id"`
+	// Review is a report's revision state: a revision asked before the
+	// wait is not asked again.
+	Review review `json:"review,omitzero"`
 }
 
-func suspend(res workflow.TaskResult, msgs []models.Message, callID, childID string) (workflow.TaskResult, error) {
-	st, err := json.Marshal(savedState{Messages: msgs, CallID: callID, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID})
+func suspend(res workflow.TaskResult, msgs []models.Message, callID, childID string, rv review) (workflow.TaskResult, error) {
+	st, err := json.Marshal(savedState{Messages: msgs, CallID: callID, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv})
 	if err != nil {
 		return res, err
 	}

@@ -32,9 +32,26 @@ type TaskInput struct {
 	Context        string  `json:"context,omitempty"`
 	ExpectedOutput string  `json:"expected_output,omitempty"`
 	Budgets        Budgets `json:"budgets"`
+	// ModelTier is the tier (tier_0, tier_1, tier_2) whose model the
+	// worker asks when the agent names no model of its own; empty is the
+	// provider's default.
+	ModelTier string `json:"model_tier,omitempty"`
+	// Report marks a task that delivers a report: the worker holds its
+	// answer to the report's template (and asks for one revision).
+	Report *ReportCheck `json:"report,omitempty"`
 	// Resume continues an attempt that stopped to wait for a delegated
 	// task (see TaskResult.Waiting); absent on the first run.
 	Resume *Resume `json:"resume,omitempty"`
+}
+
+// ReportCheck is what the worker needs to hold a report task's answer to
+// its template (shared/reports): the report, its type (the template), the
+// format it must be written in and how many sections it may have.
+type ReportCheck struct {
+	ReportID    string `json:"report_id"`
+	Type        string `json:"type"`
+	Format      string `json:"format"`
+	MaxSections int    `json:"max_sections"`
 }
 
 // Waiting is a worker that stopped to wait for a task it delegated. The

@@ -1,5 +1,6 @@
 // Package workerfn wires the "task-worker" function: one agent on one task
-// through the model port, with the collaboration tools. It links DynamoDB,
+// through the model port, with the collaboration tools (report requests
+// among them), the model tier of its task and the report check. It links DynamoDB,
 // EventBridge, Step Functions (sub-delegations start executions) and
 // Bedrock.
 package workerfn
@@ -12,6 +13,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/shared/reports"
+	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/worker"
 )
@@ -21,11 +24,13 @@ func Build(d lambdafn.Deps) (any, error) {
 	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
 	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), starter, nil)
 	msgs := &messaging.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}
-	tools := &tasktools.Tools{Tasks: w.Tasks, Messages: msgs}
+	reps := &reports.Service{Store: w.Store, Tasks: w.Tasks, Conversations: w.Store, Bus: w.Bus, Log: d.Log}
+	tools := &tasktools.Tools{Tasks: w.Tasks, Messages: msgs, Reports: reps}
 	if d.Config.Flags.Sessions {
 		tools.Sessions = sessionwiring.New(d, w.Store, starter, nil, nil)
 	}
 	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store),
-		Tools: tools, Tracker: tasktools.Tracker{Tasks: w.Tasks}}
+		Tools: tools, Tracker: tasktools.Tracker{Tasks: w.Tasks},
+		Tiers: routing.TiersOrDefault(d.Config.Tiers), Reviewer: tasktools.Reviewer{}}
 	return run.Run, nil
 }

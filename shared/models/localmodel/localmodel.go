@@ -43,6 +43,17 @@ type AgentReader interface {
 //	delegate:S the first call delegates the task's instructions to agent S
 //	           (delegate_task), then it answers with the result
 //	refuse     the answer is a refusal (as a provider's content filter)
+//	report:S   the first call requests a research_summary report on the
+//	           task's instructions from agent S (request_report, waiting
+//	           for it), then it answers with the report
+//	omit:A,B   a report leaves out sections A and B, also when asked to
+//	           revise it (the report fails with MissingSections)
+//	omit-once:A,B  a report leaves them out of its first answer only and
+//	           writes them when asked to revise it
+//
+// A task whose instructions are a report request (shared/reports) is
+// answered with the report they ask for: the sections named, in the
+// format named, a json report valid against the schema given.
 //
 // and, for the structured answers of collaboration sessions (a request
 // offering submit_review, submit_vote or submit_plan; see structured.go):
@@ -146,6 +157,18 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 		resp.Text = answer(req, v) + " Delegated work: " + lastTool(req)
 		resp.OutputTokens = models.EstimateTokens(resp.Text)
 		return resp, nil
+	case "report":
+		if toolResults(req) == 0 && hasTool(req, "request_report") {
+			last := lastUser(req)
+			input, _ := json.Marshal(map[string]any{"to_agent": arg, "report_type": "research_summary", "title": "Research: " + clip(last, 80),
+				"parameters": map[string]any{"topic": clip(last, 200)}, "wait_for_result": true})
+			resp.ToolCalls = []models.ToolCall{{ID: "call-1", Name: "request_report", Input: string(input)}}
+			resp.OutputTokens = 30
+			return resp, nil
+		}
+		resp.Text = answer(req, v) + " Report: " + lastTool(req)
+		resp.OutputTokens = models.EstimateTokens(resp.Text)
+		return resp, nil
 	case "tools":
 		if calls := toolResults(req); calls < n && len(req.Tools) > 0 {
 			t := req.Tools[calls%len(req.Tools)]
@@ -216,6 +239,9 @@ func clip(s string, n int) string {
 // closing sentence is the same for every agent, which is what an aggregator
 // must deduplicate.
 func answer(req models.Request, v voice) string {
+	if r, ok := readReport(req); ok {
+		return reportAnswer(req, r, v.script)
+	}
 	last := lastUser(req)
 	h := fnv.New32a()
 	h.Write([]byte(v.name + last))

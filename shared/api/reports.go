@@ -1,0 +1,78 @@
+package api
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/reports"
+	"github.com/conclave-ai/conclave/shared/tasks"
+)
+
+// ReportRoutes registers the reports function's routes.
+func ReportRoutes(rt *httpapi.Router, svc *reports.Service) {
+	h := reportHandlers{svc}
+	rt.Handle("GET /v1/report-templates", h.templates)
+	rt.Handle("POST /v1/reports", h.request)
+	rt.Handle("GET /v1/reports", h.list)
+	rt.Handle("GET /v1/reports/{id}", h.get)
+}
+
+type reportHandlers struct{ svc *reports.Service }
+
+func (h reportHandlers) templates(context.Context, *httpapi.Request) (httpapi.Response, error) {
+	return httpapi.OK(ListResponse[reports.Template]{Items: reports.List()}), nil
+}
+
+// request creates the report and its task; a user (the API key) makes the
+// request, on behalf of the agent in "from" when it is set.
+func (h reportHandlers) request(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	var in reports.RequestInput
+	if err := r.Decode(&in); err != nil {
+		return httpapi.Response{}, err
+	}
+	rep, err := h.svc.Request(ctx, r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.Created(rep), nil
+}
+
+func (h reportHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	p, err := r.Page()
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	f := reports.Filter{Type: r.Query("type"), To: r.Query("to"), From: r.Query("from"), Status: reports.Status(r.Query("status"))}
+	list, next, err := h.svc.List(ctx, r.TeamID, f, p)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.OK(ListResponse[reports.Report]{Items: list, NextToken: next}), nil
+}
+
+// get long-polls with ?wait=N (seconds, at most MaxWait) until the report
+// has ended, as GET /v1/tasks/{id} does for tasks.
+func (h reportHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	wait := 0
+	if w := r.Query("wait"); w != "" {
+		n, err := strconv.Atoi(w)
+		if err != nil || n < 0 || n > MaxWait {
+			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", MaxWait)
+		}
+		wait = n
+	}
+	var rep reports.Report
+	var err error
+	if wait > 0 {
+		rep, err = h.svc.Wait(ctx, r.TeamID, r.Param("id"), time.Duration(wait)*time.Second)
+	} else {
+		rep, err = h.svc.Get(ctx, r.TeamID, r.Param("id"))
+	}
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.OK(rep), nil
+}

@@ -1,0 +1,27 @@
+// Package reportsfn wires the "reports" HTTP function: the report
+// templates, report requests (each creates and starts its task through the
+// task service) and reads. It links DynamoDB, EventBridge (the task's
+// status changes) and Step Functions (to start the task's execution, and
+// stop it if its report cannot be recorded).
+package reportsfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/app/httpfn"
+	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/executions"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/reports"
+)
+
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
+
+func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
+	// No callbacks: a report's task is new, so nothing waits on it when
+	// this function cancels it.
+	w := taskwiring.New(d, store, executions.FromConfig(d.AWS, d.Config.StateMachines), nil)
+	api.ReportRoutes(rt, &reports.Service{Store: store, Tasks: w.Tasks, Conversations: store, Bus: w.Bus, Log: d.Log})
+}
