@@ -16,7 +16,7 @@ CDKLOCAL ?= npx --yes --package aws-cdk@2.1033.0 --package aws-cdk-local@3.0.4 c
 TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_PORT=4591 CONCLAVE_MOTO_PORT=4592 CONCLAVE_DYNAMO_PORT=4593 CONCLAVE_SQS_RETRY_SECONDS=1
 SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_PORT=4595 CONCLAVE_MOTO_PORT=4596 CONCLAVE_DYNAMO_PORT=4597
 
-.PHONY: run up down status venv dynamodb test unit integration e2e build synth deploy lint bench soak clean \
+.PHONY: run up down status venv dynamodb test unit fuzz integration contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
         localstack-up localstack-deploy localstack-down team
 
 ## run: the whole API locally on the local cloud with demo data (Ctrl-C stops it)
@@ -37,25 +37,44 @@ dynamodb:
 	@localstack/cloud.sh dynamodb
 
 ## test: lint, unit tests (incl. CDK stack tests), then integration and end-to-end tests against a fresh local cloud.
-## The local cloud starts in the background while lint and unit tests run (on a fresh machine that overlaps
-## fetching moto and DynamoDB Local with compiling), and stops whatever happens.
+## The local cloud starts in the background while gofmt/vet, unit and fuzz tests run (on a fresh machine that overlaps
+## fetching moto, DynamoDB Local and the test tools with compiling), and stops whatever happens. cfn-lint runs beside
+## the integration tests (they mostly wait on the cloud), which end with the contract test (schemathesis,
+## localstack/contract.sh) against the same cloud.
 test:
 	@mkdir -p .local; rm -f .local/test-up.rc; \
-	  ( $(TEST_ENV) localstack/cloud.sh up > .local/test-up.log 2>&1; echo $$? > .local/test-up.rc ) & up=$$!; \
-	  status=0; $(MAKE) --no-print-directory lint unit || status=$$?; \
+	  ( $(TEST_ENV) localstack/cloud.sh up > .local/test-up.log 2>&1; echo $$? > .local/test-up.rc; \
+	    localstack/contract.sh venv > .local/test-tools.log 2>&1 ) & up=$$!; \
+	  status=0; $(MAKE) --no-print-directory golint unit fuzz || status=$$?; \
 	  wait $$up; \
 	  if [ $$status -eq 0 ] && [ "$$(cat .local/test-up.rc)" != 0 ]; then echo "the local cloud did not start:"; cat .local/test-up.log; status=1; fi; \
-	  if [ $$status -eq 0 ]; then $(MAKE) --no-print-directory integration || status=$$?; fi; \
+	  if [ $$status -eq 0 ]; then \
+	    ( $(MAKE) --no-print-directory cfn-lint > .local/test-cfn-lint.log 2>&1; echo $$? > .local/test-cfn-lint.rc ) & lint=$$!; \
+	    $(MAKE) --no-print-directory integration || status=$$?; \
+	    wait $$lint; cat .local/test-cfn-lint.log; [ "$$(cat .local/test-cfn-lint.rc)" = 0 ] || status=1; \
+	  fi; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 unit:
 	go test -count=1 ./...
 
+## fuzz: every request decoder fuzzed briefly (never a panic, a 5xx, or a change from a refused request); FUZZTIME=… for longer
+FUZZTIME ?= 3s
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/httpapi/
+	go test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) ./shared/api/
+	go test -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime $(FUZZTIME) ./shared/api/
+
 integration:
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
 	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
 	  status=0; go test -count=1 -tags integration,e2e -p 1 ./localstack/... ./infra/e2e/... || status=$$?; \
+	  localstack/contract.sh || status=$$?; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
+
+## contract: schemathesis against the API of `make up` (or any CONCLAVE_BASE_URL and CONCLAVE_API_KEY)
+contract:
+	@set -a; [ -n "$$CONCLAVE_BASE_URL" ] || . "$${CONCLAVE_STATE_DIR:-.local}/cloud.env"; set +a; localstack/contract.sh
 
 ## e2e: the HTTP-only suite against any stage: make e2e BASE_URL=https://… API_KEY=ck_… OTHER_API_KEY=ck_…
 e2e:
@@ -92,10 +111,20 @@ localstack-deploy: build
 localstack-down:
 	docker compose -f localstack/docker-compose.yml down
 
-lint:
+## lint: gofmt and go vet, then cfn-lint on the synthesized dev and prod templates (about 15 s)
+lint: golint cfn-lint
+
+golint:
 	@out=$$(gofmt -l functions shared localstack infra statemachines events); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go vet -tags integration,e2e ./...
+
+cfn-lint:
+	@localstack/cfnlint.sh
+
+## audit: checkov on the synthesized dev and prod templates (the checks that do not apply are listed in README.md)
+audit:
+	@localstack/audit.sh
 
 ## bench: the measured figures in README.md (the gate against the seed, in-process, then through the local cloud)
 bench: bench-gate

@@ -348,11 +348,10 @@ func (rt route) match(method, path string) (map[string]string, bool) {
 			if parts[i] == "" {
 				return nil, false
 			}
-			v, err := url.PathUnescape(parts[i])
-			if err != nil {
-				return nil, false
-			}
-			params[p[1:len(p)-1]] = v
+			// The segment of the decoded path, as it is: API Gateway
+			// decodes once (see APIHandler), so "a%25" reaches the
+			// function as "a%" and is refused there in the error shape.
+			params[p[1:len(p)-1]] = parts[i]
 			continue
 		}
 		if p != parts[i] {
@@ -365,6 +364,18 @@ func (rt route) match(method, path string) (map[string]string, bool) {
 // APIHandler serves the HTTP API as API Gateway would: route match, the
 // Lambda authorizer on X-Api-Key (401 without it, 403 when it denies), a
 // payload format 2.0 event, and the function's response.
+//
+// Paths are handled as an HTTP API handles them: the path is percent-
+// decoded once, routes are matched on the decoded path, and the event's
+// rawPath and path parameters are decoded values ("API Gateway decodes
+// URL-encoded request parameters before passing them to your backend
+// integration", HTTP API routes guide; payload 2.0 rawPath arrives decoded).
+// So an encoded slash is a slash to the router — /v1/agents/kyra%2Fload
+// is /v1/agents/kyra/load, in AWS as here, and nothing behind the gateway
+// can tell them apart — while '%', NUL or non-ASCII in an id reach the
+// function, which refuses them in the API's error shape
+// (httpapi.ValidPathID). Only a path the gateway cannot route gets its own
+// bare {"message":"Not Found"}.
 func (e *Edge) APIHandler() http.Handler {
 	var routes []route
 	for _, rt := range manifest.Routes() {

@@ -666,7 +666,7 @@ func TestCascadeTimeoutMovesOn(t *testing.T) {
 	svc := &conversations.Service{Store: e.store, Agents: e.store, Router: router, Model: localmodel.New(e.store), Budget: 3 * time.Second}
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{})
 	require.NoError(t, err)
-	res, err := svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "review this function for bugs", Strategy: "cascade", K: 2, Threshold: ptr(0.3)})
+	res, err := svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "review this function for bugs", Strategy: "cascade", K: ptr(2), Threshold: ptr(0.3)})
 	require.NoError(t, err)
 	require.Len(t, res.Routing.Attempts, 2)
 	assert.Equal(t, "luke", res.Routing.Attempts[0].Agent)

@@ -4,7 +4,9 @@
 package agents
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
@@ -249,6 +251,7 @@ func (s *Service) Update(ctx context.Context, teamID, slug string, in UpdateInpu
 		return Agent{}, apperr.New(apperr.ECONFLICT, "agent was changed since version %d", *in.Version).
 			WithDetail("current_version", a.Version)
 	}
+	before, _ := json.Marshal(a)
 	if in.Name != nil {
 		a.Name = strings.TrimSpace(*in.Name)
 	}
@@ -269,6 +272,11 @@ func (s *Service) Update(ctx context.Context, teamID, slug string, in UpdateInpu
 	}
 	if err := validate(a); err != nil {
 		return Agent{}, err
+	}
+	if after, _ := json.Marshal(a); bytes.Equal(before, after) {
+		// Nothing changes: no write, no new version (a client that
+		// PATCHes what it read must not look like a concurrent editor).
+		return a, nil
 	}
 	a.Version++
 	a.UpdatedAt = s.Now().UTC()

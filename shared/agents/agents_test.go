@@ -97,3 +97,31 @@ func TestSetStatusRejectsUnknownStatusBeforeTheStore(t *testing.T) {
 	_, err := agents.NewService(refusingStore{t}).SetStatus(context.Background(), "team", "luke", "deleted")
 	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
 }
+
+// oneAgentStore holds one agent and, like refusingStore, fails on writes.
+type oneAgentStore struct {
+	refusingStore
+	a agents.Agent
+}
+
+func (s oneAgentStore) GetAgent(context.Context, string, string) (agents.Agent, error) {
+	return s.a, nil
+}
+
+// A PATCH that changes nothing writes nothing and keeps the version.
+func TestUpdateThatChangesNothingKeepsTheVersion(t *testing.T) {
+	a := agents.Agent{Slug: "kyra", Name: "Kyra", Tagline: "t", Status: agents.StatusActive, Version: 4,
+		Skills: []agents.Skill{{Name: "code-review", Description: "reviews"}}}
+	svc := &agents.Service{Store: oneAgentStore{refusingStore{t}, a}, Now: time.Now}
+	name, tagline, skills, version := " Kyra ", "t", []agents.Skill{{Name: "code-review", Description: "reviews"}}, 4
+	for label, in := range map[string]agents.UpdateInput{
+		"empty":         {},
+		"same name":     {Name: &name},
+		"same values":   {Tagline: &tagline, Skills: &skills},
+		"version alone": {Version: &version},
+	} {
+		got, err := svc.Update(context.Background(), "team", "kyra", in)
+		require.NoError(t, err, label)
+		assert.Equal(t, 4, got.Version, label)
+	}
+}

@@ -12,7 +12,7 @@ import (
 
 func sinceParam(r *httpapi.Request) (time.Time, error) {
 	v := r.Query("since")
-	if v == "" {
+	if v == "" && !r.HasQuery("since") {
 		return time.Time{}, nil
 	}
 	t, err := time.Parse(time.RFC3339, v)
@@ -61,7 +61,7 @@ func RoutingRoutes(rt *httpapi.Router, svc *dispatch.Service) {
 			return httpapi.Response{}, err
 		}
 		minSim := 0.0
-		if v := r.Query("min_similarity"); v != "" {
+		if v := r.Query("min_similarity"); v != "" || r.HasQuery("min_similarity") {
 			if minSim, err = strconv.ParseFloat(v, 64); err != nil || minSim <= 0 || minSim > 1 {
 				return httpapi.Response{}, apperr.Invalid("min_similarity", "min_similarity must be a number above 0 and at most 1")
 			}

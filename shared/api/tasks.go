@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -15,13 +14,8 @@ import (
 // integration timeout (the function's own timeout is 29 s).
 const MaxWait = 25
 
-// decodeOptional decodes a body that may be empty.
-func decodeOptional(r *httpapi.Request, v any) error {
-	if strings.TrimSpace(r.Event.Body) == "" {
-		return nil
-	}
-	return r.Decode(v)
-}
+// decodeOptional decodes a body that may be left out (`null` is refused).
+func decodeOptional(r *httpapi.Request, v any) error { return r.DecodeOptional(v) }
 
 func byUser(r *httpapi.Request) string { return "user:" + r.KeyID }
 
@@ -100,9 +94,6 @@ func (h taskHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Resp
 }
 
 func (h taskHandlers) start(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	if err := decodeOptional(r, &struct{}{}); err != nil {
-		return httpapi.Response{}, err
-	}
 	return result(h.svc.Start(ctx, r.TeamID, r.Param("id"), byUser(r)))
 }
 

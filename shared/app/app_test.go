@@ -54,7 +54,12 @@ func TestRoutersServeManifestRoutes(t *testing.T) {
 		for _, r := range f.Routes {
 			want = append(want, r.Key())
 		}
-		got := router(deps()).RouteKeys()
+		rt := router(deps())
+		for _, k := range rt.RouteKeys() {
+			_, known := rt.Bodies[k]
+			assert.True(t, known, "%s: the router knows from openapi.yaml whether %s takes a body", f.Name, k)
+		}
+		got := rt.RouteKeys()
 		sort.Strings(want)
 		sort.Strings(got)
 		assert.Equal(t, want, got, f.Name)

@@ -17,9 +17,10 @@ import (
 
 // PostInput is the body of POST /v1/conversations/{id}/messages.
 type PostInput struct {
-	Content   string   `json:"content"`
-	Strategy  string   `json:"strategy"`
-	K         int      `json:"k"`
+	Content  string `json:"content"`
+	Strategy string `json:"strategy"`
+	K        *int   `json:"k"` // nil: the selector's default
+
 	Threshold *float64 `json:"confidence_threshold"`
 }
 

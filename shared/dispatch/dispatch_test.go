@@ -177,18 +177,22 @@ func TestRouteWithNoAgentIsAConflict(t *testing.T) {
 }
 
 func TestParseOptionsNamesTheField(t *testing.T) {
-	bad := 1.5
-	for field, call := range map[string]func() error{
-		"strategy":             func() error { _, err := dispatch.ParseOptions("best", 0, nil); return err },
-		"k":                    func() error { _, err := dispatch.ParseOptions("", routing.MaxK+1, nil); return err },
-		"confidence_threshold": func() error { _, err := dispatch.ParseOptions("", 0, &bad); return err },
+	bad, zero, tooMany := 1.5, 0, routing.MaxK+1
+	for name, c := range map[string]struct {
+		field string
+		call  func() error
+	}{
+		"strategy":             {"strategy", func() error { _, err := dispatch.ParseOptions("best", nil, nil); return err }},
+		"k above the maximum":  {"k", func() error { _, err := dispatch.ParseOptions("", &tooMany, nil); return err }},
+		"k of 0 (minimum 1)":   {"k", func() error { _, err := dispatch.ParseOptions("", &zero, nil); return err }},
+		"confidence_threshold": {"confidence_threshold", func() error { _, err := dispatch.ParseOptions("", nil, &bad); return err }},
 	} {
 		var ae *apperr.Error
-		require.ErrorAs(t, call(), &ae, field)
-		assert.Equal(t, apperr.EINVALID, ae.Code, field)
-		assert.Equal(t, field, ae.Field, field)
+		require.ErrorAs(t, c.call(), &ae, name)
+		assert.Equal(t, apperr.EINVALID, ae.Code, name)
+		assert.Equal(t, c.field, ae.Field, name)
 	}
-	o, err := dispatch.ParseOptions("", 0, nil)
+	o, err := dispatch.ParseOptions("", nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, dispatch.Options{Strategy: routing.Top1, Threshold: routing.DefaultThreshold}, o)
 }

@@ -25,19 +25,21 @@ type Options struct {
 }
 
 // ParseOptions validates a turn's selection options: an empty strategy is
-// TOP_1, k is 0 (the selector's default) to routing.MaxK, and the
+// TOP_1, k is nil (the selector's default) or 1 to routing.MaxK, and the
 // confidence threshold (routing.DefaultThreshold when nil) is from 0 to 1.
 // Returns EINVALID naming the field.
-func ParseOptions(strategy string, k int, threshold *float64) (Options, error) {
+func ParseOptions(strategy string, k *int, threshold *float64) (Options, error) {
 	o := Options{Threshold: routing.DefaultThreshold}
 	var err error
 	if o.Strategy, err = routing.ParseStrategy(strategy); err != nil {
 		return o, err
 	}
-	if k < 0 || k > routing.MaxK {
-		return o, apperr.Invalid("k", "k must be from 1 to %d", routing.MaxK)
+	if k != nil {
+		if *k < 1 || *k > routing.MaxK {
+			return o, apperr.Invalid("k", "k must be from 1 to %d", routing.MaxK)
+		}
+		o.K = *k
 	}
-	o.K = k
 	if threshold != nil {
 		if *threshold < 0 || *threshold > 1 {
 			return o, apperr.Invalid("confidence_threshold", "confidence_threshold must be from 0 to 1")

@@ -10,9 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -54,13 +52,28 @@ func (r *Request) Page() (paging.Page, error) {
 		if err != nil {
 			return p, apperr.Invalid("limit", "limit must be an integer")
 		}
+		if n < 1 || n > paging.MaxLimit {
+			return p, apperr.Invalid("limit", "limit must be from 1 to %d", paging.MaxLimit)
+		}
 		p.Limit = n
+	} else if r.HasQuery("limit") {
+		return p, apperr.Invalid("limit", "limit must be an integer")
 	}
 	return p.Normalize()
 }
 
-// Decode reads the JSON body into v: unknown fields, trailing data and
-// wrong types are EINVALID errors naming the field.
+// HasQuery reports whether the query string has the parameter, even empty
+// (`?since=`): a parameter given empty is refused where the document asks
+// for a value, not taken as absent.
+func (r *Request) HasQuery(name string) bool {
+	_, ok := r.Event.QueryStringParameters[name]
+	return ok
+}
+
+// Decode reads the JSON body into v (a pointer to a struct). The body must
+// be one JSON object: `null`, an array or a scalar at the top, unknown
+// fields, trailing data, `null` or a wrong type for a field are EINVALID
+// errors naming the field (by its JSON path) and the JSON type expected.
 func (r *Request) Decode(v any) error {
 	body := r.Event.Body
 	if r.Event.IsBase64Encoded {
@@ -69,36 +82,37 @@ func (r *Request) Decode(v any) error {
 	if strings.TrimSpace(body) == "" {
 		return apperr.Invalid("body", "a JSON body is required")
 	}
-	dec := json.NewDecoder(strings.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return apperr.Invalid("body", "body must hold exactly one JSON object")
-	}
-	return nil
+	return decodeStrict(body, v)
 }
 
-func decodeError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return apperr.Invalid("body", "body is not valid JSON (at byte %d)", syn.Offset)
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "body"
-		}
-		return apperr.Invalid(field, "%s must be of type %s", field, typ.Type.String())
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return apperr.Invalid(field, "unknown field %q", field)
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return apperr.Invalid("body", "body is not valid JSON")
+// DecodeOptional is Decode for a route whose body may be left out: an
+// empty body leaves v as it is; anything else (`null` included) must be a
+// valid body.
+func (r *Request) DecodeOptional(v any) error {
+	if !r.Event.IsBase64Encoded && strings.TrimSpace(r.Event.Body) == "" {
+		return nil
 	}
-	return apperr.Invalid("body", "body could not be decoded")
+	return r.Decode(v)
+}
+
+// MaxPathIDLength bounds a path parameter (slug or id).
+const MaxPathIDLength = 128
+
+// ValidPathID reports whether v can be a slug or id: 1 to MaxPathIDLength
+// ASCII letters, digits, '_', '-', '.' or ':' (what ids.New, slugs and the
+// demo's ids are made of; the OpenAPI document's parameters say the same).
+// Anything else — '%', '/', a NUL, non-ASCII — names nothing.
+func ValidPathID(v string) bool {
+	if v == "" || len(v) > MaxPathIDLength {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
 }
 
 // Response is a handler's result.
@@ -121,8 +135,13 @@ type Router struct {
 	routes map[string]HandlerFunc
 	// Idempotency, when set, makes POSTs with an Idempotency-Key replayable.
 	Idempotency idempotency.Store
-	Log         *slog.Logger
-	Now         func() time.Time
+	// Bodies, when set, says which routes take a body (the OpenAPI
+	// document's requestBody; see api.BodyRoutes): a route it does not
+	// list refuses a non-empty body with 400 before its handler runs, so
+	// a body sent to pause, close or rotate is an error, not ignored.
+	Bodies map[string]bool
+	Log    *slog.Logger
+	Now    func() time.Time
 }
 
 // NewRouter returns an empty router.
@@ -222,8 +241,19 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 		resp.Headers["Retry-After"] = "1"
 		return resp
 	}
+	for name, v := range req.Event.PathParameters {
+		if !ValidPathID(v) {
+			// No resource has such an id: answered here, in the error
+			// shape, before any lookup (a NUL or a 2 kB id never reaches
+			// a key condition).
+			return rt.errorResponse(req, apperr.New(apperr.ENOTFOUND, "no resource has the %s %q", name, v))
+		}
+	}
 	if len(req.Event.Body) > MaxBodyBytes {
 		return rt.errorResponse(req, apperr.New(apperr.ETOOLARGE, "body exceeds %d bytes", MaxBodyBytes))
+	}
+	if rt.Bodies != nil && !rt.Bodies[req.Event.RouteKey] && (req.Event.IsBase64Encoded || strings.TrimSpace(req.Event.Body) != "") {
+		return rt.errorResponse(req, apperr.Invalid("body", "%s takes no body", req.Event.RouteKey))
 	}
 	key := header(req.Event.Headers, "idempotency-key")
 	if req.Event.RequestContext.HTTP.Method == http.MethodPost && key != "" && rt.Idempotency != nil {

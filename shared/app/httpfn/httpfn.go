@@ -4,6 +4,7 @@
 package httpfn
 
 import (
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -19,6 +20,7 @@ func New(register Register) (lambdafn.Build, func(lambdafn.Deps) *httpapi.Router
 	router := func(d lambdafn.Deps) *httpapi.Router {
 		store := dynamo.FromConfig(d.AWS, d.Config.TableName)
 		rt := httpapi.NewRouter(d.Log, store)
+		rt.Bodies = api.BodyRoutes()
 		register(d, store, rt)
 		return rt
 	}
