@@ -27,13 +27,15 @@ import (
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
-// inMemoryAPI is the agents, tasks, conversations, messages and memories
-// routes over one in-memory store holding the demo team, with the
+// inMemoryAPI is the agents, tasks, conversations, messages, memories,
+// team, routing, discovery, sessions and reports routes over one in-memory store holding the demo team, with the
 // document's body rules (api.BodyRoutes), as the functions wire them.
 type inMemoryAPI struct {
 	rt    *httpapi.Router
@@ -49,7 +51,8 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	rt := httpapi.NewRouter(log, nil)
 	rt.Bodies = api.BodyRoutes()
 	api.AgentRoutes(rt, agents.NewService(store))
-	api.TaskRoutes(rt, tasks.NewService(store, nil, bus, log))
+	ts := tasks.NewService(store, nil, bus, log)
+	api.TaskRoutes(rt, ts)
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}
 	api.ConversationRoutes(rt, &conversations.Service{Store: store, Agents: store, Model: localmodel.New(store),
 		Memories: mem, Bus: bus, Now: time.Now, Log: log,
@@ -59,7 +62,21 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	api.TeamRoutes(rt, teams.NewService(store), noActivity{})
 	api.RoutingRoutes(rt, &dispatch.Service{Store: store, Now: time.Now})
 	api.DiscoveryRoutes(rt, &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}})
+	// No Workflows: a created session stays planning, as no machine runs
+	// here; a report's task is queued the same way.
+	api.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodel.New(store),
+		Bus: bus, Conversations: memConversations{store}, Enabled: true, Log: log, Now: time.Now})
+	api.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
 	return inMemoryAPI{rt: rt, store: store}
+}
+
+// memConversations checks a session's conversation on the store (as
+// sessionwiring does on DynamoDB).
+type memConversations struct{ store *memstore.Store }
+
+func (c memConversations) CheckConversation(ctx context.Context, teamID, id string) error {
+	_, err := c.store.GetConversation(ctx, teamID, id)
+	return err
 }
 
 // noActivity is an empty activity log (the recorder fills it from the bus).
@@ -90,7 +107,7 @@ func (a inMemoryAPI) callQuery(method, path, routeKey, body string, params, quer
 func (a inMemoryAPI) snapshot(tb testing.TB) string {
 	tb.Helper()
 	var b strings.Builder
-	for _, p := range []string{"GET /v1/agents", "GET /v1/tasks", "GET /v1/conversations", "GET /v1/keys", "GET /v1/team"} {
+	for _, p := range []string{"GET /v1/agents", "GET /v1/tasks", "GET /v1/conversations", "GET /v1/keys", "GET /v1/team", "GET /v1/sessions", "GET /v1/reports"} {
 		resp := a.call("GET", strings.TrimPrefix(p, "GET "), p, "", nil)
 		require.Equal(tb, 200, resp.StatusCode, resp.Body)
 		b.WriteString(resp.Body)
@@ -134,13 +151,16 @@ func pathFor(routeKey, id string) (string, map[string]string) {
 }
 
 // FuzzRequestBodies sends arbitrary bodies (and path ids) to every writing
-// route of the agents, tasks, conversations, messages and memories
-// functions: no panic, no 5xx, every error in the one error shape, and a
+// route of the in-memory API (every HTTP function's): no panic, no 5xx, every error in the one error shape, and a
 // refused request (4xx) changes nothing.
 func FuzzRequestBodies(f *testing.F) {
 	for _, seed := range []string{`null`, `{}`, `[]`, `""`, `{"name":null}`, `{"slug":"fz-a","name":"A"}`,
 		`{"assignee":"luke","title":"t"}`, `{"content":"hi","k":0}`, `{"NAME":"x"}`, `{"rating":1.5}`,
-		`{"skills":[{"name":"a-b","description":"d","priority":1e3}]}`, `{"version":9223372036854775808}`, "\x00", `{"to":"luke","content":"x"}`} {
+		`{"skills":[{"name":"a-b","description":"d","priority":1e3}]}`, `{"version":9223372036854775808}`, "\x00", `{"to":"luke","content":"x"}`,
+		`{"pattern":"brainstorm","lead":"kyra","goal":"g","participants":[{"agent":"luke","role":"contributor"},{"agent":"dana","role":"contributor"}]}`,
+		`{"pattern":"pipeline","lead":"kyra","goal":"g","participants":[{"agent":"luke","role":"worker","stage":1}],"max_cost_usd":0}`,
+		`{"decision":"approve"}`, `{"decision":null}`, `{"type":"code_review","to":"luke","title":"t","parameters":{"code":"x"}}`,
+		`{"type":"comparison","to":"luke","title":"t","parameters":[],"max_sections":3}`} {
 		for i := range 3 {
 			f.Add(uint8(i*7), seed, "")
 		}
@@ -190,7 +210,7 @@ func FuzzQueryParameters(f *testing.F) {
 	}
 	sort.Strings(gets)
 	names := []string{"limit", "next_token", "since", "wait", "status", "agent", "assignee", "parent_task_id", "strategy", "fallback",
-		"conversation_id", "min_similarity", "query", "skills", "exclude", "all", "peek"}
+		"conversation_id", "min_similarity", "query", "skills", "exclude", "all", "peek", "pattern", "type", "to", "from"}
 	f.Fuzz(func(t *testing.T, pick uint8, value, name string) {
 		key := gets[int(pick)%len(gets)]
 		if name == "" {
