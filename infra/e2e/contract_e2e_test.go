@@ -148,3 +148,35 @@ func TestOddPathIDsGetTheErrorShape(t *testing.T) {
 	assert.Equal(t, me.do("GET", "/v1/agents/kyra/load", nil).JSON(t), slashed.JSON(t), "the decoded path, as API Gateway routes it")
 	assert.NotContains(t, slashed.JSON(t), "slug", "never the agent \"kyra/load\"")
 }
+
+// The sessions and reports routes keep the same contract (the answers come
+// before the feature flag is read, so they hold on any stage).
+func TestSessionAndReportRoutesKeepTheContract(t *testing.T) {
+	me, _ := clients(t)
+	for _, body := range []string{"null", "[]", `"x"`} {
+		invalid(t, me.do("POST", "/v1/sessions", body), "body")
+		invalid(t, me.do("POST", "/v1/reports", body), "body")
+	}
+	invalid(t, me.do("POST", "/v1/reports", `{"type":"code_review","to":"luke","title":"t","max_sections":"4"}`), "max_sections")
+	for _, action := range []string{"cancel", "resume"} {
+		for _, body := range []string{"garbage", "{}", "null"} {
+			invalid(t, me.do("POST", "/v1/sessions/ses_none/"+action, body), "body")
+		}
+	}
+	invalid(t, me.do("POST", "/v1/sessions/ses_none/approve", "null"), "body")
+	for _, path := range []string{"/v1/sessions", "/v1/reports"} {
+		invalid(t, me.do("GET", path+"?limit=0", nil), "limit")
+		invalid(t, me.do("GET", path+"?limit=", nil), "limit")
+	}
+	invalid(t, me.do("GET", "/v1/report-templates", "{}"), "body")
+	for _, path := range []string{"/v1/sessions/ses_%25", "/v1/sessions/%00/trace", "/v1/reports/rep_%E2%82%AC", "/v1/sessions/ses_%25/cancel"} {
+		method := http.MethodGet
+		if strings.HasSuffix(path, "/cancel") {
+			method = http.MethodPost
+		}
+		r := me.do(method, path, nil)
+		require.Equal(t, 404, r.Status, "%s: %s", path, r.Body)
+		code, _, _ := r.ErrorFields(t)
+		assert.Equal(t, "not_found", code, path)
+	}
+}
