@@ -336,13 +336,19 @@ func TestSessionCollabChannelAndConversationOutput(t *testing.T) {
 	}, 20*time.Second, 250*time.Millisecond, "luke is invited and updated on collab:%s", id)
 	d.send("archie", map[string]any{"channel": "collab:" + id, "content": "thanks all"})
 
-	st, msgs := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
-	require.Equal(t, 200, st, msgs)
-	items := msgs["items"].([]any)
+	// The session is marked completed before its output is posted (the
+	// transition first, so a session cancelled meanwhile posts nothing):
+	// poll for it.
 	var last map[string]any
-	for _, it := range items {
-		if m := it.(map[string]any); m["strategy"] == "collaboration" {
-			last = m
+	var items []any
+	for deadline := time.Now().Add(20 * time.Second); last == nil && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		st, msgs := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
+		require.Equal(t, 200, st, msgs)
+		items = msgs["items"].([]any)
+		for _, it := range items {
+			if m := it.(map[string]any); m["strategy"] == "collaboration" {
+				last = m
+			}
 		}
 	}
 	require.NotNil(t, last, "the final output is in the conversation: %v", items)
