@@ -21,6 +21,7 @@ VENV="${CONCLAVE_VENV:-.local/venv}"
 PYTHON="${PYTHON:-python3}"
 DYNAMO_DIR="${CONCLAVE_DYNAMO_DIR:-.local/dynamodb}"
 EDGE_BIN="$STATE_DIR/bin/edge"
+MOTO_BIN="$STATE_DIR/bin/moto_server"
 PID_FILE="$STATE_DIR/edge.pid"
 ENV_FILE="$STATE_DIR/cloud.env"
 
@@ -75,6 +76,10 @@ dynamodb() {
 build() {
   mkdir -p "$STATE_DIR/bin"
   go build -o "$EDGE_BIN" ./localstack/edge
+  # moto_server as the edge starts it: the venv's Python running
+  # localstack/moto_server.py (moto, less two costs per request).
+  printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$(cd "$VENV" && pwd)/bin/python" "$PWD/localstack/moto_server.py" > "$MOTO_BIN"
+  chmod +x "$MOTO_BIN"
 }
 
 # edge_pid is the background edge's pid, or the foreground one's (make run
@@ -101,7 +106,7 @@ up() {
   dynamodb
   build
   mkdir -p "$STATE_DIR/logs"
-  setsid "$EDGE_BIN" -moto-bin "$VENV/bin/moto_server" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR" \
+  setsid "$EDGE_BIN" -moto-bin "$MOTO_BIN" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR" \
     >"$STATE_DIR/logs/edge.stdout" 2>&1 < /dev/null &
   echo $! > "$PID_FILE"
   for _ in $(seq 1 240); do
@@ -173,7 +178,7 @@ run() {
   venv
   dynamodb
   build
-  exec "$EDGE_BIN" -moto-bin "$VENV/bin/moto_server" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR"
+  exec "$EDGE_BIN" -moto-bin "$MOTO_BIN" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR"
 }
 
 case "${1:-}" in
