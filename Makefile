@@ -52,6 +52,10 @@ dynamodb:
 ## the integration tests, and the contract test (schemathesis, localstack/contract.sh) beside the Go ones, against
 ## the same cloud. go test's own vet is off here (GOTESTFLAGS): golint has vetted the same files with every analyzer,
 ## and go test's smaller set of analyzers does not share vet's cache (on a cold cache it re-vetted every dependency).
+# GOGC=400 for everything make test runs: the Go compiler collects garbage four times less often, and on this
+# repository's generated giants (the CDK bindings, the AWS SDK) a cold build took 18 % less CPU for at most 1.3 GB
+# per compile instead of 0.9. The programs it runs (the tests, the local cloud) live for minutes only.
+test: export GOGC ?= 400
 test:
 	@mkdir -p .local; rm -f .local/test-up.rc; \
 	  ( $(TEST_ENV) localstack/cloud.sh up > .local/test-up.log 2>&1; echo $$? > .local/test-up.rc; \
