@@ -22,7 +22,8 @@ import (
 // types, unknown fields), it refuses what encoding/json would quietly accept
 // and the document forbids — a top-level value that is not an object
 // (`null` included), `null` for a typed field, a field spelled in another
-// case (`{"NAME": …}`), a fractional or out-of-range integer. Errors name the
+// case (`{"NAME": …}`), a fractional or out-of-range integer, a number the
+// table cannot store (anywhere, metadata included). Errors name the
 // field by its JSON path (`skills[0].name`) and the JSON type expected, never
 // a Go type.
 func decodeStrict(body string, v any) error {
@@ -84,7 +85,7 @@ func check(val any, t reflect.Type, path string) error {
 		name = "body"
 	}
 	if t.Kind() == reflect.Interface {
-		return nil // any JSON value, null included (free-form metadata)
+		return checkFree(val, path) // any JSON value, null included (free-form metadata)
 	}
 	if val == nil {
 		return apperr.Invalid(name, "%s must not be null", name)
@@ -184,13 +185,50 @@ func check(val any, t reflect.Type, path string) error {
 			return apperr.Invalid(name, "%s must be a number", name)
 		}
 		f, err := strconv.ParseFloat(n.String(), 64)
-		if err != nil || math.IsInf(f, 0) || reflect.Zero(t).OverflowFloat(f) {
-			return apperr.Invalid(name, "%s must be a number in range", name)
+		if err != nil || math.IsInf(f, 0) || reflect.Zero(t).OverflowFloat(f) || !storable(f) {
+			return apperr.Invalid(name, "%s must be a number in range (0, or a magnitude from 1e-130 to 9.99e125)", name)
 		}
 	default:
 		return apperr.Invalid(name, "%s has an unsupported value", name)
 	}
 	return nil
+}
+
+// checkFree walks a free-form value (metadata) for numbers the table
+// cannot store; any other JSON value is accepted.
+func checkFree(val any, path string) error {
+	switch v := val.(type) {
+	case json.Number:
+		if f, err := strconv.ParseFloat(v.String(), 64); err != nil || !storable(f) {
+			name := path
+			if name == "" {
+				name = "body"
+			}
+			return apperr.Invalid(name, "%s must be a number in range (0, or a magnitude from 1e-130 to 9.99e125)", name)
+		}
+	case map[string]any:
+		for k, fv := range v {
+			if err := checkFree(fv, join(path, k)); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, ev := range v {
+			if err := checkFree(ev, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// storable reports whether DynamoDB can store f: 0, or a magnitude from
+// 1e-130 to 9.99e125. Any other number failed the write with a 500 after
+// the request had been accepted (the contract test found 1.1e-308 in a
+// personality, which the document's 0..1 allows).
+func storable(f float64) bool {
+	a := math.Abs(f)
+	return a == 0 || (a >= 1e-130 && a <= 9.99e125)
 }
 
 func join(path, key string) string {

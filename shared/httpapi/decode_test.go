@@ -63,6 +63,10 @@ func TestDecodeIsAsStrictAsTheDocument(t *testing.T) {
 		{"string for array", `{"tags":"a,b"}`, "tags", "tags must be an array"},
 		{"item of wrong type", `{"items":[{"level":"x"}]}`, "items[0].level", "items[0].level must be an integer"},
 		{"string for number", `{"ratio":"0.5"}`, "ratio", "ratio must be a number"},
+		{"number too small to store", `{"ratio":1.1125369292536007e-308}`, "ratio", "ratio must be a number in range"},
+		{"number too large to store", `{"ratio":-1e200}`, "ratio", "ratio must be a number in range"},
+		{"metadata number too small to store", `{"metadata":{"a":[1,{"b":1e-131}]}}`, "metadata.a[1].b", "metadata.a[1].b must be a number in range"},
+		{"metadata number too large to store", `{"metadata":{"a":1e126}}`, "metadata.a", "metadata.a must be a number in range"},
 		{"bad time", `{"due":"tomorrow"}`, "due", "due must be an RFC 3339 date-time"},
 		{"number for time", `{"due":5}`, "due", "due must be a string"},
 		{"trailing data", `{"name":"a"} {}`, "body", "body must hold exactly one JSON object"},
@@ -86,8 +90,12 @@ func TestDecodeIsAsStrictAsTheDocument(t *testing.T) {
 
 func TestDecodeAcceptsWhatTheDocumentAllows(t *testing.T) {
 	v, err := decodeBody(`{"name":"a","count":3,"ratio":1e-1,"on":false,"tags":["x"],"inner":{"level":-5},
-		"items":[],"metadata":{"any":null,"n":[1,{"k":"v"}]},"due":"2026-11-01T00:00:00Z"}`)
+		"items":[],"metadata":{"any":null,"n":[1,{"k":"v"}],"small":-1e-130,"large":9.99e125,"zero":-0.0},"due":"2026-11-01T00:00:00Z"}`)
 	require.NoError(t, err)
+	for _, body := range []string{`{"ratio":1e-130}`, `{"ratio":-9.99e125}`, `{"ratio":0e-400}`} {
+		_, err := decodeBody(body)
+		require.NoError(t, err, body)
+	}
 	assert.Equal(t, "a", v.Name)
 	assert.Equal(t, 3, *v.Count)
 	assert.Equal(t, int8(-5), v.Inner.Level)
