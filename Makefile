@@ -26,7 +26,7 @@ TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_
 INTEGRATION_PARALLEL ?= 8
 SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_PORT=4595 CONCLAVE_MOTO_PORT=4596 CONCLAVE_DYNAMO_PORT=4597
 
-.PHONY: run up down status venv dynamodb test unit fuzz integration contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
+.PHONY: run up down status venv dynamodb test unit fuzz integration integration-go contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
         localstack-up localstack-deploy localstack-down team
 
 ## run: the whole API locally on the local cloud with demo data (Ctrl-C stops it)
@@ -46,27 +46,33 @@ venv:
 dynamodb:
 	@localstack/cloud.sh dynamodb
 
-## test: lint, unit tests (incl. CDK stack tests), then integration and end-to-end tests against a fresh local cloud.
-## The local cloud starts in the background while gofmt/vet, unit and fuzz tests run (on a fresh machine that overlaps
-## fetching moto, DynamoDB Local and the test tools with compiling), and stops whatever happens. cfn-lint runs beside
-## the integration tests, and the contract test (schemathesis, localstack/contract.sh) beside the Go ones, against
-## the same cloud. go test's own vet is off here (GOTESTFLAGS): golint has vetted the same files with every analyzer,
-## and go test's smaller set of analyzers does not share vet's cache (on a cold cache it re-vetted every dependency).
+## test: lint, unit tests (incl. CDK stack tests), fuzz, integration and end-to-end tests, the contract test and
+## cfn-lint, against a fresh local cloud that stops whatever happens. Every step that needs neither the other's
+## result nor the whole machine runs beside another: the local cloud (and on a fresh machine, fetching moto,
+## DynamoDB Local and the test tools) starts while gofmt/vet and the fuzz tests run; the contract test
+## (schemathesis, localstack/contract.sh, a team of its own) and cfn-lint run while the unit tests and then the Go
+## integration tests run. The fuzz tests run alone: -fuzztime is time, and they get the whole machine.
+## go test's own vet is off here (GOTESTFLAGS): golint has vetted the same files with every analyzer, and go
+## test's smaller set of analyzers does not share vet's cache (on a cold cache it re-vetted every dependency).
 # GOGC=400 for everything make test runs: the Go compiler collects garbage four times less often, and on this
 # repository's generated giants (the CDK bindings, the AWS SDK) a cold build took 18 % less CPU for at most 1.3 GB
 # per compile instead of 0.9. The programs it runs (the tests, the local cloud) live for minutes only.
 test: export GOGC ?= 400
 test:
-	@mkdir -p .local; rm -f .local/test-up.rc; \
+	@mkdir -p .local; rm -f .local/test-*.rc; \
 	  ( $(TEST_ENV) localstack/cloud.sh up > .local/test-up.log 2>&1; echo $$? > .local/test-up.rc; \
 	    localstack/contract.sh venv > .local/test-tools.log 2>&1 ) & up=$$!; \
-	  status=0; $(MAKE) --no-print-directory golint unit fuzz GOTESTFLAGS=-vet=off || status=$$?; \
+	  status=0; $(MAKE) --no-print-directory golint fuzz GOTESTFLAGS=-vet=off || status=$$?; \
 	  wait $$up; \
 	  if [ $$status -eq 0 ] && [ "$$(cat .local/test-up.rc)" != 0 ]; then echo "the local cloud did not start:"; cat .local/test-up.log; status=1; fi; \
 	  if [ $$status -eq 0 ]; then \
+	    ( set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
+	      localstack/contract.sh > .local/test-contract.log 2>&1; echo $$? > .local/test-contract.rc ) & contract=$$!; \
 	    ( $(MAKE) --no-print-directory cfn-lint > .local/test-cfn-lint.log 2>&1; echo $$? > .local/test-cfn-lint.rc ) & lint=$$!; \
-	    $(MAKE) --no-print-directory integration GOTESTFLAGS=-vet=off || status=$$?; \
-	    wait $$lint; cat .local/test-cfn-lint.log; [ "$$(cat .local/test-cfn-lint.rc)" = 0 ] || status=1; \
+	    $(MAKE) --no-print-directory unit GOTESTFLAGS=-vet=off || status=$$?; \
+	    [ $$status -ne 0 ] || $(MAKE) --no-print-directory integration-go GOTESTFLAGS=-vet=off || status=$$?; \
+	    wait $$contract $$lint; cat .local/test-cfn-lint.log .local/test-contract.log; \
+	    [ "$$(cat .local/test-cfn-lint.rc)" = 0 ] || status=1; [ "$$(cat .local/test-contract.rc)" = 0 ] || status=1; \
 	  fi; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
@@ -80,17 +86,22 @@ fuzz:
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) ./shared/api/
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime $(FUZZTIME) ./shared/api/
 
-## integration: the Go integration and end-to-end tests, the contract test beside them (its own team; its report
-## is printed after theirs). Packages one at a time (-p 1): localstack/cloud's serial tests move the sweeper's
-## clock, which would end the end-to-end tests' tasks on the shared demo team.
+## integration: the Go integration and end-to-end tests and, beside them, the contract test (a team of its own;
+## its report is printed after theirs), on a fresh local cloud.
 integration:
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
 	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
-	  status=0; mkdir -p "$$CONCLAVE_STATE_DIR"; \
-	  ( localstack/contract.sh > "$$CONCLAVE_STATE_DIR/contract.log" 2>&1 ) & contract=$$!; \
-	  go test $(GOTESTFLAGS) -count=1 -tags integration,e2e -p 1 -parallel $(INTEGRATION_PARALLEL) ./localstack/... ./infra/e2e/... || status=$$?; \
+	  status=0; ( localstack/contract.sh > "$$CONCLAVE_STATE_DIR/contract.log" 2>&1 ) & contract=$$!; \
+	  $(MAKE) --no-print-directory integration-go || status=$$?; \
 	  wait $$contract || status=1; cat "$$CONCLAVE_STATE_DIR/contract.log"; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
+
+## integration-go: the Go integration and end-to-end tests against the running local cloud of TEST_ENV. Packages one
+## at a time (-p 1): localstack/cloud's serial tests move the sweeper's clock, which would end the end-to-end tests'
+## tasks on the shared demo team.
+integration-go:
+	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
+	  go test $(GOTESTFLAGS) -count=1 -tags integration,e2e -p 1 -parallel $(INTEGRATION_PARALLEL) ./localstack/... ./infra/e2e/...
 
 ## contract: schemathesis against the API of `make up` (or any CONCLAVE_BASE_URL and CONCLAVE_API_KEY)
 contract:
