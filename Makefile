@@ -46,35 +46,19 @@ venv:
 dynamodb:
 	@localstack/cloud.sh dynamodb
 
-## test: lint, unit tests (incl. CDK stack tests), fuzz, integration and end-to-end tests, the contract test and
-## cfn-lint, against a fresh local cloud that stops whatever happens. Every step that needs neither the other's
-## result nor the whole machine runs beside another: the local cloud (and on a fresh machine, fetching moto,
-## DynamoDB Local and the test tools) starts while gofmt/vet and the fuzz tests run; the contract test
-## (schemathesis, localstack/contract.sh, a team of its own) and cfn-lint run while the unit tests and then the Go
-## integration tests run. The fuzz tests run alone: -fuzztime is time, and they get the whole machine.
-## go test's own vet is off here (GOTESTFLAGS): golint has vetted the same files with every analyzer, and go
-## test's smaller set of analyzers does not share vet's cache (on a cold cache it re-vetted every dependency).
+## test: gofmt/vet, the fuzz tests, unit tests (incl. CDK stack tests), integration and end-to-end tests on a fresh
+## local cloud, the contract test and cfn-lint; the cloud stops whatever happens. localstack/test.sh runs them so
+## that no core idles while something waits: the cloud starts while vet and the fuzz tests run (the fuzz tests
+## alone otherwise: -fuzztime is time), then the integration tests, the contract test and cfn-lint run while the
+## unit tests do. go test's own vet is off here (GOTESTFLAGS): golint has vetted the same files with every
+## analyzer, and go test's smaller set of analyzers does not share vet's cache (on a cold cache it re-vetted every
+## dependency).
 # GOGC=400 for everything make test runs: the Go compiler collects garbage four times less often, and on this
 # repository's generated giants (the CDK bindings, the AWS SDK) a cold build took 18 % less CPU for at most 1.3 GB
 # per compile instead of 0.9. The programs it runs (the tests, the local cloud) live for minutes only.
 test: export GOGC ?= 400
 test:
-	@mkdir -p .local; rm -f .local/test-*.rc; \
-	  ( $(TEST_ENV) localstack/cloud.sh up > .local/test-up.log 2>&1; echo $$? > .local/test-up.rc; \
-	    localstack/contract.sh venv > .local/test-tools.log 2>&1 ) & up=$$!; \
-	  status=0; $(MAKE) --no-print-directory golint fuzz GOTESTFLAGS=-vet=off || status=$$?; \
-	  wait $$up; \
-	  if [ $$status -eq 0 ] && [ "$$(cat .local/test-up.rc)" != 0 ]; then echo "the local cloud did not start:"; cat .local/test-up.log; status=1; fi; \
-	  if [ $$status -eq 0 ]; then \
-	    ( set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
-	      localstack/contract.sh > .local/test-contract.log 2>&1; echo $$? > .local/test-contract.rc ) & contract=$$!; \
-	    ( $(MAKE) --no-print-directory cfn-lint > .local/test-cfn-lint.log 2>&1; echo $$? > .local/test-cfn-lint.rc ) & lint=$$!; \
-	    $(MAKE) --no-print-directory unit GOTESTFLAGS=-vet=off || status=$$?; \
-	    [ $$status -ne 0 ] || $(MAKE) --no-print-directory integration-go GOTESTFLAGS=-vet=off || status=$$?; \
-	    wait $$contract $$lint; cat .local/test-cfn-lint.log .local/test-contract.log; \
-	    [ "$$(cat .local/test-cfn-lint.rc)" = 0 ] || status=1; [ "$$(cat .local/test-contract.rc)" = 0 ] || status=1; \
-	  fi; \
-	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
+	@MAKE='$(MAKE)' TEST_ENV='$(TEST_ENV)' localstack/test.sh
 
 unit:
 	go test $(GOTESTFLAGS) -count=1 ./...
