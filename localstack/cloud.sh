@@ -88,18 +88,20 @@ build() {
   chmod +x "$MOTO_BIN"
 }
 
-# install gets what the cloud runs: moto's virtualenv, DynamoDB Local and the
-# edge, the three at once (each waits mostly on the network or the compiler;
-# on a fresh machine one after the other took about a minute longer).
+# install gets what the cloud runs: moto's virtualenv and DynamoDB Local at
+# once (each waits mostly on the network), then the edge. The edge comes
+# after them, not beside them: in make test, go vet compiles the same
+# packages from the start, and two go commands building one package at the
+# same time both compile it.
 install() {
   local pids=() rc=0
   venv & pids+=($!)
   dynamodb & pids+=($!)
-  build & pids+=($!)
   for pid in "${pids[@]}"; do
     wait "$pid" || rc=1
   done
-  return "$rc"
+  [[ $rc == 0 ]] || return 1
+  build
 }
 
 # edge_pid is the background edge's pid, or the foreground one's (make run
