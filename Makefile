@@ -46,13 +46,12 @@ venv:
 dynamodb:
 	@localstack/cloud.sh dynamodb
 
-## test: gofmt/vet, the fuzz tests, unit tests (incl. CDK stack tests), integration and end-to-end tests on a fresh
+## test: gofmt/vet, unit tests (incl. CDK stack tests), the fuzz tests, integration and end-to-end tests on a fresh
 ## local cloud, the contract test and cfn-lint; the cloud stops whatever happens. localstack/test.sh runs them so
-## that no core idles while something waits: the cloud starts while vet and the fuzz tests run (the fuzz tests
-## alone otherwise: -fuzztime is time), then the integration tests, the contract test and cfn-lint run while the
-## unit tests do. go test's own vet is off here (GOTESTFLAGS): golint has vetted the same files with every
-## analyzer, and go test's smaller set of analyzers does not share vet's cache (on a cold cache it re-vetted every
-## dependency).
+## that no core idles while something waits: the cloud starts and cfn-lint runs while vet and the unit tests run,
+## then the fuzz tests run alone (-fuzztime is time), then the integration tests and the contract test together.
+## go test's own vet is off here (GOTESTFLAGS): golint has vetted the same files with every analyzer, and go
+## test's smaller set of analyzers does not share vet's cache (on a cold cache it re-vetted every dependency).
 # GOGC=400 for everything make test runs: the Go compiler collects garbage four times less often, and on this
 # repository's generated giants (the CDK bindings, the AWS SDK) a cold build took 18 % less CPU for at most 1.3 GB
 # per compile instead of 0.9. The programs it runs (the tests, the local cloud) live for minutes only.

@@ -2,20 +2,21 @@
 # test.sh — `make test`'s schedule (run it through make: it calls the
 # Makefile's targets, with TEST_ENV and the other variables make was given).
 #
-# On two cores nothing here may wait while a core idles, and the fuzz tests
+# On two cores nothing should wait while a core idles, and the fuzz tests
 # (whose -fuzztime is time) must have the machine to themselves:
 #
-#   background  the local cloud starting (moto's venv, DynamoDB Local and the
-#               edge at once) | the test tools' venv
-#   foreground  gofmt + go vet, then the fuzz tests
-#   then, once the cloud and the tools are up, in the background:
-#               the Go integration and end-to-end tests | the contract test
-#               (schemathesis, a team of its own) | cfn-lint
-#   foreground  the unit tests, meanwhile
+#   background  the local cloud starting (moto's venv and DynamoDB Local at
+#               once, then the edge once vet is done) | the test tools'
+#               venv, then (once vet is done) cfn-lint
+#   foreground  gofmt + go vet, then the unit tests
+#   then, once the background is done, alone: the fuzz tests
+#   then at once: the Go integration and end-to-end tests | the contract
+#               test (schemathesis, a team of its own)
 #
-# The reports of the background steps are printed after the unit tests', the
-# local cloud is stopped whatever happens, and the exit status is non-zero
-# if any step failed.
+# The reports of the background steps are printed after the foreground's,
+# the local cloud is stopped whatever happens, and the exit status is
+# non-zero if any step failed. As `make golint unit fuzz` did, a failure of
+# vet, the unit tests or the fuzz tests skips the steps after it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,39 +38,41 @@ step() {
 # ok NAME: the step has ended and succeeded.
 ok() { [[ "$(cat "$out/$1.rc" 2>/dev/null)" == 0 ]]; }
 
-# await NAME...: until every step has ended.
+# await NAME: until the step has ended.
 await() {
-  for name in "$@"; do
-    while [[ ! -f "$out/$name.rc" ]]; do sleep 0.2; done
-  done
+  while [[ ! -f "$out/$1.rc" ]]; do sleep 0.2; done
 }
 
-# shellcheck disable=SC2086 # TEST_ENV is a list of assignments
-step up env $TEST_ENV localstack/cloud.sh up &
-step tools localstack/contract.sh venv &
+# cloud: moto's venv and DynamoDB Local at once, then, once vet has compiled
+# every package, the edge and the cloud itself. (Two go commands compiling
+# one package at the same time both compile it: on an empty cache the edge
+# and cfn-lint's synth, started beside vet, compiled the AWS SDK and the CDK
+# bindings a second time.)
+cloud() {
+  # shellcheck disable=SC2086 # TEST_ENV is a list of assignments
+  env $TEST_ENV localstack/cloud.sh venv &
+  # shellcheck disable=SC2086
+  env $TEST_ENV localstack/cloud.sh dynamodb &
+  wait
+  await golint
+  ok golint || return 0 # nothing runs on it
+  # shellcheck disable=SC2086
+  env $TEST_ENV localstack/cloud.sh up
+}
+
+step up cloud &
+(
+  step tools localstack/contract.sh venv
+  await golint
+  ok tools && ok golint && step cfn-lint "${make[@]}" cfn-lint
+) &
 
 status=0
-"${make[@]}" golint fuzz GOTESTFLAGS=-vet=off || status=1
-
-cloud=()
-if [[ $status == 0 ]]; then
-  (
-    await up tools
-    if ! ok up || ! ok tools; then
-      exit 0 # reported below
-    fi
-    # shellcheck disable=SC2086
-    set -a && eval "$TEST_ENV" && . "$CONCLAVE_STATE_DIR/cloud.env" && set +a
-    step integration "${make[@]}" integration-go GOTESTFLAGS=-vet=off &
-    step contract localstack/contract.sh &
-    step cfn-lint "${make[@]}" cfn-lint &
-    wait
-  ) &
-  cloud=($!)
-  "${make[@]}" unit GOTESTFLAGS=-vet=off || status=1
-fi
-
-wait # the cloud's start (stopped below either way) and the steps above
+step golint "${make[@]}" golint
+cat "$out/golint.log"
+ok golint || status=1
+[[ $status != 0 ]] || "${make[@]}" unit GOTESTFLAGS=-vet=off || status=1
+wait # the background above
 for name in up tools; do
   if ! ok "$name"; then
     echo "$name failed:"
@@ -77,13 +80,27 @@ for name in up tools; do
     status=1
   fi
 done
-if ((${#cloud[@]})) && ok up && ok tools; then
-  for name in integration cfn-lint contract; do
-    echo "== $name"
-    cat "$out/$name.log"
-    ok "$name" || status=1
-  done
+[[ $status != 0 ]] || "${make[@]}" fuzz GOTESTFLAGS=-vet=off || status=1
+
+steps=()
+if [[ -f "$out/cfn-lint.rc" ]]; then
+  steps+=(cfn-lint)
 fi
+if [[ $status == 0 ]]; then
+  (
+    # shellcheck disable=SC2086
+    set -a && eval "$TEST_ENV" && . "$CONCLAVE_STATE_DIR/cloud.env" && set +a
+    step integration "${make[@]}" integration-go GOTESTFLAGS=-vet=off &
+    step contract localstack/contract.sh &
+    wait
+  )
+  steps+=(integration contract)
+fi
+for name in "${steps[@]}"; do
+  echo "== $name"
+  cat "$out/$name.log"
+  ok "$name" || status=1
+done
 # shellcheck disable=SC2086
 env $TEST_ENV localstack/cloud.sh down >/dev/null
 exit "$status"
