@@ -2,21 +2,20 @@
 # test.sh — `make test`'s schedule (run it through make: it calls the
 # Makefile's targets, with TEST_ENV and the other variables make was given).
 #
-# On two cores nothing should wait while a core idles, and the fuzz tests
-# (whose -fuzztime is time) must have the machine to themselves:
+# On two cores nothing should wait while a core idles:
 #
-#   background  the local cloud starting (moto's venv and DynamoDB Local at
-#               once, then the edge once vet is done) | the test tools'
-#               venv, then (once vet is done) cfn-lint
-#   foreground  gofmt + go vet, then the unit tests
-#   then, once the background is done, alone: the fuzz tests
-#   then at once: the Go integration and end-to-end tests | the contract
-#               test (schemathesis, a team of its own)
+#   foreground  gofmt + go vet, then the fuzz tests (a fixed number of
+#               inputs, not a time), then the unit tests
+#   background  the local cloud starting: moto's venv and DynamoDB Local at
+#               once, then, after vet, the edge
+#               | the test tools' venv, then, after vet, cfn-lint
+#               | once the cloud is up: the Go integration and end-to-end
+#               tests and the contract test (schemathesis, a team of its
+#               own) at once
 #
-# The reports of the background steps are printed after the foreground's,
-# the local cloud is stopped whatever happens, and the exit status is
-# non-zero if any step failed. As `make golint unit fuzz` did, a failure of
-# vet, the unit tests or the fuzz tests skips the steps after it.
+# Nothing runs after a vet failure. The reports of the background steps are
+# printed after the foreground's, the local cloud is stopped whatever
+# happens, and the exit status is non-zero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,38 +65,31 @@ step up cloud &
   await golint
   ok tools && ok golint && step cfn-lint "${make[@]}" cfn-lint
 ) &
+(
+  await up
+  await tools
+  ok golint && ok up && ok tools || exit 0
+  # shellcheck disable=SC2086
+  set -a && eval "$TEST_ENV" && . "$CONCLAVE_STATE_DIR/cloud.env" && set +a
+  step integration "${make[@]}" integration-go GOTESTFLAGS=-vet=off &
+  step contract localstack/contract.sh &
+  wait
+) &
 
 status=0
 step golint "${make[@]}" golint
 cat "$out/golint.log"
 ok golint || status=1
-[[ $status != 0 ]] || "${make[@]}" unit GOTESTFLAGS=-vet=off || status=1
+[[ $status != 0 ]] || "${make[@]}" fuzz unit GOTESTFLAGS=-vet=off || status=1
 wait # the background above
-for name in up tools; do
-  if ! ok "$name"; then
+for name in up tools cfn-lint integration contract; do
+  [[ -f "$out/$name.rc" ]] || continue
+  if [[ $name == up || $name == tools ]]; then
+    ok "$name" && continue
     echo "$name failed:"
-    cat "$out/$name.log"
-    status=1
+  else
+    echo "== $name"
   fi
-done
-[[ $status != 0 ]] || "${make[@]}" fuzz GOTESTFLAGS=-vet=off || status=1
-
-steps=()
-if [[ -f "$out/cfn-lint.rc" ]]; then
-  steps+=(cfn-lint)
-fi
-if [[ $status == 0 ]]; then
-  (
-    # shellcheck disable=SC2086
-    set -a && eval "$TEST_ENV" && . "$CONCLAVE_STATE_DIR/cloud.env" && set +a
-    step integration "${make[@]}" integration-go GOTESTFLAGS=-vet=off &
-    step contract localstack/contract.sh &
-    wait
-  )
-  steps+=(integration contract)
-fi
-for name in "${steps[@]}"; do
-  echo "== $name"
   cat "$out/$name.log"
   ok "$name" || status=1
 done
