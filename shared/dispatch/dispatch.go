@@ -14,6 +14,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/paging"
@@ -77,6 +78,31 @@ type Decision struct {
 	Outcome            string                 `json:"outcome"` // answered or failed
 	Flags              Flags                  `json:"flags"`
 	CreatedAt          time.Time              `json:"created_at"`
+}
+
+// MarshalJSON writes the decision's lists and dimensions as [] and {} when
+// there are none, never null: the document types them as arrays and an
+// object, and a turn no agent answered has no answered_by (the contract
+// test found one in GET /v1/routing/decisions).
+func (d Decision) MarshalJSON() ([]byte, error) {
+	type plain Decision
+	p := plain(d)
+	if p.Scores == nil {
+		p.Scores = []routing.ExpertScore{}
+	}
+	if p.SelectedAgents == nil {
+		p.SelectedAgents = []string{}
+	}
+	if p.AnsweredBy == nil {
+		p.AnsweredBy = []string{}
+	}
+	if p.Dimensions == nil {
+		p.Dimensions = map[string]float64{}
+	}
+	if p.Attempts == nil {
+		p.Attempts = []Attempt{}
+	}
+	return json.Marshal(p)
 }
 
 // DecisionFilter narrows a decision listing.

@@ -245,3 +245,22 @@ func TestTheLogAnswersTheAnalytics(t *testing.T) {
 		{Strategy: "top_1", Decisions: 2, AvgConfidence: 0.8, AvgCostUSD: 0.01},
 	}, st.Strategies)
 }
+
+// A decision no agent answered (and one read back without its lists) has
+// [] and {} where the document types arrays and objects, never null.
+func TestDecisionJSONHasNoNullLists(t *testing.T) {
+	raw, err := json.Marshal(dispatch.Decision{ID: "rdec_1", Outcome: dispatch.OutcomeFailed})
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	for _, k := range []string{"scores", "selected_agents", "answered_by", "attempts"} {
+		assert.Equal(t, []any{}, m[k], k)
+	}
+	assert.Equal(t, map[string]any{}, m["complexity_dimensions"])
+	assert.Equal(t, "rdec_1", m["id"])
+	assert.NotContains(t, m, "aggregation", "omitempty still holds")
+
+	raw, err = json.Marshal(dispatch.Decision{AnsweredBy: []string{"luke"}})
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"answered_by":["luke"]`)
+}
