@@ -6,19 +6,25 @@
 # and that every request breaking the document is refused.
 #
 #   localstack/contract.sh            against $CONCLAVE_BASE_URL (make test runs it
-#                                     after the Go integration tests, same cloud)
+#                                     beside the Go integration tests, same cloud)
 #
-# On the local cloud ($CONCLAVE_EDGE_URL set) it makes a team of its own with
-# the admin function, so the cases it generates (agents, tasks, revoked keys)
-# touch no other test's data; elsewhere it uses $CONCLAVE_API_KEY's team —
-# give it a throwaway team's key there: its cases rotate and revoke that key.
-# Key rotation and revocation run last, in a second pass: a case that revokes
-# the run's own key leaves every later request a 403.
+# Three passes: the coverage phase, the fuzzing phase, and key rotation and
+# revocation (apart: a case that revokes the run's own key leaves every later
+# request a 403).
+#
+# On the local cloud ($CONCLAVE_EDGE_URL set) each pass gets a team of its
+# own, made with the admin function, and the three run at once: the cases
+# they generate (agents, tasks, sessions, revoked keys) touch no other test's
+# data nor each other's. (In one team, at once, a pass met the other's
+# agents at random: a chat turn routed to an agent on a model the local
+# cloud has not, a 502.) Elsewhere they use $CONCLAVE_API_KEY's team — give it
+# a throwaway team's key there: its cases rotate and revoke that key — one
+# after the other, key rotation and revocation last.
 #
 # Bounded and reproducible: the coverage phase's cases, then at most
 # CONTRACT_EXAMPLES fuzzed cases per operation (default 15), a fixed seed
 # (CONTRACT_SEED, default 15), no example database carried between runs.
-# About 25 s on the local cloud (the first two phases at once).
+# About 30 s on the local cloud.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,15 +54,12 @@ fi
 : "${CONCLAVE_BASE_URL:?set CONCLAVE_BASE_URL (and CONCLAVE_API_KEY), e.g. from .local/cloud.env}"
 tools_venv
 
-key="${CONCLAVE_API_KEY:-}"
-if [[ -n "${CONCLAVE_EDGE_URL:-}" ]]; then
-  key="$(go run ./infra/admin -stage "${CONCLAVE_STAGE:-local}" -endpoint "$CONCLAVE_EDGE_URL" create-team "Contract $(date +%s)" | awk '/^api key:/ {print $3}')"
-fi
-: "${key:?no API key: set CONCLAVE_API_KEY}"
-
 report="${CONCLAVE_STATE_DIR:-.local}/contract"
 mkdir -p "$report"
+# st KEY ARGS...: schemathesis with the run's settings, as KEY's team.
 st() {
+  local key=$1
+  shift
   "$VENV/bin/schemathesis" --config-file localstack/schemathesis.toml run shared/api/openapi.yaml \
     --url "$CONCLAVE_BASE_URL" -H "X-Api-Key: $key" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,negative_data_rejection \
@@ -64,22 +67,45 @@ st() {
     --generation-with-security-parameters false \
     --request-timeout 30 --no-color --warnings off "$@"
 }
-keys=(--exclude-operation-id rotateKey --exclude-operation-id revokeKey)
-status=0
+not_keys=(--exclude-operation-id rotateKey --exclude-operation-id revokeKey)
 # 1. The coverage phase: the schema's boundaries, one by one, valid and
 #    broken (each minimum, maximum, pattern, enum, required field, type).
 #    One worker: its generator is not safe across threads in this release.
+coverage() {
+  st "$1" --phases examples,coverage --workers 1 "${not_keys[@]}" --report junit --report-junit-path "$report/coverage.xml"
+}
 # 2. The fuzzing phase: random valid and invalid requests, bounded per operation.
-# The two run at once, as two processes (each mostly waits on the API);
-# their reports are printed in this order once both have ended.
-st --phases examples,coverage --workers 1 "${keys[@]}" --report junit --report-junit-path "$report/coverage.xml" >"$report/coverage.log" 2>&1 &
-coverage=$!
-st --phases fuzzing --workers 2 --max-examples "${CONTRACT_EXAMPLES:-15}" "${keys[@]}" --report junit --report-junit-path "$report/fuzzing.xml" >"$report/fuzzing.log" 2>&1 &
-fuzzing=$!
-wait "$coverage" || status=$?
-wait "$fuzzing" || status=$?
-cat "$report/coverage.log" "$report/fuzzing.log"
-# 3. Rotation and revocation of keys, last (see above).
-st --phases examples,coverage,fuzzing --workers 1 --max-examples "${CONTRACT_EXAMPLES:-15}" \
-  --include-operation-id rotateKey --include-operation-id revokeKey --report junit --report-junit-path "$report/keys.xml" || status=$?
+fuzzing() {
+  st "$1" --phases fuzzing --workers 2 --max-examples "${CONTRACT_EXAMPLES:-15}" "${not_keys[@]}" \
+    --report junit --report-junit-path "$report/fuzzing.xml"
+}
+# 3. Rotation and revocation of keys.
+keys() {
+  st "$1" --phases examples,coverage,fuzzing --workers 1 --max-examples "${CONTRACT_EXAMPLES:-15}" \
+    --include-operation-id rotateKey --include-operation-id revokeKey --report junit --report-junit-path "$report/keys.xml"
+}
+
+status=0
+if [[ -z "${CONCLAVE_EDGE_URL:-}" ]]; then
+  : "${CONCLAVE_API_KEY:?no API key: set CONCLAVE_API_KEY}"
+  for pass in coverage fuzzing keys; do
+    "$pass" "$CONCLAVE_API_KEY" || status=$?
+  done
+  exit $status
+fi
+
+go build -o /dev/null ./infra/admin # once, before three go runs at once
+pids=()
+for pass in coverage fuzzing keys; do
+  (
+    key="$(go run ./infra/admin -stage "${CONCLAVE_STAGE:-local}" -endpoint "$CONCLAVE_EDGE_URL" create-team "Contract $pass $(date +%s)" | awk '/^api key:/ {print $3}')"
+    : "${key:?the admin function made no team}"
+    "$pass" "$key"
+  ) >"$report/$pass.log" 2>&1 &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do
+  wait "$pid" || status=$?
+done
+cat "$report/coverage.log" "$report/fuzzing.log" "$report/keys.log"
 exit $status
