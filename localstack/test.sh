@@ -77,8 +77,8 @@ step up cloud &
 ) &
 
 status=0
-step golint "${make[@]}" golint
-cat "$out/golint.log"
+"${make[@]}" golint 2>&1 | tee "$out/golint.log"
+echo "${PIPESTATUS[0]}" >"$out/golint.rc"
 ok golint || status=1
 [[ $status != 0 ]] || "${make[@]}" fuzz unit GOTESTFLAGS=-vet=off || status=1
 wait # the background above
