@@ -118,7 +118,7 @@ func checkDevFunctions(t *testing.T, tpl assertions.Template, m map[string]any) 
 		assert.Equal(t, "dev", env["STAGE"])
 		assert.Contains(t, env, "TABLE_NAME")
 		assert.Contains(t, env, "EVENT_BUS_NAME")
-		assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=true,sessions=true", env["FEATURE_FLAGS"])
+		assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=true,sessions=true,task_delegation=true", env["FEATURE_FLAGS"])
 	}
 	for _, f := range manifest.Functions {
 		assert.True(t, names["conclave-dev-"+f.Name], f.Name)
@@ -311,7 +311,7 @@ func TestProdStackRetainsDataAndTurnsFlagsOff(t *testing.T) {
 	tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"FunctionName": "conclave-prod-agents",
 		"MemorySize":   1024,
-		"Environment":  map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"FEATURE_FLAGS": "collaboration=false,ensemble=false,expert_gate=false,sessions=false"})},
+		"Environment":  map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"FEATURE_FLAGS": "collaboration=false,ensemble=false,expert_gate=false,sessions=false,task_delegation=false"})},
 	})
 }
 

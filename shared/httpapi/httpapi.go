@@ -140,8 +140,19 @@ type Router struct {
 	// list refuses a non-empty body with 400 before its handler runs, so
 	// a body sent to pause, close or rotate is an error, not ignored.
 	Bodies map[string]bool
-	Log    *slog.Logger
-	Now    func() time.Time
+	// Disabled are the routes whose feature flag is off, with the flag:
+	// they answer 409 FeatureDisabled before anything runs (Disable).
+	Disabled map[string]string
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// Disable makes routeKey answer 409 FeatureDisabled naming flag.
+func (rt *Router) Disable(routeKey, flag string) {
+	if rt.Disabled == nil {
+		rt.Disabled = map[string]string{}
+	}
+	rt.Disabled[routeKey] = flag
 }
 
 // NewRouter returns an empty router.
@@ -240,6 +251,12 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 		resp := rt.errorResponse(req, apperr.New(apperr.ELIMIT, "too many requests for this team; retry after a second").WithReason("TeamRateLimit"))
 		resp.Headers["Retry-After"] = "1"
 		return resp
+	}
+	if flag, off := rt.Disabled[req.Event.RouteKey]; off {
+		// The feature is off in this stage: nothing of the request is
+		// looked at, so nothing changes whatever it carries.
+		return rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "%s is turned off in this stage (feature flag %q)", req.Event.RouteKey, flag).
+			WithReason("FeatureDisabled").WithDetail("flag", flag))
 	}
 	for name, v := range req.Event.PathParameters {
 		if !ValidPathID(v) {

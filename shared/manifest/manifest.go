@@ -373,6 +373,11 @@ func Validate() error {
 			}
 		}
 	}
+	for key := range RouteFlags {
+		if !routes[key] {
+			return fmt.Errorf("RouteFlags gates %q, which no function serves", key)
+		}
+	}
 	for _, r := range Rules {
 		if _, ok := QueueByName(r.Queue); !ok {
 			return fmt.Errorf("rule %q targets unknown queue %q", r.Name, r.Queue)

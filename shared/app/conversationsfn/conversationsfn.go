@@ -37,7 +37,8 @@ func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	if cfg.Synthesis != "" {
 		synth = &routing.Synthesizer{Model: model, ModelID: cfg.Synthesis}
 	}
-	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: cfg.Flags.Collaboration, ExpertGate: cfg.Flags.ExpertGate, Ensemble: cfg.Flags.Ensemble}, Tiers: routing.TiersOrDefault(cfg.Tiers), Log: d.Log}
+	flags := cfg.Flags.Effective()
+	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble}, Tiers: routing.TiersOrDefault(cfg.Tiers), Log: d.Log}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
 		Memories: &memory.Service{Store: store, Dir: store, Bus: bus}, Bus: bus, Log: d.Log}
 	api.ConversationRoutes(rt, svc)

@@ -8,7 +8,11 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/manifest"
 )
+
+// The routes a feature flag gates (manifest.RouteFlags) are disabled on
+// the router while the flag is off in d's config.
 
 // Register adds one function's routes to rt, building the services they
 // need from d and store.
@@ -22,6 +26,11 @@ func New(register Register) (lambdafn.Build, func(lambdafn.Deps) *httpapi.Router
 		rt := httpapi.NewRouter(d.Log, store)
 		rt.Bodies = api.BodyRoutes()
 		register(d, store, rt)
+		for _, key := range rt.RouteKeys() {
+			if flag, gated := manifest.RouteFlags[key]; gated && !d.Config.Flags.On(flag) {
+				rt.Disable(key, flag)
+			}
+		}
 		return rt
 	}
 	return func(d lambdafn.Deps) (any, error) { return router(d).Serve, nil }, router

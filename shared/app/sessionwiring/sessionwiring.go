@@ -16,6 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -26,7 +27,7 @@ func New(d lambdafn.Deps, store *dynamo.Store, workflows workflow.Starter, callb
 	return &sessions.Service{
 		Store: store, Memories: &memory.Service{Store: store, Dir: store, Bus: w.Bus}, Tasks: sessions.TaskModel{Svc: w.Tasks}, Model: model, Workflows: workflows, Callbacks: callbacks,
 		Bus: w.Bus, Conversations: conversationCheck{store}, Poster: conversationCheck{store}, Notifier: collab{&messaging.Service{Store: store, Dir: store, Bus: w.Bus}},
-		Enabled: d.Config.Flags.Sessions, Region: d.AWS.Region, Log: d.Log,
+		Enabled: d.Config.Flags.On(settings.FlagSessions), Region: d.AWS.Region, Log: d.Log,
 	}
 }
 
