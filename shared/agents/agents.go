@@ -14,6 +14,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/toolset"
 )
 
 // Statuses.
@@ -375,6 +376,13 @@ func validate(a Agent) error {
 				if strings.TrimSpace(item) == "" || utf8.RuneCountInString(item) > MaxItemLength {
 					return apperr.Invalid(f(name), "items must be 1-%d characters", MaxItemLength)
 				}
+			}
+		}
+		for _, tool := range sk.Tools {
+			if !toolset.Known(tool) {
+				// A tool nobody implements would be offered to no model
+				// and fail silently: refused where it is declared.
+				return apperr.Invalid(f("tools"), "unknown tool %q; tools are %s", tool, strings.Join(toolset.Names(), ", "))
 			}
 		}
 		if sk.RequiresExplicitKeywords && len(sk.Keywords) == 0 {
