@@ -22,6 +22,7 @@ func (s refusingStore) CreateAgent(context.Context, agents.Agent) error {
 	s.t.Fatal("CreateAgent called for an invalid agent")
 	return nil
 }
+
 // acceptingStore stores nothing and accepts every new agent.
 type acceptingStore struct{ refusingStore }
 
