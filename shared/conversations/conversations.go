@@ -130,6 +130,11 @@ type Message struct {
 	// work, and its final status. The message is attributed to the agent
 	// that did the work.
 	ResultOf *WorkRef `json:"result_of,omitempty"`
+	// ToolCalls are the tools the agent called for this reply, in order,
+	// with what each answered; Stopped says why the loop ended early
+	// (StoppedToolCalls, StoppedTokens), if it did.
+	ToolCalls []ToolUse `json:"tool_calls,omitempty"`
+	Stopped   string    `json:"stopped,omitempty"`
 	// Pending is the work a reply started that was still running when the
 	// turn had to answer; each result is posted into the conversation when
 	// it ends (ResultOf).

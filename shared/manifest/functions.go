@@ -111,7 +111,9 @@ var Functions = []Function{
 		},
 		// 29 s: a turn spends at most 24 s on models, below API Gateway's 30 s.
 		MemoryMB: 1024, Timeout: 29,
-		Grants:  []Grant{GrantTableWrite, GrantBusPut, GrantModels},
+		// Step Functions: a reply's delegation, report or session starts
+		// its execution.
+		Grants:  []Grant{GrantTableWrite, GrantBusPut, GrantModels, GrantStartExecution},
 		Invokes: []string{"expert-gate"},
 	},
 	{

@@ -111,6 +111,8 @@ type CreateInput struct {
 	// /v1/reports, which builds its instructions from the template).
 	ModelTier string                `json:"-"`
 	Report    *workflow.ReportCheck `json:"-"`
+	// ResultDelivery: "reply" when a chat turn waits for the task (TEMP until the results branch lands).
+	ResultDelivery string `json:"-"`
 }
 
 // Limits of free-text fields, in characters.

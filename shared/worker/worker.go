@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,7 +66,9 @@ type AgentReader interface {
 // Tools executes the collaboration tools an agent may call. Nil means the
 // agent has no tools yet; calls then get a "not available" result.
 type Tools interface {
-	Specs() []models.Tool
+	// Specs are the tools agent a may call (the stage's flags, its
+	// declared tools); the worker runs no other.
+	Specs(a agents.Agent) []models.Tool
 	Call(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, error)
 }
 
@@ -231,7 +234,7 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 			if err := record(Usage{}, TrackEvent{Type: "tool_call", Payload: map[string]any{"tool": call.Name, "input": call.Input, "call": res.ToolCalls}}); err != nil {
 				return res, notRunnable(p, err)
 			}
-			out, wait := w.callTool(ctx, p, call)
+			out, wait := w.callTool(ctx, p, req.Tools, call)
 			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
 			if wait != nil {
 				// The rest of this response's calls are not run: the model
@@ -268,7 +271,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	// The task's tier picks the model unless the agent names its own.
 	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, w.Tiers[p.ModelTier])
 	if w.Tools != nil {
-		req.Tools = w.Tools.Specs()
+		req.Tools = w.Tools.Specs(a)
 	}
 	if p.Resume == nil {
 		req.Messages = []models.Message{{Role: "user", Content: p.Instructions}}
@@ -289,8 +292,10 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 
 // callTool runs one tool call; an error the agent can read becomes the
 // tool's output. A WaitFor ends the attempt instead (returned apart).
-func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, *WaitFor) {
-	if w.Tools == nil {
+func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, offered []models.Tool, call models.ToolCall) (string, *WaitFor) {
+	if w.Tools == nil || !slices.ContainsFunc(offered, func(t models.Tool) bool { return t.Name == call.Name }) {
+		// A model may name a tool it was not given (or one the flags
+		// turned off): it is not run.
 		return "tool " + call.Name + " is not available", nil
 	}
 	out, err := w.Tools.Call(ctx, p, call)

@@ -11,10 +11,12 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models/providers"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/worker"
 )
@@ -25,8 +27,9 @@ func Build(d lambdafn.Deps) (any, error) {
 	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), starter, nil)
 	msgs := &messaging.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}
 	reps := &reports.Service{Store: w.Store, Tasks: w.Tasks, Conversations: w.Store, Bus: w.Bus, Log: d.Log}
-	tools := &tasktools.Tools{Tasks: w.Tasks, Messages: msgs, Reports: reps}
-	if d.Config.Flags.Sessions {
+	tools := &tasktools.Tools{Flags: d.Config.Flags, Tasks: w.Tasks, Messages: msgs, Reports: reps,
+		Memories: &memory.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}}
+	if d.Config.Flags.On(settings.FlagSessions) {
 		tools.Sessions = sessionwiring.New(d, w.Store, starter, nil, nil)
 	}
 	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store),
