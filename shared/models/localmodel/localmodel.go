@@ -58,6 +58,10 @@ type AgentReader interface {
 //	           the second reads its own inbox (get_agent_inbox)
 //	recall     the first call searches the memories (search_memories) for
 //	           the last user message
+//	report-async:S  the first call requests a research_summary report from
+//	           agent S without waiting for it (request_report)
+//	spend:N    every call asks for one of the offered tools (in turn) and
+//	           reports N output tokens: only a token budget stops it
 //
 // Each scripted call is made only when the request offers its tool (the
 // flags and the agent's declared tools decide): otherwise the model
@@ -186,7 +190,17 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 		resp.Text = answer(req, v) + " Report: " + lastTool(req)
 		resp.OutputTokens = models.EstimateTokens(resp.Text)
 		return resp, nil
-	case "delegate-async", "collab", "handoff", "message", "recall":
+	case "spend":
+		if len(req.Tools) > 0 {
+			calls := toolResults(req)
+			t := req.Tools[calls%len(req.Tools)]
+			resp.ToolCalls = []models.ToolCall{{ID: fmt.Sprintf("call-%d", calls+1), Name: t.Name, Input: "{}"}}
+		} else {
+			resp.Text = answer(req, v)
+		}
+		resp.OutputTokens = n
+		return resp, nil
+	case "delegate-async", "collab", "handoff", "message", "recall", "report-async":
 		if call, ok := scripted(req, kind, arg); ok {
 			resp.ToolCalls, resp.OutputTokens = []models.ToolCall{call}, 24
 			return resp, nil
@@ -241,6 +255,9 @@ func scripted(req models.Request, kind, arg string) (models.ToolCall, bool) {
 		name, input = "send_agent_message", map[string]any{"to_agent": arg, "message": "The user asked: " + clip(last, 300), "message_type": "request"}
 	case kind == "message" && step == 1:
 		name, input = "get_agent_inbox", map[string]any{"unread_only": true}
+	case kind == "report-async" && step == 0:
+		name, input = "request_report", map[string]any{"to_agent": arg, "report_type": "research_summary", "title": "Research: " + clip(last, 80),
+			"parameters": map[string]any{"topic": clip(last, 200)}, "wait_for_result": false}
 	case kind == "recall" && step == 0:
 		name, input = "search_memories", map[string]any{"query": clip(last, 200)}
 	default:
