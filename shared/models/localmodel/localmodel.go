@@ -252,7 +252,7 @@ func scripted(req models.Request, kind, arg string) (models.ToolCall, bool) {
 	case kind == "handoff" && step == 0:
 		name, input = "handoff_to", map[string]any{"to_agent": arg, "reason": "they are better placed to help with this", "context_summary": "The user asked: " + clip(last, 200)}
 	case kind == "message" && step == 0:
-		name, input = "send_agent_message", map[string]any{"to_agent": arg, "message": "The user asked: " + clip(last, 300), "message_type": "request"}
+		name, input = "send_agent_message", map[string]any{"to_agent": arg, "message": "The user asked: " + clip(last, 300), "message_type": "info_request"}
 	case kind == "message" && step == 1:
 		name, input = "get_agent_inbox", map[string]any{"unread_only": true}
 	case kind == "report-async" && step == 0:
