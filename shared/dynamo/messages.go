@@ -43,6 +43,8 @@ type messageItem struct {
 	// ToolCalls and Stopped are a reply's tool loop.
 	ToolCalls []conversations.ToolUse `dynamodbav:"tool_calls,omitempty"`
 	Stopped   string                  `dynamodbav:"stopped,omitempty"`
+	Pending   []conversations.WorkRef `dynamodbav:"pending,omitempty"`
+	ResultOf  *conversations.WorkRef  `dynamodbav:"result_of,omitempty"`
 
 	Rating        int        `dynamodbav:"rating,omitempty"`
 	RatingComment string     `dynamodbav:"rating_comment,omitempty"`
@@ -56,7 +58,7 @@ func toMessageItem(teamID string, m conversations.Message) messageItem {
 		CreatedAt: m.CreatedAt, ReplyTo: m.ReplyTo, DecisionID: m.DecisionID, Strategy: m.Strategy,
 		Contributors: m.Contributors, ModelID: m.ModelID, InputTokens: m.InputTokens, OutputTokens: m.OutputTokens,
 		CostUSD: m.CostUSD, LatencyMS: m.LatencyMS, ContextMemories: m.ContextMemories, Query: m.Query, Rating: m.Rating,
-		ToolCalls: m.ToolCalls, Stopped: m.Stopped,
+		ToolCalls: m.ToolCalls, Stopped: m.Stopped, Pending: m.Pending, ResultOf: m.ResultOf,
 	}
 }
 
@@ -68,7 +70,7 @@ func fromMessageItem(m map[string]types.AttributeValue) (conversations.Message, 
 		CreatedAt: it.CreatedAt, ReplyTo: it.ReplyTo, DecisionID: it.DecisionID, Strategy: it.Strategy,
 		Contributors: it.Contributors, ModelID: it.ModelID, InputTokens: it.InputTokens, OutputTokens: it.OutputTokens,
 		CostUSD: it.CostUSD, LatencyMS: it.LatencyMS, Rating: it.Rating, ContextMemories: it.ContextMemories, Query: it.Query,
-		ToolCalls: it.ToolCalls, Stopped: it.Stopped,
+		ToolCalls: it.ToolCalls, Stopped: it.Stopped, Pending: it.Pending, ResultOf: it.ResultOf,
 	}, err
 }
 
