@@ -1,7 +1,7 @@
 // Package healthfn wires the "health" function: one probe per dependency
 // (the table, the bus, every state machine, every queue). It links the
 // DynamoDB, EventBridge, Step Functions and SQS clients, and only their
-// describe calls are granted (manifest.GrantProbe).
+// describe calls are granted (manifest.GrantDescribe*, GrantGetQueueAttributes).
 package healthfn
 
 import (
