@@ -167,8 +167,8 @@ func pkgOf(f *ssa.Function) *types.Package {
 // operation names f "<service>.<Operation>" when it is an exported method
 // of an SDK service client (*<service>.Client).
 func operation(f *ssa.Function) (string, bool) {
-	recv := f.Signature.Recv()
-	if recv == nil || !f.Object().Exported() {
+	recv, obj := f.Signature.Recv(), f.Object()
+	if recv == nil || obj == nil || !obj.Exported() {
 		return "", false
 	}
 	ptr, ok := recv.Type().(*types.Pointer)
@@ -205,8 +205,11 @@ func transactionItems(f *ssa.Function) []string {
 			if !ok {
 				continue
 			}
-			s := types.Unalias(fa.X.Type().Underlying().(*types.Pointer).Elem())
-			named, ok := s.(*types.Named)
+			ptr, ok := fa.X.Type().Underlying().(*types.Pointer)
+			if !ok {
+				continue
+			}
+			named, ok := types.Unalias(ptr.Elem()).(*types.Named)
 			if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != sdkService+"dynamodb/types" || named.Obj().Name() != "TransactWriteItem" {
 				continue
 			}

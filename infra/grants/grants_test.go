@@ -28,6 +28,9 @@ var program = sync.OnceValues(func() (*grants.Program, error) {
 
 func mustProgram(t *testing.T) *grants.Program {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("loads and builds every function's program")
+	}
 	p, err := program()
 	require.NoError(t, err)
 	return p

@@ -15,10 +15,11 @@ import (
 //   - rta counts every exported method of every type converted to an
 //     interface as reachable, since reflection could call it. The SDK
 //     clients are converted to interfaces (the adapters' ports), so that
-//     would call every operation of every linked client. Nothing here
-//     calls methods through reflection, so a method is reachable only
-//     through a call site: a static call, or an interface call once a
-//     value of its type has been converted to an interface.
+//     would call every operation of every linked client. Here a method
+//     is reachable only through a call site: a static call, or an
+//     interface call once a value of its type has been converted to an
+//     interface. (What reflection does call, encoding/json's
+//     MarshalJSON or fmt's String, makes no AWS call.)
 //   - a function value converted to an interface counts as a dynamic call
 //     of its signature: aws-lambda-go takes the handler as `any` and calls
 //     it with reflect.Value.Call, which no call site shows.
