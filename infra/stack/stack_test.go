@@ -227,10 +227,13 @@ func checkDevLeastPrivilege(t *testing.T, tpl assertions.Template, m map[string]
 		assert.NotContains(t, string(doc), `"Action":"*"`)
 		assert.NotContains(t, string(doc), `"dynamodb:*"`)
 	}
-	// The authorizer only reads the table.
+	// The authorizer reads keys and counts the team's requests (an
+	// update); it puts and deletes nothing and scans nothing.
 	policy := policyOf(t, m, "conclave-dev-authorizer")
 	assert.Contains(t, policy, "dynamodb:GetItem")
+	assert.Contains(t, policy, "dynamodb:UpdateItem")
 	assert.NotContains(t, policy, "dynamodb:PutItem")
+	assert.NotContains(t, policy, "dynamodb:Scan")
 	// The worker may put events; the authorizer may not.
 	assert.Contains(t, policyOf(t, m, "conclave-dev-task-worker"), "events:PutEvents")
 	assert.NotContains(t, policy, "events:PutEvents")
@@ -249,7 +252,7 @@ func checkDevInvokes(t *testing.T, tpl assertions.Template, m map[string]any) {
 		// Exactly the functions that end tasks may wake a waiting parent.
 		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantCallback), strings.Contains(policy, "states:SendTaskSuccess"), f.Name)
 		// Only the health function describes resources.
-		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantProbe), strings.Contains(policy, "states:DescribeStateMachine"), f.Name)
+		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantDescribeStateMachine), strings.Contains(policy, "states:DescribeStateMachine"), f.Name)
 	}
 	for _, f := range resources(m, "AWS::Lambda::Function") {
 		env := props(f)["Environment"].(map[string]any)["Variables"].(map[string]any)

@@ -48,7 +48,7 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	store := memstore.New()
 	require.NoError(tb, demo.Seed(context.Background(), store))
 	bus := &memstore.Publisher{}
-	rt := httpapi.NewRouter(log, nil)
+	rt := httpapi.NewRouter(log)
 	rt.Bodies = api.BodyRoutes()
 	api.AgentRoutes(rt, agents.NewService(store))
 	ts := tasks.NewService(store, nil, bus, log)

@@ -66,6 +66,14 @@ func TestRoutersServeManifestRoutes(t *testing.T) {
 		sort.Strings(want)
 		sort.Strings(got)
 		assert.Equal(t, want, got, f.Name)
+		// A function with a route that writes replays idempotent POSTs;
+		// one that only reads keeps no records (httpfn.NewReadOnly), so
+		// its code and its grants write nothing.
+		writes := false
+		for _, r := range f.Routes {
+			writes = writes || r.Method != "GET"
+		}
+		assert.Equal(t, writes, rt.Replays(), "%s: replays idempotent POSTs iff it has a route that is not a GET", f.Name)
 	}
 }
 

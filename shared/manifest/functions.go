@@ -7,7 +7,8 @@ var Functions = []Function{
 		Description: "Resolves the team from the X-Api-Key header (HTTP API simple responses).",
 		Trigger:     TriggerAuthorizer,
 		MemoryMB:    256, Timeout: 5,
-		Grants: []Grant{GrantTableRead},
+		// UpdateItem: the team's request counter (TEAM_RATE_LIMIT).
+		Grants: []Grant{GrantGetItem, GrantUpdateItem},
 	},
 	{
 		Name:        "health",
@@ -15,7 +16,7 @@ var Functions = []Function{
 		Trigger:     TriggerHTTP,
 		Routes:      []Route{{"GET", "/v1/health"}},
 		MemoryMB:    256, Timeout: 10,
-		Grants: []Grant{GrantProbe},
+		Grants: []Grant{GrantDescribeTable, GrantDescribeEventBus, GrantDescribeStateMachine, GrantGetQueueAttributes},
 	},
 	{
 		Name:        "agents",
@@ -32,7 +33,7 @@ var Functions = []Function{
 			{"PUT", "/v1/team/default-agent"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants: []Grant{GrantTableWrite},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem},
 	},
 	{
 		Name:        "team",
@@ -47,14 +48,16 @@ var Functions = []Function{
 			{"GET", "/v1/activity"},
 		},
 		MemoryMB: 256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite},
+		Grants:  []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem},
+		Indexes: []string{"gsi1"},
 	},
 	{
 		Name:        "admin",
 		Description: "Operator actions invoked directly (create a team and its first key).",
 		Trigger:     TriggerInvoke,
 		MemoryMB:    256, Timeout: 15,
-		Grants: []Grant{GrantTableWrite},
+		Grants:  []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantConditionCheckItem},
+		Indexes: []string{"gsi1"},
 	},
 	{
 		Name:        "tasks",
@@ -75,21 +78,28 @@ var Functions = []Function{
 		},
 		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
 		MemoryMB: 512, Timeout: 29,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
+		},
+		Indexes: []string{"gsi1", "gsi2"},
 	},
 	{
 		Name:        "task-lifecycle",
 		Description: "Marks a task running, completed, failed or timed_out for the delegation state machine, and registers a waiting parent's task token on its child.",
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    256, Timeout: 15,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantCallback},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantConditionCheckItem, GrantBusPut, GrantCallback},
 	},
 	{
 		Name:        "task-worker",
 		Description: "Runs an agent on a task through the model port, with the collaboration tools (delegation state machine task).",
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels,
+		},
 	},
 	{
 		Name:        "conversations",
@@ -112,8 +122,12 @@ var Functions = []Function{
 		// 29 s: a turn spends at most 24 s on models, below API Gateway's 30 s.
 		MemoryMB: 1024, Timeout: 29,
 		// Step Functions: a reply's delegation, report or session starts
-		// its execution.
-		Grants:  []Grant{GrantTableWrite, GrantBusPut, GrantModels, GrantStartExecution},
+		// its execution (and a report that cannot be stored stops its
+		// task's).
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantModels, GrantStartExecution, GrantStopExecution,
+		},
 		Invokes: []string{"expert-gate"},
 	},
 	{
@@ -122,7 +136,7 @@ var Functions = []Function{
 		Trigger:     TriggerInvoke,
 		// Scoring is CPU-bound; 1024 MB buys a full vCPU.
 		MemoryMB: 1024, Timeout: 10,
-		Grants: []Grant{GrantTableRead},
+		Grants: []Grant{GrantQuery},
 	},
 	{
 		Name:        "discovery",
@@ -134,7 +148,7 @@ var Functions = []Function{
 			{"GET", "/v1/agents/{slug}/availability"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants:  []Grant{GrantTableRead},
+		Grants:  []Grant{GrantGetItem, GrantQuery},
 		Invokes: []string{"expert-gate"},
 	},
 	{
@@ -148,7 +162,8 @@ var Functions = []Function{
 			{"GET", "/v1/routing/analytics/strategies"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants: []Grant{GrantTableRead},
+		Grants:  []Grant{GrantGetItem, GrantQuery},
+		Indexes: []string{"gsi1"},
 	},
 	{
 		Name:        "messages",
@@ -160,7 +175,7 @@ var Functions = []Function{
 			{"POST", "/v1/agents/{slug}/inbox/read"},
 		},
 		MemoryMB: 256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite, GrantBusPut},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut},
 	},
 	{
 		Name:        "memories",
@@ -171,7 +186,7 @@ var Functions = []Function{
 			{"GET", "/v1/agents/{slug}/memories"},
 		},
 		MemoryMB: 256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite, GrantBusPut},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut},
 	},
 	{
 		Name:        "message-fanout",
@@ -180,7 +195,7 @@ var Functions = []Function{
 		Queue:       "agent-messages",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite, GrantDeadLetter},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantDeadLetter},
 	},
 	{
 		Name:        "memory-invalidator",
@@ -189,7 +204,7 @@ var Functions = []Function{
 		Queue:       "memory-events",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite, GrantDeadLetter},
+		Grants: []Grant{GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantDeadLetter},
 	},
 	{
 		Name:         "task-sweeper",
@@ -197,7 +212,11 @@ var Functions = []Function{
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,
 		MemoryMB:     256, Timeout: 60,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStopExecution, GrantCallback},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStopExecution, GrantCallback,
+		},
+		Indexes: []string{"gsi3"},
 	},
 	{
 		Name:        "sessions",
@@ -213,14 +232,20 @@ var Functions = []Function{
 			{"POST", "/v1/sessions/{id}/resume"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantDeleteItem, GrantQuery,
+			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
+		},
 	},
 	{
 		Name:        "session-steps",
 		Description: "Every state of the collaboration machines: begin, plan, one agent's stage (a task of the task model, through the model port), decide a round, synthesize, wait for a human, complete, fail.",
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantCallback, GrantModels},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantCallback, GrantModels,
+		},
 	},
 	{
 		Name:        "reports",
@@ -235,7 +260,10 @@ var Functions = []Function{
 		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
 		MemoryMB: 512, Timeout: 29,
 		// Stop: a task whose report cannot be recorded is canceled.
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStartExecution, GrantStopExecution,
+		},
 	},
 	{
 		Name:        "report-finalizer",
@@ -244,7 +272,7 @@ var Functions = []Function{
 		Queue:       "report-tasks",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 30,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantDeadLetter},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut, GrantDeadLetter},
 	},
 	{
 		Name:        "activity-recorder",
@@ -253,6 +281,6 @@ var Functions = []Function{
 		Queue:       "activity",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 30,
-		Grants: []Grant{GrantTableWrite, GrantDeadLetter},
+		Grants: []Grant{GrantPutItem, GrantUpdateItem, GrantDeadLetter},
 	},
 }
