@@ -93,6 +93,9 @@ type Store struct {
 	sessions    map[key]sessions.Session
 	sessionMsgs map[key][]sessions.Message
 	reports     map[key][]byte // report documents
+	// resultMarkers are the results posted into conversations, by team
+	// and marker (the message id), made on first use.
+	resultMarkers map[key]string
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as
