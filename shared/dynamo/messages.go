@@ -143,6 +143,28 @@ func (s *Store) ListMessages(ctx context.Context, teamID, id string, p paging.Pa
 	return list, next, err
 }
 
+// ListMessagesAfter implements conversations.MessageTail, oldest first:
+// the key range of the conversation's messages from after (BETWEEN, as
+// hasPrefix bounds it), started past after itself (ExclusiveStartKey; a
+// page token, bound to the conversation and after, continues from its
+// last key instead).
+func (s *Store) ListMessagesAfter(ctx context.Context, teamID, convID, after string, p paging.Page) ([]conversations.Message, string, error) {
+	pk := teamPK(teamID)
+	in, err := builtQuery("", keyIs(attrPK, pk).And(expression.Key(attrSK).Between(value(msgSK(convID, after)), value(msgPrefix(convID)+prefixEnd))),
+		expression.ConditionBuilder{}, true)
+	if err != nil {
+		return nil, "", internal(err, "expression")
+	}
+	in.ExclusiveStartKey = key(pk, msgSK(convID, after))
+	list := []conversations.Message{}
+	next, err := s.queryPage(ctx, in, "msgs-after:"+teamID+":"+convID+":"+after, p, func(m map[string]types.AttributeValue) error {
+		msg, err := fromMessageItem(m)
+		list = append(list, msg)
+		return err
+	})
+	return list, next, err
+}
+
 // RecentMessages implements conversations.Store.
 func (s *Store) RecentMessages(ctx context.Context, teamID, id string, n int) ([]conversations.Message, error) {
 	var list []conversations.Message

@@ -44,6 +44,7 @@ var (
 	_ agents.Store                 = (*Store)(nil)
 	_ tasks.Store                  = (*Store)(nil)
 	_ conversations.Store          = (*Store)(nil)
+	_ conversations.MessageTail    = (*Store)(nil)
 	_ conversations.AgentDirectory = (*Store)(nil)
 	_ messaging.Store              = (*Store)(nil)
 	_ messaging.Directory          = (*Store)(nil)

@@ -39,6 +39,6 @@ func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	}
 	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: cfg.Flags.Collaboration, ExpertGate: cfg.Flags.ExpertGate, Ensemble: cfg.Flags.Ensemble}, Tiers: routing.TiersOrDefault(cfg.Tiers), Log: d.Log}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
-		Memories: &memory.Service{Store: store, Dir: store, Bus: bus}, Bus: bus, Log: d.Log}
+		Memories: &memory.Service{Store: store, Dir: store, Bus: bus}, Bus: bus, Tail: store, Log: d.Log}
 	api.ConversationRoutes(rt, svc)
 }
