@@ -301,7 +301,7 @@ func TestASessionsOutcomeIsPostedByItsLead(t *testing.T) {
 	ctx := context.Background()
 	ses := sessions.Session{TeamID: team, ID: ids.New("ses"), ConversationID: f.conv, Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas",
 		Participants: []sessions.Participant{{Agent: "luke", Role: "contributor"}, {Agent: "archie", Role: "contributor"}},
-		Status: sessions.Failed, StatusReason: sessions.ReasonStage, Convergence: "luke's stage failed", Runs: 1, Version: 3}
+		Status:       sessions.Failed, StatusReason: sessions.ReasonStage, Convergence: "luke's stage failed", Runs: 1, Version: 3}
 	require.NoError(t, f.store.CreateSession(ctx, ses))
 	ev := sessions.SessionStatusChanged{TeamID: team, SessionID: ses.ID, Status: sessions.Failed, ConversationID: f.conv}
 	out, err := f.poster.SessionEnded(ctx, ev)
