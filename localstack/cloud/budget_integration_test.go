@@ -321,7 +321,9 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// a task linked to the conversation: the conversation is a
 		// condition of the create's one transaction, no extra call.
 		{op: "POST /v1/tasks (linked to a conversation)", method: "POST", path: lit("/v1/tasks"), status: 201,
-			body: func() any { return map[string]any{"assignee": "luke", "title": "budget linked", "conversation_id": conv} }, max: create,
+			body: func() any {
+				return map[string]any{"assignee": "luke", "title": "budget linked", "conversation_id": conv}
+			}, max: create,
 			then: func(r map[string]any) { linked = str(r, "id") }},
 		{op: "POST /v1/tasks/{id}/start (linked)", method: "POST", path: taskPath(&linked, "/start"), status: 200, max: transition},
 		{op: "POST /v1/tasks/{id}/complete (linked)", method: "POST", path: taskPath(&linked, "/complete"), status: 200,
