@@ -213,11 +213,12 @@ func delegable(t tasks.Task, parent *tasks.Task) expression.ConditionBuilder {
 // conversation it is linked to (a conversation of the team: the key is
 // under the team's partition) checked in the same transaction, second,
 // so an unknown conversation is the reason a create with several
-// problems gives.
+// problems gives. A sub-task's conversation is checked only when it is
+// not its parent's (the parent's was checked when it was created).
 func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task, events []tasks.Event) error {
 	tx := s.txn()
 	tx.create(tasks.ItemTask, toTaskItem(t))
-	if t.ConversationID != "" {
+	if t.ConversationID != "" && (parent == nil || parent.ConversationID != t.ConversationID) {
 		tx.exists(tasks.ItemConversation, key(teamPK(t.TeamID), convSK(t.ConversationID)))
 	}
 	tx.events(t.TeamID, t.ID, events)

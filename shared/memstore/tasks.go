@@ -105,7 +105,7 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 	if _, ok := s.tasks[k]; ok || !s.eventsFree(t.TeamID, t.ID, events) {
 		return &tasks.ConditionFailed{Item: tasks.ItemTask}
 	}
-	if t.ConversationID != "" {
+	if t.ConversationID != "" && (parent == nil || parent.ConversationID != t.ConversationID) {
 		if _, ok := s.convs[key{t.TeamID, t.ConversationID}]; !ok {
 			return &tasks.ConditionFailed{Item: tasks.ItemConversation}
 		}
