@@ -64,6 +64,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/httpapi/
 	go test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) ./shared/api/
 	go test -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime $(FUZZTIME) ./shared/api/
+	go test -run '^$$' -fuzz '^FuzzMessagesLongPoll$$' -fuzztime $(FUZZTIME) ./shared/api/
 
 integration:
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null

@@ -22,6 +22,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/lifecyclefn"
 	"github.com/conclave-ai/conclave/shared/app/memoriesfn"
 	"github.com/conclave-ai/conclave/shared/app/messagesfn"
+	"github.com/conclave-ai/conclave/shared/app/posterfn"
 	"github.com/conclave-ai/conclave/shared/app/recorderfn"
 	"github.com/conclave-ai/conclave/shared/app/reportsfn"
 	"github.com/conclave-ai/conclave/shared/app/routingfn"
@@ -59,6 +60,7 @@ var Builders = map[string]lambdafn.Build{
 	"session-steps":      sessionstepsfn.Build,
 	"reports":            reportsfn.Build,
 	"report-finalizer":   finalizerfn.Build,
+	"result-poster":      posterfn.Build,
 }
 
 // Routers maps each HTTP function to the builder of its router, so tests

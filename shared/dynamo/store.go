@@ -239,7 +239,13 @@ func (s *Store) queryPage(ctx context.Context, in *dynamodb.QueryInput, scope st
 	if err != nil {
 		return "", err
 	}
-	in.TableName, in.ExclusiveStartKey = &s.Table, start
+	in.TableName = &s.Table
+	if start != nil {
+		// A token continues the listing; without one the query starts
+		// where it was built to (the start of its range, or a key the
+		// caller set).
+		in.ExclusiveStartKey = start
+	}
 	if p.Limit > 0 {
 		in.Limit = aws.Int32(int32(p.Limit))
 	}

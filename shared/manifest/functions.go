@@ -275,6 +275,15 @@ var Functions = []Function{
 		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut, GrantDeadLetter},
 	},
 	{
+		Name:        "result-poster",
+		Description: "Posts the result (or failure) of a task, report or session linked to a conversation into it, once, as the message of the agent that did the work (bus -> rule -> SQS).",
+		Trigger:     TriggerSQS,
+		Queue:       "conversation-results",
+		BatchSize:   10,
+		MemoryMB:    256, Timeout: 10,
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeadLetter},
+	},
+	{
 		Name:        "activity-recorder",
 		Description: "Records every Conclave event in the team's activity log (bus -> rule -> SQS).",
 		Trigger:     TriggerSQS,

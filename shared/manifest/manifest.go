@@ -279,6 +279,9 @@ var (
 		// Every task status change, for the reports whose tasks they are; its
 		// consumer times out after 30 s.
 		{Name: "report-tasks", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 180},
+		// The ends of work that may be linked to a conversation, for the
+		// result-poster; its consumer times out after 10 s.
+		{Name: "conversation-results", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
 	}
 
 	Rules = []Rule{
@@ -286,6 +289,7 @@ var (
 		{Name: "agent-messages", Sources: []string{EventSource}, DetailTypes: []string{"AgentMessageSent"}, Queue: "agent-messages"},
 		{Name: "memory-shared", Sources: []string{EventSource}, DetailTypes: []string{"MemoryShared"}, Queue: "memory-events"},
 		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, Queue: "report-tasks"},
+		{Name: "conversation-results", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged"}, Queue: "conversation-results"},
 	}
 
 	StateMachines = []StateMachine{

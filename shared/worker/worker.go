@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/logctx"
+	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/prompts"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -72,12 +74,43 @@ type Tools interface {
 	Call(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, error)
 }
 
+// Brief is what the agent is told about its task beyond what the delegation
+// machine's payload carries (kept small: the payload travels through every
+// state): the task record's type, priority and input artifacts, and the
+// last messages of the conversation the task came from.
+type Brief struct {
+	Type           string
+	Priority       string
+	InputArtifacts []string
+	Conversation   []prompts.Line
+}
+
+// Briefs reads a task's brief at the start of each attempt. An error is
+// the attempt's (a read of the task's own record: the machine retries).
+type Briefs interface {
+	Brief(ctx context.Context, p workflow.TaskInput) (Brief, error)
+}
+
+// Memories gives the agent its memory context, as a chat reply gets it
+// (memory.Service).
+type Memories interface {
+	ForAgent(ctx context.Context, teamID, agent string) (memory.Context, error)
+}
+
 // Worker runs tasks.
 type Worker struct {
 	Agents  AgentReader
 	Model   models.Model
 	Tools   Tools
 	Tracker Tracker // nil: run without a task record (unit tests)
+	// Briefs adds the task record's fields and its conversation to the
+	// prompt; nil: the payload alone.
+	Briefs Briefs
+	// Memories adds the agent's memory context to the prompt; nil: none.
+	// A context that cannot be read is left out (and noted on the task's
+	// timeline): the task still runs.
+	Memories Memories
+	Log      *slog.Logger
 	// Tiers maps a task's model tier to the model asked when the agent
 	// names none of its own (MODEL_TIERS); nil or a missing tier leaves
 	// the provider's default.
@@ -158,6 +191,13 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 		return res, notRunnable(p, err)
 	}
 	return res, runErr
+}
+
+func (w *Worker) log() *slog.Logger {
+	if w.Log != nil {
+		return w.Log
+	}
+	return slog.Default()
 }
 
 // watch cancels the attempt once the task is no longer running.
@@ -267,7 +307,29 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	if a.Status != agents.StatusActive {
 		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
 	}
-	system := prompts.System(a, prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput})
+	task := prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput}
+	if w.Briefs != nil {
+		br, err := w.Briefs.Brief(ctx, p)
+		if apperr.Is(err, apperr.ENOTFOUND) {
+			return models.Request{}, res, review{}, workflow.InvalidTask{Msg: "task " + p.TaskID + " not found"}
+		}
+		if err != nil {
+			return models.Request{}, res, review{}, err
+		}
+		task.Type, task.Priority, task.InputArtifacts, task.Conversation = br.Type, br.Priority, br.InputArtifacts, br.Conversation
+	}
+	system := prompts.System(a, task)
+	if w.Memories != nil {
+		mc, err := w.Memories.ForAgent(ctx, p.TeamID, a.Slug)
+		if err != nil {
+			w.log().WarnContext(ctx, "memory context unavailable; the task runs without it", "agent", a.Slug, "error", err.Error())
+			if rerr := record(Usage{}, TrackEvent{Type: "progress", Payload: map[string]any{"message": "memory context unavailable; working without it"}}); rerr != nil {
+				return models.Request{}, res, review{}, notRunnable(p, rerr)
+			}
+		} else {
+			system += prompts.Memories(mc)
+		}
+	}
 	// The task's tier picks the model unless the agent names its own.
 	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, w.Tiers[p.ModelTier])
 	if w.Tools != nil {

@@ -50,7 +50,7 @@ func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble}, Tiers: routing.TiersOrDefault(cfg.Tiers), Log: d.Log}
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
-		Memories: mem, Bus: bus, Tools: chatTools(d, store, mem), Log: d.Log}
+		Memories: mem, Bus: bus, Tools: chatTools(d, store, mem), Tail: store, Log: d.Log}
 	api.ConversationRoutes(rt, svc)
 }
 

@@ -1,6 +1,8 @@
 // Package workerfn wires the "task-worker" function: one agent on one task
 // through the model port, with the collaboration tools (report requests
-// among them), the model tier of its task and the report check. It links DynamoDB,
+// among them), the model tier of its task, the report check, and what the
+// agent is told beyond the payload (its task record's fields, its
+// conversation's last messages, its memories). It links DynamoDB,
 // EventBridge, Step Functions (sub-delegations start executions) and
 // Bedrock.
 package workerfn
@@ -17,6 +19,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/settings"
+	"github.com/conclave-ai/conclave/shared/taskbrief"
 	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/worker"
 )
@@ -34,6 +37,10 @@ func Build(d lambdafn.Deps) (any, error) {
 	}
 	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store),
 		Tools: tools, Tracker: tasktools.Tracker{Tasks: w.Tasks},
-		Tiers: routing.TiersOrDefault(d.Config.Tiers), Reviewer: tasktools.Reviewer{}}
+		Tiers: routing.TiersOrDefault(d.Config.Tiers), Reviewer: tasktools.Reviewer{},
+		// The task record's fields and its conversation, and the
+		// assignee's memories, as a chat reply's agent has them.
+		Briefs:   taskbrief.Reader{Tasks: w.Store, Conversations: w.Store},
+		Memories: &memory.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}, Log: d.Log}
 	return run.Run, nil
 }
