@@ -61,9 +61,6 @@ type RequestInput struct {
 	Format         string          `json:"format"`
 	ConversationID string          `json:"conversation_id"`
 	ParentTaskID   string          `json:"parent_task_id"`
-	// ResultDelivery is the report task's (tasks.CreateInput): "reply"
-	// when a chat turn waits for the report; never set by API clients.
-	ResultDelivery string `json:"-"`
 }
 
 // request is a validated RequestInput.
@@ -218,7 +215,6 @@ func (s *Service) Request(ctx context.Context, teamID string, creator tasks.Crea
 		Assignee: r.To, CreatedByAgent: r.From, ParentID: r.ParentTaskID, ConversationID: r.ConversationID,
 		Type: r.template.TaskType, Title: rep.Title, Instructions: Instructions(r.template, rep.Title, rep.Format, rep.MaxSections, r.params),
 		ExpectedOutput: ExpectedOutput(r.template, rep.Format), ModelTier: rep.ModelTier, Report: check, Execute: &execute,
-		ResultDelivery: r.ResultDelivery,
 	}, true)
 	if err != nil {
 		return Report{}, renameFields(err)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/reports"
@@ -61,58 +60,21 @@ func (t *Tools) requestReport(ctx context.Context, c caller, input []byte) (resu
 		Type: in.ReportType, To: to, Title: in.Title, Parameters: params, Format: in.Format,
 		MaxSections: in.MaxSections, ParentTaskID: c.taskID, ConversationID: c.conversationID,
 	}
-	if c.inChat() && in.WaitForResult {
-		req.ResultDelivery = "reply" // the turn delivers it; released to the conversation if it runs late
-	}
 	r, err := t.Reports.Request(ctx, c.teamID, tasks.Creator{Type: "agent", ID: c.agent}, req)
 	if err != nil {
 		return refused(err)
 	}
-	ref := &conversations.WorkRef{Type: "report", ID: r.ID, Agent: r.To, Status: string(r.Status)}
 	switch {
-	case in.WaitForResult && !c.inChat():
-		return result{}, worker.WaitFor{ChildTaskID: r.TaskID}
-	case in.WaitForResult:
-		if left := time.Until(c.waitUntil); left > 0 {
-			if got, err := t.Tasks.Wait(ctx, c.teamID, r.TaskID, left); err == nil && got.Status.Terminal() {
-				return t.reportNow(ctx, c, r.ID)
-			}
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		got, err := t.Tasks.ReleaseToConversation(rctx, c.teamID, r.TaskID)
-		if err != nil {
-			return result{}, err
-		}
-		if got.Status.Terminal() {
-			return t.reportNow(ctx, c, r.ID)
-		}
-		return result{text: fmt.Sprintf("report %s (%s) from %s is still being written; it will be posted in this conversation when it is done. Tell the user.", r.ID, r.Type, r.To), pending: ref}, nil
 	case c.inChat():
-		return result{text: fmt.Sprintf("requested report %s (%s) from %s; it will be posted in this conversation when it is done, or read it with get_report", r.ID, r.Type, r.To), pending: ref}, nil
+		// A report of a chat is never waited for in the reply: it is
+		// posted in the conversation when it is done (result_of), so it
+		// is delivered once, whenever it ends.
+		return result{text: fmt.Sprintf("requested report %s (%s) from %s; it will be posted in this conversation when it is done (or read it with get_report). Tell the user.", r.ID, r.Type, r.To),
+			pending: &conversations.WorkRef{Type: "report", ID: r.ID, Agent: r.To, Status: string(r.Status)}}, nil
+	case in.WaitForResult:
+		return result{}, worker.WaitFor{ChildTaskID: r.TaskID}
 	}
 	return text(fmt.Sprintf("requested report %s (%s) from %s as task %s; read it with get_report", r.ID, r.Type, r.To, r.TaskID))
-}
-
-// reportNow is a report whose task has ended: its summary once the
-// report is final (the finalizer runs right after the task), or where it
-// stands.
-func (t *Tools) reportNow(ctx context.Context, c caller, id string) (result, error) {
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		r, err := t.Reports.Get(ctx, c.teamID, id)
-		if err != nil {
-			return refused(err)
-		}
-		if r.Status.Terminal() || !time.Now().Before(deadline) || !time.Now().Before(c.waitUntil) {
-			return text(r.Summary(maxReportSummary))
-		}
-		select {
-		case <-ctx.Done():
-			return text(r.Summary(maxReportSummary))
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 // getReport reads a report of the team: where it stands, and its sections

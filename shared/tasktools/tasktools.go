@@ -185,7 +185,7 @@ func (t *Tools) delegate(ctx context.Context, c caller, input []byte) (result, e
 		ExpectedOutput: in.ExpectedOutput, Priority: in.Priority, ConversationID: c.conversationID, CreatedByAgent: c.agent,
 	}
 	if c.inChat() && wait {
-		create.ResultDelivery = "reply" // the turn delivers it; released to the conversation if it runs late
+		create.ResultDelivery = tasks.DeliverInReply // released to the conversation if it runs late
 	}
 	child, err := t.Tasks.Create(ctx, c.teamID, tasks.Creator{Type: "agent", ID: c.agent}, create, true)
 	if err != nil {
