@@ -93,6 +93,11 @@ type Store struct {
 	sessions    map[key]sessions.Session
 	sessionMsgs map[key][]sessions.Message
 	reports     map[key][]byte // report documents
+
+	// Consultations (consultations.go), made on first use.
+	consultations map[key][]byte // consultation documents
+	escalations   map[key][]byte // escalation documents
+	consActive    map[key]int    // active consultations by team and requester
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as
