@@ -163,8 +163,14 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	}
 	err = s.Store.CreateConsultation(ctx, c, MaxActivePerAgent)
 	if errors.Is(err, ErrActiveLimit) {
-		var open []string
-		for _, h := range history {
+		// Read again: the consultations that hold the slots may have been
+		// created by concurrent requests after history was read.
+		current, herr := s.history(ctx, teamID)
+		if herr != nil {
+			return Consultation{}, herr
+		}
+		open := []string{}
+		for _, h := range current {
 			if h.RequestingAgent == c.RequestingAgent && h.Status.Active() {
 				open = append(open, h.ID)
 			}

@@ -37,8 +37,8 @@ func fixture(t *testing.T) (*consultations.Service, *memstore.Store, *memstore.P
 	require.NoError(t, store.CreateTeam(ctx, teams.Team{ID: team, Name: "c"}, teams.APIKey{ID: "key_c", TeamID: team, Status: "active"}, "hash-c"))
 	for _, a := range []agents.Agent{
 		agent("frontend", "Fran", agents.StatusActive, agents.Skill{Name: "ui", Description: "user interfaces", Keywords: []string{"ui", "react", "css"}}),
-		agent("backend", "Ben", agents.StatusActive, agents.Skill{Name: "api design", Description: "APIs, database schema, models", Keywords: []string{"api", "model", "database", "schema", "endpoint", "fields"}}),
-		agent("security", "Sec", agents.StatusActive, agents.Skill{Name: "security review", Description: "authentication, vulnerabilities", Keywords: []string{"auth", "authentication", "security", "vulnerability", "token", "jwt"}}),
+		agent("backend", "Ben", agents.StatusActive, agents.Skill{Name: "api-design", Description: "APIs, database schema, models", Keywords: []string{"api", "model", "database", "schema", "endpoint", "fields"}}),
+		agent("security", "Sec", agents.StatusActive, agents.Skill{Name: "security-review", Description: "authentication, vulnerabilities", Keywords: []string{"auth", "authentication", "security", "vulnerability", "token", "jwt"}}),
 		agent("devops", "Dev", agents.StatusPaused, agents.Skill{Name: "deploy", Description: "deployment", Keywords: []string{"docker", "deploy"}}),
 	} {
 		require.NoError(t, store.CreateAgent(ctx, a))
