@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/adminfn"
 	"github.com/conclave-ai/conclave/shared/app/agentsfn"
 	"github.com/conclave-ai/conclave/shared/app/authorizerfn"
+	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
 	"github.com/conclave-ai/conclave/shared/app/conversationsfn"
 	"github.com/conclave-ai/conclave/shared/app/discoveryfn"
 	"github.com/conclave-ai/conclave/shared/app/expertgatefn"
@@ -59,6 +60,7 @@ var Builders = map[string]lambdafn.Build{
 	"sessions":           sessionsfn.Build,
 	"session-steps":      sessionstepsfn.Build,
 	"reports":            reportsfn.Build,
+	"consultations":      consultationsfn.Build,
 	"report-finalizer":   finalizerfn.Build,
 	"result-poster":      posterfn.Build,
 }
@@ -77,6 +79,7 @@ var Routers = map[string]func(lambdafn.Deps) *httpapi.Router{
 	"memories":      memoriesfn.Router,
 	"sessions":      sessionsfn.Router,
 	"reports":       reportsfn.Router,
+	"consultations": consultationsfn.Router,
 }
 
 // Handler builds the handler of the manifest function name with d (whose

@@ -17,6 +17,7 @@ var RouteFlags = map[string]string{
 	"POST /v1/conversations/{id}/agents":  "collaboration",
 	"POST /v1/agents/{slug}/messages":     "collaboration",
 	"POST /v1/agents/{slug}/memories":     "collaboration",
+	"POST /v1/consultations":              "collaboration",
 	// task_delegation (enable_task_delegation): tasks and reports.
 	"POST /v1/tasks":               "task_delegation",
 	"POST /v1/tasks/{id}/delegate": "task_delegation",

@@ -266,6 +266,25 @@ var Functions = []Function{
 		},
 	},
 	{
+		Name:        "consultations",
+		Description: "Consultations API: an agent asks for help, the ExpertGate (in process) chooses the specialist, the curated context package (secrets redacted), the specialist's answer through the model port, loop detection and escalation to a human, outcomes, metrics.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"POST", "/v1/consultations"},
+			{"GET", "/v1/consultations"},
+			{"GET", "/v1/consultations/metrics"},
+			{"GET", "/v1/consultations/{id}"},
+			{"POST", "/v1/consultations/{id}/exchanges"},
+			{"POST", "/v1/consultations/{id}/outcome"},
+			{"GET", "/v1/escalations"},
+			{"POST", "/v1/escalations/{id}/resolve"},
+		},
+		// 29 s: the specialist's answer is bounded at 20 s, below API
+		// Gateway's 30 s; 1024 MB for the gate's scoring in process.
+		MemoryMB: 1024, Timeout: 29,
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut, GrantModels},
+	},
+	{
 		Name:        "report-finalizer",
 		Description: "Brings a report up to date on each status change of its task; at the end parses and validates the answer, stores a completed report as a procedural memory and publishes ReportFinished (bus -> rule -> SQS).",
 		Trigger:     TriggerSQS,

@@ -97,6 +97,11 @@ type Store struct {
 	// resultMarkers are the results posted into conversations, by team
 	// and marker (the message id), made on first use.
 	resultMarkers map[key]string
+
+	// Consultations (consultations.go), made on first use.
+	consultations map[key][]byte // consultation documents
+	escalations   map[key][]byte // escalation documents
+	consActive    map[key]int    // active consultations by team and requester
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as

@@ -19,6 +19,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
@@ -49,6 +50,8 @@ type Tools struct {
 	// Reports serves request_report and get_report; nil answers them
 	// "not available".
 	Reports *reports.Service
+	// Consultations serves consult_specialist; nil leaves the tool out.
+	Consultations *consultations.Service
 }
 
 var _ worker.Tools = (*Tools)(nil)
@@ -64,6 +67,7 @@ var specs = map[string]models.Tool{
 	toolset.StartCollaboration: startCollaborationSpec,
 	toolset.HandoffTo:          {Name: toolset.HandoffTo, Description: `Hand this conversation over to a colleague better placed to help: they answer the user from the next message on. Input: {"to_agent": slug, "reason", "context_summary"}`},
 	toolset.SearchMemories:     {Name: toolset.SearchMemories, Description: `Search what you and the team remember (shared memories and your own). Input: {"query", "limit": 5}`},
+	toolset.ConsultSpecialist:  consultSpec,
 	toolset.ShareMemory:        {Name: toolset.ShareMemory, Description: `Share something the whole team should remember. Input: {"content", "type": "fact|preference|procedural|episodic"}`},
 }
 
@@ -75,7 +79,7 @@ func (t *Tools) offered(a agents.Agent, where toolset.Where) []models.Tool {
 	}
 	var out []models.Tool
 	for _, name := range toolset.Allowed(t.Flags, declared, where) {
-		if name == toolset.StartCollaboration && t.Sessions == nil {
+		if name == toolset.StartCollaboration && t.Sessions == nil || name == toolset.ConsultSpecialist && t.Consultations == nil {
 			continue
 		}
 		out = append(out, specs[name])
@@ -128,6 +132,7 @@ func (t *Tools) tools() map[string]tool {
 		toolset.HandoffTo:          t.handoffTo,
 		toolset.SearchMemories:     t.searchMemories,
 		toolset.ShareMemory:        t.shareMemory,
+		toolset.ConsultSpecialist:  t.consult,
 	}
 }
 

@@ -29,6 +29,7 @@ const (
 	HandoffTo          = "handoff_to"
 	SearchMemories     = "search_memories"
 	ShareMemory        = "share_memory"
+	ConsultSpecialist  = "consult_specialist"
 )
 
 // Where a tool is called from.
@@ -65,6 +66,9 @@ var Catalog = []Tool{
 	{Name: HandoffTo, Flag: settings.FlagCollaboration, Where: InChat},
 	{Name: SearchMemories, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
 	{Name: ShareMemory, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
+	// A consultation: the orchestrator picks the specialist and curates
+	// the context (shared/consultations).
+	{Name: ConsultSpecialist, Flag: settings.FlagCollaboration, Where: Anywhere},
 }
 
 // Known reports whether name is a tool of the catalog.

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
@@ -63,6 +64,8 @@ func chatTools(d lambdafn.Deps, store *dynamo.Store, mem *memory.Service) conver
 	tools := &tasktools.Tools{Flags: d.Config.Flags, Tasks: w.Tasks, Memories: mem,
 		Messages: &messaging.Service{Store: store, Dir: store, Bus: w.Bus},
 		Reports:  &reports.Service{Store: store, Tasks: w.Tasks, Conversations: store, Bus: w.Bus, Log: d.Log}}
+	// consult_specialist: the same service as POST /v1/consultations.
+	tools.Consultations = consultationsfn.Service(d, store, w.Bus)
 	if d.Config.Flags.On(settings.FlagSessions) {
 		tools.Sessions = sessionwiring.New(d, store, starter, nil, nil)
 	}

@@ -8,6 +8,7 @@
 package workerfn
 
 import (
+	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -32,6 +33,8 @@ func Build(d lambdafn.Deps) (any, error) {
 	reps := &reports.Service{Store: w.Store, Tasks: w.Tasks, Conversations: w.Store, Bus: w.Bus, Log: d.Log}
 	tools := &tasktools.Tools{Flags: d.Config.Flags, Tasks: w.Tasks, Messages: msgs, Reports: reps,
 		Memories: &memory.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}}
+	// consult_specialist: the same service as POST /v1/consultations.
+	tools.Consultations = consultationsfn.Service(d, w.Store, w.Bus)
 	if d.Config.Flags.On(settings.FlagSessions) {
 		tools.Sessions = sessionwiring.New(d, w.Store, starter, nil, nil)
 	}
