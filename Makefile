@@ -9,11 +9,21 @@ FUNCTIONS := $(notdir $(wildcard functions/*))
 ENV ?= dev
 CDK ?= npx --yes aws-cdk@2.1033.0
 CDKLOCAL ?= npx --yes --package aws-cdk@2.1033.0 --package aws-cdk-local@3.0.4 cdklocal
+# -trimpath for every go command: without it the build cache keys each of
+# this repository's packages by the checkout's directory, so a fresh clone
+# (CI) recompiled and relinked all of them (and their vet and fuzz builds)
+# even with a warm cache. Function binaries were built with it already.
+export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(shell go env GOFLAGS 2>/dev/null)))
 # The integration run uses its own ports and state so it never collides with
 # a `make run` in another terminal.
 # Failed queue messages are retried after 1 s instead of the visibility
 # timeout, so the dead-letter paths take seconds (see localstack/cloud/esm.go).
 TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_PORT=4591 CONCLAVE_MOTO_PORT=4592 CONCLAVE_DYNAMO_PORT=4593 CONCLAVE_SQS_RETRY_SECONDS=1
+# Integration tests run in parallel (mustEnv in localstack/cloud): at most
+# this many at once. They mostly wait on executions and queues, but beyond
+# about 8 the local cloud's two cores are the limit and more only stretch
+# each test's waits.
+INTEGRATION_PARALLEL ?= 8
 SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_PORT=4595 CONCLAVE_MOTO_PORT=4596 CONCLAVE_DYNAMO_PORT=4597
 
 .PHONY: run up down status venv dynamodb test unit fuzz integration contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
@@ -39,38 +49,44 @@ dynamodb:
 ## test: lint, unit tests (incl. CDK stack tests), then integration and end-to-end tests against a fresh local cloud.
 ## The local cloud starts in the background while gofmt/vet, unit and fuzz tests run (on a fresh machine that overlaps
 ## fetching moto, DynamoDB Local and the test tools with compiling), and stops whatever happens. cfn-lint runs beside
-## the integration tests (they mostly wait on the cloud), which end with the contract test (schemathesis,
-## localstack/contract.sh) against the same cloud.
+## the integration tests, and the contract test (schemathesis, localstack/contract.sh) beside the Go ones, against
+## the same cloud. go test's own vet is off here (GOTESTFLAGS): golint has vetted the same files with every analyzer,
+## and go test's smaller set of analyzers does not share vet's cache (on a cold cache it re-vetted every dependency).
 test:
 	@mkdir -p .local; rm -f .local/test-up.rc; \
 	  ( $(TEST_ENV) localstack/cloud.sh up > .local/test-up.log 2>&1; echo $$? > .local/test-up.rc; \
 	    localstack/contract.sh venv > .local/test-tools.log 2>&1 ) & up=$$!; \
-	  status=0; $(MAKE) --no-print-directory golint unit fuzz || status=$$?; \
+	  status=0; $(MAKE) --no-print-directory golint unit fuzz GOTESTFLAGS=-vet=off || status=$$?; \
 	  wait $$up; \
 	  if [ $$status -eq 0 ] && [ "$$(cat .local/test-up.rc)" != 0 ]; then echo "the local cloud did not start:"; cat .local/test-up.log; status=1; fi; \
 	  if [ $$status -eq 0 ]; then \
 	    ( $(MAKE) --no-print-directory cfn-lint > .local/test-cfn-lint.log 2>&1; echo $$? > .local/test-cfn-lint.rc ) & lint=$$!; \
-	    $(MAKE) --no-print-directory integration || status=$$?; \
+	    $(MAKE) --no-print-directory integration GOTESTFLAGS=-vet=off || status=$$?; \
 	    wait $$lint; cat .local/test-cfn-lint.log; [ "$$(cat .local/test-cfn-lint.rc)" = 0 ] || status=1; \
 	  fi; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 unit:
-	go test -count=1 ./...
+	go test $(GOTESTFLAGS) -count=1 ./...
 
 ## fuzz: every request decoder fuzzed briefly (never a panic, a 5xx, or a change from a refused request); FUZZTIME=… for longer
 FUZZTIME ?= 3s
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/httpapi/
-	go test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) ./shared/api/
-	go test -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime $(FUZZTIME) ./shared/api/
-	go test -run '^$$' -fuzz '^FuzzMessagesLongPoll$$' -fuzztime $(FUZZTIME) ./shared/api/
+	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/httpapi/
+	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) ./shared/api/
+	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime $(FUZZTIME) ./shared/api/
+	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzMessagesLongPoll$$' -fuzztime $(FUZZTIME) ./shared/api/
 
+## integration: the Go integration and end-to-end tests, the contract test beside them (its own team; its report
+## is printed after theirs). Packages one at a time (-p 1): localstack/cloud's serial tests move the sweeper's
+## clock, which would end the end-to-end tests' tasks on the shared demo team.
 integration:
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
 	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
-	  status=0; go test -count=1 -tags integration,e2e -p 1 ./localstack/... ./infra/e2e/... || status=$$?; \
-	  localstack/contract.sh || status=$$?; \
+	  status=0; mkdir -p "$$CONCLAVE_STATE_DIR"; \
+	  ( localstack/contract.sh > "$$CONCLAVE_STATE_DIR/contract.log" 2>&1 ) & contract=$$!; \
+	  go test $(GOTESTFLAGS) -count=1 -tags integration,e2e -p 1 -parallel $(INTEGRATION_PARALLEL) ./localstack/... ./infra/e2e/... || status=$$?; \
+	  wait $$contract || status=1; cat "$$CONCLAVE_STATE_DIR/contract.log"; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 ## contract: schemathesis against the API of `make up` (or any CONCLAVE_BASE_URL and CONCLAVE_API_KEY)
@@ -115,10 +131,13 @@ localstack-down:
 ## lint: gofmt and go vet, then cfn-lint on the synthesized dev and prod templates (about 15 s)
 lint: golint cfn-lint
 
+## golint: gofmt, then go vet once with every test build tag: no file is excluded by a tag, so this pass vets every
+## file the untagged one would (a second pass per tag set re-vetted the packages whose files differ).
 golint:
 	@out=$$(gofmt -l functions shared localstack infra statemachines events); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	go vet ./...
-	go vet -tags integration,e2e ./...
+	@out=$$(grep -rl --include='*.go' '^//go:build.*!' functions shared localstack infra statemachines events); \
+	  if [ -n "$$out" ]; then echo "a file excluded by a build tag, which the one vet pass below would not vet:"; echo "$$out"; exit 1; fi
+	go vet -tags integration,e2e,soak ./...
 
 cfn-lint:
 	@localstack/cfnlint.sh

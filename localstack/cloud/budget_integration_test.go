@@ -152,7 +152,7 @@ type step struct {
 // deterministic model reads the agent it answers as: one DynamoDB GetItem
 // per agent asked, which in AWS is the Bedrock call instead.
 func TestAWSCallBudgetsPerOperation(t *testing.T) {
-	e := mustEnv(t)
+	e := mustSerialEnv(t)
 	d := mustDemoTeam(t, e)
 	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
 	require.NotEmpty(t, api.Base)

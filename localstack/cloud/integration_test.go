@@ -23,6 +23,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
@@ -49,15 +50,38 @@ type env struct {
 	store *dynamo.Store
 }
 
-func mustEnv(tb testing.TB) env {
+// mustEnv connects to the running local cloud and runs the test in parallel
+// with the package's other parallel tests (go test -parallel; make test sets
+// how many at once). That is safe because every test works in a team of its
+// own (mustTeam, mustDemoTeam), and it is what keeps the suite's time near
+// its longest test rather than the sum: most of a test's time is spent
+// waiting on executions, queues and retry delays. A test that acts beyond
+// its team calls mustSerialEnv instead.
+func mustEnv(t *testing.T) env {
+	t.Helper()
+	t.Parallel()
+	return connect(t)
+}
+
+// mustSerialEnv connects to the local cloud for a test that must not run
+// beside the others: one that moves the sweeper's clock (it would end
+// every team's executions due before then) or counts every invocation of a
+// function. Go runs such tests first, one at a time, before the parallel
+// ones start.
+func mustSerialEnv(t *testing.T) env {
+	t.Helper()
+	return connect(t)
+}
+
+func connect(tb testing.TB) env {
 	tb.Helper()
 	edge, stage := os.Getenv("CONCLAVE_EDGE_URL"), os.Getenv("CONCLAVE_STAGE")
 	if edge == "" || stage == "" {
 		tb.Fatal("CONCLAVE_EDGE_URL and CONCLAVE_STAGE are not set: run `make test`, or `make up` and load .local/cloud.env")
 	}
-	tb.Setenv("AWS_ACCESS_KEY_ID", "test")
-	tb.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"), config.WithBaseEndpoint(edge))
+	// Static credentials rather than t.Setenv, which a parallel test may not call.
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"), config.WithBaseEndpoint(edge),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
 	require.NoError(tb, err)
 	names := manifest.Names{Stage: stage}
 	return env{cfg: cfg, names: names, store: dynamo.New(dynamodb.NewFromConfig(cfg), names.Table())}

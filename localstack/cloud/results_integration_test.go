@@ -311,7 +311,7 @@ func TestFailingResultEventGoesToItsDeadLetterQueue(t *testing.T) {
 // unknown) conversation 404 not_found and writes nothing: no task, no
 // report, no session, no execution started.
 func TestForeignConversationIDIsNotFoundAndWritesNothing(t *testing.T) {
-	e := mustEnv(t)
+	e := mustSerialEnv(t) // it counts every execution of the local cloud
 	d := mustDemoTeam(t, e)
 	other := mustDemoTeam(t, e)
 	foreign := other.conversation("kyra")

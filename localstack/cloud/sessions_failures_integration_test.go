@@ -65,7 +65,7 @@ func TestSessionHangingAgentEndsTimedOutByItsDeadline(t *testing.T) {
 // times out is the same) leaves the session unfinished: the sweeper ends it
 // timed_out once its deadline and the grace have passed.
 func TestSessionSweeperEndsSessionsWhoseExecutionIsGone(t *testing.T) {
-	e := mustEnv(t)
+	e := mustSerialEnv(t)
 	d := mustDemoTeam(t, e)
 	d.script(e, "archie", "timeout")
 	id := d.start(map[string]any{"pattern": "brainstorm", "max_duration_seconds": 60, "participants": twoContributors("luke", "archie")})

@@ -314,7 +314,7 @@ func TestCancelStopsTheExecution(t *testing.T) {
 // out execution is the same) leaves the task running: the sweeper ends it
 // timed_out once its deadline has passed, and releases the slot.
 func TestSweeperEndsTasksWhoseExecutionIsGone(t *testing.T) {
-	e := mustEnv(t)
+	e := mustSerialEnv(t)
 	team := mustTeam(t, e)
 	mustAgent(t, e, team, "sloth", &agents.Model{Provider: "local", Script: "timeout"})
 	svc, c := taskService(t, e)

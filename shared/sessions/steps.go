@@ -86,18 +86,24 @@ func notRunnable(ses Session, why string) error {
 }
 
 // secondsLeft is a stage state's timeout: the session's time left, but
-// no more than a task's budget plus a margin (the stage's own context ends
-// at the budget, so the function answers before the state gives up).
+// no more than a task's budget, each plus a margin. The stage's own context
+// ends at the budget or the deadline, whichever comes first, so the
+// function answers (TaskTimedOut past the deadline) before the state gives
+// up; the state's timeout is only the backstop for a function that never
+// answers. Without the margin the two raced: on a busy machine the state's
+// States.Timeout could come first, and moto's interpreter turns a
+// States.Timeout inside a Map iteration into a runtime error, so the
+// session ended failed instead of timed_out.
 func (s *Service) secondsLeft(ses Session) int {
 	limit := workflow.MaxTaskSeconds + stageMarginSeconds
 	if ses.Deadline == nil {
 		return limit
 	}
-	return min(limit, max(1, int(math.Ceil(ses.Deadline.Sub(s.now()).Seconds()))))
+	return min(limit, max(1, int(math.Ceil(ses.Deadline.Sub(s.now()).Seconds())))+stageMarginSeconds)
 }
 
 // stageMarginSeconds is how much longer a stage state waits than the
-// stage's budget.
+// stage's budget or the session's deadline.
 const stageMarginSeconds = 15
 
 // begin marks the session active for this execution, records the opening
