@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"sort"
@@ -200,7 +201,7 @@ func waitActivity(t *testing.T, e env, team string, match func(activity.Entry) b
 // other tasks are returned to the queue at once.
 func waitDeadLetter(t *testing.T, e env, taskID string) string {
 	t.Helper()
-	return awaitMessage(t, e, "task-dlq", 20*time.Second, func(body string) bool {
+	return awaitMessage(t, e, "task-dlq", 60*time.Second, func(body string) bool {
 		var probe struct {
 			TaskID string `json:"task_id"`
 		}
@@ -238,6 +239,16 @@ func awaitSQSMessage(t *testing.T, e env, queue string, within time.Duration, ma
 				require.NoError(t, err)
 				return m
 			}
+		}
+		// Tests run in parallel and several wait on one dead-letter
+		// queue: what is not ours goes back at once, and we step aside a
+		// moment so another test's receive can take it (otherwise the
+		// fastest poller keeps every message hidden from the others).
+		for _, m := range out.Messages {
+			_, _ = c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: url.QueueUrl, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+		}
+		if len(out.Messages) > 0 {
+			time.Sleep(time.Duration(200+rand.IntN(300)) * time.Millisecond)
 		}
 	}
 	t.Fatalf("no matching message reached %s within %s", queue, within)
