@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"sort"
@@ -239,16 +238,6 @@ func awaitSQSMessage(t *testing.T, e env, queue string, within time.Duration, ma
 				require.NoError(t, err)
 				return m
 			}
-		}
-		// Tests run in parallel and several wait on one dead-letter
-		// queue: what is not ours goes back at once, and we step aside a
-		// moment so another test's receive can take it (otherwise the
-		// fastest poller keeps every message hidden from the others).
-		for _, m := range out.Messages {
-			_, _ = c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: url.QueueUrl, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
-		}
-		if len(out.Messages) > 0 {
-			time.Sleep(time.Duration(200+rand.IntN(300)) * time.Millisecond)
 		}
 	}
 	t.Fatalf("no matching message reached %s within %s", queue, within)

@@ -165,7 +165,7 @@ func posterEvent(t *testing.T, detailType string, detail any) string {
 // the bus — posts nothing more: the marker written with the message is
 // there.
 func TestRedeliveredResultEventPostsOnce(t *testing.T) {
-	e := mustEnv(t)
+	e := mustSerialEnv(t) // it waits on a shared dead-letter queue or the invocation log
 	d := mustDemoTeam(t, e)
 	conv, last := d.chat()
 	st, task := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "Board task", "conversation_id": conv})
@@ -287,7 +287,7 @@ func TestCancelledSessionIsPostedIntoItsConversation(t *testing.T) {
 // the result-poster queue's DLQ with why (an end naming a task that does
 // not exist can never be posted).
 func TestFailingResultEventGoesToItsDeadLetterQueue(t *testing.T) {
-	e := mustEnv(t)
+	e := mustSerialEnv(t) // it waits on a shared dead-letter queue or the invocation log
 	d := mustDemoTeam(t, e)
 	conv := d.conversation("kyra")
 	bogus := ids.New("task")
