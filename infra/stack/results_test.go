@@ -26,13 +26,15 @@ func TestResultPosterGetsExactlyItsGrantsAndItsEvents(t *testing.T) {
 		assert.NotContains(t, poster, action)
 	}
 
-	// AND the ends of tasks, reports and sessions reach its queue (its
-	// consumer dead-letters a failing event after two retries; the
-	// redrive is the ceiling throttling cannot reach)
+	// AND the ends of tasks, reports and sessions linked to a
+	// conversation reach its queue, and nothing else (its consumer
+	// dead-letters a failing event after two retries; the redrive is the
+	// ceiling throttling cannot reach)
 	tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
 		"Name": "conclave-dev-conversation-results",
-		"EventPattern": map[string]any{"source": []any{"conclave"},
-			"detail-type": []any{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged"}},
+		"EventPattern": assertions.Match_ObjectEquals(&map[string]any{"source": []any{"conclave"},
+			"detail-type": []any{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged"},
+			"detail":      map[string]any{"conversation_id": []any{map[string]any{"exists": true}}}}),
 	})
 	tpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), map[string]any{
 		"QueueName": "conclave-dev-conversation-results", "VisibilityTimeout": 60,

@@ -207,14 +207,28 @@ type Rule struct {
 	Name        string
 	Sources     []string
 	DetailTypes []string // empty: every detail type
-	Queue       string
+	// DetailPresent are fields of the detail an event must have to match
+	// (an "exists" filter on each). A consumer that skips every event
+	// without such a field says so here, and the bus never queues those
+	// events: no message, no invocation, no backlog in front of the events
+	// that matter (the result-poster's queue carried every task transition
+	// of every team, while it posts only those linked to a conversation).
+	DetailPresent []string
+	Queue         string
 }
 
 // Pattern is the rule's EventBridge event pattern.
-func (r Rule) Pattern() map[string][]string {
-	p := map[string][]string{"source": r.Sources}
+func (r Rule) Pattern() map[string]any {
+	p := map[string]any{"source": r.Sources}
 	if len(r.DetailTypes) > 0 {
 		p["detail-type"] = r.DetailTypes
+	}
+	if len(r.DetailPresent) > 0 {
+		detail := map[string]any{}
+		for _, f := range r.DetailPresent {
+			detail[f] = []any{map[string]any{"exists": true}}
+		}
+		p["detail"] = detail
 	}
 	return p
 }
@@ -288,8 +302,11 @@ var (
 		{Name: "activity-all", Sources: []string{EventSource}, Queue: "activity"},
 		{Name: "agent-messages", Sources: []string{EventSource}, DetailTypes: []string{"AgentMessageSent"}, Queue: "agent-messages"},
 		{Name: "memory-shared", Sources: []string{EventSource}, DetailTypes: []string{"MemoryShared"}, Queue: "memory-events"},
-		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, Queue: "report-tasks"},
-		{Name: "conversation-results", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged"}, Queue: "conversation-results"},
+		// Only the tasks that deliver a report (reports.Sync skips the rest).
+		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, DetailPresent: []string{"report_id"}, Queue: "report-tasks"},
+		// Only work linked to a conversation (results.Poster skips the rest).
+		{Name: "conversation-results", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged"},
+			DetailPresent: []string{"conversation_id"}, Queue: "conversation-results"},
 	}
 
 	StateMachines = []StateMachine{
