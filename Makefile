@@ -70,6 +70,7 @@ fuzz:
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),45000x) ./shared/httpapi/
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(or $(FUZZTIME),4000x) ./shared/api/
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime $(or $(FUZZTIME),30000x) ./shared/api/
+	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzMessagesLongPoll$$' -fuzztime $(or $(FUZZTIME),25000x) ./shared/api/
 
 ## integration: the Go integration and end-to-end tests and, beside them, the contract test (a team of its own;
 ## its report is printed after theirs), on a fresh local cloud.

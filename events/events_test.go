@@ -58,17 +58,18 @@ func TestValidatorRejectsBadDetails(t *testing.T) {
 // integration and round-trip without losing fields.
 func TestTriggerSamplesRoundTrip(t *testing.T) {
 	cases := map[string]any{
-		"triggers/api-create-agent.json":         &lambdaevents.APIGatewayV2HTTPRequest{},
-		"triggers/authorizer-request.json":       &lambdaevents.APIGatewayV2CustomAuthorizerV2Request{},
-		"triggers/sqs-activity-batch.json":       &lambdaevents.SQSEvent{},
-		"triggers/task-worker-input.json":        &workflow.TaskInput{},
-		"triggers/task-lifecycle-input.json":     &workflow.LifecycleInput{},
-		"triggers/admin-create-team.json":        &admin.Request{},
-		"triggers/expert-gate-request.json":      &expertgate.Request{},
-		"triggers/api-post-message.json":         &lambdaevents.APIGatewayV2HTTPRequest{},
-		"triggers/sqs-agent-messages-batch.json": &lambdaevents.SQSEvent{},
-		"triggers/api-create-session.json":       &lambdaevents.APIGatewayV2HTTPRequest{},
-		"triggers/session-steps-input.json":      &workflow.SessionStepInput{},
+		"triggers/api-create-agent.json":               &lambdaevents.APIGatewayV2HTTPRequest{},
+		"triggers/authorizer-request.json":             &lambdaevents.APIGatewayV2CustomAuthorizerV2Request{},
+		"triggers/sqs-activity-batch.json":             &lambdaevents.SQSEvent{},
+		"triggers/task-worker-input.json":              &workflow.TaskInput{},
+		"triggers/task-lifecycle-input.json":           &workflow.LifecycleInput{},
+		"triggers/admin-create-team.json":              &admin.Request{},
+		"triggers/expert-gate-request.json":            &expertgate.Request{},
+		"triggers/api-post-message.json":               &lambdaevents.APIGatewayV2HTTPRequest{},
+		"triggers/sqs-agent-messages-batch.json":       &lambdaevents.SQSEvent{},
+		"triggers/sqs-conversation-results-batch.json": &lambdaevents.SQSEvent{},
+		"triggers/api-create-session.json":             &lambdaevents.APIGatewayV2HTTPRequest{},
+		"triggers/session-steps-input.json":            &workflow.SessionStepInput{},
 	}
 	for name, v := range cases {
 		raw := sample(t, name)
@@ -149,4 +150,29 @@ func TestFanOutConsumerHandlesTheSampleBatch(t *testing.T) {
 	resp, err = h.Handle(context.Background(), ev)
 	require.NoError(t, err)
 	assert.Len(t, resp.BatchItemFailures, 2, "an event of another type is a failure too")
+}
+
+// The result-poster's queue carries three detail types (its rule's): each
+// is decoded into its own type and applied; an event of another type is a
+// failure (retried, then dead-lettered), not a silent drop.
+func TestResultPosterConsumerHandlesTheSampleBatch(t *testing.T) {
+	var ev lambdaevents.SQSEvent
+	require.NoError(t, json.Unmarshal(sample(t, "triggers/sqs-conversation-results-batch.json"), &ev))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var applied []string
+	keep := func(dt string) func(context.Context, json.RawMessage) error {
+		return func(_ context.Context, d json.RawMessage) error {
+			require.NoError(t, events.Validate(dt, d))
+			applied = append(applied, dt)
+			return nil
+		}
+	}
+	h := consumers.For("TaskStatusChanged", log, func(json.RawMessage) bool { return true }, keep("TaskStatusChanged"))
+	consumers.On(h, "ReportFinished", func(json.RawMessage) bool { return true }, keep("ReportFinished"))
+	consumers.On(h, "SessionStatusChanged", func(json.RawMessage) bool { return true }, keep("SessionStatusChanged"))
+	resp, err := h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged"}, applied)
+	require.Len(t, resp.BatchItemFailures, 1)
+	assert.Equal(t, ev.Records[3].MessageId, resp.BatchItemFailures[0].ItemIdentifier)
 }

@@ -87,3 +87,28 @@ func TestSubstitute(t *testing.T) {
 	got := statemachines.Substitute(`{"a":"${X}","b":"${X}-${Y}"}`, map[string]string{"X": "1", "Y": "2"})
 	assert.Equal(t, `{"a":"1","b":"1-2"}`, got)
 }
+
+// Actions names, for each placeholder a Task acts on, the actions the
+// machine's role needs: nested states included, the task-token pattern
+// adding nothing, a placeholder no Task acts on needing nothing.
+func TestActions(t *testing.T) {
+	def := `{"StartAt":"A","States":{
+	  "A":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"${Fn}","Payload.$":"$"},"Next":"M"},
+	  "M":{"Type":"Map","ItemProcessor":{"StartAt":"W","States":{
+	    "W":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken","Parameters":{"FunctionName":"${Other}"},"End":true}}},"Next":"P"},
+	  "P":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:putItem","Parameters":{"TableName":"${Table}","Item":{}},"Next":"D"},
+	  "D":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:deleteItem","Parameters":{"TableName":"${Table}","Key":{}},"Next":"S"},
+	  "S":{"Type":"Pass","Result":{"queue":"${Unused}"},"End":true}}}`
+	got, err := statemachines.Actions(def)
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{
+		"Fn":    {"lambda:InvokeFunction"},
+		"Other": {"lambda:InvokeFunction"},
+		"Table": {"dynamodb:DeleteItem", "dynamodb:PutItem"},
+	}, got)
+
+	// An integration whose actions are not known is refused, not
+	// granted by guess.
+	_, err = statemachines.Actions(`{"States":{"X":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync:2","Parameters":{"StateMachineArn":"${M}"}}}}`)
+	assert.ErrorContains(t, err, "startExecution.sync")
+}

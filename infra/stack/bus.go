@@ -75,9 +75,12 @@ func (b *Bus) addQueue(q manifest.Queue, stage Stage) {
 // addRule routes the events matching r from the bus to r's queue.
 func (b *Bus) addRule(r manifest.Rule, stage Stage) {
 	pattern := r.Pattern()
-	ep := &awsevents.EventPattern{Source: jsii.Strings(pattern["source"]...)}
-	if dt, ok := pattern["detail-type"]; ok {
+	ep := &awsevents.EventPattern{Source: jsii.Strings(pattern["source"].([]string)...)}
+	if dt, ok := pattern["detail-type"].([]string); ok {
 		ep.DetailType = jsii.Strings(dt...)
+	}
+	if detail, ok := pattern["detail"].(map[string]any); ok {
+		ep.Detail = &detail
 	}
 	rule := awsevents.NewRule(b.Construct, jsii.String(camel(r.Name)+"Rule"), &awsevents.RuleProps{
 		RuleName: jsii.String(stage.Names.Rule(r.Name)), EventBus: b.EventBus, EventPattern: ep,

@@ -88,10 +88,10 @@ const tier1 = "anthropic.claude-3-5-haiku-20241022-v1:0"
 // on in dev and off in prod, where they are turned on deliberately.
 var Environments = map[string]EnvConfig{
 	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false, LogPayloads: true,
-		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, Sessions: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
 		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100, TeamRatePerSecond: 20},
 	"staging": {Name: "staging", MemoryScale: 1, LogRetentionDays: 30, Retain: false,
-		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Sessions: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true, TaskDelegation: true, Sessions: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
 		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 100, APIBurst: 200, TeamRatePerSecond: 20},
 	"prod": {Name: "prod", MemoryScale: 2, LogRetentionDays: 365, Retain: true,
 		Flags: settings.Flags{}, ModelProvider: "bedrock", SynthesisModel: tier1,
@@ -102,7 +102,7 @@ var Environments = map[string]EnvConfig{
 		ReservedConcurrency: map[string]int{"authorizer": 100, "task-worker": 200, "expert-gate": 150}},
 	// localstack is the stage deployed by `make localstack-deploy`.
 	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, LogPayloads: true, Account: "000000000000", Region: "us-east-1",
-		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, Sessions: true}, ModelProvider: "local",
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}, ModelProvider: "local",
 		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100, TeamRatePerSecond: 20},
 }
 

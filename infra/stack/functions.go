@@ -132,29 +132,50 @@ func (fs *Functions) newFunction(f manifest.Function, props *FunctionsProps, env
 	})
 }
 
-// grant turns the manifest grants of fn into Grant* calls. The execution
-// grants are StateMachines.GrantExecutions'.
+// grant gives fn the manifest grants of f that act on the table, the bus,
+// the models and its dead-letter queue, each on exactly those resources:
+// one statement per resource, not the CDK's Grant* bundles (GrantReadData
+// alone adds Scan, BatchGetItem, ConditionCheckItem, DescribeTable and
+// the stream reads, on every index). The executions' grants are
+// StateMachines.GrantExecutions', the describes of machines and queues
+// grantDescribes'.
 func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
+	var table []string
 	for _, g := range f.Grants {
-		switch g {
-		case manifest.GrantTableRead:
-			props.Table.GrantReadData(fn)
-		case manifest.GrantTableWrite:
-			props.Table.GrantReadWriteData(fn)
-		case manifest.GrantBusPut:
-			props.Bus.GrantPutEventsTo(fn, nil)
-		case manifest.GrantModels:
+		switch {
+		case g.Service() == "dynamodb":
+			table = append(table, string(g))
+		case g == manifest.GrantBusPut || g == manifest.GrantDescribeEventBus:
+			fn.AddToRolePolicy(statement([]string{string(g)}, props.Bus.EventBusArn()))
+		case g == manifest.GrantModels:
 			fn.AddToRolePolicy(modelsPolicy(props.Env.Models()))
-		case manifest.GrantDeadLetter:
+		case g == manifest.GrantDeadLetter:
 			// The dead-letter queue of its trigger queue, and nothing else;
 			// QUEUE_URLS tells the consumer its URL.
-			dlq := manifest.Queue{Name: f.Queue}.DLQName()
-			props.Queues[dlq].GrantSendMessages(fn)
+			dlq := props.Queues[manifest.Queue{Name: f.Queue}.DLQName()]
+			fn.AddToRolePolicy(statement([]string{string(g)}, dlq.QueueArn()))
 			// (A token in a Go string resolves to an Fn::Join at synth.)
-			fn.AddEnvironment(jsii.String(settings.EnvQueues), jsii.String(dlq+"="+*props.Queues[dlq].QueueUrl()), nil)
-
+			fn.AddEnvironment(jsii.String(settings.EnvQueues), jsii.String(manifest.Queue{Name: f.Queue}.DLQName()+"="+*dlq.QueueUrl()), nil)
 		}
 	}
+	if len(table) > 0 {
+		fn.AddToRolePolicy(statement(table, props.Table.TableArn()))
+	}
+	// Queries on an index need the index's ARN: only the ones it queries.
+	if len(f.Indexes) > 0 {
+		var arns []*string
+		for _, ix := range f.Indexes {
+			arns = append(arns, jsii.String(*props.Table.TableArn()+"/index/"+ix))
+		}
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings(string(manifest.GrantQuery)), Resources: &arns,
+		}))
+	}
+}
+
+// statement allows actions on resources.
+func statement(actions []string, resources ...*string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings(actions...), Resources: &resources})
 }
 
 // modelsPolicy allows the Converse calls (authorized as bedrock:InvokeModel)

@@ -1,55 +1,45 @@
 package stack
 
 import (
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"slices"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/settings"
 )
 
-// healthProbes are the dependencies the health function describes.
-type healthProbes struct {
-	Table    awsdynamodb.ITable
-	Bus      awsevents.IEventBus
+// describeTargets are the resources a function may describe.
+type describeTargets struct {
 	Machines *StateMachines
 	Queues   map[string]awssqs.Queue
 }
 
-// grantProbes is manifest.GrantProbe: the function (health) may describe
-// every dependency (table, bus, state machines, queues) and learns the
-// machines' ARNs and the queues' URLs. A describe reads configuration and
-// state, never data.
-func grantProbes(health awslambda.Function, p healthProbes) {
-	health.AddEnvironment(jsii.String(settings.EnvStateMachines), p.Machines.ARNPairs(), nil)
-	queueURLs := map[string]*string{}
-	for _, name := range sortedKeys(p.Queues) {
-		queueURLs[name] = p.Queues[name].QueueUrl()
+// grantDescribes gives fn the describes of the state machines and the
+// queues its manifest grants name (the health function's dependency
+// checks), on every machine and queue, and tells it their ARNs and URLs.
+// A describe reads configuration and state, never data. (The table's and
+// the bus's describes are statements on those alone: grant.)
+func grantDescribes(fn awslambda.Function, f manifest.Function, t describeTargets) {
+	if slices.Contains(f.Grants, manifest.GrantDescribeStateMachine) {
+		fn.AddEnvironment(jsii.String(settings.EnvStateMachines), t.Machines.ARNPairs(), nil)
+		// In name order, like everything built from a map here.
+		var arns []*string
+		for _, name := range sortedKeys(t.Machines.Machines) {
+			arns = append(arns, t.Machines.Machines[name].StateMachineArn())
+		}
+		fn.AddToRolePolicy(statement([]string{string(manifest.GrantDescribeStateMachine)}, arns...))
 	}
-	health.AddEnvironment(jsii.String(settings.EnvQueues), joinPairs(queueURLs), nil)
-
-	// In name order, like everything built from a map here.
-	var machineARNs, queueARNs []*string
-	for _, name := range sortedKeys(p.Machines.Machines) {
-		machineARNs = append(machineARNs, p.Machines.Machines[name].StateMachineArn())
-	}
-	for _, name := range sortedKeys(p.Queues) {
-		queueARNs = append(queueARNs, p.Queues[name].QueueArn())
-	}
-	for _, s := range []struct {
-		action    string
-		resources []*string
-	}{
-		{"dynamodb:DescribeTable", []*string{p.Table.TableArn()}},
-		{"events:DescribeEventBus", []*string{p.Bus.EventBusArn()}},
-		{"states:DescribeStateMachine", machineARNs},
-		{"sqs:GetQueueAttributes", queueARNs},
-	} {
-		health.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions: jsii.Strings(s.action), Resources: &s.resources,
-		}))
+	if slices.Contains(f.Grants, manifest.GrantGetQueueAttributes) {
+		urls := map[string]*string{}
+		var arns []*string
+		for _, name := range sortedKeys(t.Queues) {
+			urls[name] = t.Queues[name].QueueUrl()
+			arns = append(arns, t.Queues[name].QueueArn())
+		}
+		fn.AddEnvironment(jsii.String(settings.EnvQueues), joinPairs(urls), nil)
+		fn.AddToRolePolicy(statement([]string{string(manifest.GrantGetQueueAttributes)}, arns...))
 	}
 }

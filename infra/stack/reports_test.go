@@ -35,12 +35,14 @@ func TestReportFunctionsGetExactlyTheirGrants(t *testing.T) {
 		assert.NotContains(t, fin, action)
 	}
 
-	// AND every task status change reaches the finalizer's queue (its
-	// consumer dead-letters a failing event after two retries; the redrive
-	// is the ceiling throttling cannot reach)
+	// AND every status change of a report's task, and nothing else,
+	// reaches the finalizer's queue (its consumer dead-letters a failing
+	// event after two retries; the redrive is the ceiling throttling
+	// cannot reach)
 	tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
-		"Name":         "conclave-dev-report-tasks",
-		"EventPattern": map[string]any{"source": []any{"conclave"}, "detail-type": []any{"TaskStatusChanged"}},
+		"Name": "conclave-dev-report-tasks",
+		"EventPattern": assertions.Match_ObjectEquals(&map[string]any{"source": []any{"conclave"}, "detail-type": []any{"TaskStatusChanged"},
+			"detail": map[string]any{"report_id": []any{map[string]any{"exists": true}}}}),
 	})
 	tpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), map[string]any{
 		"QueueName": "conclave-dev-report-tasks", "VisibilityTimeout": 180,

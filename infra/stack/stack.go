@@ -16,8 +16,6 @@
 package stack
 
 import (
-	"slices"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -83,11 +81,9 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	})
 	machines.GrantExecutions(fns.Functions)
 	NewSchedules(s, "Schedules", &SchedulesProps{Stage: stage, Functions: fns.Functions, DeadLetter: bus.Queues[manifest.EventDeliveryDLQ]})
-	probes := healthProbes{Table: table.Table, Bus: bus.EventBus, Machines: machines, Queues: bus.Queues}
+	describes := describeTargets{Machines: machines, Queues: bus.Queues}
 	for _, f := range manifest.Functions {
-		if slices.Contains(f.Grants, manifest.GrantProbe) {
-			grantProbes(fns.Functions[f.Name], probes)
-		}
+		grantDescribes(fns.Functions[f.Name], f, describes)
 	}
 	api := NewAPI(s, "HttpApi", &APIProps{Stage: stage, Env: env, Functions: fns.Functions})
 	monitoring := NewMonitoring(s, "Monitoring", &MonitoringProps{

@@ -118,7 +118,7 @@ func checkDevFunctions(t *testing.T, tpl assertions.Template, m map[string]any) 
 		assert.Equal(t, "dev", env["STAGE"])
 		assert.Contains(t, env, "TABLE_NAME")
 		assert.Contains(t, env, "EVENT_BUS_NAME")
-		assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=true,sessions=true", env["FEATURE_FLAGS"])
+		assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=true,sessions=true,task_delegation=true", env["FEATURE_FLAGS"])
 	}
 	for _, f := range manifest.Functions {
 		assert.True(t, names["conclave-dev-"+f.Name], f.Name)
@@ -227,10 +227,13 @@ func checkDevLeastPrivilege(t *testing.T, tpl assertions.Template, m map[string]
 		assert.NotContains(t, string(doc), `"Action":"*"`)
 		assert.NotContains(t, string(doc), `"dynamodb:*"`)
 	}
-	// The authorizer only reads the table.
+	// The authorizer reads keys and counts the team's requests (an
+	// update); it puts and deletes nothing and scans nothing.
 	policy := policyOf(t, m, "conclave-dev-authorizer")
 	assert.Contains(t, policy, "dynamodb:GetItem")
+	assert.Contains(t, policy, "dynamodb:UpdateItem")
 	assert.NotContains(t, policy, "dynamodb:PutItem")
+	assert.NotContains(t, policy, "dynamodb:Scan")
 	// The worker may put events; the authorizer may not.
 	assert.Contains(t, policyOf(t, m, "conclave-dev-task-worker"), "events:PutEvents")
 	assert.NotContains(t, policy, "events:PutEvents")
@@ -249,7 +252,7 @@ func checkDevInvokes(t *testing.T, tpl assertions.Template, m map[string]any) {
 		// Exactly the functions that end tasks may wake a waiting parent.
 		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantCallback), strings.Contains(policy, "states:SendTaskSuccess"), f.Name)
 		// Only the health function describes resources.
-		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantProbe), strings.Contains(policy, "states:DescribeStateMachine"), f.Name)
+		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantDescribeStateMachine), strings.Contains(policy, "states:DescribeStateMachine"), f.Name)
 	}
 	for _, f := range resources(m, "AWS::Lambda::Function") {
 		env := props(f)["Environment"].(map[string]any)["Variables"].(map[string]any)
@@ -311,7 +314,7 @@ func TestProdStackRetainsDataAndTurnsFlagsOff(t *testing.T) {
 	tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"FunctionName": "conclave-prod-agents",
 		"MemorySize":   1024,
-		"Environment":  map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"FEATURE_FLAGS": "collaboration=false,ensemble=false,expert_gate=false,sessions=false"})},
+		"Environment":  map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"FEATURE_FLAGS": "collaboration=false,ensemble=false,expert_gate=false,sessions=false,task_delegation=false"})},
 	})
 }
 

@@ -7,7 +7,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -92,8 +91,12 @@ func (m *StateMachines) newMachine(sm manifest.StateMachine, props *StateMachine
 		TracingEnabled:          jsii.Bool(true),
 		Timeout:                 awscdk.Duration_Seconds(jsii.Number(float64(sm.Timeout))),
 	})
+	actions, err := statemachines.Actions(raw)
+	if err != nil {
+		panic(fmt.Sprintf("state machine %s: %v", sm.Name, err))
+	}
 	for _, k := range sortedKeys(sm.Substitutions) {
-		props.grant(sm.Substitutions[k], machine)
+		props.grant(sm.Substitutions[k], actions[k], machine)
 	}
 	return machine
 }
@@ -115,19 +118,27 @@ func (p *StateMachinesProps) value(machine, ref string) *string {
 	}
 }
 
-// grant gives machine what a reference's use needs: put events, read and
-// write the table, invoke a function, send to a queue.
-func (p *StateMachinesProps) grant(ref string, machine awsstepfunctions.StateMachine) {
+// grant gives machine the actions its definition's Task states perform
+// on the resource a reference names (statemachines.Actions): invoke a
+// function, send to a queue, act on the table or the bus. A reference no
+// Task acts on gets nothing.
+func (p *StateMachinesProps) grant(ref string, actions []string, machine awsstepfunctions.StateMachine) {
+	if len(actions) == 0 {
+		return
+	}
 	r := mustRef("", ref)
 	switch r.Kind {
-	case manifest.RefBus:
-		p.Bus.GrantPutEventsTo(machine, nil)
-	case manifest.RefTable:
-		p.Table.GrantReadWriteData(machine)
 	case manifest.RefFunction:
+		if len(actions) != 1 || actions[0] != manifest.ActionInvokeFunction {
+			panic(fmt.Sprintf("function %s: a definition may only invoke it, not %v", r.Name, actions))
+		}
 		p.Functions[r.Name].GrantInvoke(machine)
+	case manifest.RefBus:
+		machine.AddToRolePolicy(statement(actions, p.Bus.EventBusArn()))
+	case manifest.RefTable:
+		machine.AddToRolePolicy(statement(actions, p.Table.TableArn()))
 	case manifest.RefQueue:
-		p.Queues[r.Name].GrantSendMessages(machine)
+		machine.AddToRolePolicy(statement(actions, p.Queues[r.Name].QueueArn()))
 	}
 }
 
@@ -153,13 +164,13 @@ func (m *StateMachines) GrantExecutions(functions map[string]awslambda.Function)
 	for _, f := range manifest.Functions {
 		fn := functions[f.Name]
 		if slices.Contains(f.Grants, manifest.GrantCallback) {
-			// Task tokens of the machines' waiting states, as
-			// StateMachine.GrantTaskResponse grants them, on ARNs built from
+			// Task tokens of the machines' waiting states, on ARNs built from
 			// names: the lifecycle function is invoked by the machine, so a
 			// reference would be a dependency cycle.
-			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions: jsii.Strings("states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"), Resources: &arns,
-			}))
+			// The code only ever succeeds a token (a failed child is an
+			// outcome the parent reads), so SendTaskFailure and
+			// SendTaskHeartbeat are not granted.
+			fn.AddToRolePolicy(statement([]string{string(manifest.GrantCallback)}, arns...))
 		}
 		starts, stops := slices.Contains(f.Grants, manifest.GrantStartExecution), slices.Contains(f.Grants, manifest.GrantStopExecution)
 		if !starts && !stops {
@@ -167,14 +178,10 @@ func (m *StateMachines) GrantExecutions(functions map[string]awslambda.Function)
 		}
 		fn.AddEnvironment(jsii.String(settings.EnvStateMachines), m.ARNPairs(), nil)
 		if starts {
-			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions: jsii.Strings("states:StartExecution"), Resources: &arns,
-			}))
+			fn.AddToRolePolicy(statement([]string{string(manifest.GrantStartExecution)}, arns...))
 		}
 		if stops {
-			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions: jsii.Strings("states:StopExecution"), Resources: &m.executionARNs,
-			}))
+			fn.AddToRolePolicy(statement([]string{string(manifest.GrantStopExecution)}, m.executionARNs...))
 		}
 	}
 }

@@ -161,6 +161,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	var (
 		newKeyID                       string
 		task1, task2, task3, task4, ch string
+		linked                         string
 		conv, replyID, decisionID      string
 		agentMsgID                     string
 		version                        float64
@@ -317,6 +318,20 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// (dropped by the return: built and cached, as in a turn).
 		{op: "GET /v1/conversations/{id}/context", method: "GET", path: convPath("/context?agent=kyra"), status: 200,
 			max: calls{"DynamoDB": 7, "DynamoDB.TransactWriteItems": 1}},
+		// a task linked to the conversation: the conversation is a
+		// condition of the create's one transaction, no extra call.
+		{op: "POST /v1/tasks (linked to a conversation)", method: "POST", path: lit("/v1/tasks"), status: 201,
+			body: func() any {
+				return map[string]any{"assignee": "luke", "title": "budget linked", "conversation_id": conv}
+			}, max: create,
+			then: func(r map[string]any) { linked = str(r, "id") }},
+		{op: "POST /v1/tasks/{id}/start (linked)", method: "POST", path: taskPath(&linked, "/start"), status: 200, max: transition},
+		{op: "POST /v1/tasks/{id}/complete (linked)", method: "POST", path: taskPath(&linked, "/complete"), status: 200,
+			body: map[string]any{"output": "posted into the conversation"}, max: transition},
+		// the messages after one: a page (and, when it is empty, the
+		// conversation, for a 404); wait=0 answers at once.
+		{op: "GET /v1/conversations/{id}/messages?after=", method: "GET", path: func() string { return "/v1/conversations/" + conv + "/messages?after=" + replyID + "&wait=0" },
+			status: 200, max: dynamo(2)},
 		// the conversation (its current agent's counter moves), one transaction.
 		{op: "POST /v1/conversations/{id}/close", method: "POST", path: convPath("/close"), status: 200, max: dynamo(2)},
 
@@ -411,8 +426,14 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		{"task-lifecycle start", transition},
 		// the task (its deadline), the attempt's start and end recorded on
 		// the task (each a read and a transaction), the agent (and, local
-		// model only, the agent again); in AWS, the Bedrock call.
-		{"task-worker", calls{"DynamoDB": 7, "DynamoDB.TransactWriteItems": 2}},
+		// model only, the agent again); in AWS, the Bedrock call. Then
+		// what the agent is told beyond the payload: the task record (its
+		// type, priority, input artifacts; one read, and one query of its
+		// conversation's last messages when it has one, not here) and the
+		// assignee's memory context, which this run builds (the cached
+		// context, the epoch, the recent memories, and the context cached:
+		// one transaction); a cached context is the one read.
+		{"task-worker", calls{"DynamoDB": 12, "DynamoDB.TransactWriteItems": 3}},
 		{"task-lifecycle complete", transition},
 	} {
 		list := byStep[st.name]
@@ -446,6 +467,22 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	perRecord("message-fanout", calls{"DynamoDB": 3})
 	perRecord("memory-invalidator", calls{"DynamoDB": 2, "DynamoDB.TransactWriteItems": 1})
 	perRecord("activity-recorder", calls{"DynamoDB": 1})
+	// A task's, report's or session's end linked to a conversation: the
+	// record read, one transaction (the marker, the message, the
+	// conversation's count); any other status change reads nothing.
+	perRecord("result-poster", calls{"DynamoDB": 2, "DynamoDB.TransactWriteItems": 1})
+	var posting invocation
+	require.Eventually(t, func() bool {
+		list, _ := invocations(t, start, "result-poster", d.id)
+		for _, inv := range list {
+			if inv.Calls["DynamoDB.TransactWriteItems"] > 0 {
+				posting = inv
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 200*time.Millisecond, "the linked task's result was posted")
+	table = append(table, measured{op: "result-poster (the linked task's end posted)", calls: posting.Calls, extra: fmt.Sprintf("%d record(s)", posting.Records)})
 
 	// The sweeper: one query per index shard, then per task it ends a
 	// status change (and its execution stopped).

@@ -200,7 +200,7 @@ func waitActivity(t *testing.T, e env, team string, match func(activity.Entry) b
 // other tasks are returned to the queue at once.
 func waitDeadLetter(t *testing.T, e env, taskID string) string {
 	t.Helper()
-	return awaitMessage(t, e, "task-dlq", 20*time.Second, func(body string) bool {
+	return awaitMessage(t, e, "task-dlq", 60*time.Second, func(body string) bool {
 		var probe struct {
 			TaskID string `json:"task_id"`
 		}

@@ -47,7 +47,7 @@ type Resources struct {
 
 // LocalFlags are the feature flags of make run and the tests: everything
 // on, as in dev. FEATURE_FLAGS overrides them (e.g. to try prod's).
-const LocalFlags = "collaboration=true,expert_gate=true,ensemble=true,sessions=true"
+const LocalFlags = "collaboration=true,expert_gate=true,ensemble=true,sessions=true,task_delegation=true"
 
 // AppConfig is the function configuration for these resources. Models are
 // the deterministic local model unless MODEL_PROVIDER says otherwise.

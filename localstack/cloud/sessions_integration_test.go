@@ -311,14 +311,16 @@ func (d demoTeam) do(method, path string, body any, headers ...string) apitest.R
 
 // The collab:<id> channel reaches the participants: each is invited and
 // updated after each stage; the final output lands in the conversation the
-// session was started from, as the lead's message naming its contributors.
+// session was started from, as the lead's message naming its contributors
+// (posted by the result-poster function when the session ends). A
+// conversation that is not the team's is 404.
 func TestSessionCollabChannelAndConversationOutput(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
 	st, res := d.call("POST", "/v1/sessions", map[string]any{"pattern": "brainstorm", "lead": "kyra", "goal": "g", "conversation_id": "conv_nope",
 		"participants": twoContributors("luke", "archie")})
-	assert.Equal(t, 400, st)
-	assert.Equal(t, "conversation_id", res["error"].(map[string]any)["field"])
+	assert.Equal(t, 404, st, res)
+	assert.Equal(t, "not_found", res["error"].(map[string]any)["code"])
 
 	conv := d.conversation("kyra")
 	id := d.start(map[string]any{"pattern": "brainstorm", "conversation_id": conv, "participants": twoContributors("luke", "archie")})
@@ -336,22 +338,15 @@ func TestSessionCollabChannelAndConversationOutput(t *testing.T) {
 	}, 20*time.Second, 250*time.Millisecond, "luke is invited and updated on collab:%s", id)
 	d.send("archie", map[string]any{"channel": "collab:" + id, "content": "thanks all"})
 
-	// The session is marked completed before its output is posted (the
-	// transition first, so a session cancelled meanwhile posts nothing):
-	// poll for it.
 	var last map[string]any
-	var items []any
-	for deadline := time.Now().Add(20 * time.Second); last == nil && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		st, msgs := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
-		require.Equal(t, 200, st, msgs)
-		items = msgs["items"].([]any)
-		for _, it := range items {
-			if m := it.(map[string]any); m["strategy"] == "collaboration" {
-				last = m
-			}
+	require.Eventually(t, func() bool {
+		if found := d.results(conv, id); len(found) == 1 {
+			last = found[0]
 		}
-	}
-	require.NotNil(t, last, "the final output is in the conversation: %v", items)
+		return last != nil
+	}, 30*time.Second, 250*time.Millisecond, "the final output reaches the conversation")
+	assert.Equal(t, "collaboration", last["strategy"])
+	assert.Equal(t, map[string]any{"type": "session", "id": id, "status": "completed", "agent": "kyra"}, last["result_of"])
 	assert.Equal(t, "kyra", last["agent"])
 	assert.Equal(t, s["final_output"], last["content"])
 	assert.ElementsMatch(t, []any{"luke", "archie"}, last["contributors"])

@@ -160,7 +160,7 @@ func TestExecutedTaskCompletes(t *testing.T) {
 // A worker that keeps failing: two retries, the full payload in the
 // dead-letter queue, the task failed, and its events show each attempt.
 func TestFailingWorkerRetriesTwiceThenDeadLetters(t *testing.T) {
-	e := mustEnv(t)
+	e := mustSerialEnv(t) // it waits on a shared dead-letter queue or the invocation log
 	team := mustTeam(t, e)
 	mustAgent(t, e, team, "flaky", &agents.Model{Provider: "local", Script: "fail"})
 	svc, c := taskService(t, e)
@@ -208,7 +208,7 @@ func TestFailingWorkerRetriesTwiceThenDeadLetters(t *testing.T) {
 
 // A worker that overruns its timeout ends timed_out, without retries.
 func TestWorkerOverrunningTimeoutEndsTimedOut(t *testing.T) {
-	e := mustEnv(t)
+	e := mustSerialEnv(t) // it waits on a shared dead-letter queue or the invocation log
 	team := mustTeam(t, e)
 	mustAgent(t, e, team, "sloth", &agents.Model{Provider: "local", Script: "timeout"})
 	svc, c := taskService(t, e)

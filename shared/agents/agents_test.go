@@ -22,6 +22,12 @@ func (s refusingStore) CreateAgent(context.Context, agents.Agent) error {
 	s.t.Fatal("CreateAgent called for an invalid agent")
 	return nil
 }
+
+// acceptingStore stores nothing and accepts every new agent.
+type acceptingStore struct{ refusingStore }
+
+func (acceptingStore) CreateAgent(context.Context, agents.Agent) error { return nil }
+
 func (s refusingStore) GetAgent(context.Context, string, string) (agents.Agent, error) {
 	return agents.Agent{}, apperr.NotFound("agent", "")
 }
@@ -66,11 +72,16 @@ func TestCreateRejectsInvalidAgents(t *testing.T) {
 		{"skill without description", func(in *agents.CreateInput) { in.Skills[0].Description = "" }, "skills[0].description"},
 		{"priority out of range", func(in *agents.CreateInput) { in.Skills[0].Priority = 101 }, "skills[0].priority"},
 		{"empty keyword", func(in *agents.CreateInput) { in.Skills[0].Keywords = []string{""} }, "skills[0].keywords"},
+		{"unknown tool", func(in *agents.CreateInput) { in.Skills[0].Tools = []string{"search_memories", "read_file"} }, "skills[0].tools"},
 		{"explicit keywords without keywords", func(in *agents.CreateInput) { in.Skills[0].RequiresExplicitKeywords = true }, "skills[0].keywords"},
 		{"unknown provider", func(in *agents.CreateInput) { in.Model = &agents.Model{Provider: "acme"} }, "model.provider"},
 		{"unknown script", func(in *agents.CreateInput) { in.Model = &agents.Model{Script: "explode"} }, "model.script"},
 	}
 	svc := agents.NewService(refusingStore{t})
+	known := good()
+	known.Skills[0].Tools = []string{"search_memories", "share_memory", "delegate_task"}
+	_, err := agents.NewService(acceptingStore{refusingStore{t}}).Create(context.Background(), "team", known)
+	assert.NoError(t, err, "known tools are accepted")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := good()
@@ -85,7 +96,7 @@ func TestCreateRejectsInvalidAgents(t *testing.T) {
 }
 
 func TestValidScripts(t *testing.T) {
-	for _, s := range []string{"fail", "timeout", "tools:11", "tokens:5000", "omit:findings", "omit-once:findings,risk_matrix", "report:luke"} {
+	for _, s := range []string{"fail", "timeout", "tools:11", "tokens:5000", "omit:findings", "omit-once:findings,risk_matrix", "report:luke", "delegate-async:luke", "handoff:luke", "message:dana", "collab:luke,dana", "recall", "report-async:dana", "spend:1500"} {
 		assert.True(t, agents.ValidScript(s), s)
 	}
 	for _, s := range []string{"", "tools:", "tools:x", "fail;rm", "tokens:1234567", "omit:", "omit:Findings", "omit-twice:x"} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/toolset"
 )
 
 type operation struct {
@@ -130,4 +131,21 @@ func TestBodyRoutesCoverEveryRoute(t *testing.T) {
 	assert.True(t, bodies["POST /v1/agents"])
 	assert.False(t, bodies["POST /v1/agents/{slug}/pause"])
 	assert.True(t, bodies["POST /v1/tasks/{id}/cancel"], "an optional body is still a body")
+}
+
+// The tools a skill may declare are the catalog's, and every route a flag
+// gates documents its 409 FeatureDisabled.
+func TestToolCatalogAndGatedRoutesAreDocumented(t *testing.T) {
+	doc, ops := operations(t)
+	items, _ := doc.Components.Schemas["ToolList"]["items"].(map[string]any)
+	var enum []string
+	for _, v := range items["enum"].([]any) {
+		enum = append(enum, v.(string))
+	}
+	assert.Equal(t, toolset.Names(), enum)
+	for key := range manifest.RouteFlags {
+		op, ok := ops[key]
+		require.True(t, ok, key)
+		assert.Contains(t, op.Responses, "409", "%s can answer 409 FeatureDisabled", key)
+	}
 }

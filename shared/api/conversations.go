@@ -2,7 +2,12 @@ package api
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/ids"
 
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/discovery"
@@ -47,7 +52,17 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		list, next, err := svc.Messages(ctx, r.TeamID, r.Param("id"), p)
+		after, wait, err := afterWait(r)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		var list []conversations.Message
+		var next string
+		if after != "" {
+			list, next, err = svc.MessagesAfter(ctx, r.TeamID, r.Param("id"), after, wait, p)
+		} else {
+			list, next, err = svc.Messages(ctx, r.TeamID, r.Param("id"), p)
+		}
 		if err != nil {
 			return httpapi.Response{}, err
 		}
@@ -82,6 +97,28 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 		}
 		return httpapi.OK(c), nil
 	})
+}
+
+// afterWait reads the long-poll's parameters of GET …/messages: after (a
+// message id; empty without the long-poll) and wait (whole seconds, 0 to
+// conversations.MaxWait, only with after).
+func afterWait(r *httpapi.Request) (string, time.Duration, error) {
+	after := r.Query("after")
+	if r.HasQuery("after") && !ids.Valid("msg", after) {
+		return "", 0, apperr.Invalid("after", "after must be a message id (msg_…)")
+	}
+	if !r.HasQuery("wait") {
+		return after, 0, nil
+	}
+	w := r.Query("wait")
+	n, err := strconv.Atoi(w)
+	if err != nil || n < 0 || n > conversations.MaxWait || strconv.Itoa(n) != w {
+		return "", 0, apperr.Invalid("wait", "wait must be a whole number of seconds from 0 to %d", conversations.MaxWait)
+	}
+	if after == "" {
+		return "", 0, apperr.Invalid("wait", "wait needs after: the id of the last message the client has")
+	}
+	return after, time.Duration(n) * time.Second, nil
 }
 
 func csv(v string) []string {

@@ -48,14 +48,14 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	store := memstore.New()
 	require.NoError(tb, demo.Seed(context.Background(), store))
 	bus := &memstore.Publisher{}
-	rt := httpapi.NewRouter(log, nil)
+	rt := httpapi.NewRouter(log)
 	rt.Bodies = api.BodyRoutes()
 	api.AgentRoutes(rt, agents.NewService(store))
 	ts := tasks.NewService(store, nil, bus, log)
 	api.TaskRoutes(rt, ts)
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}
 	api.ConversationRoutes(rt, &conversations.Service{Store: store, Agents: store, Model: localmodel.New(store),
-		Memories: mem, Bus: bus, Now: time.Now, Log: log,
+		Memories: mem, Bus: bus, Tail: store, Now: time.Now, Log: log,
 		Router: &dispatch.Router{Tiers: routing.DefaultTierModels, Log: log}})
 	api.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now})
 	api.MemoryRoutes(rt, mem)
@@ -210,7 +210,7 @@ func FuzzQueryParameters(f *testing.F) {
 	}
 	sort.Strings(gets)
 	names := []string{"limit", "next_token", "since", "wait", "status", "agent", "assignee", "parent_task_id", "strategy", "fallback",
-		"conversation_id", "min_similarity", "query", "skills", "exclude", "all", "peek", "pattern", "type", "to", "from"}
+		"conversation_id", "min_similarity", "query", "skills", "exclude", "all", "peek", "pattern", "type", "to", "from", "after"}
 	f.Fuzz(func(t *testing.T, pick uint8, value, name string) {
 		key := gets[int(pick)%len(gets)]
 		if name == "" {

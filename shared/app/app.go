@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/adminfn"
 	"github.com/conclave-ai/conclave/shared/app/agentsfn"
 	"github.com/conclave-ai/conclave/shared/app/authorizerfn"
+	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
 	"github.com/conclave-ai/conclave/shared/app/conversationsfn"
 	"github.com/conclave-ai/conclave/shared/app/discoveryfn"
 	"github.com/conclave-ai/conclave/shared/app/expertgatefn"
@@ -22,6 +23,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/lifecyclefn"
 	"github.com/conclave-ai/conclave/shared/app/memoriesfn"
 	"github.com/conclave-ai/conclave/shared/app/messagesfn"
+	"github.com/conclave-ai/conclave/shared/app/posterfn"
 	"github.com/conclave-ai/conclave/shared/app/recorderfn"
 	"github.com/conclave-ai/conclave/shared/app/reportsfn"
 	"github.com/conclave-ai/conclave/shared/app/routingfn"
@@ -58,7 +60,9 @@ var Builders = map[string]lambdafn.Build{
 	"sessions":           sessionsfn.Build,
 	"session-steps":      sessionstepsfn.Build,
 	"reports":            reportsfn.Build,
+	"consultations":      consultationsfn.Build,
 	"report-finalizer":   finalizerfn.Build,
+	"result-poster":      posterfn.Build,
 }
 
 // Routers maps each HTTP function to the builder of its router, so tests
@@ -75,6 +79,7 @@ var Routers = map[string]func(lambdafn.Deps) *httpapi.Router{
 	"memories":      memoriesfn.Router,
 	"sessions":      sessionsfn.Router,
 	"reports":       reportsfn.Router,
+	"consultations": consultationsfn.Router,
 }
 
 // Handler builds the handler of the manifest function name with d (whose

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -8,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
@@ -63,6 +66,14 @@ func TestRoutersServeManifestRoutes(t *testing.T) {
 		sort.Strings(want)
 		sort.Strings(got)
 		assert.Equal(t, want, got, f.Name)
+		// A function with a route that writes replays idempotent POSTs;
+		// one that only reads keeps no records (httpfn.NewReadOnly), so
+		// its code and its grants write nothing.
+		writes := false
+		for _, r := range f.Routes {
+			writes = writes || r.Method != "GET"
+		}
+		assert.Equal(t, writes, rt.Replays(), "%s: replays idempotent POSTs iff it has a route that is not a GET", f.Name)
 	}
 }
 
@@ -148,5 +159,55 @@ func TestFunctionsLinkOnlyGrantedClients(t *testing.T) {
 	require.Len(t, linked, len(manifest.Functions))
 	for _, f := range manifest.Functions {
 		assert.Equal(t, f.Clients(), linked[f.Name], "%s: linked AWS clients (right) differ from its grants (left)", f.Name)
+	}
+}
+
+// A route a flag gates answers 409 FeatureDisabled, naming the flag, while
+// the flag is off (with the seed's progression: collaboration off turns
+// delegation and sessions off too), and is served while it is on.
+func TestFlagsGateTheirRoutes(t *testing.T) {
+	all := settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}
+	for _, off := range []string{settings.FlagCollaboration, settings.FlagTaskDelegation, settings.FlagSessions} {
+		flags := all
+		switch off {
+		case settings.FlagCollaboration:
+			flags.Collaboration = false
+		case settings.FlagTaskDelegation:
+			flags.TaskDelegation = false
+		case settings.FlagSessions:
+			flags.Sessions = false
+		}
+		d := deps()
+		d.Config.Flags = flags
+		gated := 0
+		for _, f := range manifest.Functions {
+			if f.Trigger != manifest.TriggerHTTP {
+				continue
+			}
+			rt := app.Routers[f.Name](d)
+			for _, r := range f.Routes {
+				flag, isGated := manifest.RouteFlags[r.Key()]
+				wantOff := isGated && !flags.On(flag)
+				assert.Equal(t, wantOff, rt.Disabled[r.Key()] != "", "%s with %s off", r.Key(), off)
+				if !wantOff {
+					continue
+				}
+				gated++
+				ev := events.APIGatewayV2HTTPRequest{RouteKey: r.Key(), Body: `{"assignee":"luke"}`,
+					RequestContext: events.APIGatewayV2HTTPRequestContext{Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{"team_id": "team_x"}}}}
+				ev.RequestContext.HTTP.Method = r.Method
+				resp, err := rt.Serve(context.Background(), ev)
+				require.NoError(t, err)
+				assert.Equal(t, 409, resp.StatusCode, r.Key())
+				assert.Contains(t, resp.Body, `"FeatureDisabled"`, r.Key())
+				assert.Contains(t, resp.Body, `"`+flag+`"`, r.Key())
+			}
+		}
+		assert.Positive(t, gated, "%s off gates some route", off)
+	}
+	d := deps()
+	d.Config.Flags = all
+	for name, router := range app.Routers {
+		assert.Empty(t, router(d).Disabled, "%s: every flag on disables nothing", name)
 	}
 }

@@ -108,3 +108,33 @@ func TestUncountedOrUnsentFailuresAreRetried(t *testing.T) {
 		})
 	}
 }
+
+// A consumer fed several detail types by its rule (On) applies each its
+// own way; a detail type it was not given, or a detail its check refuses,
+// fails (and so is retried, then dead-lettered), never dropped.
+func TestOneConsumerForSeveralDetailTypes(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var seen []string
+	type detail struct {
+		N int `json:"n"`
+	}
+	h := consumers.For("Thing", log, func(d detail) bool { return d.N > 0 }, func(_ context.Context, d detail) error {
+		seen = append(seen, "thing")
+		return nil
+	})
+	consumers.On(h, "Other", func(d detail) bool { return d.N > 0 }, func(_ context.Context, d detail) error {
+		seen = append(seen, "other")
+		return nil
+	})
+	msg := func(id, dt string, n int) events.SQSMessage {
+		body, err := json.Marshal(map[string]any{"id": "ev-" + id, "detail-type": dt, "detail": map[string]any{"n": n}})
+		require.NoError(t, err)
+		return events.SQSMessage{MessageId: id, Body: string(body)}
+	}
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		msg("a", "Thing", 1), msg("b", "Other", 2), msg("c", "Third", 1), msg("d", "Other", 0),
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"thing", "other"}, seen)
+	assert.Equal(t, []events.SQSBatchItemFailure{{ItemIdentifier: "c"}, {ItemIdentifier: "d"}}, resp.BatchItemFailures)
+}

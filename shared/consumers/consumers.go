@@ -1,9 +1,12 @@
-// Package consumers holds the SQS consumers of bus events other than the
-// activity recorder: the message fan-out (AgentMessageSent → one inbox
-// entry per recipient) and the memory invalidator (MemoryShared → every
-// agent's cached context dropped). Both report partial batch failures, so
-// a failing event is retried on its own and dead-lettered after two
-// retries; both are idempotent, so a redelivered event changes nothing.
+// Package consumers holds what the SQS consumers of bus events other than
+// the activity recorder share: the message fan-out (AgentMessageSent → one
+// inbox entry per recipient), the memory invalidator (MemoryShared → every
+// agent's cached context dropped), the report finalizer and the result
+// poster (TaskStatusChanged, ReportFinished, SessionStatusChanged → the
+// outcome posted into its conversation, shared/results). All report
+// partial batch failures, so a failing event is retried on its own and
+// dead-lettered after two retries; all are idempotent, so a redelivered
+// event changes nothing.
 package consumers
 
 import (
@@ -31,6 +34,8 @@ type Handler struct {
 	// Retry counts failed attempts and dead-letters the last; nil leaves
 	// every failure to the queue's redrive.
 	Retry *Retry
+	// more are the other detail types the consumer accepts (On).
+	more map[string]func(ctx context.Context, detail json.RawMessage) error
 }
 
 // Handle implements the SQS event source mapping with ReportBatchItemFailures.
@@ -53,21 +58,38 @@ func (h *Handler) one(ctx context.Context, body string) error {
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
 		return fmt.Errorf("not an event: %w", err)
 	}
-	if e.DetailType != h.DetailType {
-		return fmt.Errorf("unexpected detail-type %q", e.DetailType)
+	if e.DetailType == h.DetailType {
+		return h.Apply(ctx, e.Detail)
 	}
-	return h.Apply(ctx, e.Detail)
+	if apply, ok := h.more[e.DetailType]; ok {
+		return apply(ctx, e.Detail)
+	}
+	return fmt.Errorf("unexpected detail-type %q", e.DetailType)
 }
 
 // For is a Handler whose detail is decoded into T and checked by valid
 // before apply runs; a detail that does not decode or is not valid is a
 // failure (dead-lettered after the retries), never silently dropped.
 func For[T any](detailType string, log *slog.Logger, valid func(T) bool, apply func(ctx context.Context, ev T) error) *Handler {
-	return &Handler{DetailType: detailType, Log: log, Apply: func(ctx context.Context, detail json.RawMessage) error {
+	return &Handler{DetailType: detailType, Log: log, Apply: decoded(detailType, valid, apply)}
+}
+
+// On makes h accept a further detail type, decoded and checked as For
+// does; the consumer's rule delivers several detail types to one queue.
+func On[T any](h *Handler, detailType string, valid func(T) bool, apply func(ctx context.Context, ev T) error) *Handler {
+	if h.more == nil {
+		h.more = map[string]func(context.Context, json.RawMessage) error{}
+	}
+	h.more[detailType] = decoded(detailType, valid, apply)
+	return h
+}
+
+func decoded[T any](detailType string, valid func(T) bool, apply func(ctx context.Context, ev T) error) func(context.Context, json.RawMessage) error {
+	return func(ctx context.Context, detail json.RawMessage) error {
 		var ev T
 		if err := json.Unmarshal(detail, &ev); err != nil || !valid(ev) {
 			return fmt.Errorf("bad %s detail", detailType)
 		}
 		return apply(ctx, ev)
-	}}
+	}
 }

@@ -125,9 +125,33 @@ type Message struct {
 	// ContextMemories are the memories the agent's context held for this
 	// reply (shared, user profile and its private ones).
 	ContextMemories []string `json:"context_memories,omitempty"`
+	// ResultOf marks a message posted into the conversation when work
+	// linked to it ended (a delegated task, a report, a session): the
+	// work, and its final status. The message is attributed to the agent
+	// that did the work.
+	ResultOf *WorkRef `json:"result_of,omitempty"`
+	// ToolCalls are the tools the agent called for this reply, in order,
+	// with what each answered; Stopped says why the loop ended early
+	// (StoppedToolCalls, StoppedTokens), if it did.
+	ToolCalls []ToolUse `json:"tool_calls,omitempty"`
+	Stopped   string    `json:"stopped,omitempty"`
+	// Pending is the work a reply started that was still running when the
+	// turn had to answer; each result is posted into the conversation when
+	// it ends (ResultOf).
+	Pending []WorkRef `json:"pending,omitempty"`
 	// Query is the user message an agent reply answered; feedback on the
 	// reply is stored with it so past performance can match similar queries.
 	Query string `json:"-"`
+}
+
+// WorkRef names work linked to a conversation: Type is "task", "report"
+// or "session".
+type WorkRef struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Status string `json:"status,omitempty"`
+	// Agent is who does (or did) the work.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Turn is everything one user message changes, committed at once: the

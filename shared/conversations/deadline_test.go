@@ -128,10 +128,12 @@ func (s hangingStore) CommitTurn(ctx context.Context, _ string, _ conversations.
 // "nothing was stored"; it answers a server fault, before the deadline.
 func TestACommitCutOffInFlightIsAnUnknownOutcome(t *testing.T) {
 	f := newFixture(t, collaborationOff)
-	f.svc.CommitReserve = 200 * time.Millisecond
+	// A 1 s reserve: the commit's context ends 100 ms before the turn's,
+	// room enough on a loaded machine to answer before the deadline.
+	f.svc.CommitReserve = time.Second
 	c := f.create(t, "kyra")
 	f.svc.Store = hangingStore{f.store}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 	defer cancel()
 	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
 	requireAppErr(t, err, apperr.EINTERNAL, "")

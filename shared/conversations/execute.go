@@ -21,6 +21,7 @@ const MaxReplyTokens = 1000
 // outcome is what executing a plan produced.
 type outcome struct {
 	reply       *Message
+	handoff     *handover // the reply's agent handed the conversation over
 	attempts    []dispatch.Attempt
 	answeredBy  []string // the reply's agent first, then other contributors
 	aggregation []routing.Contribution
@@ -39,13 +40,16 @@ type answer struct {
 	attempt dispatch.Attempt
 	resp    models.Response
 	msg     Message
+	// handoff is the agent's handoff_to, committed with the turn when
+	// this answer is the reply.
+	handoff *handover
 }
 
 // execute runs the selected agents by strategy: one agent (direct,
 // mention, router, TOP_1, fallback); CASCADE in score order until one
 // answers; TOP_K in parallel keeping the most relevant reply; ENSEMBLE in
 // parallel, aggregated with attribution.
-func (s *Service) execute(ctx context.Context, p plan, byslug map[string]agents.Agent, history []Message, user Message) outcome {
+func (s *Service) execute(ctx context.Context, p plan, byslug map[string]agents.Agent, history []Message, user Message, returning bool) outcome {
 	budget := s.Budget
 	if budget <= 0 {
 		budget = DefaultBudget
@@ -56,10 +60,14 @@ func (s *Service) execute(ctx context.Context, p plan, byslug map[string]agents.
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	r := &run{s: s, p: p, byslug: byslug, history: history, user: user, out: outcome{latency: map[string]float64{}}}
+	r := &run{s: s, p: p, byslug: byslug, history: history, user: user, out: outcome{latency: map[string]float64{}}, returning: returning}
 	d := p.Decision()
 	selected := d.SelectedAgents
 	multi := !d.Fallback && (d.Strategy == routing.TopK || d.Strategy == routing.Ensemble) && len(selected) > 1
+	if !multi && s.Tools != nil {
+		// One agent answers at a time: it may use its tools (tools.go).
+		r.budget = newTurnBudget()
+	}
 	switch {
 	case d.Strategy == routing.Cascade && !d.Fallback:
 		r.cascade(ctx, selected)
@@ -88,6 +96,9 @@ type run struct {
 	history []Message
 	user    Message
 	out     outcome
+	// budget is the turn's tool budget; nil offers no tools.
+	budget    *turnBudget
+	returning bool
 }
 
 // answerOf asks one agent; one that is no longer active fails.
@@ -96,7 +107,7 @@ func (r *run) answerOf(ctx context.Context, slug string) answer {
 	if !ok {
 		return answer{attempt: dispatch.Attempt{Agent: slug, Outcome: dispatch.OutcomeFailed, Error: "agent is not active"}}
 	}
-	return r.s.ask(ctx, a, r.p, r.history, r.user)
+	return r.s.ask(ctx, a, r, r.history, r.user)
 }
 
 // try asks one agent and records the attempt.
@@ -119,6 +130,7 @@ func (r *run) keep(ans answer, i int) {
 	m := ans.msg
 	r.out.reply = &m
 	r.out.answeredBy = []string{ans.agent.Slug}
+	r.out.handoff = ans.handoff
 }
 
 // cascade asks the agents in score order until one answers.
@@ -232,7 +244,8 @@ func deadline(ctx context.Context) time.Time {
 // ask has one agent answer the user's message with the conversation so
 // far. A model error, a timeout and a refusal are failures a CASCADE moves
 // past.
-func (s *Service) ask(ctx context.Context, a agents.Agent, p plan, history []Message, user Message) answer {
+func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Message, user Message) answer {
+	p := r.p
 	d := p.Decision()
 	// The agent's context: its identity, the handoff summary if the
 	// conversation was handed to it, the user profile, the team's shared
@@ -266,8 +279,21 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, p plan, history []Mes
 		}
 	}
 	req.Messages = append(req.Messages, models.Message{Role: "user", Content: user.Content})
+	var lp *loop
+	if r.budget != nil {
+		if req.Tools = s.Tools.Specs(a); len(req.Tools) > 0 {
+			lp = &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: p.conv, returning: r.returning,
+				caller: ToolCaller{TeamID: d.TeamID, ConversationID: p.conv.ID, Agent: a.Slug, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools}}
+		}
+	}
 	start := time.Now()
-	resp, err := s.Model.Converse(ctx, req)
+	var resp models.Response
+	var err error
+	if lp != nil {
+		resp, err = lp.converse(ctx, req)
+	} else {
+		resp, err = s.Model.Converse(ctx, req)
+	}
 	lat := time.Since(start).Milliseconds()
 	att := dispatch.Attempt{Agent: a.Slug, LatencyMS: lat}
 	if err == nil {
@@ -284,12 +310,24 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, p plan, history []Mes
 		att.Outcome = dispatch.OutcomeAnswered
 	}
 	ans := answer{agent: a, attempt: att, resp: resp}
+	if lp != nil {
+		if len(lp.pending) > 0 && att.Outcome != dispatch.OutcomeAnswered {
+			// The work goes on; its result will be posted in the
+			// conversation even though this agent gave no reply.
+			s.log().Warn("an agent that started work gave no reply", "agent", a.Slug, "pending", len(lp.pending))
+		}
+		ans.handoff = lp.handoff
+	}
 	if att.Outcome == dispatch.OutcomeAnswered {
 		ans.msg = Message{
 			ID: ids.New("msg"), ConversationID: user.ConversationID, Role: AuthorAssistant, Agent: a.Slug, Content: resp.Text,
 			CreatedAt: time.Now().UTC(), ReplyTo: user.ID, DecisionID: d.ID, Strategy: string(d.Strategy), ModelID: resp.ModelID,
 			InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: att.CostUSD, LatencyMS: lat, Query: clip(user.Content, 500),
 			ContextMemories: memIDs,
+		}
+		if lp != nil {
+			ans.msg.ToolCalls, ans.msg.Pending, ans.msg.Stopped = lp.uses, lp.pending, lp.stopped
+			ans.msg.Content = pendingNote(ans.msg.Content, lp.pending)
 		}
 	}
 	return ans

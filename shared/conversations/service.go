@@ -52,7 +52,13 @@ type Service struct {
 	// publishes handoffs (nil: not published).
 	Memories Memories
 	Bus      Publisher
-	Budget   time.Duration
+	// Tools are the tools agents may call while answering (tools.go);
+	// nil: replies have no tools.
+	Tools Tools
+	// Tail reads a conversation's messages after one (the long-poll of
+	// GET …/messages?after=; wait.go).
+	Tail   MessageTail
+	Budget time.Duration
 	// CommitReserve is the least time left before the context's deadline
 	// for a turn or handoff to attempt its commit (0: DefaultCommitReserve).
 	CommitReserve time.Duration

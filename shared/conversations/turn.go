@@ -132,20 +132,27 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	if err != nil {
 		return PostResult{}, err
 	}
-	out := s.execute(ctx, plan{Plan: routed, conv: th.conv}, th.byslug, th.history, user)
+	out := s.execute(ctx, plan{Plan: routed, conv: th.conv}, th.byslug, th.history, user, ret != nil)
 	d := routed.Finish(out.result())
 	if ret != nil && (out.reply == nil || out.answeredBy[0] != ret.handoff.To) {
 		ret = nil // the agent asked for did not answer: nothing returned
 	}
+	hand := ret
+	if hand == nil && out.handoff != nil {
+		// The reply's agent handed the conversation over (handoff_to):
+		// committed with the turn, after its reply.
+		hand = out.handoff
+		hand.note.ID, hand.note.ReplyTo, hand.note.DecisionID = ids.New("msg"), user.ID, user.DecisionID
+	}
 	msgs := s.turnMessages(user, note, ret, out)
-	ch := change{msgs: msgs, answeredBy: out.answeredBy, decision: d, ret: ret, latency: latencies(routed.Loads, out)}
+	ch := change{msgs: msgs, answeredBy: out.answeredBy, decision: d, ret: hand, latency: latencies(routed.Loads, out), lastHandoff: lastHandoffID(th.conv)}
 	if err := s.commit(ctx, teamID, th.conv, ch); err != nil {
 		return PostResult{}, err
 	}
-	if ret != nil {
+	if hand != nil {
 		// After the commit, best effort and within the answer's time.
 		pctx, cancel := s.commitContext(ctx)
-		s.publishHandoff(pctx, teamID, ret.handoff)
+		s.publishHandoff(pctx, teamID, hand.handoff)
 		cancel()
 	}
 	res := PostResult{UserMessage: user, Replies: msgs[1:], Routing: d}
@@ -192,7 +199,11 @@ func (s *Service) turnMessages(user Message, note *Message, ret *handover, out o
 		msgs = append(msgs, ret.note)
 	}
 	if out.reply != nil {
-		return append(msgs, *out.reply)
+		msgs = append(msgs, *out.reply)
+		if ret == nil && out.handoff != nil {
+			msgs = append(msgs, out.handoff.note)
+		}
+		return msgs
 	}
 	return append(msgs, Message{ID: ids.New("msg"), ConversationID: user.ConversationID, Role: AuthorSystem, Content: failureNote(out.attempts), CreatedAt: s.now(), DecisionID: user.DecisionID, ReplyTo: user.ID})
 }
@@ -233,8 +244,20 @@ type change struct {
 	msgs       []Message
 	answeredBy []string
 	decision   dispatch.Decision
-	ret        *handover
-	latency    map[string]float64
+	// ret is the handover the turn commits: a return ("@kyra") or the
+	// reply's agent's handoff_to.
+	ret     *handover
+	latency map[string]float64
+	// lastHandoff is the conversation's last handoff when the turn read
+	// it: a handoff_to is built on that state.
+	lastHandoff string
+}
+
+func lastHandoffID(c Conversation) string {
+	if c.LastHandoff == nil {
+		return ""
+	}
+	return c.LastHandoff.ID
 }
 
 // commit writes the turn, re-reading the conversation when a concurrent
@@ -272,7 +295,12 @@ func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, 
 		if conv.Status != StatusOpen {
 			return apperr.New(apperr.ECONFLICT, "conversation was closed during the turn").WithReason("ConversationClosed")
 		}
-		if ret := ch.ret; ret != nil && (conv.CurrentAgent != ret.handoff.From || conv.PreviousAgent != ret.handoff.To) {
+		if ret := ch.ret; ret != nil && ret.handoff.Kind == KindHandoff && lastHandoffID(conv) != ch.lastHandoff {
+			// Another handoff landed meanwhile: this one was decided on
+			// the old state.
+			return apperr.New(apperr.ECONFLICT, "the conversation was handed over during the turn; send the message again").WithReason("ConversationChanged")
+		}
+		if ret := ch.ret; ret != nil && ret.handoff.Kind == KindReturn && (conv.CurrentAgent != ret.handoff.From || conv.PreviousAgent != ret.handoff.To) {
 			// A handoff or return landed meanwhile: the return this turn
 			// asked for was built on the old state and would overwrite it.
 			return apperr.New(apperr.ECONFLICT, "the conversation was handed over during the turn; send the message again").WithReason("ConversationChanged")
@@ -303,8 +331,8 @@ func turnOn(conv Conversation, ch change, at time.Time) Turn {
 		t.Handoff, t.Memory = &ret.handoff, ret.memory
 	}
 	for _, slug := range answeredBy {
-		if ret != nil && slug == ret.handoff.To {
-			continue // its role is the return's
+		if ret != nil && (slug == ret.handoff.To || slug == ret.handoff.From) {
+			continue // its role is the handover's
 		}
 		role := RoleInvited
 		if slug == next.PrimaryAgent {

@@ -18,6 +18,7 @@ import (
 
 var (
 	_ conversations.Store          = (*Store)(nil)
+	_ conversations.MessageTail    = (*Store)(nil)
 	_ dispatch.Store               = (*Store)(nil)
 	_ conversations.AgentDirectory = (*Store)(nil)
 )

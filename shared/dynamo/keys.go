@@ -51,6 +51,7 @@ import (
 //	                  gsi3 (unfinished, not awaiting a human): SDUE / <deadline>#<team>#<id>
 //	session message TEAM#<team>           SMSG#<session id>#<message id>  (the trace, append-only)             sessionMsgItem
 //	report          TEAM#<team>           REPORT#<report id>  (report_type, to, from, status filter it)       reportItem
+//	posted result   TEAM#<team>           RESULT#<task, report id | session id#r<run>>  (message_id; never expires)  resultItem
 //
 // Access patterns and what serves them:
 //
@@ -88,6 +89,8 @@ import (
 //	count a queue message's failure        UpdateItem QATTEMPT#<queue>#<id> / ATTEMPTS, ADD attempts 1, UPDATED_NEW
 //	get a report                           GetItem TEAM#<team> / REPORT#<id>
 //	a team's reports newest first          Query pk=TEAM#<team>, begins_with(sk, REPORT#), descending (ids sort by time)
+//	post a work's result once              TransactWriteItems: Put RESULT#<marker> (absent), Update CONV#<id>, Put MSG#<id>#<msg id>
+//	a conversation's messages after an id  Query pk=TEAM#<team>, sk BETWEEN MSG#<id>#<after> AND MSG#<id>#DEL, ExclusiveStartKey MSG#<id>#<after>
 //
 // A "begins_with" above is sent as the range it is, BETWEEN p AND p+DEL (0x7F)
 // (hasPrefix): the same for DynamoDB, and constant-time on DynamoDB Local,
@@ -137,6 +140,7 @@ const (
 	prefixSession   = "SES#"
 	prefixSesMsg    = "SMSG#"
 	prefixReport    = "REPORT#"
+	prefixResult    = "RESULT#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -208,6 +212,7 @@ func inboxSK(agent, msgID string) string    { return inboxPrefix(agent) + msgID 
 func memorySK(id string) string             { return prefixMemory + id }
 func contextSK(agent string) string         { return prefixContext + agent }
 func reportSK(id string) string             { return prefixReport + id }
+func resultSK(marker string) string         { return prefixResult + marker }
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
 }

@@ -38,33 +38,78 @@ type messageItem struct {
 	CostUSD         float64   `dynamodbav:"cost_usd,omitempty"`
 	LatencyMS       int64     `dynamodbav:"latency_ms,omitempty"`
 	ContextMemories []string  `dynamodbav:"context_memories,omitempty"`
+	// ResultOf and Pending are the work a message reports on (a nested
+	// map) and the work a reply left running (a list of them).
+	ResultOf *workRefItem  `dynamodbav:"result_of,omitempty"`
+	Pending  []workRefItem `dynamodbav:"pending,omitempty"`
 	// Query is the user message an agent reply answered.
 	Query string `dynamodbav:"query,omitempty"`
+	// ToolCalls and Stopped are a reply's tool loop.
+	ToolCalls []conversations.ToolUse `dynamodbav:"tool_calls,omitempty"`
+	Stopped   string                  `dynamodbav:"stopped,omitempty"`
 
 	Rating        int        `dynamodbav:"rating,omitempty"`
 	RatingComment string     `dynamodbav:"rating_comment,omitempty"`
 	RatedAt       *time.Time `dynamodbav:"rated_at,omitempty"`
 }
 
+// workRefItem is a conversations.WorkRef (a nested map). It converts from
+// the domain type, so a field added there fails to compile here rather
+// than going unstored.
+type workRefItem struct {
+	Type   string `dynamodbav:"type"`
+	ID     string `dynamodbav:"id"`
+	Status string `dynamodbav:"status,omitempty"`
+	Agent  string `dynamodbav:"agent,omitempty"`
+}
+
+func toWorkRefItems(refs []conversations.WorkRef) []workRefItem {
+	var out []workRefItem
+	for _, r := range refs {
+		out = append(out, workRefItem(r))
+	}
+	return out
+}
+
+func fromWorkRefItems(items []workRefItem) []conversations.WorkRef {
+	var out []conversations.WorkRef
+	for _, it := range items {
+		out = append(out, conversations.WorkRef(it))
+	}
+	return out
+}
+
 func toMessageItem(teamID string, m conversations.Message) messageItem {
-	return messageItem{
+	it := messageItem{
 		PK: teamPK(teamID), SK: msgSK(m.ConversationID, m.ID), Type: "message",
 		ID: m.ID, ConversationID: m.ConversationID, Role: m.Role, Agent: m.Agent, Content: m.Content,
 		CreatedAt: m.CreatedAt, ReplyTo: m.ReplyTo, DecisionID: m.DecisionID, Strategy: m.Strategy,
 		Contributors: m.Contributors, ModelID: m.ModelID, InputTokens: m.InputTokens, OutputTokens: m.OutputTokens,
 		CostUSD: m.CostUSD, LatencyMS: m.LatencyMS, ContextMemories: m.ContextMemories, Query: m.Query, Rating: m.Rating,
+		ToolCalls: m.ToolCalls, Stopped: m.Stopped, Pending: toWorkRefItems(m.Pending),
 	}
+	if m.ResultOf != nil {
+		r := workRefItem(*m.ResultOf)
+		it.ResultOf = &r
+	}
+	return it
 }
 
 func fromMessageItem(m map[string]types.AttributeValue) (conversations.Message, error) {
 	var it messageItem
 	err := unmarshal(m, &it)
-	return conversations.Message{
+	msg := conversations.Message{
 		ID: it.ID, ConversationID: it.ConversationID, Role: it.Role, Agent: it.Agent, Content: it.Content,
 		CreatedAt: it.CreatedAt, ReplyTo: it.ReplyTo, DecisionID: it.DecisionID, Strategy: it.Strategy,
 		Contributors: it.Contributors, ModelID: it.ModelID, InputTokens: it.InputTokens, OutputTokens: it.OutputTokens,
 		CostUSD: it.CostUSD, LatencyMS: it.LatencyMS, Rating: it.Rating, ContextMemories: it.ContextMemories, Query: it.Query,
-	}, err
+		ToolCalls: it.ToolCalls, Stopped: it.Stopped, Pending: fromWorkRefItems(it.Pending),
+	}
+	if it.ResultOf != nil {
+		r := conversations.WorkRef(*it.ResultOf)
+		msg.ResultOf = &r
+	}
+	return msg, err
 }
 
 // feedbackItem is one agent's rating of a reply, kept for past performance.
@@ -94,6 +139,28 @@ func (it feedbackItem) toRating() routing.Rating {
 func (s *Store) ListMessages(ctx context.Context, teamID, id string, p paging.Page) ([]conversations.Message, string, error) {
 	list := []conversations.Message{}
 	next, err := s.queryPage(ctx, prefixQuery(teamPK(teamID), msgPrefix(id), true), "msgs:"+teamID+":"+id, p, func(m map[string]types.AttributeValue) error {
+		msg, err := fromMessageItem(m)
+		list = append(list, msg)
+		return err
+	})
+	return list, next, err
+}
+
+// ListMessagesAfter implements conversations.MessageTail, oldest first:
+// the key range of the conversation's messages from after (BETWEEN, as
+// hasPrefix bounds it), started past after itself (ExclusiveStartKey; a
+// page token, bound to the conversation and after, continues from its
+// last key instead).
+func (s *Store) ListMessagesAfter(ctx context.Context, teamID, convID, after string, p paging.Page) ([]conversations.Message, string, error) {
+	pk := teamPK(teamID)
+	in, err := builtQuery("", keyIs(attrPK, pk).And(expression.Key(attrSK).Between(value(msgSK(convID, after)), value(msgPrefix(convID)+prefixEnd))),
+		expression.ConditionBuilder{}, true)
+	if err != nil {
+		return nil, "", internal(err, "expression")
+	}
+	in.ExclusiveStartKey = key(pk, msgSK(convID, after))
+	list := []conversations.Message{}
+	next, err := s.queryPage(ctx, in, "msgs-after:"+teamID+":"+convID+":"+after, p, func(m map[string]types.AttributeValue) error {
 		msg, err := fromMessageItem(m)
 		list = append(list, msg)
 		return err

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/sessions"
@@ -336,18 +335,4 @@ func (s *Store) DueSessions(ctx context.Context, before time.Time, limit int) ([
 		refs = append(refs, sessions.Ref{TeamID: it.TeamID, ID: it.ID})
 	}
 	return refs, nil
-}
-
-// PostSessionOutput adds a session's final output to its conversation as
-// a message, conditioned on the conversation existing. It does not move
-// the conversation's turn state: the output is a note from the lead.
-func (s *Store) PostSessionOutput(ctx context.Context, teamID string, m conversations.Message) error {
-	tx := s.txn()
-	tx.exists(roleConversation, key(teamPK(teamID), convSK(m.ConversationID)))
-	tx.create(roleMessage, toMessageItem(teamID, m))
-	err := tx.run(ctx)
-	if c, ok := asCanceled(err); ok && c.Role == roleConversation {
-		return apperr.NotFound("conversation", m.ConversationID)
-	}
-	return err
 }

@@ -27,6 +27,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -175,7 +177,46 @@ func decodeToken(scope, token string) (map[string]types.AttributeValue, error) {
 }
 
 func marshal(v any) (map[string]types.AttributeValue, error) {
-	return attributevalue.MarshalMap(v)
+	m, err := attributevalue.MarshalMap(v)
+	if err == nil {
+		flushTiny(m)
+	}
+	return m, err
+}
+
+// minNumber is below the smallest magnitude DynamoDB stores (1E-130): a
+// float64 can be far smaller (a validated 0–1 weight of 2.2e-313 is still
+// in range), and DynamoDB refuses the whole write ("Number underflow"), so
+// such a number is stored as the 0 it is to every reader.
+const minNumber = 1e-129
+
+// flushTiny replaces every number of m too small for DynamoDB with 0.
+func flushTiny(m map[string]types.AttributeValue) {
+	for k, v := range m {
+		m[k] = flushValue(v)
+	}
+}
+
+func flushValue(v types.AttributeValue) types.AttributeValue {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberN:
+		if f, err := strconv.ParseFloat(x.Value, 64); err == nil && f != 0 && math.Abs(f) < minNumber {
+			return &types.AttributeValueMemberN{Value: "0"}
+		}
+	case *types.AttributeValueMemberM:
+		flushTiny(x.Value)
+	case *types.AttributeValueMemberL:
+		for i := range x.Value {
+			x.Value[i] = flushValue(x.Value[i])
+		}
+	case *types.AttributeValueMemberNS:
+		for i, n := range x.Value {
+			if f, err := strconv.ParseFloat(n, 64); err == nil && f != 0 && math.Abs(f) < minNumber {
+				x.Value[i] = "0"
+			}
+		}
+	}
+	return v
 }
 
 func unmarshal(m map[string]types.AttributeValue, v any) error {
@@ -239,7 +280,13 @@ func (s *Store) queryPage(ctx context.Context, in *dynamodb.QueryInput, scope st
 	if err != nil {
 		return "", err
 	}
-	in.TableName, in.ExclusiveStartKey = &s.Table, start
+	in.TableName = &s.Table
+	if start != nil {
+		// A token continues the listing; without one the query starts
+		// where it was built to (the start of its range, or a key the
+		// caller set).
+		in.ExclusiveStartKey = start
+	}
 	if p.Limit > 0 {
 		in.Limit = aws.Int32(int32(p.Limit))
 	}

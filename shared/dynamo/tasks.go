@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -37,6 +38,7 @@ type taskItem struct {
 	ParentID        string           `dynamodbav:"parent_task_id"`
 	RootID          string           `dynamodbav:"root_task_id"`
 	ConversationID  string           `dynamodbav:"conversation_id"`
+	ResultDelivery  string           `dynamodbav:"result_delivery,omitempty"`
 	TaskType        string           `dynamodbav:"task_type"`
 	Title           string           `dynamodbav:"title"`
 	Instructions    string           `dynamodbav:"instructions"`
@@ -126,7 +128,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		GSI1PK: assigneeGSI1PK(t.TeamID, t.Assignee), GSI1SK: taskSK(t.ID),
 		TeamID: t.TeamID, ID: t.ID, CreatedByType: t.CreatedBy.Type, CreatedByID: t.CreatedBy.ID,
 		Assignee: t.Assignee, ParentID: t.ParentID, RootID: t.RootID, ConversationID: t.ConversationID,
-		TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
+		ResultDelivery: t.ResultDelivery, TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
 		InputArtifacts: t.InputArtifacts, Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
 		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report),
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
@@ -153,7 +155,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 	t := tasks.Task{
 		TeamID: it.TeamID, ID: it.ID, CreatedBy: tasks.Creator{Type: it.CreatedByType, ID: it.CreatedByID},
 		Assignee: it.Assignee, ParentID: it.ParentID, RootID: it.RootID, ConversationID: it.ConversationID,
-		Type: it.TaskType, Title: it.Title, Instructions: it.Instructions, Context: it.Context, ExpectedOutput: it.ExpectedOutput,
+		ResultDelivery: it.ResultDelivery, Type: it.TaskType, Title: it.Title, Instructions: it.Instructions, Context: it.Context, ExpectedOutput: it.ExpectedOutput,
 		InputArtifacts: it.InputArtifacts, Priority: it.Priority, DueAt: it.DueAt,
 		ModelTier: it.ModelTier, Report: it.Report.toCheck(),
 		CostCapUSD: it.CostCapUSD, TreeCostUSD: it.TreeCostUSD, Depth: it.Depth, Chain: it.Chain, Status: tasks.Status(it.Status),
@@ -207,10 +209,18 @@ func delegable(t tasks.Task, parent *tasks.Task) expression.ConditionBuilder {
 }
 
 // CreateTask implements tasks.Store: the task, its first events, the
-// assignee's slot and every delegation rule in one transaction.
+// assignee's slot and every delegation rule in one transaction, with the
+// conversation it is linked to (a conversation of the team: the key is
+// under the team's partition) checked in the same transaction, second,
+// so an unknown conversation is the reason a create with several
+// problems gives. A sub-task's conversation is checked only when it is
+// not its parent's (the parent's was checked when it was created).
 func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task, events []tasks.Event) error {
 	tx := s.txn()
 	tx.create(tasks.ItemTask, toTaskItem(t))
+	if t.ConversationID != "" && (parent == nil || parent.ConversationID != t.ConversationID) {
+		tx.exists(tasks.ItemConversation, key(teamPK(t.TeamID), convSK(t.ConversationID)))
+	}
 	tx.events(t.TeamID, t.ID, events)
 	tx.takeSlot(t.TeamID, t.Assignee)
 	if parent == nil && t.CreatedBy.Type == "agent" {
@@ -269,6 +279,51 @@ func (s *Store) ApplyTask(ctx context.Context, c tasks.Change) error {
 			expression.Add(name("tree_cost_usd"), value(c.RootCharge)).Add(name("version"), value(1)), expression.ConditionBuilder{})
 	}
 	return taskError(tx.run(ctx))
+}
+
+// terminalStatuses are the task statuses that never change.
+var terminalStatuses = []tasks.Status{tasks.Completed, tasks.Failed, tasks.Canceled, tasks.TimedOut}
+
+// ReleaseResult implements tasks.Store: one UpdateItem, conditioned on
+// the delivery being DeliverInReply and the status not terminal, that
+// sets DeliverToConversation and bumps the version (a writer that read
+// the task before puts it whole, so it must fail its condition and read
+// again rather than write the old delivery back). The task comes back as
+// written (ALL_NEW), or as it was when the condition failed (ALL_OLD).
+func (s *Store) ReleaseResult(ctx context.Context, teamID, id string, at time.Time) (tasks.Task, error) {
+	u := expression.Set(name("result_delivery"), value(tasks.DeliverToConversation)).
+		Set(name("updated_at"), value(at.UTC())).Add(name("version"), value(1))
+	ended := make([]expression.OperandBuilder, len(terminalStatuses))
+	for i, st := range terminalStatuses {
+		ended[i] = value(string(st))
+	}
+	cond := name("result_delivery").Equal(value(tasks.DeliverInReply)).
+		And(name("status").In(ended[0], ended[1:]...).Not())
+	e, err := build(&u, cond)
+	if err != nil {
+		return tasks.Task{}, internal(err, "expression")
+	}
+	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.Table, Key: key(teamPK(teamID), taskSK(id)), UpdateExpression: e.Update(),
+		ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		ReturnValues: types.ReturnValueAllNew, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	item := map[string]types.AttributeValue(nil)
+	if old, failed := conditionFailed(err); failed {
+		if len(old) == 0 {
+			return tasks.Task{}, apperr.NotFound("task", id)
+		}
+		item = old
+	} else if err != nil {
+		return tasks.Task{}, internal(err, "UpdateItem")
+	} else {
+		item = out.Attributes
+	}
+	t, err := fromTaskItem(item)
+	if err != nil {
+		return tasks.Task{}, internal(err, "unmarshal")
+	}
+	return t, nil
 }
 
 // GetTask implements tasks.Store.

@@ -26,14 +26,24 @@ type API interface {
 }
 
 // Starter runs executions of the machines in ARNs (manifest name → ARN).
+//
+// Starting and stopping (Starter) and completing task tokens (Callbacks)
+// are two types, not one with both methods, because they are two grants:
+// a function's code links the calls of the types it builds, and the test
+// of least privilege (infra/grants) holds its role to exactly those.
 type Starter struct {
 	Client API
 	ARNs   map[string]string
 }
 
+// Callbacks completes the task tokens of waiting states.
+type Callbacks struct {
+	Client API
+}
+
 var (
 	_ workflow.Starter   = (*Starter)(nil)
-	_ workflow.Callbacks = (*Starter)(nil)
+	_ workflow.Callbacks = (*Callbacks)(nil)
 )
 
 // FromConfig is the starter of the machines in arns (the
@@ -47,18 +57,18 @@ func FromConfig(cfg aws.Config, arns map[string]string) workflow.Starter {
 }
 
 // CallbacksFromConfig completes task tokens only: for a function that ends
-// tasks (and so wakes waiting parents) but starts no execution.
+// tasks (and so wakes waiting parents).
 func CallbacksFromConfig(cfg aws.Config) workflow.Callbacks {
-	return &Starter{Client: sfn.NewFromConfig(cfg)}
+	return &Callbacks{Client: sfn.NewFromConfig(cfg)}
 }
 
 // Succeed implements workflow.Callbacks.
-func (s *Starter) Succeed(ctx context.Context, token string, output any) error {
+func (c *Callbacks) Succeed(ctx context.Context, token string, output any) error {
 	out, err := json.Marshal(output)
 	if err != nil {
 		return err
 	}
-	_, err = s.Client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(string(out))})
+	_, err = c.Client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(string(out))})
 	return err
 }
 

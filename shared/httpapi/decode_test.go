@@ -108,7 +108,7 @@ func TestDecodeAcceptsWhatTheDocumentAllows(t *testing.T) {
 // a route with an optional body refuses `null`.
 func TestRoutesWithoutABodyRefuseOne(t *testing.T) {
 	calls := 0
-	rt := httpapi.NewRouter(slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	rt := httpapi.NewRouter(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	rt.Bodies = map[string]bool{"POST /v1/things/{id}/pause": false, "POST /v1/things/{id}/close": true}
 	handler := func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in struct {

@@ -133,21 +133,50 @@ type HandlerFunc func(ctx context.Context, r *Request) (Response, error)
 // Router dispatches by API Gateway route key.
 type Router struct {
 	routes map[string]HandlerFunc
-	// Idempotency, when set, makes POSTs with an Idempotency-Key replayable.
-	Idempotency idempotency.Store
+	// replay, when set (WithIdempotency), runs a POST with an
+	// Idempotency-Key at most once and replays its response.
+	replay func(ctx context.Context, req *Request, h HandlerFunc, key string) events.APIGatewayV2HTTPResponse
 	// Bodies, when set, says which routes take a body (the OpenAPI
 	// document's requestBody; see api.BodyRoutes): a route it does not
 	// list refuses a non-empty body with 400 before its handler runs, so
 	// a body sent to pause, close or rotate is an error, not ignored.
 	Bodies map[string]bool
-	Log    *slog.Logger
-	Now    func() time.Time
+	// Disabled are the routes whose feature flag is off, with the flag:
+	// they answer 409 FeatureDisabled before anything runs (Disable).
+	Disabled map[string]string
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
-// NewRouter returns an empty router.
-func NewRouter(log *slog.Logger, idem idempotency.Store) *Router {
-	return &Router{routes: map[string]HandlerFunc{}, Idempotency: idem, Log: log, Now: time.Now}
+// Disable makes routeKey answer 409 FeatureDisabled naming flag.
+func (rt *Router) Disable(routeKey, flag string) {
+	if rt.Disabled == nil {
+		rt.Disabled = map[string]string{}
+	}
+	rt.Disabled[routeKey] = flag
 }
+
+// NewRouter returns an empty router that keeps no idempotency records.
+func NewRouter(log *slog.Logger) *Router {
+	return &Router{routes: map[string]HandlerFunc{}, Log: log, Now: time.Now}
+}
+
+// WithIdempotency makes POSTs with an Idempotency-Key replayable, with
+// their records in store, and returns rt.
+//
+// It is a step of its own, not an argument of NewRouter, so that a
+// function serving only reads links no idempotency write: the code of a
+// function is what its IAM grants are held to (infra/grants), and
+// whatever the router's constructor references every function links.
+func (rt *Router) WithIdempotency(store idempotency.Store) *Router {
+	rt.replay = func(ctx context.Context, req *Request, h HandlerFunc, key string) events.APIGatewayV2HTTPResponse {
+		return rt.idempotent(ctx, store, req, h, key)
+	}
+	return rt
+}
+
+// Replays reports whether rt replays POSTs with an Idempotency-Key.
+func (rt *Router) Replays() bool { return rt.replay != nil }
 
 // Handle registers h for a route key such as "GET /v1/agents/{slug}".
 func (rt *Router) Handle(routeKey string, h HandlerFunc) { rt.routes[routeKey] = h }
@@ -241,6 +270,12 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 		resp.Headers["Retry-After"] = "1"
 		return resp
 	}
+	if flag, off := rt.Disabled[req.Event.RouteKey]; off {
+		// The feature is off in this stage: nothing of the request is
+		// looked at, so nothing changes whatever it carries.
+		return rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "%s is turned off in this stage (feature flag %q)", req.Event.RouteKey, flag).
+			WithReason("FeatureDisabled").WithDetail("flag", flag))
+	}
 	for name, v := range req.Event.PathParameters {
 		if !ValidPathID(v) {
 			// No resource has such an id: answered here, in the error
@@ -256,8 +291,8 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 		return rt.errorResponse(req, apperr.Invalid("body", "%s takes no body", req.Event.RouteKey))
 	}
 	key := header(req.Event.Headers, "idempotency-key")
-	if req.Event.RequestContext.HTTP.Method == http.MethodPost && key != "" && rt.Idempotency != nil {
-		return rt.idempotent(ctx, req, h, key)
+	if req.Event.RequestContext.HTTP.Method == http.MethodPost && key != "" && rt.replay != nil {
+		return rt.replay(ctx, req, h, key)
 	}
 	return rt.run(ctx, req, h)
 }
@@ -270,13 +305,13 @@ func (rt *Router) run(ctx context.Context, req *Request, h HandlerFunc) events.A
 	return rt.jsonResponse(req, res.Status, res.Body)
 }
 
-func (rt *Router) idempotent(ctx context.Context, req *Request, h HandlerFunc, key string) events.APIGatewayV2HTTPResponse {
+func (rt *Router) idempotent(ctx context.Context, store idempotency.Store, req *Request, h HandlerFunc, key string) events.APIGatewayV2HTTPResponse {
 	if len(key) > 128 {
 		return rt.errorResponse(req, apperr.Invalid("Idempotency-Key", "Idempotency-Key must be at most 128 characters"))
 	}
 	sum := sha256.Sum256([]byte(req.Event.RouteKey + "\n" + req.Event.RawPath + "\n" + req.Event.Body))
 	hash := hex.EncodeToString(sum[:])
-	prev, err := rt.Idempotency.Begin(ctx, req.TeamID, key, hash, rt.Now())
+	prev, err := store.Begin(ctx, req.TeamID, key, hash, rt.Now())
 	if err != nil {
 		return rt.errorResponse(req, err)
 	}
@@ -294,13 +329,13 @@ func (rt *Router) idempotent(ctx context.Context, req *Request, h HandlerFunc, k
 	resp := rt.run(ctx, req, h)
 	if resp.StatusCode >= 500 {
 		// A server fault is worth retrying: release the key.
-		if err := rt.Idempotency.Abandon(ctx, req.TeamID, key); err != nil {
+		if err := store.Abandon(ctx, req.TeamID, key); err != nil {
 			req.Log.Error("idempotency abandon failed", "error", err)
 		}
 		return resp
 	}
 	rec := idempotency.Record{Key: key, RequestHash: hash, StatusCode: resp.StatusCode, Body: resp.Body}
-	if err := rt.Idempotency.Complete(ctx, req.TeamID, rec, rt.Now()); err != nil {
+	if err := store.Complete(ctx, req.TeamID, rec, rt.Now()); err != nil {
 		req.Log.Error("idempotency complete failed", "error", err)
 	}
 	return resp

@@ -57,7 +57,7 @@ type thing struct {
 }
 
 func newRouter(calls *int) *httpapi.Router {
-	rt := httpapi.NewRouter(slog.New(slog.NewTextHandler(io.Discard, nil)), &memIdem{recs: map[string]idempotency.Record{}})
+	rt := httpapi.NewRouter(slog.New(slog.NewTextHandler(io.Discard, nil))).WithIdempotency(&memIdem{recs: map[string]idempotency.Record{}})
 	rt.Handle("POST /v1/things", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in thing
 		if err := r.Decode(&in); err != nil {
@@ -204,7 +204,7 @@ func BenchmarkServeDecodeAndRespond(b *testing.B) {
 // invocation counts them (shared/lambdafn), so they can be watched per route.
 func TestRequestLogCarriesTheAWSCalls(t *testing.T) {
 	var buf bytes.Buffer
-	rt := httpapi.NewRouter(slog.New(slog.NewJSONHandler(&buf, nil)), nil)
+	rt := httpapi.NewRouter(slog.New(slog.NewJSONHandler(&buf, nil)))
 	rt.Handle("GET /v1/things", func(context.Context, *httpapi.Request) (httpapi.Response, error) {
 		return httpapi.OK(map[string]int{}), nil
 	})

@@ -65,3 +65,23 @@ func Secret(n int) string {
 	}
 	return enc.EncodeToString(b)
 }
+
+// idLen is the length of the encoded part of an id: 128 bits in base32.
+var idLen = enc.EncodedLen(16)
+
+// Valid reports whether id is one New(prefix) could have made: prefix,
+// '_' and 26 characters of the id alphabet. It says nothing of whether
+// the id exists; it lets a caller refuse a malformed one before it
+// reaches a key.
+func Valid(prefix, id string) bool {
+	rest, ok := strings.CutPrefix(id, prefix+"_")
+	if !ok || len(rest) != idLen {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if !strings.ContainsRune("0123456789abcdefghjkmnpqrstvwxyz", rune(rest[i])) {
+			return false
+		}
+	}
+	return true
+}

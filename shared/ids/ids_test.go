@@ -51,3 +51,13 @@ func TestFloorBoundsIdsByTime(t *testing.T) {
 	assert.Greater(t, after, id)
 	assert.True(t, strings.HasPrefix(id, "msg_"))
 }
+
+func TestValidAcceptsOnlyWhatNewMakes(t *testing.T) {
+	assert.True(t, ids.Valid("conv", ids.New("conv")))
+	assert.True(t, ids.Valid("msg", ids.Floor("msg", time.Now())))
+	for _, bad := range []string{"", "conv_", "conv_nope", "msg_" + strings.Repeat("0", 26), "conv" + strings.TrimPrefix(ids.New("conv"), "conv_"),
+		ids.New("conv") + "0", strings.ToUpper(ids.New("conv")), strings.Replace(ids.New("conv"), "_", "_i", 1)[:31], "conv_%00" + strings.Repeat("0", 23)} {
+		assert.False(t, ids.Valid("conv", bad), bad)
+	}
+	assert.False(t, ids.Valid("msg", ids.New("conv")), "another kind's id")
+}

@@ -7,7 +7,8 @@ var Functions = []Function{
 		Description: "Resolves the team from the X-Api-Key header (HTTP API simple responses).",
 		Trigger:     TriggerAuthorizer,
 		MemoryMB:    256, Timeout: 5,
-		Grants: []Grant{GrantTableRead},
+		// UpdateItem: the team's request counter (TEAM_RATE_LIMIT).
+		Grants: []Grant{GrantGetItem, GrantUpdateItem},
 	},
 	{
 		Name:        "health",
@@ -15,7 +16,7 @@ var Functions = []Function{
 		Trigger:     TriggerHTTP,
 		Routes:      []Route{{"GET", "/v1/health"}},
 		MemoryMB:    256, Timeout: 10,
-		Grants: []Grant{GrantProbe},
+		Grants: []Grant{GrantDescribeTable, GrantDescribeEventBus, GrantDescribeStateMachine, GrantGetQueueAttributes},
 	},
 	{
 		Name:        "agents",
@@ -32,7 +33,7 @@ var Functions = []Function{
 			{"PUT", "/v1/team/default-agent"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants: []Grant{GrantTableWrite},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem},
 	},
 	{
 		Name:        "team",
@@ -47,14 +48,16 @@ var Functions = []Function{
 			{"GET", "/v1/activity"},
 		},
 		MemoryMB: 256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite},
+		Grants:  []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem},
+		Indexes: []string{"gsi1"},
 	},
 	{
 		Name:        "admin",
 		Description: "Operator actions invoked directly (create a team and its first key).",
 		Trigger:     TriggerInvoke,
 		MemoryMB:    256, Timeout: 15,
-		Grants: []Grant{GrantTableWrite},
+		Grants:  []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantConditionCheckItem},
+		Indexes: []string{"gsi1"},
 	},
 	{
 		Name:        "tasks",
@@ -75,21 +78,28 @@ var Functions = []Function{
 		},
 		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
 		MemoryMB: 512, Timeout: 29,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
+		},
+		Indexes: []string{"gsi1", "gsi2"},
 	},
 	{
 		Name:        "task-lifecycle",
 		Description: "Marks a task running, completed, failed or timed_out for the delegation state machine, and registers a waiting parent's task token on its child.",
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    256, Timeout: 15,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantCallback},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantConditionCheckItem, GrantBusPut, GrantCallback},
 	},
 	{
 		Name:        "task-worker",
 		Description: "Runs an agent on a task through the model port, with the collaboration tools (delegation state machine task).",
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels,
+		},
 	},
 	{
 		Name:        "conversations",
@@ -111,7 +121,13 @@ var Functions = []Function{
 		},
 		// 29 s: a turn spends at most 24 s on models, below API Gateway's 30 s.
 		MemoryMB: 1024, Timeout: 29,
-		Grants:  []Grant{GrantTableWrite, GrantBusPut, GrantModels},
+		// Step Functions: a reply's delegation, report or session starts
+		// its execution (and a report that cannot be stored stops its
+		// task's).
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantModels, GrantStartExecution, GrantStopExecution,
+		},
 		Invokes: []string{"expert-gate"},
 	},
 	{
@@ -120,7 +136,7 @@ var Functions = []Function{
 		Trigger:     TriggerInvoke,
 		// Scoring is CPU-bound; 1024 MB buys a full vCPU.
 		MemoryMB: 1024, Timeout: 10,
-		Grants: []Grant{GrantTableRead},
+		Grants: []Grant{GrantQuery},
 	},
 	{
 		Name:        "discovery",
@@ -132,7 +148,7 @@ var Functions = []Function{
 			{"GET", "/v1/agents/{slug}/availability"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants:  []Grant{GrantTableRead},
+		Grants:  []Grant{GrantGetItem, GrantQuery},
 		Invokes: []string{"expert-gate"},
 	},
 	{
@@ -146,7 +162,8 @@ var Functions = []Function{
 			{"GET", "/v1/routing/analytics/strategies"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants: []Grant{GrantTableRead},
+		Grants:  []Grant{GrantGetItem, GrantQuery},
+		Indexes: []string{"gsi1"},
 	},
 	{
 		Name:        "messages",
@@ -158,7 +175,7 @@ var Functions = []Function{
 			{"POST", "/v1/agents/{slug}/inbox/read"},
 		},
 		MemoryMB: 256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite, GrantBusPut},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut},
 	},
 	{
 		Name:        "memories",
@@ -169,7 +186,7 @@ var Functions = []Function{
 			{"GET", "/v1/agents/{slug}/memories"},
 		},
 		MemoryMB: 256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite, GrantBusPut},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut},
 	},
 	{
 		Name:        "message-fanout",
@@ -178,7 +195,7 @@ var Functions = []Function{
 		Queue:       "agent-messages",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite, GrantDeadLetter},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantDeadLetter},
 	},
 	{
 		Name:        "memory-invalidator",
@@ -187,7 +204,7 @@ var Functions = []Function{
 		Queue:       "memory-events",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 10,
-		Grants: []Grant{GrantTableWrite, GrantDeadLetter},
+		Grants: []Grant{GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantDeadLetter},
 	},
 	{
 		Name:         "task-sweeper",
@@ -195,7 +212,11 @@ var Functions = []Function{
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,
 		MemoryMB:     256, Timeout: 60,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStopExecution, GrantCallback},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStopExecution, GrantCallback,
+		},
+		Indexes: []string{"gsi3"},
 	},
 	{
 		Name:        "sessions",
@@ -211,14 +232,20 @@ var Functions = []Function{
 			{"POST", "/v1/sessions/{id}/resume"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantDeleteItem, GrantQuery,
+			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
+		},
 	},
 	{
 		Name:        "session-steps",
 		Description: "Every state of the collaboration machines: begin, plan, one agent's stage (a task of the task model, through the model port), decide a round, synthesize, wait for a human, complete, fail.",
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantCallback, GrantModels},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantCallback, GrantModels,
+		},
 	},
 	{
 		Name:        "reports",
@@ -233,7 +260,29 @@ var Functions = []Function{
 		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
 		MemoryMB: 512, Timeout: 29,
 		// Stop: a task whose report cannot be recorded is canceled.
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantStartExecution, GrantStopExecution},
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStartExecution, GrantStopExecution,
+		},
+	},
+	{
+		Name:        "consultations",
+		Description: "Consultations API: an agent asks for help, the ExpertGate (in process) chooses the specialist, the curated context package (secrets redacted), the specialist's answer through the model port, loop detection and escalation to a human, outcomes, metrics.",
+		Trigger:     TriggerHTTP,
+		Routes: []Route{
+			{"POST", "/v1/consultations"},
+			{"GET", "/v1/consultations"},
+			{"GET", "/v1/consultations/metrics"},
+			{"GET", "/v1/consultations/{id}"},
+			{"POST", "/v1/consultations/{id}/exchanges"},
+			{"POST", "/v1/consultations/{id}/outcome"},
+			{"GET", "/v1/escalations"},
+			{"POST", "/v1/escalations/{id}/resolve"},
+		},
+		// 29 s: the specialist's answer is bounded at 20 s, below API
+		// Gateway's 30 s; 1024 MB for the gate's scoring in process.
+		MemoryMB: 1024, Timeout: 29,
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut, GrantModels},
 	},
 	{
 		Name:        "report-finalizer",
@@ -242,7 +291,16 @@ var Functions = []Function{
 		Queue:       "report-tasks",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 30,
-		Grants: []Grant{GrantTableWrite, GrantBusPut, GrantDeadLetter},
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut, GrantDeadLetter},
+	},
+	{
+		Name:        "result-poster",
+		Description: "Posts the result (or failure) of a task, report or session linked to a conversation into it, once, as the message of the agent that did the work (bus -> rule -> SQS).",
+		Trigger:     TriggerSQS,
+		Queue:       "conversation-results",
+		BatchSize:   10,
+		MemoryMB:    256, Timeout: 10,
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeadLetter},
 	},
 	{
 		Name:        "activity-recorder",
@@ -251,6 +309,6 @@ var Functions = []Function{
 		Queue:       "activity",
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 30,
-		Grants: []Grant{GrantTableWrite, GrantDeadLetter},
+		Grants: []Grant{GrantPutItem, GrantUpdateItem, GrantDeadLetter},
 	},
 }

@@ -12,7 +12,9 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Trigger says how a function is invoked.
@@ -28,32 +30,96 @@ const (
 	TriggerSchedule     Trigger = "schedule"      // an EventBridge schedule (rate)
 )
 
-// Grant is a permission a function needs; the CDK app turns each into the
-// matching Grant* call so no function gets more than it uses.
+// Grant is one IAM action a function's code calls. The CDK app grants it
+// on exactly the resources the constant names, and nothing else: no
+// managed policy, no CDK Grant* bundle (GrantReadWriteData also allows
+// Scan, BatchWriteItem and the stream reads). infra/grants reads each
+// function's code and fails when its grants and its calls differ either
+// way.
 type Grant string
 
-// Grants.
+// Grants on the single table (its ARN; GrantQuery on the indexes of
+// Function.Indexes too).
 const (
-	GrantTableRead      Grant = "table:read"
-	GrantTableWrite     Grant = "table:write" // includes read
-	GrantBusPut         Grant = "bus:put"
-	GrantStartExecution Grant = "states:start"
-	GrantStopExecution  Grant = "states:stop"
-	// GrantCallback lets a function complete the task tokens of the state
-	// machines' waiting states (SendTaskSuccess): every function that can
-	// end a task wakes the parent execution waiting for it.
-	GrantCallback Grant = "states:callback"
-	// GrantModels lets a function call foundation models on Amazon Bedrock.
-	GrantModels Grant = "models:invoke"
-	// GrantProbe lets a function describe every resource (the table, the
-	// bus, the state machines, the queues) and nothing more: the health
-	// function's dependency checks.
-	GrantProbe Grant = "probe"
-	// GrantDeadLetter sends to the dead-letter queue of the function's
-	// trigger queue: the consumer dead-letters a message itself once its
-	// processing attempts are used up (consumers.Retry).
-	GrantDeadLetter Grant = "queue:dead-letter"
+	GrantGetItem    Grant = "dynamodb:GetItem"
+	GrantPutItem    Grant = "dynamodb:PutItem"
+	GrantUpdateItem Grant = "dynamodb:UpdateItem"
+	GrantDeleteItem Grant = "dynamodb:DeleteItem"
+	GrantQuery      Grant = "dynamodb:Query"
+	// GrantConditionCheckItem authorizes the condition checks of a
+	// TransactWriteItems; its puts, updates and deletes are authorized as
+	// PutItem, UpdateItem and DeleteItem (TransactWriteItems is no action).
+	GrantConditionCheckItem Grant = "dynamodb:ConditionCheckItem"
+	GrantDescribeTable      Grant = "dynamodb:DescribeTable"
 )
+
+// Grants on the other resources.
+const (
+	// GrantBusPut publishes on the bus.
+	GrantBusPut           Grant = "events:PutEvents"
+	GrantDescribeEventBus Grant = "events:DescribeEventBus"
+	// GrantStartExecution starts executions of the state machines.
+	GrantStartExecution Grant = "states:StartExecution"
+	// GrantStopExecution stops their executions.
+	GrantStopExecution Grant = "states:StopExecution"
+	// GrantCallback completes the task tokens of the machines' waiting
+	// states: every function that can end a task wakes the parent
+	// execution waiting for it.
+	GrantCallback             Grant = "states:SendTaskSuccess"
+	GrantDescribeStateMachine Grant = "states:DescribeStateMachine"
+	// GrantModels calls the stage's foundation models on Amazon Bedrock
+	// (Converse is authorized as InvokeModel).
+	GrantModels Grant = "bedrock:InvokeModel"
+	// GrantDeadLetter sends to the dead-letter queue of the function's
+	// trigger queue, and no other: the consumer dead-letters a message
+	// itself once its processing attempts are used up (consumers.Retry).
+	GrantDeadLetter Grant = "sqs:SendMessage"
+	// GrantGetQueueAttributes reads the attributes of every queue (the
+	// health function's probe).
+	GrantGetQueueAttributes Grant = "sqs:GetQueueAttributes"
+)
+
+// ActionInvokeFunction is the action Function.Invokes grants on each
+// function it names.
+const ActionInvokeFunction = "lambda:InvokeFunction"
+
+// knownGrants are the grants the CDK app knows how to scope.
+var knownGrants = map[Grant]bool{
+	GrantGetItem: true, GrantPutItem: true, GrantUpdateItem: true, GrantDeleteItem: true, GrantQuery: true,
+	GrantConditionCheckItem: true, GrantDescribeTable: true, GrantBusPut: true, GrantDescribeEventBus: true,
+	GrantStartExecution: true, GrantStopExecution: true, GrantCallback: true, GrantDescribeStateMachine: true,
+	GrantModels: true, GrantDeadLetter: true, GrantGetQueueAttributes: true,
+}
+
+// Service is the IAM service prefix of g ("dynamodb").
+func (g Grant) Service() string {
+	svc, _, _ := strings.Cut(string(g), ":")
+	return svc
+}
+
+// Actions returns the IAM actions f is granted, sorted: its grants and,
+// when it invokes functions, lambda:InvokeFunction.
+func (f Function) Actions() []string {
+	set := map[string]bool{}
+	for _, g := range f.Grants {
+		set[string(g)] = true
+	}
+	if len(f.Invokes) > 0 {
+		set[ActionInvokeFunction] = true
+	}
+	out := make([]string, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// clientOf maps an IAM service prefix to the SDK client that calls it.
+var clientOf = map[string]string{
+	"dynamodb": "dynamodb", "events": "eventbridge", "states": "sfn",
+	"bedrock": "bedrockruntime", "sqs": "sqs", "lambda": "lambda",
+}
 
 // Clients returns the AWS SDK service clients (the last element of
 // github.com/aws/aws-sdk-go-v2/service/<client>) a function with grants
@@ -61,24 +127,9 @@ const (
 // this with `go list -deps` of every function).
 func (f Function) Clients() []string {
 	set := map[string]bool{}
-	for _, g := range f.Grants {
-		switch g {
-		case GrantTableRead, GrantTableWrite:
-			set["dynamodb"] = true
-		case GrantBusPut:
-			set["eventbridge"] = true
-		case GrantStartExecution, GrantStopExecution, GrantCallback:
-			set["sfn"] = true
-		case GrantModels:
-			set["bedrockruntime"] = true
-		case GrantDeadLetter:
-			set["sqs"] = true
-		case GrantProbe:
-			set["dynamodb"], set["eventbridge"], set["sfn"], set["sqs"] = true, true, true, true
-		}
-	}
-	if len(f.Invokes) > 0 {
-		set["lambda"] = true
+	for _, a := range f.Actions() {
+		svc, _, _ := strings.Cut(a, ":")
+		set[clientOf[svc]] = true
 	}
 	out := make([]string, 0, len(set))
 	for c := range set {
@@ -109,7 +160,13 @@ type Function struct {
 	EveryMinutes int
 	MemoryMB     int
 	Timeout      int // seconds
-	Grants       []Grant
+	// Grants are the IAM actions the function's code calls, each once
+	// (infra/grants checks them against the code; its failure message
+	// prints the line to write).
+	Grants []Grant
+	// Indexes are the table's indexes the function queries: GrantQuery
+	// is granted on them too (on the table alone otherwise).
+	Indexes []string
 	// Invokes lists the functions this one calls synchronously (Lambda
 	// Invoke); the CDK grants exactly those and passes their names.
 	Invokes []string
@@ -150,14 +207,28 @@ type Rule struct {
 	Name        string
 	Sources     []string
 	DetailTypes []string // empty: every detail type
-	Queue       string
+	// DetailPresent are fields of the detail an event must have to match
+	// (an "exists" filter on each). A consumer that skips every event
+	// without such a field says so here, and the bus never queues those
+	// events: no message, no invocation, no backlog in front of the events
+	// that matter (the result-poster's queue carried every task transition
+	// of every team, while it posts only those linked to a conversation).
+	DetailPresent []string
+	Queue         string
 }
 
 // Pattern is the rule's EventBridge event pattern.
-func (r Rule) Pattern() map[string][]string {
-	p := map[string][]string{"source": r.Sources}
+func (r Rule) Pattern() map[string]any {
+	p := map[string]any{"source": r.Sources}
 	if len(r.DetailTypes) > 0 {
 		p["detail-type"] = r.DetailTypes
+	}
+	if len(r.DetailPresent) > 0 {
+		detail := map[string]any{}
+		for _, f := range r.DetailPresent {
+			detail[f] = []any{map[string]any{"exists": true}}
+		}
+		p["detail"] = detail
 	}
 	return p
 }
@@ -222,13 +293,20 @@ var (
 		// Every task status change, for the reports whose tasks they are; its
 		// consumer times out after 30 s.
 		{Name: "report-tasks", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 180},
+		// The ends of work that may be linked to a conversation, for the
+		// result-poster; its consumer times out after 10 s.
+		{Name: "conversation-results", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
 	}
 
 	Rules = []Rule{
 		{Name: "activity-all", Sources: []string{EventSource}, Queue: "activity"},
 		{Name: "agent-messages", Sources: []string{EventSource}, DetailTypes: []string{"AgentMessageSent"}, Queue: "agent-messages"},
 		{Name: "memory-shared", Sources: []string{EventSource}, DetailTypes: []string{"MemoryShared"}, Queue: "memory-events"},
-		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, Queue: "report-tasks"},
+		// Only the tasks that deliver a report (reports.Sync skips the rest).
+		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, DetailPresent: []string{"report_id"}, Queue: "report-tasks"},
+		// Only work linked to a conversation (results.Poster skips the rest).
+		{Name: "conversation-results", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged"},
+			DetailPresent: []string{"conversation_id"}, Queue: "conversation-results"},
 	}
 
 	StateMachines = []StateMachine{
@@ -358,6 +436,9 @@ func Validate() error {
 		if (f.Trigger == TriggerSchedule) != (f.EveryMinutes > 0) {
 			return fmt.Errorf("function %q: a schedule only and always on schedule functions", f.Name)
 		}
+		if err := f.validateGrants(); err != nil {
+			return err
+		}
 		for _, target := range f.Invokes {
 			if _, ok := Lookup(target); !ok || target == f.Name {
 				return fmt.Errorf("function %q invokes unknown function %q", f.Name, target)
@@ -373,6 +454,11 @@ func Validate() error {
 			}
 		}
 	}
+	for key := range RouteFlags {
+		if !routes[key] {
+			return fmt.Errorf("RouteFlags gates %q, which no function serves", key)
+		}
+	}
 	for _, r := range Rules {
 		if _, ok := QueueByName(r.Queue); !ok {
 			return fmt.Errorf("rule %q targets unknown queue %q", r.Name, r.Queue)
@@ -384,6 +470,34 @@ func Validate() error {
 				return fmt.Errorf("state machine %q substitution %s: %w", sm.Name, k, err)
 			}
 		}
+	}
+	return nil
+}
+
+// validateGrants checks that f's grants are known and listed once, that
+// it queries the indexes it names, and that it dead-letters only the
+// queue it consumes.
+func (f Function) validateGrants() error {
+	seen := map[Grant]bool{}
+	for _, g := range f.Grants {
+		if !knownGrants[g] {
+			return fmt.Errorf("function %q: unknown grant %q", f.Name, g)
+		}
+		if seen[g] {
+			return fmt.Errorf("function %q: grant %q listed twice", f.Name, g)
+		}
+		seen[g] = true
+	}
+	if len(f.Indexes) > 0 && !seen[GrantQuery] {
+		return fmt.Errorf("function %q: indexes without %s", f.Name, GrantQuery)
+	}
+	for _, ix := range f.Indexes {
+		if !slices.ContainsFunc(MainTable.GSIs, func(g GSI) bool { return g.Name == ix }) {
+			return fmt.Errorf("function %q queries unknown index %q", f.Name, ix)
+		}
+	}
+	if seen[GrantDeadLetter] && f.Trigger != TriggerSQS {
+		return fmt.Errorf("function %q: %s is the dead-letter queue of a trigger queue; it has none", f.Name, GrantDeadLetter)
 	}
 	return nil
 }

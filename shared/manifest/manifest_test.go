@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/settings"
 )
 
 func TestManifestIsConsistent(t *testing.T) {
@@ -86,4 +87,19 @@ func TestParseRef(t *testing.T) {
 		_, err := manifest.ParseRef(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// Every gated route names a flag the stages can set.
+func TestRouteFlagsNameKnownFlags(t *testing.T) {
+	known := map[string]bool{}
+	for _, f := range settings.FlagNames {
+		known[f] = true
+	}
+	for key, flag := range manifest.RouteFlags {
+		assert.True(t, known[flag], "%s is gated by unknown flag %q", key, flag)
+	}
+	old := manifest.RouteFlags
+	t.Cleanup(func() { manifest.RouteFlags = old })
+	manifest.RouteFlags = map[string]string{"POST /v1/nowhere": "collaboration"}
+	assert.ErrorContains(t, manifest.Validate(), "no function serves")
 }

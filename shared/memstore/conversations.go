@@ -212,6 +212,21 @@ func (s *Store) ListMessages(_ context.Context, teamID, id string, p paging.Page
 	return query(s.messageRows(teamID, id), false, "msgs:"+teamID+":"+id, p, nil)
 }
 
+// ListMessagesAfter implements conversations.MessageTail: the messages
+// whose ids sort after after, oldest first, paged as the adapter's query
+// (the token bound to the conversation and after).
+func (s *Store) ListMessagesAfter(_ context.Context, teamID, id, after string, p paging.Page) ([]conversations.Message, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rows []row[conversations.Message]
+	for _, r := range s.messageRows(teamID, id) {
+		if r.sk > after {
+			rows = append(rows, r)
+		}
+	}
+	return query(rows, false, "msgs-after:"+teamID+":"+id+":"+after, p, nil)
+}
+
 // RecentMessages implements conversations.Store: the last n messages,
 // oldest first (nil when there are none; n <= 0 reads all, as the
 // adapter's query without a limit).

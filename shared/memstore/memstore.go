@@ -44,6 +44,7 @@ var (
 	_ agents.Store                 = (*Store)(nil)
 	_ tasks.Store                  = (*Store)(nil)
 	_ conversations.Store          = (*Store)(nil)
+	_ conversations.MessageTail    = (*Store)(nil)
 	_ conversations.AgentDirectory = (*Store)(nil)
 	_ messaging.Store              = (*Store)(nil)
 	_ messaging.Directory          = (*Store)(nil)
@@ -93,6 +94,14 @@ type Store struct {
 	sessions    map[key]sessions.Session
 	sessionMsgs map[key][]sessions.Message
 	reports     map[key][]byte // report documents
+	// resultMarkers are the results posted into conversations, by team
+	// and marker (the message id), made on first use.
+	resultMarkers map[key]string
+
+	// Consultations (consultations.go), made on first use.
+	consultations map[key][]byte // consultation documents
+	escalations   map[key][]byte // escalation documents
+	consActive    map[key]int    // active consultations by team and requester
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as

@@ -94,8 +94,8 @@ func (s *Store) eventsFree(teamID, taskID string, events []tasks.Event) bool {
 // assignee's slot and every delegation rule at once. The conditions are
 // those of the adapter's transaction, and when several fail the one
 // reported is the first in the transaction's order, as the adapter does
-// with the cancellation reasons: task, slot, assignee, creator, parent,
-// root. The parent and root conditions read the stored items, not the
+// with the cancellation reasons: task, conversation, slot, assignee,
+// creator, parent, root. The parent and root conditions read the stored items, not the
 // parent passed in (whose RootID only decides which item carries the
 // budget, as in the adapter).
 func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, events []tasks.Event) error {
@@ -104,6 +104,11 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 	k := key{t.TeamID, t.ID}
 	if _, ok := s.tasks[k]; ok || !s.eventsFree(t.TeamID, t.ID, events) {
 		return &tasks.ConditionFailed{Item: tasks.ItemTask}
+	}
+	if t.ConversationID != "" && (parent == nil || parent.ConversationID != t.ConversationID) {
+		if _, ok := s.convs[key{t.TeamID, t.ConversationID}]; !ok {
+			return &tasks.ConditionFailed{Item: tasks.ItemConversation}
+		}
 	}
 	if !s.slotFree(t.TeamID, t.Assignee) {
 		return &tasks.ConditionFailed{Item: tasks.ItemSlot}
@@ -199,6 +204,25 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 		}
 	}
 	return nil
+}
+
+// ReleaseResult implements tasks.Store: DeliverInReply becomes
+// DeliverToConversation (the version bumped) while the task is not
+// terminal; otherwise the task is returned as stored. ENOTFOUND.
+func (s *Store) ReleaseResult(_ context.Context, teamID, id string, at time.Time) (tasks.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{teamID, id}
+	t, ok := s.tasks[k]
+	if !ok {
+		return tasks.Task{}, apperr.NotFound("task", id)
+	}
+	if t.ResultDelivery == tasks.DeliverInReply && !t.Status.Terminal() {
+		t.ResultDelivery, t.UpdatedAt = tasks.DeliverToConversation, at
+		t.Version++
+		s.tasks[k] = t
+	}
+	return copyTask(t), nil
 }
 
 // GetTask implements tasks.Store, without the timeline. Returns ENOTFOUND.

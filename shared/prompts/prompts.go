@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
 )
 
@@ -25,22 +26,77 @@ func (Chat) write(b *strings.Builder) {
 	b.WriteString("You are answering a user in a team conversation; other agents of the team may have replied before you (their replies are marked with their handle).\n")
 }
 
-// Task is working on a delegated task. Context and ExpectedOutput are
-// optional; their lines are left out when empty.
+// Task is working on a delegated task. Every field but Title is
+// optional; its lines are left out when empty.
 type Task struct {
 	Title          string
+	Type           string // research, review, …
+	Priority       string // low, normal, high, urgent
 	Context        string
 	ExpectedOutput string
+	// InputArtifacts are what the task was given to work on (references:
+	// paths, URLs, ids), one line each.
+	InputArtifacts []string
+	// Conversation is the end of the conversation the task came from,
+	// oldest first.
+	Conversation []Line
+}
+
+// Line is one message of a conversation as an agent reads it: who wrote
+// it (the user, the system, or an agent's slug) and what.
+type Line struct {
+	Author  string
+	Content string
 }
 
 func (t Task) write(b *strings.Builder) {
 	fmt.Fprintf(b, "Task: %s\n", t.Title)
+	switch {
+	case t.Type != "" && t.Priority != "":
+		fmt.Fprintf(b, "Type: %s; priority: %s\n", t.Type, t.Priority)
+	case t.Type != "":
+		fmt.Fprintf(b, "Type: %s\n", t.Type)
+	case t.Priority != "":
+		fmt.Fprintf(b, "Priority: %s\n", t.Priority)
+	}
 	if t.Context != "" {
 		fmt.Fprintf(b, "Context: %s\n", t.Context)
 	}
 	if t.ExpectedOutput != "" {
 		fmt.Fprintf(b, "Expected output: %s\n", t.ExpectedOutput)
 	}
+	if len(t.InputArtifacts) > 0 {
+		b.WriteString("Input artifacts:\n")
+		for _, a := range t.InputArtifacts {
+			fmt.Fprintf(b, "- %s\n", a)
+		}
+	}
+	if len(t.Conversation) > 0 {
+		b.WriteString("The conversation this task came from (its last messages, oldest first):\n")
+		for _, l := range t.Conversation {
+			fmt.Fprintf(b, "[%s] %s\n", l.Author, l.Content)
+		}
+	}
+}
+
+// Memories is the memory context's part of a system prompt: the user's
+// profile, what the team shares and what the agent itself remembers, each
+// under its heading; empty when the context holds nothing.
+func Memories(m memory.Context) string {
+	var b strings.Builder
+	section := func(title string, list []memory.Memory) {
+		if len(list) == 0 {
+			return
+		}
+		b.WriteString(title + ":\n")
+		for _, x := range list {
+			b.WriteString("- " + x.Content + "\n")
+		}
+	}
+	section("About the user", m.UserProfile)
+	section("What the team knows", m.Shared)
+	section("What you remember", m.Private)
+	return b.String()
 }
 
 // System is the agent's system prompt in situation s (nil: the identity

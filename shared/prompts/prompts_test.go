@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/prompts"
 )
@@ -33,7 +34,14 @@ func TestSystemPrompts(t *testing.T) {
 		"task": {prompts.Task{Title: "Review the parser", Context: "It panics on empty input", ExpectedOutput: "a list of findings"}, identity +
 			"Task: Review the parser\nContext: It panics on empty input\nExpected output: a list of findings\n"},
 		"task without optional lines": {prompts.Task{Title: "Review the parser"}, identity + "Task: Review the parser\n"},
-		"identity alone":              {nil, identity},
+		"task with every line": {prompts.Task{Title: "Review the parser", Type: "review", Priority: "urgent", Context: "It panics",
+			InputArtifacts: []string{"src/parser.go", "https://ci.example/run/42"},
+			Conversation:   []prompts.Line{{Author: "user", Content: "Is the parser safe?"}, {Author: "kyra", Content: "Luke will check."}}}, identity +
+			"Task: Review the parser\nType: review; priority: urgent\nContext: It panics\n" +
+			"Input artifacts:\n- src/parser.go\n- https://ci.example/run/42\n" +
+			"The conversation this task came from (its last messages, oldest first):\n[user] Is the parser safe?\n[kyra] Luke will check.\n"},
+		"task with a priority alone": {prompts.Task{Title: "T", Priority: "low"}, identity + "Task: T\nPriority: low\n"},
+		"identity alone":             {nil, identity},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := prompts.System(luke, tc.situation)
@@ -72,4 +80,16 @@ func TestRequest(t *testing.T) {
 	}
 	req := prompts.Request("team_01", luke, "s", 4000, "")
 	assert.Empty(t, req.ModelID, "no default: the provider's own")
+}
+
+func TestMemoriesUnderTheirHeadings(t *testing.T) {
+	mc := memory.Context{
+		UserProfile: []memory.Memory{{Content: "Prefers short answers"}},
+		Shared:      []memory.Memory{{Content: "The API is in Go"}, {Content: "Deploys on Fridays are frozen"}},
+		Private:     []memory.Memory{{Content: "I reviewed the auth module last week"}},
+	}
+	assert.Equal(t, "About the user:\n- Prefers short answers\n"+
+		"What the team knows:\n- The API is in Go\n- Deploys on Fridays are frozen\n"+
+		"What you remember:\n- I reviewed the auth module last week\n", prompts.Memories(mc))
+	assert.Empty(t, prompts.Memories(memory.Context{}), "no heading without a memory")
 }

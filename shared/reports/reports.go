@@ -167,4 +167,7 @@ type Finished struct {
 	MemoryID        string   `json:"memory_id,omitempty"`
 	TokensUsed      int      `json:"tokens_used"`
 	CostUSD         float64  `json:"cost_usd"`
+	// ConversationID is the conversation the report is posted into (the
+	// result-poster function), when it was requested from one.
+	ConversationID string `json:"conversation_id,omitempty"`
 }

@@ -199,6 +199,11 @@ func (s *Service) Request(ctx context.Context, teamID string, creator tasks.Crea
 		return Report{}, err
 	}
 	if r.ConversationID != "" {
+		if !ids.Valid("conv", r.ConversationID) {
+			return Report{}, apperr.NotFound("conversation", r.ConversationID)
+		}
+		// The task's transaction checks it again; this read answers
+		// before anything is created.
 		if _, err := s.Conversations.GetConversation(ctx, teamID, r.ConversationID); err != nil {
 			return Report{}, err
 		}

@@ -174,7 +174,8 @@ func (s *Service) publish(ctx context.Context, r Report) {
 		return
 	}
 	ev := Finished{TeamID: r.TeamID, ReportID: r.ID, TaskID: r.TaskID, Type: r.Type, Author: r.To, RequestedBy: r.From,
-		Status: r.Status, Reason: r.Reason, MissingSections: r.MissingSections, MemoryID: r.MemoryID, TokensUsed: r.TokensUsed, CostUSD: r.CostUSD}
+		Status: r.Status, Reason: r.Reason, MissingSections: r.MissingSections, MemoryID: r.MemoryID, TokensUsed: r.TokensUsed, CostUSD: r.CostUSD,
+		ConversationID: r.ConversationID}
 	if ev.MissingSections == nil {
 		ev.MissingSections = []string{}
 	}

@@ -140,12 +140,16 @@ func (s *Service) Create(ctx context.Context, teamID, by string, in CreateInput)
 	if err := s.checkAgents(ctx, teamID, in); err != nil {
 		return Session{}, err
 	}
-	if in.ConversationID != "" && s.Conversations != nil {
-		if err := s.Conversations.CheckConversation(ctx, teamID, in.ConversationID); err != nil {
-			if apperr.Is(err, apperr.ENOTFOUND) {
-				return Session{}, apperr.Invalid("conversation_id", "conversation %q not found", in.ConversationID)
+	if in.ConversationID != "" {
+		// Another team's conversation is as unknown as one that does not
+		// exist: 404, with nothing written and no execution started.
+		if !ids.Valid("conv", in.ConversationID) {
+			return Session{}, apperr.NotFound("conversation", in.ConversationID)
+		}
+		if s.Conversations != nil {
+			if err := s.Conversations.CheckConversation(ctx, teamID, in.ConversationID); err != nil {
+				return Session{}, err
 			}
-			return Session{}, err
 		}
 	}
 	ses := in.newSession(teamID, by, s.now())

@@ -14,6 +14,9 @@ type SessionStatusChanged struct {
 	TotalCostUSD   float64 `json:"total_cost_usd"`
 	Rounds         int     `json:"rounds"`
 	ExecutionARN   string  `json:"execution_arn,omitempty"`
+	// ConversationID is the conversation the session's outcome is posted
+	// into when it ends (the result-poster function).
+	ConversationID string `json:"conversation_id,omitempty"`
 }
 
 // SessionStageCompleted is published when a stage's output is stored.
@@ -44,7 +47,8 @@ func (s *Service) publishStatus(ctx context.Context, ses Session, prev Status) {
 		return
 	}
 	ev := SessionStatusChanged{TeamID: ses.TeamID, SessionID: ses.ID, Pattern: ses.Pattern, Lead: ses.Lead, Status: ses.Status,
-		PreviousStatus: prev, Reason: ses.StatusReason, TotalCostUSD: ses.TotalCostUSD, Rounds: ses.Rounds, ExecutionARN: ses.ExecutionARN}
+		PreviousStatus: prev, Reason: ses.StatusReason, TotalCostUSD: ses.TotalCostUSD, Rounds: ses.Rounds, ExecutionARN: ses.ExecutionARN,
+		ConversationID: ses.ConversationID}
 	if err := s.Bus.Publish(ctx, EventStatusChanged, ev); err != nil {
 		s.log().Error("publish "+EventStatusChanged, "session_id", ses.ID, "error", err.Error())
 	}

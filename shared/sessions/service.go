@@ -56,12 +56,6 @@ type Conversations interface {
 	CheckConversation(ctx context.Context, teamID, id string) error
 }
 
-// OutputPoster posts a session's final output into its conversation, as a
-// message of the lead naming its contributors.
-type OutputPoster interface {
-	PostOutput(ctx context.Context, teamID, convID, lead string, contributors []string, text string) error
-}
-
 // Notifier tells participants about their session on the collab:<id>
 // channel (collab_invite, collab_update).
 type Notifier interface {
@@ -80,12 +74,13 @@ type Service struct {
 	// the step function, which only answers its machine.
 	Workflows workflow.Starter
 	// Callbacks completes the approval state's task token.
-	Callbacks     workflow.Callbacks
-	Bus           Publisher
+	Callbacks workflow.Callbacks
+	Bus       Publisher
+	// Conversations checks the conversation a session is started from.
+	// Its outcome is posted there when it ends by the result-poster
+	// function (SessionStatusChanged → shared/results), not here.
 	Conversations Conversations
-	// Poster is nil where the final output is not posted (see README).
-	Poster   OutputPoster
-	Notifier Notifier
+	Notifier      Notifier
 	// Enabled is the "sessions" feature flag.
 	Enabled bool
 	// Region builds the console link of an execution.

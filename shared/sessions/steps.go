@@ -230,7 +230,8 @@ func (s *Service) await(ctx context.Context, ses Session, token string) error {
 }
 
 // complete ends the session completed, or failed when the human rejected
-// the final output, and posts the final output into its conversation.
+// the final output. Its SessionStatusChanged has the result-poster post
+// the outcome into the session's conversation.
 func (s *Service) complete(ctx context.Context, ses Session, raw json.RawMessage) error {
 	var d Decision
 	if len(raw) > 0 && string(raw) != "null" {
@@ -261,18 +262,5 @@ func (s *Service) complete(ctx context.Context, ses Session, raw json.RawMessage
 		return err
 	}
 	s.notify(ctx, ended, "collab_update", "the session ended "+string(ended.Status))
-	if to == Completed && ended.ConversationID != "" && s.Poster != nil {
-		if err := s.Poster.PostOutput(ctx, ended.TeamID, ended.ConversationID, ended.Lead, contributors(ended), ended.FinalOutput); err != nil {
-			s.log().Warn("post final output", "session_id", ended.ID, "error", err.Error())
-		}
-	}
 	return nil
-}
-
-func contributors(ses Session) []string {
-	var out []string
-	for _, p := range ses.Participants {
-		out = append(out, p.Agent)
-	}
-	return out
 }

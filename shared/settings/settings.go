@@ -38,6 +38,9 @@ const (
 	FlagCollaboration = "collaboration"
 	FlagExpertGate    = "expert_gate"
 	FlagEnsemble      = "ensemble"
+	// FlagTaskDelegation turns on tasks, delegation and reports (the
+	// seed's enable_task_delegation, phase 4).
+	FlagTaskDelegation = "task_delegation"
 	// FlagSessions turns on collaboration sessions (off in prod until
 	// turned on deliberately).
 	FlagSessions = "sessions"
@@ -46,17 +49,56 @@ const (
 // Flags are the feature flags of a stage. A flag that is missing is off
 // (the safe default, as in prod).
 type Flags struct {
-	Collaboration bool
-	ExpertGate    bool
-	Ensemble      bool
-	Sessions      bool
+	Collaboration  bool
+	ExpertGate     bool
+	Ensemble       bool
+	TaskDelegation bool
+	Sessions       bool
 }
+
+// Effective are the flags as they act: the seed's phases build on each
+// other ("Feature Flag Progression": routing, then the gate, then
+// delegation, then full collaboration), so a flag whose phase needs an
+// earlier one that is off is off. The gate and the ensemble are routing
+// (collaboration); delegation needs collaboration; sessions run their
+// stages as tasks, so they need delegation.
+func (f Flags) Effective() Flags {
+	f.ExpertGate = f.ExpertGate && f.Collaboration
+	f.Ensemble = f.Ensemble && f.Collaboration
+	f.TaskDelegation = f.TaskDelegation && f.Collaboration
+	f.Sessions = f.Sessions && f.TaskDelegation
+	return f
+}
+
+// On reports whether the named flag is on (effective; "" is always on).
+func (f Flags) On(name string) bool {
+	e := f.Effective()
+	switch name {
+	case "":
+		return true
+	case FlagCollaboration:
+		return e.Collaboration
+	case FlagExpertGate:
+		return e.ExpertGate
+	case FlagEnsemble:
+		return e.Ensemble
+	case FlagTaskDelegation:
+		return e.TaskDelegation
+	case FlagSessions:
+		return e.Sessions
+	}
+	return false
+}
+
+// FlagNames are the flags FEATURE_FLAGS may set.
+var FlagNames = []string{FlagCollaboration, FlagExpertGate, FlagEnsemble, FlagTaskDelegation, FlagSessions}
 
 // ParseFlags reads "collaboration=true,expert_gate=true,ensemble=false".
 func ParseFlags(s string) Flags {
 	m := ParsePairs(s)
 	on := func(k string) bool { return m[k] == "true" }
-	return Flags{Collaboration: on(FlagCollaboration), ExpertGate: on(FlagExpertGate), Ensemble: on(FlagEnsemble), Sessions: on(FlagSessions)}
+	return Flags{Collaboration: on(FlagCollaboration), ExpertGate: on(FlagExpertGate), Ensemble: on(FlagEnsemble),
+		TaskDelegation: on(FlagTaskDelegation), Sessions: on(FlagSessions)}
 }
 
 // String encodes the flags for FEATURE_FLAGS, every flag named, sorted.
@@ -67,7 +109,8 @@ func (f Flags) String() string {
 		}
 		return "false"
 	}
-	return EncodePairs(map[string]string{FlagCollaboration: b(f.Collaboration), FlagExpertGate: b(f.ExpertGate), FlagEnsemble: b(f.Ensemble), FlagSessions: b(f.Sessions)})
+	return EncodePairs(map[string]string{FlagCollaboration: b(f.Collaboration), FlagExpertGate: b(f.ExpertGate), FlagEnsemble: b(f.Ensemble),
+		FlagTaskDelegation: b(f.TaskDelegation), FlagSessions: b(f.Sessions)})
 }
 
 // EncodePairs renders name=value pairs sorted by name, so the same map

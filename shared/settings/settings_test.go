@@ -17,9 +17,31 @@ func TestPairsRoundTripSorted(t *testing.T) {
 
 func TestFlagsRoundTripAndMissingMeansOff(t *testing.T) {
 	f := settings.Flags{Collaboration: true, Ensemble: true}
-	assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=false,sessions=false", f.String())
+	assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=false,sessions=false,task_delegation=false", f.String())
 	assert.Equal(t, f, settings.ParseFlags(f.String()))
 	assert.Equal(t, settings.Flags{ExpertGate: true}, settings.ParseFlags("expert_gate=true,ensemble=yes"))
+}
+
+// The phases build on each other: a flag whose earlier phase is off is off.
+func TestEffectiveFlagsFollowTheSeedsProgression(t *testing.T) {
+	all := settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}
+	assert.Equal(t, all, all.Effective())
+	for _, name := range settings.FlagNames {
+		assert.True(t, all.On(name), name)
+	}
+	noCollab := all
+	noCollab.Collaboration = false
+	assert.Equal(t, settings.Flags{}, noCollab.Effective(), "collaboration off turns every later phase off")
+	noDelegation := all
+	noDelegation.TaskDelegation = false
+	e := noDelegation.Effective()
+	assert.False(t, e.Sessions, "sessions run their stages as tasks")
+	assert.True(t, e.Collaboration && e.ExpertGate && e.Ensemble)
+	onlySessions := settings.Flags{Collaboration: true, Sessions: true}
+	assert.False(t, onlySessions.On(settings.FlagSessions))
+	assert.True(t, onlySessions.On(settings.FlagCollaboration))
+	assert.True(t, onlySessions.On(""))
+	assert.False(t, all.On("no_such_flag"))
 }
 
 func TestFromLookupReadsTheContract(t *testing.T) {

@@ -125,6 +125,10 @@ type TaskStatusChanged struct {
 	// ReportID is set when the task delivers a report, so the report's
 	// consumer can skip every other task without reading it.
 	ReportID string `json:"report_id,omitempty"`
+	// ConversationID is set when the task's result may be posted into a
+	// conversation (it has a result delivery), so the result-poster can
+	// skip every other task without reading it.
+	ConversationID string `json:"conversation_id,omitempty"`
 }
 
 // publish announces a status change. The change is already committed; a
@@ -139,6 +143,9 @@ func (s *Service) publish(ctx context.Context, t Task, prev Status) {
 	}
 	if t.Report != nil {
 		ev.ReportID = t.Report.ReportID
+	}
+	if t.ResultDelivery != "" {
+		ev.ConversationID = t.ConversationID
 	}
 	if err := s.Bus.Publish(ctx, "TaskStatusChanged", ev); err != nil {
 		s.Log.ErrorContext(ctx, "publish TaskStatusChanged", "task_id", t.ID, "error", err.Error())

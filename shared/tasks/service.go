@@ -29,6 +29,13 @@ type Store interface {
 	AgentLoad(ctx context.Context, teamID, slug string) (int, error)
 	DueTasks(ctx context.Context, before time.Time, limit int) ([]Ref, error)
 	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
+	// ReleaseResult switches the task's result delivery from
+	// DeliverInReply to DeliverToConversation in one conditional write
+	// (the version bumped, so a concurrent change re-reads), only while
+	// the task is not terminal. It returns the task as it then is: when
+	// the condition fails nothing is written and the task as stored is
+	// returned (ended, or not waited for in a reply). ENOTFOUND.
+	ReleaseResult(ctx context.Context, teamID, id string, at time.Time) (Task, error)
 }
 
 // Items a condition can fail on.
@@ -39,6 +46,9 @@ const (
 	ItemSlot     = "slot"     // the assignee already has MaxActivePerAgent tasks
 	ItemAssignee = "assignee" // the assignee is missing or not active
 	ItemCreator  = "creator"  // the creating agent does not exist
+	// ItemConversation: the conversation_id names no conversation of the
+	// team (checked in the create's transaction).
+	ItemConversation = "conversation"
 )
 
 // ConditionFailed is a transaction the database refused; Item says which
@@ -111,6 +121,10 @@ type CreateInput struct {
 	// /v1/reports, which builds its instructions from the template).
 	ModelTier string                `json:"-"`
 	Report    *workflow.ReportCheck `json:"-"`
+	// ResultDelivery overrides where the result of a task created with a
+	// conversation_id goes (DeliverToConversation by default): a chat turn
+	// that delegates and waits sets DeliverInReply. Never a client's.
+	ResultDelivery string `json:"-"`
 }
 
 // Limits of free-text fields, in characters.
@@ -147,6 +161,19 @@ func (in CreateInput) validate() error {
 	}
 	if in.Priority != "" && !slices.Contains(Priorities, in.Priority) {
 		return apperr.Invalid("priority", "priority must be one of %s", strings.Join(Priorities, ", "))
+	}
+	if in.ConversationID != "" && !ids.Valid("conv", in.ConversationID) {
+		// No conversation has such an id: as unknown as another team's.
+		return apperr.NotFound("conversation", in.ConversationID)
+	}
+	switch in.ResultDelivery {
+	case "":
+	case DeliverToConversation, DeliverInReply:
+		if in.ConversationID == "" {
+			return apperr.Invalid("conversation_id", "a result delivered to a conversation needs the task's conversation_id")
+		}
+	default:
+		return apperr.Invalid("result_delivery", "result_delivery must be %s or %s", DeliverToConversation, DeliverInReply)
 	}
 	if len(in.InputArtifacts) > maxArtifacts {
 		return apperr.Invalid("input_artifacts", "at most %d input artifacts", maxArtifacts)
@@ -215,6 +242,12 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		ModelTier: in.ModelTier, Report: in.Report,
 	}
 	t.Instructions = cmp.Or(t.Instructions, t.Title)
+	if in.ConversationID != "" && in.Report == nil {
+		// Only a conversation_id of the task's own: a sub-task that
+		// inherits its parent's conversation delivers to its parent. A
+		// report posts its report (ReportFinished), not its task.
+		t.ResultDelivery = cmp.Or(in.ResultDelivery, DeliverToConversation)
+	}
 	if t.InputArtifacts == nil {
 		t.InputArtifacts = []string{}
 	}
@@ -303,6 +336,10 @@ func (s *Service) rejection(ctx context.Context, t Task, parent *Task, item stri
 			WithReason(ReasonUnavailable).WithDetail("agent_status", a.Status)
 	case ItemCreator:
 		return apperr.NotFound("agent", t.CreatedBy.ID)
+	case ItemConversation:
+		// Unknown, or another team's: the key is under the team's
+		// partition, so the two are one answer.
+		return apperr.NotFound("conversation", t.ConversationID)
 	case ItemRoot:
 		return budgetError(t)
 	case ItemParent:
@@ -409,6 +446,19 @@ func (s *Service) Wait(ctx context.Context, teamID, id string, d time.Duration) 
 		}
 		pause = min(pause*2, time.Second)
 	}
+}
+
+// ReleaseToConversation hands a task's result to its conversation: a chat
+// turn that delegated it and waited (DeliverInReply) has run out of time,
+// so the result-poster function posts the result into the conversation
+// when the task ends instead. One conditional write, only while the task
+// has not ended; it returns the task as it now is. When the task already
+// ended nothing is written and the ended task is returned (its delivery
+// still DeliverInReply, so nothing is posted): the turn puts the result in
+// its reply. Either way exactly one of the two delivers it. A task not
+// waited for in a reply is returned as it is. Returns ENOTFOUND.
+func (s *Service) ReleaseToConversation(ctx context.Context, teamID, id string) (Task, error) {
+	return s.Store.ReleaseResult(ctx, teamID, id, s.now())
 }
 
 // List returns tasks newest first.

@@ -127,6 +127,19 @@ const (
 	ReasonState       = "InvalidTransition"
 )
 
+// Where the result of a task linked to a conversation goes when the task
+// ends (Task.ResultDelivery).
+const (
+	// DeliverToConversation: the result-poster function posts the result
+	// (or the failure) into the conversation, as a message of the
+	// assignee. The default of a task created with a conversation_id.
+	DeliverToConversation = "conversation"
+	// DeliverInReply: a chat turn waits for the task and puts the result
+	// in its own reply; nothing is posted. The turn hands the delivery to
+	// the conversation (ReleaseToConversation) when its wait runs out.
+	DeliverInReply = "reply"
+)
+
 // Creator is who made a task: an agent (by slug) or a user (by API key id).
 type Creator struct {
 	Type string `json:"type"` // "agent" or "user"
@@ -135,13 +148,17 @@ type Creator struct {
 
 // Task is one unit of work given to an agent.
 type Task struct {
-	TeamID         string           `json:"-"`
-	ID             string           `json:"id"`
-	CreatedBy      Creator          `json:"created_by"`
-	Assignee       string           `json:"assignee"`
-	ParentID       string           `json:"parent_task_id,omitempty"`
-	RootID         string           `json:"root_task_id"`
-	ConversationID string           `json:"conversation_id,omitempty"`
+	TeamID         string  `json:"-"`
+	ID             string  `json:"id"`
+	CreatedBy      Creator `json:"created_by"`
+	Assignee       string  `json:"assignee"`
+	ParentID       string  `json:"parent_task_id,omitempty"`
+	RootID         string  `json:"root_task_id"`
+	ConversationID string  `json:"conversation_id,omitempty"`
+	// ResultDelivery is where the result goes when the task ends
+	// (DeliverToConversation or DeliverInReply); empty for a task whose
+	// result stays on the task (no conversation_id of its own).
+	ResultDelivery string           `json:"result_delivery,omitempty"`
 	Type           string           `json:"type"`
 	Title          string           `json:"title"`
 	Instructions   string           `json:"instructions"`

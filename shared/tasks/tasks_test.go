@@ -76,6 +76,9 @@ func (f *fakeStore) ListTasks(context.Context, string, Filter, paging.Page) ([]T
 func (f *fakeStore) ListTaskEvents(context.Context, string, string) ([]Event, error) { return nil, nil }
 func (f *fakeStore) AgentLoad(context.Context, string, string) (int, error)          { return 0, nil }
 func (f *fakeStore) DueTasks(context.Context, time.Time, int) ([]Ref, error)         { return nil, nil }
+func (f *fakeStore) ReleaseResult(_ context.Context, _, id string, _ time.Time) (Task, error) {
+	return f.GetTask(context.Background(), "", id)
+}
 func (f *fakeStore) GetAgent(_ context.Context, _, slug string) (agents.Agent, error) {
 	a, ok := f.agents[slug]
 	if !ok {

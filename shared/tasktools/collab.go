@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/sessions"
-	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 // SessionStarter starts collaboration sessions (sessions.Service).
@@ -36,14 +36,15 @@ type collabInput struct {
 }
 
 // startCollaboration starts a session led by the calling agent, from the
-// task it works on (its conversation, if any, receives the final output).
-func (t *Tools) startCollaboration(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
+// task it works on or the chat it answers in (the conversation, if any,
+// receives the outcome when the session ends).
+func (t *Tools) startCollaboration(ctx context.Context, c caller, input []byte) (result, error) {
 	if t.Sessions == nil {
-		return "collaboration sessions are not available", nil
+		return text("collaboration sessions are not available")
 	}
 	var in collabInput
 	if err := json.Unmarshal(input, &in); err != nil {
-		return "invalid input: " + err.Error(), nil
+		return text("invalid input: " + err.Error())
 	}
 	raw := in.Participants
 	var s string
@@ -52,14 +53,16 @@ func (t *Tools) startCollaboration(ctx context.Context, p workflow.TaskInput, in
 	}
 	var list []collabParticipant
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return "invalid participants: " + err.Error(), nil
+		return text("invalid participants: " + err.Error())
 	}
-	create := sessions.CreateInput{Pattern: sessions.Pattern(in.Pattern), Lead: p.Assignee, Goal: in.Goal, Context: in.Context}
+	create := sessions.CreateInput{Pattern: sessions.Pattern(in.Pattern), Lead: c.agent, Goal: in.Goal, Context: in.Context, ConversationID: c.conversationID}
 	if create.Context == "" {
-		create.Context = p.Context
+		create.Context = c.context
 	}
-	if task, err := t.Tasks.Get(ctx, p.TeamID, p.TaskID); err == nil {
-		create.ConversationID = task.ConversationID
+	if c.taskID != "" {
+		if task, err := t.Tasks.Get(ctx, c.teamID, c.taskID); err == nil {
+			create.ConversationID = task.ConversationID
+		}
 	}
 	for _, x := range list {
 		slug := x.Slug
@@ -68,13 +71,19 @@ func (t *Tools) startCollaboration(ctx context.Context, p workflow.TaskInput, in
 		}
 		create.Participants = append(create.Participants, sessions.ParticipantInput{Agent: slug, Role: x.Role, Stage: x.Stage})
 	}
-	ses, err := t.Sessions.Create(ctx, p.TeamID, "agent:"+p.Assignee, create)
+	ses, err := t.Sessions.Create(ctx, c.teamID, "agent:"+c.agent, create)
 	if err != nil {
-		return rejected(err)
+		return refused(err)
 	}
 	var names []string
 	for _, x := range ses.Participants {
 		names = append(names, x.Agent)
 	}
-	return fmt.Sprintf("started %s session %s led by you with %s; follow it on collab:%s", ses.Pattern, ses.ID, strings.Join(names, ", "), ses.ID), nil
+	out := fmt.Sprintf("started %s session %s led by you with %s; follow it on collab:%s", ses.Pattern, ses.ID, strings.Join(names, ", "), ses.ID)
+	if create.ConversationID == "" {
+		return text(out)
+	}
+	// A session takes minutes: it is never waited for in a reply.
+	return result{text: out + "; its outcome will be posted in this conversation when it ends. Tell the user.",
+		pending: &conversations.WorkRef{Type: "session", ID: ses.ID, Agent: c.agent, Status: string(ses.Status)}}, nil
 }

@@ -8,16 +8,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/sessions"
 )
 
 func TestStartCollaborationMakesTheCallerTheLead(t *testing.T) {
 	f := newFixture(t)
-	assert.NotContains(t, names(f.tools.Specs()), "start_collaboration", "without sessions the tool is left out")
+	assert.NotContains(t, names(f.tools.Specs(agents.Agent{Slug: "kyra"})), "start_collaboration", "without sessions the tool is left out")
 	svc := &sessions.Service{Store: f.store, Enabled: true}
 	f.tools.Sessions = svc
-	assert.Contains(t, names(f.tools.Specs()), "start_collaboration")
+	assert.Contains(t, names(f.tools.Specs(agents.Agent{Slug: "kyra"})), "start_collaboration")
 
 	p := f.working(t, "kyra")
 	// The seed's shape: participants as a JSON string with slugs.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/worker"
@@ -36,13 +37,13 @@ type reportInput struct {
 // POST /v1/reports: a delegation from the task being worked on (its depth,
 // chain, collaboration budget and the author's slots all apply). It
 // returns the report id; get_report reads the report.
-func (t *Tools) requestReport(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
+func (t *Tools) requestReport(ctx context.Context, c caller, input []byte) (result, error) {
 	if t.Reports == nil {
-		return "reports are not available", nil
+		return text("reports are not available")
 	}
 	var in reportInput
 	if err := json.Unmarshal(input, &in); err != nil {
-		return "invalid input: " + err.Error(), nil
+		return text("invalid input: " + err.Error())
 	}
 	params := bytes.TrimSpace(in.Parameters)
 	// The seed's tool takes the parameters as a JSON string; an object is
@@ -55,36 +56,44 @@ func (t *Tools) requestReport(ctx context.Context, p workflow.TaskInput, input [
 	if to == "" {
 		to = in.FromAgent
 	}
-	r, err := t.Reports.Request(ctx, p.TeamID, tasks.Creator{Type: "agent", ID: p.Assignee}, reports.RequestInput{
+	req := reports.RequestInput{
 		Type: in.ReportType, To: to, Title: in.Title, Parameters: params, Format: in.Format,
-		MaxSections: in.MaxSections, ParentTaskID: p.TaskID,
-	})
+		MaxSections: in.MaxSections, ParentTaskID: c.taskID, ConversationID: c.conversationID,
+	}
+	r, err := t.Reports.Request(ctx, c.teamID, tasks.Creator{Type: "agent", ID: c.agent}, req)
 	if err != nil {
-		return rejected(err)
+		return refused(err)
 	}
-	if in.WaitForResult {
-		return "", worker.WaitFor{ChildTaskID: r.TaskID}
+	switch {
+	case c.inChat():
+		// A report of a chat is never waited for in the reply: it is
+		// posted in the conversation when it is done (result_of), so it
+		// is delivered once, whenever it ends.
+		return result{text: fmt.Sprintf("requested report %s (%s) from %s; it will be posted in this conversation when it is done (or read it with get_report). Tell the user.", r.ID, r.Type, r.To),
+			pending: &conversations.WorkRef{Type: "report", ID: r.ID, Agent: r.To, Status: string(r.Status)}}, nil
+	case in.WaitForResult:
+		return result{}, worker.WaitFor{ChildTaskID: r.TaskID}
 	}
-	return fmt.Sprintf("requested report %s (%s) from %s as task %s; read it with get_report", r.ID, r.Type, r.To, r.TaskID), nil
+	return text(fmt.Sprintf("requested report %s (%s) from %s as task %s; read it with get_report", r.ID, r.Type, r.To, r.TaskID))
 }
 
 // getReport reads a report of the team: where it stands, and its sections
 // once it is done.
-func (t *Tools) getReport(ctx context.Context, p workflow.TaskInput, input []byte) (string, error) {
+func (t *Tools) getReport(ctx context.Context, c caller, input []byte) (result, error) {
 	if t.Reports == nil {
-		return "reports are not available", nil
+		return text("reports are not available")
 	}
 	var in struct {
 		ReportID string `json:"report_id"`
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
-		return "invalid input: " + err.Error(), nil
+		return text("invalid input: " + err.Error())
 	}
-	r, err := t.Reports.Get(ctx, p.TeamID, strings.TrimSpace(in.ReportID))
+	r, err := t.Reports.Get(ctx, c.teamID, strings.TrimSpace(in.ReportID))
 	if err != nil {
-		return rejected(err)
+		return refused(err)
 	}
-	return r.Summary(maxReportSummary), nil
+	return text(r.Summary(maxReportSummary))
 }
 
 // Reviewer holds a report task's answer to its template for the worker

@@ -12,11 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/worker"
@@ -44,7 +46,7 @@ func newFixture(tb testing.TB) *fixture {
 	bus := &memstore.Publisher{}
 	ts := tasks.NewService(store, nil, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ms := &messaging.Service{Store: store, Dir: store, Bus: bus}
-	return &fixture{store: store, bus: bus, tasks: ts, msgs: ms, tools: &tasktools.Tools{Tasks: ts, Messages: ms}}
+	return &fixture{store: store, bus: bus, tasks: ts, msgs: ms, tools: &tasktools.Tools{Flags: allFlags, Tasks: ts, Messages: ms}}
 }
 
 // working returns the payload of a running task of agent, as the worker
@@ -86,14 +88,34 @@ func (f *fixture) delegate(tb testing.TB, p workflow.TaskInput, to string) strin
 	return m[1]
 }
 
-func TestSpecsListTheSixTools(t *testing.T) {
+var allFlags = settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}
+
+func TestSpecsListTheTaskTools(t *testing.T) {
 	f := newFixture(t)
 	var names []string
-	for _, s := range f.tools.Specs() {
+	for _, s := range f.tools.Specs(agents.Agent{Slug: "luke"}) {
 		names = append(names, s.Name)
 		assert.NotEmpty(t, s.Description)
 	}
-	assert.Equal(t, []string{"delegate_task", "check_task_status", "send_agent_message", "get_agent_inbox", "request_report", "get_report"}, names)
+	assert.Equal(t, []string{"delegate_task", "check_task_status", "request_report", "get_report", "send_agent_message", "get_agent_inbox"}, names,
+		"no handoff_to in a task; no start_collaboration without a session service")
+}
+
+// The flags decide which tools exist, and declared tools are given only
+// to the agents whose skills declare them.
+func TestFlagsAndDeclaredToolsDecideTheSpecs(t *testing.T) {
+	f := newFixture(t)
+	luke := agents.Agent{Slug: "luke", Skills: []agents.Skill{{Name: "code-review", Tools: []string{"search_memories"}}}}
+	assert.Contains(t, names(f.tools.Specs(luke)), "search_memories")
+	assert.NotContains(t, names(f.tools.Specs(agents.Agent{Slug: "kyra"})), "search_memories")
+	f.tools.Flags.TaskDelegation = false
+	assert.Equal(t, []string{"send_agent_message", "get_agent_inbox", "search_memories"}, names(f.tools.Specs(luke)))
+	f.tools.Flags.Collaboration = false
+	assert.Empty(t, f.tools.Specs(luke), "collaboration off: no tool at all")
+	chat := tasktools.Chat{Tools: f.tools}
+	assert.Empty(t, chat.Specs(luke))
+	f.tools.Flags = allFlags
+	assert.Contains(t, names(chat.Specs(luke)), "handoff_to")
 }
 
 func TestDelegateTaskWithoutWaitingCreatesALinkedSubtask(t *testing.T) {
@@ -325,5 +347,5 @@ func TestMessagingToolsWithoutMessaging(t *testing.T) {
 
 func TestAnUnknownToolIsReportedToTheModel(t *testing.T) {
 	f := newFixture(t)
-	assert.Equal(t, "unknown tool dance", f.call(t, f.working(t, "kyra"), "dance", `{}`))
+	assert.Equal(t, "tool dance is not available to you", f.call(t, f.working(t, "kyra"), "dance", `{}`))
 }

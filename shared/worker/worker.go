@@ -11,13 +11,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/logctx"
+	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/prompts"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -65,8 +68,33 @@ type AgentReader interface {
 // Tools executes the collaboration tools an agent may call. Nil means the
 // agent has no tools yet; calls then get a "not available" result.
 type Tools interface {
-	Specs() []models.Tool
+	// Specs are the tools agent a may call (the stage's flags, its
+	// declared tools); the worker runs no other.
+	Specs(a agents.Agent) []models.Tool
 	Call(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, error)
+}
+
+// Brief is what the agent is told about its task beyond what the delegation
+// machine's payload carries (kept small: the payload travels through every
+// state): the task record's type, priority and input artifacts, and the
+// last messages of the conversation the task came from.
+type Brief struct {
+	Type           string
+	Priority       string
+	InputArtifacts []string
+	Conversation   []prompts.Line
+}
+
+// Briefs reads a task's brief at the start of each attempt. An error is
+// the attempt's (a read of the task's own record: the machine retries).
+type Briefs interface {
+	Brief(ctx context.Context, p workflow.TaskInput) (Brief, error)
+}
+
+// Memories gives the agent its memory context, as a chat reply gets it
+// (memory.Service).
+type Memories interface {
+	ForAgent(ctx context.Context, teamID, agent string) (memory.Context, error)
 }
 
 // Worker runs tasks.
@@ -75,6 +103,14 @@ type Worker struct {
 	Model   models.Model
 	Tools   Tools
 	Tracker Tracker // nil: run without a task record (unit tests)
+	// Briefs adds the task record's fields and its conversation to the
+	// prompt; nil: the payload alone.
+	Briefs Briefs
+	// Memories adds the agent's memory context to the prompt; nil: none.
+	// A context that cannot be read is left out (and noted on the task's
+	// timeline): the task still runs.
+	Memories Memories
+	Log      *slog.Logger
 	// Tiers maps a task's model tier to the model asked when the agent
 	// names none of its own (MODEL_TIERS); nil or a missing tier leaves
 	// the provider's default.
@@ -157,6 +193,13 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 	return res, runErr
 }
 
+func (w *Worker) log() *slog.Logger {
+	if w.Log != nil {
+		return w.Log
+	}
+	return slog.Default()
+}
+
 // watch cancels the attempt once the task is no longer running.
 func (w *Worker) watch(ctx context.Context, p workflow.TaskInput, stop context.CancelCauseFunc) {
 	t := time.NewTicker(WatchInterval)
@@ -231,7 +274,7 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 			if err := record(Usage{}, TrackEvent{Type: "tool_call", Payload: map[string]any{"tool": call.Name, "input": call.Input, "call": res.ToolCalls}}); err != nil {
 				return res, notRunnable(p, err)
 			}
-			out, wait := w.callTool(ctx, p, call)
+			out, wait := w.callTool(ctx, p, req.Tools, call)
 			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
 			if wait != nil {
 				// The rest of this response's calls are not run: the model
@@ -264,11 +307,33 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	if a.Status != agents.StatusActive {
 		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
 	}
-	system := prompts.System(a, prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput})
+	task := prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput}
+	if w.Briefs != nil {
+		br, err := w.Briefs.Brief(ctx, p)
+		if apperr.Is(err, apperr.ENOTFOUND) {
+			return models.Request{}, res, review{}, workflow.InvalidTask{Msg: "task " + p.TaskID + " not found"}
+		}
+		if err != nil {
+			return models.Request{}, res, review{}, err
+		}
+		task.Type, task.Priority, task.InputArtifacts, task.Conversation = br.Type, br.Priority, br.InputArtifacts, br.Conversation
+	}
+	system := prompts.System(a, task)
+	if w.Memories != nil {
+		mc, err := w.Memories.ForAgent(ctx, p.TeamID, a.Slug)
+		if err != nil {
+			w.log().WarnContext(ctx, "memory context unavailable; the task runs without it", "agent", a.Slug, "error", err.Error())
+			if rerr := record(Usage{}, TrackEvent{Type: "progress", Payload: map[string]any{"message": "memory context unavailable; working without it"}}); rerr != nil {
+				return models.Request{}, res, review{}, notRunnable(p, rerr)
+			}
+		} else {
+			system += prompts.Memories(mc)
+		}
+	}
 	// The task's tier picks the model unless the agent names its own.
 	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, w.Tiers[p.ModelTier])
 	if w.Tools != nil {
-		req.Tools = w.Tools.Specs()
+		req.Tools = w.Tools.Specs(a)
 	}
 	if p.Resume == nil {
 		req.Messages = []models.Message{{Role: "user", Content: p.Instructions}}
@@ -289,8 +354,10 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 
 // callTool runs one tool call; an error the agent can read becomes the
 // tool's output. A WaitFor ends the attempt instead (returned apart).
-func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, *WaitFor) {
-	if w.Tools == nil {
+func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, offered []models.Tool, call models.ToolCall) (string, *WaitFor) {
+	if w.Tools == nil || !slices.ContainsFunc(offered, func(t models.Tool) bool { return t.Name == call.Name }) {
+		// A model may name a tool it was not given (or one the flags
+		// turned off): it is not run.
 		return "tool " + call.Name + " is not available", nil
 	}
 	out, err := w.Tools.Call(ctx, p, call)

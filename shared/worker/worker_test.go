@@ -30,7 +30,7 @@ func (m agentMap) GetAgent(_ context.Context, team, slug string) (agents.Agent, 
 
 type echoTools struct{ calls int }
 
-func (e *echoTools) Specs() []models.Tool {
+func (e *echoTools) Specs(agents.Agent) []models.Tool {
 	return []models.Tool{{Name: "check_task_status", Description: "status of a task"}}
 }
 func (e *echoTools) Call(context.Context, workflow.TaskInput, models.ToolCall) (string, error) {
@@ -243,7 +243,7 @@ func TestRunEndsAtTheTaskDeadline(t *testing.T) {
 // delegating is a delegate_task that waits: it asks the worker to stop.
 type delegating struct{}
 
-func (delegating) Specs() []models.Tool {
+func (delegating) Specs(agents.Agent) []models.Tool {
 	return []models.Tool{{Name: "delegate_task", Description: "delegate and wait"}}
 }
 func (delegating) Call(context.Context, workflow.TaskInput, models.ToolCall) (string, error) {

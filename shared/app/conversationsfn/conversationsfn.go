@@ -1,25 +1,35 @@
 // Package conversationsfn wires the "conversations" HTTP function: chat
 // turns routed by the feature flags, the agents' replies through the model
-// port, handoff and the memory context. It links DynamoDB, EventBridge,
-// Lambda (the ExpertGate function) and Bedrock.
+// port with their tools (delegation, reports, sessions, messaging,
+// handoff, memories), handoff and the memory context. It links DynamoDB,
+// EventBridge, Lambda (the ExpertGate function), Step Functions (a
+// delegation or a session started from a reply) and Bedrock.
 package conversationsfn
 
 import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
+	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
+	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
+	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/settings"
+	"github.com/conclave-ai/conclave/shared/tasktools"
 )
 
 // Build and Router wire the function (Router for tests of its routes).
@@ -37,8 +47,27 @@ func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	if cfg.Synthesis != "" {
 		synth = &routing.Synthesizer{Model: model, ModelID: cfg.Synthesis}
 	}
-	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: cfg.Flags.Collaboration, ExpertGate: cfg.Flags.ExpertGate, Ensemble: cfg.Flags.Ensemble}, Tiers: routing.TiersOrDefault(cfg.Tiers), Log: d.Log}
+	flags := cfg.Flags.Effective()
+	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble}, Tiers: routing.TiersOrDefault(cfg.Tiers), Log: d.Log}
+	mem := &memory.Service{Store: store, Dir: store, Bus: bus}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
-		Memories: &memory.Service{Store: store, Dir: store, Bus: bus}, Bus: bus, Log: d.Log}
+		Memories: mem, Bus: bus, Tools: chatTools(d, store, mem), Tail: store, Log: d.Log}
 	api.ConversationRoutes(rt, svc)
+}
+
+// chatTools are the tools of agents answering in a chat, on the same
+// services as the task worker's (delegations and sessions start their
+// executions from here).
+func chatTools(d lambdafn.Deps, store *dynamo.Store, mem *memory.Service) conversations.Tools {
+	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
+	w := taskwiring.New(d, store, starter, nil)
+	tools := &tasktools.Tools{Flags: d.Config.Flags, Tasks: w.Tasks, Memories: mem,
+		Messages: &messaging.Service{Store: store, Dir: store, Bus: w.Bus},
+		Reports:  &reports.Service{Store: store, Tasks: w.Tasks, Conversations: store, Bus: w.Bus, Log: d.Log}}
+	// consult_specialist: the same service as POST /v1/consultations.
+	tools.Consultations = consultationsfn.Service(d, store, w.Bus)
+	if d.Config.Flags.On(settings.FlagSessions) {
+		tools.Sessions = sessionwiring.New(d, store, starter, nil, nil)
+	}
+	return tasktools.Chat{Tools: tools}
 }

@@ -1,7 +1,7 @@
 // Package healthfn wires the "health" function: one probe per dependency
 // (the table, the bus, every state machine, every queue). It links the
 // DynamoDB, EventBridge, Step Functions and SQS clients, and only their
-// describe calls are granted (manifest.GrantProbe).
+// describe calls are granted (manifest.GrantDescribe*, GrantGetQueueAttributes).
 package healthfn
 
 import (
@@ -21,7 +21,7 @@ import (
 )
 
 // Build and Router wire the function (Router for tests of its routes).
-var Build, Router = httpfn.New(register)
+var Build, Router = httpfn.NewReadOnly(register)
 
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	api.HealthRoutes(rt, d.Config.Stage, checks(d, store))

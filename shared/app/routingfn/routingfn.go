@@ -13,7 +13,7 @@ import (
 )
 
 // Build and Router wire the function (Router for tests of its routes).
-var Build, Router = httpfn.New(register)
+var Build, Router = httpfn.NewReadOnly(register)
 
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	api.RoutingRoutes(rt, &dispatch.Service{Store: store})

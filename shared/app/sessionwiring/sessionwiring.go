@@ -5,17 +5,15 @@ package sessionwiring
 
 import (
 	"context"
-	"time"
 
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
-	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dynamo"
-	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -25,8 +23,8 @@ func New(d lambdafn.Deps, store *dynamo.Store, workflows workflow.Starter, callb
 	w := taskwiring.New(d, store, nil, callbacks)
 	return &sessions.Service{
 		Store: store, Memories: &memory.Service{Store: store, Dir: store, Bus: w.Bus}, Tasks: sessions.TaskModel{Svc: w.Tasks}, Model: model, Workflows: workflows, Callbacks: callbacks,
-		Bus: w.Bus, Conversations: conversationCheck{store}, Poster: conversationCheck{store}, Notifier: collab{&messaging.Service{Store: store, Dir: store, Bus: w.Bus}},
-		Enabled: d.Config.Flags.Sessions, Region: d.AWS.Region, Log: d.Log,
+		Bus: w.Bus, Conversations: conversationCheck{store}, Notifier: collab{&messaging.Service{Store: store, Dir: store, Bus: w.Bus}},
+		Enabled: d.Config.Flags.On(settings.FlagSessions), Region: d.AWS.Region, Log: d.Log,
 	}
 }
 
@@ -36,13 +34,6 @@ type conversationCheck struct{ store *dynamo.Store }
 func (c conversationCheck) CheckConversation(ctx context.Context, teamID, id string) error {
 	_, err := c.store.GetConversation(ctx, teamID, id)
 	return err
-}
-
-// PostOutput adds the final output to the conversation as the lead's
-// message, with its contributors (the reply shape of a multi-agent turn).
-func (c conversationCheck) PostOutput(ctx context.Context, teamID, convID, lead string, contributors []string, text string) error {
-	return c.store.PostSessionOutput(ctx, teamID, conversations.Message{ID: ids.New("msg"), ConversationID: convID, Role: "assistant",
-		Agent: lead, Content: text, Contributors: contributors, Strategy: "collaboration", CreatedAt: time.Now().UTC()})
 }
 
 // collab notifies a session's participants through agent messaging.

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,6 +47,26 @@ type AgentReader interface {
 //	report:S   the first call requests a research_summary report on the
 //	           task's instructions from agent S (request_report, waiting
 //	           for it), then it answers with the report
+//	delegate-async:S  the first call delegates to agent S without waiting
+//	           (wait_for_result false), the second checks the task it got
+//	           (check_task_status), then it answers with both results
+//	collab:S,T the first call starts a brainstorm session with agents S
+//	           and T on the last user message (start_collaboration)
+//	handoff:S  the first call hands the conversation to agent S
+//	           (handoff_to), then it answers saying so
+//	message:S  the first call sends agent S a message (send_agent_message),
+//	           the second reads its own inbox (get_agent_inbox)
+//	recall     the first call searches the memories (search_memories) for
+//	           the last user message
+//	report-async:S  the first call requests a research_summary report from
+//	           agent S without waiting for it (request_report)
+//	spend:N    every call asks for one of the offered tools (in turn) and
+//	           reports N output tokens: only a token budget stops it
+//
+// Each scripted call is made only when the request offers its tool (the
+// flags and the agent's declared tools decide): otherwise the model
+// answers at once, as a model without the tool would.
+//
 //	omit:A,B   a report leaves out sections A and B, also when asked to
 //	           revise it (the report fails with MissingSections)
 //	omit-once:A,B  a report leaves them out of its first answer only and
@@ -169,6 +190,24 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 		resp.Text = answer(req, v) + " Report: " + lastTool(req)
 		resp.OutputTokens = models.EstimateTokens(resp.Text)
 		return resp, nil
+	case "spend":
+		if len(req.Tools) > 0 {
+			calls := toolResults(req)
+			t := req.Tools[calls%len(req.Tools)]
+			resp.ToolCalls = []models.ToolCall{{ID: fmt.Sprintf("call-%d", calls+1), Name: t.Name, Input: "{}"}}
+		} else {
+			resp.Text = answer(req, v)
+		}
+		resp.OutputTokens = n
+		return resp, nil
+	case "delegate-async", "collab", "handoff", "message", "recall", "report-async":
+		if call, ok := scripted(req, kind, arg); ok {
+			resp.ToolCalls, resp.OutputTokens = []models.ToolCall{call}, 24
+			return resp, nil
+		}
+		resp.Text = answer(req, v) + " Tools: " + strings.Join(toolOutputs(req), " | ")
+		resp.OutputTokens = models.EstimateTokens(resp.Text)
+		return resp, nil
 	case "tools":
 		if calls := toolResults(req); calls < n && len(req.Tools) > 0 {
 			t := req.Tools[calls%len(req.Tools)]
@@ -186,6 +225,62 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 		resp.OutputTokens = overspendTokens
 	}
 	return resp, nil
+}
+
+// scripted is the next tool call of a multi-step script, if any is left
+// and its tool is offered.
+func scripted(req models.Request, kind, arg string) (models.ToolCall, bool) {
+	step := toolResults(req)
+	last := lastUser(req)
+	var name string
+	var input map[string]any
+	switch {
+	case kind == "delegate-async" && step == 0:
+		name, input = "delegate_task", map[string]any{"to_agent": arg, "title": "Help with: " + clip(last, 80), "instructions": last, "task_type": "research", "wait_for_result": false}
+	case kind == "delegate-async" && step == 1:
+		id := taskIDRE.FindString(lastTool(req))
+		if id == "" {
+			return models.ToolCall{}, false
+		}
+		name, input = "check_task_status", map[string]any{"task_id": id}
+	case kind == "collab" && step == 0:
+		var parts []map[string]any
+		for _, slug := range strings.Split(arg, ",") {
+			parts = append(parts, map[string]any{"slug": slug, "role": "contributor"})
+		}
+		name, input = "start_collaboration", map[string]any{"pattern": "brainstorm", "goal": clip(last, 400), "participants": parts}
+	case kind == "handoff" && step == 0:
+		name, input = "handoff_to", map[string]any{"to_agent": arg, "reason": "they are better placed to help with this", "context_summary": "The user asked: " + clip(last, 200)}
+	case kind == "message" && step == 0:
+		name, input = "send_agent_message", map[string]any{"to_agent": arg, "message": "The user asked: " + clip(last, 300), "message_type": "info_request"}
+	case kind == "message" && step == 1:
+		name, input = "get_agent_inbox", map[string]any{"unread_only": true}
+	case kind == "report-async" && step == 0:
+		name, input = "request_report", map[string]any{"to_agent": arg, "report_type": "research_summary", "title": "Research: " + clip(last, 80),
+			"parameters": map[string]any{"topic": clip(last, 200)}, "wait_for_result": false}
+	case kind == "recall" && step == 0:
+		name, input = "search_memories", map[string]any{"query": clip(last, 200)}
+	default:
+		return models.ToolCall{}, false
+	}
+	if !hasTool(req, name) {
+		return models.ToolCall{}, false
+	}
+	raw, _ := json.Marshal(input)
+	return models.ToolCall{ID: fmt.Sprintf("call-%d", step+1), Name: name, Input: string(raw)}, true
+}
+
+var taskIDRE = regexp.MustCompile(`task_[0-9a-z]+`)
+
+// toolOutputs are the tool results of the request, in order.
+func toolOutputs(req models.Request) []string {
+	var out []string
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			out = append(out, m.Content)
+		}
+	}
+	return out
 }
 
 func toolResults(req models.Request) int {

@@ -41,7 +41,8 @@ func ask(script, message string) models.Request {
 
 func model() localmodel.Model {
 	d := directory{}
-	for _, s := range []string{"", "refuse", "fail", "timeout", "tools:2", "tokens:77", "delegate:dana"} {
+	for _, s := range []string{"", "refuse", "fail", "timeout", "tools:2", "tokens:77", "delegate:dana", "delegate-async:dana", "collab:dana,archie",
+		"handoff:dana", "message:dana", "recall", "report-async:dana", "spend:1500"} {
 		d["t/luke-"+s] = luke(s)
 	}
 	return localmodel.New(d)
@@ -96,6 +97,57 @@ func TestToolAndDelegateScripts(t *testing.T) {
 	req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: r.ToolCalls}, models.Message{Role: "tool", Content: "42 a week", ToolCallID: "call-1"})
 	r, _ = model().Converse(context.Background(), req)
 	assert.Contains(t, r.Text, "Delegated work: 42 a week")
+}
+
+// The chat scripts call their tools in order, each only when it is
+// offered, then answer with what the tools said.
+func TestChatToolScripts(t *testing.T) {
+	offered := []models.Tool{{Name: "delegate_task"}, {Name: "check_task_status"}, {Name: "start_collaboration"}, {Name: "handoff_to"},
+		{Name: "send_agent_message"}, {Name: "get_agent_inbox"}, {Name: "search_memories"}, {Name: "request_report"}}
+	cases := map[string][]string{
+		"delegate-async:dana": {"delegate_task", "check_task_status"},
+		"collab:dana,archie":  {"start_collaboration"},
+		"handoff:dana":        {"handoff_to"},
+		"message:dana":        {"send_agent_message", "get_agent_inbox"},
+		"recall":              {"search_memories"},
+		"report-async:dana":   {"request_report"},
+	}
+	for script, want := range cases {
+		req := ask(script, "plan the launch")
+		req.Tools = offered
+		var got []string
+		for range 4 {
+			r, err := model().Converse(context.Background(), req)
+			require.NoError(t, err)
+			if len(r.ToolCalls) == 0 {
+				assert.Contains(t, r.Text, "Tools: ", script)
+				break
+			}
+			got = append(got, r.ToolCalls[0].Name)
+			var in map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.ToolCalls[0].Input), &in), script)
+			// delegate_task's result names a task for check_task_status.
+			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: r.ToolCalls},
+				models.Message{Role: "tool", Content: "delegated as task task_01abc to dana", ToolCallID: r.ToolCalls[0].ID})
+			if r.ToolCalls[0].Name == "check_task_status" {
+				assert.Equal(t, "task_01abc", in["task_id"])
+			}
+			if r.ToolCalls[0].Name == "start_collaboration" {
+				assert.Len(t, in["participants"], 2)
+			}
+		}
+		assert.Equal(t, want, got, script)
+		// Without the tool offered it answers at once.
+		r, err := model().Converse(context.Background(), ask(script, "plan the launch"))
+		require.NoError(t, err)
+		assert.Empty(t, r.ToolCalls, script)
+	}
+	req := ask("spend:1500", "x")
+	req.Tools = offered[:1]
+	r, err := model().Converse(context.Background(), req)
+	require.NoError(t, err)
+	assert.Len(t, r.ToolCalls, 1)
+	assert.Equal(t, 1500, r.OutputTokens)
 }
 
 // Without attribution, or when the agent cannot be read, the model still

@@ -1,0 +1,215 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/statemachines"
+)
+
+var devNames = manifest.Names{Stage: "dev"}
+
+// grantPair is one action allowed on one resource (the resource as the
+// template's JSON: a GetAtt, a Join, "*").
+type grantPair struct{ Action, Resource string }
+
+// rolePairs returns every action-resource pair the inline policies of role
+// allow.
+func rolePairs(t *testing.T, m map[string]any, role string) map[grantPair]bool {
+	t.Helper()
+	out := map[grantPair]bool{}
+	for _, p := range resources(m, "AWS::IAM::Policy") {
+		roles, _ := json.Marshal(props(p)["Roles"])
+		if !strings.Contains(string(roles), `"`+role+`"`) {
+			continue
+		}
+		for _, st := range props(p)["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+			st := st.(map[string]any)
+			require.Equal(t, "Allow", st["Effect"])
+			for _, a := range list(st["Action"]) {
+				for _, r := range list(st["Resource"]) {
+					res, _ := json.Marshal(r)
+					out[grantPair{a.(string), string(res)}] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// list is v as a list (a policy's single action or resource is a scalar).
+func list(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return []any{v}
+}
+
+// arnOf is the template JSON of the ARN of the resource of type typ whose
+// property prop is name.
+func arnOf(t *testing.T, m map[string]any, typ, prop, name string) string {
+	t.Helper()
+	for id, r := range m["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] == typ && (prop == "" || props(r)[prop] == name) {
+			b, _ := json.Marshal(map[string]any{"Fn::GetAtt": []any{id, "Arn"}})
+			return string(b)
+		}
+	}
+	t.Fatalf("no %s %s", typ, name)
+	return ""
+}
+
+func indexARN(table, index string) string {
+	var getAtt any
+	_ = json.Unmarshal([]byte(table), &getAtt)
+	b, _ := json.Marshal(map[string]any{"Fn::Join": []any{"", []any{getAtt, "/index/" + index}}})
+	return string(b)
+}
+
+func actionsOf(pairs map[grantPair]bool) []string {
+	set := map[string]bool{}
+	for p := range pairs {
+		set[p.Action] = true
+	}
+	out := make([]string, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Every role of the dev stack allows exactly what is called with it: the
+// functions' (checkFunctionRoles) and the state machines'
+// (checkMachineRoles). One synth serves both.
+func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
+	// GIVEN the dev template
+	_, m := synth(t, "dev")
+	t.Run("functions", func(t *testing.T) { checkFunctionRoles(t, m) })
+	t.Run("state machines", func(t *testing.T) { checkMachineRoles(t, m) })
+}
+
+// checkFunctionRoles: each function's role allows exactly the IAM actions of its manifest
+// grants (which infra/grants holds to the calls of its code), each on
+// exactly its resources: the table's actions on the table, Query on the
+// indexes it names and no other, its dead-letter queue alone. What the
+// platform adds on the function's behalf is set aside by name: X-Ray's
+// trace upload (active tracing) and the SQS event source's polling of the
+// trigger queue.
+func checkFunctionRoles(t *testing.T, m map[string]any) {
+	table := arnOf(t, m, "AWS::DynamoDB::Table", "", "")
+	bus := arnOf(t, m, "AWS::Events::EventBus", "", "")
+	queue := func(name string) string {
+		return arnOf(t, m, "AWS::SQS::Queue", "QueueName", devNames.Queue(name))
+	}
+	for _, f := range manifest.Functions {
+		t.Run(f.Name, func(t *testing.T) {
+			// WHEN the pairs its role allows are read, the platform's set aside
+			pairs := rolePairs(t, m, roleOf(t, m, "conclave-dev-"+f.Name))
+			for _, a := range []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords"} {
+				require.True(t, pairs[grantPair{a, `"*"`}], "active tracing")
+				delete(pairs, grantPair{a, `"*"`})
+			}
+			if f.Trigger == manifest.TriggerSQS {
+				trigger := queue(f.Queue)
+				for _, a := range []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
+					require.True(t, pairs[grantPair{a, trigger}], "the event source polls %s", f.Queue)
+					delete(pairs, grantPair{a, trigger})
+				}
+			}
+
+			// THEN its actions are exactly its grants'
+			assert.Equal(t, f.Actions(), actionsOf(pairs))
+			// AND each is on exactly the resources it acts on
+			want := map[grantPair]bool{}
+			for _, g := range f.Grants {
+				switch {
+				case g.Service() == "dynamodb":
+					want[grantPair{string(g), table}] = true
+				case g.Service() == "events":
+					want[grantPair{string(g), bus}] = true
+				case g == manifest.GrantDeadLetter:
+					want[grantPair{string(g), queue(manifest.Queue{Name: f.Queue}.DLQName())}] = true
+				}
+			}
+			for _, ix := range f.Indexes {
+				want[grantPair{string(manifest.GrantQuery), indexARN(table, ix)}] = true
+			}
+			got := map[grantPair]bool{}
+			for p := range pairs {
+				if strings.HasPrefix(p.Action, "dynamodb:") || strings.HasPrefix(p.Action, "events:") || p.Action == string(manifest.GrantDeadLetter) {
+					got[p] = true
+				}
+				assert.NotEqual(t, `"*"`, p.Resource, "%s on every resource", p.Action)
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// checkMachineRoles: each state machine's role allows exactly what the Task states of its
+// definition do, on the resources they name (statemachines.Actions):
+// lambda:InvokeFunction on the functions it invokes, sqs:SendMessage on
+// its dead-letter queue, no table or bus action unless a Task performs
+// it. The platform's part (log delivery and X-Ray, which need "*") is set
+// aside by name.
+func checkMachineRoles(t *testing.T, m map[string]any) {
+	platform := map[string]bool{
+		"logs:CreateLogDelivery": true, "logs:DeleteLogDelivery": true, "logs:DescribeLogGroups": true,
+		"logs:DescribeResourcePolicies": true, "logs:GetLogDelivery": true, "logs:ListLogDeliveries": true,
+		"logs:PutResourcePolicy": true, "logs:UpdateLogDelivery": true, "xray:GetSamplingRules": true,
+		"xray:GetSamplingTargets": true, "xray:PutTelemetryRecords": true, "xray:PutTraceSegments": true,
+	}
+	for _, sm := range manifest.StateMachines {
+		t.Run(sm.Name, func(t *testing.T) {
+			raw, err := statemachines.Definition(sm.File)
+			require.NoError(t, err)
+			uses, err := statemachines.Actions(raw)
+			require.NoError(t, err)
+			// WHEN the pairs its role allows are read, the platform's set aside
+			var role string
+			for _, r := range resources(m, "AWS::StepFunctions::StateMachine") {
+				if props(r)["StateMachineName"] == devNames.StateMachine(sm.Name) {
+					role = props(r)["RoleArn"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+				}
+			}
+			require.NotEmpty(t, role)
+			pairs := rolePairs(t, m, role)
+			for p := range pairs {
+				if platform[p.Action] {
+					assert.Equal(t, `"*"`, p.Resource)
+					delete(pairs, p)
+				}
+			}
+			// THEN the actions are exactly its Tasks', each on the
+			// resources its substitutions name
+			want := map[grantPair]bool{}
+			for placeholder, actions := range uses {
+				ref, err := manifest.ParseRef(sm.Substitutions[placeholder])
+				require.NoError(t, err, placeholder)
+				for _, a := range actions {
+					switch ref.Kind {
+					case manifest.RefFunction:
+						fn := arnOf(t, m, "AWS::Lambda::Function", "FunctionName", devNames.Function(ref.Name))
+						var getAtt any
+						_ = json.Unmarshal([]byte(fn), &getAtt)
+						versions, _ := json.Marshal(map[string]any{"Fn::Join": []any{"", []any{getAtt, ":*"}}})
+						want[grantPair{a, fn}], want[grantPair{a, string(versions)}] = true, true
+					case manifest.RefQueue:
+						want[grantPair{a, arnOf(t, m, "AWS::SQS::Queue", "QueueName", devNames.Queue(ref.Name))}] = true
+					default:
+						t.Fatalf("%s: no check for a %s reference yet", placeholder, ref.Kind)
+					}
+				}
+			}
+			assert.Equal(t, want, pairs)
+		})
+	}
+}

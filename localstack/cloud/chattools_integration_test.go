@@ -1,0 +1,323 @@
+//go:build integration
+
+// Tools in chat replies against the local cloud: the conversations
+// function's agents delegate (the delegation machine runs the child),
+// request reports, start sessions, message colleagues and hand the
+// conversation over from their replies; work that outlives the reply is
+// posted into the conversation by the result-poster consumer, and a chat
+// client long-polls for it.
+package cloud_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/models/localmodel"
+	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/settings"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/tasktools"
+)
+
+// agentReply is the agent's reply of a turn (a handoff's note may follow
+// it).
+func agentReply(t *testing.T, turn map[string]any) map[string]any {
+	t.Helper()
+	for _, it := range turn["replies"].([]any) {
+		if m := it.(map[string]any); m["role"] == "assistant" {
+			return m
+		}
+	}
+	t.Fatalf("no agent reply in %v", turn)
+	return nil
+}
+
+// toolNames are the tools a reply called, in order.
+func toolNames(reply map[string]any) []string {
+	var out []string
+	calls, _ := reply["tool_calls"].([]any)
+	for _, c := range calls {
+		out = append(out, c.(map[string]any)["tool"].(string))
+	}
+	return out
+}
+
+// task reads a task of the team.
+func (d demoTeam) task(id string) map[string]any {
+	d.t.Helper()
+	st, tk := d.call("GET", "/v1/tasks/"+id, nil)
+	require.Equal(d.t, 200, st, tk)
+	return tk
+}
+
+// tasksOf lists the team's tasks assigned to slug.
+func (d demoTeam) tasksOf(slug string) []map[string]any {
+	d.t.Helper()
+	st, list := d.call("GET", "/v1/tasks?assignee="+slug+"&limit=50", nil)
+	require.Equal(d.t, 200, st, list)
+	var out []map[string]any
+	for _, it := range list["items"].([]any) {
+		out = append(out, it.(map[string]any))
+	}
+	return out
+}
+
+// awaitPosted long-polls the conversation's messages after the message id
+// after until one whose result_of names the work id arrives (90 s at
+// most), as a chat client would.
+func (d demoTeam) awaitPosted(conv, after, id string) map[string]any {
+	d.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?after="+after+"&wait=20", nil)
+		require.Equal(d.t, 200, st, page)
+		for _, it := range page["items"].([]any) {
+			m := it.(map[string]any)
+			after = m["id"].(string)
+			if r, _ := m["result_of"].(map[string]any); r != nil && r["id"] == id {
+				return m
+			}
+		}
+	}
+	d.t.Fatalf("no result of %s was posted in %s", id, conv)
+	return nil
+}
+
+// messages lists the conversation's messages, oldest first.
+func (d demoTeam) messages(conv string) []map[string]any {
+	d.t.Helper()
+	st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
+	require.Equal(d.t, 200, st, page)
+	var out []map[string]any
+	for _, it := range page["items"].([]any) {
+		out = append(out, it.(map[string]any))
+	}
+	return out
+}
+
+// lastID is the id of the conversation's newest message.
+func (d demoTeam) lastID(conv string) string {
+	d.t.Helper()
+	st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
+	require.Equal(d.t, 200, st, page)
+	items := page["items"].([]any)
+	require.NotEmpty(d.t, items)
+	return items[len(items)-1].(map[string]any)["id"].(string)
+}
+
+// A reply that delegates and waits: the child task is linked to the
+// conversation, run by the delegation machine, and its result is in the
+// reply; nothing is posted for it afterwards (the reply delivered it).
+func TestChatReplyDelegatesAndWaits(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "kyra", "delegate:luke")
+	conv := d.conversation("kyra")
+	turn := d.post(conv, map[string]any{"content": "@kyra please get the parser reviewed for bugs"})
+	r := lastReply(t, turn)
+	assert.Equal(t, "kyra", r["agent"])
+	assert.Equal(t, []string{"delegate_task"}, toolNames(r))
+	assert.Nil(t, r["pending"], "the child finished within the turn")
+
+	children := d.tasksOf("luke")
+	require.Len(t, children, 1)
+	child := d.task(children[0]["id"].(string))
+	assert.Equal(t, conv, child["conversation_id"], "the child is linked to the conversation")
+	assert.Equal(t, "completed", child["status"])
+	assert.Equal(t, map[string]any{"type": "agent", "id": "kyra"}, child["created_by"])
+	assert.Contains(t, r["content"], "Delegated work: ")
+	assert.Contains(t, r["content"], child["result"].(string)[:40], "the child's result is in the reply")
+
+	// Nothing more arrives for it: a short long-poll after the reply
+	// returns no result message.
+	st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?after="+d.lastID(conv)+"&wait=3", nil)
+	require.Equal(t, 200, st, page)
+	assert.Empty(t, page["items"], "a delegation the reply delivered is not posted again")
+}
+
+// Fire and forget: the reply says the work goes on; the result is posted
+// into the conversation later, attributed to the agent that did it, and a
+// long-polling client reads it; the delegating agent sees it next turn.
+func TestChatFireAndForgetDelegationIsPostedBack(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "kyra", "delegate-async:luke")
+	conv := d.conversation("kyra")
+	turn := d.post(conv, map[string]any{"content": "@kyra have someone review the billing module"})
+	r := lastReply(t, turn)
+	assert.Equal(t, []string{"delegate_task", "check_task_status"}, toolNames(r))
+	pending := r["pending"].([]any)
+	require.Len(t, pending, 1)
+	p := pending[0].(map[string]any)
+	assert.Equal(t, "task", p["type"])
+	assert.Equal(t, "luke", p["agent"])
+	id := p["id"].(string)
+
+	posted := d.awaitPosted(conv, r["id"].(string), id)
+	assert.Equal(t, "luke", posted["agent"], "attributed to the agent that did the work")
+	assert.Equal(t, "assistant", posted["role"])
+	assert.Equal(t, "completed", posted["result_of"].(map[string]any)["status"])
+	assert.Equal(t, d.task(id)["result"], posted["content"])
+
+	// Kyra's next reply has the result in its history.
+	d.script(e, "kyra", "")
+	d.post(conv, map[string]any{"content": "@kyra what did Luke find?"})
+	var seen bool
+	for _, m := range d.messages(conv) {
+		seen = seen || (m["id"] == posted["id"])
+	}
+	assert.True(t, seen)
+}
+
+// A reply that requests a report (without waiting) and one that starts a
+// session: each outcome is posted back into the conversation.
+func TestChatReportAndSessionArePostedBack(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "kyra", "report-async:dana")
+	conv := d.conversation("kyra")
+	r := lastReply(t, d.post(conv, map[string]any{"content": "@kyra research JWT rotation best practices"}))
+	assert.Equal(t, []string{"request_report"}, toolNames(r))
+	rep := r["pending"].([]any)[0].(map[string]any)
+	assert.Equal(t, "report", rep["type"])
+	posted := d.awaitPosted(conv, r["id"].(string), rep["id"].(string))
+	assert.Equal(t, "dana", posted["agent"])
+	assert.Equal(t, "completed", posted["result_of"].(map[string]any)["status"])
+
+	d.script(e, "kyra", "collab:luke,dana")
+	r = lastReply(t, d.post(conv, map[string]any{"content": "@kyra brainstorm how we should cache the catalog"}))
+	assert.Equal(t, []string{"start_collaboration"}, toolNames(r))
+	ses := r["pending"].([]any)[0].(map[string]any)
+	assert.Equal(t, "session", ses["type"])
+	st, s := d.call("GET", "/v1/sessions/"+ses["id"].(string), nil)
+	require.Equal(t, 200, st, s)
+	assert.Equal(t, conv, s["conversation_id"])
+	assert.Equal(t, "kyra", s["lead"])
+	posted = d.awaitPosted(conv, r["id"].(string), ses["id"].(string))
+	assert.Equal(t, "kyra", posted["agent"], "the session's lead")
+	assert.Equal(t, "completed", posted["result_of"].(map[string]any)["status"])
+}
+
+// An agent hands the conversation over from its reply: the same records as
+// POST …/handoff (the record, the note, the memory, the event), and the
+// new agent answers next.
+func TestChatAgentInitiatedHandoff(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "kyra", "handoff:luke")
+	conv := d.conversation("kyra")
+	r := agentReply(t, d.post(conv, map[string]any{"content": "@kyra can you look at this stack trace?"}))
+	assert.Equal(t, []string{"handoff_to"}, toolNames(r))
+	st, c := d.call("GET", "/v1/conversations/"+conv, nil)
+	require.Equal(t, 200, st, c)
+	assert.Equal(t, "luke", c["current_agent"])
+	assert.Equal(t, "kyra", c["previous_agent"])
+	st, hs := d.call("GET", "/v1/conversations/"+conv+"/handoffs", nil)
+	require.Equal(t, 200, st, hs)
+	items := hs["items"].([]any)
+	require.Len(t, items, 1)
+	h := items[0].(map[string]any)
+	assert.Equal(t, "handoff", h["kind"])
+	assert.Equal(t, "they are better placed to help with this", h["reason"])
+	d.assertHandoverWrites(conv, h)
+	d.handoffEvents(conv, 1)
+	assert.Equal(t, "luke", lastReply(t, d.post(conv, map[string]any{"content": "Here is the trace: panic in main"}))["agent"])
+}
+
+// A reply messages a colleague and reads its own inbox.
+func TestChatMessagingTools(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "kyra", "message:dana")
+	conv := d.conversation("kyra")
+	r := agentReply(t, d.post(conv, map[string]any{"content": "@kyra ask Dana for the signup numbers"}))
+	assert.Equal(t, []string{"send_agent_message", "get_agent_inbox"}, toolNames(r))
+	sent := r["tool_calls"].([]any)[0].(map[string]any)["output"].(string)
+	id := regexp.MustCompile(`amsg_\w+`).FindString(sent)
+	require.NotEmpty(t, id, sent)
+	assert.Equal(t, map[string]int{"dana": 1}, d.waitInboxes(id, map[string]int{"dana": 1}), "a direct message reaches exactly one inbox")
+	var got map[string]any
+	for _, m := range d.inbox("dana") {
+		if m["id"] == id {
+			got = m
+		}
+	}
+	assert.Contains(t, got["content"], "ask Dana for the signup numbers")
+	assert.Equal(t, "kyra", got["from"])
+}
+
+// The tool-call budget and the token budget stop a reply's loop.
+func TestChatBudgetsStopTheLoop(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "kyra", "tools:15")
+	conv := d.conversation("kyra")
+	r := lastReply(t, d.post(conv, map[string]any{"content": "@kyra check on everything"}))
+	assert.Len(t, r["tool_calls"], 11, "ten run, the eleventh is refused")
+	assert.Equal(t, "tool_call_budget", r["stopped"])
+
+	d.script(e, "kyra", "spend:1500")
+	r = lastReply(t, d.post(conv, map[string]any{"content": "@kyra dig into the logs"}))
+	assert.Equal(t, "token_budget", r["stopped"])
+	assert.Len(t, r["tool_calls"], 2, "the third response spends the budget; its call is not run")
+	assert.GreaterOrEqual(t, r["input_tokens"].(float64)+r["output_tokens"].(float64), 4000.0)
+}
+
+// Each flag turns its tools off: the agent (scripted to call every tool
+// it is offered, in turn) calls exactly the tools the flags leave.
+func TestChatToolsFollowTheFlags(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "kyra", "tools:20")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ts := tasks.NewService(e.store, nil, nil, log)
+	all := settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}
+	cases := []struct {
+		name  string
+		edit  func(*settings.Flags)
+		tools []string
+	}{
+		{"every flag on", func(*settings.Flags) {}, []string{"delegate_task", "check_task_status", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to"}},
+		{"sessions off", func(f *settings.Flags) { f.Sessions = false }, []string{"delegate_task", "check_task_status", "request_report", "get_report", "send_agent_message", "get_agent_inbox", "handoff_to"}},
+		{"task_delegation off", func(f *settings.Flags) { f.TaskDelegation = false }, []string{"send_agent_message", "get_agent_inbox", "handoff_to"}},
+		{"collaboration off", func(f *settings.Flags) { f.Collaboration = false }, nil},
+	}
+	for _, c := range cases {
+		flags := all
+		c.edit(&flags)
+		tools := &tasktools.Tools{Flags: flags, Tasks: ts, Messages: &messaging.Service{Store: e.store, Dir: e.store},
+			Sessions: &sessions.Service{Store: e.store, Enabled: true}}
+		svc := &conversations.Service{Store: e.store, Agents: e.store, Router: &dispatch.Router{}, Model: localmodel.New(e.store),
+			Memories: &memory.Service{Store: e.store, Dir: e.store}, Tools: tasktools.Chat{Tools: tools}, Log: log}
+		conv, err := svc.Create(context.Background(), d.id, conversations.CreateInput{Title: c.name, Agent: "kyra"})
+		require.NoError(t, err)
+		res, err := svc.Post(context.Background(), d.id, conv.ID, conversations.PostInput{Content: "do everything you can"})
+		require.NoError(t, err, c.name)
+		reply := res.Replies[len(res.Replies)-1]
+		var got []string
+		for _, u := range reply.ToolCalls {
+			got = append(got, u.Tool)
+		}
+		// tools:20 calls the offered tools in turn: the first round names
+		// each once.
+		if len(got) > len(c.tools) {
+			got = got[:len(c.tools)]
+		}
+		assert.Equal(t, c.tools, got, c.name)
+		for _, u := range reply.ToolCalls {
+			assert.False(t, strings.HasPrefix(u.Output, "tool "), "%s: %s ran (%s)", c.name, u.Tool, u.Output)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+//go:build integration
+
+package cloud_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/localstack/cloud"
+	"github.com/conclave-ai/conclave/shared/manifest"
+)
+
+// A rule whose consumer skips events without a field (manifest.Rule's
+// DetailPresent) never queues them. The deployed rule has the manifest's
+// pattern; a twin of it, on the same bus with a source of its own (so its
+// events reach no consumer), routes an event of each detail type with the
+// field and one without: only those with it arrive. EventBridge matches
+// when PutEvents is called, so what is on the twin's queue afterwards is
+// all the rule passed.
+func TestRulesQueueOnlyTheEventsTheirConsumersUse(t *testing.T) {
+	e := mustEnv(t)
+	ctx := context.Background()
+	eb := eventbridge.NewFromConfig(e.cfg)
+	sq := sqs.NewFromConfig(e.cfg)
+	checked := 0
+	for _, r := range manifest.Rules {
+		if len(r.DetailPresent) == 0 {
+			continue
+		}
+		checked++
+		t.Run(r.Name, func(t *testing.T) {
+			deployed, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(e.names.Rule(r.Name)), EventBusName: aws.String(e.names.Bus())})
+			require.NoError(t, err)
+			require.JSONEq(t, cloud.EventPattern(r), aws.ToString(deployed.EventPattern))
+
+			source := fmt.Sprintf("conclave.test-%d", time.Now().UnixNano())
+			twin := r
+			twin.Sources = []string{source}
+			name := "twin-" + source[len("conclave.test-"):]
+			q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+			require.NoError(t, err)
+			t.Cleanup(func() { _, _ = sq.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: q.QueueUrl}) })
+			attrs, err := sq.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+			require.NoError(t, err)
+			_, err = eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(name), EventBusName: aws.String(e.names.Bus()), EventPattern: aws.String(cloud.EventPattern(twin))})
+			require.NoError(t, err)
+			_, err = eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(name), EventBusName: aws.String(e.names.Bus()),
+				Targets: []ebtypes.Target{{Id: aws.String("q"), Arn: aws.String(attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)])}}})
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				_, _ = eb.RemoveTargets(context.Background(), &eventbridge.RemoveTargetsInput{Rule: aws.String(name), EventBusName: aws.String(e.names.Bus()), Ids: []string{"q"}})
+				_, _ = eb.DeleteRule(context.Background(), &eventbridge.DeleteRuleInput{Name: aws.String(name), EventBusName: aws.String(e.names.Bus())})
+			})
+
+			var entries []ebtypes.PutEventsRequestEntry
+			want := map[string]bool{}
+			for _, dt := range r.DetailTypes {
+				for _, with := range []bool{true, false} {
+					detail := map[string]any{"team_id": "team_twin", "event": fmt.Sprintf("%s/%v", dt, with)}
+					for _, f := range r.DetailPresent {
+						if with {
+							detail[f] = "x_1"
+						}
+					}
+					raw, _ := json.Marshal(detail)
+					entries = append(entries, ebtypes.PutEventsRequestEntry{EventBusName: aws.String(e.names.Bus()),
+						Source: aws.String(source), DetailType: aws.String(dt), Detail: aws.String(string(raw))})
+					if with {
+						want[detail["event"].(string)] = true
+					}
+				}
+			}
+			put, err := eb.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: entries})
+			require.NoError(t, err)
+			require.Zero(t, put.FailedEntryCount)
+
+			got := map[string]bool{}
+			for range 3 { // a receive may answer part of the queue
+				out, err := sq.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+				require.NoError(t, err)
+				for _, m := range out.Messages {
+					var ev struct {
+						Detail struct {
+							Event string `json:"event"`
+						} `json:"detail"`
+					}
+					require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &ev))
+					got[ev.Detail.Event] = true
+				}
+			}
+			assert.Equal(t, want, got, "exactly the events with %v", r.DetailPresent)
+		})
+	}
+	assert.Equal(t, 2, checked, "the rules with a detail filter: report-tasks and conversation-results")
+}

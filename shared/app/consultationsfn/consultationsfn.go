@@ -1,0 +1,32 @@
+// Package consultationsfn wires the "consultations" HTTP function: help
+// requests between agents, the ExpertGate's choice of specialist (in
+// process, over the table: one scoring needs no second function call
+// inside a request that already waits for a model), the specialist's
+// answer through the model port, loop detection, escalations and metrics.
+// It links DynamoDB, EventBridge (ConsultationEscalated, MemoryShared) and
+// Bedrock.
+package consultationsfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/app/httpfn"
+	"github.com/conclave-ai/conclave/shared/consultations"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/eventbus"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/models/providers"
+)
+
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
+
+func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
+	api.ConsultationRoutes(rt, Service(d, store, eventbus.FromConfig(d.AWS, d.Config.BusName)))
+}
+
+// Service builds the consultation service on store (the chat and task
+// tools use the same).
+func Service(d lambdafn.Deps, store *dynamo.Store, bus consultations.Publisher) *consultations.Service {
+	return consultations.New(store, providers.New(d.Config, d.AWS, store), bus, d.Config.Tiers, d.Log)
+}

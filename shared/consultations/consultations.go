@@ -1,0 +1,331 @@
+// Package consultations is the consultation protocol of seed 002: an agent
+// asks for help, the orchestrator (this service) chooses the specialist
+// through the ExpertGate (a suggestion is a signal, never a command),
+// curates a small context package with secrets redacted, asks the
+// specialist through the model port, and logs every exchange with its
+// tokens and cost. Loop detection runs before every exchange; a detected
+// loop escalates the consultation to a human, who answers through an
+// escalation (the answer reaches the requester's inbox). Outcomes become
+// shared memories that later context packages draw on.
+//
+// The specialist answers within the request (synchronously): one model call
+// bounded by AnswerTimeout fits the 29 s function limit, so no task,
+// queue or workflow is needed and nothing is left half-done when the call
+// ends; a failed or timed-out answer escalates the consultation
+// (specialist_failed) instead of leaving it pending.
+package consultations
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+// Status is a consultation's state.
+type Status string
+
+// Statuses. A consultation is pending while the specialist is being asked,
+// in_progress once answered and open for follow-ups until the requester
+// records the outcome (completed), escalated when a loop (or a failed
+// specialist) handed it to a human, and completed when the human answers.
+const (
+	Pending    Status = "pending"
+	InProgress Status = "in_progress"
+	Completed  Status = "completed"
+	Escalated  Status = "escalated"
+)
+
+// Statuses lists every status, for validation.
+var Statuses = []Status{Pending, InProgress, Completed, Escalated}
+
+// Active reports whether s counts against the requester's active limit.
+func (s Status) Active() bool { return s == Pending || s == InProgress }
+
+// Urgencies.
+var Urgencies = []string{"low", "normal", "high", "critical"}
+
+// Loop types (seed 002 §4), and the escalation a failed specialist causes.
+const (
+	LoopIdentical        = "identical_questions"
+	LoopCircular         = "circular_dependency"
+	LoopStall            = "stall"
+	LoopTooManyActive    = "too_many_concurrent"
+	EscalSpecialistError = "specialist_failed"
+)
+
+// Limits (seed 002 §4 COLLABORATION_LIMITS and the request's sizes).
+const (
+	MaxExchanges = 5
+	// MaxActivePerAgent is the product's "3 active consultations per
+	// agent": a conditional counter enforces it.
+	MaxActivePerAgent = 3
+	// IdenticalThreshold is the similarity above which two questions are
+	// the same question; IdenticalRepeats is the count (this one included)
+	// that is a loop, within IdenticalWindow.
+	IdenticalThreshold = 0.95
+	IdenticalRepeats   = 3
+	IdenticalWindow    = time.Hour
+
+	MaxQuestion   = 4000
+	MaxField      = 2000 // current_task, specific_concern
+	MaxListItems  = 10   // attempted_approaches, relevant_files, error_messages
+	MaxListItem   = 1000
+	MaxAnswer     = 8000 // a human's answer
+	MaxLessons    = 1500
+	SimilarPast   = 3
+	MaxMemories   = 5
+	AnswerTimeout = 20 * time.Second
+	// maxAnswerTokens bounds the specialist's answer.
+	maxAnswerTokens = 1024
+	// historyLimit bounds the consultations read for loops, similarity
+	// and metrics (newest first).
+	historyLimit = 1000
+)
+
+// DetailType is the event an escalation publishes.
+const DetailType = "ConsultationEscalated"
+
+// RequestContext is the requester's context (seed 002 §1).
+type RequestContext struct {
+	CurrentTask         string   `json:"current_task,omitempty"`
+	SpecificConcern     string   `json:"specific_concern,omitempty"`
+	AttemptedApproaches []string `json:"attempted_approaches"`
+	RelevantFiles       []string `json:"relevant_files"`
+	ErrorMessages       []string `json:"error_messages"`
+}
+
+// Answer is the specialist's (or the human's) response.
+type Answer struct {
+	Answer            string `json:"answer"`
+	AdditionalContext string `json:"additional_context,omitempty"`
+	CodeReference     string `json:"code_reference,omitempty"`
+}
+
+// Candidate is one agent the gate scored for the question.
+type Candidate struct {
+	Slug    string   `json:"slug"`
+	Score   float64  `json:"score"`
+	Bonus   float64  `json:"bonus,omitempty"`
+	Total   float64  `json:"total"`
+	Matched []string `json:"matching_skills"`
+}
+
+// Decision records why the specialist was chosen and what became of the
+// suggestion.
+type Decision struct {
+	Selected        string      `json:"selected"`
+	Suggested       string      `json:"suggested,omitempty"`
+	SuggestionTaken bool        `json:"suggestion_taken"`
+	Reason          string      `json:"reason"`
+	Candidates      []Candidate `json:"candidates"`
+}
+
+// PastResolution is a similar past consultation in a context package.
+type PastResolution struct {
+	ConsultationID string  `json:"consultation_id"`
+	Question       string  `json:"question"`
+	Resolution     string  `json:"resolution"`
+	Similarity     float64 `json:"similarity"`
+	Why            string  `json:"why"`
+}
+
+// MemoryRef is a shared memory in a context package.
+type MemoryRef struct {
+	MemoryID   string  `json:"memory_id"`
+	Content    string  `json:"content"`
+	Similarity float64 `json:"similarity"`
+	Why        string  `json:"why"`
+}
+
+// ContextPackage is what the specialist sees beside the question: the
+// request's own fields, similar past resolutions and relevant shared
+// memories, all redacted; Included says what is in it and why, Redactions
+// how many secrets of each kind were removed (from the request and the
+// package).
+type ContextPackage struct {
+	RequestingAgent string           `json:"requesting_agent"`
+	Context         RequestContext   `json:"context"`
+	SimilarPast     []PastResolution `json:"similar_past"`
+	Memories        []MemoryRef      `json:"memories"`
+	Included        []string         `json:"included"`
+	Redactions      map[string]int   `json:"redactions"`
+}
+
+// Exchange is one round: the requester's question (the first) or
+// clarification (a follow-up), and the specialist's response, with the
+// round's tokens and cost.
+type Exchange struct {
+	Number     int       `json:"number"`
+	Type       string    `json:"type"` // question, clarification
+	From       string    `json:"from"`
+	To         string    `json:"to"`
+	Message    string    `json:"message"`
+	Response   string    `json:"response"`
+	TokensUsed int       `json:"tokens_used"`
+	CostUSD    float64   `json:"cost_usd"`
+	ResponseMS int64     `json:"response_ms"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Loop is a detected loop (or failed specialist) and its evidence.
+type Loop struct {
+	Type       string         `json:"type"`
+	Evidence   map[string]any `json:"evidence"`
+	DetectedAt time.Time      `json:"detected_at"`
+}
+
+// Outcome is the requester's verdict.
+type Outcome struct {
+	Rating         int       `json:"rating"`
+	LessonsLearned string    `json:"lessons_learned,omitempty"`
+	MemoryID       string    `json:"memory_id,omitempty"`
+	RecordedAt     time.Time `json:"recorded_at"`
+}
+
+// Consultation is one help request (the seed's response format plus its
+// tracking).
+type Consultation struct {
+	TeamID             string         `json:"-"`
+	ID                 string         `json:"collaboration_id"`
+	Status             Status         `json:"status"`
+	RequestingAgent    string         `json:"requesting_agent"`
+	ConsultedAgent     string         `json:"consulted_agent"`
+	Question           string         `json:"question"`
+	Context            RequestContext `json:"context"`
+	SuggestedAgent     string         `json:"suggested_agent,omitempty"`
+	Urgency            string         `json:"urgency"`
+	Decision           Decision       `json:"decision"`
+	Response           *Answer        `json:"response"`
+	SuggestedNextSteps []string       `json:"suggested_next_steps"`
+	ContextPackage     ContextPackage `json:"context_package"`
+	Exchanges          []Exchange     `json:"exchanges"`
+	Loop               *Loop          `json:"loop,omitempty"`
+	EscalationID       string         `json:"escalation_id,omitempty"`
+	ResolvedBy         string         `json:"resolved_by,omitempty"` // specialist, human
+	Outcome            *Outcome       `json:"outcome,omitempty"`
+	TokensUsed         int            `json:"tokens_used"`
+	CostUSD            float64        `json:"cost_usd"`
+	Version            int            `json:"version"`
+	CreatedAt          time.Time      `json:"created_at"`
+	UpdatedAt          time.Time      `json:"updated_at"`
+	CompletedAt        *time.Time     `json:"completed_at,omitempty"`
+}
+
+// EscalationStatus is an escalation's state.
+type EscalationStatus string
+
+// Escalation statuses.
+const (
+	EscalationOpen     EscalationStatus = "open"
+	EscalationResolved EscalationStatus = "resolved"
+)
+
+// Escalation hands a consultation to a human.
+type Escalation struct {
+	TeamID          string           `json:"-"`
+	ID              string           `json:"id"`
+	ConsultationID  string           `json:"consultation_id"`
+	RequestingAgent string           `json:"requesting_agent"`
+	ConsultedAgent  string           `json:"consulted_agent"`
+	Question        string           `json:"question"`
+	Type            string           `json:"type"`
+	Evidence        map[string]any   `json:"evidence"`
+	Status          EscalationStatus `json:"status"`
+	Resolution      string           `json:"resolution,omitempty"`
+	ResolvedBy      string           `json:"resolved_by,omitempty"`
+	MessageID       string           `json:"message_id,omitempty"`
+	CreatedAt       time.Time        `json:"created_at"`
+	ResolvedAt      *time.Time       `json:"resolved_at,omitempty"`
+}
+
+// EscalatedEvent is the ConsultationEscalated detail.
+type EscalatedEvent struct {
+	TeamID          string    `json:"team_id"`
+	EscalationID    string    `json:"escalation_id"`
+	ConsultationID  string    `json:"consultation_id"`
+	RequestingAgent string    `json:"requesting_agent"`
+	ConsultedAgent  string    `json:"consulted_agent"`
+	Type            string    `json:"type"`
+	Urgency         string    `json:"urgency"`
+	CreatedAt       time.Time `json:"created_at"`
+}
+
+// Filter narrows a listing: Agent matches the requester or the specialist.
+type Filter struct {
+	Status Status
+	Agent  string
+}
+
+// Errors of the store the service turns into domain outcomes.
+var (
+	// ErrActiveLimit: the requester already has MaxActivePerAgent active
+	// consultations (the counter's condition failed).
+	ErrActiveLimit = errors.New("the agent has too many active consultations")
+	// ErrChanged: the consultation changed since it was read.
+	ErrChanged = errors.New("the consultation changed since it was read")
+)
+
+// Save is one change of a consultation, written in one transaction.
+type Save struct {
+	Consultation Consultation
+	// Release decrements the requester's active counter (the
+	// consultation left pending/in_progress).
+	Release bool
+	// Escalation, when set, is created.
+	Escalation *Escalation
+	// Memory, when set, is created (an outcome's lessons).
+	Memory *memory.Memory
+}
+
+// Store persists consultations and escalations.
+type Store interface {
+	// CreateConsultation stores a new active consultation and increments
+	// its requester's active counter, conditioned on the counter being
+	// below limit (else ErrActiveLimit), in one transaction.
+	CreateConsultation(ctx context.Context, c Consultation, limit int) error
+	// CreateEscalated stores a new consultation that is escalated from the
+	// start, with its escalation (the counter is not touched).
+	CreateEscalated(ctx context.Context, c Consultation, e Escalation) error
+	// GetConsultation returns ENOTFOUND for a consultation not in the team.
+	GetConsultation(ctx context.Context, teamID, id string) (Consultation, error)
+	// ListConsultations returns consultations newest first.
+	ListConsultations(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Consultation, string, error)
+	// SaveConsultation writes s.Consultation if the stored one is still at
+	// version Version-1 (else ErrChanged), with the writes s names.
+	SaveConsultation(ctx context.Context, s Save) error
+	// GetEscalation returns ENOTFOUND for an escalation not in the team.
+	GetEscalation(ctx context.Context, teamID, id string) (Escalation, error)
+	// ListEscalations returns the team's escalations with status st
+	// newest first.
+	ListEscalations(ctx context.Context, teamID string, st EscalationStatus, p paging.Page) ([]Escalation, string, error)
+	// ResolveEscalation marks e resolved (if still open, else ECONFLICT),
+	// writes c (version-conditioned, else ErrChanged) and stores msg in
+	// the requester's inbox, in one transaction.
+	ResolveEscalation(ctx context.Context, e Escalation, c Consultation, msg messaging.Message) error
+}
+
+// Directory reads the team's agents.
+type Directory interface {
+	TeamAgents(ctx context.Context, teamID string) ([]agents.Agent, error)
+}
+
+// Gate scores agents for a question (expertgate.Service in process).
+type Gate interface {
+	Score(ctx context.Context, teamID, query string, candidates []agents.Agent) ([]routing.ExpertScore, error)
+}
+
+// Memories reads the team's memories (newest first).
+type Memories interface {
+	RecentMemories(ctx context.Context, teamID string, limit int) ([]memory.Memory, error)
+}
+
+// Publisher puts domain events on the bus.
+type Publisher interface {
+	Publish(ctx context.Context, detailType string, detail any) error
+}

@@ -1,0 +1,701 @@
+package consultations
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/prompts"
+)
+
+// SuggestionBonus is what a suggestion adds to the suggested agent's gate
+// score: enough to break a near tie in its favour, never enough to beat a
+// clearly better specialist.
+const SuggestionBonus = 0.05
+
+// Service runs consultations.
+type Service struct {
+	Store    Store
+	Dir      Directory
+	Gate     Gate
+	Model    models.Model
+	Memories Memories
+	Bus      Publisher
+	// ModelID is the default model id ("" the provider's default).
+	ModelID string
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// RequestInput is POST /v1/consultations and the consult_specialist tool.
+type RequestInput struct {
+	RequestingAgent string         `json:"requesting_agent"`
+	Question        string         `json:"question"`
+	Context         RequestContext `json:"context"`
+	SuggestedAgent  string         `json:"suggested_agent"`
+	Urgency         string         `json:"urgency"`
+}
+
+func (in *RequestInput) validate() error {
+	in.Question = strings.TrimSpace(in.Question)
+	if in.Urgency == "" {
+		in.Urgency = "normal"
+	}
+	switch {
+	case in.RequestingAgent == "":
+		return apperr.Invalid("requesting_agent", "requesting_agent is required")
+	case !agents.ValidSlug(in.RequestingAgent):
+		return apperr.Invalid("requesting_agent", "requesting_agent must be an agent slug")
+	case in.Question == "" || utf8.RuneCountInString(in.Question) > MaxQuestion:
+		return apperr.Invalid("question", "question must be 1 to %d characters", MaxQuestion)
+	case in.SuggestedAgent != "" && !agents.ValidSlug(in.SuggestedAgent):
+		return apperr.Invalid("suggested_agent", "suggested_agent must be an agent slug")
+	case !slices.Contains(Urgencies, in.Urgency):
+		return apperr.Invalid("urgency", "urgency must be one of %s", strings.Join(Urgencies, ", "))
+	case utf8.RuneCountInString(in.Context.CurrentTask) > MaxField:
+		return apperr.Invalid("context.current_task", "context.current_task is longer than %d characters", MaxField)
+	case utf8.RuneCountInString(in.Context.SpecificConcern) > MaxField:
+		return apperr.Invalid("context.specific_concern", "context.specific_concern is longer than %d characters", MaxField)
+	}
+	for name, list := range map[string][]string{"attempted_approaches": in.Context.AttemptedApproaches,
+		"relevant_files": in.Context.RelevantFiles, "error_messages": in.Context.ErrorMessages} {
+		if len(list) > MaxListItems {
+			return apperr.Invalid("context."+name, "context.%s holds at most %d items", name, MaxListItems)
+		}
+		for _, it := range list {
+			if n := utf8.RuneCountInString(strings.TrimSpace(it)); n == 0 || n > MaxListItem {
+				return apperr.Invalid("context."+name, "each of context.%s must be 1 to %d characters", name, MaxListItem)
+			}
+		}
+	}
+	return nil
+}
+
+// Request runs a consultation: validate, choose the specialist, detect
+// loops, curate the context, record it (the requester's active counter is
+// a condition of the same write), ask the specialist and record the
+// answer. A detected loop records the consultation escalated, with its
+// evidence and an escalation, and asks no agent. Bad input writes nothing.
+// Returns EINVALID, ECONFLICT (NoSpecialist: no other active agent).
+func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (Consultation, error) {
+	if err := in.validate(); err != nil {
+		return Consultation{}, err
+	}
+	team, err := s.Dir.TeamAgents(ctx, teamID)
+	if err != nil {
+		return Consultation{}, err
+	}
+	var active []agents.Agent
+	requesterActive := false
+	for _, a := range team {
+		if a.Status != agents.StatusActive {
+			continue
+		}
+		if a.Slug == in.RequestingAgent {
+			requesterActive = true
+			continue
+		}
+		active = append(active, a)
+	}
+	if !requesterActive {
+		return Consultation{}, apperr.Invalid("requesting_agent", "requesting_agent must be an active agent of the team")
+	}
+	if len(active) == 0 {
+		return Consultation{}, apperr.New(apperr.ECONFLICT, "the team has no other active agent to consult").WithReason("NoSpecialist")
+	}
+	// Redact before anything is stored, scored or shown to an agent.
+	red := map[string]int{}
+	in.Question = Redact(in.Question, red)
+	rc := RequestContext{
+		CurrentTask: Redact(strings.TrimSpace(in.Context.CurrentTask), red), SpecificConcern: Redact(strings.TrimSpace(in.Context.SpecificConcern), red),
+		AttemptedApproaches: redactAll(in.Context.AttemptedApproaches, red), RelevantFiles: redactAll(in.Context.RelevantFiles, red),
+		ErrorMessages: redactAll(in.Context.ErrorMessages, red),
+	}
+	decision, err := s.decide(ctx, teamID, in, active)
+	if err != nil {
+		return Consultation{}, err
+	}
+	now := s.now()
+	c := Consultation{
+		TeamID: teamID, ID: ids.New("cons"), Status: Pending, RequestingAgent: in.RequestingAgent,
+		ConsultedAgent: decision.Selected, Question: in.Question, Context: rc, SuggestedAgent: in.SuggestedAgent,
+		Urgency: in.Urgency, Decision: decision, SuggestedNextSteps: []string{}, Exchanges: []Exchange{},
+		Version: 1, CreatedAt: now, UpdatedAt: now,
+	}
+	history, err := s.history(ctx, teamID)
+	if err != nil {
+		return Consultation{}, err
+	}
+	c.ContextPackage, err = s.curate(ctx, teamID, c, history, red)
+	if err != nil {
+		return Consultation{}, err
+	}
+	if loop := s.detect(c, history, c.Question, now); loop != nil {
+		return s.escalateNew(ctx, c, *loop)
+	}
+	err = s.Store.CreateConsultation(ctx, c, MaxActivePerAgent)
+	if errors.Is(err, ErrActiveLimit) {
+		// Read again: the consultations that hold the slots may have been
+		// created by concurrent requests after history was read.
+		current, herr := s.history(ctx, teamID)
+		if herr != nil {
+			return Consultation{}, herr
+		}
+		open := []string{}
+		for _, h := range current {
+			if h.RequestingAgent == c.RequestingAgent && h.Status.Active() {
+				open = append(open, h.ID)
+			}
+		}
+		return s.escalateNew(ctx, c, Loop{Type: LoopTooManyActive, DetectedAt: now, Evidence: map[string]any{
+			"active_consultations": open, "limit": MaxActivePerAgent,
+			"description": fmt.Sprintf("%s already has %d active consultations", c.RequestingAgent, MaxActivePerAgent)}})
+	}
+	if err != nil {
+		return Consultation{}, err
+	}
+	return s.ask(ctx, c, "question", c.Question, team)
+}
+
+// decide asks the gate to score the candidates and applies the
+// suggestion's bonus; the decision says why the suggestion was or was not
+// taken.
+func (s *Service) decide(ctx context.Context, teamID string, in RequestInput, active []agents.Agent) (Decision, error) {
+	query := in.Question
+	if in.Context.SpecificConcern != "" {
+		query += "\n" + in.Context.SpecificConcern
+	}
+	scores, err := s.Gate.Score(ctx, teamID, clip(query, 8000), active)
+	if err != nil {
+		return Decision{}, err
+	}
+	d := Decision{Suggested: in.SuggestedAgent, Candidates: []Candidate{}}
+	suggestedActive := false
+	for _, sc := range scores {
+		c := Candidate{Slug: sc.AgentSlug, Score: round(sc.Overall), Matched: sc.MatchingSkills}
+		if c.Matched == nil {
+			c.Matched = []string{}
+		}
+		if sc.AgentSlug == in.SuggestedAgent {
+			c.Bonus, suggestedActive = SuggestionBonus, true
+		}
+		c.Total = round(c.Score + c.Bonus)
+		d.Candidates = append(d.Candidates, c)
+	}
+	if len(d.Candidates) == 0 {
+		return Decision{}, apperr.New(apperr.ECONFLICT, "the team has no other active agent to consult").WithReason("NoSpecialist")
+	}
+	sort.SliceStable(d.Candidates, func(i, j int) bool { return d.Candidates[i].Total > d.Candidates[j].Total })
+	best := d.Candidates[0]
+	d.Selected = best.Slug
+	switch {
+	case in.SuggestedAgent == "":
+		d.Reason = fmt.Sprintf("the gate's best match for the question: %s (score %.3f)", best.Slug, best.Score)
+	case in.SuggestedAgent == in.RequestingAgent:
+		d.Reason = fmt.Sprintf("suggestion %s not taken: an agent cannot consult itself; the gate chose %s (score %.3f)", in.SuggestedAgent, best.Slug, best.Score)
+	case !suggestedActive:
+		d.Reason = fmt.Sprintf("suggestion %s not taken: not an active agent of the team; the gate chose %s (score %.3f)", in.SuggestedAgent, best.Slug, best.Score)
+	case best.Slug == in.SuggestedAgent:
+		d.SuggestionTaken = true
+		d.Reason = fmt.Sprintf("suggestion %s taken: the best match (score %.3f + %.2f suggestion bonus)", best.Slug, best.Score, SuggestionBonus)
+	default:
+		var sug Candidate
+		for _, c := range d.Candidates {
+			if c.Slug == in.SuggestedAgent {
+				sug = c
+			}
+		}
+		d.Reason = fmt.Sprintf("suggestion %s overridden: %s scored %.3f, above the suggestion's %.3f (%.3f + %.2f bonus)",
+			in.SuggestedAgent, best.Slug, best.Total, sug.Total, sug.Score, SuggestionBonus)
+	}
+	if len(d.Candidates) > 5 {
+		d.Candidates = d.Candidates[:5]
+	}
+	return d, nil
+}
+
+// history is the team's recent consultations, newest first.
+func (s *Service) history(ctx context.Context, teamID string) ([]Consultation, error) {
+	return paging.Collect(historyLimit, paging.MaxLimit, func(p paging.Page) ([]Consultation, string, error) {
+		return s.Store.ListConsultations(ctx, teamID, Filter{}, p)
+	})
+}
+
+// curate builds the context package: the request's fields, up to three
+// similar resolved consultations of the team, and the shared memories
+// relevant to the question, each with why it is there.
+func (s *Service) curate(ctx context.Context, teamID string, c Consultation, history []Consultation, red map[string]int) (ContextPackage, error) {
+	p := ContextPackage{RequestingAgent: c.RequestingAgent, Context: c.Context, SimilarPast: []PastResolution{}, Memories: []MemoryRef{}, Redactions: red}
+	p.Included = []string{"question and the requester's own context fields (what the specialist needs to answer)"}
+	for _, h := range history {
+		if h.ID == c.ID || h.Status != Completed || h.Response == nil {
+			continue
+		}
+		sim := Similarity(c.Question, h.Question)
+		if sim < 0.3 {
+			continue
+		}
+		res := h.Response.Answer
+		if h.Outcome != nil && h.Outcome.LessonsLearned != "" {
+			res = h.Outcome.LessonsLearned + " (answer: " + h.Response.Answer + ")"
+		}
+		p.SimilarPast = append(p.SimilarPast, PastResolution{ConsultationID: h.ID, Question: h.Question,
+			Resolution: Redact(clip(res, 1500), red), Similarity: round(sim),
+			Why: fmt.Sprintf("a resolved consultation of the team with a similar question (similarity %.2f)", sim)})
+	}
+	sort.SliceStable(p.SimilarPast, func(i, j int) bool { return p.SimilarPast[i].Similarity > p.SimilarPast[j].Similarity })
+	if len(p.SimilarPast) > SimilarPast {
+		p.SimilarPast = p.SimilarPast[:SimilarPast]
+	}
+	if len(p.SimilarPast) > 0 {
+		p.Included = append(p.Included, fmt.Sprintf("%d similar past resolution(s) of the team", len(p.SimilarPast)))
+	}
+	if s.Memories != nil {
+		mems, err := s.Memories.RecentMemories(ctx, teamID, 500)
+		if err != nil {
+			return p, err
+		}
+		for _, m := range mems {
+			if m.Visibility != memory.Shared {
+				continue
+			}
+			sim := Similarity(c.Question+" "+c.Context.SpecificConcern, m.Content)
+			if sim < 0.2 {
+				continue
+			}
+			p.Memories = append(p.Memories, MemoryRef{MemoryID: m.ID, Content: Redact(m.Content, red), Similarity: round(sim),
+				Why: fmt.Sprintf("a shared memory of the team relevant to the question (similarity %.2f)", sim)})
+		}
+		sort.SliceStable(p.Memories, func(i, j int) bool { return p.Memories[i].Similarity > p.Memories[j].Similarity })
+		if len(p.Memories) > MaxMemories {
+			p.Memories = p.Memories[:MaxMemories]
+		}
+		if len(p.Memories) > 0 {
+			p.Included = append(p.Included, fmt.Sprintf("%d relevant shared memory(ies)", len(p.Memories)))
+		}
+	}
+	p.Included = append(p.Included, "left out: conversation histories, unrelated tasks, private memories")
+	return p, nil
+}
+
+// detect runs the loop checks before an exchange of c with message msg:
+// the same question a third time within the hour, a circular wait, a
+// stall. (The active limit is the store's condition.)
+func (s *Service) detect(c Consultation, history []Consultation, msg string, now time.Time) *Loop {
+	var same []string
+	for _, h := range history {
+		if h.ID == c.ID || h.RequestingAgent != c.RequestingAgent || now.Sub(h.CreatedAt) > IdenticalWindow {
+			continue
+		}
+		if Similarity(msg, h.Question) > IdenticalThreshold {
+			same = append(same, h.ID)
+			continue
+		}
+		for _, e := range h.Exchanges {
+			if e.Type == "clarification" && Similarity(msg, e.Message) > IdenticalThreshold {
+				same = append(same, h.ID)
+				break
+			}
+		}
+	}
+	if c.ID != "" {
+		for _, e := range c.Exchanges {
+			if e.Number > 0 && Similarity(msg, e.Message) > IdenticalThreshold {
+				same = append(same, fmt.Sprintf("%s#%d", c.ID, e.Number))
+			}
+		}
+	}
+	if len(same)+1 >= IdenticalRepeats {
+		return &Loop{Type: LoopIdentical, DetectedAt: now, Evidence: map[string]any{
+			"repeats": len(same) + 1, "previous": same, "threshold": IdenticalThreshold, "window": "1h",
+			"description": fmt.Sprintf("%s asked a near-identical question %d times within an hour", c.RequestingAgent, len(same)+1)}}
+	}
+	for _, h := range history {
+		if h.ID != c.ID && h.Status.Active() && h.RequestingAgent == c.ConsultedAgent && h.ConsultedAgent == c.RequestingAgent {
+			return &Loop{Type: LoopCircular, DetectedAt: now, Evidence: map[string]any{
+				"waiting_on_each_other": []string{c.RequestingAgent, c.ConsultedAgent}, "open_consultation": h.ID,
+				"description": fmt.Sprintf("%s waits on %s (%s) while %s asks %s", h.RequestingAgent, h.ConsultedAgent, h.ID, c.RequestingAgent, c.ConsultedAgent)}}
+		}
+	}
+	if len(c.Exchanges) >= MaxExchanges {
+		return &Loop{Type: LoopStall, DetectedAt: now, Evidence: map[string]any{
+			"exchanges": len(c.Exchanges), "limit": MaxExchanges,
+			"description": fmt.Sprintf("%d exchanges without a resolution", len(c.Exchanges))}}
+	}
+	return nil
+}
+
+func (s *Service) newEscalation(c Consultation, loop Loop) Escalation {
+	return Escalation{TeamID: c.TeamID, ID: ids.New("esc"), ConsultationID: c.ID, RequestingAgent: c.RequestingAgent,
+		ConsultedAgent: c.ConsultedAgent, Question: c.Question, Type: loop.Type, Evidence: loop.Evidence,
+		Status: EscalationOpen, CreatedAt: loop.DetectedAt}
+}
+
+// escalateNew records a new consultation escalated at once.
+func (s *Service) escalateNew(ctx context.Context, c Consultation, loop Loop) (Consultation, error) {
+	e := s.newEscalation(c, loop)
+	c.Status, c.Loop, c.EscalationID = Escalated, &loop, e.ID
+	if err := s.Store.CreateEscalated(ctx, c, e); err != nil {
+		return Consultation{}, err
+	}
+	s.announce(ctx, c, e)
+	return c, nil
+}
+
+// escalate moves an existing active consultation to escalated.
+func (s *Service) escalate(ctx context.Context, c Consultation, loop Loop) (Consultation, error) {
+	e := s.newEscalation(c, loop)
+	c.Status, c.Loop, c.EscalationID = Escalated, &loop, e.ID
+	c.Version++
+	c.UpdatedAt = loop.DetectedAt
+	if err := s.Store.SaveConsultation(ctx, Save{Consultation: c, Release: true, Escalation: &e}); err != nil {
+		return Consultation{}, changed(err)
+	}
+	s.announce(ctx, c, e)
+	return c, nil
+}
+
+func (s *Service) announce(ctx context.Context, c Consultation, e Escalation) {
+	// The escalation is stored and listed; a lost event only loses the
+	// page, so it is logged rather than failing the request.
+	if err := s.Bus.Publish(ctx, DetailType, EscalatedEvent{TeamID: c.TeamID, EscalationID: e.ID, ConsultationID: c.ID,
+		RequestingAgent: c.RequestingAgent, ConsultedAgent: c.ConsultedAgent, Type: e.Type, Urgency: c.Urgency, CreatedAt: e.CreatedAt}); err != nil {
+		s.log().Error("publish ConsultationEscalated", "escalation_id", e.ID, "error", err.Error())
+	}
+}
+
+func changed(err error) error {
+	if errors.Is(err, ErrChanged) {
+		return apperr.Wrap(apperr.ECONFLICT, err, "the consultation changed meanwhile; read it and try again").WithReason("ConsultationChanged")
+	}
+	return err
+}
+
+// specialistReply is the JSON a specialist is asked to answer with.
+type specialistReply struct {
+	Answer             string   `json:"answer"`
+	AdditionalContext  string   `json:"additional_context"`
+	CodeReference      string   `json:"code_reference"`
+	SuggestedNextSteps []string `json:"suggested_next_steps"`
+}
+
+// ask sends one exchange to the specialist and records it; a failed call
+// escalates (specialist_failed), so nothing stays pending.
+func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, team []agents.Agent) (Consultation, error) {
+	var spec agents.Agent
+	for _, a := range team {
+		if a.Slug == c.ConsultedAgent {
+			spec = a
+		}
+	}
+	req := prompts.Request(c.TeamID, spec, s.system(spec, c), maxAnswerTokens, s.ModelID)
+	for _, e := range c.Exchanges {
+		req.Messages = append(req.Messages, models.Message{Role: "user", Content: e.Message}, models.Message{Role: "assistant", Content: e.Response})
+	}
+	req.Messages = append(req.Messages, models.Message{Role: "user", Content: msg})
+	actx, cancel := context.WithTimeout(ctx, AnswerTimeout)
+	start := time.Now()
+	resp, err := s.Model.Converse(actx, req)
+	cancel()
+	elapsed := time.Since(start).Milliseconds()
+	now := s.now()
+	if err == nil && resp.Refused {
+		err = errors.New("the specialist's model refused to answer")
+	}
+	if err != nil {
+		s.log().Warn("specialist failed", "consultation_id", c.ID, "agent", c.ConsultedAgent, "error", err.Error())
+		return s.escalate(ctx, c, Loop{Type: EscalSpecialistError, DetectedAt: now, Evidence: map[string]any{
+			"agent": c.ConsultedAgent, "exchange": len(c.Exchanges) + 1, "description": "the specialist could not answer: " + clip(err.Error(), 300)}})
+	}
+	reply := parseReply(resp.Text)
+	tokens := resp.InputTokens + resp.OutputTokens
+	cost := models.Cost(resp.ModelID, resp.InputTokens, resp.OutputTokens)
+	c.Exchanges = append(c.Exchanges, Exchange{Number: len(c.Exchanges) + 1, Type: kind, From: c.RequestingAgent, To: c.ConsultedAgent,
+		Message: msg, Response: reply.Answer, TokensUsed: tokens, CostUSD: cost, ResponseMS: elapsed, CreatedAt: now})
+	c.Response = &Answer{Answer: reply.Answer, AdditionalContext: reply.AdditionalContext, CodeReference: reply.CodeReference}
+	c.SuggestedNextSteps = reply.SuggestedNextSteps
+	c.TokensUsed += tokens
+	c.CostUSD += cost
+	c.Status, c.ResolvedBy, c.UpdatedAt = InProgress, "specialist", now
+	c.Version++
+	if err := s.Store.SaveConsultation(ctx, Save{Consultation: c}); err != nil {
+		return Consultation{}, changed(err)
+	}
+	return c, nil
+}
+
+func (s *Service) system(a agents.Agent, c Consultation) string {
+	pkg, _ := json.Marshal(c.ContextPackage)
+	return prompts.System(a, prompts.Task{
+		Title:          fmt.Sprintf("Consultation %s: @%s asks for your help (urgency %s)", c.ID, c.RequestingAgent, c.Urgency),
+		Context:        "The orchestrator curated this context package for you (secrets are redacted): " + string(pkg),
+		ExpectedOutput: `JSON {"answer": "...", "additional_context": "...", "code_reference": "...", "suggested_next_steps": ["..."]}, or a plain-text answer`,
+	})
+}
+
+// parseReply reads the JSON answer the specialist was asked for, or takes
+// its whole text as the answer.
+func parseReply(text string) specialistReply {
+	t := strings.TrimSpace(text)
+	t = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(t, "```json"), "```"), "```")
+	var r specialistReply
+	if err := json.Unmarshal([]byte(strings.TrimSpace(t)), &r); err != nil || strings.TrimSpace(r.Answer) == "" {
+		r = specialistReply{Answer: strings.TrimSpace(text)}
+	}
+	if r.SuggestedNextSteps == nil {
+		r.SuggestedNextSteps = []string{}
+	}
+	r.Answer = clip(r.Answer, MaxAnswer)
+	return r
+}
+
+// Get returns a consultation. Returns ENOTFOUND.
+func (s *Service) Get(ctx context.Context, teamID, id string) (Consultation, error) {
+	return s.Store.GetConsultation(ctx, teamID, id)
+}
+
+// Wait returns the consultation once it is no longer pending or when d
+// has passed (long-poll).
+func (s *Service) Wait(ctx context.Context, teamID, id string, d time.Duration) (Consultation, error) {
+	deadline := time.Now().Add(d)
+	pause := 100 * time.Millisecond
+	for {
+		c, err := s.Store.GetConsultation(ctx, teamID, id)
+		if err != nil || c.Status != Pending || !time.Now().Add(pause).Before(deadline) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return c, nil
+		case <-time.After(pause):
+		}
+		pause = min(pause*2, time.Second)
+	}
+}
+
+// List returns consultations newest first. Returns EINVALID.
+func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Consultation, string, error) {
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		return nil, "", apperr.Invalid("status", "status must be one of pending, in_progress, completed, escalated")
+	}
+	if f.Agent != "" && !agents.ValidSlug(f.Agent) {
+		return nil, "", apperr.Invalid("agent", "agent must be an agent slug")
+	}
+	p, err := p.Normalize()
+	if err != nil {
+		return nil, "", err
+	}
+	return s.Store.ListConsultations(ctx, teamID, f, p)
+}
+
+// ExchangeInput is a follow-up (POST /v1/consultations/{id}/exchanges).
+type ExchangeInput struct {
+	Message string `json:"message"`
+}
+
+// Exchange sends a follow-up of the requester to the specialist, after
+// the loop checks (a loop escalates instead). Returns EINVALID, ENOTFOUND,
+// ECONFLICT (NotOpen: the consultation is not in_progress).
+func (s *Service) Exchange(ctx context.Context, teamID, id string, in ExchangeInput) (Consultation, error) {
+	msg := strings.TrimSpace(in.Message)
+	if msg == "" || utf8.RuneCountInString(msg) > MaxQuestion {
+		return Consultation{}, apperr.Invalid("message", "message must be 1 to %d characters", MaxQuestion)
+	}
+	c, err := s.Store.GetConsultation(ctx, teamID, id)
+	if err != nil {
+		return Consultation{}, err
+	}
+	if c.Status != InProgress {
+		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s is %s; follow-ups go to an open (in_progress) consultation", c.ID, c.Status).WithReason("NotOpen")
+	}
+	msg = Redact(msg, c.ContextPackage.Redactions)
+	history, err := s.history(ctx, teamID)
+	if err != nil {
+		return Consultation{}, err
+	}
+	if loop := s.detect(c, history, msg, s.now()); loop != nil {
+		return s.escalate(ctx, c, *loop)
+	}
+	team, err := s.Dir.TeamAgents(ctx, teamID)
+	if err != nil {
+		return Consultation{}, err
+	}
+	return s.ask(ctx, c, "clarification", msg, team)
+}
+
+// OutcomeInput is POST /v1/consultations/{id}/outcome.
+type OutcomeInput struct {
+	Rating         int    `json:"rating"`
+	LessonsLearned string `json:"lessons_learned"`
+}
+
+// RecordOutcome closes a consultation with the requester's rating; lessons
+// learned become a shared procedural memory of the requester (in the same
+// transaction), which later context packages draw on. Returns EINVALID,
+// ENOTFOUND, ECONFLICT (NotAnswered, OutcomeRecorded).
+func (s *Service) RecordOutcome(ctx context.Context, teamID, id string, in OutcomeInput) (Consultation, error) {
+	if in.Rating < 1 || in.Rating > 5 {
+		return Consultation{}, apperr.Invalid("rating", "rating must be 1 to 5")
+	}
+	lessons := strings.TrimSpace(in.LessonsLearned)
+	if utf8.RuneCountInString(lessons) > MaxLessons {
+		return Consultation{}, apperr.Invalid("lessons_learned", "lessons_learned is longer than %d characters", MaxLessons)
+	}
+	c, err := s.Store.GetConsultation(ctx, teamID, id)
+	if err != nil {
+		return Consultation{}, err
+	}
+	switch {
+	case c.Outcome != nil:
+		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s already has its outcome", c.ID).WithReason("OutcomeRecorded")
+	case c.Status != InProgress && c.Status != Completed:
+		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s is %s: it has no answer to rate yet", c.ID, c.Status).WithReason("NotAnswered")
+	}
+	now := s.now()
+	save := Save{Release: c.Status == InProgress}
+	c.Outcome = &Outcome{Rating: in.Rating, LessonsLearned: Redact(lessons, map[string]int{}), RecordedAt: now}
+	if c.Outcome.LessonsLearned != "" {
+		content := clip(fmt.Sprintf("Consultation lesson (%s asked %s: %s): %s", c.RequestingAgent, c.ConsultedAgent, clip(c.Question, 300), c.Outcome.LessonsLearned), memory.MaxContent)
+		m := memory.Memory{ID: ids.New("mem"), TeamID: teamID, Author: c.RequestingAgent, Type: "procedural", Visibility: memory.Shared,
+			Content: content, Source: "consultation", CreatedAt: now}
+		c.Outcome.MemoryID, save.Memory = m.ID, &m
+	}
+	if c.Status == InProgress {
+		c.Status, c.CompletedAt = Completed, &now
+	}
+	c.UpdatedAt = now
+	c.Version++
+	save.Consultation = c
+	if err := s.Store.SaveConsultation(ctx, save); err != nil {
+		return Consultation{}, changed(err)
+	}
+	if save.Memory != nil {
+		if err := s.Bus.Publish(ctx, memory.DetailType, memory.SharedEvent{TeamID: teamID, MemoryID: save.Memory.ID, Author: save.Memory.Author, Type: save.Memory.Type, CreatedAt: now}); err != nil {
+			s.log().Error("publish MemoryShared", "memory_id", save.Memory.ID, "error", err.Error())
+		}
+	}
+	return c, nil
+}
+
+// Escalations lists the team's escalations, open ones first, newest first
+// within each. The page token belongs to the listing it came from.
+func (s *Service) Escalations(ctx context.Context, teamID string, st EscalationStatus, p paging.Page) ([]Escalation, string, error) {
+	p, err := p.Normalize()
+	if err != nil {
+		return nil, "", err
+	}
+	switch st {
+	case EscalationOpen, EscalationResolved:
+		return s.Store.ListEscalations(ctx, teamID, st, p)
+	case "":
+	default:
+		return nil, "", apperr.Invalid("status", "status must be open or resolved")
+	}
+	// Both: open first. A token continues the resolved listing once the
+	// open one is done ("r:" prefix), so paging stays correct.
+	if strings.HasPrefix(p.Token, "r:") {
+		list, next, err := s.Store.ListEscalations(ctx, teamID, EscalationResolved, paging.Page{Limit: p.Limit, Token: p.Token[2:]})
+		if next != "" {
+			next = "r:" + next
+		}
+		return list, next, err
+	}
+	open, next, err := s.Store.ListEscalations(ctx, teamID, EscalationOpen, p)
+	if err != nil || next != "" {
+		return open, next, err
+	}
+	if len(open) >= p.Limit {
+		return open, "r:", nil
+	}
+	res, rnext, err := s.Store.ListEscalations(ctx, teamID, EscalationResolved, paging.Page{Limit: p.Limit - len(open)})
+	if err != nil {
+		return nil, "", err
+	}
+	if rnext != "" {
+		rnext = "r:" + rnext
+	}
+	return append(open, res...), rnext, nil
+}
+
+// ResolveInput is POST /v1/escalations/{id}/resolve.
+type ResolveInput struct {
+	Answer     string `json:"answer"`
+	ResolvedBy string `json:"resolved_by"`
+}
+
+// Resolve records a human's answer to an escalation: the escalation is
+// resolved, the consultation completed with the answer, and the answer
+// put in the requesting agent's inbox, in one transaction. Returns
+// EINVALID, ENOTFOUND, ECONFLICT (Resolved).
+func (s *Service) Resolve(ctx context.Context, teamID, id string, in ResolveInput) (Escalation, error) {
+	answer := strings.TrimSpace(in.Answer)
+	if answer == "" || utf8.RuneCountInString(answer) > MaxAnswer {
+		return Escalation{}, apperr.Invalid("answer", "answer must be 1 to %d characters", MaxAnswer)
+	}
+	if utf8.RuneCountInString(in.ResolvedBy) > 200 {
+		return Escalation{}, apperr.Invalid("resolved_by", "resolved_by is longer than 200 characters")
+	}
+	e, err := s.Store.GetEscalation(ctx, teamID, id)
+	if err != nil {
+		return Escalation{}, err
+	}
+	if e.Status != EscalationOpen {
+		return Escalation{}, apperr.New(apperr.ECONFLICT, "escalation %s is already resolved", e.ID).WithReason("Resolved")
+	}
+	c, err := s.Store.GetConsultation(ctx, teamID, e.ConsultationID)
+	if err != nil {
+		return Escalation{}, err
+	}
+	now := s.now()
+	answer = Redact(answer, map[string]int{})
+	msg := messaging.Message{ID: ids.New("amsg"), TeamID: teamID, From: "human", To: c.RequestingAgent, Channel: messaging.ChannelDirect,
+		Type: "info_response", Content: clip(fmt.Sprintf("A human answered your escalated consultation %s (%q): %s", c.ID, clip(c.Question, 200), answer), messaging.MaxContent),
+		Metadata: map[string]any{"consultation_id": c.ID, "escalation_id": e.ID}, CreatedAt: now}
+	e.Status, e.Resolution, e.ResolvedBy, e.MessageID, e.ResolvedAt = EscalationResolved, answer, strings.TrimSpace(in.ResolvedBy), msg.ID, &now
+	if e.ResolvedBy == "" {
+		e.ResolvedBy = "human"
+	}
+	c.Status, c.Response, c.ResolvedBy, c.CompletedAt, c.UpdatedAt = Completed, &Answer{Answer: answer}, "human", &now, now
+	c.Version++
+	if err := s.Store.ResolveEscalation(ctx, e, c, msg); err != nil {
+		return Escalation{}, changed(err)
+	}
+	return e, nil
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

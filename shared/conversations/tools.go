@@ -1,0 +1,227 @@
+package conversations
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// An agent answering a turn may call the collaboration tools (Tools): it
+// delegates, requests a report, starts a session, messages a colleague or
+// hands the conversation over, and answers with what came back. A turn
+// has a task's budgets: at most workflow.MaxTaskToolCalls tool calls and
+// workflow.MaxTaskTokens tokens over all its model calls. The loop stops
+// at either: past the tool-call budget the model is asked once more, with
+// no tool, to answer with what it has; once the tokens are spent no model
+// is asked again and the reply says it stopped. Work that cannot finish
+// before the turn must answer (a delegation still running) goes on: the
+// reply lists it (Message.Pending) and says so, and its result is posted
+// into the conversation when it ends.
+//
+// Tools are offered only when one agent answers at a time (direct,
+// mention, router, TOP_1, fallback, CASCADE). TOP_K and ENSEMBLE ask
+// several agents at once and keep or merge their replies: a discarded
+// reply's delegations and messages would be work nobody asked for.
+
+// Tools are the tools of agents answering in a conversation.
+type Tools interface {
+	// Specs are the tools a may call in a chat reply: the collaboration
+	// tools the stage's flags turn on and the tools its skills declare.
+	Specs(a agents.Agent) []models.Tool
+	// Call runs one tool for the agent in c. What the agent can act on (a
+	// refused delegation, an unknown task) is the result's Text; only
+	// infrastructure failures are errors.
+	Call(ctx context.Context, c ToolCaller, call models.ToolCall) (ToolResult, error)
+}
+
+// ToolCaller is the agent calling a tool in a chat reply.
+type ToolCaller struct {
+	TeamID         string
+	ConversationID string
+	Agent          string
+	// WaitUntil is the latest a tool may wait for work it started: after
+	// it, the reply still has to be written and the turn committed.
+	WaitUntil time.Time
+	// Offered are the tools the agent was given for this reply; no other
+	// runs.
+	Offered []models.Tool
+}
+
+// ToolResult is what a tool answered.
+type ToolResult struct {
+	Text string
+	// Pending is work the tool started that goes on after the reply.
+	Pending *WorkRef
+	// Handoff asks for the conversation to move to another agent with
+	// this turn (handoff_to); the turn validates and commits it.
+	Handoff *HandoffRequest
+}
+
+// HandoffRequest is an agent handing the conversation over from a reply.
+type HandoffRequest struct {
+	To      string
+	Reason  string
+	Summary string
+}
+
+// ToolUse is one tool call of a reply, as the reply records it.
+type ToolUse struct {
+	Tool   string `json:"tool"`
+	Input  string `json:"input"`
+	Output string `json:"output"`
+}
+
+// Why a reply's tool loop ended early (Message.Stopped).
+const (
+	StoppedToolCalls = "tool_call_budget"
+	StoppedTokens    = "token_budget"
+)
+
+// toolAnswerReserve is kept back from a tool's wait for the model's
+// answer after it and the commit.
+const toolAnswerReserve = 6 * time.Second
+
+// turnBudget is what one turn's tool loops may still use.
+type turnBudget struct {
+	tokens, calls int
+}
+
+func newTurnBudget() *turnBudget { return &turnBudget{} }
+
+// loop is one agent's model calls and tool calls in a reply.
+type loop struct {
+	s       *Service
+	a       agents.Agent
+	caller  ToolCaller
+	budget  *turnBudget
+	byslug  map[string]agents.Agent
+	conv    Conversation
+	uses    []ToolUse
+	pending []WorkRef
+	handoff *handover
+	// returning: the turn returns the conversation to this agent ("@kyra"),
+	// the one handover a turn commits; handoff_to waits for a later turn.
+	returning bool
+	stopped   string
+	inTokens  int
+	outToks   int
+	cost      float64
+}
+
+// converse asks the model, running the tools it calls until it answers;
+// the response returned carries the whole loop's tokens.
+func (l *loop) converse(ctx context.Context, req models.Request) (models.Response, error) {
+	for {
+		resp, err := l.s.Model.Converse(ctx, req)
+		if err != nil {
+			return resp, err
+		}
+		l.inTokens += resp.InputTokens
+		l.outToks += resp.OutputTokens
+		l.cost += models.Cost(resp.ModelID, resp.InputTokens, resp.OutputTokens)
+		l.budget.tokens += resp.InputTokens + resp.OutputTokens
+		if len(resp.ToolCalls) == 0 {
+			return l.total(resp), nil
+		}
+		if l.budget.tokens >= workflow.MaxTaskTokens {
+			// No model is asked again: the reply is what there is.
+			l.stopped = StoppedTokens
+			if strings.TrimSpace(resp.Text) == "" {
+				resp.Text = fmt.Sprintf("I had to stop before finishing: this reply used its budget of %d tokens.", workflow.MaxTaskTokens)
+			}
+			resp.ToolCalls = nil
+			return l.total(resp), nil
+		}
+		for _, call := range resp.ToolCalls {
+			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
+			out := l.call(ctx, call)
+			req.Messages = append(req.Messages, models.Message{Role: "tool", Content: out, ToolCallID: call.ID})
+		}
+		if l.stopped == StoppedToolCalls {
+			if req.Tools == nil {
+				// Asked to answer without tools, it asked for tools again.
+				resp.ToolCalls = nil
+				if strings.TrimSpace(resp.Text) == "" {
+					resp.Text = fmt.Sprintf("I had to stop before finishing: this reply used its %d tool calls.", workflow.MaxTaskToolCalls)
+				}
+				return l.total(resp), nil
+			}
+			req.Tools = nil // answer now, with what the tools gave
+		}
+	}
+}
+
+func (l *loop) total(resp models.Response) models.Response {
+	resp.InputTokens, resp.OutputTokens = l.inTokens, l.outToks
+	return resp
+}
+
+// call runs one tool within the turn's tool-call budget.
+func (l *loop) call(ctx context.Context, call models.ToolCall) string {
+	if l.budget.calls >= workflow.MaxTaskToolCalls {
+		l.stopped = StoppedToolCalls
+		out := fmt.Sprintf("not run: this reply has used its %d tool calls; answer with what you have", workflow.MaxTaskToolCalls)
+		l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip(call.Input, 500), Output: out})
+		return out
+	}
+	l.budget.calls++
+	res, err := l.s.Tools.Call(ctx, l.caller, call)
+	out := res.Text
+	switch {
+	case err != nil:
+		l.s.log().Warn("chat tool failed", "tool", call.Name, "agent", l.a.Slug, "error", err.Error())
+		out = "the tool failed: " + err.Error()
+	case res.Handoff != nil:
+		out = l.handOver(*res.Handoff)
+	}
+	if res.Pending != nil {
+		l.pending = append(l.pending, *res.Pending)
+	}
+	l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip(call.Input, 500), Output: clip(out, 1000)})
+	return out
+}
+
+// handOver checks an agent's handoff_to and keeps it for the turn's
+// commit: the same writes as POST …/handoff (newHandover), from the
+// agent answering, which the turn makes current.
+func (l *loop) handOver(h HandoffRequest) string {
+	to, ok := l.byslug[h.To]
+	switch {
+	case l.returning:
+		return "rejected: the conversation was just returned to you; hand it over in a later turn"
+	case l.handoff != nil:
+		return "rejected: you already handed this conversation to " + l.handoff.handoff.To
+	case h.To == l.a.Slug:
+		return "rejected: the conversation is already with you"
+	case !ok:
+		return fmt.Sprintf("rejected: %q is not an active agent of the team", h.To)
+	case strings.TrimSpace(h.Reason) == "":
+		return "rejected: a handoff needs a reason"
+	}
+	ho, err := l.s.newHandover(l.conv, l.a, to, KindHandoff, clip(h.Reason, MaxReason), clip(h.Summary, MaxSummary))
+	if err != nil {
+		return "rejected: " + err.Error()
+	}
+	l.handoff = &ho
+	return fmt.Sprintf("the conversation goes to %s (%s) after this reply; tell the user", to.Name, to.Slug)
+}
+
+// pendingNote is what a reply says of work still running, unless it
+// already names it.
+func pendingNote(text string, pending []WorkRef) string {
+	var missing []string
+	for _, p := range pending {
+		if !strings.Contains(text, p.ID) {
+			missing = append(missing, fmt.Sprintf("%s %s (%s)", p.Type, p.ID, p.Agent))
+		}
+	}
+	if len(missing) == 0 {
+		return text
+	}
+	return text + "\n\nStill running: " + strings.Join(missing, ", ") + ". The result will be posted in this conversation when it is ready."
+}

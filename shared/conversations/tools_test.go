@@ -1,0 +1,233 @@
+package conversations_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// toolModel asks for the tool named in its plan at every call while the
+// request offers tools and the plan has calls left, then answers; each
+// response reports tokens tokens.
+type toolModel struct {
+	mu       sync.Mutex
+	plan     []models.ToolCall
+	forever  string // asks for this tool at every call, even without tools
+	tokens   int
+	requests []models.Request
+}
+
+func (m *toolModel) Converse(_ context.Context, req models.Request) (models.Response, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.requests = append(m.requests, req)
+	resp := models.Response{InputTokens: m.tokens / 2, OutputTokens: m.tokens - m.tokens/2, ModelID: "test-model"}
+	done := 0
+	for _, msg := range req.Messages {
+		if msg.Role == "tool" {
+			done++
+		}
+	}
+	switch {
+	case m.forever != "":
+		resp.ToolCalls = []models.ToolCall{{ID: fmt.Sprint("c", done), Name: m.forever, Input: "{}"}}
+	case len(req.Tools) > 0 && done < len(m.plan):
+		resp.ToolCalls = []models.ToolCall{m.plan[done]}
+	default:
+		var outs []string
+		for _, msg := range req.Messages {
+			if msg.Role == "tool" {
+				outs = append(outs, msg.Content)
+			}
+		}
+		resp.Text = "answer after: " + strings.Join(outs, " | ")
+	}
+	return resp, nil
+}
+
+// fakeTools offers specs and answers each call from answers (by name),
+// recording the calls.
+type fakeTools struct {
+	mu      sync.Mutex
+	specs   []models.Tool
+	answers map[string]conversations.ToolResult
+	calls   []conversations.ToolCaller
+	names   []string
+}
+
+func (f *fakeTools) Specs(agents.Agent) []models.Tool { return f.specs }
+
+func (f *fakeTools) Call(_ context.Context, c conversations.ToolCaller, call models.ToolCall) (conversations.ToolResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls, f.names = append(f.calls, c), append(f.names, call.Name)
+	if r, ok := f.answers[call.Name]; ok {
+		return r, nil
+	}
+	return conversations.ToolResult{Text: call.Name + " done"}, nil
+}
+
+func toolFixture(t *testing.T, m *toolModel, tools *fakeTools) *fixture {
+	// Direct dispatch: the conversation's agent answers.
+	f := newFixture(t, collaborationOff)
+	f.svc.Model, f.svc.Tools = m, tools
+	return f
+}
+
+func spec(names ...string) []models.Tool {
+	var out []models.Tool
+	for _, n := range names {
+		out = append(out, models.Tool{Name: n, Description: n})
+	}
+	return out
+}
+
+func TestAReplyRunsTheToolsItCallsAndAnswersWithTheirResults(t *testing.T) {
+	m := &toolModel{tokens: 20, plan: []models.ToolCall{{ID: "1", Name: "check_task_status", Input: `{"task_id":"task_1"}`}, {ID: "2", Name: "get_agent_inbox", Input: `{}`}}}
+	tools := &fakeTools{specs: spec("check_task_status", "get_agent_inbox")}
+	f := toolFixture(t, m, tools)
+	c := f.create(t, "kyra")
+	r := reply(t, f.post(t, c.ID, "How is the audit going?"))
+	assert.Equal(t, "answer after: check_task_status done | get_agent_inbox done", r.Content)
+	require.Len(t, r.ToolCalls, 2)
+	assert.Equal(t, conversations.ToolUse{Tool: "check_task_status", Input: `{"task_id":"task_1"}`, Output: "check_task_status done"}, r.ToolCalls[0])
+	assert.Empty(t, r.Stopped)
+	assert.Equal(t, 60, r.InputTokens+r.OutputTokens, "the reply counts every model call of its loop")
+	require.Len(t, tools.calls, 2)
+	assert.Equal(t, conversations.ToolCaller{TeamID: team, ConversationID: c.ID, Agent: "kyra", WaitUntil: tools.calls[0].WaitUntil, Offered: tools.specs}, tools.calls[0])
+	assert.False(t, tools.calls[0].WaitUntil.IsZero(), "a tool knows how long it may wait")
+	stored := f.messages(t, c.ID)
+	assert.Equal(t, r.ToolCalls, stored[len(stored)-1].ToolCalls, "the tool calls are stored with the reply")
+}
+
+func TestWithoutToolsOfferedTheModelGetsNone(t *testing.T) {
+	m := &toolModel{tokens: 20, plan: []models.ToolCall{{ID: "1", Name: "delegate_task", Input: `{}`}}}
+	tools := &fakeTools{} // the flags left nothing
+	f := toolFixture(t, m, tools)
+	r := reply(t, f.post(t, f.create(t, "kyra").ID, "hello"))
+	assert.Empty(t, m.requests[0].Tools)
+	assert.Empty(t, tools.calls)
+	assert.Empty(t, r.ToolCalls)
+}
+
+// Past the tool-call budget no tool runs; the model is asked once more,
+// without tools, and answers.
+func TestTheToolCallBudgetStopsTheLoop(t *testing.T) {
+	var plan []models.ToolCall
+	for i := range 15 {
+		plan = append(plan, models.ToolCall{ID: fmt.Sprint(i), Name: "get_agent_inbox", Input: "{}"})
+	}
+	m := &toolModel{tokens: 10, plan: plan}
+	tools := &fakeTools{specs: spec("get_agent_inbox")}
+	f := toolFixture(t, m, tools)
+	r := reply(t, f.post(t, f.create(t, "kyra").ID, "check everything"))
+	assert.Len(t, tools.calls, workflow.MaxTaskToolCalls, "exactly the budget's tool calls ran")
+	assert.Len(t, r.ToolCalls, workflow.MaxTaskToolCalls+1, "the refused call is recorded")
+	assert.Contains(t, r.ToolCalls[workflow.MaxTaskToolCalls].Output, "not run")
+	assert.Equal(t, conversations.StoppedToolCalls, r.Stopped)
+	last := m.requests[len(m.requests)-1]
+	assert.Empty(t, last.Tools, "the last model call offers no tool")
+	assert.True(t, strings.HasPrefix(r.Content, "answer after:"), r.Content)
+}
+
+// A model that keeps calling tools after it was told to answer is stopped
+// too.
+func TestAModelThatIgnoresTheBudgetIsStopped(t *testing.T) {
+	m := &toolModel{tokens: 10, forever: "get_agent_inbox"}
+	tools := &fakeTools{specs: spec("get_agent_inbox")}
+	f := toolFixture(t, m, tools)
+	r := reply(t, f.post(t, f.create(t, "kyra").ID, "loop"))
+	assert.Len(t, tools.calls, workflow.MaxTaskToolCalls)
+	assert.Equal(t, conversations.StoppedToolCalls, r.Stopped)
+	assert.Len(t, m.requests, workflow.MaxTaskToolCalls+2, "one call per tool, one refused, then it stops")
+	assert.Contains(t, r.Content, "tool calls")
+}
+
+// Once the turn's tokens are spent no model is asked again.
+func TestTheTokenBudgetStopsTheLoop(t *testing.T) {
+	var plan []models.ToolCall
+	for i := range 8 {
+		plan = append(plan, models.ToolCall{ID: fmt.Sprint(i), Name: "get_agent_inbox", Input: "{}"})
+	}
+	m := &toolModel{tokens: 1500, plan: plan}
+	tools := &fakeTools{specs: spec("get_agent_inbox")}
+	f := toolFixture(t, m, tools)
+	r := reply(t, f.post(t, f.create(t, "kyra").ID, "dig deep"))
+	assert.Len(t, m.requests, 3, "1,500 + 1,500 + 1,500 tokens: the third call spends the budget of %d", workflow.MaxTaskTokens)
+	assert.Len(t, tools.calls, 2, "the third response's tool call is not run")
+	assert.Equal(t, conversations.StoppedTokens, r.Stopped)
+	assert.Contains(t, r.Content, "budget of 4000 tokens")
+	assert.Equal(t, 4500, r.InputTokens+r.OutputTokens)
+}
+
+// Work a tool left running is listed on the reply, and the reply says so.
+func TestPendingWorkIsListedAndAnnounced(t *testing.T) {
+	m := &toolModel{tokens: 10, plan: []models.ToolCall{{ID: "1", Name: "delegate_task", Input: `{"to_agent":"luke"}`}}}
+	ref := conversations.WorkRef{Type: "task", ID: "task_01abc", Agent: "luke", Status: "running"}
+	tools := &fakeTools{specs: spec("delegate_task"), answers: map[string]conversations.ToolResult{"delegate_task": {Text: "still running", Pending: &ref}}}
+	f := toolFixture(t, m, tools)
+	c := f.create(t, "kyra")
+	r := reply(t, f.post(t, c.ID, "audit the code"))
+	assert.Equal(t, []conversations.WorkRef{ref}, r.Pending)
+	assert.Contains(t, r.Content, "Still running: task task_01abc (luke)")
+}
+
+// handoff_to makes the same records as POST …/handoff, committed with the
+// turn: the record, the note after the reply, the roles, the memory, and
+// the new agent answers next.
+func TestAnAgentHandsTheConversationOverFromItsReply(t *testing.T) {
+	m := &toolModel{tokens: 10, plan: []models.ToolCall{{ID: "1", Name: "handoff_to", Input: `{}`}}}
+	tools := &fakeTools{specs: spec("handoff_to"), answers: map[string]conversations.ToolResult{
+		"handoff_to": {Handoff: &conversations.HandoffRequest{To: "luke", Reason: "code review is Luke's", Summary: "wants a review of the parser"}}}}
+	f := toolFixture(t, m, tools)
+	c := f.create(t, "kyra")
+	res := f.post(t, c.ID, "Please review my parser")
+	r := reply(t, res)
+	assert.Contains(t, r.ToolCalls[0].Output, "goes to Luke")
+	last := res.Replies[len(res.Replies)-1]
+	assert.Equal(t, conversations.AuthorSystem, last.Role, "the handoff's note follows the reply")
+	assert.Contains(t, last.Content, "handed off to Luke because code review is Luke's")
+	assert.Greater(t, last.ID, r.ID, "and sorts after it")
+
+	got := f.get(t, c.ID)
+	assert.Equal(t, "luke", got.CurrentAgent)
+	assert.Equal(t, "kyra", got.PreviousAgent)
+	assert.True(t, got.HandoffActive)
+	assert.Equal(t, conversations.RoleHandoffSource, roles(got)["kyra"])
+	hs, err := f.svc.Handoffs(context.Background(), team, c.ID)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	assert.Equal(t, conversations.Handoff{ID: hs[0].ID, ConversationID: c.ID, From: "kyra", To: "luke", Kind: conversations.KindHandoff,
+		Reason: "code review is Luke's", ContextSummary: "wants a review of the parser", MemoryID: hs[0].MemoryID, CreatedAt: hs[0].CreatedAt}, hs[0])
+	assert.NotEmpty(t, hs[0].MemoryID, "the episodic memory of the handoff")
+	assert.Equal(t, 1, f.activeConversations(t, "luke"))
+	assert.Equal(t, 0, f.activeConversations(t, "kyra"))
+
+	m.plan = nil
+	assert.Equal(t, "luke", reply(t, f.post(t, c.ID, "Here it is")).Agent, "the new agent answers the next message")
+}
+
+func TestAHandoffToAnUnknownOrTheSameAgentIsRefusedToTheModel(t *testing.T) {
+	for _, to := range []string{"kyra", "nobody"} {
+		m := &toolModel{tokens: 10, plan: []models.ToolCall{{ID: "1", Name: "handoff_to", Input: `{}`}}}
+		tools := &fakeTools{specs: spec("handoff_to"), answers: map[string]conversations.ToolResult{
+			"handoff_to": {Handoff: &conversations.HandoffRequest{To: to, Reason: "why not"}}}}
+		f := toolFixture(t, m, tools)
+		c := f.create(t, "kyra")
+		r := reply(t, f.post(t, c.ID, "hi"))
+		assert.Contains(t, r.ToolCalls[0].Output, "rejected", to)
+		got := f.get(t, c.ID)
+		assert.Equal(t, "kyra", got.CurrentAgent, to)
+		assert.Nil(t, got.LastHandoff, to)
+	}
+}

@@ -1,0 +1,337 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/consultations"
+	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/paging"
+)
+
+var _ consultations.Store = (*Store)(nil)
+
+// Keys of the consultation items (kept in this file, beside their items,
+// while other slices change keys.go; they follow its conventions):
+//
+//	consultation    TEAM#<team>  CONS#<id>  (status, requesting_agent, consulted_agent filter it)  consultationItem
+//	escalation      TEAM#<team>  ESC#<id>   (esc_status filters it)                               escalationItem
+//	active counter  TEAM#<team>  CONSLOAD#<slug>  (active: the agent's pending/in_progress
+//	                consultations as requester; written only by ADD updates, conditioned < 3)
+//
+//	get a consultation / escalation     GetItem TEAM#<team> / CONS#<id>, ESC#<id>
+//	a team's consultations newest first Query pk=TEAM#<team>, sk BETWEEN CONS# AND CONS#DEL, descending (ids sort by time)
+//	escalations newest first by status  Query pk=TEAM#<team>, sk BETWEEN ESC# AND ESC#DEL, descending, filter esc_status
+const (
+	prefixConsultation = "CONS#"
+	prefixEscalation   = "ESC#"
+	prefixConsLoad     = "CONSLOAD#"
+)
+
+func consultationSK(id string) string { return prefixConsultation + id }
+func escalationSK(id string) string   { return prefixEscalation + id }
+func consLoadSK(slug string) string   { return prefixConsLoad + slug }
+
+// Roles of the consultation transactions.
+const (
+	roleConsultation = "consultation"
+	roleEscalation   = "escalation"
+	roleConsCounter  = "consultation counter"
+	roleInbox        = "inbox"
+)
+
+// consultationItem is a consultation. The nested parts (context, decision,
+// context package, exchanges, loop evidence, outcome) are JSON text: the
+// loop evidence is a free-form object and the rest is only ever read
+// whole with the consultation; the attributes queries filter on are
+// top-level.
+type consultationItem struct {
+	PK              string     `dynamodbav:"pk"`
+	SK              string     `dynamodbav:"sk"`
+	Type            string     `dynamodbav:"type"`
+	ID              string     `dynamodbav:"id"`
+	Status          string     `dynamodbav:"status"`
+	RequestingAgent string     `dynamodbav:"requesting_agent"`
+	ConsultedAgent  string     `dynamodbav:"consulted_agent"`
+	Urgency         string     `dynamodbav:"urgency"`
+	Body            string     `dynamodbav:"body_json"`
+	Version         int        `dynamodbav:"version"`
+	CreatedAt       time.Time  `dynamodbav:"created_at"`
+	UpdatedAt       time.Time  `dynamodbav:"updated_at"`
+	CompletedAt     *time.Time `dynamodbav:"completed_at,omitempty"`
+}
+
+func toConsultationItem(c consultations.Consultation) (consultationItem, error) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return consultationItem{}, err
+	}
+	return consultationItem{PK: teamPK(c.TeamID), SK: consultationSK(c.ID), Type: "consultation", ID: c.ID, Status: string(c.Status),
+		RequestingAgent: c.RequestingAgent, ConsultedAgent: c.ConsultedAgent, Urgency: c.Urgency, Body: string(body),
+		Version: c.Version, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt}, nil
+}
+
+func fromConsultationItem(teamID string, m map[string]types.AttributeValue) (consultations.Consultation, error) {
+	var it consultationItem
+	if err := unmarshal(m, &it); err != nil {
+		return consultations.Consultation{}, err
+	}
+	var c consultations.Consultation
+	if err := json.Unmarshal([]byte(it.Body), &c); err != nil {
+		return c, err
+	}
+	c.TeamID, c.Version = teamID, it.Version
+	return c, nil
+}
+
+// escalationItem is an escalation; its evidence is JSON text (free-form).
+type escalationItem struct {
+	PK        string    `dynamodbav:"pk"`
+	SK        string    `dynamodbav:"sk"`
+	Type      string    `dynamodbav:"type"`
+	ID        string    `dynamodbav:"id"`
+	Status    string    `dynamodbav:"esc_status"`
+	Body      string    `dynamodbav:"body_json"`
+	CreatedAt time.Time `dynamodbav:"created_at"`
+}
+
+func toEscalationItem(e consultations.Escalation) (escalationItem, error) {
+	body, err := json.Marshal(e)
+	if err != nil {
+		return escalationItem{}, err
+	}
+	return escalationItem{PK: teamPK(e.TeamID), SK: escalationSK(e.ID), Type: "escalation", ID: e.ID, Status: string(e.Status), Body: string(body), CreatedAt: e.CreatedAt}, nil
+}
+
+func fromEscalationItem(teamID string, m map[string]types.AttributeValue) (consultations.Escalation, error) {
+	var it escalationItem
+	if err := unmarshal(m, &it); err != nil {
+		return consultations.Escalation{}, err
+	}
+	var e consultations.Escalation
+	err := json.Unmarshal([]byte(it.Body), &e)
+	e.TeamID = teamID
+	return e, err
+}
+
+// counterRuns bounds the attempts of a counter transaction that lost to
+// concurrent ones on the same counter (no condition of its own failed).
+const counterRuns = 4
+
+// CreateConsultation implements consultations.Store: the requester's
+// counter incremented below limit and the consultation created, in one
+// transaction, so concurrent requests cannot pass the limit.
+func (s *Store) CreateConsultation(ctx context.Context, c consultations.Consultation, limit int) error {
+	it, err := toConsultationItem(c)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	for i := 0; ; i++ {
+		tx := s.txn()
+		tx.update(roleConsCounter, key(teamPK(c.TeamID), consLoadSK(c.RequestingAgent)),
+			expression.Set(name("team_id"), value(c.TeamID)).Add(name("active"), value(1)),
+			name("active").AttributeNotExists().Or(name("active").LessThan(value(limit))))
+		tx.create(roleConsultation, it)
+		err = tx.runConflicting(ctx)
+		cerr, ok := asCanceled(err)
+		switch {
+		case !ok:
+			return err
+		case cerr.Role == roleConsCounter:
+			return errors.Join(consultations.ErrActiveLimit, err)
+		case cerr.Role == roleConsultation:
+			return apperr.Wrap(apperr.ECONFLICT, err, "consultation %s exists", c.ID)
+		case i+1 >= counterRuns:
+			return retryConflict(err, "the consultation conflicted with concurrent ones; try again")
+		}
+		select {
+		case <-ctx.Done():
+			return retryConflict(err, "the consultation conflicted with concurrent ones; try again")
+		case <-time.After(time.Duration(20+rand.IntN(60)) * time.Millisecond):
+		}
+	}
+}
+
+// CreateEscalated implements consultations.Store.
+func (s *Store) CreateEscalated(ctx context.Context, c consultations.Consultation, e consultations.Escalation) error {
+	it, err := toConsultationItem(c)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	eit, err := toEscalationItem(e)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	tx := s.txn()
+	tx.create(roleConsultation, it)
+	tx.create(roleEscalation, eit)
+	if err := tx.run(ctx); err != nil {
+		if _, ok := asCanceled(err); ok {
+			return retryConflict(err, "the consultation conflicted with a concurrent write; try again")
+		}
+		return err
+	}
+	return nil
+}
+
+// GetConsultation implements consultations.Store.
+func (s *Store) GetConsultation(ctx context.Context, teamID, id string) (consultations.Consultation, error) {
+	m, err := s.getItem(ctx, key(teamPK(teamID), consultationSK(id)))
+	if err != nil {
+		return consultations.Consultation{}, err
+	}
+	if m == nil {
+		return consultations.Consultation{}, apperr.NotFound("consultation", id)
+	}
+	c, err := fromConsultationItem(teamID, m)
+	if err != nil {
+		return c, internal(err, "unmarshal")
+	}
+	return c, nil
+}
+
+// ListConsultations implements consultations.Store: the team's CONS# range
+// newest first, status and agent as filter expressions.
+func (s *Store) ListConsultations(ctx context.Context, teamID string, f consultations.Filter, p paging.Page) ([]consultations.Consultation, string, error) {
+	var filters []expression.ConditionBuilder
+	if f.Status != "" {
+		filters = append(filters, name("status").Equal(value(string(f.Status))))
+	}
+	if f.Agent != "" {
+		filters = append(filters, name("requesting_agent").Equal(value(f.Agent)).Or(name("consulted_agent").Equal(value(f.Agent))))
+	}
+	in, err := builtQuery("", keyIs(attrPK, teamPK(teamID)).And(hasPrefix(attrSK, prefixConsultation)), allOf(filters), false)
+	if err != nil {
+		return nil, "", internal(err, "expression")
+	}
+	list := []consultations.Consultation{}
+	next, err := s.queryPage(ctx, in, "consultations:"+teamID, p, func(m map[string]types.AttributeValue) error {
+		c, err := fromConsultationItem(teamID, m)
+		list = append(list, c)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return list, next, nil
+}
+
+// SaveConsultation implements consultations.Store: the consultation
+// conditioned on the version read, the counter released (never below 0),
+// and the escalation or memory it brings, in one transaction.
+func (s *Store) SaveConsultation(ctx context.Context, sv consultations.Save) error {
+	c := sv.Consultation
+	it, err := toConsultationItem(c)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	tx := s.txn()
+	tx.put(roleConsultation, it, name("version").Equal(value(c.Version-1)))
+	if sv.Release {
+		tx.update(roleConsCounter, key(teamPK(c.TeamID), consLoadSK(c.RequestingAgent)),
+			expression.Add(name("active"), value(-1)), name("active").GreaterThan(value(0)))
+	}
+	if sv.Escalation != nil {
+		eit, err := toEscalationItem(*sv.Escalation)
+		if err != nil {
+			return internal(err, "marshal")
+		}
+		tx.create(roleEscalation, eit)
+	}
+	if sv.Memory != nil {
+		m := *sv.Memory
+		m.TeamID = c.TeamID
+		tx.create(roleMemory, toMemoryItem(m))
+		tx.update(roleEpoch, key(teamPK(c.TeamID), skMemEpoch),
+			expression.Set(name("team_id"), value(c.TeamID)).Add(name("epoch"), value(1)), expression.ConditionBuilder{})
+		tx.add(roleContext, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: key(teamPK(c.TeamID), contextSK(m.Author))}})
+	}
+	err = tx.runConflicting(ctx)
+	if cerr, ok := asCanceled(err); ok {
+		if cerr.Role == roleConsultation {
+			return errors.Join(consultations.ErrChanged, err)
+		}
+		return retryConflict(err, "the consultation's change conflicted with a concurrent one; try again")
+	}
+	return err
+}
+
+// GetEscalation implements consultations.Store.
+func (s *Store) GetEscalation(ctx context.Context, teamID, id string) (consultations.Escalation, error) {
+	m, err := s.getItem(ctx, key(teamPK(teamID), escalationSK(id)))
+	if err != nil {
+		return consultations.Escalation{}, err
+	}
+	if m == nil {
+		return consultations.Escalation{}, apperr.NotFound("escalation", id)
+	}
+	e, err := fromEscalationItem(teamID, m)
+	if err != nil {
+		return e, internal(err, "unmarshal")
+	}
+	return e, nil
+}
+
+// ListEscalations implements consultations.Store.
+func (s *Store) ListEscalations(ctx context.Context, teamID string, st consultations.EscalationStatus, p paging.Page) ([]consultations.Escalation, string, error) {
+	in, err := builtQuery("", keyIs(attrPK, teamPK(teamID)).And(hasPrefix(attrSK, prefixEscalation)), name("esc_status").Equal(value(string(st))), false)
+	if err != nil {
+		return nil, "", internal(err, "expression")
+	}
+	list := []consultations.Escalation{}
+	next, err := s.queryPage(ctx, in, "escalations:"+string(st)+":"+teamID, p, func(m map[string]types.AttributeValue) error {
+		e, err := fromEscalationItem(teamID, m)
+		list = append(list, e)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return list, next, nil
+}
+
+// ResolveEscalation implements consultations.Store: the escalation (still
+// open), the consultation (at the version read), the message and the
+// requester's inbox entry, in one transaction, so the answer is delivered
+// exactly when the consultation is completed with it.
+func (s *Store) ResolveEscalation(ctx context.Context, e consultations.Escalation, c consultations.Consultation, msg messaging.Message) error {
+	eit, err := toEscalationItem(e)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	cit, err := toConsultationItem(c)
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	mit, err := toAgentMessageItem(msg, teamPK(c.TeamID), agentMsgSK(msg.ID), "agent_message")
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	iit, err := toAgentMessageItem(msg, teamPK(c.TeamID), inboxSK(msg.To, msg.ID), "inbox_entry")
+	if err != nil {
+		return internal(err, "marshal")
+	}
+	tx := s.txn()
+	tx.put(roleEscalation, eit, name("esc_status").Equal(value(string(consultations.EscalationOpen))))
+	tx.put(roleConsultation, cit, name("version").Equal(value(c.Version-1)))
+	tx.create(roleMessage, mit)
+	tx.create(roleInbox, inboxItem{Recipient: msg.To, agentMessageItem: iit})
+	err = tx.run(ctx)
+	if cerr, ok := asCanceled(err); ok {
+		switch cerr.Role {
+		case roleEscalation:
+			return apperr.Wrap(apperr.ECONFLICT, err, "escalation %s is already resolved", e.ID).WithReason("Resolved")
+		case roleConsultation:
+			return errors.Join(consultations.ErrChanged, err)
+		}
+		return retryConflict(err, "the resolution conflicted with a concurrent write; try again")
+	}
+	return err
+}

@@ -1,0 +1,163 @@
+package memstore
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/consultations"
+	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/paging"
+)
+
+var _ consultations.Store = (*Store)(nil)
+
+func (s *Store) consMaps() {
+	if s.consultations == nil {
+		s.consultations, s.escalations, s.consActive = map[key][]byte{}, map[key][]byte{}, map[key]int{}
+	}
+}
+
+func (s *Store) consultationOf(teamID string, b []byte) consultations.Consultation {
+	c := readDoc[consultations.Consultation](b)
+	c.TeamID = teamID
+	return c
+}
+
+// CreateConsultation implements consultations.Store: the counter's
+// condition, then the counter and the consultation together.
+func (s *Store) CreateConsultation(_ context.Context, c consultations.Consultation, limit int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consMaps()
+	k, ck := key{c.TeamID, c.ID}, key{c.TeamID, c.RequestingAgent}
+	if s.consActive[ck] >= limit {
+		return consultations.ErrActiveLimit
+	}
+	if _, ok := s.consultations[k]; ok {
+		return apperr.New(apperr.ECONFLICT, "consultation %s exists", c.ID)
+	}
+	s.consActive[ck]++
+	s.consultations[k] = doc(c)
+	return nil
+}
+
+// CreateEscalated implements consultations.Store.
+func (s *Store) CreateEscalated(_ context.Context, c consultations.Consultation, e consultations.Escalation) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consMaps()
+	s.consultations[key{c.TeamID, c.ID}] = doc(c)
+	s.escalations[key{e.TeamID, e.ID}] = doc(e)
+	return nil
+}
+
+// GetConsultation implements consultations.Store.
+func (s *Store) GetConsultation(_ context.Context, teamID, id string) (consultations.Consultation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consMaps()
+	b, ok := s.consultations[key{teamID, id}]
+	if !ok {
+		return consultations.Consultation{}, apperr.NotFound("consultation", id)
+	}
+	return s.consultationOf(teamID, b), nil
+}
+
+// ListConsultations implements consultations.Store, newest first.
+func (s *Store) ListConsultations(_ context.Context, teamID string, f consultations.Filter, p paging.Page) ([]consultations.Consultation, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consMaps()
+	var rows []row[consultations.Consultation]
+	for k, b := range s.consultations {
+		if k.team == teamID {
+			rows = append(rows, row[consultations.Consultation]{sk: k.id, v: s.consultationOf(teamID, b)})
+		}
+	}
+	keep := func(c consultations.Consultation) bool {
+		return (f.Status == "" || c.Status == f.Status) && (f.Agent == "" || c.RequestingAgent == f.Agent || c.ConsultedAgent == f.Agent)
+	}
+	return query(rows, true, "consultations:"+teamID, p, keep)
+}
+
+// SaveConsultation implements consultations.Store.
+func (s *Store) SaveConsultation(_ context.Context, sv consultations.Save) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consMaps()
+	c := sv.Consultation
+	k, ck := key{c.TeamID, c.ID}, key{c.TeamID, c.RequestingAgent}
+	b, ok := s.consultations[k]
+	if !ok || readDoc[consultations.Consultation](b).Version != c.Version-1 {
+		return consultations.ErrChanged
+	}
+	if sv.Release && s.consActive[ck] <= 0 {
+		return apperr.New(apperr.ECONFLICT, "counter").WithReason("TransactionConflict")
+	}
+	if sv.Release {
+		s.consActive[ck]--
+	}
+	if sv.Escalation != nil {
+		s.escalations[key{c.TeamID, sv.Escalation.ID}] = doc(*sv.Escalation)
+	}
+	if sv.Memory != nil {
+		m := *sv.Memory
+		m.TeamID = c.TeamID
+		s.memories[key{c.TeamID, m.ID}] = doc(m)
+	}
+	s.consultations[k] = doc(c)
+	return nil
+}
+
+// GetEscalation implements consultations.Store.
+func (s *Store) GetEscalation(_ context.Context, teamID, id string) (consultations.Escalation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consMaps()
+	b, ok := s.escalations[key{teamID, id}]
+	if !ok {
+		return consultations.Escalation{}, apperr.NotFound("escalation", id)
+	}
+	e := readDoc[consultations.Escalation](b)
+	e.TeamID = teamID
+	return e, nil
+}
+
+// ListEscalations implements consultations.Store.
+func (s *Store) ListEscalations(_ context.Context, teamID string, st consultations.EscalationStatus, p paging.Page) ([]consultations.Escalation, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consMaps()
+	var rows []row[consultations.Escalation]
+	for k, b := range s.escalations {
+		if k.team == teamID {
+			e := readDoc[consultations.Escalation](b)
+			e.TeamID = teamID
+			rows = append(rows, row[consultations.Escalation]{sk: k.id, v: e})
+		}
+	}
+	return query(rows, true, "escalations:"+string(st)+":"+teamID, p, func(e consultations.Escalation) bool { return e.Status == st })
+}
+
+// ResolveEscalation implements consultations.Store.
+func (s *Store) ResolveEscalation(_ context.Context, e consultations.Escalation, c consultations.Consultation, msg messaging.Message) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consMaps()
+	ek, k := key{e.TeamID, e.ID}, key{c.TeamID, c.ID}
+	if b, ok := s.escalations[ek]; !ok || readDoc[consultations.Escalation](b).Status != consultations.EscalationOpen {
+		return apperr.New(apperr.ECONFLICT, "escalation %s is already resolved", e.ID).WithReason("Resolved")
+	}
+	if b, ok := s.consultations[k]; !ok || readDoc[consultations.Consultation](b).Version != c.Version-1 {
+		return consultations.ErrChanged
+	}
+	s.escalations[ek] = doc(e)
+	s.consultations[k] = doc(c)
+	s.agentMessages[key{c.TeamID, msg.ID}] = doc(msg)
+	ik := key{c.TeamID, msg.To}
+	if s.inboxes[ik] == nil {
+		s.inboxes[ik] = map[string]inboxRow{}
+	}
+	s.inboxes[ik][msg.ID] = inboxRow{doc: doc(msg)}
+	return nil
+}

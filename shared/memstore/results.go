@@ -1,0 +1,42 @@
+package memstore
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/conversations"
+)
+
+// PostResult implements results.Store: the marker (absent: else posted is
+// false and nothing is written), the message, and the conversation's
+// message_count and version, at once; ENOTFOUND when the conversation does
+// not exist. As in the adapter the conversation may be closed (a result
+// still belongs to its record), and the order of the conditions is
+// marker, conversation, message.
+func (s *Store) PostResult(_ context.Context, teamID string, m conversations.Message, marker string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resultMarkers == nil {
+		s.resultMarkers = map[key]string{}
+	}
+	mk := key{teamID, marker}
+	if _, done := s.resultMarkers[mk]; done {
+		return false, nil
+	}
+	ck := key{teamID, m.ConversationID}
+	b, ok := s.convs[ck]
+	if !ok {
+		return false, apperr.NotFound("conversation", m.ConversationID)
+	}
+	if !s.messageFree(teamID, m.ConversationID, m.ID) {
+		return false, conflictErr("result")
+	}
+	c := readDoc[conversations.Conversation](b)
+	c.MessageCount++
+	c.Version++
+	c.UpdatedAt = m.CreatedAt
+	s.convs[ck] = convDoc(c)
+	s.putMessage(teamID, m)
+	s.resultMarkers[mk] = m.ID
+	return true, nil
+}

@@ -1,0 +1,102 @@
+// Package toolset is the catalog of the tools an agent may call, in a chat
+// reply or while working on a task: their names, the feature flag each
+// needs, and which an agent gets without declaring them. The tools
+// themselves are implemented by shared/tasktools; agent validation
+// (shared/agents) refuses a declared tool the catalog does not know.
+//
+// Who gets what follows the seed's flag progression (settings.Flags.On):
+// with collaboration off an agent gets no tool at all; task_delegation
+// adds delegation and reports; sessions adds start_collaboration. An
+// agent's declared tools (skills[].tools) are the tools it may call beyond
+// the collaboration tools, each still behind its flag.
+package toolset
+
+import (
+	"slices"
+
+	"github.com/conclave-ai/conclave/shared/settings"
+)
+
+// Tool names.
+const (
+	DelegateTask       = "delegate_task"
+	CheckTaskStatus    = "check_task_status"
+	RequestReport      = "request_report"
+	GetReport          = "get_report"
+	StartCollaboration = "start_collaboration"
+	SendAgentMessage   = "send_agent_message"
+	GetAgentInbox      = "get_agent_inbox"
+	HandoffTo          = "handoff_to"
+	SearchMemories     = "search_memories"
+	ShareMemory        = "share_memory"
+	ConsultSpecialist  = "consult_specialist"
+)
+
+// Where a tool is called from.
+type Where int
+
+// Places.
+const (
+	InTask Where = 1 << iota
+	InChat
+	Anywhere = InTask | InChat
+)
+
+// Tool is one catalog entry.
+type Tool struct {
+	Name string
+	// Flag is the feature flag the tool needs (settings.Flag*).
+	Flag string
+	// Declared tools are given only to agents whose skills list them;
+	// the others are every agent's while their flag is on.
+	Declared bool
+	Where    Where
+}
+
+// Catalog lists every tool, in the order they are offered.
+var Catalog = []Tool{
+	{Name: DelegateTask, Flag: settings.FlagTaskDelegation, Where: Anywhere},
+	{Name: CheckTaskStatus, Flag: settings.FlagTaskDelegation, Where: Anywhere},
+	{Name: RequestReport, Flag: settings.FlagTaskDelegation, Where: Anywhere},
+	{Name: GetReport, Flag: settings.FlagTaskDelegation, Where: Anywhere},
+	{Name: StartCollaboration, Flag: settings.FlagSessions, Where: Anywhere},
+	{Name: SendAgentMessage, Flag: settings.FlagCollaboration, Where: Anywhere},
+	{Name: GetAgentInbox, Flag: settings.FlagCollaboration, Where: Anywhere},
+	// A handoff moves a conversation; a task has none to move.
+	{Name: HandoffTo, Flag: settings.FlagCollaboration, Where: InChat},
+	{Name: SearchMemories, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
+	{Name: ShareMemory, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
+	// A consultation: the orchestrator picks the specialist and curates
+	// the context (shared/consultations).
+	{Name: ConsultSpecialist, Flag: settings.FlagCollaboration, Where: Anywhere},
+}
+
+// Known reports whether name is a tool of the catalog.
+func Known(name string) bool {
+	return slices.ContainsFunc(Catalog, func(t Tool) bool { return t.Name == name })
+}
+
+// Names lists the catalog's tool names.
+func Names() []string {
+	out := make([]string, len(Catalog))
+	for i, t := range Catalog {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// Allowed lists, in catalog order, the tools an agent that declared the
+// tools in declared may call at where, with flags.
+func Allowed(flags settings.Flags, declared []string, where Where) []string {
+	var out []string
+	for _, t := range Catalog {
+		if t.Where&where == 0 || !flags.On(t.Flag) || !flags.On(settings.FlagCollaboration) {
+			continue
+		}
+		if t.Declared && !slices.Contains(declared, t.Name) {
+			continue
+		}
+		out = append(out, t.Name)
+	}
+	return out
+}
