@@ -80,7 +80,11 @@ status=0
 "${make[@]}" golint 2>&1 | tee "$out/golint.log"
 echo "${PIPESTATUS[0]}" >"$out/golint.rc"
 ok golint || status=1
-[[ $status != 0 ]] || "${make[@]}" fuzz unit GOTESTFLAGS=-vet=off || status=1
+if [[ $status == 0 ]]; then
+  "${make[@]}" fuzz unit GOTESTFLAGS=-vet=off 2>&1 | tee "$out/unit.log"
+  echo "${PIPESTATUS[0]}" >"$out/unit.rc"
+  ok unit || status=1
+fi
 wait # the background above
 for name in up tools cfn-lint integration contract; do
   [[ -f "$out/$name.rc" ]] || continue
@@ -95,4 +99,23 @@ for name in up tools cfn-lint integration contract; do
 done
 # shellcheck disable=SC2086
 env $TEST_ENV localstack/cloud.sh down >/dev/null
+
+# The failures once more, last: a report cut to its tail (a CI log) still
+# names every failed step and test, with the test's own message.
+if [[ $status != 0 ]]; then
+  echo
+  echo "== make test FAILED"
+  for name in golint unit up tools cfn-lint integration contract; do
+    [[ -f "$out/$name.rc" ]] && ! ok "$name" || continue
+    echo "-- $name failed (the whole report: $out/$name.log)"
+    case $name in
+    unit | integration)
+      # Each failed test's block: from "--- FAIL" to the package's verdict.
+      awk '/^ *--- FAIL/ {p = 1} /^(ok|FAIL|PASS)/ {p = 0} p' "$out/$name.log" | grep -v "^SDK .* WARN" | head -150
+      grep -E "^(FAIL|panic:)" "$out/$name.log" | head -20
+      ;;
+    *) tail -n 30 "$out/$name.log" ;;
+    esac
+  done
+fi
 exit "$status"
