@@ -2,10 +2,12 @@ package stack_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -18,16 +20,73 @@ import (
 	"github.com/conclave-ai/conclave/shared/manifest"
 )
 
+// synthesized is one stage's template, synthesized once for every test
+// that only reads it: a synthesis runs the CDK in Node for seconds, and a
+// dozen tests read the same two stages (reproducible_test synthesizes
+// afresh, as it must).
+type synthesized struct {
+	tpl assertions.Template
+	raw []byte
+}
+
+var (
+	synthMu    sync.Mutex
+	synthCache = map[string]synthesized{}
+)
+
 // synth builds the stack of env with placeholder function binaries and
-// returns its template, as JSON and as an assertions.Template.
+// returns its template, as JSON (the test's own copy) and as an
+// assertions.Template (shared: its assertions only read it).
 func synth(t *testing.T, env string) (assertions.Template, map[string]any) {
 	t.Helper()
-	tpl := synthTemplate(t, env, mustAssetDir(t))
-	raw, err := json.Marshal(tpl.ToJSON())
-	require.NoError(t, err)
+	synthMu.Lock()
+	s, ok := synthCache[env]
+	if !ok {
+		s.tpl = synthTemplate(t, env, assetDir)
+		raw, err := json.Marshal(s.tpl.ToJSON())
+		require.NoError(t, err)
+		s.raw = raw
+		synthCache[env] = s
+	}
+	synthMu.Unlock()
 	var m map[string]any
-	require.NoError(t, json.Unmarshal(raw, &m))
-	return tpl, m
+	require.NoError(t, json.Unmarshal(s.raw, &m))
+	return s.tpl, m
+}
+
+// assetDir holds the placeholder binaries of the shared syntheses, for
+// the whole run (TestMain).
+var assetDir string
+
+func TestMain(m *testing.M) {
+	os.Setenv("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
+	os.Setenv("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+	dir, err := os.MkdirTemp("", "conclave-stack-test-")
+	if err == nil {
+		err = writeAssets(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "placeholder assets:", err)
+		os.Exit(1)
+	}
+	assetDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// writeAssets writes a placeholder bootstrap for every manifest function
+// into dir, as make build would.
+func writeAssets(dir string) error {
+	for _, f := range manifest.Functions {
+		if err := os.MkdirAll(filepath.Join(dir, f.Name), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.Name, "bootstrap"), []byte("placeholder"), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mustAssetDir writes a placeholder bootstrap for every manifest function,
@@ -35,10 +94,7 @@ func synth(t *testing.T, env string) (assertions.Template, map[string]any) {
 func mustAssetDir(tb testing.TB) string {
 	tb.Helper()
 	dist := tb.TempDir()
-	for _, f := range manifest.Functions {
-		require.NoError(tb, os.MkdirAll(filepath.Join(dist, f.Name), 0o755))
-		require.NoError(tb, os.WriteFile(filepath.Join(dist, f.Name, "bootstrap"), []byte("placeholder"), 0o755))
-	}
+	require.NoError(tb, writeAssets(dist))
 	return dist
 }
 
@@ -54,8 +110,6 @@ func synthTemplate(t *testing.T, env, dist string) assertions.Template {
 // synthConfig synthesizes the stack of one stage configuration.
 func synthConfig(t *testing.T, cfg stack.EnvConfig, dist string) assertions.Template {
 	t.Helper()
-	t.Setenv("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
-	t.Setenv("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 	env := cfg.Name
 	// The context of cdk.json, so the tests assert what `cdk deploy`
 	// deploys; awscdk.NewApp(nil) alone would use the legacy defaults.
