@@ -73,6 +73,8 @@ step up cloud &
   set -a && eval "$TEST_ENV" && . "$CONCLAVE_STATE_DIR/cloud.env" && set +a
   step integration "${make[@]}" integration-go GOTESTFLAGS=-vet=off &
   step contract localstack/contract.sh &
+  # The checks of moto_server.py's patches, in the venv the cloud runs.
+  step moto-patches "${CONCLAVE_VENV:-.local/venv}/bin/python" -m unittest localstack/moto_server_test.py &
   wait
 ) &
 
@@ -86,7 +88,7 @@ if [[ $status == 0 ]]; then
   ok unit || status=1
 fi
 wait # the background above
-for name in up tools cfn-lint integration contract; do
+for name in up tools cfn-lint integration contract moto-patches; do
   [[ -f "$out/$name.rc" ]] || continue
   if [[ $name == up || $name == tools ]]; then
     ok "$name" && continue
@@ -105,7 +107,7 @@ env $TEST_ENV localstack/cloud.sh down >/dev/null
 if [[ $status != 0 ]]; then
   echo
   echo "== make test FAILED"
-  for name in golint unit up tools cfn-lint integration contract; do
+  for name in golint unit up tools cfn-lint integration contract moto-patches; do
     [[ -f "$out/$name.rc" ]] && ! ok "$name" || continue
     echo "-- $name failed (the whole report: $out/$name.log)"
     case $name in
