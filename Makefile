@@ -63,9 +63,9 @@ unit:
 	go test $(GOTESTFLAGS) -count=1 ./...
 
 ## fuzz: every request decoder fuzzed briefly (never a panic, a 5xx, or a change from a refused request): a fixed
-## number of new inputs per target, at least what 3 s gave each on the idle two-core CI machine, so a busy machine
+## number of executions per target (-fuzztime Nx), at least what 3 s gave each on the idle two-core CI machine, so a busy machine
 ## fuzzes as much, only slower (3 s of a busy machine, or 3 s mostly spent re-running a grown corpus, did a third).
-## FUZZTIME=1m (or =1000000x) for longer, all three.
+## FUZZTIME=1m (or =1000000x) for longer, all four.
 fuzz:
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),45000x) ./shared/httpapi/
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(or $(FUZZTIME),4000x) ./shared/api/

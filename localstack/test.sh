@@ -5,7 +5,7 @@
 # On two cores nothing should wait while a core idles:
 #
 #   foreground  gofmt + go vet, then the fuzz tests (a fixed number of
-#               inputs, not a time), then the unit tests
+#               executions, not a time), then the unit tests
 #   background  the local cloud starting: moto's venv and DynamoDB Local at
 #               once, then, after vet, the edge
 #               | the test tools' venv, then, after vet, cfn-lint
@@ -13,9 +13,11 @@
 #               tests and the contract test (schemathesis, a team of its
 #               own) at once
 #
-# Nothing runs after a vet failure. The reports of the background steps are
-# printed after the foreground's, the local cloud is stopped whatever
-# happens, and the exit status is non-zero if any step failed.
+# Nothing is tested after a vet failure (installs already started finish).
+# The reports of the background steps are printed after the foreground's,
+# the local cloud is stopped whatever happens (an EXIT trap, also on INT and
+# TERM), and the exit status is non-zero if any step failed or if a step
+# that should have run did not.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,16 +25,36 @@ cd "$(dirname "$0")/.."
 make=("${MAKE:-make}" --no-print-directory)
 out=.local/make-test
 mkdir -p "$out"
-rm -f "$out"/*.rc
+rm -f "$out"/*.rc "$out"/*.rc.tmp
+
+# setrc NAME CODE records a step's exit status. Written whole, then renamed:
+# a step waiting on it (await) never reads a half-written file.
+setrc() {
+  echo "$2" >"$out/$1.rc.tmp" && mv "$out/$1.rc.tmp" "$out/$1.rc"
+}
 
 # step NAME COMMAND... runs COMMAND with its output in $out/NAME.log and its
 # exit status in $out/NAME.rc.
 step() {
-  local name=$1
+  local name=$1 rc=0
   shift
-  "$@" >"$out/$name.log" 2>&1
-  echo $? >"$out/$name.rc"
+  "$@" >"$out/$name.log" 2>&1 || rc=$?
+  setrc "$name" "$rc"
 }
+
+# The local cloud stops however this ends; an interrupted run stops its
+# background steps too.
+cleanup() {
+  local jobs_left
+  jobs_left=$(jobs -p)
+  # shellcheck disable=SC2086 # a list of pids
+  [[ -z "$jobs_left" ]] || kill $jobs_left 2>/dev/null
+  # shellcheck disable=SC2086 # TEST_ENV is a list of assignments
+  env $TEST_ENV localstack/cloud.sh down >/dev/null 2>&1
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # ok NAME: the step has ended and succeeded.
 ok() { [[ "$(cat "$out/$1.rc" 2>/dev/null)" == 0 ]]; }
@@ -60,34 +82,66 @@ cloud() {
 }
 
 step up cloud &
+pids=($!)
 (
   step tools localstack/contract.sh venv
   await golint
-  ok tools && ok golint && step cfn-lint "${make[@]}" cfn-lint
+  ok tools && ok golint || exit 0 # reported as failed steps below
+  step cfn-lint "${make[@]}" cfn-lint
 ) &
+pids+=($!)
 (
   await up
   await tools
-  ok golint && ok up && ok tools || exit 0
-  # shellcheck disable=SC2086
-  set -a && eval "$TEST_ENV" && . "$CONCLAVE_STATE_DIR/cloud.env" && set +a
+  ok golint && ok up && ok tools || exit 0 # reported as failed steps below
+  set -a
+  eval "$TEST_ENV"
+  : "${CONCLAVE_STATE_DIR:=.local}"
+  # shellcheck disable=SC1091 # written by cloud.sh up
+  if ! . "$CONCLAVE_STATE_DIR/cloud.env"; then
+    for name in integration contract moto-patches; do
+      echo "no $CONCLAVE_STATE_DIR/cloud.env: the local cloud did not say where it runs" >"$out/$name.log"
+      setrc "$name" 1
+    done
+    exit 1
+  fi
+  set +a
   step integration "${make[@]}" integration-go GOTESTFLAGS=-vet=off &
   step contract localstack/contract.sh &
   # The checks of moto_server.py's patches, in the venv the cloud runs.
   step moto-patches "${CONCLAVE_VENV:-.local/venv}/bin/python" -m unittest localstack/moto_server_test.py &
   wait
 ) &
+pids+=($!)
 
 status=0
 "${make[@]}" golint 2>&1 | tee "$out/golint.log"
-echo "${PIPESTATUS[0]}" >"$out/golint.rc"
+setrc golint "${PIPESTATUS[0]}"
 ok golint || status=1
 if [[ $status == 0 ]]; then
   "${make[@]}" fuzz unit GOTESTFLAGS=-vet=off 2>&1 | tee "$out/unit.log"
-  echo "${PIPESTATUS[0]}" >"$out/unit.rc"
+  setrc unit "${PIPESTATUS[0]}"
   ok unit || status=1
 fi
-wait # the background above
+for pid in "${pids[@]}"; do # the background above
+  wait "$pid" || status=1
+done
+
+# Every step that should have run did: a missing status is a failure (a
+# background step that died before writing it must not pass for skipped).
+expected=(golint)
+if ok golint; then
+  expected+=(unit up tools)
+  ok tools && expected+=(cfn-lint)
+  ok up && ok tools && expected+=(integration contract moto-patches)
+fi
+for name in "${expected[@]}"; do
+  if [[ ! -f "$out/$name.rc" ]]; then
+    echo "$name did not run" >>"$out/$name.log"
+    setrc "$name" 1
+  fi
+done
+
 for name in up tools cfn-lint integration contract moto-patches; do
   [[ -f "$out/$name.rc" ]] || continue
   if [[ $name == up || $name == tools ]]; then
@@ -99,8 +153,6 @@ for name in up tools cfn-lint integration contract moto-patches; do
   cat "$out/$name.log"
   ok "$name" || status=1
 done
-# shellcheck disable=SC2086
-env $TEST_ENV localstack/cloud.sh down >/dev/null
 
 # The failures once more, last: a report cut to its tail (a CI log) still
 # names every failed step and test, with the test's own message.
@@ -112,9 +164,13 @@ if [[ $status != 0 ]]; then
     echo "-- $name failed (the whole report: $out/$name.log)"
     case $name in
     unit | integration)
-      # Each failed test's block: from "--- FAIL" to the package's verdict.
-      awk '/^ *--- FAIL/ {p = 1} /^(ok|FAIL|PASS)/ {p = 0} p' "$out/$name.log" | grep -v "^SDK .* WARN" | head -150
-      grep -E "^(FAIL|panic:)" "$out/$name.log" | head -20
+      # Each failed test's block: from "--- FAIL" to the package's verdict
+      # (or the log's end when no test got to fail: a build error, a panic).
+      blocks=$(
+        awk '/^ *--- FAIL/ {p = 1} /^(ok|FAIL|PASS)/ {p = 0} p' "$out/$name.log" | grep -v "^SDK .* WARN" | head -150
+        grep -E "^(FAIL|panic:)" "$out/$name.log" | head -20
+      )
+      if [[ -n "$blocks" ]]; then echo "$blocks"; else tail -n 30 "$out/$name.log"; fi
       ;;
     *) tail -n 30 "$out/$name.log" ;;
     esac

@@ -41,14 +41,18 @@ func synth(t *testing.T, env string) (assertions.Template, map[string]any) {
 	t.Helper()
 	synthMu.Lock()
 	s, ok := synthCache[env]
+	synthMu.Unlock()
 	if !ok {
+		// Outside the lock: a synthesis that fails ends this test
+		// (FailNow), and must not leave the next test waiting on the lock.
 		s.tpl = synthTemplate(t, env, assetDir)
 		raw, err := json.Marshal(s.tpl.ToJSON())
 		require.NoError(t, err)
 		s.raw = raw
+		synthMu.Lock()
 		synthCache[env] = s
+		synthMu.Unlock()
 	}
-	synthMu.Unlock()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(s.raw, &m))
 	return s.tpl, m

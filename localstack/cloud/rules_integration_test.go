@@ -19,13 +19,16 @@ import (
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/reports"
+	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/tasks"
 )
 
 // A rule whose consumer skips events without a field (manifest.Rule's
 // DetailPresent) never queues them. The deployed rule has the manifest's
 // pattern; a twin of it, on the same bus with a source of its own (so its
-// events reach no consumer), routes an event of each detail type with the
-// field and one without: only those with it arrive. EventBridge matches
+// events reach no consumer), routes an event of each detail type as its
+// publisher marshals it, linked and unlinked: only the linked arrive. EventBridge matches
 // when PutEvents is called, so what is on the twin's queue afterwards is
 // all the rule passed.
 func TestRulesQueueOnlyTheEventsTheirConsumersUse(t *testing.T) {
@@ -70,17 +73,14 @@ func TestRulesQueueOnlyTheEventsTheirConsumersUse(t *testing.T) {
 			want := map[string]bool{}
 			for _, dt := range r.DetailTypes {
 				for _, with := range []bool{true, false} {
-					detail := map[string]any{"team_id": "team_twin", "event": fmt.Sprintf("%s/%v", dt, with)}
-					for _, f := range r.DetailPresent {
-						if with {
-							detail[f] = "x_1"
-						}
-					}
-					raw, _ := json.Marshal(detail)
+					// The event as its publisher marshals it, linked to a
+					// conversation and a report or not; its team names it.
+					raw, err := json.Marshal(publishedEvent(t, dt, fmt.Sprintf("%s/%v", dt, with), with))
+					require.NoError(t, err)
 					entries = append(entries, ebtypes.PutEventsRequestEntry{EventBusName: aws.String(e.names.Bus()),
 						Source: aws.String(source), DetailType: aws.String(dt), Detail: aws.String(string(raw))})
 					if with {
-						want[detail["event"].(string)] = true
+						want[fmt.Sprintf("%s/%v", dt, with)] = true
 					}
 				}
 			}
@@ -95,15 +95,37 @@ func TestRulesQueueOnlyTheEventsTheirConsumersUse(t *testing.T) {
 				for _, m := range out.Messages {
 					var ev struct {
 						Detail struct {
-							Event string `json:"event"`
+							TeamID string `json:"team_id"`
 						} `json:"detail"`
 					}
 					require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &ev))
-					got[ev.Detail.Event] = true
+					got[ev.Detail.TeamID] = true
 				}
 			}
 			assert.Equal(t, want, got, "exactly the events with %v", r.DetailPresent)
 		})
 	}
 	assert.Equal(t, 2, checked, "the rules with a detail filter: report-tasks and conversation-results")
+}
+
+// publishedEvent is the detail of an event of type dt as its publisher
+// writes it (the same structs, so a renamed JSON field shows here), for
+// team; linked sets every link a consumer filters on (conversation_id,
+// report_id), unlinked leaves them empty as an unlinked task's are.
+func publishedEvent(t *testing.T, dt, team string, linked bool) any {
+	t.Helper()
+	conv, report := "", ""
+	if linked {
+		conv, report = "conv_twin", "rep_twin"
+	}
+	switch dt {
+	case "TaskStatusChanged":
+		return tasks.TaskStatusChanged{TeamID: team, TaskID: "task_twin", RootID: "task_twin", Status: tasks.Completed, ConversationID: conv, ReportID: report}
+	case reports.DetailType:
+		return reports.Finished{TeamID: team, ReportID: "rep_twin", TaskID: "task_twin", ConversationID: conv}
+	case sessions.EventStatusChanged:
+		return sessions.SessionStatusChanged{TeamID: team, SessionID: "ses_twin", ConversationID: conv}
+	}
+	t.Fatalf("no publisher's event for detail type %s", dt)
+	return nil
 }
