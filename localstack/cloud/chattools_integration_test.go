@@ -147,6 +147,44 @@ func TestChatReplyDelegatesAndWaits(t *testing.T) {
 	assert.Empty(t, page["items"], "a delegation the reply delivered is not posted again")
 }
 
+// A reply that waited for a delegation and then failed (its agent's
+// answer after the tool): the child's result, which only that reply was
+// to carry, is posted into the conversation by the turn itself, once, as
+// the child's agent's message; nothing else posts it later.
+func TestChatDelegationOfAFailedReplyIsPostedBack(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "kyra", "delegate-fail:luke")
+	conv := d.conversation("kyra")
+	st, turn := d.call("POST", "/v1/conversations/"+conv+"/messages", map[string]any{"content": "@kyra please get the parser reviewed for bugs"})
+	require.Equal(t, 502, st, turn)
+	assert.Equal(t, "AllAgentsFailed", turn["error"].(map[string]any)["reason"], turn)
+
+	children := d.tasksOf("luke")
+	require.Len(t, children, 1)
+	child := d.task(children[0]["id"].(string))
+	require.Equal(t, "completed", child["status"], "the child ended while the reply waited")
+	assert.Equal(t, conv, child["conversation_id"])
+
+	posted := d.results(conv, child["id"].(string))
+	require.Len(t, posted, 1, "posted by the turn, before it answered")
+	assert.Equal(t, "luke", posted[0]["agent"], "attributed to the agent that did the work")
+	assert.Equal(t, child["result"], posted[0]["content"])
+	assert.Equal(t, "completed", posted[0]["result_of"].(map[string]any)["status"])
+	roles := []string{}
+	for _, m := range d.messages(conv) {
+		roles = append(roles, m["role"].(string))
+	}
+	assert.ElementsMatch(t, []string{"user", "system", "assistant"}, roles, "the user's message, the failure note and the result")
+
+	// The child's own end posts nothing more: a long-poll after the
+	// result stays empty.
+	st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?after="+d.lastID(conv)+"&wait=3", nil)
+	require.Equal(t, 200, st, page)
+	assert.Empty(t, page["items"])
+	assert.Len(t, d.results(conv, child["id"].(string)), 1)
+}
+
 // Fire and forget: the reply says the work goes on; the result is posted
 // into the conversation later, attributed to the agent that did it, and a
 // long-polling client reads it; the delegating agent sees it next turn.

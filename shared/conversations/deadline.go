@@ -2,6 +2,7 @@ package conversations
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -70,7 +71,19 @@ func commitCut(cctx context.Context, err error) bool {
 // turn may or may not be stored, so the service cannot say "nothing was
 // stored" (503); it answers a server fault and logs the conversation.
 func unknownOutcome(what string, err error) error {
-	return apperr.Wrap(apperr.EINTERNAL, err, "the %s's commit did not finish before the deadline; its outcome is unknown", what)
+	return unknownOutcomeError{apperr.Wrap(apperr.EINTERNAL, err, "the %s's commit did not finish before the deadline; its outcome is unknown", what)}
+}
+
+// unknownOutcomeError marks unknownOutcome's errors, which are otherwise
+// the EINTERNAL they wrap: what follows a failed commit may depend on
+// whether the commit was certainly not applied.
+type unknownOutcomeError struct{ error }
+
+func (e unknownOutcomeError) Unwrap() error { return e.error }
+
+func isUnknownOutcome(err error) bool {
+	var u unknownOutcomeError
+	return errors.As(err, &u)
 }
 
 // sleep waits d, or less when ctx ends; it reports whether it waited all

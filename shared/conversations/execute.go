@@ -27,6 +27,22 @@ type outcome struct {
 	aggregation []routing.Contribution
 	latency     map[string]float64
 	synthCost   float64
+	// carried is, per attempt (in attempts' order), the work whose result
+	// only that attempt's reply carries (ToolResult.Delivered).
+	carried [][]WorkRef
+}
+
+// undelivered is the work whose result no stored message will carry: that
+// of every attempt whose reply was not kept and, when the turn was not
+// stored, that of the kept one too.
+func (o outcome) undelivered(stored bool) []WorkRef {
+	var out []WorkRef
+	for i, refs := range o.carried {
+		if !stored || !o.attempts[i].Kept {
+			out = append(out, refs...)
+		}
+	}
+	return out
 }
 
 // result is the outcome as the routing decision records it.
@@ -43,6 +59,8 @@ type answer struct {
 	// handoff is the agent's handoff_to, committed with the turn when
 	// this answer is the reply.
 	handoff *handover
+	// delivered: work whose result only this answer carries.
+	delivered []WorkRef
 }
 
 // execute runs the selected agents by strategy: one agent (direct,
@@ -119,6 +137,7 @@ func (r *run) try(ctx context.Context, slug string) answer {
 
 func (r *run) record(ans answer) {
 	r.out.attempts = append(r.out.attempts, ans.attempt)
+	r.out.carried = append(r.out.carried, ans.delivered)
 	if ans.attempt.Outcome == dispatch.OutcomeAnswered {
 		r.out.latency[ans.agent.Slug] = float64(ans.attempt.LatencyMS)
 	}
@@ -316,7 +335,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 			// conversation even though this agent gave no reply.
 			s.log().Warn("an agent that started work gave no reply", "agent", a.Slug, "pending", len(lp.pending))
 		}
-		ans.handoff = lp.handoff
+		ans.handoff, ans.delivered = lp.handoff, lp.delivered
 	}
 	if att.Outcome == dispatch.OutcomeAnswered {
 		ans.msg = Message{

@@ -55,6 +55,9 @@ type Service struct {
 	// Tools are the tools agents may call while answering (tools.go);
 	// nil: replies have no tools.
 	Tools Tools
+	// Results posts the result of work a reply waited for and carried when
+	// that reply is not stored (nil: it is only logged).
+	Results ResultPoster
 	// Tail reads a conversation's messages after one (the long-poll of
 	// GET …/messages?after=; wait.go).
 	Tail   MessageTail

@@ -39,6 +39,18 @@ type Tools interface {
 	Call(ctx context.Context, c ToolCaller, call models.ToolCall) (ToolResult, error)
 }
 
+// ResultPoster posts into its conversation the result of work a reply
+// waited for (ToolResult.Delivered) when no stored message carries it:
+// the agent failed after the work ended (its last model call), another
+// agent's reply was kept (CASCADE), or the turn was not stored. Without
+// it that result would reach the conversation nowhere, since the work,
+// waited for in the reply, posts nothing of its own.
+type ResultPoster interface {
+	// PostUndelivered posts work's result as the message of the agent
+	// that did it, once (a redelivered call posts nothing).
+	PostUndelivered(ctx context.Context, teamID string, work WorkRef) error
+}
+
 // ToolCaller is the agent calling a tool in a chat reply.
 type ToolCaller struct {
 	TeamID         string
@@ -57,6 +69,11 @@ type ToolResult struct {
 	Text string
 	// Pending is work the tool started that goes on after the reply.
 	Pending *WorkRef
+	// Delivered is work that ended while the tool waited and whose result
+	// Text carries: this reply is then its only delivery (a delegation
+	// waited for in the reply posts nothing of its own). When the reply is
+	// not what the turn stores, the turn posts it (Service.Results).
+	Delivered *WorkRef
 	// Handoff asks for the conversation to move to another agent with
 	// this turn (handoff_to); the turn validates and commits it.
 	Handoff *HandoffRequest
@@ -103,7 +120,9 @@ type loop struct {
 	conv    Conversation
 	uses    []ToolUse
 	pending []WorkRef
-	handoff *handover
+	// delivered: work whose result only this reply carries (ToolResult.Delivered).
+	delivered []WorkRef
+	handoff   *handover
 	// returning: the turn returns the conversation to this agent ("@kyra"),
 	// the one handover a turn commits; handoff_to waits for a later turn.
 	returning bool
@@ -181,6 +200,9 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 	}
 	if res.Pending != nil {
 		l.pending = append(l.pending, *res.Pending)
+	}
+	if res.Delivered != nil {
+		l.delivered = append(l.delivered, *res.Delivered)
 	}
 	l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip(call.Input, 500), Output: clip(out, 1000)})
 	return out

@@ -3,6 +3,7 @@ package conversations_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -20,11 +22,13 @@ import (
 // request offers tools and the plan has calls left, then answers; each
 // response reports tokens tokens.
 type toolModel struct {
-	mu       sync.Mutex
-	plan     []models.ToolCall
-	forever  string // asks for this tool at every call, even without tools
-	tokens   int
-	requests []models.Request
+	mu      sync.Mutex
+	plan    []models.ToolCall
+	forever string // asks for this tool at every call, even without tools
+	// failAfter: once the plan's calls are made, every call fails.
+	failAfter bool
+	tokens    int
+	requests  []models.Request
 }
 
 func (m *toolModel) Converse(_ context.Context, req models.Request) (models.Response, error) {
@@ -43,6 +47,8 @@ func (m *toolModel) Converse(_ context.Context, req models.Request) (models.Resp
 		resp.ToolCalls = []models.ToolCall{{ID: fmt.Sprint("c", done), Name: m.forever, Input: "{}"}}
 	case len(req.Tools) > 0 && done < len(m.plan):
 		resp.ToolCalls = []models.ToolCall{m.plan[done]}
+	case m.failAfter:
+		return models.Response{}, fmt.Errorf("%w: the answer after the tools failed", models.ErrModel)
 	default:
 		var outs []string
 		for _, msg := range req.Messages {
@@ -63,6 +69,9 @@ type fakeTools struct {
 	answers map[string]conversations.ToolResult
 	calls   []conversations.ToolCaller
 	names   []string
+	// during runs inside each call (a change made while the reply is
+	// being written).
+	during func()
 }
 
 func (f *fakeTools) Specs(agents.Agent) []models.Tool { return f.specs }
@@ -71,6 +80,9 @@ func (f *fakeTools) Call(_ context.Context, c conversations.ToolCaller, call mod
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls, f.names = append(f.calls, c), append(f.names, call.Name)
+	if f.during != nil {
+		f.during()
+	}
 	if r, ok := f.answers[call.Name]; ok {
 		return r, nil
 	}
@@ -230,4 +242,83 @@ func TestAHandoffToAnUnknownOrTheSameAgentIsRefusedToTheModel(t *testing.T) {
 		assert.Equal(t, "kyra", got.CurrentAgent, to)
 		assert.Nil(t, got.LastHandoff, to)
 	}
+}
+
+// recordingPoster records the work a turn posts because no stored reply
+// carries its result.
+type recordingPoster struct {
+	mu     sync.Mutex
+	posted []conversations.WorkRef
+}
+
+func (p *recordingPoster) PostUndelivered(_ context.Context, teamID string, w conversations.WorkRef) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if teamID != team {
+		return fmt.Errorf("posted for team %q", teamID)
+	}
+	p.posted = append(p.posted, w)
+	return nil
+}
+
+// A delegation the reply waited for ends within the turn: its result is
+// the tool's output, and only the reply delivers it. When that reply is
+// not stored (the agent's answer after the tool failed, or the turn's
+// commit failed) the turn posts the result instead; when it is stored,
+// nothing is posted.
+func TestAResultOnlyTheReplyCarriedIsPostedWhenTheReplyIsNotStored(t *testing.T) {
+	ref := conversations.WorkRef{Type: "task", ID: "task_01done", Agent: "luke", Status: "completed"}
+	delegate := []models.ToolCall{{ID: "1", Name: "delegate_task", Input: `{"to_agent":"luke"}`}}
+	setup := func(m *toolModel) (*fixture, *fakeTools, *recordingPoster) {
+		tools := &fakeTools{specs: spec("delegate_task"), answers: map[string]conversations.ToolResult{"delegate_task": {Text: "42 findings", Delivered: &ref}}}
+		f := toolFixture(t, m, tools)
+		poster := &recordingPoster{}
+		f.svc.Results = poster
+		return f, tools, poster
+	}
+
+	t.Run("the reply is stored", func(t *testing.T) {
+		f, _, poster := setup(&toolModel{tokens: 10, plan: delegate})
+		c := f.create(t, "kyra")
+		r := reply(t, f.post(t, c.ID, "audit the code"))
+		assert.Contains(t, r.Content, "42 findings")
+		assert.Empty(t, poster.posted, "the stored reply delivers it")
+	})
+
+	t.Run("the answer after the tool fails", func(t *testing.T) {
+		f, tools, poster := setup(&toolModel{tokens: 10, plan: delegate, failAfter: true})
+		c := f.create(t, "kyra")
+		res, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "audit the code"})
+		requireAppErr(t, err, apperr.EUPSTREAM, "AllAgentsFailed")
+		assert.Equal(t, []string{"delegate_task"}, tools.names)
+		require.Len(t, res.Replies, 1)
+		assert.Equal(t, conversations.AuthorSystem, res.Replies[0].Role, "no reply, a note")
+		assert.Equal(t, []conversations.WorkRef{ref}, poster.posted)
+	})
+
+	t.Run("the turn is not stored", func(t *testing.T) {
+		f, tools, poster := setup(&toolModel{tokens: 10, plan: delegate})
+		c := f.create(t, "kyra")
+		// The conversation is closed while the reply is being written:
+		// the turn's commit is refused and nothing of it is stored.
+		tools.during = func() {
+			_, err := f.svc.Close(context.Background(), team, c.ID)
+			require.NoError(t, err)
+		}
+		_, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "audit the code"})
+		requireAppErr(t, err, apperr.ECONFLICT, "ConversationClosed")
+		assert.Empty(t, f.messages(t, c.ID), "nothing of the turn is stored")
+		assert.Equal(t, []conversations.WorkRef{ref}, poster.posted)
+	})
+
+	t.Run("without a poster it is logged", func(t *testing.T) {
+		f, _, _ := setup(&toolModel{tokens: 10, plan: delegate, failAfter: true})
+		var logged strings.Builder
+		f.svc.Results, f.svc.Log = nil, slog.New(slog.NewTextHandler(&logged, nil))
+		c := f.create(t, "kyra")
+		_, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "audit the code"})
+		requireAppErr(t, err, apperr.EUPSTREAM, "AllAgentsFailed")
+		assert.Contains(t, logged.String(), "a result the reply carried was not posted")
+		assert.Contains(t, logged.String(), "work_id=task_01done")
+	})
 }

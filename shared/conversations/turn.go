@@ -147,8 +147,16 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	msgs := s.turnMessages(user, note, ret, out)
 	ch := change{msgs: msgs, answeredBy: out.answeredBy, decision: d, ret: hand, latency: latencies(routed.Loads, out), lastHandoff: lastHandoffID(th.conv)}
 	if err := s.commit(ctx, teamID, th.conv, ch); err != nil {
+		if isUnknownOutcome(err) {
+			// Cut off in flight: the reply may be stored with the results
+			// it carries, and posting them would repeat them.
+			s.logUndelivered(ctx, teamID, convID, out.undelivered(false), err)
+		} else {
+			s.postUndelivered(ctx, teamID, convID, out.undelivered(false))
+		}
 		return PostResult{}, err
 	}
+	s.postUndelivered(ctx, teamID, convID, out.undelivered(true))
 	if hand != nil {
 		// After the commit, best effort and within the answer's time.
 		pctx, cancel := s.commitContext(ctx)
@@ -161,6 +169,34 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 			WithReason("AllAgentsFailed").WithDetail("decision_id", d.ID).WithDetail("attempts", out.attempts)
 	}
 	return res, nil
+}
+
+// postUndelivered posts the results no stored message carries
+// (outcome.undelivered), each once, within what is left of the answer's
+// time; one that fails is logged with its work id (the result is still
+// the work's own: GET /v1/tasks/{id}).
+func (s *Service) postUndelivered(ctx context.Context, teamID, convID string, work []WorkRef) {
+	if len(work) == 0 {
+		return
+	}
+	if s.Results == nil {
+		s.logUndelivered(ctx, teamID, convID, work, errors.New("no result poster"))
+		return
+	}
+	pctx, cancel := s.commitContext(ctx)
+	defer cancel()
+	for _, w := range work {
+		if err := s.Results.PostUndelivered(pctx, teamID, w); err != nil {
+			s.logUndelivered(ctx, teamID, convID, []WorkRef{w}, err)
+		}
+	}
+}
+
+func (s *Service) logUndelivered(ctx context.Context, teamID, convID string, work []WorkRef, err error) {
+	for _, w := range work {
+		s.log().ErrorContext(ctx, "a result the reply carried was not posted", "team_id", teamID, "conversation_id", convID,
+			"work", w.Type, "work_id", w.ID, "error", err.Error())
+	}
 }
 
 // returnIn is the return a turn makes when the user names the agent

@@ -111,10 +111,42 @@ func (p *Poster) TaskEnded(ctx context.Context, ev tasks.TaskStatusChanged) (Out
 		t.Report != nil || strings.HasPrefix(t.CreatedBy.ID, "session:") {
 		return Skipped, nil
 	}
+	return p.postTask(ctx, t)
+}
+
+// postTask posts an ended task's result as its assignee's message, once
+// (the task's id is the marker).
+func (p *Poster) postTask(ctx context.Context, t tasks.Task) (Outcome, error) {
 	m := p.message(t.ConversationID, t.Assignee, StrategyDelegated, taskContent(t),
 		conversations.WorkRef{Type: WorkTask, ID: t.ID, Status: string(t.Status), Agent: t.Assignee})
 	return p.post(ctx, t.TeamID, m, t.ID)
 }
+
+// PostUndelivered implements conversations.ResultPoster: a chat reply
+// waited for this task and carried its result, but the turn did not store
+// that reply, so the result is posted as TaskEnded would have (the same
+// message and marker: never twice). Only a task that ended, is linked to
+// a conversation and was waited for in a reply is posted; any other work
+// posts itself or is not a conversation's.
+func (p *Poster) PostUndelivered(ctx context.Context, teamID string, work conversations.WorkRef) error {
+	if work.Type != WorkTask {
+		return nil
+	}
+	t, err := p.Store.GetTask(ctx, teamID, work.ID)
+	if err != nil {
+		return err
+	}
+	if !t.Status.Terminal() || t.ConversationID == "" || t.ResultDelivery != tasks.DeliverInReply {
+		return nil
+	}
+	out, err := p.postTask(ctx, t)
+	if err == nil && out == Posted {
+		p.log().InfoContext(ctx, "result posted for a reply that was not stored", "team_id", teamID, "conversation_id", t.ConversationID, "work_id", t.ID)
+	}
+	return err
+}
+
+var _ conversations.ResultPoster = (*Poster)(nil)
 
 // taskContent is a completed task's result, or what ended it.
 func taskContent(t tasks.Task) string {

@@ -219,6 +219,42 @@ func TestWhatIsNotPosted(t *testing.T) {
 	}
 }
 
+// A task a chat reply waited for, whose reply was not stored, is posted
+// by PostUndelivered as TaskEnded posts the others: the assignee's
+// message, once. Work that posts itself or is still running is not.
+func TestAResultNoStoredReplyCarriedIsPostedOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	waited := f.ended(t, tasks.CreateInput{Assignee: "luke", Title: "waited", ConversationID: f.conv, ResultDelivery: tasks.DeliverInReply}, "Two bugs in the parser.", "")
+	ref := conversations.WorkRef{Type: results.WorkTask, ID: waited.ID, Agent: "luke", Status: "completed"}
+	for range 2 {
+		require.NoError(t, f.poster.PostUndelivered(ctx, team, ref))
+	}
+	msgs := f.messages(t, f.conv)
+	require.Len(t, msgs, 1, "posted once")
+	assert.Equal(t, "luke", msgs[0].Agent)
+	assert.Equal(t, "Two bugs in the parser.", msgs[0].Content)
+	assert.Equal(t, &ref, msgs[0].ResultOf)
+	// Its end event changes nothing: it was waited for in a reply.
+	out, err := f.poster.TaskEnded(ctx, event(waited))
+	require.NoError(t, err)
+	assert.Equal(t, results.Skipped, out)
+
+	// Delivered to the conversation by its own end, running, or not a
+	// task: nothing here.
+	own := f.ended(t, tasks.CreateInput{Assignee: "dana", Title: "own", ConversationID: f.conv}, "r", "")
+	running, err := f.tasks.Create(ctx, team, user, tasks.CreateInput{Assignee: "dana", Title: "running", ConversationID: f.conv, ResultDelivery: tasks.DeliverInReply}, false)
+	require.NoError(t, err)
+	for _, w := range []conversations.WorkRef{{Type: results.WorkTask, ID: own.ID}, {Type: results.WorkTask, ID: running.ID}, {Type: results.WorkReport, ID: "rep_x"}} {
+		require.NoError(t, f.poster.PostUndelivered(ctx, team, w))
+	}
+	assert.Len(t, f.messages(t, f.conv), 1)
+	// Another team's task is not found, and nothing is posted.
+	err = f.poster.PostUndelivered(ctx, "team_other", ref)
+	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "%v", err)
+	assert.Len(t, f.messages(t, f.conv), 1)
+}
+
 // An output longer than a message may be is clipped to the conversation's
 // limit.
 func TestALongResultIsClippedToAMessage(t *testing.T) {

@@ -26,5 +26,5 @@ func (c Chat) Call(ctx context.Context, tc conversations.ToolCaller, call models
 	// runs nothing).
 	who := caller{teamID: tc.TeamID, agent: tc.Agent, conversationID: tc.ConversationID, waitUntil: tc.WaitUntil, allowed: append([]models.Tool{}, tc.Offered...)}
 	res, err := c.call(ctx, who, call)
-	return conversations.ToolResult{Text: res.text, Pending: res.pending, Handoff: res.handoff}, err
+	return conversations.ToolResult{Text: res.text, Pending: res.pending, Handoff: res.handoff, Delivered: res.delivered}, err
 }

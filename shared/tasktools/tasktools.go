@@ -114,6 +114,9 @@ type result struct {
 	text    string
 	pending *conversations.WorkRef
 	handoff *conversations.HandoffRequest
+	// delivered: a chat's delegation that ended while waited for; text
+	// carries its result (conversations.ToolResult.Delivered).
+	delivered *conversations.WorkRef
 }
 
 func text(s string) (result, error) { return result{text: s}, nil }
@@ -216,10 +219,14 @@ func (t *Tools) delegate(ctx context.Context, c caller, input []byte) (result, e
 // (it posts its result there when it ends); if it ended meanwhile, its
 // result is the tool's after all.
 func (t *Tools) awaitInChat(ctx context.Context, c caller, child tasks.Task, ref *conversations.WorkRef) (result, error) {
+	ended := func(got tasks.Task) (result, error) {
+		ref.Status = string(got.Status)
+		return result{text: got.Outcome(), delivered: ref}, nil
+	}
 	if left := time.Until(c.waitUntil); left > 0 {
 		got, err := t.Tasks.Wait(ctx, c.teamID, child.ID, left)
 		if err == nil && got.Status.Terminal() {
-			return text(got.Outcome())
+			return ended(got)
 		}
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -229,7 +236,8 @@ func (t *Tools) awaitInChat(ctx context.Context, c caller, child tasks.Task, ref
 		return result{}, err
 	}
 	if got.Status.Terminal() {
-		return text(got.Outcome())
+		// Ended before the release: still delivered in the reply only.
+		return ended(got)
 	}
 	ref.Status = string(got.Status)
 	return result{text: fmt.Sprintf("task %s (%s) is still running; its result will be posted in this conversation when it is done. Tell the user.", child.ID, child.Assignee), pending: ref}, nil

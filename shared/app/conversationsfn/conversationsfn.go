@@ -27,6 +27,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models/providers"
 	"github.com/conclave-ai/conclave/shared/reports"
+	"github.com/conclave-ai/conclave/shared/results"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/tasktools"
@@ -51,7 +52,10 @@ func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble}, Tiers: routing.TiersOrDefault(cfg.Tiers), Log: d.Log}
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
-		Memories: mem, Bus: bus, Tools: chatTools(d, store, mem), Tail: store, Log: d.Log}
+		Memories: mem, Bus: bus, Tools: chatTools(d, store, mem), Tail: store, Log: d.Log,
+		// A reply that waited for a delegation and was not stored: its
+		// result is posted as the result-poster function would have.
+		Results: &results.Poster{Store: store, Log: d.Log}}
 	api.ConversationRoutes(rt, svc)
 }
 

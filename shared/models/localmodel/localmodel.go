@@ -43,6 +43,8 @@ type AgentReader interface {
 //	tokens:N   the answer reports N output tokens
 //	delegate:S the first call delegates the task's instructions to agent S
 //	           (delegate_task), then it answers with the result
+//	delegate-fail:S  the same first call, then every later call fails
+//	           (models.ErrModel): work done for a reply that never comes
 //	refuse     the answer is a refusal (as a provider's content filter)
 //	report:S   the first call requests a research_summary report on the
 //	           task's instructions from agent S (request_report, waiting
@@ -167,13 +169,16 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 	case "refuse":
 		resp.Text, resp.Refused, resp.OutputTokens = "I can't help with that.", true, 6
 		return resp, nil
-	case "delegate":
+	case "delegate", "delegate-fail":
 		if toolResults(req) == 0 && hasTool(req, "delegate_task") {
 			last := lastUser(req)
 			input, _ := json.Marshal(map[string]any{"to_agent": arg, "title": "Help with: " + clip(last, 80), "instructions": last, "task_type": "research"})
 			resp.ToolCalls = []models.ToolCall{{ID: "call-1", Name: "delegate_task", Input: string(input)}}
 			resp.OutputTokens = 24
 			return resp, nil
+		}
+		if kind == "delegate-fail" {
+			return models.Response{}, fmt.Errorf("%w: scripted failure after delegating", models.ErrModel)
 		}
 		resp.Text = answer(req, v) + " Delegated work: " + lastTool(req)
 		resp.OutputTokens = models.EstimateTokens(resp.Text)

@@ -41,7 +41,7 @@ func ask(script, message string) models.Request {
 
 func model() localmodel.Model {
 	d := directory{}
-	for _, s := range []string{"", "refuse", "fail", "timeout", "tools:2", "tokens:77", "delegate:dana", "delegate-async:dana", "collab:dana,archie",
+	for _, s := range []string{"", "refuse", "fail", "timeout", "tools:2", "tokens:77", "delegate:dana", "delegate-fail:dana", "delegate-async:dana", "collab:dana,archie",
 		"handoff:dana", "message:dana", "recall", "report-async:dana", "spend:1500"} {
 		d["t/luke-"+s] = luke(s)
 	}
@@ -97,6 +97,17 @@ func TestToolAndDelegateScripts(t *testing.T) {
 	req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: r.ToolCalls}, models.Message{Role: "tool", Content: "42 a week", ToolCallID: "call-1"})
 	r, _ = model().Converse(context.Background(), req)
 	assert.Contains(t, r.Text, "Delegated work: 42 a week")
+
+	// delegate-fail: the same delegation, then no answer.
+	req = ask("delegate-fail:dana", "count the signups")
+	req.Tools = []models.Tool{{Name: "delegate_task"}}
+	r, err := model().Converse(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, r.ToolCalls, 1)
+	assert.Equal(t, "delegate_task", r.ToolCalls[0].Name)
+	req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: r.ToolCalls}, models.Message{Role: "tool", Content: "42 a week", ToolCallID: "call-1"})
+	_, err = model().Converse(context.Background(), req)
+	assert.ErrorIs(t, err, models.ErrModel)
 }
 
 // The chat scripts call their tools in order, each only when it is
