@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,24 +74,12 @@ func (d demoTeam) tasksOf(slug string) []map[string]any {
 }
 
 // awaitPosted long-polls the conversation's messages after the message id
-// after until one whose result_of names the work id arrives (90 s at
-// most), as a chat client would.
+// after until one whose result_of names the work id arrives (pollResult),
+// as a chat client would.
 func (d demoTeam) awaitPosted(conv, after, id string) map[string]any {
 	d.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?after="+after+"&wait=20", nil)
-		require.Equal(d.t, 200, st, page)
-		for _, it := range page["items"].([]any) {
-			m := it.(map[string]any)
-			after = m["id"].(string)
-			if r, _ := m["result_of"].(map[string]any); r != nil && r["id"] == id {
-				return m
-			}
-		}
-	}
-	d.t.Fatalf("no result of %s was posted in %s", id, conv)
-	return nil
+	m, _ := d.pollResult(conv, after, id)
+	return m
 }
 
 // messages lists the conversation's messages, oldest first.
@@ -107,7 +94,8 @@ func (d demoTeam) messages(conv string) []map[string]any {
 	return out
 }
 
-// lastID is the id of the conversation's newest message.
+// lastID is the id of the conversation's newest message: where a client
+// that has read everything would long-poll from.
 func (d demoTeam) lastID(conv string) string {
 	d.t.Helper()
 	st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)

@@ -29,17 +29,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/tasks"
 )
 
-// lastMessageID is the id of the conversation's newest message: where a
-// client that has read everything would long-poll from.
-func (d demoTeam) lastMessageID(conv string) string {
-	d.t.Helper()
-	st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil)
-	require.Equal(d.t, 200, st, page)
-	items := page["items"].([]any)
-	require.NotEmpty(d.t, items)
-	return items[len(items)-1].(map[string]any)["id"].(string)
-}
-
 // pollResult long-polls the conversation from after (wait=20) until a
 // message with result_of naming workID arrives (90 s at most), as a chat
 // client waits; it returns that message and every message it received.
@@ -125,7 +114,7 @@ func TestDelegatedTaskResultReachesALongPollingClient(t *testing.T) {
 	d.post(conv, map[string]any{"content": "What did Luke find?"})
 
 	// Nothing after the result: a wait that runs out is an empty page.
-	st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?after="+d.lastMessageID(conv)+"&wait=1", nil)
+	st, page := d.call("GET", "/v1/conversations/"+conv+"/messages?after="+d.lastID(conv)+"&wait=1", nil)
 	require.Equal(t, 200, st, page)
 	assert.Empty(t, page["items"])
 }

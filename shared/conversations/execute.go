@@ -279,7 +279,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 		if err != nil {
 			s.log().Warn("memory context unavailable; answering without it", "agent", a.Slug, "error", err.Error())
 		} else {
-			system += memoryPrompt(mc)
+			system += prompts.Memories(mc)
 			memIDs = mc.IDs()
 		}
 	}
@@ -351,8 +351,3 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 	}
 	return ans
 }
-
-// systemPrompt is the agent's chat identity. It stays as a name for
-// handoff.go's agent context, which another change is reworking; inline it
-// there once that lands.
-func systemPrompt(a agents.Agent) string { return prompts.System(a, prompts.Chat{}) }

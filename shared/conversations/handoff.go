@@ -11,6 +11,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/prompts"
 )
 
 // Limits of a handoff.
@@ -312,7 +313,7 @@ func (s *Service) ContextFor(ctx context.Context, teamID, convID, slug string) (
 	if err != nil {
 		return AgentContext{}, err
 	}
-	ac := AgentContext{Agent: slug, Identity: systemPrompt(a), History: history, HandoffSummary: handoffSummary(c, slug)}
+	ac := AgentContext{Agent: slug, Identity: prompts.System(a, prompts.Chat{}), History: history, HandoffSummary: handoffSummary(c, slug)}
 	if s.Memories != nil {
 		if ac.Memories, err = s.Memories.ForAgent(ctx, teamID, slug); err != nil {
 			return AgentContext{}, err
@@ -332,22 +333,4 @@ func handoffSummary(c Conversation, slug string) string {
 		s += " Summary: " + h.ContextSummary
 	}
 	return s
-}
-
-// memoryPrompt renders a memory context for the system prompt.
-func memoryPrompt(m memory.Context) string {
-	var b strings.Builder
-	section := func(title string, list []memory.Memory) {
-		if len(list) == 0 {
-			return
-		}
-		b.WriteString(title + ":\n")
-		for _, x := range list {
-			b.WriteString("- " + x.Content + "\n")
-		}
-	}
-	section("About the user", m.UserProfile)
-	section("What the team knows", m.Shared)
-	section("What you remember", m.Private)
-	return b.String()
 }
