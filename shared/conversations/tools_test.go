@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -309,6 +310,22 @@ func TestAResultOnlyTheReplyCarriedIsPostedWhenTheReplyIsNotStored(t *testing.T)
 		requireAppErr(t, err, apperr.ECONFLICT, "ConversationClosed")
 		assert.Empty(t, f.messages(t, c.ID), "nothing of the turn is stored")
 		assert.Equal(t, []conversations.WorkRef{ref}, poster.posted)
+	})
+
+	t.Run("the commit's outcome is unknown", func(t *testing.T) {
+		f, _, poster := setup(&toolModel{tokens: 10, plan: delegate})
+		var logged strings.Builder
+		f.svc.Log = slog.New(slog.NewTextHandler(&logged, nil))
+		f.svc.CommitReserve = time.Second // as in TestACommitCutOffInFlightIsAnUnknownOutcome
+		c := f.create(t, "kyra")
+		f.svc.Store = hangingStore{f.store}
+		ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+		defer cancel()
+		_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "audit the code"})
+		requireAppErr(t, err, apperr.EINTERNAL, "")
+		// The reply may be stored: posting could deliver the result twice.
+		assert.Empty(t, poster.posted)
+		assert.Contains(t, logged.String(), "a result the reply carried was not posted")
 	})
 
 	t.Run("without a poster it is logged", func(t *testing.T) {
