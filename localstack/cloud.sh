@@ -2,8 +2,8 @@
 # Start, stop and inspect the Docker-less local cloud: DynamoDB Local (Java),
 # moto (Python) and the Go edge in front of both.
 #
-#   localstack/cloud.sh venv     install moto into .local/venv (pinned, once)
-#   localstack/cloud.sh dynamodb fetch DynamoDB Local with Maven into .local/dynamodb (pinned, once)
+#   localstack/cloud.sh venv     install moto into .local/venv (pinned, once per machine: localstack/cache.sh)
+#   localstack/cloud.sh dynamodb fetch DynamoDB Local with Maven into .local/dynamodb (pinned, once per machine)
 #   localstack/cloud.sh up       start in the background (idempotent), wait until ready
 #   localstack/cloud.sh down     stop (idempotent)
 #   localstack/cloud.sh status   print the state and endpoints
@@ -24,20 +24,20 @@ EDGE_BIN="$STATE_DIR/bin/edge"
 MOTO_BIN="$STATE_DIR/bin/moto_server"
 PID_FILE="$STATE_DIR/edge.pid"
 ENV_FILE="$STATE_DIR/cloud.env"
+# shellcheck source=localstack/cache.sh
+. localstack/cache.sh
 
+# venv: moto's virtualenv, pinned in localstack/requirements.txt, shared by
+# every clone (localstack/cache.sh).
 venv() {
-  local stamp="$VENV/.requirements.sha"
-  local want
-  want="$(sha256sum localstack/requirements.txt | cut -d' ' -f1)"
-  if [[ -x "$VENV/bin/moto_server" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    return 0
-  fi
-  echo "installing moto into $VENV ..."
-  "$PYTHON" -m venv "$VENV"
-  # --no-compile: byte-compiling all of moto's services took 40 % of the
-  # install's CPU; Python compiles the few modules the server imports.
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-compile -r localstack/requirements.txt
-  echo "$want" > "$stamp"
+  local cache="${CONCLAVE_CACHE:-}"
+  [[ -z "${CONCLAVE_VENV:-}" ]] || cache=off
+  CONCLAVE_CACHE="$cache" cached "$VENV" venv-moto "$(python_key localstack/requirements.txt)" install_venv
+}
+
+install_venv() {
+  echo "installing moto into $1 ..."
+  make_venv localstack/requirements.txt "$1"
 }
 
 # need names the prerequisites that are missing, with what to install.
@@ -53,28 +53,29 @@ need() {
   fi
 }
 
-# dynamodb fetches the DynamoDB Local pinned in localstack/dynamodb/pom.xml,
-# with its native SQLite libraries, into $DYNAMO_DIR/lib (once per pom).
+# dynamodb: the DynamoDB Local pinned in localstack/dynamodb/pom.xml, with
+# its native SQLite libraries, in $DYNAMO_DIR/lib, shared by every clone
+# (localstack/cache.sh).
 dynamodb() {
-  local stamp="$DYNAMO_DIR/.pom.sha"
-  local want
-  want="$(sha256sum localstack/dynamodb/pom.xml | cut -d' ' -f1)"
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    return 0
-  fi
+  local cache="${CONCLAVE_CACHE:-}"
+  [[ -z "${CONCLAVE_DYNAMO_DIR:-}" ]] || cache=off
+  CONCLAVE_CACHE="$cache" cached "$DYNAMO_DIR" dynamodb "$(sha256sum localstack/dynamodb/pom.xml | cut -c1-16)" fetch_dynamodb
+}
+
+fetch_dynamodb() {
+  local dir=$1
   need mvn
-  echo "fetching DynamoDB Local into $DYNAMO_DIR with Maven ..."
-  rm -rf "$DYNAMO_DIR/lib"
-  mkdir -p "$DYNAMO_DIR"
-  local lib="$DYNAMO_DIR/lib"
+  echo "fetching DynamoDB Local into $dir with Maven ..."
+  rm -rf "$dir/lib"
+  mkdir -p "$dir"
+  local lib="$dir/lib"
   [[ "$lib" == /* ]] || lib="$PWD/$lib"
   mvn -q -B -f localstack/dynamodb/pom.xml dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$lib" >"$DYNAMO_DIR/maven.log" 2>&1 || {
-    echo "Maven could not fetch DynamoDB Local (see $DYNAMO_DIR/maven.log):" >&2
-    tail -n 20 "$DYNAMO_DIR/maven.log" >&2
+    -DincludeScope=runtime -DoutputDirectory="$lib" >"$dir/maven.log" 2>&1 || {
+    echo "Maven could not fetch DynamoDB Local (see $dir/maven.log):" >&2
+    tail -n 20 "$dir/maven.log" >&2
     exit 1
   }
-  echo "$want" > "$stamp"
 }
 
 build() {

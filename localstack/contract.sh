@@ -31,19 +31,20 @@ cd "$(dirname "$0")/.."
 VENV="${CONCLAVE_TOOLS_VENV:-.local/tools-venv}"
 PYTHON="${PYTHON:-python3}"
 REQ=localstack/requirements-tools.txt
+# shellcheck source=localstack/cache.sh
+. localstack/cache.sh
 
+# tools_venv: the tools' virtualenv, shared by every clone
+# (localstack/cache.sh).
 tools_venv() {
-  local stamp="$VENV/.requirements.sha" want
-  want="$(sha256sum "$REQ" | cut -d' ' -f1)"
-  if [[ -x "$VENV/bin/schemathesis" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    return 0
-  fi
-  echo "installing the test tools into $VENV ..."
-  "$PYTHON" -m venv "$VENV"
-  # --no-compile: byte-compiling everything took 60 % of the install's CPU
-  # (on every fresh clone); Python compiles what the tools import.
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-compile -r "$REQ"
-  echo "$want" > "$stamp"
+  local cache="${CONCLAVE_CACHE:-}"
+  [[ -z "${CONCLAVE_TOOLS_VENV:-}" ]] || cache=off
+  CONCLAVE_CACHE="$cache" cached "$VENV" venv-tools "$(python_key "$REQ")" install_tools
+}
+
+install_tools() {
+  echo "installing the test tools into $1 ..."
+  make_venv "$REQ" "$1"
 }
 
 if [[ "${1:-}" == "venv" ]]; then
