@@ -46,9 +46,10 @@ type Tools interface {
 // it that result would reach the conversation nowhere, since the work,
 // waited for in the reply, posts nothing of its own.
 type ResultPoster interface {
-	// PostUndelivered posts work's result as the message of the agent
-	// that did it, once (a redelivered call posts nothing).
-	PostUndelivered(ctx context.Context, teamID string, work WorkRef) error
+	// PostUndelivered posts work's result into conversation convID as the
+	// message of the agent that did it, once (a redelivered call posts
+	// nothing). Work that belongs to another conversation is not posted.
+	PostUndelivered(ctx context.Context, teamID, convID string, work WorkRef) error
 }
 
 // ToolCaller is the agent calling a tool in a chat reply.

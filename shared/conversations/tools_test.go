@@ -250,15 +250,17 @@ func TestAHandoffToAnUnknownOrTheSameAgentIsRefusedToTheModel(t *testing.T) {
 type recordingPoster struct {
 	mu     sync.Mutex
 	posted []conversations.WorkRef
+	convs  []string // the conversation each was posted into
 }
 
-func (p *recordingPoster) PostUndelivered(_ context.Context, teamID string, w conversations.WorkRef) error {
+func (p *recordingPoster) PostUndelivered(_ context.Context, teamID, convID string, w conversations.WorkRef) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if teamID != team {
 		return fmt.Errorf("posted for team %q", teamID)
 	}
 	p.posted = append(p.posted, w)
+	p.convs = append(p.convs, convID)
 	return nil
 }
 
@@ -295,6 +297,7 @@ func TestAResultOnlyTheReplyCarriedIsPostedWhenTheReplyIsNotStored(t *testing.T)
 		require.Len(t, res.Replies, 1)
 		assert.Equal(t, conversations.AuthorSystem, res.Replies[0].Role, "no reply, a note")
 		assert.Equal(t, []conversations.WorkRef{ref}, poster.posted)
+		assert.Equal(t, []string{c.ID}, poster.convs, "into the turn's conversation")
 	})
 
 	t.Run("the turn is not stored", func(t *testing.T) {
@@ -310,6 +313,7 @@ func TestAResultOnlyTheReplyCarriedIsPostedWhenTheReplyIsNotStored(t *testing.T)
 		requireAppErr(t, err, apperr.ECONFLICT, "ConversationClosed")
 		assert.Empty(t, f.messages(t, c.ID), "nothing of the turn is stored")
 		assert.Equal(t, []conversations.WorkRef{ref}, poster.posted)
+		assert.Equal(t, []string{c.ID}, poster.convs, "into the turn's conversation")
 	})
 
 	t.Run("the commit's outcome is unknown", func(t *testing.T) {

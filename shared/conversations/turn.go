@@ -186,7 +186,7 @@ func (s *Service) postUndelivered(ctx context.Context, teamID, convID string, wo
 	pctx, cancel := s.commitContext(ctx)
 	defer cancel()
 	for _, w := range work {
-		if err := s.Results.PostUndelivered(pctx, teamID, w); err != nil {
+		if err := s.Results.PostUndelivered(pctx, teamID, convID, w); err != nil {
 			s.logUndelivered(ctx, teamID, convID, []WorkRef{w}, err)
 		}
 	}

@@ -127,8 +127,11 @@ func (p *Poster) postTask(ctx context.Context, t tasks.Task) (Outcome, error) {
 // that reply, so the result is posted as TaskEnded would have (the same
 // message and marker: never twice). Only a task that ended, is linked to
 // a conversation and was waited for in a reply is posted; any other work
-// posts itself or is not a conversation's.
-func (p *Poster) PostUndelivered(ctx context.Context, teamID string, work conversations.WorkRef) error {
+// posts itself or is not a conversation's. A task linked to another
+// conversation than the turn's is not posted there (nor in its own: that
+// conversation's turn did not wait for it); it is logged, since a caller
+// that names the wrong conversation is a defect to see.
+func (p *Poster) PostUndelivered(ctx context.Context, teamID, convID string, work conversations.WorkRef) error {
 	if work.Type != WorkTask {
 		return nil
 	}
@@ -137,6 +140,11 @@ func (p *Poster) PostUndelivered(ctx context.Context, teamID string, work conver
 		return err
 	}
 	if !t.Status.Terminal() || t.ConversationID == "" || t.ResultDelivery != tasks.DeliverInReply {
+		return nil
+	}
+	if t.ConversationID != convID {
+		p.log().ErrorContext(ctx, "a reply's result names another conversation: not posted", "team_id", teamID,
+			"conversation_id", convID, "task_conversation_id", t.ConversationID, "work_id", t.ID)
 		return nil
 	}
 	out, err := p.postTask(ctx, t)

@@ -228,7 +228,7 @@ func TestAResultNoStoredReplyCarriedIsPostedOnce(t *testing.T) {
 	waited := f.ended(t, tasks.CreateInput{Assignee: "luke", Title: "waited", ConversationID: f.conv, ResultDelivery: tasks.DeliverInReply}, "Two bugs in the parser.", "")
 	ref := conversations.WorkRef{Type: results.WorkTask, ID: waited.ID, Agent: "luke", Status: "completed"}
 	for range 2 {
-		require.NoError(t, f.poster.PostUndelivered(ctx, team, ref))
+		require.NoError(t, f.poster.PostUndelivered(ctx, team, f.conv, ref))
 	}
 	msgs := f.messages(t, f.conv)
 	require.Len(t, msgs, 1, "posted once")
@@ -246,13 +246,33 @@ func TestAResultNoStoredReplyCarriedIsPostedOnce(t *testing.T) {
 	running, err := f.tasks.Create(ctx, team, user, tasks.CreateInput{Assignee: "dana", Title: "running", ConversationID: f.conv, ResultDelivery: tasks.DeliverInReply}, false)
 	require.NoError(t, err)
 	for _, w := range []conversations.WorkRef{{Type: results.WorkTask, ID: own.ID}, {Type: results.WorkTask, ID: running.ID}, {Type: results.WorkReport, ID: "rep_x"}} {
-		require.NoError(t, f.poster.PostUndelivered(ctx, team, w))
+		require.NoError(t, f.poster.PostUndelivered(ctx, team, f.conv, w))
 	}
 	assert.Len(t, f.messages(t, f.conv), 1)
 	// Another team's task is not found, and nothing is posted.
-	err = f.poster.PostUndelivered(ctx, "team_other", ref)
+	err = f.poster.PostUndelivered(ctx, "team_other", f.conv, ref)
 	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "%v", err)
 	assert.Len(t, f.messages(t, f.conv), 1)
+}
+
+// A turn posts only into its own conversation: a task linked to another
+// conversation of the team is posted in neither (the other conversation's
+// turn did not wait for it), and the mismatch is logged.
+func TestAResultOfAnotherConversationIsNotPostedIntoTheTurns(t *testing.T) {
+	f := newFixture(t)
+	var logged strings.Builder
+	f.poster.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	ctx := context.Background()
+	other := f.conversation(t)
+	elsewhere := f.ended(t, tasks.CreateInput{Assignee: "luke", Title: "elsewhere", ConversationID: other, ResultDelivery: tasks.DeliverInReply}, "r", "")
+	ref := conversations.WorkRef{Type: results.WorkTask, ID: elsewhere.ID, Agent: "luke", Status: "completed"}
+	require.NoError(t, f.poster.PostUndelivered(ctx, team, f.conv, ref))
+	assert.Empty(t, f.messages(t, f.conv))
+	assert.Empty(t, f.messages(t, other))
+	assert.Contains(t, logged.String(), "a reply's result names another conversation")
+	// Its own conversation's turn posts it.
+	require.NoError(t, f.poster.PostUndelivered(ctx, team, other, ref))
+	assert.Len(t, f.messages(t, other), 1)
 }
 
 // An output longer than a message may be is clipped to the conversation's
