@@ -13,8 +13,10 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/paging"
 )
 
 // A failed condition is explained from the item the failed write returns
@@ -64,4 +66,62 @@ func TestFailedConditionsAreExplainedByTheStore(t *testing.T) {
 	ae, ok = apperr.As(err)
 	require.True(t, ok)
 	assert.Equal(t, "ConversationChanged", ae.Reason)
+}
+
+// A turn writes the markers of the results its reply carries, in its
+// transaction and as PostResult writes them, on DynamoDB Local: a result
+// the stored reply carries is never posted again, and a result posted
+// first (by a turn that gave up on a commit still in flight) refuses the
+// commit, with nothing of it stored. Together they keep a result in its
+// conversation exactly once.
+func TestATurnWritesTheMarkersOfTheResultsItsReplyCarries(t *testing.T) {
+	e := mustEnv(t)
+	ctx := context.Background()
+	team := mustTeam(t, e)
+	now := time.Now().UTC()
+	c := conversations.Conversation{TeamID: team, ID: ids.New("conv"), Title: "t", Status: conversations.StatusOpen, Version: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, e.store.CreateConversation(ctx, c, nil))
+	turn := func(c conversations.Conversation, marker string) conversations.Turn {
+		next := c
+		next.Version++
+		next.MessageCount++
+		next.UpdatedAt = time.Now().UTC()
+		reply := conversations.Message{ID: ids.New("msg"), ConversationID: c.ID, Role: conversations.AuthorAssistant, Agent: "kyra", Content: "carried " + marker, CreatedAt: next.UpdatedAt}
+		return conversations.Turn{Conversation: next, Messages: []conversations.Message{reply},
+			Decision: dispatch.Decision{ID: ids.New("dec"), ConversationID: c.ID, MessageID: reply.ID, CreatedAt: next.UpdatedAt},
+			Carried:  []conversations.CarriedResult{{Marker: marker, MessageID: reply.ID}}}
+	}
+	posted := func(marker string) conversations.Message {
+		return conversations.Message{ID: ids.New("msg"), ConversationID: c.ID, Role: conversations.AuthorAssistant, Agent: "luke", Content: "posted " + marker, CreatedAt: time.Now().UTC()}
+	}
+	messages := func() []string {
+		list, _, err := e.store.ListMessages(ctx, team, c.ID, paging.Page{Limit: 50})
+		require.NoError(t, err)
+		var out []string
+		for _, m := range list {
+			out = append(out, m.Content)
+		}
+		return out
+	}
+
+	carried := ids.New("task")
+	first := turn(c, carried)
+	require.NoError(t, e.store.CommitTurn(ctx, team, first))
+	ok, err := e.store.PostResult(ctx, team, posted(carried), carried)
+	require.NoError(t, err)
+	assert.False(t, ok, "the turn's marker: the result is not posted again")
+
+	early := ids.New("task")
+	ok, err = e.store.PostResult(ctx, team, posted(early), early)
+	require.NoError(t, err)
+	require.True(t, ok)
+	cur, err := e.store.GetConversation(ctx, team, c.ID)
+	require.NoError(t, err)
+	late := turn(cur, early)
+	err = e.store.CommitTurn(ctx, team, late)
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err), "%v", err)
+	assert.Equal(t, []string{"carried " + carried, "posted " + early}, messages(), "nothing of the refused turn")
+	after, err := e.store.GetConversation(ctx, team, c.ID)
+	require.NoError(t, err)
+	assert.Equal(t, cur.Version, after.Version)
 }

@@ -174,6 +174,23 @@ type Turn struct {
 	// Latency is the new moving average of each answering agent's reply
 	// latency (ms), the gate's load signal, written with the turn.
 	Latency map[string]float64
+	// Carried is the work whose result the turn's reply carries (a
+	// delegation it waited for). Each one's result marker, the one the
+	// result poster writes with a posted result, is written with the turn
+	// on the condition that it is absent. So the result is in the
+	// conversation once whatever the commit's fate: a post made after a
+	// commit that failed, even one cut off in flight, finds the marker if
+	// the commit applied, and a commit still in flight is refused if the
+	// post came first.
+	Carried []CarriedResult
+}
+
+// CarriedResult is one piece of work whose result a turn's message
+// carries. Marker is the work's result marker (a task's id, as
+// ResultPoster marks it).
+type CarriedResult struct {
+	Marker    string
+	MessageID string
 }
 
 // HandoffChange is a handoff or return committed at once: the

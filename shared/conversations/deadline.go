@@ -28,6 +28,10 @@ const (
 	// context ends this long before the deadline, so the function can
 	// still answer if DynamoDB does not.
 	answerReserve = 300 * time.Millisecond
+	// lastReserve is what the answer keeps after a cut-off commit: the
+	// time between the commit's cut and it is given to posting the
+	// results the reply carried (lastContext).
+	lastReserve = 50 * time.Millisecond
 )
 
 func (s *Service) commitReserve() time.Duration {
@@ -59,6 +63,18 @@ func (s *Service) commitContext(ctx context.Context) (context.Context, context.C
 		return context.WithCancel(ctx)
 	}
 	return context.WithDeadline(ctx, dl.Add(-min(answerReserve, s.commitReserve()/10)))
+}
+
+// lastContext is ctx for the writes that follow a commit cut off in
+// flight (commitContext has ended): it ends lastReserve before ctx's
+// deadline, what the answer itself needs, so those writes get the little
+// that is left and the function still answers.
+func (s *Service) lastContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, dl.Add(-lastReserve))
 }
 
 // commitCut reports whether a commit failed because its own context ended

@@ -45,6 +45,23 @@ func (o outcome) undelivered(stored bool) []WorkRef {
 	return out
 }
 
+// carriedByReply is the work whose result the kept reply carries, each
+// marked with the reply's id (CarriedResult).
+func (o outcome) carriedByReply() []CarriedResult {
+	if o.reply == nil {
+		return nil
+	}
+	var out []CarriedResult
+	for i, refs := range o.carried {
+		if o.attempts[i].Kept {
+			for _, w := range refs {
+				out = append(out, CarriedResult{Marker: w.ID, MessageID: o.reply.ID})
+			}
+		}
+	}
+	return out
+}
+
 // result is the outcome as the routing decision records it.
 func (o outcome) result() dispatch.Result {
 	return dispatch.Result{Attempts: o.attempts, AnsweredBy: o.answeredBy, Aggregation: o.aggregation, SynthesisCostUSD: o.synthCost, Answered: o.reply != nil}

@@ -3,6 +3,7 @@ package conversations_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -15,7 +16,10 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/results"
+	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -316,22 +320,6 @@ func TestAResultOnlyTheReplyCarriedIsPostedWhenTheReplyIsNotStored(t *testing.T)
 		assert.Equal(t, []string{c.ID}, poster.convs, "into the turn's conversation")
 	})
 
-	t.Run("the commit's outcome is unknown", func(t *testing.T) {
-		f, _, poster := setup(&toolModel{tokens: 10, plan: delegate})
-		var logged strings.Builder
-		f.svc.Log = slog.New(slog.NewTextHandler(&logged, nil))
-		f.svc.CommitReserve = time.Second // as in TestACommitCutOffInFlightIsAnUnknownOutcome
-		c := f.create(t, "kyra")
-		f.svc.Store = hangingStore{f.store}
-		ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
-		defer cancel()
-		_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "audit the code"})
-		requireAppErr(t, err, apperr.EINTERNAL, "")
-		// The reply may be stored: posting could deliver the result twice.
-		assert.Empty(t, poster.posted)
-		assert.Contains(t, logged.String(), "a result the reply carried was not posted")
-	})
-
 	t.Run("without a poster it is logged", func(t *testing.T) {
 		f, _, _ := setup(&toolModel{tokens: 10, plan: delegate, failAfter: true})
 		var logged strings.Builder
@@ -341,5 +329,104 @@ func TestAResultOnlyTheReplyCarriedIsPostedWhenTheReplyIsNotStored(t *testing.T)
 		requireAppErr(t, err, apperr.EUPSTREAM, "AllAgentsFailed")
 		assert.Contains(t, logged.String(), "a result the reply carried was not posted")
 		assert.Contains(t, logged.String(), "work_id=task_01done")
+	})
+}
+
+// appliedStore's commit is applied, then takes until its context ends, as
+// a transaction DynamoDB applied whose answer never reached the function.
+type appliedStore struct{ *memstore.Store }
+
+func (s appliedStore) CommitTurn(ctx context.Context, teamID string, t conversations.Turn) error {
+	if err := s.Store.CommitTurn(ctx, teamID, t); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return fmt.Errorf("dynamodb TransactWriteItems failed: %w", ctx.Err())
+}
+
+// The result of a delegation the reply waited for is in the conversation
+// exactly once whatever happens to the turn's commit: the commit writes
+// the result's marker, and the turn posts the result after any failed
+// commit, a cut-off one included. Here with the real result poster over
+// the same store: cut off before it applied, the result is posted; cut off
+// after it applied, the reply carries it and nothing more is posted; a
+// result posted first (a cut-off commit still in flight) refuses the
+// commit.
+func TestAResultTheReplyCarriedIsInTheConversationOnceWhateverTheCommit(t *testing.T) {
+	setup := func(t *testing.T) (*fixture, conversations.Conversation, conversations.WorkRef) {
+		t.Helper()
+		m := &toolModel{tokens: 10, plan: []models.ToolCall{{ID: "1", Name: "delegate_task", Input: `{"to_agent":"luke"}`}}}
+		tools := &fakeTools{specs: spec("delegate_task")}
+		f := toolFixture(t, m, tools)
+		// A 3 s reserve: the commit's context ends 300 ms before the
+		// turn's, and a post after a cut-off commit has 250 ms of them,
+		// room enough on a loaded machine.
+		f.svc.CommitReserve = 3 * time.Second
+		f.svc.Results = &results.Poster{Store: f.store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		c := f.create(t, "kyra")
+		ctx := context.Background()
+		board := tasks.NewService(f.store, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		tk, err := board.Create(ctx, team, tasks.Creator{Type: "agent", ID: "kyra"}, tasks.CreateInput{Assignee: "luke", Title: "audit", ConversationID: c.ID, ResultDelivery: tasks.DeliverInReply}, false)
+		require.NoError(t, err)
+		_, err = board.Start(ctx, team, tk.ID, "agent:luke")
+		require.NoError(t, err)
+		_, err = board.Complete(ctx, team, tk.ID, "agent:luke", "42 findings", nil)
+		require.NoError(t, err)
+		ref := conversations.WorkRef{Type: results.WorkTask, ID: tk.ID, Agent: "luke", Status: "completed"}
+		tools.answers = map[string]conversations.ToolResult{"delegate_task": {Text: "42 findings", Delivered: &ref}}
+		return f, c, ref
+	}
+	cutOff := func(t *testing.T, f *fixture, c conversations.Conversation) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 6500*time.Millisecond)
+		defer cancel()
+		_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "audit the code"})
+		requireAppErr(t, err, apperr.EINTERNAL, "")
+		assert.NoError(t, ctx.Err(), "answered before the deadline")
+		f.svc.Store = f.store
+	}
+	withResult := func(msgs []conversations.Message) []conversations.Message {
+		var out []conversations.Message
+		for _, m := range msgs {
+			if strings.Contains(m.Content, "42 findings") {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+
+	t.Run("cut off before it applied", func(t *testing.T) {
+		t.Parallel()
+		f, c, ref := setup(t)
+		f.svc.Store = hangingStore{f.store}
+		cutOff(t, f, c)
+		msgs := f.messages(t, c.ID)
+		require.Len(t, msgs, 1, "nothing of the turn, the posted result")
+		assert.Equal(t, "luke", msgs[0].Agent)
+		assert.Equal(t, &ref, msgs[0].ResultOf)
+	})
+
+	t.Run("cut off after it applied", func(t *testing.T) {
+		t.Parallel()
+		f, c, _ := setup(t)
+		f.svc.Store = appliedStore{f.store}
+		cutOff(t, f, c)
+		carrying := withResult(f.messages(t, c.ID))
+		require.Len(t, carrying, 1, "the stored reply, and no posted result")
+		assert.Equal(t, "kyra", carrying[0].Agent)
+		assert.Nil(t, carrying[0].ResultOf)
+	})
+
+	t.Run("posted before the commit", func(t *testing.T) {
+		t.Parallel()
+		f, c, ref := setup(t)
+		// The post of a turn that gave up on its commit lands first; the
+		// commit, still in flight, must not add the reply carrying it.
+		require.NoError(t, f.svc.Results.PostUndelivered(context.Background(), team, c.ID, ref))
+		_, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "audit the code"})
+		requireAppErr(t, err, apperr.ECONFLICT, "TransactionConflict")
+		carrying := withResult(f.messages(t, c.ID))
+		require.Len(t, carrying, 1)
+		assert.Equal(t, &ref, carrying[0].ResultOf, "the posted result only")
 	})
 }

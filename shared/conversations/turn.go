@@ -145,18 +145,25 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 		hand.note.ID, hand.note.ReplyTo, hand.note.DecisionID = ids.New("msg"), user.ID, user.DecisionID
 	}
 	msgs := s.turnMessages(user, note, ret, out)
-	ch := change{msgs: msgs, answeredBy: out.answeredBy, decision: d, ret: hand, latency: latencies(routed.Loads, out), lastHandoff: lastHandoffID(th.conv)}
+	ch := change{msgs: msgs, answeredBy: out.answeredBy, decision: d, ret: hand, latency: latencies(routed.Loads, out), lastHandoff: lastHandoffID(th.conv),
+		carried: out.carriedByReply()}
 	if err := s.commit(ctx, teamID, th.conv, ch); err != nil {
+		// The reply's results too: the turn wrote their markers, so a
+		// commit that applied after all (one cut off in flight) makes
+		// their post a no-op, and one still in flight is refused by the
+		// post's marker. After a cut-off commit only what is left before
+		// the deadline, less the answer's own time, is the post's.
+		pctx, cancel := s.commitContext(ctx)
 		if isUnknownOutcome(err) {
-			// Cut off in flight: the reply may be stored with the results
-			// it carries, and posting them would repeat them.
-			s.logUndelivered(ctx, teamID, convID, out.undelivered(false), err)
-		} else {
-			s.postUndelivered(ctx, teamID, convID, out.undelivered(false))
+			pctx, cancel = s.lastContext(ctx)
 		}
+		s.postUndelivered(pctx, ctx, teamID, convID, out.undelivered(false))
+		cancel()
 		return PostResult{}, err
 	}
-	s.postUndelivered(ctx, teamID, convID, out.undelivered(true))
+	pctx, cancel := s.commitContext(ctx)
+	s.postUndelivered(pctx, ctx, teamID, convID, out.undelivered(true))
+	cancel()
 	if hand != nil {
 		// After the commit, best effort and within the answer's time.
 		pctx, cancel := s.commitContext(ctx)
@@ -172,10 +179,10 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 }
 
 // postUndelivered posts the results no stored message carries
-// (outcome.undelivered), each once, within what is left of the answer's
-// time; one that fails is logged with its work id (the result is still
-// the work's own: GET /v1/tasks/{id}).
-func (s *Service) postUndelivered(ctx context.Context, teamID, convID string, work []WorkRef) {
+// (outcome.undelivered), each once, within pctx; one that fails is logged
+// (on ctx, the turn's) with its work id (the result is still the work's
+// own: GET /v1/tasks/{id}).
+func (s *Service) postUndelivered(pctx, ctx context.Context, teamID, convID string, work []WorkRef) {
 	if len(work) == 0 {
 		return
 	}
@@ -183,8 +190,6 @@ func (s *Service) postUndelivered(ctx context.Context, teamID, convID string, wo
 		s.logUndelivered(ctx, teamID, convID, work, errors.New("no result poster"))
 		return
 	}
-	pctx, cancel := s.commitContext(ctx)
-	defer cancel()
 	for _, w := range work {
 		if err := s.Results.PostUndelivered(pctx, teamID, convID, w); err != nil {
 			s.logUndelivered(ctx, teamID, convID, []WorkRef{w}, err)
@@ -287,6 +292,8 @@ type change struct {
 	// lastHandoff is the conversation's last handoff when the turn read
 	// it: a handoff_to is built on that state.
 	lastHandoff string
+	// carried is the work whose result the reply carries (Turn.Carried).
+	carried []CarriedResult
 }
 
 func lastHandoffID(c Conversation) string {
@@ -360,7 +367,7 @@ func turnOn(conv Conversation, ch change, at time.Time) Turn {
 			next.PrimaryAgent = next.CurrentAgent
 		}
 	}
-	t := Turn{PrevCurrent: conv.CurrentAgent, Messages: msgs, Decision: ch.decision, Latency: ch.latency}
+	t := Turn{PrevCurrent: conv.CurrentAgent, Messages: msgs, Decision: ch.decision, Latency: ch.latency, Carried: ch.carried}
 	if ret != nil {
 		next = ret.apply(next)
 		t.Join = append(t.Join, ret.roles...)

@@ -212,7 +212,8 @@ func (s *Store) ListParticipants(ctx context.Context, teamID, id string) ([]conv
 // on the version read and still open), the messages, the participants,
 // the handoff record and episodic memory of a return (with the two agents'
 // cached contexts dropped), the conversation counters and reply latencies
-// of the agents and the decision, in one transaction.
+// of the agents, the decision and the markers of the results the reply
+// carries (each absent), in one transaction.
 func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.Turn) error {
 	c := t.Conversation
 	c.TeamID = teamID
@@ -231,6 +232,12 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 	d := t.Decision
 	d.TeamID = teamID
 	tx.create(roleDecision, toDecisionItem(d))
+	// The markers of the results the reply carries, as PostResult writes
+	// them (attribute_not_exists): a result posted first refuses the turn.
+	for _, r := range t.Carried {
+		tx.create(roleResult, resultItem{PK: teamPK(teamID), SK: resultSK(r.Marker), Type: "result_posted",
+			ConversationID: c.ID, MessageID: r.MessageID, PostedAt: c.UpdatedAt.UTC()})
+	}
 	return s.commitConversation(ctx, tx, teamID, "turn", t.Memory)
 }
 

@@ -255,8 +255,9 @@ func (s *Store) GetMessage(_ context.Context, teamID, convID, msgID string) (con
 // CommitTurn implements conversations.Store: the conversation
 // (conditioned on the version read and still open: ECONFLICT, reason
 // ConversationChanged), the messages, the participants, the handoff of a
-// return, the agents' conversation counters and the decision, at once. A
-// message, handoff or decision id already taken is ECONFLICT with reason
+// return, the agents' conversation counters, the decision and the markers
+// of the results the reply carries, at once. A message, handoff or
+// decision id or a result marker already taken is ECONFLICT with reason
 // TransactionConflict, as the adapter reports any other cancellation. The
 // episodic memory of a return is written with the turn and, as in the
 // adapter, the two agents' cached contexts are dropped after it.
@@ -284,6 +285,11 @@ func (s *Store) commitTurn(teamID string, t conversations.Turn) error {
 	}
 	if _, taken := s.decisions[key{teamID, t.Decision.ID}]; taken {
 		return conflictErr("turn")
+	}
+	for _, r := range t.Carried {
+		if _, posted := s.resultMarkers[key{teamID, r.Marker}]; posted {
+			return conflictErr("turn")
+		}
 	}
 	if t.Memory != nil {
 		if _, taken := s.memories[key{teamID, t.Memory.ID}]; taken {
@@ -313,6 +319,12 @@ func (s *Store) commitTurn(teamID string, t conversations.Turn) error {
 		s.loadOf(teamID, slug).latencyMS = ms
 	}
 	s.decisions[key{teamID, t.Decision.ID}] = doc(t.Decision)
+	if len(t.Carried) > 0 && s.resultMarkers == nil {
+		s.resultMarkers = map[key]string{}
+	}
+	for _, r := range t.Carried {
+		s.resultMarkers[key{teamID, r.Marker}] = r.MessageID
+	}
 	return nil
 }
 
