@@ -38,14 +38,15 @@ type calls map[string]int
 
 // invocation is one entry of the edge's invocation log.
 type invocation struct {
-	Seq      int64          `json:"seq"`
-	Function string         `json:"function"`
-	TeamID   string         `json:"team_id"`
-	TaskID   string         `json:"task_id"`
-	Action   string         `json:"action"`
-	Records  int            `json:"records"`
-	Calls    map[string]int `json:"aws_calls"`
-	Retries  int            `json:"aws_retries"`
+	Seq       int64          `json:"seq"`
+	Function  string         `json:"function"`
+	TeamID    string         `json:"team_id"`
+	TaskID    string         `json:"task_id"`
+	SessionID string         `json:"session_id"`
+	Action    string         `json:"action"`
+	Records   int            `json:"records"`
+	Calls     map[string]int `json:"aws_calls"`
+	Retries   int            `json:"aws_retries"`
 }
 
 // invocations reads the edge's invocation log after seq (function and
@@ -142,7 +143,50 @@ type step struct {
 	// gate is the budget of the expert-gate invocations the operation
 	// makes, summed (nil: it invokes the gate not at all).
 	gate calls
-	then func(res map[string]any)
+	// before runs first (a wait for the state the operation needs; its own
+	// calls are not the operation's).
+	before func()
+	then   func(res map[string]any)
+}
+
+// runSteps performs each step in order as team's api and holds it to its
+// budget: the route function's calls (the edge's response header), the
+// authorizer's, and the expert-gate invocations it made. It returns the
+// measured rows.
+func runSteps(t *testing.T, api apitest.Client, team string, steps []step) []measured {
+	t.Helper()
+	var table []measured
+	for _, s := range steps {
+		if s.before != nil {
+			s.before()
+		}
+		before := lastSeq(t)
+		body := s.body
+		if f, ok := body.(func() any); ok {
+			body = f()
+		}
+		resp := api.Do(s.method, s.path(), body)
+		require.Equal(t, s.status, resp.Status, "%s: %s", s.op, resp.Body)
+		var got, auth map[string]int
+		require.NoError(t, json.Unmarshal([]byte(resp.Header.Get(cloud.AWSCallsHeader)), &got), s.op)
+		require.NoError(t, json.Unmarshal([]byte(resp.Header.Get(cloud.AuthorizerCallsHeader)), &auth), s.op)
+		within(t, s.op+" (authorizer)", auth, calls{"DynamoDB": 2}) // the key, by its hash; the team's request count of this second
+		row := measured{op: s.op, calls: got}
+		within(t, s.op, got, s.max)
+		gates, _ := invocations(t, before, "expert-gate", team)
+		if s.gate != nil {
+			require.Len(t, gates, 1, "%s invokes the gate once", s.op)
+			within(t, s.op+" (expert-gate)", gates[0].Calls, s.gate)
+			row.extra = fmt.Sprintf("expert-gate: %s", measured{calls: gates[0].Calls}.list())
+		} else {
+			assert.Empty(t, gates, "%s invokes no gate", s.op)
+		}
+		table = append(table, row)
+		if s.then != nil && len(resp.Body) > 0 {
+			s.then(resp.JSON(t))
+		}
+	}
+	return table
 }
 
 // Budgets per API operation, one row per route (some routes twice, in
@@ -354,7 +398,8 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 			body: map[string]any{"to": "luke", "type": "info_request", "content": "budget?"}, max: calls{"DynamoDB": 3, "EventBridge": 1},
 			then: func(r map[string]any) { agentMsgID = str(r, "id") }},
 		// a page, its unread entries marked read in one transaction.
-		{op: "GET /v1/agents/{slug}/inbox", method: "GET", path: lit("/v1/agents/luke/inbox"), status: 200, max: calls{"DynamoDB": 2, "DynamoDB.Query": 1}},
+		{op: "GET /v1/agents/{slug}/inbox", method: "GET", path: lit("/v1/agents/luke/inbox"), status: 200, max: calls{"DynamoDB": 2, "DynamoDB.Query": 1},
+			before: func() { waitInbox(t, e, d.id, "luke", agentMsgID) }},
 		// the agent, one write for all the entries named.
 		{op: "POST /v1/agents/{slug}/inbox/read", method: "POST", path: lit("/v1/agents/luke/inbox/read"), status: 200,
 			body: func() any { return map[string]any{"message_ids": []string{agentMsgID}} }, max: dynamo(2)},
@@ -370,37 +415,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		{op: "POST /v1/agents/{slug}/archive", method: "POST", path: lit("/v1/agents/budgie/archive"), status: 200, max: dynamo(2)},
 	}
 
-	var table []measured
-	for _, s := range steps {
-		if s.op == "GET /v1/agents/{slug}/inbox" {
-			waitInbox(t, e, d.id, "luke", agentMsgID)
-		}
-		before := lastSeq(t)
-		body := s.body
-		if f, ok := body.(func() any); ok {
-			body = f()
-		}
-		resp := api.Do(s.method, s.path(), body)
-		require.Equal(t, s.status, resp.Status, "%s: %s", s.op, resp.Body)
-		var got, auth map[string]int
-		require.NoError(t, json.Unmarshal([]byte(resp.Header.Get(cloud.AWSCallsHeader)), &got), s.op)
-		require.NoError(t, json.Unmarshal([]byte(resp.Header.Get(cloud.AuthorizerCallsHeader)), &auth), s.op)
-		within(t, s.op+" (authorizer)", auth, calls{"DynamoDB": 2}) // the key, by its hash; the team's request count of this second
-		row := measured{op: s.op, calls: got}
-		within(t, s.op, got, s.max)
-		gates, _ := invocations(t, before, "expert-gate", d.id)
-		if s.gate != nil {
-			require.Len(t, gates, 1, "%s invokes the gate once", s.op)
-			within(t, s.op+" (expert-gate)", gates[0].Calls, s.gate)
-			row.extra = fmt.Sprintf("expert-gate: %s", measured{calls: gates[0].Calls}.list())
-		} else {
-			assert.Empty(t, gates, "%s invokes no gate", s.op)
-		}
-		table = append(table, row)
-		if s.then != nil && len(resp.Body) > 0 {
-			s.then(resp.JSON(t))
-		}
-	}
+	table := runSteps(t, api, d.id, steps)
 
 	// The delegated child ran on the delegation machine: each step of it
 	// is held to its own budget.
@@ -506,6 +521,15 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	for _, r := range table {
 		t.Log(r)
 	}
+}
+
+// Total is the invocation's calls, every service.
+func (inv invocation) Total() int {
+	n := 0
+	for _, c := range inv.Calls {
+		n += c
+	}
+	return n
 }
 
 // atLeastOne counts a batch without records (a probe) as one.

@@ -52,6 +52,7 @@ type Invocation struct {
 	RequestID string         `json:"request_id"`
 	TeamID    string         `json:"team_id,omitempty"`
 	TaskID    string         `json:"task_id,omitempty"`
+	SessionID string         `json:"session_id,omitempty"`
 	Action    string         `json:"action,omitempty"`
 	Route     string         `json:"route,omitempty"`
 	Records   int            `json:"records,omitempty"`
@@ -97,11 +98,12 @@ func (l *invocationLog) since(seq int64, match func(Invocation) bool) ([]Invocat
 // invocationLabels are the fields of a payload that say what an invocation
 // was about.
 type invocationLabels struct {
-	TeamID   string `json:"team_id"`
-	TaskID   string `json:"task_id"`
-	Action   string `json:"action"`
-	RouteKey string `json:"routeKey"`
-	Records  []struct {
+	TeamID    string `json:"team_id"`
+	TaskID    string `json:"task_id"`
+	SessionID string `json:"session_id"`
+	Action    string `json:"action"`
+	RouteKey  string `json:"routeKey"`
+	Records   []struct {
 		Body string `json:"body"`
 	} `json:"Records"`
 	RequestContext struct {
@@ -129,7 +131,7 @@ func countedContext(ctx context.Context, name string) (context.Context, *awscall
 func (e *Edge) record(name, reqID string, payload []byte, calls *awscalls.Counter, err error) Invocation {
 	var lb invocationLabels
 	_ = json.Unmarshal(payload, &lb) // labels only; a payload without them is fine
-	inv := Invocation{Function: name, RequestID: reqID, TeamID: lb.TeamID, TaskID: lb.TaskID, Action: lb.Action,
+	inv := Invocation{Function: name, RequestID: reqID, TeamID: lb.TeamID, TaskID: lb.TaskID, SessionID: lb.SessionID, Action: lb.Action,
 		Route: lb.RouteKey, Calls: calls.Counts(), Total: calls.Total(), Retries: calls.Retries(), At: time.Now().UTC()}
 	if inv.TeamID == "" {
 		inv.TeamID = lb.RequestContext.Authorizer.Lambda.TeamID

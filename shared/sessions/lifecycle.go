@@ -19,9 +19,23 @@ var errSkip = errors.New("no change")
 // session goes through: change edits the copy it is given, and the write
 // is conditioned on the version read.
 func (s *Service) update(ctx context.Context, teamID, id string, change func(before Session, after *Session) error) (Session, error) {
+	return s.updateFrom(ctx, teamID, id, nil, change)
+}
+
+// updateFrom is update whose first attempt starts from read, the session
+// as this invocation has just read it (nil: read it now). A workflow step
+// reads the session to check it may run and then changes it: starting from
+// that read saves one GetItem per step (see README, "AWS calls per
+// operation"). The write is still conditioned on the version read, so a
+// copy made stale by a concurrent stage only costs the re-read the retry
+// would have made anyway.
+func (s *Service) updateFrom(ctx context.Context, teamID, id string, read *Session, change func(before Session, after *Session) error) (Session, error) {
 	for range maxStaleRetries {
-		before, err := s.Store.GetSession(ctx, teamID, id)
-		if err != nil {
+		var before Session
+		var err error
+		if read != nil {
+			before, read = *read, nil
+		} else if before, err = s.Store.GetSession(ctx, teamID, id); err != nil {
 			return Session{}, err
 		}
 		after := before
@@ -80,7 +94,7 @@ func (s *Service) Cancel(ctx context.Context, teamID, id, by string) (Session, e
 		return Session{}, conflict("cancel", cur.Status)
 	}
 	s.stop(ctx, cur, "cancelled by "+by)
-	ses, err := s.update(ctx, teamID, id, func(before Session, after *Session) error {
+	ses, err := s.updateFrom(ctx, teamID, id, &cur, func(before Session, after *Session) error {
 		if before.Status.Terminal() {
 			return conflict("cancel", before.Status)
 		}

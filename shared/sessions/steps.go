@@ -109,7 +109,7 @@ const stageMarginSeconds = 15
 // begin marks the session active for this execution, records the opening
 // delegation and invites the participants. Retried, it succeeds again.
 func (s *Service) begin(ctx context.Context, ses Session, in workflow.SessionStepInput) (workflow.SessionStepOutput, error) {
-	ses, err := s.update(ctx, ses.TeamID, ses.ID, func(before Session, after *Session) error {
+	ses, err := s.updateFrom(ctx, ses.TeamID, ses.ID, &ses, func(before Session, after *Session) error {
 		if before.Status.Running() && before.ExecutionARN == in.ExecutionARN {
 			return errSkip
 		}
@@ -216,7 +216,7 @@ func (s *Service) await(ctx context.Context, ses Session, token string) error {
 	if token == "" {
 		return workflow.InvalidTask{Msg: "await needs task_token"}
 	}
-	_, err := s.update(ctx, ses.TeamID, ses.ID, func(before Session, after *Session) error {
+	_, err := s.updateFrom(ctx, ses.TeamID, ses.ID, &ses, func(before Session, after *Session) error {
 		if !before.Status.Running() && before.Status != AwaitingApproval {
 			return notRunnable(before, "not running")
 		}
@@ -248,7 +248,7 @@ func (s *Service) complete(ctx context.Context, ses Session, raw json.RawMessage
 	} else if d.Decision != "" {
 		conv += "; approved by " + d.By
 	}
-	ended, err := s.update(ctx, ses.TeamID, ses.ID, func(before Session, after *Session) error {
+	ended, err := s.updateFrom(ctx, ses.TeamID, ses.ID, &ses, func(before Session, after *Session) error {
 		if before.Status.Terminal() {
 			return notRunnable(before, "ended")
 		}

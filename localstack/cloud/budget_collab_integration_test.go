@@ -1,0 +1,200 @@
+//go:build integration
+
+// AWS call budgets of the collaboration routes and workflows that came
+// after TestAWSCallBudgetsPerOperation: sessions (every route, and every
+// session-steps action of a session's execution), reports (every route,
+// the report's worker run and the report-finalizer). The same table in
+// README.md, "AWS calls per operation".
+package cloud_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/infra/e2e/apitest"
+	"github.com/conclave-ai/conclave/shared/agents"
+)
+
+func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	require.NotEmpty(t, api.Base)
+	start := lastSeq(t)
+
+	var approved, cancelled, resumed, report, reportTask string
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	lit := func(s string) func() string { return func() string { return s } }
+	dynamo := func(n int) calls { return calls{"DynamoDB": n} }
+	sessionPath := func(id *string, tail string) func() string {
+		return func() string { return "/v1/sessions/" + *id + tail }
+	}
+	// A session reads its lead and each participant (each must be an
+	// active agent of the team; one GetItem each, see README) and is one
+	// conditional put (its participants inside it; each participant's slot
+	// is taken by its stage's task, not here); announced; the execution
+	// started, named by the session id.
+	sessionCreate := calls{"DynamoDB": 4, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 1, "EventBridge": 1, "SFN": 1}
+
+	steps := []step{
+		{op: "POST /v1/sessions", method: "POST", path: lit("/v1/sessions"), status: 201,
+			body: map[string]any{"pattern": "brainstorm", "lead": "kyra", "goal": "Name the release", "approval": "final",
+				"participants": twoContributors("luke", "archie")},
+			max: sessionCreate, then: func(r map[string]any) { approved = str(r, "id") }},
+		{op: "GET /v1/sessions", method: "GET", path: lit("/v1/sessions"), status: 200, max: dynamo(1)},
+		// the session and its participants.
+		{op: "GET /v1/sessions/{id}", method: "GET", path: sessionPath(&approved, ""), status: 200, max: dynamo(1),
+			before: func() { d.waitSession(approved, 60*time.Second, "awaiting_approval") }},
+		// the session (its task token), one conditional put, announced,
+		// the token sent back to the execution.
+		{op: "POST /v1/sessions/{id}/approve", method: "POST", path: sessionPath(&approved, "/approve"), status: 200,
+			body: map[string]any{"decision": "approve"}, max: calls{"DynamoDB": 2, "EventBridge": 1, "SFN": 1}},
+		// the session, its messages page.
+		{op: "GET /v1/sessions/{id}/trace", method: "GET", path: sessionPath(&approved, "/trace"), status: 200, max: dynamo(2),
+			before: func() { d.waitSession(approved, 60*time.Second) }},
+		// sage hangs: the session is still running when it is cancelled.
+		{op: "POST /v1/sessions (to cancel)", method: "POST", path: lit("/v1/sessions"), status: 201,
+			before: func() { d.script(e, "sage", "timeout") },
+			body: map[string]any{"pattern": "brainstorm", "lead": "kyra", "goal": "Cancel me",
+				"participants": twoContributors("sage", "wren")},
+			max: sessionCreate, then: func(r map[string]any) { cancelled = str(r, "id") }},
+		// the session, the execution stopped, one conditional put (from the
+		// same read), announced; a stage under way that changed the session
+		// meanwhile costs one re-read and put (the version condition). SFN
+		// 2: in AWS one; moto 5.2.5 answers a StopExecution of an execution
+		// started a moment before with a 500 (its worker has no environment
+		// yet), and the SDK retries it.
+		{op: "POST /v1/sessions/{id}/cancel", method: "POST", path: sessionPath(&cancelled, "/cancel"), status: 200,
+			max: calls{"DynamoDB": 4, "DynamoDB.GetItem": 2, "DynamoDB.PutItem": 2, "EventBridge": 1, "SFN": 2}},
+		{op: "POST /v1/sessions (to resume)", method: "POST", path: lit("/v1/sessions"), status: 201,
+			before: func() { d.script(e, "dana", "fail") },
+			body: map[string]any{"pattern": "pipeline", "lead": "kyra", "goal": "Resume me",
+				"participants": []any{part("luke", "worker", 1), part("dana", "worker", 2)}},
+			max: sessionCreate, then: func(r map[string]any) { resumed = str(r, "id") }},
+		// the session, one conditional update, announced, the next run
+		// started (<id>-r1).
+		{op: "POST /v1/sessions/{id}/resume", method: "POST", path: sessionPath(&resumed, "/resume"), status: 200,
+			before: func() {
+				failed := d.waitSession(resumed, 60*time.Second)
+				require.Equal(t, "failed", failed["status"], failed)
+				_, err := agents.NewService(e.store).Update(context.Background(), d.id, "dana", agents.UpdateInput{Model: &agents.Model{Provider: "local"}})
+				require.NoError(t, err)
+			},
+			max: calls{"DynamoDB": 2, "EventBridge": 1, "SFN": 1}},
+
+		// reports
+		{op: "GET /v1/report-templates", method: "GET", path: lit("/v1/report-templates"), status: 200, max: calls{}},
+		// a report is a task (the create of the task service: the parent
+		// read when there is one, one transaction with the report item;
+		// announced, its execution started).
+		{op: "POST /v1/reports", method: "POST", path: lit("/v1/reports"), status: 201,
+			body: map[string]any{"type": "research_summary", "to": "dana", "from": "kyra", "title": "Budget report",
+				"parameters": reportParams["research_summary"]},
+			max:  calls{"DynamoDB": 2, "EventBridge": 1, "SFN": 1},
+			then: func(r map[string]any) { report, reportTask = str(r, "id"), str(r, "task_id") }},
+		{op: "GET /v1/reports", method: "GET", path: lit("/v1/reports"), status: 200, max: dynamo(1)},
+		// the report (and its task, for the status a report that is still
+		// running has).
+		{op: "GET /v1/reports/{id}", method: "GET", path: func() string { return "/v1/reports/" + report }, status: 200, max: dynamo(2),
+			before: func() { d.waitReport(report) }},
+	}
+	table := runSteps(t, api, d.id, steps)
+	d.waitSession(resumed, 60*time.Second)
+
+	// Each session-steps action of the approved brainstorm's execution, per
+	// invocation (the Map state runs one "stage" per contributor). Every
+	// step reads the session once, to check that it may still run, and
+	// changes it from that read (one conditional put, announced when its
+	// status moves).
+	stateChange := calls{"DynamoDB": 5, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 2, "EventBridge": 2}
+	// A stage is a task of the task model, so the delegation limits and
+	// the budgets hold inside sessions: created, started, its attempt
+	// recorded and completed (four transactions, three announced), the
+	// agent (and, local model only, the agent again), the model call
+	// charged to the session's cap (one conditional add), the protocol
+	// check (the session's messages) and the message put, the participant
+	// marked working and the output stored (each a read and a conditional
+	// put of the session; the output announced). Above that: a concurrent
+	// stage that changed the session first costs a re-read and a put (the
+	// version condition; here one other contributor, so at most two), and
+	// the cancel watch reads the session once a second while the model
+	// works (the local model answers at once; about one read per second of
+	// a Bedrock call in AWS).
+	stage := calls{"DynamoDB": 26 + 4, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 5}
+	perAction := map[string]calls{
+		// status planning → active (a read and a put, announced), the
+		// history (empty: the first run), the participants invited (a
+		// message each through the messaging service, announced) and the
+		// opening delegation recorded (the protocol check reads the
+		// history again, one put).
+		"begin": calls{"DynamoDB": 8, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 3, "DynamoDB.Query": 2, "EventBridge": 2},
+		"stage": stage,
+		// the lead's turn: a stage with the other outputs in its prompt,
+		// one more put and announcement for the final output.
+		"synthesize": calls{"DynamoDB": 30 + 2, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 6},
+		// the task token stored (status awaiting_approval, announced) and
+		// the participants told (one message, announced).
+		"await": stateChange,
+		// the session ended completed (announced) and the participants
+		// told; the result-poster posts the outcome.
+		"complete": stateChange,
+	}
+	all, _ := invocations(t, start, "session-steps", d.id)
+	seen := map[string]bool{}
+	for _, inv := range all {
+		if inv.SessionID != approved {
+			continue
+		}
+		max, ok := perAction[inv.Action]
+		require.True(t, ok, "session-steps %q has a budget", inv.Action)
+		within(t, "session-steps "+inv.Action, inv.Calls, max)
+		if !seen[inv.Action] {
+			seen[inv.Action] = true
+			table = append(table, measured{op: "session-steps " + inv.Action, calls: inv.Calls})
+		}
+	}
+	for action := range perAction {
+		require.True(t, seen[action], "the approved session ran session-steps %s", action)
+	}
+
+	// The report's worker run and its finalizer.
+	list, _ := invocations(t, start, "task-worker", d.id)
+	for _, inv := range list {
+		if inv.TaskID == reportTask {
+			// the task run as a delegated task's (see task-worker above) with
+			// its memory context cached by the chat turns before it, and the
+			// report's template and requester in the brief; the answer is
+			// parsed and checked in memory, a revision would add one model
+			// call.
+			within(t, "task-worker (a report)", inv.Calls, calls{"DynamoDB": 9, "DynamoDB.TransactWriteItems": 2})
+			table = append(table, measured{op: "task-worker (a report)", calls: inv.Calls})
+		}
+	}
+	fin, _ := invocations(t, start, "report-finalizer", d.id)
+	require.NotEmpty(t, fin, "the report-finalizer ran for the team")
+	for _, inv := range fin {
+		// per record: the report and its task read; a report that ended
+		// is finalized in one transaction (status, sections, the memory it
+		// becomes) and, when completed, its memory announced and the
+		// author's memory index queried for the epoch; any other status
+		// change of its task only reads.
+		n := atLeastOne(inv.Records)
+		within(t, "report-finalizer", inv.Calls, calls{"DynamoDB": 4 * n, "DynamoDB.TransactWriteItems": n, "EventBridge": n})
+	}
+	busiest := fin[0]
+	for _, inv := range fin {
+		if inv.Total() > busiest.Total() {
+			busiest = inv
+		}
+	}
+	table = append(table, measured{op: "report-finalizer (per record; the report's end)", calls: busiest.Calls, extra: fmt.Sprintf("%d record(s)", busiest.Records)})
+
+	for _, r := range table {
+		t.Log(r)
+	}
+}
