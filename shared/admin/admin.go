@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
@@ -53,16 +54,25 @@ type Handler struct {
 
 // Handle implements the function.
 func (h *Handler) Handle(ctx context.Context, req Request) (Response, error) {
+	// Every line of the action, the services' too, says which and whose
+	// (shared/logctx); a team being created has no id yet.
+	ctx = logctx.With(ctx, "action", req.Action)
+	if req.TeamID != "" {
+		ctx = logctx.With(ctx, "team_id", req.TeamID)
+	}
 	resp, err := h.do(ctx, req)
 	if err != nil {
 		e, ok := apperr.As(err)
 		if !ok || e.Code == apperr.EINTERNAL {
-			h.Log.ErrorContext(ctx, "admin action failed", "action", req.Action, "error", err.Error())
+			h.Log.ErrorContext(ctx, "admin action failed", "error", err.Error())
 			return Response{}, err
 		}
 		return Response{Error: &ErrorBody{Code: e.Code, Message: e.Message}}, nil
 	}
-	h.Log.InfoContext(ctx, "admin action", "action", req.Action, "team_id", req.TeamID)
+	if req.TeamID == "" && resp.Team != nil {
+		ctx = logctx.With(ctx, "team_id", resp.Team.ID)
+	}
+	h.Log.InfoContext(ctx, "admin action")
 	return resp, nil
 }
 

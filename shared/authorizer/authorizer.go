@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
@@ -37,18 +38,22 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 			secret = strings.TrimSpace(v)
 		}
 	}
+	// Every line of the request says which it is (the id the route's lines
+	// and the access log have) and, once known, whose (shared/logctx).
+	ctx = logctx.With(ctx, "request_id", ev.RequestContext.RequestID, "route", ev.RouteKey)
 	k, err := h.Teams.Authenticate(ctx, secret)
 	if apperr.Is(err, apperr.EUNAUTHORIZED) {
-		h.Log.InfoContext(ctx, "denied", "request_id", ev.RequestContext.RequestID, "route", ev.RouteKey)
+		h.Log.InfoContext(ctx, "denied")
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}, nil
 	}
 	if err != nil {
-		h.Log.ErrorContext(ctx, "authorizer failure", "request_id", ev.RequestContext.RequestID, "error", err.Error())
+		h.Log.ErrorContext(ctx, "authorizer failure", "error", err.Error())
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{}, err
 	}
+	ctx = logctx.With(ctx, "team_id", k.TeamID, "key_id", k.ID)
 	authz := map[string]any{"team_id": k.TeamID, "key_id": k.ID}
 	if h.limited(ctx, k.TeamID) {
-		h.Log.WarnContext(ctx, "team over its rate limit", "team_id", k.TeamID, "route", ev.RouteKey)
+		h.Log.WarnContext(ctx, "team over its rate limit")
 		authz[ContextRateLimited], authz[ContextRetryAfter] = true, 1
 	}
 	return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: true, Context: authz}, nil

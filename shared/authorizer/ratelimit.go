@@ -44,7 +44,7 @@ func (h *Handler) limited(ctx context.Context, teamID string) bool {
 	}
 	n, err := r.Counter.CountRequest(ctx, teamID, now().Unix())
 	if err != nil {
-		h.Log.ErrorContext(ctx, "rate counter failed; request let through", "team_id", teamID, "error", err.Error())
+		h.Log.ErrorContext(ctx, "rate counter failed; request let through", "error", err.Error())
 		return false
 	}
 	return n > r.PerSecond

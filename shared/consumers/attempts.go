@@ -43,24 +43,25 @@ type Retry struct {
 // whether the message must be retried (returned as a batch item failure).
 // When its attempts are used up it is dead-lettered and acknowledged; if
 // recording or dead-lettering fails, it is retried and the queue's ceiling
-// still bounds it.
+// still bounds it. Its lines carry the message's ids from ctx
+// (MessageContext).
 func (r *Retry) Failed(ctx context.Context, m events.SQSMessage, err error) (retry bool) {
 	if r == nil || r.Attempts == nil {
 		return true
 	}
 	n, cerr := r.Attempts.Failed(ctx, r.Queue, m.MessageId)
 	if cerr != nil {
-		r.Log.ErrorContext(ctx, "could not count the attempt; the message will be retried", "message_id", m.MessageId, "error", cerr.Error())
+		r.Log.ErrorContext(ctx, "could not count the attempt; the message will be retried", "error", cerr.Error())
 		return true
 	}
 	if n < r.MaxAttempts {
-		r.Log.WarnContext(ctx, "attempt failed; the message will be retried", "message_id", m.MessageId, "attempt", n, "max_attempts", r.MaxAttempts, "error", err.Error())
+		r.Log.WarnContext(ctx, "attempt failed; the message will be retried", "attempt", n, "max_attempts", r.MaxAttempts, "error", err.Error())
 		return true
 	}
 	if derr := r.DeadLetters.DeadLetter(ctx, r.Queue, m, n, err.Error()); derr != nil {
-		r.Log.ErrorContext(ctx, "could not dead-letter the message; it will be retried", "message_id", m.MessageId, "error", derr.Error())
+		r.Log.ErrorContext(ctx, "could not dead-letter the message; it will be retried", "error", derr.Error())
 		return true
 	}
-	r.Log.ErrorContext(ctx, "message dead-lettered after its last attempt", "message_id", m.MessageId, "attempts", strconv.Itoa(n), "error", err.Error())
+	r.Log.ErrorContext(ctx, "message dead-lettered after its last attempt", "attempts", strconv.Itoa(n), "error", err.Error())
 	return false
 }

@@ -16,6 +16,8 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/conclave-ai/conclave/shared/logctx"
 )
 
 // envelope is the EventBridge event as delivered to SQS.
@@ -44,13 +46,47 @@ type Handler struct {
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var resp events.SQSEventResponse
 	for _, m := range ev.Records {
+		ctx := MessageContext(ctx, m)
 		err := h.one(ctx, m.Body)
 		if err != nil && (h.Retry == nil || h.Retry.Failed(ctx, m, err)) {
-			h.Log.ErrorContext(ctx, "event failed; it will be retried, then dead-lettered", "message_id", m.MessageId, "error", err.Error())
+			h.Log.ErrorContext(ctx, "event failed; it will be retried, then dead-lettered", "error", err.Error())
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 		}
 	}
 	return resp, nil
+}
+
+// workIDs are the ids of an event's detail that say whose and which work
+// it is (the events' schemas, events/schemas), by their JSON names, which
+// are also their names in the log lines.
+var workIDs = []string{"team_id", "task_id", "session_id", "conversation_id", "report_id", "memory_id", "message_id", "consultation_id", "handoff_id"}
+
+// MessageContext returns ctx carrying, for every line logged while m is
+// handled (shared/logctx), the queue message's id (sqs_message_id), its
+// event's id and detail type, and the ids its detail has of workIDs: the
+// team and the task, session, conversation, report, memory or message.
+// Whatever of it does not decode is left out: a body that is not an
+// event still has its message id.
+func MessageContext(ctx context.Context, m events.SQSMessage) context.Context {
+	attrs := []any{"sqs_message_id", m.MessageId}
+	var e envelope
+	if json.Unmarshal([]byte(m.Body), &e) == nil {
+		if e.ID != "" {
+			attrs = append(attrs, "event_id", e.ID)
+		}
+		if e.DetailType != "" {
+			attrs = append(attrs, "detail_type", e.DetailType)
+		}
+		var d map[string]any
+		if json.Unmarshal(e.Detail, &d) == nil {
+			for _, k := range workIDs {
+				if v, ok := d[k].(string); ok && v != "" {
+					attrs = append(attrs, k, v)
+				}
+			}
+		}
+	}
+	return logctx.With(ctx, attrs...)
 }
 
 func (h *Handler) one(ctx context.Context, body string) error {

@@ -236,7 +236,7 @@ func (r *run) ensemble(ctx context.Context, ok []answer) {
 	s := r.s
 	agg, usage, err := routing.Aggregate(ctx, s.Synth, r.user.Content, r.replies(ok))
 	if err != nil {
-		s.log().Warn("ensemble synthesis failed; using the deterministic merge", "error", err.Error())
+		s.log().WarnContext(ctx, "ensemble synthesis failed; using the deterministic merge", "error", err.Error())
 	}
 	if usage.InputTokens+usage.OutputTokens > 0 && s.Synth != nil {
 		r.out.synthCost = models.Cost(s.Synth.ModelID, usage.InputTokens, usage.OutputTokens)
@@ -294,7 +294,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 	if s.Memories != nil {
 		mc, err := s.Memories.ForAgent(ctx, d.TeamID, a.Slug)
 		if err != nil {
-			s.log().Warn("memory context unavailable; answering without it", "agent", a.Slug, "error", err.Error())
+			s.log().WarnContext(ctx, "memory context unavailable; answering without it", "agent", a.Slug, "error", err.Error())
 		} else {
 			system += prompts.Memories(mc)
 			memIDs = mc.IDs()
@@ -350,7 +350,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 		if len(lp.pending) > 0 && att.Outcome != dispatch.OutcomeAnswered {
 			// The work goes on; its result will be posted in the
 			// conversation even though this agent gave no reply.
-			s.log().Warn("an agent that started work gave no reply", "agent", a.Slug, "pending", len(lp.pending))
+			s.log().WarnContext(ctx, "an agent that started work gave no reply", "agent", a.Slug, "pending", len(lp.pending))
 		}
 		ans.handoff, ans.delivered = lp.handoff, lp.delivered
 	}

@@ -121,7 +121,7 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 		cut := commitCut(cctx, err)
 		cancel()
 		if cut {
-			s.log().Error("handoff commit cut off by the deadline; outcome unknown", "conversation_id", convID, "error", err.Error())
+			s.log().ErrorContext(ctx, "handoff commit cut off by the deadline; outcome unknown", "conversation_id", convID, "error", err.Error())
 			return Handoff{}, unknownOutcome(kind, err)
 		}
 		if errors.Is(err, ErrChanged) && attempt < maxCommitAttempts-1 {
@@ -221,7 +221,7 @@ func (s *Service) publishHandoff(ctx context.Context, teamID string, h Handoff) 
 	ev := HandoffEvent{TeamID: teamID, ConversationID: h.ConversationID, HandoffID: h.ID, From: h.From, To: h.To, Kind: h.Kind, Reason: h.Reason, CreatedAt: h.CreatedAt}
 	if err := s.Bus.Publish(ctx, HandoffDetailType, ev); err != nil {
 		// The handoff is committed; the event feeds the activity log only.
-		s.log().Error("publishing HandoffCompleted failed", "handoff", h.ID, "error", err.Error())
+		s.log().ErrorContext(ctx, "publishing HandoffCompleted failed", "handoff", h.ID, "error", err.Error())
 	}
 }
 

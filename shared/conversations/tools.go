@@ -194,7 +194,7 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 	out := res.Text
 	switch {
 	case err != nil:
-		l.s.log().Warn("chat tool failed", "tool", call.Name, "agent", l.a.Slug, "error", err.Error())
+		l.s.log().WarnContext(ctx, "chat tool failed", "tool", call.Name, "agent", l.a.Slug, "error", err.Error())
 		out = "the tool failed: " + err.Error()
 	case res.Handoff != nil:
 		out = l.handOver(*res.Handoff)

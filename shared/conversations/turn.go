@@ -318,7 +318,7 @@ func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, 
 		cut := commitCut(cctx, err)
 		cancel()
 		if cut {
-			s.log().Error("turn commit cut off by the deadline; outcome unknown", "conversation_id", conv.ID, "error", err.Error())
+			s.log().ErrorContext(ctx, "turn commit cut off by the deadline; outcome unknown", "conversation_id", conv.ID, "error", err.Error())
 			return unknownOutcome("turn", err)
 		}
 		if err == nil || attempt >= maxCommitAttempts-1 || !errors.Is(err, ErrChanged) {

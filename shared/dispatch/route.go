@@ -215,7 +215,7 @@ func (r *Router) score(ctx context.Context, req Request) *expertgate.Response {
 	if err != nil {
 		// Chat keeps working without the gate: the baseline router
 		// decides and the decision says why.
-		r.log().Error("expert gate failed; routing with the baseline router", "error", err.Error())
+		r.log().ErrorContext(ctx, "expert gate failed; routing with the baseline router", "error", err.Error())
 		return nil
 	}
 	return &res

@@ -35,7 +35,13 @@ type Request struct {
 	TeamID    string
 	KeyID     string
 	RequestID string
-	Log       *slog.Logger
+	// Log carries the request's log attributes (request, team, route)
+	// without a context (logctx.Bind).
+	Log *slog.Logger
+	// ctx is the request's context (Serve sets it), as a net/http Request
+	// carries one, for the error path that has only the request: its line
+	// is logged with the context like every other.
+	ctx context.Context
 }
 
 // Param returns a path parameter.
@@ -241,7 +247,7 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	// Every line logged with this context, in the services too, says which
 	// request (the id API Gateway's access log has), team and route.
 	ctx = logctx.With(ctx, "request_id", req.RequestID, "team_id", req.TeamID, "route", ev.RouteKey)
-	req.Log = logctx.Bind(rt.Log, ctx)
+	req.Log, req.ctx = logctx.Bind(rt.Log, ctx), ctx
 	resp := rt.dispatch(ctx, req)
 	attrs := []any{"status", resp.StatusCode, "latency_ms", rt.Now().Sub(start).Milliseconds()}
 	if calls := awscalls.FromContext(ctx); calls != nil {
@@ -249,7 +255,7 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 		// invocation's own line, shared/lambdafn, has them per function).
 		attrs = append(attrs, "aws_calls", calls.Counts(), "aws_calls_total", calls.Total())
 	}
-	req.Log.Info("request", attrs...)
+	req.Log.InfoContext(ctx, "request", attrs...)
 	return resp, nil
 }
 
@@ -330,13 +336,13 @@ func (rt *Router) idempotent(ctx context.Context, store idempotency.Store, req *
 	if resp.StatusCode >= 500 {
 		// A server fault is worth retrying: release the key.
 		if err := store.Abandon(ctx, req.TeamID, key); err != nil {
-			req.Log.Error("idempotency abandon failed", "error", err)
+			req.Log.ErrorContext(ctx, "idempotency abandon failed", "error", err.Error())
 		}
 		return resp
 	}
 	rec := idempotency.Record{Key: key, RequestHash: hash, StatusCode: resp.StatusCode, Body: resp.Body}
 	if err := store.Complete(ctx, req.TeamID, rec, rt.Now()); err != nil {
-		req.Log.Error("idempotency complete failed", "error", err)
+		req.Log.ErrorContext(ctx, "idempotency complete failed", "error", err.Error())
 	}
 	return resp
 }
@@ -379,7 +385,7 @@ func (rt *Router) errorResponse(req *Request, err error) events.APIGatewayV2HTTP
 	if e, ok := apperr.As(err); ok && e.Code != apperr.EINTERNAL {
 		detail = ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field, Reason: e.Reason, Details: e.Details}
 	} else {
-		req.Log.Error("internal error", "error", err.Error())
+		req.Log.ErrorContext(req.ctx, "internal error", "error", err.Error())
 	}
 	body, _ := json.Marshal(ErrorBody{Error: detail, RequestID: req.RequestID})
 	resp := rawResponse(req, Status(detail.Code), string(body))

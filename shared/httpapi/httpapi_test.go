@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,6 +21,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/idempotency"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/logctx"
 )
 
 // memIdem is an in-memory idempotency.Store (a domain port, not an AWS client).
@@ -240,4 +243,55 @@ func TestRateLimitedRequestIsRefusedBeforeAnythingRuns(t *testing.T) {
 	assert.Zero(t, calls, "the handler did not run")
 	// The idempotency key was not claimed: the retry runs.
 	assert.Equal(t, 201, post(rt, `{"name":"a"}`, map[string]string{"idempotency-key": "k1"}).StatusCode)
+}
+
+// Every line of an HTTP request — a service's logged with the handler's
+// context, the internal error's and the request's own — carries the Lambda
+// request id, the API request id, the team and the route; a request of
+// another team that follows carries its own.
+func TestEveryLineOfARequestCarriesTheRequestAndTeam(t *testing.T) {
+	var buf bytes.Buffer
+	log := logctx.Wrap(slog.New(slog.NewJSONHandler(&buf, nil)))
+	rt := httpapi.NewRouter(log)
+	rt.Handle("POST /v1/things/{id}/poke", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		// What a service does with the context it is given.
+		log.WarnContext(ctx, "service line", "thing_id", r.Param("id"))
+		return httpapi.Response{}, errors.New("store down")
+	})
+	h := lambdafn.Counted(rt.Serve, log)
+	serve := func(lambdaID, requestID, team string) []map[string]any {
+		t.Helper()
+		buf.Reset()
+		ev, err := json.Marshal(events.APIGatewayV2HTTPRequest{RouteKey: "POST /v1/things/{id}/poke", PathParameters: map[string]string{"id": "t1"},
+			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: requestID,
+				Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{"team_id": team}}}})
+		require.NoError(t, err)
+		out, err := h.Invoke(lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: lambdaID}), ev)
+		require.NoError(t, err)
+		var resp events.APIGatewayV2HTTPResponse
+		require.NoError(t, json.Unmarshal(out, &resp))
+		require.Equal(t, 500, resp.StatusCode)
+		var lines []map[string]any
+		for _, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(l, &m), string(l))
+			lines = append(lines, m)
+		}
+		return lines
+	}
+	for _, c := range []struct{ lambda, request, team string }{{"lambda-1", "req-1", "team_a"}, {"lambda-2", "req-2", "team_b"}} {
+		var msgs []string
+		for _, l := range serve(c.lambda, c.request, c.team) {
+			msg := l["msg"].(string)
+			msgs = append(msgs, msg)
+			assert.Equal(t, c.lambda, l["lambda_request_id"], msg)
+			if msg == "invocation" {
+				continue // the invocation's own line, logged outside the request
+			}
+			assert.Equal(t, c.request, l["request_id"], msg)
+			assert.Equal(t, c.team, l["team_id"], msg)
+			assert.Equal(t, "POST /v1/things/{id}/poke", l["route"], msg)
+		}
+		assert.Equal(t, []string{"service line", "internal error", "request", "invocation"}, msgs)
+	}
 }

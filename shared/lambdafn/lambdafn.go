@@ -47,6 +47,9 @@ func NewLogger(function string) *slog.Logger {
 // start, wire, and hand the handler to the Lambda runtime.
 func Main(name string, build Build) {
 	log := NewLogger(name)
+	// Code that logs through slog's default logger (a service built
+	// without one) writes the same JSON, with the context's ids.
+	slog.SetDefault(log)
 	awsCfg, err := config.LoadDefaultConfig(context.Background())
 	if err != nil {
 		log.Error("load aws config", "error", err.Error())

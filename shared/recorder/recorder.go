@@ -39,16 +39,18 @@ type envelope struct {
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var resp events.SQSEventResponse
 	for _, m := range ev.Records {
+		// The message's, event's, team's and work's ids on every line.
+		ctx := consumers.MessageContext(ctx, m)
 		var e envelope
 		if err := json.Unmarshal([]byte(m.Body), &e); err != nil || e.ID == "" {
-			h.Log.WarnContext(ctx, "dropping message that is not an event", "message_id", m.MessageId)
+			h.Log.WarnContext(ctx, "dropping message that is not an event")
 			continue
 		}
 		var d struct {
 			TeamID string `json:"team_id"`
 		}
 		if err := json.Unmarshal(e.Detail, &d); err != nil || d.TeamID == "" {
-			h.Log.WarnContext(ctx, "dropping event without team_id", "event_id", e.ID, "detail_type", e.DetailType)
+			h.Log.WarnContext(ctx, "dropping event without team_id")
 			continue
 		}
 		if e.Time.IsZero() {
@@ -56,13 +58,13 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}
 		err := h.Store.Record(ctx, activity.Entry{TeamID: d.TeamID, EventID: e.ID, DetailType: e.DetailType, Source: e.Source, Time: e.Time, Detail: e.Detail})
 		if err != nil {
-			h.Log.ErrorContext(ctx, "record failed", "event_id", e.ID, "team_id", d.TeamID, "error", err.Error())
+			h.Log.ErrorContext(ctx, "record failed", "error", err.Error())
 			if h.Retry == nil || h.Retry.Failed(ctx, m, err) {
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 			}
 			continue
 		}
-		h.Log.InfoContext(ctx, "recorded", "event_id", e.ID, "team_id", d.TeamID, "detail_type", e.DetailType)
+		h.Log.InfoContext(ctx, "recorded")
 	}
 	return resp, nil
 }

@@ -227,7 +227,7 @@ func (s *Service) Request(ctx context.Context, teamID string, creator tasks.Crea
 		// The task runs for a report that does not exist: stop it, so
 		// nothing works for a request that failed.
 		if _, cerr := s.Tasks.Cancel(ctx, teamID, task.ID, "system", "the report could not be recorded"); cerr != nil {
-			s.log().Error("cancel the task of an unrecorded report", "task_id", task.ID, "error", cerr.Error())
+			s.log().ErrorContext(ctx, "cancel the task of an unrecorded report", "task_id", task.ID, "error", cerr.Error())
 		}
 		return Report{}, err
 	}

@@ -182,7 +182,7 @@ func (s *Service) publish(ctx context.Context, r Report) {
 	// The report is already written; a failed publish is logged, not
 	// undone (the report record is the truth).
 	if err := s.Bus.Publish(ctx, DetailType, ev); err != nil {
-		s.log().Error("publish ReportFinished", "report_id", r.ID, "error", err.Error())
+		s.log().ErrorContext(ctx, "publish ReportFinished", "report_id", r.ID, "error", err.Error())
 	}
 }
 

@@ -162,7 +162,7 @@ func (s *Service) Create(ctx context.Context, teamID, by string, in CreateInput)
 	}
 	arn, err := s.Workflows.Start(ctx, string(ses.Pattern), ExecutionName(ses.ID, 1), Payload(ses, 1))
 	if err != nil {
-		s.log().Error("start session execution", "session_id", ses.ID, "error", err.Error())
+		s.log().ErrorContext(ctx, "start session execution", "session_id", ses.ID, "error", err.Error())
 		_, _ = s.end(ctx, teamID, ses.ID, Failed, "ExecutionNotStarted", OutcomeFailed, "the execution could not be started")
 		return Session{}, apperr.Wrap(apperr.EINTERNAL, err, "could not start the session's execution")
 	}

@@ -50,7 +50,7 @@ func (s *Service) publishStatus(ctx context.Context, ses Session, prev Status) {
 		PreviousStatus: prev, Reason: ses.StatusReason, TotalCostUSD: ses.TotalCostUSD, Rounds: ses.Rounds, ExecutionARN: ses.ExecutionARN,
 		ConversationID: ses.ConversationID}
 	if err := s.Bus.Publish(ctx, EventStatusChanged, ev); err != nil {
-		s.log().Error("publish "+EventStatusChanged, "session_id", ses.ID, "error", err.Error())
+		s.log().ErrorContext(ctx, "publish "+EventStatusChanged, "session_id", ses.ID, "error", err.Error())
 	}
 }
 
@@ -59,7 +59,7 @@ func (s *Service) publishStage(ctx context.Context, ses Session, o StageOutput) 
 		ev := SessionStageCompleted{TeamID: ses.TeamID, SessionID: ses.ID, Pattern: ses.Pattern, Stage: o.Stage, Round: o.Round, Kind: o.Kind,
 			Agent: o.Agent, TaskID: o.TaskID, Tokens: o.Tokens, CostUSD: o.CostUSD, DurationSeconds: o.DurationSeconds}
 		if err := s.Bus.Publish(ctx, EventStageCompleted, ev); err != nil {
-			s.log().Error("publish "+EventStageCompleted, "session_id", ses.ID, "error", err.Error())
+			s.log().ErrorContext(ctx, "publish "+EventStageCompleted, "session_id", ses.ID, "error", err.Error())
 		}
 	}
 	s.notify(ctx, ses, "collab_update", o.Agent+" completed "+o.Kind+" (stage "+itoa(o.Stage)+")")
@@ -70,6 +70,6 @@ func (s *Service) notify(ctx context.Context, ses Session, kind, body string) {
 		return
 	}
 	if err := s.Notifier.Notify(ctx, ses, kind, body); err != nil {
-		s.log().Warn("notify participants", "session_id", ses.ID, "kind", kind, "error", err.Error())
+		s.log().WarnContext(ctx, "notify participants", "session_id", ses.ID, "kind", kind, "error", err.Error())
 	}
 }

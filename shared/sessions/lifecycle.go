@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/logctx"
 )
 
 // maxStaleRetries bounds re-reads when a concurrent stage changed the
@@ -114,7 +115,7 @@ func (s *Service) stop(ctx context.Context, ses Session, cause string) {
 	}
 	arn := s.Workflows.ExecutionARN(string(ses.Pattern), ExecutionName(ses.ID, ses.Runs))
 	if err := s.Workflows.Stop(ctx, arn, cause); err != nil {
-		s.log().Warn("stop session execution", "session_id", ses.ID, "execution", arn, "error", err.Error())
+		s.log().WarnContext(ctx, "stop session execution", "session_id", ses.ID, "execution", arn, "error", err.Error())
 	}
 }
 
@@ -177,7 +178,7 @@ func (s *Service) Approve(ctx context.Context, teamID, id, by string, in Approve
 			return nil
 		})
 		if rerr != nil {
-			s.log().Error("restore the approval wait", "session_id", id, "error", rerr.Error())
+			s.log().ErrorContext(ctx, "restore the approval wait", "session_id", id, "error", rerr.Error())
 		}
 		return Session{}, apperr.Wrap(apperr.EINTERNAL, err, "could not hand the decision to the session's execution")
 	}
@@ -235,6 +236,8 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, r := range refs {
+		// Each session's lines say whose it is (shared/logctx).
+		ctx := logctx.With(ctx, "team_id", r.TeamID, "session_id", r.ID)
 		swept := false
 		ses, err := s.update(ctx, r.TeamID, r.ID, func(before Session, after *Session) error {
 			swept = false
@@ -248,7 +251,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		})
 		if err != nil || !swept {
 			if err != nil {
-				s.log().Error("sweep session", "session_id", r.ID, "error", err.Error())
+				s.log().ErrorContext(ctx, "sweep session", "error", err.Error())
 			}
 			continue
 		}

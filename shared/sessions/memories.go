@@ -25,7 +25,7 @@ func (s *Service) system(ctx context.Context, ses Session, a agents.Agent) strin
 	}
 	mc, err := s.Memories.ForAgent(ctx, ses.TeamID, a.Slug)
 	if err != nil {
-		s.log().Warn("memory context unavailable; the stage runs without it", "session_id", ses.ID, "agent", a.Slug, "error", err.Error())
+		s.log().WarnContext(ctx, "memory context unavailable; the stage runs without it", "session_id", ses.ID, "agent", a.Slug, "error", err.Error())
 		return system
 	}
 	var b strings.Builder

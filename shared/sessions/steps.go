@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -31,6 +32,9 @@ func (s *Service) Step(ctx context.Context, in workflow.SessionStepInput) (workf
 	if in.TeamID == "" || in.SessionID == "" {
 		return workflow.SessionStepOutput{}, workflow.InvalidTask{Msg: "team_id and session_id are required"}
 	}
+	// Every line the step logs, in the task and memory services too, says
+	// which team, session and state it belongs to (shared/logctx).
+	ctx = logctx.With(ctx, "team_id", in.TeamID, "session_id", in.SessionID, "step", in.Action)
 	ses, err := s.Store.GetSession(ctx, in.TeamID, in.SessionID)
 	if apperr.Is(err, apperr.ENOTFOUND) {
 		return workflow.SessionStepOutput{}, workflow.InvalidTask{Msg: err.Error()}

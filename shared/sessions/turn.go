@@ -9,6 +9,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/prompts"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -56,6 +57,8 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 	if err != nil {
 		return StageOutput{}, err
 	}
+	// The stage is a task: its lines carry the task's id too.
+	ctx = logctx.With(ctx, "task_id", taskID)
 	s.markParticipant(ctx, ses, t.Agent, PartWorking, taskID, t.Kind)
 	start := time.Now()
 	actx, stop := s.bounded(ctx, ses)
@@ -80,7 +83,7 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 		failure = err.Error()
 	}
 	if eerr := s.Tasks.EndStage(ectx, ses.TeamID, taskID, t.Agent, out.Output, failure, out.Tokens, out.CostUSD); eerr != nil {
-		s.log().Warn("end stage task", "session_id", ses.ID, "task_id", taskID, "error", eerr.Error())
+		s.log().WarnContext(ctx, "end stage task", "session_id", ses.ID, "error", eerr.Error())
 	}
 	if err != nil {
 		s.markParticipant(ectx, ses, t.Agent, PartFailed, taskID, t.Kind)
@@ -241,7 +244,7 @@ func (s *Service) markParticipant(ctx context.Context, ses Session, agent, statu
 		return nil
 	})
 	if err != nil && !apperr.Is(err, apperr.ENOTFOUND) {
-		s.log().Warn("mark participant", "session_id", ses.ID, "agent", agent, "error", err.Error())
+		s.log().WarnContext(ctx, "mark participant", "session_id", ses.ID, "agent", agent, "error", err.Error())
 	}
 }
 

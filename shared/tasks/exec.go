@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -99,6 +100,8 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, r := range refs {
+		// Each task's lines say whose it is (shared/logctx).
+		ctx := logctx.With(ctx, "team_id", r.TeamID, "task_id", r.ID)
 		var prev Task
 		_, err := s.transition(ctx, r.TeamID, r.ID, ActTimeout, "sweeper", func(before Task, after *Task) ([]Event, error) {
 			if before.Deadline == nil || before.Deadline.After(s.now().Add(-SweepGrace)) {
@@ -110,7 +113,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		})
 		if err != nil {
 			if !errors.Is(err, ErrNotRunnable) && apperr.Code(err) != apperr.ECONFLICT {
-				s.Log.ErrorContext(ctx, "sweep", "task_id", r.ID, "error", err.Error())
+				s.Log.ErrorContext(ctx, "sweep", "error", err.Error())
 			}
 			continue
 		}

@@ -25,7 +25,7 @@ func Build(d lambdafn.Deps) (any, error) {
 	}
 	h := consumers.For(messaging.DetailType, d.Log, valid, func(ctx context.Context, ev messaging.SentEvent) error {
 		n, err := svc.FanOut(ctx, ev.TeamID, ev.MessageID)
-		d.Log.InfoContext(ctx, "fanned out", "message_id", ev.MessageID, "inbox_entries_written", n)
+		d.Log.InfoContext(ctx, "fanned out", "inbox_entries_written", n)
 		return err
 	})
 	h.Retry = retry

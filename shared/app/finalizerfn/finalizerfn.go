@@ -34,7 +34,7 @@ func Build(d lambdafn.Deps) (any, error) {
 		}
 		r, err := svc.Sync(ctx, ev.TeamID, ev.ReportID)
 		if err == nil {
-			d.Log.InfoContext(ctx, "report synced", "team_id", ev.TeamID, "report_id", ev.ReportID, "task_id", ev.TaskID, "status", string(r.Status))
+			d.Log.InfoContext(ctx, "report synced", "status", string(r.Status))
 		}
 		return err
 	})

@@ -25,7 +25,7 @@ func Build(d lambdafn.Deps) (any, error) {
 	}
 	h := consumers.For(memory.DetailType, d.Log, valid, func(ctx context.Context, ev memory.SharedEvent) error {
 		n, err := svc.InvalidateTeam(ctx, ev.TeamID)
-		d.Log.InfoContext(ctx, "contexts dropped", "memory_id", ev.MemoryID, "agents", n)
+		d.Log.InfoContext(ctx, "contexts dropped", "agents", n)
 		return err
 	})
 	h.Retry = retry
