@@ -340,8 +340,9 @@ var (
 // Save is one change of a consultation, written in one transaction.
 type Save struct {
 	Consultation Consultation
-	// Release decrements the requester's active counter (the
-	// consultation left pending/in_progress).
+	// Release decrements the requester's active counter and removes the
+	// consultation's id from it (the consultation left
+	// pending/in_progress).
 	Release bool
 	// Escalation, when set, is created.
 	Escalation *Escalation
@@ -352,9 +353,14 @@ type Save struct {
 // Store persists consultations and escalations.
 type Store interface {
 	// CreateConsultation stores a new active consultation and increments
-	// its requester's active counter, conditioned on the counter being
-	// below limit (else ErrActiveLimit), in one transaction.
+	// its requester's active counter (recording the consultation's id
+	// there), conditioned on the counter being below limit (else
+	// ErrActiveLimit), in one transaction.
 	CreateConsultation(ctx context.Context, c Consultation, limit int) error
+	// ActiveConsultations returns the ids of the consultations that hold
+	// agent's slots as its counter records them: a create adds the id and
+	// a release removes it, in the same transactions as the count.
+	ActiveConsultations(ctx context.Context, teamID, agent string) ([]string, error)
 	// CreateEscalated stores a new consultation that is escalated from the
 	// start, with its escalation (the counter is not touched).
 	CreateEscalated(ctx context.Context, c Consultation, e Escalation) error

@@ -165,11 +165,10 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	if errors.Is(err, ErrActiveLimit) {
 		// The slots may be held by consultations the requester abandoned:
 		// close those (giving their slots back) and try once more. The
-		// consultations are read again, not taken from history: the ones
-		// holding the slots may have been created by concurrent requests
-		// after history was read, or be older than its newest
-		// historyLimit.
-		live, freed, rerr := s.reclaim(ctx, teamID, c.RequestingAgent, now)
+		// counter names the consultations holding the slots: they may
+		// have been created by concurrent requests after history was
+		// read, or be older than its newest historyLimit.
+		live, freed, rerr := s.reclaim(ctx, teamID, c.RequestingAgent, history, now)
 		if rerr != nil {
 			return Consultation{}, rerr
 		}
@@ -254,37 +253,47 @@ func (s *Service) history(ctx context.Context, teamID string) ([]Consultation, e
 
 // reclaim closes agent's active consultations (as requester) that are
 // stale at now, each with its slot released in the same write, and
-// returns the ids of those still active and how many it closed. A
+// returns the ids of those still active and how many it closed. The
+// candidates are the ids the agent's counter records (at most
+// MaxActivePerAgent, however many consultations the team has) and, for a
+// counter written before it recorded ids, the agent's active ones in
+// history; each is read again, consistently, before it is judged. A
 // consultation changed meanwhile (a follow-up) is not stale and is left
 // alone: the version condition decides.
-func (s *Service) reclaim(ctx context.Context, teamID, agent string, now time.Time) ([]string, int, error) {
-	live, freed := []string{}, 0
-	for _, st := range []Status{Pending, InProgress} {
-		list, err := paging.Collect(historyLimit, paging.MaxLimit, func(p paging.Page) ([]Consultation, string, error) {
-			return s.Store.ListConsultations(ctx, teamID, Filter{Status: st, Agent: agent}, p)
-		})
-		if err != nil {
-			return nil, 0, err
+func (s *Service) reclaim(ctx context.Context, teamID, agent string, history []Consultation, now time.Time) ([]string, int, error) {
+	ids, err := s.Store.ActiveConsultations(ctx, teamID, agent)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, h := range history {
+		if h.RequestingAgent == agent && h.Status.Active() && !slices.Contains(ids, h.ID) {
+			ids = append(ids, h.ID)
 		}
-		for _, c := range list {
-			if c.RequestingAgent != agent {
-				continue
-			}
-			if !c.Stale(now) {
-				live = append(live, c.ID)
-				continue
-			}
-			c.Status, c.ClosedReason, c.CompletedAt, c.UpdatedAt = Completed, ClosedIdle, &now, now
-			c.Version++
-			switch err := s.Store.SaveConsultation(ctx, Save{Consultation: c, Release: true}); {
-			case err == nil:
-				freed++
-				s.log().InfoContext(ctx, "closed an idle consultation", "team_id", teamID, "consultation_id", c.ID, "agent", agent)
-			case errors.Is(err, ErrChanged):
-				live = append(live, c.ID)
-			default:
-				return nil, 0, err
-			}
+	}
+	live, freed := []string{}, 0
+	for _, id := range ids {
+		c, err := s.Store.GetConsultation(ctx, teamID, id)
+		switch {
+		case apperr.Is(err, apperr.ENOTFOUND):
+			continue
+		case err != nil:
+			return nil, 0, err
+		case !c.Status.Active() || c.RequestingAgent != agent:
+			continue
+		case !c.Stale(now):
+			live = append(live, c.ID)
+			continue
+		}
+		c.Status, c.ClosedReason, c.CompletedAt, c.UpdatedAt = Completed, ClosedIdle, &now, now
+		c.Version++
+		switch err := s.Store.SaveConsultation(ctx, Save{Consultation: c, Release: true}); {
+		case err == nil:
+			freed++
+			s.log().InfoContext(ctx, "closed an idle consultation", "team_id", teamID, "consultation_id", c.ID, "agent", agent)
+		case errors.Is(err, ErrChanged):
+			live = append(live, c.ID)
+		default:
+			return nil, 0, err
 		}
 	}
 	return live, freed, nil
