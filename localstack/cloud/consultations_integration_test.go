@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +23,9 @@ import (
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/consultations"
+	"github.com/conclave-ai/conclave/shared/memstore"
+	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
@@ -195,14 +199,21 @@ func TestConsultationLoopsEscalateToAHuman(t *testing.T) {
 	}
 	assert.True(t, found, "the human's answer is in the requester's inbox: %v", inbox)
 
-	// Open first: the two open escalations, then the resolved one.
+	// Open first: resolve the newest (the stall's) too, so newest-first
+	// order alone (stall, circular, identical) would not pass: the open
+	// circular escalation, then the resolved ones newest first.
+	st, res = d.call("POST", "/v1/escalations/"+stall["escalation_id"].(string)+"/resolve", map[string]any{"answer": "A unique index on the hash column"})
+	require.Equal(t, 200, st, res)
 	st, list = d.call("GET", "/v1/escalations", nil)
 	require.Equal(t, 200, st)
 	items := list["items"].([]any)
 	require.Len(t, items, 3)
-	assert.Equal(t, "open", items[0].(map[string]any)["status"])
-	assert.Equal(t, "open", items[1].(map[string]any)["status"])
-	assert.Equal(t, "resolved", items[2].(map[string]any)["status"])
+	var order []string
+	for _, it := range items {
+		m := it.(map[string]any)
+		order = append(order, m["id"].(string)+":"+m["status"].(string))
+	}
+	assert.Equal(t, []string{circ["escalation_id"].(string) + ":open", stall["escalation_id"].(string) + ":resolved", escID + ":resolved"}, order)
 
 	// The metrics add up to the consultations made.
 	st, m := d.call("GET", "/v1/consultations/metrics", nil)
@@ -321,6 +332,12 @@ func TestConsultationsValidationIsolationIdempotency(t *testing.T) {
 	assert.Len(t, list["items"], 1, "one consultation")
 
 	id := first.JSON(t)["collaboration_id"].(string)
+	st, got := d.call("GET", "/v1/consultations/"+id+"?wait=1", nil)
+	require.Equal(t, 200, st, got)
+	assert.Equal(t, id, got["collaboration_id"])
+	assert.Equal(t, "in_progress", got["status"])
+	st, _ = d.call("GET", "/v1/consultations/"+id+"?wait=26", nil)
+	assert.Equal(t, 400, st, "wait beyond its maximum")
 	for _, path := range []string{"/v1/consultations/" + id, "/v1/consultations/" + id + "?wait=1"} {
 		st, _ = other.call("GET", path, nil)
 		assert.Equal(t, 404, st, path)
@@ -335,9 +352,101 @@ func TestConsultationsValidationIsolationIdempotency(t *testing.T) {
 	st, m := other.call("GET", "/v1/consultations/metrics", nil)
 	require.Equal(t, 200, st)
 	assert.EqualValues(t, 0, m["total"])
+	st, _ = other.call("POST", "/v1/escalations/esc_nope/resolve", map[string]any{"answer": "x"})
+	assert.Equal(t, 404, st)
+
+	// A real escalation of d's (the same question a third time): invisible
+	// and unresolvable for the other team, and left as it was.
+	var loop map[string]any
+	for range 2 {
+		loop = d.consult(body)
+	}
+	require.Equal(t, "escalated", loop["status"])
+	escID := loop["escalation_id"].(string)
+	st, _ = other.call("POST", "/v1/escalations/"+escID+"/resolve", map[string]any{"answer": "not yours to answer"})
+	assert.Equal(t, 404, st)
 	st, esc := other.call("GET", "/v1/escalations", nil)
 	require.Equal(t, 200, st)
 	assert.Empty(t, esc["items"])
-	st, _ = other.call("POST", "/v1/escalations/esc_nope/resolve", map[string]any{"answer": "x"})
+	st, _ = other.call("GET", "/v1/consultations/"+loop["collaboration_id"].(string), nil)
 	assert.Equal(t, 404, st)
+
+	// Bad follow-ups and resolutions are 400 and change nothing.
+	st, _ = d.call("POST", "/v1/consultations/"+id+"/exchanges", map[string]any{"message": ""})
+	assert.Equal(t, 400, st, "empty message")
+	for name, body := range map[string]map[string]any{
+		"empty answer":         {"answer": ""},
+		"resolved_by too long": {"answer": "id, email", "resolved_by": strings.Repeat("x", 201)},
+	} {
+		st, _ = d.call("POST", "/v1/escalations/"+escID+"/resolve", body)
+		assert.Equal(t, 400, st, name)
+	}
+	st, mine := d.call("GET", "/v1/escalations", nil)
+	require.Equal(t, 200, st)
+	require.Len(t, mine["items"], 1)
+	still := mine["items"].([]any)[0].(map[string]any)
+	assert.Equal(t, escID, still["id"])
+	assert.Equal(t, "open", still["status"])
+	assert.Empty(t, still["resolution"])
+	st, c := d.call("GET", "/v1/consultations/"+id, nil)
+	require.Equal(t, 200, st)
+	assert.Len(t, c["exchanges"], 1, "no exchange was added")
+	st, c = d.call("GET", "/v1/consultations/"+loop["collaboration_id"].(string), nil)
+	require.Equal(t, 200, st)
+	assert.Equal(t, "escalated", c["status"])
+	st, inbox := d.call("GET", "/v1/agents/frontend/inbox", nil)
+	require.Equal(t, 200, st, inbox)
+	assert.Empty(t, inbox["items"], "no answer was delivered")
+}
+
+// On DynamoDB Local: the active counter records which consultations hold
+// its slots (a string set beside the count, in the same transactions), so
+// an abandoned consultation is found and closed, giving exactly its slot
+// back, when its requester next needs one. The service runs in the test
+// with its clock moved past the idle limit (a function's clock cannot
+// be).
+func TestAnIdleConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
+	e := mustEnv(t)
+	d := mustConsultTeam(t, e)
+	ctx := context.Background()
+	svc := consultations.New(e.store, localmodel.New(e.store), &memstore.Publisher{}, nil, nil)
+	t0 := time.Now().UTC()
+	now := t0
+	svc.Now = func() time.Time { return now }
+	ask := func(q string) consultations.Consultation {
+		t.Helper()
+		c, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: q})
+		require.NoError(t, err)
+		return c
+	}
+	var held []string
+	for _, q := range []string{"What fields does the User model API return?", "Is the JWT auth token secure?", "Which database schema stores sessions?"} {
+		c := ask(q)
+		require.Equal(t, consultations.InProgress, c.Status)
+		held = append(held, c.ID)
+	}
+	ids, err := e.store.ActiveConsultations(ctx, d.id, "frontend")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, held, ids)
+	full := ask("Which endpoint paginates the orders?")
+	require.Equal(t, consultations.Escalated, full.Status)
+	assert.ElementsMatch(t, held, full.Loop.Evidence["active_consultations"])
+
+	now = t0.Add(consultations.IdleLimit + time.Minute)
+	c := ask("Is the login vulnerable to replay?")
+	require.Equal(t, consultations.InProgress, c.Status, "the idle ones gave their slots back")
+	for _, id := range held {
+		got, err := svc.Get(ctx, d.id, id)
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Completed, got.Status)
+		assert.Equal(t, consultations.ClosedIdle, got.ClosedReason)
+	}
+	ids, err = e.store.ActiveConsultations(ctx, d.id, "frontend")
+	require.NoError(t, err)
+	assert.Equal(t, []string{c.ID}, ids, "the counter holds only the new one")
+	// Exactly three slots came back: two more fit, a third does not.
+	for _, q := range []string{"Which API model holds the preferences?", "Which react ui css fits the profile card?"} {
+		assert.Equal(t, consultations.InProgress, ask(q).Status, q)
+	}
+	assert.Equal(t, consultations.Escalated, ask("Which database index serves the orders lookup?").Status)
 }

@@ -12,7 +12,21 @@
 // bounded by AnswerTimeout fits the 29 s function limit, so no task,
 // queue or workflow is needed and nothing is left half-done when the call
 // ends; a failed or timed-out answer escalates the consultation
-// (specialist_failed) instead of leaving it pending.
+// (specialist_failed) instead of leaving it pending. The writes after the
+// call are detached from the caller's deadline (writeTimeout), so a caller
+// that ran out of time still leaves the consultation escalated, not
+// pending with its slot held.
+//
+// An answered consultation holds one of its requester's MaxActivePerAgent
+// slots until the requester records its outcome. One the requester
+// abandons holds it only while it is fresh: after IdleLimit without a
+// change it no longer counts as a wait (circular detection ignores it),
+// and it is closed (completed, closed_reason idle), releasing its slot,
+// when its requester next needs the slot. Closing lazily fits the slot
+// counter: the counter (one item per agent) is the truth the create
+// transaction is conditioned on, so the slot can only be given back by a
+// write that also closes the consultation; a sweeper would need an index
+// of active consultations across teams that nothing else needs.
 package consultations
 
 import (
@@ -47,6 +61,14 @@ var Statuses = []Status{Pending, InProgress, Completed, Escalated}
 // Active reports whether s counts against the requester's active limit.
 func (s Status) Active() bool { return s == Pending || s == InProgress }
 
+// ClosedIdle is the closed_reason of a consultation the service closed
+// because its requester left it idle longer than IdleLimit.
+const ClosedIdle = "idle"
+
+// GeneralReason is the consultation_reason when the chosen specialist
+// matched none of its skills (the gate chose on its other signals).
+const GeneralReason = "general"
+
 // Urgencies.
 var Urgencies = []string{"low", "normal", "high", "critical"}
 
@@ -62,6 +84,12 @@ const (
 // Limits (seed 002 §4 COLLABORATION_LIMITS and the request's sizes).
 const (
 	MaxExchanges = 5
+	// IdleLimit is how long an active consultation may go without a
+	// change (an answer, a follow-up) and still count as the requester
+	// waiting on it: longer than any follow-up of one task or chat turn
+	// takes, far longer than an answer (AnswerTimeout), so only an
+	// abandoned one passes it.
+	IdleLimit = 30 * time.Minute
 	// MaxActivePerAgent is the product's "3 active consultations per
 	// agent": a conditional counter enforces it.
 	MaxActivePerAgent = 3
@@ -81,6 +109,11 @@ const (
 	SimilarPast   = 3
 	MaxMemories   = 5
 	AnswerTimeout = 20 * time.Second
+	// writeTimeout bounds the writes after the specialist's call, which
+	// run even when the caller's own deadline has passed: one
+	// transaction takes tens of milliseconds, and a chat turn keeps
+	// seconds after its tools for its reply and commit.
+	writeTimeout = 2 * time.Second
 	// maxAnswerTokens bounds the specialist's answer.
 	maxAnswerTokens = 1024
 	// historyLimit bounds the consultations read for loops, similarity
@@ -191,15 +224,21 @@ type Outcome struct {
 // Consultation is one help request (the seed's response format plus its
 // tracking).
 type Consultation struct {
-	TeamID             string         `json:"-"`
-	ID                 string         `json:"collaboration_id"`
-	Status             Status         `json:"status"`
-	RequestingAgent    string         `json:"requesting_agent"`
-	ConsultedAgent     string         `json:"consulted_agent"`
-	Question           string         `json:"question"`
-	Context            RequestContext `json:"context"`
-	SuggestedAgent     string         `json:"suggested_agent,omitempty"`
-	Urgency            string         `json:"urgency"`
+	TeamID          string         `json:"-"`
+	ID              string         `json:"collaboration_id"`
+	Status          Status         `json:"status"`
+	RequestingAgent string         `json:"requesting_agent"`
+	ConsultedAgent  string         `json:"consulted_agent"`
+	Question        string         `json:"question"`
+	Context         RequestContext `json:"context"`
+	SuggestedAgent  string         `json:"suggested_agent,omitempty"`
+	Urgency         string         `json:"urgency"`
+	// ConsultationReason is what the consultation is about (seed 002's
+	// consultation_reason): the chosen specialist's best-matching skill,
+	// set by the orchestrator (GeneralReason when none matched), so the
+	// metrics' success rate by reason needs no free text from the
+	// requester.
+	ConsultationReason string         `json:"consultation_reason"`
 	Decision           Decision       `json:"decision"`
 	Response           *Answer        `json:"response"`
 	SuggestedNextSteps []string       `json:"suggested_next_steps"`
@@ -208,13 +247,40 @@ type Consultation struct {
 	Loop               *Loop          `json:"loop,omitempty"`
 	EscalationID       string         `json:"escalation_id,omitempty"`
 	ResolvedBy         string         `json:"resolved_by,omitempty"` // specialist, human
-	Outcome            *Outcome       `json:"outcome,omitempty"`
-	TokensUsed         int            `json:"tokens_used"`
-	CostUSD            float64        `json:"cost_usd"`
-	Version            int            `json:"version"`
-	CreatedAt          time.Time      `json:"created_at"`
-	UpdatedAt          time.Time      `json:"updated_at"`
-	CompletedAt        *time.Time     `json:"completed_at,omitempty"`
+	// ClosedReason is ClosedIdle when the service closed the consultation
+	// after IdleLimit without a change.
+	ClosedReason string     `json:"closed_reason,omitempty"`
+	Outcome      *Outcome   `json:"outcome,omitempty"`
+	TokensUsed   int        `json:"tokens_used"`
+	CostUSD      float64    `json:"cost_usd"`
+	Version      int        `json:"version"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
+	CompletedAt  *time.Time `json:"completed_at,omitempty"`
+}
+
+// Stale reports whether c is active but has had no change for longer than
+// IdleLimit at now: its requester abandoned it.
+func (c Consultation) Stale(now time.Time) bool {
+	return c.Status.Active() && now.Sub(c.UpdatedAt) > IdleLimit
+}
+
+// Reason is c's consultation_reason; for a consultation stored before the
+// field existed, it is derived from the decision the same way.
+func (c Consultation) Reason() string {
+	if c.ConsultationReason != "" {
+		return c.ConsultationReason
+	}
+	return reasonOf(c.Decision)
+}
+
+func reasonOf(d Decision) string {
+	for _, cand := range d.Candidates {
+		if cand.Slug == d.Selected && len(cand.Matched) > 0 {
+			return cand.Matched[0]
+		}
+	}
+	return GeneralReason
 }
 
 // EscalationStatus is an escalation's state.
@@ -274,8 +340,9 @@ var (
 // Save is one change of a consultation, written in one transaction.
 type Save struct {
 	Consultation Consultation
-	// Release decrements the requester's active counter (the
-	// consultation left pending/in_progress).
+	// Release decrements the requester's active counter and removes the
+	// consultation's id from it (the consultation left
+	// pending/in_progress).
 	Release bool
 	// Escalation, when set, is created.
 	Escalation *Escalation
@@ -286,9 +353,14 @@ type Save struct {
 // Store persists consultations and escalations.
 type Store interface {
 	// CreateConsultation stores a new active consultation and increments
-	// its requester's active counter, conditioned on the counter being
-	// below limit (else ErrActiveLimit), in one transaction.
+	// its requester's active counter (recording the consultation's id
+	// there), conditioned on the counter being below limit (else
+	// ErrActiveLimit), in one transaction.
 	CreateConsultation(ctx context.Context, c Consultation, limit int) error
+	// ActiveConsultations returns the ids of the consultations that hold
+	// agent's slots as its counter records them: a create adds the id and
+	// a release removes it, in the same transactions as the count.
+	ActiveConsultations(ctx context.Context, teamID, agent string) ([]string, error)
 	// CreateEscalated stores a new consultation that is escalated from the
 	// start, with its escalation (the counter is not touched).
 	CreateEscalated(ctx context.Context, c Consultation, e Escalation) error

@@ -13,14 +13,23 @@ type PairMetrics struct {
 	Count           int    `json:"count"`
 	// ByOutcome counts the pair's consultations by how they stand or
 	// ended: successful (rated 4-5), unsuccessful (rated 1-3), answered
-	// (completed or in progress, not rated), human_resolved, open
-	// (pending or escalated and not resolved), and one entry per loop
-	// type that escalated one (loop:<type>). Every consultation is in
-	// exactly one of successful, unsuccessful, answered, human_resolved,
+	// (completed or in progress, not rated), human_resolved, abandoned
+	// (closed after IdleLimit without an outcome), open (pending or
+	// escalated and not resolved), and one entry per loop type that
+	// escalated one (loop:<type>). Every consultation is in exactly one
+	// of successful, unsuccessful, answered, human_resolved, abandoned,
 	// open; the loop:<type> entries count escalations on top.
 	ByOutcome map[string]int `json:"by_outcome"`
 	// SuccessRate is successful / rated; 0 when none is rated.
-	SuccessRate  float64 `json:"success_rate"`
+	SuccessRate float64 `json:"success_rate"`
+	// ByReason counts the pair's consultations by consultation_reason
+	// (the specialist's best-matching skill).
+	ByReason map[string]int `json:"by_reason"`
+	// SuccessRateByReason is, per consultation_reason with at least one
+	// rated consultation, successful / rated (the seed's "success rate by
+	// consultation type"); a reason with none rated is absent, not 0.
+	SuccessRateByReason map[string]float64 `json:"success_rate_by_reason"`
+
 	AvgExchanges float64 `json:"avg_exchanges"`
 	// LoopRate is escalated by a loop / count.
 	LoopRate          float64 `json:"loop_rate"`
@@ -31,6 +40,8 @@ type PairMetrics struct {
 	exchanges, rated  int
 	responses, rating int
 	responseMS        int64
+	// reasonRated and reasonOK count rated and successful ones by reason.
+	reasonRated, reasonOK map[string]int
 }
 
 // Metrics is GET /v1/consultations/metrics: per pair, and the total the
@@ -40,7 +51,8 @@ type Metrics struct {
 	Pairs []PairMetrics `json:"pairs"`
 }
 
-// Metrics aggregates the team's consultations (the newest historyLimit).
+// Metrics aggregates the team's consultations: the newest historyLimit
+// of them (older ones are not counted; Total says how many were).
 func (s *Service) Metrics(ctx context.Context, teamID string) (Metrics, error) {
 	list, err := s.history(ctx, teamID)
 	if err != nil {
@@ -56,10 +68,13 @@ func Aggregate(list []Consultation) Metrics {
 		k := [2]string{c.RequestingAgent, c.ConsultedAgent}
 		p := by[k]
 		if p == nil {
-			p = &PairMetrics{RequestingAgent: k[0], ConsultedAgent: k[1], ByOutcome: map[string]int{}}
+			p = &PairMetrics{RequestingAgent: k[0], ConsultedAgent: k[1], ByOutcome: map[string]int{}, ByReason: map[string]int{},
+				SuccessRateByReason: map[string]float64{}, reasonRated: map[string]int{}, reasonOK: map[string]int{}}
 			by[k] = p
 		}
 		p.Count++
+		reason := c.Reason()
+		p.ByReason[reason]++
 		p.exchanges += len(c.Exchanges)
 		p.TokensUsed += c.TokensUsed
 		p.CostUSD += c.CostUSD
@@ -74,6 +89,8 @@ func Aggregate(list []Consultation) Metrics {
 			p.ByOutcome["unsuccessful"]++
 		case c.ResolvedBy == "human" && c.Status == Completed:
 			p.ByOutcome["human_resolved"]++
+		case c.ClosedReason == ClosedIdle:
+			p.ByOutcome["abandoned"]++
 		case c.Status == InProgress || c.Status == Completed:
 			p.ByOutcome["answered"]++
 		default:
@@ -82,6 +99,10 @@ func Aggregate(list []Consultation) Metrics {
 		if c.Outcome != nil {
 			p.rated++
 			p.rating += c.Outcome.Rating
+			p.reasonRated[reason]++
+			if c.Outcome.Rating >= 4 {
+				p.reasonOK[reason]++
+			}
 		}
 		if c.Loop != nil {
 			p.ByOutcome["loop:"+c.Loop.Type]++
@@ -100,6 +121,9 @@ func Aggregate(list []Consultation) Metrics {
 		if p.rated > 0 {
 			p.SuccessRate = round(float64(p.ByOutcome["successful"]) / float64(p.rated))
 			p.AvgRating = round(float64(p.rating) / float64(p.rated))
+		}
+		for r, n := range p.reasonRated {
+			p.SuccessRateByReason[r] = round(float64(p.reasonOK[r]) / float64(n))
 		}
 		if p.responses > 0 {
 			p.AvgResponseMS = round(float64(p.responseMS) / float64(p.responses))

@@ -147,7 +147,7 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	c := Consultation{
 		TeamID: teamID, ID: ids.New("cons"), Status: Pending, RequestingAgent: in.RequestingAgent,
 		ConsultedAgent: decision.Selected, Question: in.Question, Context: rc, SuggestedAgent: in.SuggestedAgent,
-		Urgency: in.Urgency, Decision: decision, SuggestedNextSteps: []string{}, Exchanges: []Exchange{},
+		Urgency: in.Urgency, ConsultationReason: reasonOf(decision), Decision: decision, SuggestedNextSteps: []string{}, Exchanges: []Exchange{},
 		Version: 1, CreatedAt: now, UpdatedAt: now,
 	}
 	history, err := s.history(ctx, teamID)
@@ -163,21 +163,23 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	}
 	err = s.Store.CreateConsultation(ctx, c, MaxActivePerAgent)
 	if errors.Is(err, ErrActiveLimit) {
-		// Read again: the consultations that hold the slots may have been
-		// created by concurrent requests after history was read.
-		current, herr := s.history(ctx, teamID)
-		if herr != nil {
-			return Consultation{}, herr
+		// The slots may be held by consultations the requester abandoned:
+		// close those (giving their slots back) and try once more. The
+		// counter names the consultations holding the slots: they may
+		// have been created by concurrent requests after history was
+		// read, or be older than its newest historyLimit.
+		live, freed, rerr := s.reclaim(ctx, teamID, c.RequestingAgent, history, now)
+		if rerr != nil {
+			return Consultation{}, rerr
 		}
-		open := []string{}
-		for _, h := range current {
-			if h.RequestingAgent == c.RequestingAgent && h.Status.Active() {
-				open = append(open, h.ID)
-			}
+		if freed > 0 {
+			err = s.Store.CreateConsultation(ctx, c, MaxActivePerAgent)
 		}
-		return s.escalateNew(ctx, c, Loop{Type: LoopTooManyActive, DetectedAt: now, Evidence: map[string]any{
-			"active_consultations": open, "limit": MaxActivePerAgent,
-			"description": fmt.Sprintf("%s already has %d active consultations", c.RequestingAgent, MaxActivePerAgent)}})
+		if errors.Is(err, ErrActiveLimit) {
+			return s.escalateNew(ctx, c, Loop{Type: LoopTooManyActive, DetectedAt: now, Evidence: map[string]any{
+				"active_consultations": live, "limit": MaxActivePerAgent,
+				"description": fmt.Sprintf("%s already has %d active consultations", c.RequestingAgent, MaxActivePerAgent)}})
+		}
 	}
 	if err != nil {
 		return Consultation{}, err
@@ -247,6 +249,54 @@ func (s *Service) history(ctx context.Context, teamID string) ([]Consultation, e
 	return paging.Collect(historyLimit, paging.MaxLimit, func(p paging.Page) ([]Consultation, string, error) {
 		return s.Store.ListConsultations(ctx, teamID, Filter{}, p)
 	})
+}
+
+// reclaim closes agent's active consultations (as requester) that are
+// stale at now, each with its slot released in the same write, and
+// returns the ids of those still active and how many it closed. The
+// candidates are the ids the agent's counter records (at most
+// MaxActivePerAgent, however many consultations the team has) and, for a
+// counter written before it recorded ids, the agent's active ones in
+// history; each is read again, consistently, before it is judged. A
+// consultation changed meanwhile (a follow-up) is not stale and is left
+// alone: the version condition decides.
+func (s *Service) reclaim(ctx context.Context, teamID, agent string, history []Consultation, now time.Time) ([]string, int, error) {
+	ids, err := s.Store.ActiveConsultations(ctx, teamID, agent)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, h := range history {
+		if h.RequestingAgent == agent && h.Status.Active() && !slices.Contains(ids, h.ID) {
+			ids = append(ids, h.ID)
+		}
+	}
+	live, freed := []string{}, 0
+	for _, id := range ids {
+		c, err := s.Store.GetConsultation(ctx, teamID, id)
+		switch {
+		case apperr.Is(err, apperr.ENOTFOUND):
+			continue
+		case err != nil:
+			return nil, 0, err
+		case !c.Status.Active() || c.RequestingAgent != agent:
+			continue
+		case !c.Stale(now):
+			live = append(live, c.ID)
+			continue
+		}
+		c.Status, c.ClosedReason, c.CompletedAt, c.UpdatedAt = Completed, ClosedIdle, &now, now
+		c.Version++
+		switch err := s.Store.SaveConsultation(ctx, Save{Consultation: c, Release: true}); {
+		case err == nil:
+			freed++
+			s.log().InfoContext(ctx, "closed an idle consultation", "team_id", teamID, "consultation_id", c.ID, "agent", agent)
+		case errors.Is(err, ErrChanged):
+			live = append(live, c.ID)
+		default:
+			return nil, 0, err
+		}
+	}
+	return live, freed, nil
 }
 
 // curate builds the context package: the request's fields, up to three
@@ -339,7 +389,8 @@ func (s *Service) detect(c Consultation, history []Consultation, msg string, now
 			"description": fmt.Sprintf("%s asked a near-identical question %d times within an hour", c.RequestingAgent, len(same)+1)}}
 	}
 	for _, h := range history {
-		if h.ID != c.ID && h.Status.Active() && h.RequestingAgent == c.ConsultedAgent && h.ConsultedAgent == c.RequestingAgent {
+		// A stale consultation is abandoned, not waited on.
+		if h.ID != c.ID && h.Status.Active() && !h.Stale(now) && h.RequestingAgent == c.ConsultedAgent && h.ConsultedAgent == c.RequestingAgent {
 			return &Loop{Type: LoopCircular, DetectedAt: now, Evidence: map[string]any{
 				"waiting_on_each_other": []string{c.RequestingAgent, c.ConsultedAgent}, "open_consultation": h.ID,
 				"description": fmt.Sprintf("%s waits on %s (%s) while %s asks %s", h.RequestingAgent, h.ConsultedAgent, h.ID, c.RequestingAgent, c.ConsultedAgent)}}
@@ -388,7 +439,7 @@ func (s *Service) announce(ctx context.Context, c Consultation, e Escalation) {
 	// page, so it is logged rather than failing the request.
 	if err := s.Bus.Publish(ctx, DetailType, EscalatedEvent{TeamID: c.TeamID, EscalationID: e.ID, ConsultationID: c.ID,
 		RequestingAgent: c.RequestingAgent, ConsultedAgent: c.ConsultedAgent, Type: e.Type, Urgency: c.Urgency, CreatedAt: e.CreatedAt}); err != nil {
-		s.log().Error("publish ConsultationEscalated", "escalation_id", e.ID, "error", err.Error())
+		s.log().ErrorContext(ctx, "publish ConsultationEscalated", "team_id", c.TeamID, "escalation_id", e.ID, "error", err.Error())
 	}
 }
 
@@ -427,12 +478,17 @@ func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, tea
 	cancel()
 	elapsed := time.Since(start).Milliseconds()
 	now := s.now()
+	// The caller's deadline may have passed during the call (a chat
+	// turn's tool bound): what follows must still be written, or the
+	// consultation would stay pending and hold its requester's slot.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer wcancel()
 	if err == nil && resp.Refused {
 		err = errors.New("the specialist's model refused to answer")
 	}
 	if err != nil {
-		s.log().Warn("specialist failed", "consultation_id", c.ID, "agent", c.ConsultedAgent, "error", err.Error())
-		return s.escalate(ctx, c, Loop{Type: EscalSpecialistError, DetectedAt: now, Evidence: map[string]any{
+		s.log().WarnContext(ctx, "specialist failed", "team_id", c.TeamID, "consultation_id", c.ID, "agent", c.ConsultedAgent, "error", err.Error())
+		return s.escalate(wctx, c, Loop{Type: EscalSpecialistError, DetectedAt: now, Evidence: map[string]any{
 			"agent": c.ConsultedAgent, "exchange": len(c.Exchanges) + 1, "description": "the specialist could not answer: " + clip(err.Error(), 300)}})
 	}
 	reply := parseReply(resp.Text)
@@ -446,7 +502,7 @@ func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, tea
 	c.CostUSD += cost
 	c.Status, c.ResolvedBy, c.UpdatedAt = InProgress, "specialist", now
 	c.Version++
-	if err := s.Store.SaveConsultation(ctx, Save{Consultation: c}); err != nil {
+	if err := s.Store.SaveConsultation(wctx, Save{Consultation: c}); err != nil {
 		return Consultation{}, changed(err)
 	}
 	return c, nil
@@ -599,7 +655,7 @@ func (s *Service) RecordOutcome(ctx context.Context, teamID, id string, in Outco
 	}
 	if save.Memory != nil {
 		if err := s.Bus.Publish(ctx, memory.DetailType, memory.SharedEvent{TeamID: teamID, MemoryID: save.Memory.ID, Author: save.Memory.Author, Type: save.Memory.Type, CreatedAt: now}); err != nil {
-			s.log().Error("publish MemoryShared", "memory_id", save.Memory.ID, "error", err.Error())
+			s.log().ErrorContext(ctx, "publish MemoryShared", "team_id", teamID, "memory_id", save.Memory.ID, "error", err.Error())
 		}
 	}
 	return c, nil

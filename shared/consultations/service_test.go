@@ -2,6 +2,7 @@ package consultations_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -23,26 +24,32 @@ import (
 
 const team = "team_c"
 
-func agent(slug, name string, status string, skill agents.Skill) agents.Agent {
-	return agents.Agent{TeamID: team, Slug: slug, Name: name, Status: status, Skills: []agents.Skill{skill}, Version: 1}
+func agent(teamID, slug, name string, status string, skill agents.Skill) agents.Agent {
+	return agents.Agent{TeamID: teamID, Slug: slug, Name: name, Status: status, Skills: []agents.Skill{skill}, Version: 1}
 }
 
-// fixture is a team of four: a frontend developer who asks, a backend
-// developer (APIs, models), a security expert (auth, tokens) and a paused
-// devops engineer.
-func fixture(t *testing.T) (*consultations.Service, *memstore.Store, *memstore.Publisher) {
+// seedTeam creates teamID in store with a frontend developer who asks, a
+// backend developer (APIs, models), a security expert (auth, tokens) and
+// a paused devops engineer.
+func seedTeam(t *testing.T, store *memstore.Store, teamID string) {
 	t.Helper()
-	store := memstore.New()
 	ctx := context.Background()
-	require.NoError(t, store.CreateTeam(ctx, teams.Team{ID: team, Name: "c"}, teams.APIKey{ID: "key_c", TeamID: team, Status: "active"}, "hash-c"))
+	require.NoError(t, store.CreateTeam(ctx, teams.Team{ID: teamID, Name: teamID}, teams.APIKey{ID: "key_" + teamID, TeamID: teamID, Status: "active"}, "hash-"+teamID))
 	for _, a := range []agents.Agent{
-		agent("frontend", "Fran", agents.StatusActive, agents.Skill{Name: "ui", Description: "user interfaces", Keywords: []string{"ui", "react", "css"}}),
-		agent("backend", "Ben", agents.StatusActive, agents.Skill{Name: "api-design", Description: "APIs, database schema, models", Keywords: []string{"api", "model", "database", "schema", "endpoint", "fields"}}),
-		agent("security", "Sec", agents.StatusActive, agents.Skill{Name: "security-review", Description: "authentication, vulnerabilities", Keywords: []string{"auth", "authentication", "security", "vulnerability", "token", "jwt"}}),
-		agent("devops", "Dev", agents.StatusPaused, agents.Skill{Name: "deploy", Description: "deployment", Keywords: []string{"docker", "deploy"}}),
+		agent(teamID, "frontend", "Fran", agents.StatusActive, agents.Skill{Name: "ui", Description: "user interfaces", Keywords: []string{"ui", "react", "css"}}),
+		agent(teamID, "backend", "Ben", agents.StatusActive, agents.Skill{Name: "api-design", Description: "APIs, database schema, models", Keywords: []string{"api", "model", "database", "schema", "endpoint", "fields"}}),
+		agent(teamID, "security", "Sec", agents.StatusActive, agents.Skill{Name: "security-review", Description: "authentication, vulnerabilities", Keywords: []string{"auth", "authentication", "security", "vulnerability", "token", "jwt"}}),
+		agent(teamID, "devops", "Dev", agents.StatusPaused, agents.Skill{Name: "deploy", Description: "deployment", Keywords: []string{"docker", "deploy"}}),
 	} {
 		require.NoError(t, store.CreateAgent(ctx, a))
 	}
+}
+
+// fixture is the service over an in-memory store holding team (seedTeam).
+func fixture(t *testing.T) (*consultations.Service, *memstore.Store, *memstore.Publisher) {
+	t.Helper()
+	store := memstore.New()
+	seedTeam(t, store, team)
 	bus := &memstore.Publisher{}
 	svc := consultations.New(store, localmodel.New(store), bus, nil, nil)
 	return svc, store, bus
@@ -165,6 +172,58 @@ func TestTheContextPackageHoldsSimilarResolutionsAndRelevantMemories(t *testing.
 	assert.NotEmpty(t, c.ContextPackage.Included)
 }
 
+// What the package draws on is redacted too (a past answer, a shared
+// memory), and it draws only on the team's shared knowledge: not a
+// private memory, however relevant, and not another team's consultation.
+func TestTheContextPackageRedactsAndKeepsToTheTeamsSharedKnowledge(t *testing.T) {
+	svc, store, _ := fixture(t)
+	ctx := context.Background()
+	seedTeam(t, store, "team_d")
+	q := "Which fields does the User model API return for the profile page?"
+
+	// Another team's resolved consultation of the same question.
+	theirs, err := svc.Request(ctx, "team_d", ask("frontend", q))
+	require.NoError(t, err)
+	_, err = svc.RecordOutcome(ctx, "team_d", theirs.ID, consultations.OutcomeInput{Rating: 5, LessonsLearned: "team d profile fields lesson"})
+	require.NoError(t, err)
+
+	// The team's own, whose answer carried a secret.
+	svc.Model = answering(`{"answer":"The User model API returns id and email; the fixture user logs in with password=hunter22"}`)
+	ours, err := svc.Request(ctx, team, ask("frontend", q))
+	require.NoError(t, err)
+	_, err = svc.RecordOutcome(ctx, team, ours.ID, consultations.OutcomeInput{Rating: 5})
+	require.NoError(t, err)
+	now := time.Now()
+	require.NoError(t, store.PutMemory(ctx, memory.Memory{ID: "mem_shared_secret", TeamID: team, Author: "backend", Type: "fact", Visibility: memory.Shared,
+		Content: "The User model API profile fields need the header Authorization: Bearer abcdefghijklmnop999", CreatedAt: now}))
+	require.NoError(t, store.PutMemory(ctx, memory.Memory{ID: "mem_private", TeamID: team, Author: "backend", Type: "fact", Visibility: memory.Private,
+		Content: "The User model API profile page fields: my private notes", CreatedAt: now}))
+
+	seen := &recorder{}
+	svc.Model = seen
+	c, err := svc.Request(ctx, team, ask("security", "What fields does the User model API return for the profile page?"))
+	require.NoError(t, err)
+	pkg := c.ContextPackage
+	require.Len(t, pkg.SimilarPast, 1, "the team's own past consultation, not team_d's")
+	assert.Equal(t, ours.ID, pkg.SimilarPast[0].ConsultationID)
+	assert.NotContains(t, pkg.SimilarPast[0].Resolution, "hunter22")
+	assert.Contains(t, pkg.SimilarPast[0].Resolution, "[REDACTED:credential]")
+	var memIDs []string
+	for _, m := range pkg.Memories {
+		memIDs = append(memIDs, m.MemoryID)
+		assert.NotContains(t, m.Content, "abcdefghijklmnop999")
+		assert.NotContains(t, m.Content, "team d")
+	}
+	assert.Contains(t, memIDs, "mem_shared_secret")
+	assert.NotContains(t, memIDs, "mem_private")
+	assert.Positive(t, pkg.Redactions["credential"])
+	assert.Positive(t, pkg.Redactions["bearer_token"])
+	// What the specialist was sent holds none of it either.
+	for _, leak := range []string{"hunter22", "abcdefghijklmnop999", "my private notes", "team d profile fields lesson", theirs.ID} {
+		assert.NotContains(t, seen.all(), leak)
+	}
+}
+
 func TestIdenticalQuestionsEscalateTheThirdTime(t *testing.T) {
 	svc, _, bus := fixture(t)
 	ctx := context.Background()
@@ -189,6 +248,87 @@ func TestIdenticalQuestionsEscalateTheThirdTime(t *testing.T) {
 	evs := bus.Events()
 	require.NotEmpty(t, evs)
 	assert.Equal(t, consultations.DetailType, evs[len(evs)-1].DetailType)
+}
+
+// clock is a settable svc.Now.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+func withClock(svc *consultations.Service) (*clock, time.Time) {
+	t0 := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
+	c := &clock{t: t0}
+	svc.Now = c.Now
+	return c, t0
+}
+
+// Only the same requester's near-identical questions within the hour
+// count: older ones, another requester's, and a merely similar question
+// do not.
+func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) {
+	q := "What fields does the User model API return?"
+	twice := func(t *testing.T) (*consultations.Service, *clock, time.Time) {
+		t.Helper()
+		svc, _, _ := fixture(t)
+		clk, t0 := withClock(svc)
+		for range 2 {
+			c, err := svc.Request(context.Background(), team, ask("frontend", q))
+			require.NoError(t, err)
+			require.Equal(t, consultations.InProgress, c.Status)
+		}
+		return svc, clk, t0
+	}
+	third := func(t *testing.T, svc *consultations.Service, from, question string) consultations.Consultation {
+		t.Helper()
+		c, err := svc.Request(context.Background(), team, ask(from, question))
+		require.NoError(t, err)
+		return c
+	}
+
+	t.Run("within the hour", func(t *testing.T) {
+		svc, clk, t0 := twice(t)
+		clk.Set(t0.Add(59 * time.Minute))
+		c := third(t, svc, "frontend", q)
+		assert.Equal(t, consultations.Escalated, c.Status)
+		require.NotNil(t, c.Loop)
+		assert.Equal(t, consultations.LoopIdentical, c.Loop.Type)
+	})
+	t.Run("older than the hour", func(t *testing.T) {
+		svc, clk, t0 := twice(t)
+		clk.Set(t0.Add(61 * time.Minute))
+		c := third(t, svc, "frontend", q)
+		assert.Equal(t, consultations.InProgress, c.Status)
+		assert.Nil(t, c.Loop)
+	})
+	t.Run("similar but not near-identical", func(t *testing.T) {
+		svc, _, _ := twice(t)
+		similar := "What fields does the User model API return today?"
+		sim := consultations.Similarity(q, similar)
+		require.Greater(t, sim, 0.85, "close to the threshold")
+		require.LessOrEqual(t, sim, consultations.IdenticalThreshold)
+		c := third(t, svc, "frontend", similar)
+		assert.Equal(t, consultations.InProgress, c.Status)
+		assert.Nil(t, c.Loop)
+	})
+	t.Run("another requester", func(t *testing.T) {
+		svc, _, _ := twice(t)
+		c := third(t, svc, "security", q)
+		assert.Equal(t, consultations.InProgress, c.Status)
+		assert.Nil(t, c.Loop)
+	})
 }
 
 func TestCircularWaitEscalates(t *testing.T) {
@@ -285,30 +425,92 @@ func TestAHumanResolvesAnEscalation(t *testing.T) {
 }
 
 func TestMetricsAddUp(t *testing.T) {
-	svc, _, _ := fixture(t)
+	svc, store, _ := fixture(t)
 	ctx := context.Background()
-	a, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+	// The backend developer also runs migrations: a second reason within
+	// one pair.
+	ben, err := store.GetAgent(ctx, team, "backend")
 	require.NoError(t, err)
-	_, err = svc.RecordOutcome(ctx, team, a.ID, consultations.OutcomeInput{Rating: 5})
-	require.NoError(t, err)
-	b, err := svc.Request(ctx, team, ask("frontend", "Is the JWT auth token secure?"))
-	require.NoError(t, err)
-	_, err = svc.RecordOutcome(ctx, team, b.ID, consultations.OutcomeInput{Rating: 2})
-	require.NoError(t, err)
-	_, err = svc.Request(ctx, team, ask("security", "Which database schema fields hold the API token?"))
-	require.NoError(t, err)
+	ben.Skills = append(ben.Skills, agents.Skill{Name: "data-migration", Description: "migrations, backfills", Keywords: []string{"migration", "backfill"}})
+	ben.Version++
+	require.NoError(t, store.UpdateAgent(ctx, ben))
+	svc.Model = priced{}
+	request := func(from, q string, rating int) consultations.Consultation {
+		t.Helper()
+		c, err := svc.Request(ctx, team, ask(from, q))
+		require.NoError(t, err)
+		if rating > 0 {
+			require.Equal(t, consultations.InProgress, c.Status, q)
+			c, err = svc.RecordOutcome(ctx, team, c.ID, consultations.OutcomeInput{Rating: rating})
+			require.NoError(t, err)
+		}
+		return c
+	}
+	q := "What fields does the User model API return?"
+	assert.Equal(t, "api-design", request("frontend", q, 5).ConsultationReason)
+	request("frontend", q, 2)
+	loop := request("frontend", q, 0)
+	require.Equal(t, consultations.Escalated, loop.Status, "the third time is a loop")
+	mig := request("frontend", "How do I run the backfill migration safely?", 4)
+	require.Equal(t, "backend", mig.ConsultedAgent)
+	assert.Equal(t, "data-migration", mig.ConsultationReason)
+	request("frontend", "Is the JWT auth token secure?", 1)
+	request("security", "Which database schema fields hold the API?", 0)
 
 	m, err := svc.Metrics(ctx, team)
 	require.NoError(t, err)
-	assert.Equal(t, 3, m.Total)
+	assert.Equal(t, 6, m.Total)
+	pairs := map[string]consultations.PairMetrics{}
 	sum := 0
 	for _, p := range m.Pairs {
+		pairs[p.RequestingAgent+">"+p.ConsultedAgent] = p
 		sum += p.Count
-		states := p.ByOutcome["successful"] + p.ByOutcome["unsuccessful"] + p.ByOutcome["answered"] + p.ByOutcome["human_resolved"] + p.ByOutcome["open"]
+		states := p.ByOutcome["successful"] + p.ByOutcome["unsuccessful"] + p.ByOutcome["answered"] + p.ByOutcome["human_resolved"] + p.ByOutcome["abandoned"] + p.ByOutcome["open"]
 		assert.Equal(t, p.Count, states)
-		assert.Positive(t, p.AvgExchanges)
 	}
 	assert.Equal(t, m.Total, sum)
+	require.Len(t, pairs, 3)
+
+	// One call of the priced model costs $0.006 (1000 input tokens at $3
+	// and 200 output tokens at $15 per million); the loop called none.
+	fb := pairs["frontend>backend"]
+	assert.Equal(t, 4, fb.Count)
+	assert.Equal(t, map[string]int{"successful": 2, "unsuccessful": 1, "open": 1, "loop:" + consultations.LoopIdentical: 1}, fb.ByOutcome)
+	assert.InDelta(t, 0.667, fb.SuccessRate, 1e-9, "ratings 5 and 4 of 5, 2, 4")
+	assert.InDelta(t, 3.667, fb.AvgRating, 1e-9)
+	assert.InDelta(t, 0.25, fb.LoopRate, 1e-9)
+	assert.InDelta(t, 0.75, fb.AvgExchanges, 1e-9)
+	assert.InDelta(t, 0.018, fb.CostUSD, 1e-9)
+	assert.Equal(t, 3*1200, fb.TokensUsed)
+	assert.Equal(t, map[string]int{"api-design": 3, "data-migration": 1}, fb.ByReason)
+	assert.Equal(t, map[string]float64{"api-design": 0.5, "data-migration": 1}, fb.SuccessRateByReason)
+
+	fs := pairs["frontend>security"]
+	assert.Equal(t, 1, fs.Count)
+	assert.Zero(t, fs.SuccessRate)
+	assert.InDelta(t, 1.0, fs.AvgRating, 1e-9)
+	assert.Zero(t, fs.LoopRate)
+	assert.InDelta(t, 0.006, fs.CostUSD, 1e-9)
+	assert.Equal(t, map[string]float64{"security-review": 0}, fs.SuccessRateByReason)
+
+	// Unrated: no success rate for its reason, rather than a 0.
+	sb := pairs["security>backend"]
+	assert.Equal(t, map[string]int{"answered": 1}, sb.ByOutcome)
+	assert.Zero(t, sb.AvgRating)
+	assert.Empty(t, sb.SuccessRateByReason)
+
+	raw, err := json.Marshal(m)
+	require.NoError(t, err)
+	var doc struct {
+		Pairs []map[string]any `json:"pairs"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	for _, p := range doc.Pairs {
+		ms, ok := p["avg_response_ms"].(float64)
+		assert.True(t, ok, "avg_response_ms is in every pair: %v", p)
+		assert.GreaterOrEqual(t, ms, 0.0)
+		assert.Contains(t, p, "success_rate_by_reason")
+	}
 }
 
 func TestLexicalSimilarity(t *testing.T) {
@@ -343,6 +545,21 @@ func (r *recorder) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.seen)
+}
+
+// priced answers as a priced model would: 1000 input and 200 output
+// tokens of a model with a known price.
+type priced struct{}
+
+func (priced) Converse(context.Context, models.Request) (models.Response, error) {
+	return models.Response{Text: `{"answer":"here it is"}`, InputTokens: 1000, OutputTokens: 200, ModelID: "anthropic.claude-3-5-sonnet-20240620-v1:0"}, nil
+}
+
+// answering answers every question with text.
+type answering string
+
+func (a answering) Converse(context.Context, models.Request) (models.Response, error) {
+	return models.Response{Text: string(a), InputTokens: 10, OutputTokens: 5, ModelID: "local-deterministic"}, nil
 }
 
 type failing struct{}

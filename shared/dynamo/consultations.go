@@ -24,9 +24,12 @@ var _ consultations.Store = (*Store)(nil)
 //	consultation    TEAM#<team>  CONS#<id>  (status, requesting_agent, consulted_agent filter it)  consultationItem
 //	escalation      TEAM#<team>  ESC#<id>   (esc_status filters it)                               escalationItem
 //	active counter  TEAM#<team>  CONSLOAD#<slug>  (active: the agent's pending/in_progress
-//	                consultations as requester; written only by ADD updates, conditioned < 3)
+//	                consultations as requester; ids: a string set of their ids; written only
+//	                by ADD/DELETE updates in the consultations' own transactions, active
+//	                conditioned < 3)
 //
 //	get a consultation / escalation     GetItem TEAM#<team> / CONS#<id>, ESC#<id>
+//	the consultations holding slots     GetItem TEAM#<team> / CONSLOAD#<slug> (ids)
 //	a team's consultations newest first Query pk=TEAM#<team>, sk BETWEEN CONS# AND CONS#DEL, descending (ids sort by time)
 //	escalations newest first by status  Query pk=TEAM#<team>, sk BETWEEN ESC# AND ESC#DEL, descending, filter esc_status
 const (
@@ -121,6 +124,37 @@ func fromEscalationItem(teamID string, m map[string]types.AttributeValue) (consu
 	return e, err
 }
 
+// idSet is a DynamoDB string set of ids (ADD and DELETE take a set).
+type idSet []string
+
+// MarshalDynamoDBAttributeValue implements attributevalue.Marshaler.
+func (s idSet) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	return &types.AttributeValueMemberSS{Value: s}, nil
+}
+
+// consLoadItem is the part of the active counter ActiveConsultations reads.
+type consLoadItem struct {
+	Active int      `dynamodbav:"active"`
+	IDs    []string `dynamodbav:"ids,stringset"`
+}
+
+// ActiveConsultations implements consultations.Store: one consistent
+// GetItem of the agent's counter.
+func (s *Store) ActiveConsultations(ctx context.Context, teamID, agent string) ([]string, error) {
+	m, err := s.getItem(ctx, key(teamPK(teamID), consLoadSK(agent)))
+	if err != nil || m == nil {
+		return []string{}, err
+	}
+	var it consLoadItem
+	if err := unmarshal(m, &it); err != nil {
+		return nil, internal(err, "unmarshal")
+	}
+	if it.IDs == nil {
+		it.IDs = []string{}
+	}
+	return it.IDs, nil
+}
+
 // counterRuns bounds the attempts of a counter transaction that lost to
 // concurrent ones on the same counter (no condition of its own failed).
 const counterRuns = 4
@@ -136,7 +170,7 @@ func (s *Store) CreateConsultation(ctx context.Context, c consultations.Consulta
 	for i := 0; ; i++ {
 		tx := s.txn()
 		tx.update(roleConsCounter, key(teamPK(c.TeamID), consLoadSK(c.RequestingAgent)),
-			expression.Set(name("team_id"), value(c.TeamID)).Add(name("active"), value(1)),
+			expression.Set(name("team_id"), value(c.TeamID)).Add(name("active"), value(1)).Add(name("ids"), value(idSet{c.ID})),
 			name("active").AttributeNotExists().Or(name("active").LessThan(value(limit))))
 		tx.create(roleConsultation, it)
 		err = tx.runConflicting(ctx)
@@ -236,7 +270,7 @@ func (s *Store) SaveConsultation(ctx context.Context, sv consultations.Save) err
 	tx.put(roleConsultation, it, name("version").Equal(value(c.Version-1)))
 	if sv.Release {
 		tx.update(roleConsCounter, key(teamPK(c.TeamID), consLoadSK(c.RequestingAgent)),
-			expression.Add(name("active"), value(-1)), name("active").GreaterThan(value(0)))
+			expression.Add(name("active"), value(-1)).Delete(name("ids"), value(idSet{c.ID})), name("active").GreaterThan(value(0)))
 	}
 	if sv.Escalation != nil {
 		eit, err := toEscalationItem(*sv.Escalation)

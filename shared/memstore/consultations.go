@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"sort"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/consultations"
@@ -13,7 +14,7 @@ var _ consultations.Store = (*Store)(nil)
 
 func (s *Store) consMaps() {
 	if s.consultations == nil {
-		s.consultations, s.escalations, s.consActive = map[key][]byte{}, map[key][]byte{}, map[key]int{}
+		s.consultations, s.escalations, s.consActive, s.consIDs = map[key][]byte{}, map[key][]byte{}, map[key]int{}, map[key]map[string]bool{}
 	}
 }
 
@@ -37,8 +38,25 @@ func (s *Store) CreateConsultation(_ context.Context, c consultations.Consultati
 		return apperr.New(apperr.ECONFLICT, "consultation %s exists", c.ID)
 	}
 	s.consActive[ck]++
+	if s.consIDs[ck] == nil {
+		s.consIDs[ck] = map[string]bool{}
+	}
+	s.consIDs[ck][c.ID] = true
 	s.consultations[k] = doc(c)
 	return nil
+}
+
+// ActiveConsultations implements consultations.Store.
+func (s *Store) ActiveConsultations(_ context.Context, teamID, agent string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consMaps()
+	ids := []string{}
+	for id := range s.consIDs[key{teamID, agent}] {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids, nil
 }
 
 // CreateEscalated implements consultations.Store.
@@ -96,6 +114,7 @@ func (s *Store) SaveConsultation(_ context.Context, sv consultations.Save) error
 	}
 	if sv.Release {
 		s.consActive[ck]--
+		delete(s.consIDs[ck], c.ID)
 	}
 	if sv.Escalation != nil {
 		s.escalations[key{c.TeamID, sv.Escalation.ID}] = doc(*sv.Escalation)

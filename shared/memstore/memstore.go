@@ -99,9 +99,10 @@ type Store struct {
 	resultMarkers map[key]string
 
 	// Consultations (consultations.go), made on first use.
-	consultations map[key][]byte // consultation documents
-	escalations   map[key][]byte // escalation documents
-	consActive    map[key]int    // active consultations by team and requester
+	consultations map[key][]byte          // consultation documents
+	escalations   map[key][]byte          // escalation documents
+	consActive    map[key]int             // active consultations by team and requester
+	consIDs       map[key]map[string]bool // the ids of those consultations (the counter's record)
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as
