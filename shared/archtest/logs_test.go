@@ -29,9 +29,7 @@ var contextFree = map[string]string{
 
 // pendingPackages are packages another change converts (issue 15, item 7);
 // an entry goes when that change lands.
-var pendingPackages = map[string]string{
-	"shared/consultations": "converted by the consultations work of issue 15",
-}
+var pendingPackages = map[string]string{}
 
 // contextFreeLogCall names the call if it is one that logs without a
 // context: the package-level slog.Debug/Info/Warn/Error, the *slog.Logger
