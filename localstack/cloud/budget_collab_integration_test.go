@@ -198,3 +198,75 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 		t.Log(r)
 	}
 }
+
+// The consultations routes, each held to its budget (README, "AWS calls
+// per operation").
+func TestAWSCallBudgetsConsultations(t *testing.T) {
+	e := mustEnv(t)
+	d := mustConsultTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	require.NotEmpty(t, api.Base)
+
+	var answered, escalation string
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	lit := func(s string) func() string { return func() string { return s } }
+	consultation := func(tail string) func() string {
+		return func() string { return "/v1/consultations/" + answered + tail }
+	}
+	const repeated = "Which index serves the API key lookups by prefix?"
+	// A request reads the team's agents, the gate's signals (the counters
+	// and the ratings), the team's recent consultations (loop detection and
+	// the similar past resolutions) and its shared memories: five queries.
+	// Then writes is the consultation created with the requester's slot
+	// taken (one transaction) and, answered, saved with the answer (one
+	// more); escalated, it is one transaction with its escalation,
+	// announced (ConsultationEscalated). model is the local model's read of
+	// the specialist (in AWS the Bedrock call instead).
+	request := func(writes, model int) calls {
+		c := calls{"DynamoDB": 5 + writes + model, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": writes, "DynamoDB.GetItem": model}
+		if model == 0 {
+			c["EventBridge"] = 1
+		}
+		return c
+	}
+	steps := []step{
+		{op: "POST /v1/consultations (answered)", method: "POST", path: lit("/v1/consultations"), status: 201,
+			body: map[string]any{"requesting_agent": "frontend", "question": "What fields does the User model API endpoint return?"},
+			max:  request(2, 1),
+			then: func(r map[string]any) { answered = str(r, "collaboration_id") }},
+		// the consultation, the team's recent consultations (the loop
+		// checks before the exchange), the team's agents (the specialist's
+		// record for its prompt); the exchange saved (one transaction).
+		{op: "POST /v1/consultations/{id}/exchanges", method: "POST", path: consultation("/exchanges"), status: 200,
+			body: map[string]any{"message": "Is created_at in UTC?"},
+			max:  calls{"DynamoDB": 5, "DynamoDB.GetItem": 2, "DynamoDB.Query": 2, "DynamoDB.TransactWriteItems": 1}},
+		// the consultation; the outcome, the slot released and the lesson
+		// stored as a shared memory in one transaction; the memory announced.
+		{op: "POST /v1/consultations/{id}/outcome", method: "POST", path: consultation("/outcome"), status: 200,
+			body: map[string]any{"rating": 5, "lessons_learned": "created_at is UTC"},
+			max:  calls{"DynamoDB": 2, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}},
+		{op: "GET /v1/consultations/{id}", method: "GET", path: consultation(""), status: 200, max: calls{"DynamoDB": 1}},
+		{op: "GET /v1/consultations", method: "GET", path: lit("/v1/consultations"), status: 200, max: calls{"DynamoDB": 1}},
+		// the team's newest consultations (up to 1,000, a page each 100).
+		{op: "GET /v1/consultations/metrics", method: "GET", path: lit("/v1/consultations/metrics"), status: 200, max: calls{"DynamoDB": 1}},
+		{op: "POST /v1/consultations (a loop: escalated)", method: "POST", path: lit("/v1/consultations"), status: 201,
+			before: func() {
+				for range 2 {
+					d.consult(map[string]any{"requesting_agent": "security", "question": repeated})
+				}
+			},
+			body: map[string]any{"requesting_agent": "security", "question": repeated}, max: request(1, 0),
+			then: func(r map[string]any) { escalation = str(r, "escalation_id") }},
+		// the open ones first, then the resolved ones: a query each.
+		{op: "GET /v1/escalations", method: "GET", path: lit("/v1/escalations"), status: 200, max: calls{"DynamoDB": 2, "DynamoDB.Query": 2}},
+		// the escalation and its consultation; the escalation resolved, the
+		// consultation completed with the human's answer and the requester's
+		// inbox message in one transaction.
+		{op: "POST /v1/escalations/{id}/resolve", method: "POST", path: func() string { return "/v1/escalations/" + escalation + "/resolve" }, status: 200,
+			body: map[string]any{"answer": "the key_prefix index"},
+			max:  calls{"DynamoDB": 3, "DynamoDB.GetItem": 2, "DynamoDB.TransactWriteItems": 1}},
+	}
+	for _, r := range runSteps(t, api, d.id, steps) {
+		t.Log(r)
+	}
+}
