@@ -389,7 +389,9 @@ type Directory interface {
 
 // Gate scores agents for a question (expertgate.Service in process).
 type Gate interface {
-	Score(ctx context.Context, teamID, query string, candidates []agents.Agent) ([]routing.ExpertScore, error)
+	// include names agents to score wherever they rank (the suggested
+	// agent), beyond the best the gate answers.
+	Score(ctx context.Context, teamID, query string, candidates []agents.Agent, include ...string) ([]routing.ExpertScore, error)
 }
 
 // Memories reads the team's memories (newest first).

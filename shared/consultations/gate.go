@@ -17,8 +17,8 @@ import (
 type ExpertGate struct{ Gate expertgate.Gate }
 
 // Score implements Gate.
-func (g ExpertGate) Score(ctx context.Context, teamID, query string, candidates []agents.Agent) ([]routing.ExpertScore, error) {
-	resp, err := g.Gate.Score(ctx, expertgate.Request{TeamID: teamID, Query: query, Agents: candidates})
+func (g ExpertGate) Score(ctx context.Context, teamID, query string, candidates []agents.Agent, include ...string) ([]routing.ExpertScore, error) {
+	resp, err := g.Gate.Score(ctx, expertgate.Request{TeamID: teamID, Query: query, Agents: candidates, Include: include})
 	if err != nil {
 		return nil, err
 	}

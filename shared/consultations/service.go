@@ -195,7 +195,11 @@ func (s *Service) decide(ctx context.Context, teamID string, in RequestInput, ac
 	if in.Context.SpecificConcern != "" {
 		query += "\n" + in.Context.SpecificConcern
 	}
-	scores, err := s.Gate.Score(ctx, teamID, clip(query, 8000), active)
+	var include []string
+	if in.SuggestedAgent != "" {
+		include = []string{in.SuggestedAgent}
+	}
+	scores, err := s.Gate.Score(ctx, teamID, clip(query, 8000), active, include...)
 	if err != nil {
 		return Decision{}, err
 	}

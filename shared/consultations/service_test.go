@@ -3,6 +3,8 @@ package consultations_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"github.com/conclave-ai/conclave/shared/routing"
 	"strings"
 	"sync"
 	"testing"
@@ -95,6 +97,25 @@ func TestTheGateChoosesAndTheSuggestionIsASignal(t *testing.T) {
 	assert.NotEqual(t, "backend", c.ConsultedAgent)
 	assert.NotEqual(t, "devops", c.ConsultedAgent)
 	assert.Contains(t, c.Decision.Reason, "not an active agent")
+}
+
+// In a team larger than the gate answers in full, a suggested agent that
+// ranks below the best is still weighed (the gate is asked for it): the
+// decision says it was overridden, not that it is no active agent.
+func TestASuggestionRankedBelowTheBestIsStillWeighed(t *testing.T) {
+	svc, store, _ := fixture(t)
+	ctx := context.Background()
+	for i := range 2 * routing.ExplainedScores {
+		require.NoError(t, store.CreateAgent(ctx, agent(team, fmt.Sprintf("api-%02d", i), "Api", agents.StatusActive,
+			agents.Skill{Name: "api-help", Description: "APIs", Keywords: []string{"api", "model", "fields"}})))
+	}
+	in := ask("frontend", "What fields does the User model API endpoint return from the database schema?")
+	in.SuggestedAgent = "security"
+	c, err := svc.Request(ctx, team, in)
+	require.NoError(t, err)
+	assert.Equal(t, "backend", c.ConsultedAgent)
+	assert.False(t, c.Decision.SuggestionTaken)
+	assert.Contains(t, c.Decision.Reason, "suggestion security overridden")
 }
 
 func TestBadRequestsWriteNothing(t *testing.T) {

@@ -28,17 +28,27 @@ import (
 // the gate scores exactly the agents the turn will run. Nil means the gate
 // reads them itself (gateclient also sends none when they would make the
 // invocation payload too large). Their TeamID is the request's.
+//
+// Include names agents whose score the caller needs wherever they rank (a
+// consultation's suggested agent): each is answered after the best.
 type Request struct {
 	TeamID  string         `json:"team_id"`
 	Query   string         `json:"query"`
 	Exclude []string       `json:"exclude,omitempty"`
+	Include []string       `json:"include,omitempty"`
 	Agents  []agents.Agent `json:"agents,omitempty"`
 }
 
-// Response is every active agent's score, best first, with the query's
-// complexity and the model tier it implies. The first
-// routing.ExplainedScores scores carry their explanation; the rest carry
-// every signal and matching skill but no explanation.
+// Response is the best routing.ExplainedScores of the active agents'
+// scores, best first, each with every signal, its matching skills and its
+// explanation, then those of Include not among them (unexplained); with
+// the query's complexity and the model tier it implies. AgentsScored is
+// how many agents were scored and ranked: all of them are, but only the
+// scores a caller can use are built and sent (no strategy selects more
+// than MaxK or MaxEnsemble, both below ExplainedScores), which keeps the
+// response and the routing decision that stores it small however large
+// the team, and the gate's work in proportion to the query, not to the
+// team (see README, "The ExpertGate").
 type Response struct {
 	Scores        []routing.ExpertScore   `json:"scores"`
 	Complexity    routing.Complexity      `json:"complexity"`
@@ -131,15 +141,11 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 	// Gate latency is the scoring itself, not the reads before it.
 	start := time.Now()
 	ix := s.index(req.TeamID, list)
-	// Every agent is scored and ranked; the best are explained in full.
-	scores := ix.ScoreTop(req.Query, routing.Signals{Loads: loads, Ratings: ratings, Now: t}, routing.ExplainedScores)
-	touched := 0
-	for _, sc := range scores {
-		if sc.SkillMatch > 0 {
-			touched++
-		}
-	}
-	c := routing.ComplexityOf(req.Query, touched)
+	// Every agent is scored and ranked; the best are built and explained
+	// in full, and those the caller asked to see wherever they rank.
+	ranking := ix.Rank(req.Query, routing.Signals{Loads: loads, Ratings: ratings, Now: t})
+	scores := ranking.Best(routing.ExplainedScores, routing.ExplainedScores, req.Include...)
+	c := routing.ComplexityOf(req.Query, ranking.Matched())
 	tiers := s.Tiers
 	if tiers == nil {
 		tiers = routing.DefaultTierModels
@@ -149,7 +155,7 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 	}
 	return Response{
 		Scores: scores, Complexity: c, Tier: tiers.Choose(req.Query, c), Style: routing.StyleOf(req.Query),
-		Loads: loads, AgentsScored: len(scores), GateLatencyMS: float64(time.Since(start).Microseconds()) / 1000,
+		Loads: loads, AgentsScored: ranking.Len(), GateLatencyMS: float64(time.Since(start).Microseconds()) / 1000,
 	}, nil
 }
 

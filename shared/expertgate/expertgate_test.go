@@ -104,7 +104,7 @@ func TestAgentsSentWithTheRequestAreNotReadAgain(t *testing.T) {
 	assert.Equal(t, read.Scores, resp.Scores, "the same scores either way")
 }
 
-func TestServiceExplainsTheBestScoresOfALargeTeam(t *testing.T) {
+func TestServiceAnswersTheBestScoresOfALargeTeamAndThoseAskedFor(t *testing.T) {
 	list := team()
 	for i := range 2 * routing.ExplainedScores {
 		list = append(list, agents.Agent{Slug: fmt.Sprintf("helper-%02d", i), Name: "Helper", Status: agents.StatusActive, Version: 1,
@@ -113,15 +113,32 @@ func TestServiceExplainsTheBestScoresOfALargeTeam(t *testing.T) {
 	g := &expertgate.Service{Source: &source{agents: list}}
 	resp, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "review my code for bugs"})
 	require.NoError(t, err)
-	require.Len(t, resp.Scores, len(list), "every active agent is scored")
+	assert.Equal(t, len(list), resp.AgentsScored, "every active agent is scored and ranked")
+	require.Len(t, resp.Scores, routing.ExplainedScores, "the best are answered")
 	assert.Equal(t, "luke", resp.Scores[0].AgentSlug)
-	for i, s := range resp.Scores {
-		assert.NotNil(t, s.MatchingSkills, s.AgentSlug)
-		if i < routing.ExplainedScores {
-			assert.NotEmpty(t, s.Explanation, s.AgentSlug)
-		} else {
-			assert.Empty(t, s.Explanation, s.AgentSlug)
-		}
+	for _, s := range resp.Scores {
+		assert.NotEmpty(t, s.Explanation, s.AgentSlug)
+		assert.NotEmpty(t, s.MatchingSkills, s.AgentSlug)
 	}
-	assert.Equal(t, []string{"code-help"}, resp.Scores[len(list)-2].MatchingSkills, "matching skills past the explained ones")
+	// The ranking is the full one: the answered scores are its best, in
+	// its order, identical to scoring everyone.
+	ix := routing.BuildIndex(list)
+	all := ix.Score("review my code for bugs", routing.Signals{Loads: map[string]routing.Load{}, Now: time.Now()})
+	assert.Equal(t, all[:routing.ExplainedScores], resp.Scores)
+	// Breadth counts every matching agent, not only those answered: luke
+	// and the twenty helpers.
+	assert.Equal(t, routing.ComplexityOf("review my code for bugs", 1+2*routing.ExplainedScores), resp.Complexity)
+
+	// An agent asked for is answered wherever it ranks, after the best and
+	// unexplained; one asked for twice, or already among the best, once.
+	last := all[len(all)-1]
+	resp, err = g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "review my code for bugs",
+		Include: []string{last.AgentSlug, "luke", last.AgentSlug, "nobody"}})
+	require.NoError(t, err)
+	require.Len(t, resp.Scores, routing.ExplainedScores+1)
+	got := resp.Scores[routing.ExplainedScores]
+	assert.Equal(t, last.AgentSlug, got.AgentSlug)
+	assert.Empty(t, got.Explanation)
+	last.Explanation = ""
+	assert.Equal(t, last, got, "the same score as in the full ranking")
 }

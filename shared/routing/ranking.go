@@ -163,14 +163,67 @@ const neutralMilli = 700
 // signal is a signal of an entry, in thousandths.
 func signal(e uint64, shift uint) uint64 { return e >> shift & 1023 }
 
+// Best returns the best n scores in full, the first explained of them
+// with their explanation, and then the score of each agent of include
+// (by slug) that is not among the best n, in rank order and unexplained.
+// A slug of include that is not ranked is left out. It is what the
+// expert-gate function answers: every agent is scored and ranked, but
+// only the scores a caller can use are built (a strategy selects at most
+// MaxK or MaxEnsemble, discovery recommends three, a consultation also
+// weighs its suggested agent wherever it ranks).
+func (r *Ranking) Best(n, explained int, include ...string) []ExpertScore {
+	n = max(0, min(n, len(r.entries)))
+	explained = max(0, min(explained, n))
+	list := r.entries[:n]
+	if len(include) > 0 {
+		want := make(map[int32]bool, len(include))
+		for _, slug := range include {
+			for ai, ok := r.ix.bySlug[slug]; ok && ai >= 0; ai = r.ix.nextSameSlug[ai] {
+				want[ai] = true
+			}
+		}
+		for _, e := range list {
+			delete(want, int32(e&agentMask))
+		}
+		if len(want) > 0 {
+			list = slices.Clone(list)
+			for _, e := range r.entries[n:] {
+				if want[int32(e&agentMask)] {
+					list = append(list, e)
+				}
+			}
+		}
+	}
+	return r.scoresOf(list, explained)
+}
+
+// Matched is how many ranked agents match the query's skills at all
+// (skill match above 0): the breadth a query's complexity counts.
+func (r *Ranking) Matched() int {
+	n := 0
+	for _, e := range r.entries {
+		if signal(e, skillShift) != 1000 {
+			n++
+		}
+	}
+	return n
+}
+
 // scores builds the best n scores, the best explained of them with their
 // explanation.
 func (r *Ranking) scores(n, explained int) []ExpertScore {
+	return r.scoresOf(r.entries[:n], explained)
+}
+
+// scoresOf builds the scores of list (entries of r), the first explained
+// of them with their explanation.
+func (r *Ranking) scoresOf(list []uint64, explained int) []ExpertScore {
 	ix := r.ix
+	n := len(list)
 	// Every matching skill of the n agents, best first per agent, in one
 	// slice: their names are one allocation.
 	nd := 0
-	for _, e := range r.entries[:n] {
+	for _, e := range list {
 		ai := e & agentMask
 		nd += int(ix.docStart[ai+1] - ix.docStart[ai])
 	}
@@ -182,7 +235,7 @@ func (r *Ranking) scores(n, explained int) []ExpertScore {
 	}
 	hits := make([]hit, 0, nd)
 	from := make([]int32, n+1)
-	for i, e := range r.entries[:n] {
+	for i, e := range list {
 		ai := e & agentMask
 		h := len(hits)
 		for d := ix.docStart[ai]; d < ix.docStart[ai+1]; d++ {
@@ -204,7 +257,7 @@ func (r *Ranking) scores(n, explained int) []ExpertScore {
 		names[i] = ix.docs[x.doc].name
 	}
 	out := make([]ExpertScore, n)
-	for i, e := range r.entries[:n] {
+	for i, e := range list {
 		ai := e & agentMask
 		f := r.flags[ai]
 		s := &out[i]

@@ -434,12 +434,14 @@ func syntheticTeam(n int) []agents.Agent {
 type gateBench int
 
 const (
-	// topExplained: the best routing.ExplainedScores in full, the rest
-	// ranked (Rank, Ranking.Top).
+	// topExplained: every agent scored and ranked, the best
+	// routing.ExplainedScores built and explained in full (Rank,
+	// Ranking.Best, Ranking.Matched): exactly what the expert-gate
+	// function computes for its response.
 	topExplained gateBench = iota
 	// allScores: an ExpertScore for every agent, the best
-	// routing.ExplainedScores explained (ScoreTop, the expert-gate
-	// function's response).
+	// routing.ExplainedScores explained (ScoreTop; what the expert-gate
+	// function's response built before it answered the best only).
 	allScores
 	// allExplained: every agent explained (Score).
 	allExplained
@@ -468,7 +470,7 @@ func benchmarkGate(b *testing.B, n int, build gateBench) {
 		switch build {
 		case topExplained:
 			r := ix.Rank(q, sig)
-			if r.Len() != n || len(r.Top(routing.ExplainedScores)) != min(n, routing.ExplainedScores) {
+			if r.Len() != n || len(r.Best(routing.ExplainedScores, routing.ExplainedScores)) != min(n, routing.ExplainedScores) || r.Matched() == 0 {
 				b.Fatal(r.Len())
 			}
 		case allScores:
@@ -495,7 +497,8 @@ func BenchmarkGateScore100(b *testing.B)  { benchmarkGate(b, 100, topExplained) 
 func BenchmarkGateScore1000(b *testing.B) { benchmarkGate(b, 1000, topExplained) }
 
 // BenchmarkGateResponse1000 also builds an ExpertScore for every agent, as
-// the expert-gate function's response does (ScoreTop);
+// the expert-gate function's response did before it answered the best only
+// (ScoreTop);
 // BenchmarkGateExplainAll1000 explains every one (Score).
 func BenchmarkGateResponse1000(b *testing.B)   { benchmarkGate(b, 1000, allScores) }
 func BenchmarkGateExplainAll1000(b *testing.B) { benchmarkGate(b, 1000, allExplained) }
