@@ -19,15 +19,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/app/conversationsfn"
 	"github.com/conclave-ai/conclave/shared/conversations"
-	"github.com/conclave-ai/conclave/shared/dispatch"
-	"github.com/conclave-ai/conclave/shared/memory"
-	"github.com/conclave-ai/conclave/shared/messaging"
-	"github.com/conclave-ai/conclave/shared/models/localmodel"
-	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/settings"
-	"github.com/conclave-ai/conclave/shared/tasks"
-	"github.com/conclave-ai/conclave/shared/tasktools"
 )
 
 // agentReply is the agent's reply of a turn (a handoff's note may follow
@@ -173,6 +168,41 @@ func TestChatDelegationOfAFailedReplyIsPostedBack(t *testing.T) {
 	assert.Len(t, d.results(conv, child["id"].(string)), 1)
 }
 
+// A delegation the reply waits for that outlasts the turn's time (luke's
+// model hangs): the reply answers in time, lists the task as pending and
+// says it goes on; the task is released to the conversation, and its end
+// (here a cancel) is posted there later, as luke's message.
+func TestChatDelegationThatOutlastsTheTurnIsPostedLater(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "kyra", "delegate:luke")
+	d.script(e, "luke", "timeout")
+	conv := d.conversation("kyra")
+	r := lastReply(t, d.post(conv, map[string]any{"content": "@kyra please get the parser reviewed for bugs"}))
+	assert.Equal(t, []string{"delegate_task"}, toolNames(r))
+	pending, _ := r["pending"].([]any)
+	require.Len(t, pending, 1, "the child is still running: %v", r)
+	p := pending[0].(map[string]any)
+	assert.Equal(t, "task", p["type"])
+	assert.Equal(t, "luke", p["agent"])
+	id := p["id"].(string)
+	assert.Contains(t, r["content"], "task "+id+" (luke) is still running; its result will be posted in this conversation when it is done")
+
+	child := d.task(id)
+	assert.Equal(t, conv, child["conversation_id"])
+	assert.Equal(t, "conversation", child["result_delivery"], "released: the result-poster delivers it")
+	assert.Contains(t, []any{"queued", "running"}, child["status"])
+
+	st, res := d.call("POST", "/v1/tasks/"+id+"/cancel", map[string]any{"reason": "no longer needed"})
+	require.Equal(t, 200, st, res)
+	posted := d.awaitPosted(conv, r["id"].(string), id)
+	assert.Equal(t, "luke", posted["agent"], "attributed to the agent that had the work")
+	assert.Equal(t, "canceled", posted["result_of"].(map[string]any)["status"])
+	assert.True(t, strings.HasPrefix(posted["content"].(string), "Task "+id+" ("), posted["content"])
+	assert.Contains(t, posted["content"], "was canceled")
+	assert.Len(t, d.results(conv, id), 1)
+}
+
 // Fire and forget: the reply says the work goes on; the result is posted
 // into the conversation later, attributed to the agent that did it, and a
 // long-polling client reads it; the delegating agent sees it next turn.
@@ -242,14 +272,38 @@ func TestChatReportAndSessionArePostedBack(t *testing.T) {
 func TestChatAgentInitiatedHandoff(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
+	conversations := func() map[string]int {
+		loads, err := e.store.AgentLoads(context.Background(), d.id)
+		require.NoError(t, err)
+		out := map[string]int{}
+		for slug, l := range loads {
+			if l.ActiveConversations != 0 {
+				out[slug] = l.ActiveConversations
+			}
+		}
+		return out
+	}
+	// What POST …/handoff writes, on a conversation of its own: the roles
+	// and the counters the agent's handoff_to must write too.
+	viaAPI := d.conversation("kyra")
+	st, apiH := d.call("POST", "/v1/conversations/"+viaAPI+"/handoff", map[string]any{"to": "luke", "reason": "they are better placed to help with this"})
+	require.Equal(t, 201, st, apiH)
+	st, apiC := d.call("GET", "/v1/conversations/"+viaAPI, nil)
+	require.Equal(t, 200, st, apiC)
+	require.Equal(t, map[string]int{"luke": 1}, conversations(), "the API's handoff moved the conversation's count from kyra to luke")
+
 	d.script(e, "kyra", "handoff:luke")
 	conv := d.conversation("kyra")
+	require.Equal(t, map[string]int{"luke": 1, "kyra": 1}, conversations())
 	r := agentReply(t, d.post(conv, map[string]any{"content": "@kyra can you look at this stack trace?"}))
 	assert.Equal(t, []string{"handoff_to"}, toolNames(r))
 	st, c := d.call("GET", "/v1/conversations/"+conv, nil)
 	require.Equal(t, 200, st, c)
 	assert.Equal(t, "luke", c["current_agent"])
 	assert.Equal(t, "kyra", c["previous_agent"])
+	assert.Equal(t, participantRoles(t, apiC), participantRoles(t, c), "the same roles as POST …/handoff")
+	assert.Equal(t, map[string]string{"kyra": "handoff_source", "luke": "invited"}, participantRoles(t, c))
+	assert.Equal(t, map[string]int{"luke": 2}, conversations(), "the same counters as POST …/handoff: kyra's conversation is now luke's")
 	st, hs := d.call("GET", "/v1/conversations/"+conv+"/handoffs", nil)
 	require.Equal(t, 200, st, hs)
 	items := hs["items"].([]any)
@@ -301,37 +355,39 @@ func TestChatBudgetsStopTheLoop(t *testing.T) {
 	assert.GreaterOrEqual(t, r["input_tokens"].(float64)+r["output_tokens"].(float64), 4000.0)
 }
 
-// Each flag turns its tools off: the agent (scripted to call every tool
-// it is offered, in turn) calls exactly the tools the flags leave.
+// Each flag turns its tools off, through the conversations function's own
+// wiring (conversationsfn.Service) on the local cloud, built from an
+// environment whose FEATURE_FLAGS is the case's: the agent (scripted to
+// call every tool it is offered, in turn) calls exactly the tools the flags
+// leave.
 func TestChatToolsFollowTheFlags(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
 	d.script(e, "kyra", "tools:20")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ts := tasks.NewService(e.store, nil, nil, log)
-	all := settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}
 	cases := []struct {
-		name  string
-		edit  func(*settings.Flags)
-		tools []string
+		name, flags string
+		tools       []string
 	}{
-		{"every flag on", func(*settings.Flags) {}, []string{"delegate_task", "check_task_status", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to"}},
-		{"sessions off", func(f *settings.Flags) { f.Sessions = false }, []string{"delegate_task", "check_task_status", "request_report", "get_report", "send_agent_message", "get_agent_inbox", "handoff_to"}},
-		{"task_delegation off", func(f *settings.Flags) { f.TaskDelegation = false }, []string{"send_agent_message", "get_agent_inbox", "handoff_to"}},
-		{"collaboration off", func(f *settings.Flags) { f.Collaboration = false }, nil},
+		{"every flag on", "collaboration=true,expert_gate=true,ensemble=true,task_delegation=true,sessions=true",
+			[]string{"delegate_task", "check_task_status", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist"}},
+		{"sessions off", "collaboration=true,expert_gate=true,ensemble=true,task_delegation=true,sessions=false",
+			[]string{"delegate_task", "check_task_status", "request_report", "get_report", "send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist"}},
+		{"task_delegation off", "collaboration=true,expert_gate=true,ensemble=true,task_delegation=false,sessions=true",
+			[]string{"send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist"}},
+		{"collaboration off", "collaboration=false,expert_gate=true,ensemble=true,task_delegation=true,sessions=true", nil},
 	}
 	for _, c := range cases {
-		flags := all
-		c.edit(&flags)
-		tools := &tasktools.Tools{Flags: flags, Tasks: ts, Messages: &messaging.Service{Store: e.store, Dir: e.store},
-			Sessions: &sessions.Service{Store: e.store, Enabled: true}}
-		svc := &conversations.Service{Store: e.store, Agents: e.store, Router: &dispatch.Router{}, Model: localmodel.New(e.store),
-			Memories: &memory.Service{Store: e.store, Dir: e.store}, Tools: tasktools.Chat{Tools: tools}, Log: log}
+		env := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus(), settings.EnvFlags: c.flags}
+		deps := lambdafn.Deps{Config: settings.FromLookup(func(k string) string { return env[k] }), AWS: e.cfg, Log: log}
+		svc := conversationsfn.Service(deps, e.store)
 		conv, err := svc.Create(context.Background(), d.id, conversations.CreateInput{Title: c.name, Agent: "kyra"})
 		require.NoError(t, err)
-		res, err := svc.Post(context.Background(), d.id, conv.ID, conversations.PostInput{Content: "do everything you can"})
+		// The mention keeps kyra answering whatever routing the flags turn on.
+		res, err := svc.Post(context.Background(), d.id, conv.ID, conversations.PostInput{Content: "@kyra do everything you can"})
 		require.NoError(t, err, c.name)
 		reply := res.Replies[len(res.Replies)-1]
+		require.Equal(t, "kyra", reply.Agent, c.name)
 		var got []string
 		for _, u := range reply.ToolCalls {
 			got = append(got, u.Tool)

@@ -119,6 +119,43 @@ func TestDelegatedTaskResultReachesALongPollingClient(t *testing.T) {
 	assert.Empty(t, page["items"])
 }
 
+// The long-poll waits: with nothing after the last message, wait=2
+// answers an empty page after at least 2 s; a message that arrives during
+// a wait (here a turn sent by another client) is returned as soon as it is
+// there, before the wait runs out.
+func TestMessagesLongPollWaitsAndWakes(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	conv, last := d.chat()
+	messages := func(wait int) ([]any, time.Duration) {
+		start := time.Now()
+		st, page := d.call("GET", fmt.Sprintf("/v1/conversations/%s/messages?after=%s&wait=%d", conv, last, wait), nil)
+		require.Equal(t, 200, st, page)
+		return page["items"].([]any), time.Since(start)
+	}
+
+	items, took := messages(2)
+	assert.Empty(t, items)
+	assert.GreaterOrEqual(t, took, 2*time.Second, "an empty wait=2 waits its 2 s")
+
+	type answer struct {
+		items []any
+		took  time.Duration
+	}
+	got := make(chan answer, 1)
+	go func() {
+		items, took := messages(20)
+		got <- answer{items, took}
+	}()
+	time.Sleep(2 * time.Second) // the poll is waiting
+	turn := d.post(conv, map[string]any{"content": "Any news on the login bug?"})
+	a := <-got
+	require.NotEmpty(t, a.items, "the turn's messages reach the waiting client")
+	assert.Equal(t, turn["user_message"].(map[string]any)["id"], a.items[0].(map[string]any)["id"], "from the first message after the last one held")
+	assert.Less(t, a.took, 20*time.Second, "answered when the message arrived, not when the wait ran out")
+	assert.GreaterOrEqual(t, a.took, 2*time.Second, "it was waiting when the turn was sent")
+}
+
 // A failed task's failure is posted too, saying what ended it.
 func TestFailedTaskFailureIsPosted(t *testing.T) {
 	e := mustEnv(t)

@@ -136,3 +136,38 @@ func TestUpdateThatChangesNothingKeepsTheVersion(t *testing.T) {
 		assert.Equal(t, 4, got.Version, label)
 	}
 }
+
+// updatingStore holds one agent and records the update written.
+type updatingStore struct {
+	oneAgentStore
+	written *agents.Agent
+}
+
+func (s updatingStore) UpdateAgent(_ context.Context, a agents.Agent) error {
+	*s.written = a
+	return nil
+}
+
+// A PATCH is validated as a create is: a declared tool the catalog does
+// not know is refused on skills[i].tools before anything is written; known
+// ones are stored.
+func TestUpdateRejectsAnUnknownTool(t *testing.T) {
+	a := agents.Agent{Slug: "luke", Name: "Luke", Status: agents.StatusActive, Version: 2,
+		Skills: []agents.Skill{{Name: "code-review", Description: "reviews code"}}}
+	svc := &agents.Service{Store: oneAgentStore{refusingStore{t}, a}, Now: time.Now}
+	skills := []agents.Skill{{Name: "code-review", Description: "reviews code"}, {Name: "research", Description: "reads", Tools: []string{"search_memories", "read_file"}}}
+	_, err := svc.Update(context.Background(), "team", "luke", agents.UpdateInput{Skills: &skills})
+	e, ok := apperr.As(err)
+	require.True(t, ok, "got %v", err)
+	assert.Equal(t, apperr.EINVALID, e.Code)
+	assert.Equal(t, "skills[1].tools", e.Field)
+	assert.Contains(t, e.Message, `"read_file"`)
+
+	var written agents.Agent
+	svc.Store = updatingStore{oneAgentStore{refusingStore{t}, a}, &written}
+	skills[1].Tools = []string{"search_memories", "share_memory"}
+	got, err := svc.Update(context.Background(), "team", "luke", agents.UpdateInput{Skills: &skills})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"search_memories", "share_memory"}, written.Skills[1].Tools)
+	assert.Equal(t, 3, got.Version)
+}

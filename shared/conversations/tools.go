@@ -24,9 +24,11 @@ import (
 // into the conversation when it ends.
 //
 // Tools are offered only when one agent answers at a time (direct,
-// mention, router, TOP_1, fallback, CASCADE). TOP_K and ENSEMBLE ask
-// several agents at once and keep or merge their replies: a discarded
-// reply's delegations and messages would be work nobody asked for.
+// mention, handoff, router, TOP_1, fallback, CASCADE, whose candidates
+// share the turn's budget). A TOP_K or ENSEMBLE that asks several agents
+// at once keeps or merges their replies: a discarded reply's delegations
+// and messages would be work nobody asked for. One that selected a single
+// agent answers with one, which has its tools.
 
 // Tools are the tools of agents answering in a conversation.
 type Tools interface {

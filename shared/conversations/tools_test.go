@@ -16,9 +16,12 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/results"
+	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -114,7 +117,9 @@ func TestAReplyRunsTheToolsItCallsAndAnswersWithTheirResults(t *testing.T) {
 	tools := &fakeTools{specs: spec("check_task_status", "get_agent_inbox")}
 	f := toolFixture(t, m, tools)
 	c := f.create(t, "kyra")
+	before := time.Now()
 	r := reply(t, f.post(t, c.ID, "How is the audit going?"))
+	after := time.Now()
 	assert.Equal(t, "answer after: check_task_status done | get_agent_inbox done", r.Content)
 	require.Len(t, r.ToolCalls, 2)
 	assert.Equal(t, conversations.ToolUse{Tool: "check_task_status", Input: `{"task_id":"task_1"}`, Output: "check_task_status done"}, r.ToolCalls[0])
@@ -122,7 +127,11 @@ func TestAReplyRunsTheToolsItCallsAndAnswersWithTheirResults(t *testing.T) {
 	assert.Equal(t, 60, r.InputTokens+r.OutputTokens, "the reply counts every model call of its loop")
 	require.Len(t, tools.calls, 2)
 	assert.Equal(t, conversations.ToolCaller{TeamID: team, ConversationID: c.ID, Agent: "kyra", WaitUntil: tools.calls[0].WaitUntil, Offered: tools.specs}, tools.calls[0])
-	assert.False(t, tools.calls[0].WaitUntil.IsZero(), "a tool knows how long it may wait")
+	// The models' time (DefaultBudget without a deadline) starts during
+	// the turn; a tool waits until its end less the answer's reserve.
+	wait := conversations.DefaultBudget - conversations.ToolAnswerReserve
+	assert.WithinRange(t, tools.calls[0].WaitUntil, before.Add(wait), after.Add(wait), "a tool waits until the models' time ends, less the reserve")
+	assert.Equal(t, tools.calls[0].WaitUntil, tools.calls[1].WaitUntil, "one limit for every tool of the reply")
 	stored := f.messages(t, c.ID)
 	assert.Equal(t, r.ToolCalls, stored[len(stored)-1].ToolCalls, "the tool calls are stored with the reply")
 }
@@ -429,4 +438,201 @@ func TestAResultTheReplyCarriedIsInTheConversationOnceWhateverTheCommit(t *testi
 		require.Len(t, carrying, 1)
 		assert.Equal(t, &ref, carrying[0].ResultOf, "the posted result only")
 	})
+}
+
+// With a deadline the models' time ends 2 × the commit reserve before it
+// (when that is sooner than DefaultBudget): a tool waits until then, less
+// the answer's reserve.
+func TestAToolWaitsUntilTheModelsTimeEndsLessTheReserve(t *testing.T) {
+	m := &toolModel{tokens: 20, plan: []models.ToolCall{{ID: "1", Name: "get_agent_inbox", Input: `{}`}}}
+	tools := &fakeTools{specs: spec("get_agent_inbox")}
+	f := toolFixture(t, m, tools)
+	c := f.create(t, "kyra")
+	before := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	dl, _ := ctx.Deadline()
+	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "How is the audit going?"})
+	require.NoError(t, err)
+	took := time.Since(before)
+	require.Len(t, tools.calls, 1)
+	// min(24 s, 15 s − 2 × 2 s) = 11 s from the turn's start: its end is
+	// the deadline less 4 s, and the tool's limit 6 s before that.
+	until := dl.Add(-2*conversations.DefaultCommitReserve - conversations.ToolAnswerReserve)
+	assert.WithinRange(t, tools.calls[0].WaitUntil, until, until.Add(took))
+}
+
+// gate scores the agents as given, for the selector to choose from.
+type gate struct{ scores []routing.ExpertScore }
+
+func (g gate) Score(context.Context, expertgate.Request) (expertgate.Response, error) {
+	return expertgate.Response{Scores: g.scores, Loads: map[string]routing.Load{}}, nil
+}
+
+// gateFixture routes through the expert gate (every routing flag on) with
+// luke, dana and archie scored 0.9, 0.8 and 0.7.
+func gateFixture(t *testing.T, m models.Model, tools *fakeTools) *fixture {
+	t.Helper()
+	f := newFixture(t, dispatch.Flags{Collaboration: true, ExpertGate: true, Ensemble: true})
+	f.svc.Router.Gate = gate{scores: []routing.ExpertScore{
+		{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Label: "code review"},
+		{AgentSlug: "dana", AgentName: "Dana", Overall: 0.8, Label: "data analysis"},
+		{AgentSlug: "archie", AgentName: "Archie", Overall: 0.7, Label: "architecture"},
+	}}
+	f.svc.Model, f.svc.Tools = m, tools
+	return f
+}
+
+// TOP_K and ENSEMBLE ask several agents at once and keep or merge their
+// replies, so none of them is offered a tool; the same strategies with one
+// agent selected, or falling back to the default agent, answer with one
+// agent, which has its tools.
+func TestToolsAreOfferedOnlyWhenOneAgentAnswers(t *testing.T) {
+	k1, k2 := 1, 2
+	high := 0.95
+	for _, c := range []struct {
+		name  string
+		in    conversations.PostInput
+		tools bool
+		// answered are the agents asked.
+		answered []string
+	}{
+		{"top_k of two", conversations.PostInput{Strategy: "top_k", K: &k2}, false, []string{"luke", "dana"}},
+		{"ensemble of three", conversations.PostInput{Strategy: "ensemble"}, false, []string{"luke", "dana", "archie"}},
+		{"top_k of one", conversations.PostInput{Strategy: "top_k", K: &k1}, true, []string{"luke"}},
+		{"ensemble of one", conversations.PostInput{Strategy: "ensemble", Threshold: ptr(0.85)}, true, []string{"luke"}},
+		{"top_k falling back", conversations.PostInput{Strategy: "top_k", K: &k2, Threshold: &high}, true, []string{"kyra"}},
+		{"ensemble falling back", conversations.PostInput{Strategy: "ensemble", Threshold: &high}, true, []string{"kyra"}},
+		{"top_1", conversations.PostInput{Strategy: "top_1"}, true, []string{"luke"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := &toolModel{tokens: 10, plan: []models.ToolCall{{ID: "1", Name: "get_agent_inbox", Input: `{}`}}}
+			tools := &fakeTools{specs: spec("get_agent_inbox")}
+			f := gateFixture(t, m, tools)
+			conv := f.create(t, "kyra")
+			in := c.in
+			in.Content = "How should the parser handle retries?"
+			res, err := f.svc.Post(context.Background(), team, conv.ID, in)
+			require.NoError(t, err)
+			var asked []string
+			for _, a := range res.Routing.Attempts {
+				asked = append(asked, a.Agent)
+			}
+			require.ElementsMatch(t, c.answered, asked, "the agents the strategy asks")
+			for _, req := range m.requests {
+				assert.Equal(t, c.tools, len(req.Tools) > 0, "%s was offered tools: %v", req.Metadata[models.MetadataAgent], req.Tools)
+			}
+			if c.tools {
+				assert.Equal(t, []string{"get_agent_inbox"}, tools.names)
+				assert.Len(t, reply(t, res).ToolCalls, 1)
+			} else {
+				assert.Empty(t, tools.calls, "no tool ran")
+				assert.Empty(t, reply(t, res).ToolCalls)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// cascadeModel: luke calls get_agent_inbox six times, then fails; every
+// other agent calls it while tools are offered, then answers.
+type cascadeModel struct {
+	mu       sync.Mutex
+	requests []models.Request
+}
+
+func (m *cascadeModel) Converse(_ context.Context, req models.Request) (models.Response, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.requests = append(m.requests, req)
+	agent := req.Metadata[models.MetadataAgent]
+	done := 0
+	for _, msg := range req.Messages {
+		if msg.Role == "tool" {
+			done++
+		}
+	}
+	resp := models.Response{InputTokens: 5, OutputTokens: 5, ModelID: "test-model"}
+	switch {
+	case agent == "luke" && done >= 6:
+		return models.Response{}, fmt.Errorf("%w: luke gives up", models.ErrModel)
+	case len(req.Tools) > 0:
+		resp.ToolCalls = []models.ToolCall{{ID: fmt.Sprint(agent, done), Name: "get_agent_inbox", Input: "{}"}}
+	default:
+		resp.Text = agent + " answers after " + fmt.Sprint(done) + " tool results"
+	}
+	return resp, nil
+}
+
+// A CASCADE's candidates share the turn's budget: the tool calls the first
+// spent before it failed are not the second's to spend again. Each
+// candidate's tools wait at most until its share of the models' time ends,
+// less the answer's reserve.
+func TestCascadeCandidatesShareOneTurnBudget(t *testing.T) {
+	m := &cascadeModel{}
+	tools := &fakeTools{specs: spec("get_agent_inbox")}
+	f := gateFixture(t, m, tools)
+	conv := f.create(t, "kyra")
+	k := 2
+	before := time.Now()
+	res, err := f.svc.Post(context.Background(), team, conv.ID, conversations.PostInput{Content: "Why is the parser slow?", Strategy: "cascade", K: &k})
+	require.NoError(t, err)
+	took := time.Since(before)
+	r := reply(t, res)
+	assert.Equal(t, "dana", r.Agent)
+
+	byAgent := map[string]int{}
+	var lukeUntil, danaUntil time.Time
+	for _, c := range tools.calls {
+		byAgent[c.Agent]++
+		switch c.Agent {
+		case "luke":
+			lukeUntil = c.WaitUntil
+		case "dana":
+			danaUntil = c.WaitUntil
+		}
+	}
+	assert.Equal(t, map[string]int{"luke": 6, "dana": workflow.MaxTaskToolCalls - 6}, byAgent, "one budget of %d tool calls for the turn", workflow.MaxTaskToolCalls)
+	assert.Equal(t, conversations.StoppedToolCalls, r.Stopped)
+	assert.Len(t, r.ToolCalls, workflow.MaxTaskToolCalls-6+1, "dana's four, and the one refused")
+
+	// The first of two candidates has half of the models' time; the last
+	// has what is left of it.
+	b, reserve := conversations.DefaultBudget, conversations.ToolAnswerReserve
+	assert.WithinRange(t, lukeUntil, before.Add(b/2-reserve), before.Add(b/2-reserve+2*took))
+	assert.WithinRange(t, danaUntil, before.Add(b-reserve), before.Add(b-reserve+took))
+}
+
+// The agent that delegated sees the result on its next turn: a task's
+// result, posted into the conversation as the result-poster does on the
+// task's end, is in the history the next reply's model receives, marked
+// as the assignee's.
+func TestTheDelegatingAgentSeesAPostedResultOnItsNextTurn(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	ctx := context.Background()
+	c := f.create(t, "kyra")
+	f.post(t, c.ID, "Audit the parser")
+
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	board := tasks.NewService(f.store, nil, f.bus, log)
+	tk, err := board.Create(ctx, team, tasks.Creator{Type: "agent", ID: "kyra"}, tasks.CreateInput{Assignee: "luke", Title: "Audit the parser", ConversationID: c.ID}, false)
+	require.NoError(t, err)
+	_, err = board.Start(ctx, team, tk.ID, "agent:luke")
+	require.NoError(t, err)
+	_, err = board.Complete(ctx, team, tk.ID, "agent:luke", "42 findings in the parser", nil)
+	require.NoError(t, err)
+	ended := memstore.Details[tasks.TaskStatusChanged](f.bus, "TaskStatusChanged")
+	require.NotEmpty(t, ended)
+	out, err := (&results.Poster{Store: f.store, Log: log}).TaskEnded(ctx, ended[len(ended)-1])
+	require.NoError(t, err)
+	require.Equal(t, results.Posted, out)
+
+	f.post(t, c.ID, "What did Luke find?")
+	assert.Equal(t, []models.Message{
+		{Role: "user", Content: "Audit the parser"},
+		{Role: "assistant", Content: "kyra answers: Audit the parser"},
+		{Role: "assistant", Content: "[luke] 42 findings in the parser"},
+		{Role: "user", Content: "What did Luke find?"},
+	}, f.model.last(t).Messages)
 }

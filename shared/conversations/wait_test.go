@@ -105,9 +105,11 @@ func TestAWaitingReadReturnsWhenAResultIsPosted(t *testing.T) {
 func TestAWaitThatRunsOutIsAnEmptyPage(t *testing.T) {
 	w := newTail(t)
 	last := w.post(t, "seen")
+	start := time.Now()
 	list, _, err := w.svc.MessagesAfter(context.Background(), team, w.conv, last.ID, time.Second, paging.Page{})
 	require.NoError(t, err)
 	assert.Empty(t, list)
+	assert.GreaterOrEqual(t, time.Since(start), time.Second, "it waited the whole second")
 
 	ctx, cancel := context.WithTimeout(context.Background(), conversations.WaitMargin+conversations.PollInterval)
 	defer cancel()

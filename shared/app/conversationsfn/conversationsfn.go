@@ -37,6 +37,14 @@ import (
 var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
+	api.ConversationRoutes(rt, Service(d, store))
+}
+
+// Service builds the chat service the function serves, as its routes get
+// it: exported so tests can check what the environment (FEATURE_FLAGS
+// above all) turns on, such as the tools its agents are offered, without
+// a request through the router.
+func Service(d lambdafn.Deps, store *dynamo.Store) *conversations.Service {
 	cfg := d.Config
 	bus := eventbus.FromConfig(d.AWS, cfg.BusName)
 	model := providers.New(cfg, d.AWS, store)
@@ -56,7 +64,7 @@ func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 		// A reply that waited for a delegation and was not stored: its
 		// result is posted as the result-poster function would have.
 		Results: &results.Poster{Store: store, Log: d.Log}}
-	api.ConversationRoutes(rt, svc)
+	return svc
 }
 
 // chatTools are the tools of agents answering in a chat, on the same

@@ -1,0 +1,83 @@
+package tasktools_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/tasktools"
+)
+
+// chatCaller is kyra answering in a new conversation of the team, offered
+// her chat tools, whose tools may wait until waitUntil.
+func (f *fixture) chatCaller(tb testing.TB, waitUntil time.Time) (tasktools.Chat, conversations.ToolCaller) {
+	tb.Helper()
+	conv, err := (&conversations.Service{Store: f.store, Agents: f.store}).Create(context.Background(), team, conversations.CreateInput{Title: "chat", Agent: "kyra"})
+	require.NoError(tb, err)
+	chat := tasktools.Chat{Tools: f.tools}
+	return chat, conversations.ToolCaller{TeamID: team, ConversationID: conv.ID, Agent: "kyra", WaitUntil: waitUntil, Offered: chat.Specs(agents.Agent{Slug: "kyra"})}
+}
+
+var delegateCall = models.ToolCall{ID: "call-1", Name: "delegate_task", Input: `{"to_agent":"luke","title":"Review the parser","instructions":"Review the parser"}`}
+
+// A delegation a chat reply waits for that outlasts the reply's time goes
+// on: the task is released to the conversation (its result will be
+// posted there, not carried by the reply), the tool answers that it is
+// still running, and the reply lists it as pending.
+func TestAChatDelegationThatOutlastsTheTurnIsReleasedToTheConversation(t *testing.T) {
+	f := newFixture(t)
+	chat, who := f.chatCaller(t, time.Now().Add(100*time.Millisecond))
+	// No workflow runs the child (Workflows is nil): it never ends.
+	res, err := chat.Call(context.Background(), who, delegateCall)
+	require.NoError(t, err)
+
+	require.NotNil(t, res.Pending, res.Text)
+	assert.Nil(t, res.Delivered, "the reply does not carry its result")
+	child, err := f.tasks.Get(context.Background(), team, res.Pending.ID)
+	require.NoError(t, err)
+	assert.Equal(t, conversations.WorkRef{Type: "task", ID: child.ID, Agent: "luke", Status: string(tasks.Queued)}, *res.Pending)
+	assert.Equal(t, who.ConversationID, child.ConversationID)
+	assert.Equal(t, tasks.DeliverToConversation, child.ResultDelivery, "released: the result-poster posts it when it ends")
+	assert.Equal(t, fmt.Sprintf("task %s (luke) is still running; its result will be posted in this conversation when it is done. Tell the user.", child.ID), res.Text)
+}
+
+// A child that ends while the reply waits is the tool's result: the reply
+// carries it (Delivered) and nothing is released to the conversation.
+func TestAChatDelegationThatEndsInTimeIsTheToolsResult(t *testing.T) {
+	f := newFixture(t)
+	chat, who := f.chatCaller(t, time.Now().Add(20*time.Second))
+	ctx := context.Background()
+	go func() {
+		// Luke takes the task as soon as it exists and completes it.
+		for range 100 {
+			time.Sleep(20 * time.Millisecond)
+			children, _, err := f.tasks.List(ctx, team, tasks.Filter{Assignee: "luke"}, paging.Page{Limit: 10})
+			if err != nil || len(children) == 0 {
+				continue
+			}
+			id := children[0].ID
+			if _, err := f.tasks.Start(ctx, team, id, "agent:luke"); err == nil {
+				_, _ = f.tasks.Complete(ctx, team, id, "agent:luke", "two issues found", nil)
+			}
+			return
+		}
+	}()
+	res, err := chat.Call(ctx, who, delegateCall)
+	require.NoError(t, err)
+	require.NotNil(t, res.Delivered, res.Text)
+	assert.Nil(t, res.Pending)
+	assert.Equal(t, "completed", res.Delivered.Status)
+	assert.Equal(t, "task "+res.Delivered.ID+" by luke completed: two issues found", res.Text)
+	child, err := f.tasks.Get(ctx, team, res.Delivered.ID)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.DeliverInReply, child.ResultDelivery, "not released: only the reply delivers it")
+}
