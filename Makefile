@@ -128,8 +128,9 @@ localstack-deploy: build
 localstack-down:
 	docker compose -f localstack/docker-compose.yml down
 
-## lint: gofmt and go vet, then cfn-lint on the synthesized dev and prod templates (about 15 s)
-lint: golint cfn-lint
+## lint: gofmt and go vet, then cfn-lint and checkov on the synthesized dev and prod templates (make audit runs
+## cfn-lint before checkov, on the same synthesis, so it is not a prerequisite of its own here)
+lint: golint audit
 
 ## golint: gofmt, then go vet once with every test build tag: no file is excluded by a tag, so this pass vets every
 ## file the untagged one would (a second pass per tag set re-vetted the packages whose files differ).
@@ -142,7 +143,8 @@ golint:
 cfn-lint:
 	@localstack/cfnlint.sh
 
-## audit: checkov on the synthesized dev and prod templates (the checks that do not apply are listed in README.md)
+## audit: cfn-lint, then checkov on the synthesized dev and prod templates (the checks that do not apply are listed
+## in README.md); part of make lint, not of make test
 audit:
 	@localstack/audit.sh
 

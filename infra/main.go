@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -29,28 +27,12 @@ func main() {
 		os.Exit(2)
 	}
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &flags})
-	envName := os.Getenv("CONCLAVE_ENV")
-	if v, ok := app.Node().TryGetContext(jsii.String("env")).(string); ok && v != "" {
-		envName = v
-	}
-	if envName == "" {
-		envName = "dev"
-	}
-	cfg, err := stack.Lookup(envName)
+	// The stage and what the deploy chose for it: -c env=…, -c
+	// alarmEmails=…, -c logRetentionDays=N (stack.ConfigFromContext).
+	cfg, err := stack.ConfigFromContext(app.Node(), os.Getenv("CONCLAVE_ENV"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
-	}
-	if v, ok := app.Node().TryGetContext(jsii.String("alarmEmails")).(string); ok && v != "" {
-		cfg.AlarmEmails = strings.Split(v, ",")
-	}
-	if v, ok := app.Node().TryGetContext(jsii.String("logRetentionDays")).(string); ok && v != "" {
-		days, err := strconv.Atoi(v)
-		if err != nil || days < 1 {
-			fmt.Fprintf(os.Stderr, "logRetentionDays must be a positive number of days, got %q\n", v)
-			os.Exit(2)
-		}
-		cfg.LogRetentionDays = days
 	}
 	dist := os.Getenv("CONCLAVE_DIST")
 	if dist == "" {

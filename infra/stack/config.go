@@ -2,6 +2,13 @@ package stack
 
 import (
 	"fmt"
+	"math"
+	"net/mail"
+	"strconv"
+	"strings"
+
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
 
 	"github.com/conclave-ai/conclave/shared/settings"
 )
@@ -15,7 +22,8 @@ type EnvConfig struct {
 	// MemoryScale multiplies every function's manifest memory (1 = as listed).
 	MemoryScale float64
 	// LogRetentionDays for function, API and state machine logs; a team
-	// picks its own per deploy with `-c logRetentionDays=N`.
+	// picks its own per deploy with `-c logRetentionDays=N`
+	// (ConfigFromContext), rounded up to a period CloudWatch Logs offers.
 	LogRetentionDays int
 	// LogPayloads keeps execution data (task instructions, model output)
 	// in the state machine logs, at level ALL. Off, the machines log
@@ -38,7 +46,7 @@ type EnvConfig struct {
 	// besides the routing tiers' (see Models).
 	ExtraModels []string
 	// AlarmEmails subscribe to the stage's alarm topic. Set them per deploy
-	// with `-c alarmEmails=a@example.com,b@example.com` (infra/main.go);
+	// with `-c alarmEmails=a@example.com,b@example.com` (ConfigFromContext);
 	// other subscribers (chat, paging) attach to the topic, an output.
 	AlarmEmails []string
 	// API5xxPercent and APILatencyP99Ms are the API alarms' thresholds.
@@ -113,4 +121,108 @@ func Lookup(env string) (EnvConfig, error) {
 		return EnvConfig{}, fmt.Errorf("unknown environment %q (known: %v)", env, sortedKeys(Environments))
 	}
 	return c, nil
+}
+
+// The context keys a deploy sets (`cdk deploy -c key=value`; a number or a
+// list also works from cdk.json's context).
+const (
+	// ContextEnv names the stage (Environments).
+	ContextEnv = "env"
+	// ContextAlarmEmails are the alarm topic's email subscribers, comma
+	// separated.
+	ContextAlarmEmails = "alarmEmails"
+	// ContextLogRetentionDays overrides the stage's LogRetentionDays.
+	ContextLogRetentionDays = "logRetentionDays"
+)
+
+// ConfigFromContext is the configuration a synthesis deploys: the stage the
+// app's context names (else fallback, CONCLAVE_ENV for make synth, else
+// dev) with what the deploy chose for it: its alarm subscribers and its
+// log retention. A value that cannot be what was meant (a retention of
+// "30d", an address without a domain) is an error, not a default: a typo
+// must not silently keep logs a year or page nobody.
+func ConfigFromContext(node constructs.Node, fallback string) (EnvConfig, error) {
+	get := func(key string) any { return node.TryGetContext(jsii.String(key)) }
+	name, _ := get(ContextEnv).(string)
+	if name == "" {
+		name = fallback
+	}
+	if name == "" {
+		name = "dev"
+	}
+	cfg, err := Lookup(name)
+	if err != nil {
+		return EnvConfig{}, err
+	}
+	if v := get(ContextAlarmEmails); v != nil {
+		emails, err := parseEmails(v)
+		if err != nil {
+			return EnvConfig{}, err
+		}
+		if len(emails) > 0 {
+			cfg.AlarmEmails = emails
+		}
+	}
+	if v := get(ContextLogRetentionDays); v != nil && v != "" {
+		days, err := parseDays(v)
+		if err != nil {
+			return EnvConfig{}, err
+		}
+		cfg.LogRetentionDays = days
+	}
+	return cfg, nil
+}
+
+// parseEmails reads a comma-separated list (or a JSON list) of bare email
+// addresses, the form an SNS email subscription takes.
+func parseEmails(v any) ([]string, error) {
+	var parts []string
+	switch v := v.(type) {
+	case string:
+		parts = strings.Split(v, ",")
+	case []any:
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s: %v is not an email address", ContextAlarmEmails, e)
+			}
+			parts = append(parts, s)
+		}
+	default:
+		return nil, fmt.Errorf("%s must be comma-separated email addresses, got %v", ContextAlarmEmails, v)
+	}
+	var out []string
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if addr, err := mail.ParseAddress(p); err != nil || addr.Address != p || !strings.Contains(p[strings.LastIndex(p, "@"):], ".") {
+			return nil, fmt.Errorf("%s: %q is not an email address", ContextAlarmEmails, p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// parseDays reads a whole number of days from 1 to the longest retention
+// CloudWatch Logs offers; NewStage rounds it up to a period it offers.
+func parseDays(v any) (int, error) {
+	var days float64
+	switch v := v.(type) {
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return 0, fmt.Errorf("%s must be a whole number of days, got %q", ContextLogRetentionDays, v)
+		}
+		days = float64(n)
+	case float64:
+		days = v
+	default:
+		return 0, fmt.Errorf("%s must be a whole number of days, got %v", ContextLogRetentionDays, v)
+	}
+	if days != math.Trunc(days) || days < 1 || days > maxRetentionDays {
+		return 0, fmt.Errorf("%s must be a whole number of days from 1 to %d, got %v", ContextLogRetentionDays, maxRetentionDays, v)
+	}
+	return int(days), nil
 }

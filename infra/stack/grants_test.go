@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/infra/stack"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/statemachines"
 )
@@ -98,16 +99,45 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 
 // checkFunctionRoles: each function's role allows exactly the IAM actions of its manifest
 // grants (which infra/grants holds to the calls of its code), each on
-// exactly its resources: the table's actions on the table, Query on the
-// indexes it names and no other, its dead-letter queue alone. What the
-// platform adds on the function's behalf is set aside by name: X-Ray's
-// trace upload (active tracing) and the SQS event source's polling of the
-// trigger queue.
+// exactly its resources, and nothing else: the table's actions on the
+// table, Query on the indexes it names and no other, the bus's on the
+// bus, its dead-letter queue alone; lambda:InvokeFunction on exactly the
+// functions in its Invokes; the executions' actions on the stage's
+// machines (which machine a function starts is the request's, so any of
+// them; a machine of another stage is an extra target), the describes on
+// the stage's machines and queues; Bedrock on exactly the stage's models.
+// What the platform adds on the function's behalf is set aside by name:
+// X-Ray's trace upload (active tracing) and the SQS event source's polling
+// of the trigger queue.
 func checkFunctionRoles(t *testing.T, m map[string]any) {
+	cfg, err := stack.Lookup("dev")
+	require.NoError(t, err)
 	table := arnOf(t, m, "AWS::DynamoDB::Table", "", "")
 	bus := arnOf(t, m, "AWS::Events::EventBus", "", "")
 	queue := func(name string) string {
 		return arnOf(t, m, "AWS::SQS::Queue", "QueueName", devNames.Queue(name))
+	}
+	// The resources the manifest's grants name, as the template writes them.
+	targets := map[manifest.Grant][]string{}
+	for _, sm := range manifest.StateMachines {
+		name := devNames.StateMachine(sm.Name)
+		machine := stackARN(":states:", true, ":stateMachine:"+name)
+		targets[manifest.GrantStartExecution] = append(targets[manifest.GrantStartExecution], machine)
+		targets[manifest.GrantCallback] = append(targets[manifest.GrantCallback], machine)
+		targets[manifest.GrantStopExecution] = append(targets[manifest.GrantStopExecution], stackARN(":states:", true, ":execution:"+name+":*"))
+		targets[manifest.GrantDescribeStateMachine] = append(targets[manifest.GrantDescribeStateMachine],
+			jsonOf(map[string]any{"Ref": logicalIDByName(t, m, "AWS::StepFunctions::StateMachine", "StateMachineName", name)}))
+	}
+	for id, r := range m["Resources"].(map[string]any) {
+		if r.(map[string]any)["Type"] == "AWS::SQS::Queue" {
+			targets[manifest.GrantGetQueueAttributes] = append(targets[manifest.GrantGetQueueAttributes], jsonOf(map[string]any{"Fn::GetAtt": []any{id, "Arn"}}))
+		}
+	}
+	require.Len(t, targets[manifest.GrantGetQueueAttributes], len(manifest.Queues)+countDLQs())
+	for _, id := range cfg.Models() {
+		targets[manifest.GrantModels] = append(targets[manifest.GrantModels],
+			stackARN(":bedrock:*::foundation-model/"+id, false, ""),
+			stackARN(":bedrock:", true, ":inference-profile/*."+id))
 	}
 	for _, f := range manifest.Functions {
 		t.Run(f.Name, func(t *testing.T) {
@@ -137,21 +167,63 @@ func checkFunctionRoles(t *testing.T, m map[string]any) {
 					want[grantPair{string(g), bus}] = true
 				case g == manifest.GrantDeadLetter:
 					want[grantPair{string(g), queue(manifest.Queue{Name: f.Queue}.DLQName())}] = true
+				default:
+					require.NotEmpty(t, targets[g], "%s: no resources known for %s; add them above", f.Name, g)
+					for _, r := range targets[g] {
+						want[grantPair{string(g), r}] = true
+					}
 				}
 			}
 			for _, ix := range f.Indexes {
 				want[grantPair{string(manifest.GrantQuery), indexARN(table, ix)}] = true
 			}
-			got := map[grantPair]bool{}
+			for _, target := range f.Invokes {
+				fn := arnOf(t, m, "AWS::Lambda::Function", "FunctionName", devNames.Function(target))
+				want[grantPair{manifest.ActionInvokeFunction, fn}] = true
+				want[grantPair{manifest.ActionInvokeFunction, versionsOf(fn)}] = true
+			}
 			for p := range pairs {
-				if strings.HasPrefix(p.Action, "dynamodb:") || strings.HasPrefix(p.Action, "events:") || p.Action == string(manifest.GrantDeadLetter) {
-					got[p] = true
-				}
 				assert.NotEqual(t, `"*"`, p.Resource, "%s on every resource", p.Action)
 			}
-			assert.Equal(t, want, got)
+			assert.Equal(t, want, pairs)
 		})
 	}
+}
+
+// stackARN is the template JSON of an ARN the stack builds with its own
+// partition (and, with local, its region and account): "arn:" Partition
+// head [":" Region ":" Account tail].
+func stackARN(head string, local bool, tail string) string {
+	parts := []any{"arn:", map[string]any{"Ref": "AWS::Partition"}, head}
+	if local {
+		parts = append(parts, map[string]any{"Ref": "AWS::Region"}, ":", map[string]any{"Ref": "AWS::AccountId"}, tail)
+	}
+	return jsonOf(map[string]any{"Fn::Join": []any{"", parts}})
+}
+
+// versionsOf is the template JSON of fn's ARN with ":*" (its versions and
+// aliases), which GrantInvoke adds beside the function's own ARN.
+func versionsOf(fn string) string {
+	var getAtt any
+	_ = json.Unmarshal([]byte(fn), &getAtt)
+	return jsonOf(map[string]any{"Fn::Join": []any{"", []any{getAtt, ":*"}}})
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// countDLQs is the number of dead-letter queues the manifest's source
+// queues have (a dead-letter-only queue is counted as a queue).
+func countDLQs() int {
+	n := 0
+	for _, q := range manifest.Queues {
+		if !q.DeadLetterOnly {
+			n++
+		}
+	}
+	return n
 }
 
 // checkMachineRoles: each state machine's role allows exactly what the Task states of its
@@ -198,10 +270,7 @@ func checkMachineRoles(t *testing.T, m map[string]any) {
 					switch ref.Kind {
 					case manifest.RefFunction:
 						fn := arnOf(t, m, "AWS::Lambda::Function", "FunctionName", devNames.Function(ref.Name))
-						var getAtt any
-						_ = json.Unmarshal([]byte(fn), &getAtt)
-						versions, _ := json.Marshal(map[string]any{"Fn::Join": []any{"", []any{getAtt, ":*"}}})
-						want[grantPair{a, fn}], want[grantPair{a, string(versions)}] = true, true
+						want[grantPair{a, fn}], want[grantPair{a, versionsOf(fn)}] = true, true
 					case manifest.RefQueue:
 						want[grantPair{a, arnOf(t, m, "AWS::SQS::Queue", "QueueName", devNames.Queue(ref.Name))}] = true
 					default:

@@ -3,6 +3,7 @@ package stack_test
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/infra/stack"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/settings"
 )
 
 // Prod's limits: the API throttled at the stage's rate with a JSON access
@@ -141,4 +143,26 @@ func functionEnv(t *testing.T, m map[string]any, name string) map[string]any {
 	}
 	t.Fatalf("no function %s", name)
 	return nil
+}
+
+// The authorizer is told each stage's per-team rate: without
+// TEAM_RATE_LIMIT it counts nothing and the limit is off in AWS, silently.
+// No other function counts requests, so none is told.
+func TestAuthorizerGetsTheTeamRateLimit(t *testing.T) {
+	for _, env := range []string{"dev", "prod"} {
+		t.Run(env, func(t *testing.T) {
+			cfg, err := stack.Lookup(env)
+			require.NoError(t, err)
+			require.Positive(t, cfg.TeamRatePerSecond, "the stage limits teams")
+			_, m := synth(t, env)
+			for _, f := range manifest.Functions {
+				vars := functionEnv(t, m, "conclave-"+env+"-"+f.Name)
+				if f.Name == "authorizer" {
+					assert.Equal(t, strconv.Itoa(cfg.TeamRatePerSecond), vars[settings.EnvTeamRateLimit])
+					continue
+				}
+				assert.NotContains(t, vars, settings.EnvTeamRateLimit, f.Name)
+			}
+		})
+	}
 }

@@ -2,13 +2,14 @@ package stack_test
 
 import (
 	"encoding/json"
-
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/infra/stack"
 	"github.com/conclave-ai/conclave/shared/manifest"
 )
 
@@ -17,9 +18,9 @@ import (
 // topic (on ALARM and on OK), the subscribers come from the config, every
 // EventBridge target dead-letters, and the machines log no payloads.
 func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
-	cfg, err := stack.Lookup("prod")
+	// (as `cdk deploy -c env=prod -c alarmEmails=…` hands them to the app)
+	cfg, err := configFrom(t, map[string]any{"env": "prod", "alarmEmails": "oncall@example.com,lead@example.com"}, "")
 	require.NoError(t, err)
-	cfg.AlarmEmails = []string{"oncall@example.com", "lead@example.com"}
 	raw, err := json.Marshal(synthConfig(t, cfg, mustAssetDir(t)).ToJSON())
 	require.NoError(t, err)
 	var m map[string]any
@@ -89,6 +90,122 @@ func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 		assert.Equal(t, "ERROR", logging["Level"], "prod logs errors only")
 		assert.Equal(t, false, logging["IncludeExecutionData"], "prod keeps payloads out of logs")
 	}
+}
+
+// Each stage's dashboard graphs every figure the alarms watch, and the
+// throughput of tasks and sessions: the API's requests, 4xx, 5xx and p99
+// latency; for every state machine its executions started, succeeded,
+// failed and timed out; every function's errors and throttles; every
+// dead-letter queue's depth. Each metric is read from the dashboard body
+// the template deploys, down to the resource it names, so dropping a
+// widget (or a machine, a function, a queue from one) fails.
+func TestDashboardShowsEveryFigure(t *testing.T) {
+	for _, env := range []string{"dev", "prod"} {
+		t.Run(env, func(t *testing.T) {
+			// GIVEN the stage's template
+			_, m := synth(t, env)
+			names := manifest.Names{Stage: env}
+			// WHEN its dashboard's metrics are read
+			dashboards := resources(m, "AWS::CloudWatch::Dashboard")
+			require.Len(t, dashboards, 1)
+			got := dashboardMetrics(t, props(dashboards[0])["DashboardBody"])
+
+			// THEN each figure is there, on the resource it is about
+			api := "Ref:" + logicalIDs(m, "AWS::ApiGatewayV2::Api")[0]
+			want := []string{
+				"AWS/ApiGateway Count ApiId=" + api + " Sum", "AWS/ApiGateway 5xx ApiId=" + api + " Sum",
+				"AWS/ApiGateway 4xx ApiId=" + api + " Sum", "AWS/ApiGateway Latency ApiId=" + api + " p99",
+			}
+			for _, sm := range manifest.StateMachines {
+				id := "Ref:" + logicalIDByName(t, m, "AWS::StepFunctions::StateMachine", "StateMachineName", names.StateMachine(sm.Name))
+				for _, metric := range []string{"ExecutionsStarted", "ExecutionsSucceeded", "ExecutionsFailed", "ExecutionsTimedOut"} {
+					want = append(want, "AWS/States "+metric+" StateMachineArn="+id+" Sum")
+				}
+			}
+			for _, f := range manifest.Functions {
+				id := "Ref:" + logicalIDOf(t, m, names.Function(f.Name))
+				want = append(want, "AWS/Lambda Errors FunctionName="+id+" Sum", "AWS/Lambda Throttles FunctionName="+id+" Sum")
+			}
+			for _, q := range manifest.Queues {
+				dlq := q.DLQName()
+				if q.DeadLetterOnly {
+					dlq = q.Name
+				}
+				id := "GetAtt:" + logicalIDOfQueue(t, m, names.Queue(dlq)) + ".QueueName"
+				want = append(want, "AWS/SQS ApproximateNumberOfMessagesVisible QueueName="+id+" Maximum")
+			}
+			for _, w := range want {
+				_, shown := got[w]
+				assert.True(t, shown, "the dashboard does not show %s", w)
+			}
+			// AND every machine's starts are in one graph: the stage's
+			// throughput of tasks (delegation) and sessions (the others)
+			starts := got["AWS/States ExecutionsStarted"]
+			require.Len(t, starts, len(manifest.StateMachines))
+			assert.Len(t, slices.Compact(slices.Sorted(slices.Values(starts))), 1, "one widget: %v", starts)
+		})
+	}
+}
+
+// dashboardMetrics reads a dashboard body (an Fn::Join of JSON text around
+// the tokens of the resources it names) into its metrics, each as
+// "<namespace> <metric> <dimension>=<value> <statistic>" (a token as
+// Ref:<id> or GetAtt:<id>.<attribute>), mapped to the titles of the
+// widgets showing it; also under "<namespace> <metric>", the widgets
+// listing that metric, once per resource.
+func dashboardMetrics(t *testing.T, body any) map[string][]string {
+	t.Helper()
+	join, ok := body.(map[string]any)["Fn::Join"].([]any)
+	require.True(t, ok, "the body is an Fn::Join: %v", body)
+	require.Equal(t, "", join[0])
+	var text strings.Builder
+	for _, part := range join[1].([]any) {
+		switch p := part.(type) {
+		case string:
+			text.WriteString(p)
+		case map[string]any:
+			// A token sits between the quotes of a JSON string.
+			if ref, ok := p["Ref"].(string); ok {
+				text.WriteString("Ref:" + ref)
+			} else if att, ok := p["Fn::GetAtt"].([]any); ok {
+				text.WriteString(fmt.Sprintf("GetAtt:%s.%s", att[0], att[1]))
+			} else {
+				t.Fatalf("unexpected token %v", p)
+			}
+		}
+	}
+	var doc struct {
+		Widgets []struct {
+			Properties struct {
+				Title   string  `json:"title"`
+				Metrics [][]any `json:"metrics"`
+			} `json:"properties"`
+		} `json:"widgets"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(text.String()), &doc), text.String())
+	out := map[string][]string{}
+	for _, w := range doc.Widgets {
+		for _, row := range w.Properties.Metrics {
+			require.Len(t, row, 5, "namespace, metric, one dimension, its value, options: %v", row)
+			opts := row[4].(map[string]any)
+			key := fmt.Sprintf("%s %s %s=%s %s", row[0], row[1], row[2], row[3], opts["stat"])
+			out[key] = append(out[key], w.Properties.Title)
+			out[fmt.Sprintf("%s %s", row[0], row[1])] = append(out[fmt.Sprintf("%s %s", row[0], row[1])], w.Properties.Title)
+		}
+	}
+	return out
+}
+
+func logicalIDByName(t *testing.T, m map[string]any, typ, prop, name string) string {
+	t.Helper()
+	for id, r := range m["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] == typ && props(r)[prop] == name {
+			return id
+		}
+	}
+	t.Fatalf("no %s %s", typ, name)
+	return ""
 }
 
 // Without subscribers the topic still exists (other subscribers attach to

@@ -46,23 +46,35 @@ func NewStage(env EnvConfig) Stage {
 	return Stage{Names: manifest.Names{Stage: env.Name}, Removal: removal, LogRetention: retentionDays(env.LogRetentionDays), LogPayloads: env.LogPayloads}
 }
 
-// retentionDays rounds days up to the next period CloudWatch Logs offers.
+// retentionPeriods are the retention periods CloudWatch Logs accepts
+// (PutRetentionPolicy), shortest first, each with the CDK's name for it.
+var retentionPeriods = []struct {
+	days  int
+	value awslogs.RetentionDays
+}{
+	{1, awslogs.RetentionDays_ONE_DAY}, {3, awslogs.RetentionDays_THREE_DAYS}, {5, awslogs.RetentionDays_FIVE_DAYS},
+	{7, awslogs.RetentionDays_ONE_WEEK}, {14, awslogs.RetentionDays_TWO_WEEKS}, {30, awslogs.RetentionDays_ONE_MONTH},
+	{60, awslogs.RetentionDays_TWO_MONTHS}, {90, awslogs.RetentionDays_THREE_MONTHS}, {120, awslogs.RetentionDays_FOUR_MONTHS},
+	{150, awslogs.RetentionDays_FIVE_MONTHS}, {180, awslogs.RetentionDays_SIX_MONTHS}, {365, awslogs.RetentionDays_ONE_YEAR},
+	{400, awslogs.RetentionDays_THIRTEEN_MONTHS}, {545, awslogs.RetentionDays_EIGHTEEN_MONTHS}, {731, awslogs.RetentionDays_TWO_YEARS},
+	{1096, awslogs.RetentionDays_THREE_YEARS}, {1827, awslogs.RetentionDays_FIVE_YEARS}, {2192, awslogs.RetentionDays_SIX_YEARS},
+	{2557, awslogs.RetentionDays_SEVEN_YEARS}, {2922, awslogs.RetentionDays_EIGHT_YEARS}, {3288, awslogs.RetentionDays_NINE_YEARS},
+	{3653, awslogs.RetentionDays_TEN_YEARS},
+}
+
+// maxRetentionDays is the longest finite retention CloudWatch Logs offers.
+const maxRetentionDays = 3653
+
+// retentionDays rounds days up to the next period CloudWatch Logs offers:
+// a team that must keep logs N days gets at least N, never fewer (days
+// past ten years, which ConfigFromContext refuses, get ten years).
 func retentionDays(days int) awslogs.RetentionDays {
-	switch {
-	case days <= 1:
-		return awslogs.RetentionDays_ONE_DAY
-	case days <= 7:
-		return awslogs.RetentionDays_ONE_WEEK
-	case days <= 14:
-		return awslogs.RetentionDays_TWO_WEEKS
-	case days <= 30:
-		return awslogs.RetentionDays_ONE_MONTH
-	case days <= 90:
-		return awslogs.RetentionDays_THREE_MONTHS
-	case days <= 180:
-		return awslogs.RetentionDays_SIX_MONTHS
+	for _, p := range retentionPeriods {
+		if days <= p.days {
+			return p.value
+		}
 	}
-	return awslogs.RetentionDays_ONE_YEAR
+	return awslogs.RetentionDays_TEN_YEARS
 }
 
 // camel turns "task-worker" into "TaskWorker" for construct ids.

@@ -16,6 +16,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
+// Context keys the authorizer hands every route function (shared/httpapi
+// reads them by these names; the stage's access log, infra/stack, by
+// $context.authorizer.<key>).
+const (
+	ContextTeamID = "team_id"
+	ContextKeyID  = "key_id"
+)
+
 // HeaderName carries the API key. API Gateway lowercases header names in
 // payload 2.0 events.
 const HeaderName = "x-api-key"
@@ -51,7 +59,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{}, err
 	}
 	ctx = logctx.With(ctx, "team_id", k.TeamID, "key_id", k.ID)
-	authz := map[string]any{"team_id": k.TeamID, "key_id": k.ID}
+	authz := map[string]any{ContextTeamID: k.TeamID, ContextKeyID: k.ID}
 	if h.limited(ctx, k.TeamID) {
 		h.Log.WarnContext(ctx, "team over its rate limit")
 		authz[ContextRateLimited], authz[ContextRetryAfter] = true, 1

@@ -24,7 +24,8 @@ type RateLimit struct {
 	Now       func() time.Time
 }
 
-// Context keys of a limited request in the authorizer context.
+// Context keys of a limited request in the authorizer context: true, and
+// the seconds until the team's count starts afresh.
 const (
 	ContextRateLimited = "rate_limited"
 	ContextRetryAfter  = "retry_after"

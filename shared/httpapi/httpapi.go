@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/authorizer"
 	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/logctx"
@@ -241,8 +243,8 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	start := rt.Now()
 	req := &Request{Event: &ev, RequestID: ev.RequestContext.RequestID}
 	if lc := ev.RequestContext.Authorizer; lc != nil {
-		req.TeamID, _ = lc.Lambda["team_id"].(string)
-		req.KeyID, _ = lc.Lambda["key_id"].(string)
+		req.TeamID, _ = lc.Lambda[authorizer.ContextTeamID].(string)
+		req.KeyID, _ = lc.Lambda[authorizer.ContextKeyID].(string)
 	}
 	// Every line logged with this context, in the services too, says which
 	// request (the id API Gateway's access log has), team and route.
@@ -271,9 +273,13 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 	}
 	// Over the team's rate (the authorizer counted it): refused before
 	// anything runs, so a refused request changes nothing.
-	if limited, _ := req.Event.RequestContext.Authorizer.Lambda["rate_limited"].(bool); limited {
-		resp := rt.errorResponse(req, apperr.New(apperr.ELIMIT, "too many requests for this team; retry after a second").WithReason("TeamRateLimit"))
-		resp.Headers["Retry-After"] = "1"
+	// The keys are the authorizer's own constants: a literal here would
+	// silently stop limiting the day the authorizer renamed its key.
+	lc := req.Event.RequestContext.Authorizer.Lambda
+	if limited, _ := lc[authorizer.ContextRateLimited].(bool); limited {
+		after := retryAfter(lc[authorizer.ContextRetryAfter])
+		resp := rt.errorResponse(req, apperr.New(apperr.ELIMIT, "too many requests for this team; retry after %d s", after).WithReason("TeamRateLimit"))
+		resp.Headers["Retry-After"] = strconv.Itoa(after)
 		return resp
 	}
 	if flag, off := rt.Disabled[req.Event.RouteKey]; off {
@@ -301,6 +307,24 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 		return rt.replay(ctx, req, h, key)
 	}
 	return rt.run(ctx, req, h)
+}
+
+// retryAfter is the authorizer's retry_after in whole seconds: a JSON
+// number once API Gateway has carried the context (an int when a test
+// hands it over in-process), at least one second, and one second when it
+// is missing or unreadable (the limiter counts per clock second).
+func retryAfter(v any) int {
+	var s float64
+	switch n := v.(type) {
+	case float64:
+		s = n
+	case int:
+		s = float64(n)
+	}
+	if !(s >= 1) {
+		return 1
+	}
+	return int(math.Ceil(s))
 }
 
 func (rt *Router) run(ctx context.Context, req *Request, h HandlerFunc) events.APIGatewayV2HTTPResponse {

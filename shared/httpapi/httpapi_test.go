@@ -18,11 +18,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/authorizer"
 	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/logctx"
+	"github.com/conclave-ai/conclave/shared/memstore"
+	"github.com/conclave-ai/conclave/shared/teams"
 )
 
 // memIdem is an in-memory idempotency.Store (a domain port, not an AWS client).
@@ -232,7 +235,8 @@ func TestRateLimitedRequestIsRefusedBeforeAnythingRuns(t *testing.T) {
 		RouteKey: "POST /v1/things", RawPath: "/v1/things", Body: `{"name":"a"}`, Headers: map[string]string{"idempotency-key": "k1"},
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RequestID: "req-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"},
-			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{"team_id": "team_a", "rate_limited": true, "retry_after": 1}},
+			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{
+				authorizer.ContextTeamID: "team_a", authorizer.ContextRateLimited: true, authorizer.ContextRetryAfter: 1}},
 		},
 	}
 	resp, err := rt.Serve(context.Background(), ev)
@@ -294,4 +298,55 @@ func TestEveryLineOfARequestCarriesTheRequestAndTeam(t *testing.T) {
 		}
 		assert.Equal(t, []string{"service line", "internal error", "request", "invocation"}, msgs)
 	}
+}
+
+// The authorizer's own answer, carried to the route as API Gateway carries
+// it (its context as JSON in the request's authorizer context), decides:
+// under the team's rate the handler runs; over
+// it the route answers 429 with the authorizer's Retry-After. Were the
+// authorizer to write its mark under another key than the one the router
+// reads, the second request would run and this test would fail.
+func TestAuthorizerRateLimitBecomes429ThroughTheRoute(t *testing.T) {
+	// GIVEN a team allowed one request a second, and the second request of
+	// one second
+	store := memstore.New()
+	svc := teams.NewService(store)
+	_, key, err := svc.CreateTeam(context.Background(), "rated")
+	require.NoError(t, err)
+	now := time.Unix(1_800_000_000, 0)
+	authz := &authorizer.Handler{Teams: svc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Rate: &authorizer.RateLimit{PerSecond: 1, Counter: store, Now: func() time.Time { return now }}}
+	calls := 0
+	rt := newRouter(&calls)
+	serve := func(body string) events.APIGatewayV2HTTPResponse {
+		t.Helper()
+		auth, err := authz.Handle(context.Background(), events.APIGatewayV2CustomAuthorizerV2Request{Headers: map[string]string{"x-api-key": key.Secret}})
+		require.NoError(t, err)
+		require.True(t, auth.IsAuthorized, "a limited request is still authorized")
+		carried, err := json.Marshal(auth.Context)
+		require.NoError(t, err)
+		var lambda map[string]any
+		require.NoError(t, json.Unmarshal(carried, &lambda))
+		resp, err := rt.Serve(context.Background(), events.APIGatewayV2HTTPRequest{
+			RouteKey: "POST /v1/things", RawPath: "/v1/things", Body: body,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{
+				RequestID: "req-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"},
+				Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: lambda},
+			},
+		})
+		require.NoError(t, err)
+		return resp
+	}
+
+	// WHEN the first request of the second arrives THEN it runs
+	first := serve(`{"name":"first"}`)
+	require.Equal(t, 201, first.StatusCode, first.Body)
+	require.Equal(t, 1, calls)
+
+	// WHEN the second arrives THEN it is refused before its handler runs
+	second := serve(`{"name":"second"}`)
+	assert.Equal(t, 429, second.StatusCode, second.Body)
+	assert.Equal(t, "1", second.Headers["Retry-After"])
+	assert.Equal(t, "TeamRateLimit", errorOf(t, second).Error.Reason)
+	assert.Equal(t, 1, calls, "the limited request's handler did not run")
 }
