@@ -143,7 +143,14 @@ const (
 // must not silently keep logs a year or page nobody.
 func ConfigFromContext(node constructs.Node, fallback string) (EnvConfig, error) {
 	get := func(key string) any { return node.TryGetContext(jsii.String(key)) }
-	name, _ := get(ContextEnv).(string)
+	var name string
+	if v := get(ContextEnv); v != nil {
+		s, ok := v.(string)
+		if !ok {
+			return EnvConfig{}, fmt.Errorf("-c %s must be a stage name, not %v", ContextEnv, v)
+		}
+		name = s
+	}
 	if name == "" {
 		name = fallback
 	}

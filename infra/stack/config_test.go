@@ -65,6 +65,7 @@ func TestConfigFromContextRefusesWhatItCannotMean(t *testing.T) {
 		want    string
 	}{
 		{map[string]any{"env": "qa-typo"}, "unknown environment"},
+		{map[string]any{"env": 3}, "-c env must be a stage name"},
 		{map[string]any{"logRetentionDays": "0"}, "logRetentionDays"},
 		{map[string]any{"logRetentionDays": "-7"}, "logRetentionDays"},
 		{map[string]any{"logRetentionDays": "30d"}, "logRetentionDays"},

@@ -260,6 +260,25 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 			},
 			body: map[string]any{"requesting_agent": "security", "question": repeated}, max: request(1, 0),
 			then: func(r map[string]any) { escalation = str(r, "escalation_id") }},
+		// A fourth active consultation of one requester: the request's
+		// reads; the create's transaction is refused by the slot counter's
+		// condition; the counter and each of its 3 holders read (none idle
+		// here; each idle one would be closed in a transaction of its own
+		// and the create tried once more); the consultation stored escalated
+		// with its escalation (one transaction), announced.
+		{op: "POST /v1/consultations (a fourth active: escalated)", method: "POST", path: lit("/v1/consultations"), status: 201,
+			before: func() {
+				for _, q := range []string{"Which react component renders the profile page?", "How should the css grid of the ui be laid out?", "Which react hook loads the ui state?"} {
+					c := d.consult(map[string]any{"requesting_agent": "backend", "question": q})
+					require.Equal(t, "in_progress", c["status"], c)
+				}
+			},
+			body: map[string]any{"requesting_agent": "backend", "question": "Which css class styles the ui header?"},
+			max:  calls{"DynamoDB": 11, "DynamoDB.Query": 5, "DynamoDB.GetItem": 4, "DynamoDB.TransactWriteItems": 2, "EventBridge": 1},
+			then: func(r map[string]any) {
+				require.Equal(t, "escalated", r["status"], r)
+				require.Equal(t, "too_many_concurrent", r["loop"].(map[string]any)["type"], r)
+			}},
 		// the open ones first, then the resolved ones: a query each.
 		{op: "GET /v1/escalations", method: "GET", path: lit("/v1/escalations"), status: 200, max: calls{"DynamoDB": 2, "DynamoDB.Query": 2}},
 		// the escalation and its consultation; the escalation resolved, the

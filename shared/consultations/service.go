@@ -638,6 +638,11 @@ func (s *Service) RecordOutcome(ctx context.Context, teamID, id string, in Outco
 		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s already has its outcome", c.ID).WithReason("OutcomeRecorded")
 	case c.Status != InProgress && c.Status != Completed:
 		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s is %s: it has no answer to rate yet", c.ID, c.Status).WithReason("NotAnswered")
+	case c.Response == nil:
+		// Closed idle before the specialist ever answered (its request was
+		// cut off after the create): there is nothing to rate, and a
+		// rating would count as a specialist's success or failure.
+		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s was closed without an answer: there is nothing to rate", c.ID).WithReason("NotAnswered")
 	}
 	now := s.now()
 	save := Save{Release: c.Status == InProgress}

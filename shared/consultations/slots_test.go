@@ -212,3 +212,24 @@ func (b ctxBus) Publish(ctx context.Context, detailType string, detail any) erro
 	}
 	return b.Publisher.Publish(ctx, detailType, detail)
 }
+
+// A consultation closed idle before the specialist ever answered (its
+// request was cut off after the create) has nothing to rate: an outcome
+// is refused, so it counts as no specialist's success or failure.
+func TestAConsultationClosedWithoutAnAnswerCannotBeRated(t *testing.T) {
+	svc, store, _ := fixture(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	cut := consultations.Consultation{TeamID: team, ID: "cons_cut", Status: consultations.Pending, RequestingAgent: "frontend",
+		ConsultedAgent: "backend", Question: "What fields does the User model API return?", Version: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, store.CreateConsultation(ctx, cut, consultations.MaxActivePerAgent))
+	cut.Status, cut.ClosedReason, cut.CompletedAt, cut.Version = consultations.Completed, consultations.ClosedIdle, &now, 2
+	require.NoError(t, store.SaveConsultation(ctx, consultations.Save{Consultation: cut, Release: true}))
+
+	_, err := svc.RecordOutcome(ctx, team, cut.ID, consultations.OutcomeInput{Rating: 5, LessonsLearned: "nothing"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "closed without an answer")
+	got, err := svc.Get(ctx, team, cut.ID)
+	require.NoError(t, err)
+	assert.Nil(t, got.Outcome, "nothing written")
+}

@@ -76,8 +76,9 @@ type Plan struct {
 	// Note is shown to the user before the reply when routing fell back
 	// (an unavailable agent, no confident expert); empty otherwise.
 	Note string
-	// Loads, Labels and Scores are the gate's view of each agent (the
-	// router's labels when the gate did not score).
+	// Loads, Labels and Scores are the gate's view of the agents it
+	// answered (its best routing.ExplainedScores, every agent that can be
+	// selected; the router's labels when the gate did not score).
 	Loads  map[string]routing.Load
 	Labels map[string]string
 	Scores map[string]float64

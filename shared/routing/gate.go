@@ -115,7 +115,8 @@ func weighted(skill, perf, fit, load float64) float64 {
 }
 
 // ExplainedScores is how many of the best scores the expert-gate function
-// explains in full (ScoreTop). It is more than any strategy selects (MaxK,
+// builds and explains in full and answers (Ranking.Best; every agent is
+// still scored and ranked). It is more than any strategy selects (MaxK,
 // MaxEnsemble) or discovery recommends, so every agent that may answer, and
 // the runners-up it is compared with, carry their reason; explaining every
 // agent of a large team would cost more than scoring it and bloat each

@@ -61,6 +61,15 @@ func (t *Tools) consult(ctx context.Context, c caller, input []byte) (result, er
 	if in.Message != "" && in.Resolved {
 		return text("rejected: send a follow-up message or close the consultation (resolved), not both in one call")
 	}
+	// A rating or lessons without resolved, or a new question on an open
+	// consultation, would otherwise be read as a plain read and dropped
+	// without the agent knowing.
+	if !in.Resolved && (in.Rating != 0 || in.LessonsLearned != "") {
+		return text("rejected: rating and lessons_learned close a consultation: add \"resolved\": true")
+	}
+	if strings.TrimSpace(in.Question) != "" {
+		return text("rejected: a question starts a new consultation: leave out consultation_id, or follow up on this one with message")
+	}
 	cons, err := t.Consultations.Get(ctx, c.teamID, in.ConsultationID)
 	if err != nil {
 		return refused(err)

@@ -151,12 +151,15 @@ func TestConsultSpecialistRefusesWhatItCannotDo(t *testing.T) {
 		input  map[string]any
 		want   string
 	}{
-		"no id":        {p, map[string]any{"message": "more?"}, "rejected: consultation_id is required"},
-		"both":         {p, map[string]any{"consultation_id": id, "message": "more?", "resolved": true, "rating": 3}, "rejected: send a follow-up message or close"},
-		"not yours":    {f.working(t, other), map[string]any{"consultation_id": id, "resolved": true, "rating": 5}, "rejected: consultation " + id + " is not one you asked"},
-		"no rating":    {p, map[string]any{"consultation_id": id, "resolved": true}, "rejected: rating must be 1 to 5"},
-		"unknown":      {p, map[string]any{"consultation_id": "cons_nope", "message": "hi"}, "rejected"},
-		"empty follow": {p, map[string]any{"consultation_id": id, "message": "   "}, "rejected: message must be"},
+		"no id":         {p, map[string]any{"message": "more?"}, "rejected: consultation_id is required"},
+		"both":          {p, map[string]any{"consultation_id": id, "message": "more?", "resolved": true, "rating": 3}, "rejected: send a follow-up message or close"},
+		"not yours":     {f.working(t, other), map[string]any{"consultation_id": id, "resolved": true, "rating": 5}, "rejected: consultation " + id + " is not one you asked"},
+		"no rating":     {p, map[string]any{"consultation_id": id, "resolved": true}, "rejected: rating must be 1 to 5"},
+		"unknown":       {p, map[string]any{"consultation_id": "cons_nope", "message": "hi"}, "rejected"},
+		"empty follow":  {p, map[string]any{"consultation_id": id, "message": "   "}, "rejected: message must be"},
+		"rating alone":  {p, map[string]any{"consultation_id": id, "rating": 5}, "rejected: rating and lessons_learned close a consultation"},
+		"lessons alone": {p, map[string]any{"consultation_id": id, "lessons_learned": "x"}, "rejected: rating and lessons_learned close a consultation"},
+		"new question":  {p, map[string]any{"consultation_id": id, "question": "and another thing?"}, "rejected: a question starts a new consultation"},
 	} {
 		assert.Contains(t, f.call(t, tc.caller, toolset.ConsultSpecialist, tc.input), tc.want, name)
 	}
