@@ -271,27 +271,9 @@ func TestIdenticalQuestionsEscalateTheThirdTime(t *testing.T) {
 	assert.Equal(t, consultations.DetailType, evs[len(evs)-1].DetailType)
 }
 
-// clock is a settable svc.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-func withClock(svc *consultations.Service) (*clock, time.Time) {
+func withClock(svc *consultations.Service) (*memstore.Clock, time.Time) {
 	t0 := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
-	c := &clock{t: t0}
+	c := memstore.NewClock(t0)
 	svc.Now = c.Now
 	return c, t0
 }
@@ -301,7 +283,7 @@ func withClock(svc *consultations.Service) (*clock, time.Time) {
 // do not.
 func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) {
 	q := "What fields does the User model API return?"
-	twice := func(t *testing.T) (*consultations.Service, *clock, time.Time) {
+	twice := func(t *testing.T) (*consultations.Service, *memstore.Clock, time.Time) {
 		t.Helper()
 		svc, _, _ := fixture(t)
 		clk, t0 := withClock(svc)

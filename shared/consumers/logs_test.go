@@ -17,19 +17,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/logctx"
+	"github.com/conclave-ai/conclave/shared/logctx/logtest"
 )
-
-// jsonLines decodes every JSON log line in buf.
-func jsonLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(l, &m), string(l))
-		out = append(out, m)
-	}
-	return out
-}
 
 // Every line logged while a message is handled — the consumer's own, the
 // retry's and the attempt's — carries the Lambda request id, the message's
@@ -80,7 +69,7 @@ func TestEveryLineOfAMessageCarriesItsTeamAndWorkIDs(t *testing.T) {
 		"m-garbage":                {"team_id": "", "event_id": "", "task_id": "", "session_id": "", "report_id": ""},
 	}
 	seen := map[string][]string{}
-	for _, l := range jsonLines(t, &buf) {
+	for _, l := range logtest.Lines(t, &buf) {
 		msg := l["msg"].(string)
 		assert.Equal(t, "lambda-req-1", l["lambda_request_id"], msg)
 		if msg == "invocation" {

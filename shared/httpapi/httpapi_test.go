@@ -24,6 +24,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/logctx"
+	"github.com/conclave-ai/conclave/shared/logctx/logtest"
 	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
@@ -275,13 +276,7 @@ func TestEveryLineOfARequestCarriesTheRequestAndTeam(t *testing.T) {
 		var resp events.APIGatewayV2HTTPResponse
 		require.NoError(t, json.Unmarshal(out, &resp))
 		require.Equal(t, 500, resp.StatusCode)
-		var lines []map[string]any
-		for _, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-			var m map[string]any
-			require.NoError(t, json.Unmarshal(l, &m), string(l))
-			lines = append(lines, m)
-		}
-		return lines
+		return logtest.Lines(t, &buf)
 	}
 	for _, c := range []struct{ lambda, request, team string }{{"lambda-1", "req-1", "team_a"}, {"lambda-2", "req-2", "team_b"}} {
 		var msgs []string

@@ -3,7 +3,6 @@ package logctx_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/logctx"
+	"github.com/conclave-ai/conclave/shared/logctx/logtest"
 )
 
 func TestLinesCarryTheContextsAttributes(t *testing.T) {
@@ -24,12 +24,7 @@ func TestLinesCarryTheContextsAttributes(t *testing.T) {
 	log.InfoContext(ctx, "outer")
 	log.Info("no context")
 
-	var lines []map[string]any
-	for _, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(l, &m))
-		lines = append(lines, m)
-	}
+	lines := logtest.Lines(t, &buf)
 	require.Len(t, lines, 3)
 	assert.Equal(t, map[string]any{"function": "tasks", "request_id": "req-1", "team_id": "team_a", "task_id": "tsk_1", "to": "running"},
 		pick(lines[0], "function", "request_id", "team_id", "task_id", "to"))

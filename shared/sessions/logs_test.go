@@ -14,6 +14,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/logctx"
+	"github.com/conclave-ai/conclave/shared/logctx/logtest"
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -48,7 +49,7 @@ func TestEveryLineOfASessionStepCarriesTheTeamAndSession(t *testing.T) {
 	check := func(requestID, action string) map[string][]map[string]any {
 		t.Helper()
 		byMsg := map[string][]map[string]any{}
-		for _, l := range jsonLines(t, &buf) {
+		for _, l := range logtest.Lines(t, &buf) {
 			msg := l["msg"].(string)
 			byMsg[msg] = append(byMsg[msg], l)
 			assert.Equal(t, requestID, l["lambda_request_id"], msg)
@@ -91,16 +92,4 @@ func TestEveryLineOfASessionStepCarriesTheTeamAndSession(t *testing.T) {
 			}
 		}
 	}
-}
-
-// jsonLines decodes every JSON log line in buf.
-func jsonLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(l, &m), string(l))
-		out = append(out, m)
-	}
-	return out
 }

@@ -27,28 +27,10 @@ const team = demo.TeamID
 
 var user = tasks.Creator{Type: "user", ID: "key_test"}
 
-// clock is a fake clock the service reads through Service.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type fixture struct {
 	store  *memstore.Store
 	bus    *memstore.Publisher
-	clock  *clock
+	clock  *memstore.Clock
 	svc    *tasks.Service
 	agents *agents.Service
 }
@@ -59,7 +41,7 @@ func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
 	store := memstore.New()
 	require.NoError(tb, demo.Seed(context.Background(), store))
-	clk := &clock{t: time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC)}
+	clk := memstore.NewClock(time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC))
 	store.Now = clk.Now
 	bus := &memstore.Publisher{}
 	svc := tasks.NewService(store, nil, bus, slog.New(slog.NewTextHandler(io.Discard, nil)))
