@@ -175,8 +175,13 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 			table = append(table, measured{op: "task-worker (a report)", calls: inv.Calls})
 		}
 	}
-	fin, _ := invocations(t, start, "report-finalizer", d.id)
-	require.NotEmpty(t, fin, "the report-finalizer ran for the team")
+	// The finalizer runs from the queue its rule feeds, asynchronously: the
+	// long-polling GET may have synced the report first.
+	var fin []invocation
+	require.Eventually(t, func() bool {
+		fin, _ = invocations(t, start, "report-finalizer", d.id)
+		return len(fin) > 0
+	}, 30*time.Second, 200*time.Millisecond, "the report-finalizer ran for the team")
 	for _, inv := range fin {
 		// per record: the report and its task read (and the task's
 		// timeline, for a completed one: the revisions); a report whose
