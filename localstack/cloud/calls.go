@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -47,10 +48,13 @@ const (
 // Invocation is one function invocation the edge served and the AWS calls
 // it made (attempts, by "Service.Operation").
 type Invocation struct {
-	Seq       int64          `json:"seq"`
-	Function  string         `json:"function"`
-	RequestID string         `json:"request_id"`
-	TeamID    string         `json:"team_id,omitempty"`
+	Seq       int64  `json:"seq"`
+	Function  string `json:"function"`
+	RequestID string `json:"request_id"`
+	TeamID    string `json:"team_id,omitempty"`
+	// Teams are every team of a queue batch's events (TeamID is the
+	// first's): under parallel tests one batch carries several teams'.
+	Teams     []string       `json:"teams,omitempty"`
 	TaskID    string         `json:"task_id,omitempty"`
 	SessionID string         `json:"session_id,omitempty"`
 	Action    string         `json:"action,omitempty"`
@@ -137,14 +141,22 @@ func (e *Edge) record(name, reqID string, payload []byte, calls *awscalls.Counte
 		inv.TeamID = lb.RequestContext.Authorizer.Lambda.TeamID
 	}
 	if inv.Records = len(lb.Records); inv.Records > 0 && inv.TeamID == "" {
-		// A queue batch: the team of its first event (bus → rule → SQS).
-		var ev struct {
-			Detail struct {
-				TeamID string `json:"team_id"`
-			} `json:"detail"`
+		// A queue batch: the teams of its events (bus → rule → SQS), the
+		// first's as its team.
+		for _, r := range lb.Records {
+			var ev struct {
+				Detail struct {
+					TeamID string `json:"team_id"`
+				} `json:"detail"`
+			}
+			_ = json.Unmarshal([]byte(r.Body), &ev)
+			if t := ev.Detail.TeamID; t != "" && !slices.Contains(inv.Teams, t) {
+				inv.Teams = append(inv.Teams, t)
+			}
 		}
-		_ = json.Unmarshal([]byte(lb.Records[0].Body), &ev)
-		inv.TeamID = ev.Detail.TeamID
+		if len(inv.Teams) > 0 {
+			inv.TeamID = inv.Teams[0]
+		}
 	}
 	if err != nil {
 		inv.Error = err.Error()
@@ -166,7 +178,7 @@ func (e *Edge) serveInvocations(w http.ResponseWriter, r *http.Request) {
 	}
 	fn, team := q.Get("function"), q.Get("team")
 	list, last := e.calls.since(since, func(inv Invocation) bool {
-		return since >= 0 && (fn == "" || inv.Function == fn) && (team == "" || inv.TeamID == team)
+		return since >= 0 && (fn == "" || inv.Function == fn) && (team == "" || inv.TeamID == team || slices.Contains(inv.Teams, team))
 	})
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"last_seq": last, "invocations": list})

@@ -32,7 +32,7 @@ func TestInvocationsAreCountedLabelledAndServed(t *testing.T) {
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	_, gate, err := e.invoke(context.Background(), "expert-gate", []byte(`{"team_id":"team_a","query":"q"}`))
 	require.NoError(t, err)
-	_, batch, err := e.invoke(context.Background(), "message-fanout", []byte(`{"Records":[{"body":"{\"detail\":{\"team_id\":\"team_b\"}}"},{"body":"{}"}]}`))
+	_, batch, err := e.invoke(context.Background(), "message-fanout", []byte(`{"Records":[{"body":"{\"detail\":{\"team_id\":\"team_b\"}}"},{"body":"{}"},{"body":"{\"detail\":{\"team_id\":\"team_d\"}}"}]}`))
 	require.NoError(t, err)
 	_, api, err := e.invoke(context.Background(), "tasks", []byte(`{"routeKey":"GET /v1/tasks","requestContext":{"authorizer":{"lambda":{"team_id":"team_c"}}}}`))
 	require.NoError(t, err)
@@ -40,7 +40,8 @@ func TestInvocationsAreCountedLabelledAndServed(t *testing.T) {
 	assert.NotSame(t, seen[0], seen[1])
 	assert.Equal(t, "team_a", gate.TeamID)
 	assert.Equal(t, "team_b", batch.TeamID)
-	assert.Equal(t, 2, batch.Records)
+	assert.Equal(t, 3, batch.Records)
+	assert.Equal(t, []string{"team_b", "team_d"}, batch.Teams, "a batch is every team's of its events")
 	assert.Equal(t, "team_c", api.TeamID)
 	assert.Equal(t, "GET /v1/tasks", api.Route)
 	assert.Less(t, gate.Seq, batch.Seq)
@@ -60,6 +61,7 @@ func TestInvocationsAreCountedLabelledAndServed(t *testing.T) {
 	assert.Empty(t, none.Invocations, "without since, only the last seq")
 	assert.Len(t, get("?since=0").Invocations, 3)
 	assert.Len(t, get("?since=0&team=team_b").Invocations, 1)
+	assert.Len(t, get("?since=0&team=team_d").Invocations, 1, "a team found in a batch whose first event is another's")
 	assert.Len(t, get("?since=0&function=expert-gate").Invocations, 1)
 	assert.Len(t, get("?since="+itoa(gate.Seq)).Invocations, 2)
 }
