@@ -13,8 +13,8 @@ import (
 type key struct{}
 
 // With returns ctx carrying attrs after the ones it already carries (a
-// later value of the same key is logged after, and wins in JSON readers
-// that keep the last).
+// later value of the same key replaces the earlier one in the lines the
+// Handler writes).
 func With(ctx context.Context, args ...any) context.Context {
 	if len(args) == 0 {
 		return ctx
@@ -55,13 +55,40 @@ func Wrap(log *slog.Logger) *slog.Logger {
 // Enabled implements slog.Handler.
 func (h Handler) Enabled(ctx context.Context, l slog.Level) bool { return h.inner.Enabled(ctx, l) }
 
-// Handle implements slog.Handler.
+// Handle implements slog.Handler. Every key is written once: a key the
+// line sets itself (the call site knows best) is not added again from the
+// context, and of a key the context carries twice only the later value is
+// added (slog's JSON handler would write both, and readers of duplicate
+// keys disagree on which one counts).
 func (h Handler) Handle(ctx context.Context, r slog.Record) error {
-	if attrs := Attrs(ctx); len(attrs) > 0 {
-		r = r.Clone()
-		r.AddAttrs(attrs...)
+	attrs := Attrs(ctx)
+	if len(attrs) == 0 {
+		return h.inner.Handle(ctx, r)
+	}
+	own := make(map[string]bool, r.NumAttrs())
+	r.Attrs(func(a slog.Attr) bool {
+		own[a.Key] = true
+		return true
+	})
+	r = r.Clone()
+	for i, a := range attrs {
+		if own[a.Key] || laterKey(attrs[i+1:], a.Key) {
+			continue
+		}
+		r.AddAttrs(a)
 	}
 	return h.inner.Handle(ctx, r)
+}
+
+// laterKey reports whether attrs has key (the context's attributes are a
+// handful: a scan beats a map).
+func laterKey(attrs []slog.Attr, key string) bool {
+	for _, a := range attrs {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // WithAttrs implements slog.Handler.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,4 +50,21 @@ func TestBindCarriesTheAttributesOnce(t *testing.T) {
 	ctx := logctx.With(context.Background(), "team_id", "team_a")
 	logctx.Bind(log, ctx).InfoContext(ctx, "bound")
 	assert.Equal(t, 1, bytes.Count(buf.Bytes(), []byte(`"team_id"`)), buf.String())
+}
+
+// A key is written once: the line's own value over the context's, and the
+// context's later value over its earlier one (slog's JSON handler would
+// write both).
+func TestEveryKeyIsWrittenOnce(t *testing.T) {
+	var buf bytes.Buffer
+	log := logctx.Wrap(slog.New(slog.NewJSONHandler(&buf, nil)))
+	ctx := logctx.With(context.Background(), "team_id", "team_a", "session_id", "ses_1")
+	ctx = logctx.With(ctx, "session_id", "ses_2")
+	log.InfoContext(ctx, "line", "team_id", "team_a")
+	raw := buf.String()
+	assert.Equal(t, 1, strings.Count(raw, `"team_id"`), raw)
+	assert.Equal(t, 1, strings.Count(raw, `"session_id"`), raw)
+	line := logtest.Lines(t, &buf)[0]
+	assert.Equal(t, "team_a", line["team_id"])
+	assert.Equal(t, "ses_2", line["session_id"], "the later value")
 }
