@@ -24,6 +24,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/consultations"
+	"github.com/conclave-ai/conclave/shared/consultations/fakesecret"
 	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/teams"
@@ -102,9 +103,10 @@ func TestConsultationsAreAnsweredByTheGatesChoice(t *testing.T) {
 	// The next similar question: the past resolution and the lesson (a
 	// shared memory) are in its package; the secrets it carried are not,
 	// anywhere in what is stored or shown.
-	secrets := []string{"hunter22", "AKIAIOSFODNN7EXAMPLE", "s3cretpw", "abcdefghijklmnopqrstuv"}
-	next := d.consult(map[string]any{"requesting_agent": "security", "question": "What fields does the User model API return for the profile? my password=hunter22",
-		"context": map[string]any{"current_task": "connect to postgres://admin:s3cretpw@db:5432/app", "error_messages": []string{"AKIAIOSFODNN7EXAMPLE denied", "Authorization: Bearer abcdefghijklmnopqrstuv"}}})
+	fake := fakesecret.New("integration")
+	secrets := fake.Values()
+	next := d.consult(map[string]any{"requesting_agent": "security", "question": "What fields does the User model API return for the profile? my " + fake.PasswordClause(),
+		"context": map[string]any{"current_task": "connect to " + fake.ConnectionString(), "error_messages": []string{fake.AccessKeyID + " denied", fake.AuthHeader(), fake.PrivateKeyBlock()}}})
 	pkg := next["context_package"].(map[string]any)
 	past := pkg["similar_past"].([]any)
 	require.NotEmpty(t, past)

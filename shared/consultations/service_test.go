@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/conclave-ai/conclave/shared/consultations/fakesecret"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"strings"
 	"sync"
@@ -153,14 +154,15 @@ func TestSecretsAreRedactedBeforeAnyAgentSeesThem(t *testing.T) {
 	svc, _, _ := fixture(t)
 	seen := &recorder{}
 	svc.Model = seen
-	in := ask("frontend", "Why does the API reject me? I send Authorization: Bearer abcdefghijklmnop123456 and password=hunter22")
+	fake := fakesecret.New("redact")
+	in := ask("frontend", "Why does the API reject me? I send "+fake.AuthHeader()+" and "+fake.PasswordClause())
 	in.Context = consultations.RequestContext{
-		CurrentTask:   "connect to postgres://admin:s3cret@db.internal:5432/app",
-		ErrorMessages: []string{"AKIAIOSFODNN7EXAMPLE rejected", "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----"},
+		CurrentTask:   "connect to " + fake.ConnectionString(),
+		ErrorMessages: []string{fake.AccessKeyID + " rejected", fake.PrivateKeyBlock()},
 	}
 	c, err := svc.Request(context.Background(), team, in)
 	require.NoError(t, err)
-	for _, secret := range []string{"abcdefghijklmnop123456", "hunter22", "s3cret", "AKIAIOSFODNN7EXAMPLE", "MIIEabc"} {
+	for _, secret := range fake.Values() {
 		assert.NotContains(t, seen.all(), secret)
 		assert.NotContains(t, c.Question+c.Context.CurrentTask+strings.Join(c.Context.ErrorMessages, " "), secret)
 	}
@@ -209,14 +211,15 @@ func TestTheContextPackageRedactsAndKeepsToTheTeamsSharedKnowledge(t *testing.T)
 	require.NoError(t, err)
 
 	// The team's own, whose answer carried a secret.
-	svc.Model = answering(`{"answer":"The User model API returns id and email; the fixture user logs in with password=hunter22"}`)
+	past, shared := fakesecret.New("pastanswer"), fakesecret.New("sharedmemory")
+	svc.Model = answering(`{"answer":"The User model API returns id and email; the fixture user logs in with ` + past.PasswordClause() + `"}`)
 	ours, err := svc.Request(ctx, team, ask("frontend", q))
 	require.NoError(t, err)
 	_, err = svc.RecordOutcome(ctx, team, ours.ID, consultations.OutcomeInput{Rating: 5})
 	require.NoError(t, err)
 	now := time.Now()
 	require.NoError(t, store.PutMemory(ctx, memory.Memory{ID: "mem_shared_secret", TeamID: team, Author: "backend", Type: "fact", Visibility: memory.Shared,
-		Content: "The User model API profile fields need the header Authorization: Bearer abcdefghijklmnop999", CreatedAt: now}))
+		Content: "The User model API profile fields need the header " + shared.AuthHeader(), CreatedAt: now}))
 	require.NoError(t, store.PutMemory(ctx, memory.Memory{ID: "mem_private", TeamID: team, Author: "backend", Type: "fact", Visibility: memory.Private,
 		Content: "The User model API profile page fields: my private notes", CreatedAt: now}))
 
@@ -227,12 +230,12 @@ func TestTheContextPackageRedactsAndKeepsToTheTeamsSharedKnowledge(t *testing.T)
 	pkg := c.ContextPackage
 	require.Len(t, pkg.SimilarPast, 1, "the team's own past consultation, not team_d's")
 	assert.Equal(t, ours.ID, pkg.SimilarPast[0].ConsultationID)
-	assert.NotContains(t, pkg.SimilarPast[0].Resolution, "hunter22")
+	assert.NotContains(t, pkg.SimilarPast[0].Resolution, past.Password)
 	assert.Contains(t, pkg.SimilarPast[0].Resolution, "[REDACTED:credential]")
 	var memIDs []string
 	for _, m := range pkg.Memories {
 		memIDs = append(memIDs, m.MemoryID)
-		assert.NotContains(t, m.Content, "abcdefghijklmnop999")
+		assert.NotContains(t, m.Content, shared.BearerToken)
 		assert.NotContains(t, m.Content, "team d")
 	}
 	assert.Contains(t, memIDs, "mem_shared_secret")
@@ -240,7 +243,7 @@ func TestTheContextPackageRedactsAndKeepsToTheTeamsSharedKnowledge(t *testing.T)
 	assert.Positive(t, pkg.Redactions["credential"])
 	assert.Positive(t, pkg.Redactions["bearer_token"])
 	// What the specialist was sent holds none of it either.
-	for _, leak := range []string{"hunter22", "abcdefghijklmnop999", "my private notes", "team d profile fields lesson", theirs.ID} {
+	for _, leak := range []string{past.Password, shared.BearerToken, "my private notes", "team d profile fields lesson", theirs.ID} {
 		assert.NotContains(t, seen.all(), leak)
 	}
 }
