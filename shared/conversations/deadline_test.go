@@ -88,10 +88,16 @@ type losingStore struct {
 	*memstore.Store
 	d        time.Duration
 	attempts int
+	// deadline is the turn's; left is what of it each attempt started with.
+	deadline time.Time
+	left     []time.Duration
 }
 
 func (s *losingStore) CommitTurn(ctx context.Context, _ string, _ conversations.Turn) error {
 	s.attempts++
+	if !s.deadline.IsZero() {
+		s.left = append(s.left, time.Until(s.deadline))
+	}
 	time.Sleep(s.d)
 	return apperr.Wrap(apperr.ECONFLICT, conversations.ErrChanged, "the conversation changed during the turn").WithReason("ConversationChanged")
 }
@@ -100,15 +106,25 @@ func (s *losingStore) CommitTurn(ctx context.Context, _ string, _ conversations.
 // stop when the reserve is reached, and answer before the deadline.
 func TestTheCommitRetriesRespectTheDeadline(t *testing.T) {
 	f := newFixture(t, collaborationOff)
-	f.svc.CommitReserve = 200 * time.Millisecond
+	// The margins are wide (a reserve four times an attempt) so that a
+	// loaded machine's scheduling delays cannot decide the outcome: the
+	// test checks the rule, not a stopwatch.
+	const reserve, attempt = 600 * time.Millisecond, 150 * time.Millisecond
+	f.svc.CommitReserve = reserve
 	c := f.create(t, "kyra")
-	losing := &losingStore{Store: f.store, d: 150 * time.Millisecond}
-	f.svc.Store = losing
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	dl, _ := ctx.Deadline()
+	losing := &losingStore{Store: f.store, d: attempt, deadline: dl}
+	f.svc.Store = losing
 	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
 	requireTooLate(t, err)
-	// It gave up with its reserve still ahead, not when the deadline hit.
+	// No attempt started without most of the reserve ahead (the service
+	// checks for all of it just before), so it gave up with time to answer,
+	// not when the deadline hit.
+	for i, left := range losing.left {
+		assert.GreaterOrEqual(t, left, reserve/2, "attempt %d started with %s left", i+1, left)
+	}
 	assert.NoError(t, ctx.Err(), "answered before the deadline")
 	assert.GreaterOrEqual(t, losing.attempts, 2, "it retried while there was time")
 	assert.Less(t, losing.attempts, 12, "the deadline, not the attempt limit, stopped it")
