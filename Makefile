@@ -26,7 +26,7 @@ TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_
 INTEGRATION_PARALLEL ?= 8
 SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_PORT=4595 CONCLAVE_MOTO_PORT=4596 CONCLAVE_DYNAMO_PORT=4597
 
-.PHONY: run up down status venv dynamodb test unit fuzz integration integration-go contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
+.PHONY: run up down status venv dynamodb wordllama test unit fuzz integration integration-go contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
         localstack-up localstack-deploy localstack-down team
 
 ## run: the whole API locally on the local cloud with demo data (Ctrl-C stops it)
@@ -45,6 +45,11 @@ venv:
 	@localstack/cloud.sh venv
 dynamodb:
 	@localstack/cloud.sh dynamodb
+
+## wordllama: the WordLlama embedding model's two files (pinned by sha256) in .local/wordllama, fetched once per
+## machine from the wordllama wheel on PyPI; shared/wordllama reads them (its tests fail without them)
+wordllama:
+	@localstack/wordllama.sh
 
 ## test: gofmt/vet, the fuzz and unit tests (incl. CDK stack tests), integration and end-to-end tests on a fresh
 ## local cloud, the contract test and cfn-lint; the cloud stops whatever happens. localstack/test.sh runs them so
@@ -99,12 +104,19 @@ e2e:
 	CONCLAVE_BASE_URL=$(BASE_URL) CONCLAVE_API_KEY=$(API_KEY) CONCLAVE_OTHER_API_KEY=$(OTHER_API_KEY) \
 	  go test -count=1 -tags e2e ./infra/e2e/...
 
-## build: every function as bootstrap for provided.al2023 on arm64, zipped per function (dist/)
-build:
+## build: every function as bootstrap for provided.al2023 on arm64, zipped per function (dist/); the functions of
+## EMBEDDER_FUNCTIONS get the wordllama model beside their bootstrap (dist/<fn>/wordllama/, read by shared/wordllama.Dir)
+EMBEDDER_FUNCTIONS := expert-gate
+build: wordllama
 	@mkdir -p dist
 	@for f in $(FUNCTIONS); do \
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -tags lambda.norpc -ldflags='-s -w' -o dist/$$f/bootstrap ./functions/$$f || exit 1; \
-	  (cd dist/$$f && rm -f ../$$f.zip && python3 -m zipfile -c ../$$f.zip bootstrap) || exit 1; \
+	  files=bootstrap; \
+	  if [[ " $(EMBEDDER_FUNCTIONS) " == *" $$f "* ]]; then \
+	    rm -rf dist/$$f/wordllama && mkdir -p dist/$$f/wordllama && cp -L .local/wordllama/*.json .local/wordllama/*.safetensors dist/$$f/wordllama/ || exit 1; \
+	    files="bootstrap wordllama"; \
+	  fi; \
+	  (cd dist/$$f && rm -f ../$$f.zip && python3 -m zipfile -c ../$$f.zip $$files) || exit 1; \
 	  echo "dist/$$f.zip"; \
 	done
 
@@ -164,9 +176,13 @@ soak:
 	  $(SOAK_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 ## bench-gate: the ExpertGate against the seed's scikit-learn design (seed_gate.py) at 10, 100 and 1,000 agents; fails below 50x
-.PHONY: bench-gate
+.PHONY: bench-gate bench-routing
 bench-gate:
 	@shared/routing/testdata/compare.sh
+
+## bench-routing: the ExpertGate's routing quality beside the seed's on BFCL v4's function-selection sets (top-1, MRR, declines, a threshold sweep)
+bench-routing:
+	@shared/routing/testdata/bfcl.sh
 
 clean:
 	-localstack/cloud.sh down >/dev/null 2>&1

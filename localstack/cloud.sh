@@ -98,6 +98,8 @@ install() {
   local pids=() rc=0
   venv & pids+=($!)
   dynamodb & pids+=($!)
+  # The ExpertGate's static embedding model (shared/wordllama).
+  localstack/wordllama.sh & pids+=($!)
   for pid in "${pids[@]}"; do
     wait "$pid" || rc=1
   done

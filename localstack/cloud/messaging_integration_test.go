@@ -581,6 +581,12 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	st, _ := d.call("POST", "/v1/conversations/"+conv+"/handoff", map[string]any{"to": "luke", "reason": "code review"})
 	require.Equal(t, 201, st)
 	d.send("luke", map[string]any{"channel": "team", "content": "hello team"})
+	// A removed agent, @mentioned, answers and is re-joined.
+	st, _ = d.call("POST", "/v1/conversations/"+conv+"/agents", map[string]any{"add": []string{"dana"}})
+	require.Equal(t, 200, st)
+	st, _ = d.call("POST", "/v1/conversations/"+conv+"/agents", map[string]any{"remove": []string{"dana"}})
+	require.Equal(t, 200, st)
+	d.post(conv, map[string]any{"content": "@dana what do you think?"})
 	st, _ = d.call("POST", "/v1/agents/kyra/memories", map[string]any{"visibility": "shared", "content": "We ship on Fridays."})
 	require.Equal(t, 201, st)
 	st, task := d.call("POST", "/v1/tasks", map[string]any{"assignee": "dana", "title": "Count signups"})
@@ -599,7 +605,7 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 		require.Equal(t, 201, st, c)
 	}
 
-	want := []string{"AgentMessageSent", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskStatusChanged"}
+	want := []string{"AgentMessageSent", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskStatusChanged"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

@@ -140,7 +140,7 @@ func TestCodeReviewReachesTheCodeReviewerThroughTheGate(t *testing.T) {
 	turn := d.post(conv, map[string]any{"content": "Can you review this Go function for bugs before I merge the pull request?"})
 	reply := lastReply(t, turn)
 	assert.Equal(t, "luke", reply["agent"])
-	assert.Contains(t, reply["content"], "As Luke, on code review: review code for bugs")
+	assert.Contains(t, reply["content"], "As Luke, on code review: review and debug code")
 	assert.Positive(t, reply["output_tokens"])
 	assert.NotEmpty(t, reply["model_id"])
 

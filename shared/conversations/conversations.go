@@ -90,6 +90,20 @@ type HandoffEvent struct {
 // HandoffDetailType is the event a committed handoff publishes.
 const HandoffDetailType = "HandoffCompleted"
 
+// RejoinedDetailType is the event a turn publishes for each agent it
+// re-joined: removed from the conversation, then @mentioned.
+const RejoinedDetailType = "ParticipantRejoined"
+
+// RejoinedEvent is the ParticipantRejoined detail.
+type RejoinedEvent struct {
+	TeamID         string    `json:"team_id"`
+	ConversationID string    `json:"conversation_id"`
+	Agent          string    `json:"agent"`
+	MessageID      string    `json:"message_id"`
+	DecisionID     string    `json:"decision_id"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
 // Participant is an agent taking part in a conversation.
 type Participant struct {
 	Agent    string     `json:"agent"`

@@ -475,9 +475,9 @@ func gateFixture(t *testing.T, m models.Model, tools *fakeTools) *fixture {
 	t.Helper()
 	f := newFixture(t, dispatch.Flags{Collaboration: true, ExpertGate: true, Ensemble: true})
 	f.svc.Router.Gate = gate{scores: []routing.ExpertScore{
-		{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Label: "code review"},
-		{AgentSlug: "dana", AgentName: "Dana", Overall: 0.8, Label: "data analysis"},
-		{AgentSlug: "archie", AgentName: "Archie", Overall: 0.7, Label: "architecture"},
+		{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Confidence: 0.9, Label: "code review"},
+		{AgentSlug: "dana", AgentName: "Dana", Overall: 0.8, Confidence: 0.8, Label: "data analysis"},
+		{AgentSlug: "archie", AgentName: "Archie", Overall: 0.7, Confidence: 0.7, Label: "architecture"},
 	}}
 	f.svc.Model, f.svc.Tools = m, tools
 	return f

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -22,6 +23,10 @@ type PostInput struct {
 	K        *int   `json:"k"` // nil: the selector's default
 
 	Threshold *float64 `json:"confidence_threshold"`
+	// Context is what the message carries for the eligibility gates: the
+	// editor the user has open and references to attachments (seed 003:
+	// requires_editor, editor_types, requires_image_context).
+	Context *routing.MessageContext `json:"context"`
 }
 
 // PostResult is the turn: the user's message, the replies (and any system
@@ -36,6 +41,9 @@ func (in PostInput) validate() (dispatch.Options, error) {
 	n := utf8.RuneCountInString(strings.TrimSpace(in.Content))
 	if n == 0 || n > MaxContent {
 		return dispatch.Options{}, apperr.Invalid("content", "content must be 1 to %d characters", MaxContent)
+	}
+	if err := in.Context.Validate(); err != nil {
+		return dispatch.Options{}, err
 	}
 	return dispatch.ParseOptions(in.Strategy, in.K, in.Threshold)
 }
@@ -76,11 +84,55 @@ func (s *Service) read(ctx context.Context, teamID, convID string) (thread, erro
 	if th.history, err = s.Store.RecentMessages(ctx, teamID, convID, HistoryLimit); err != nil {
 		return th, err
 	}
+	if th.conv.Participants, err = s.Store.ListParticipants(ctx, teamID, convID); err != nil {
+		return th, err
+	}
 	th.byslug = map[string]agents.Agent{}
 	for _, a := range th.active {
 		th.byslug[a.Slug] = a
 	}
 	return th, nil
+}
+
+// rejoined are the answering agents the turn re-joined: removed from the
+// conversation before it (only an @mention routes to one). The turn's
+// commit wrote them back as participants (turnOn joins every answering
+// agent, which clears left_at).
+func rejoined(th thread, answeredBy []string) []string {
+	removed := th.participants("", true)
+	var out []string
+	for _, a := range answeredBy {
+		if slices.Contains(removed, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// publishRejoined announces the agents a committed turn re-joined.
+func (s *Service) publishRejoined(ctx context.Context, teamID, convID string, user Message, agents []string) {
+	if s.Bus == nil {
+		return
+	}
+	for _, a := range agents {
+		ev := RejoinedEvent{TeamID: teamID, ConversationID: convID, Agent: a, MessageID: user.ID, DecisionID: user.DecisionID, CreatedAt: user.CreatedAt}
+		if err := s.Bus.Publish(ctx, RejoinedDetailType, ev); err != nil {
+			// The turn is committed; the event feeds the activity log only.
+			s.log().ErrorContext(ctx, "publishing ParticipantRejoined failed", "agent", a, "error", err.Error())
+		}
+	}
+}
+
+// participants are the slugs of the conversation's participants with a
+// role ("" for any) that have left (removed) or not.
+func (th thread) participants(role string, removed bool) []string {
+	var out []string
+	for _, p := range th.conv.Participants {
+		if (role == "" || p.Role == role) && (p.LeftAt != nil) == removed {
+			out = append(out, p.Agent)
+		}
+	}
+	return out
 }
 
 func (s *Service) router() *dispatch.Router {
@@ -116,6 +168,7 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	routed, err := s.router().Route(ctx, dispatch.Request{
 		TeamID: teamID, ConversationID: convID, MessageID: user.ID, Query: user.Content,
 		CurrentAgent: th.conv.CurrentAgent, HandoffActive: th.conv.HandoffActive, Active: th.active, DefaultAgent: th.def,
+		Invited: th.participants(RoleInvited, false), Removed: th.participants("", true), Context: in.Context,
 		Options: opts, Start: start, At: now,
 	})
 	if err != nil {
@@ -168,6 +221,11 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 		// After the commit, best effort and within the answer's time.
 		pctx, cancel := s.commitContext(ctx)
 		s.publishHandoff(pctx, teamID, hand.handoff)
+		cancel()
+	}
+	if back := rejoined(th, out.answeredBy); len(back) > 0 {
+		pctx, cancel := s.commitContext(ctx)
+		s.publishRejoined(pctx, teamID, convID, user, back)
 		cancel()
 	}
 	res := PostResult{UserMessage: user, Replies: msgs[1:], Routing: d}

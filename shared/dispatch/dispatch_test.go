@@ -52,7 +52,7 @@ func request(query string) dispatch.Request {
 }
 
 func TestTheFlagCascadeDecidesWhoAnswers(t *testing.T) {
-	scores := []routing.ExpertScore{{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Label: "code review"}, {AgentSlug: "dana", AgentName: "Dana", Overall: 0.7}}
+	scores := []routing.ExpertScore{{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Confidence: 0.9, Label: "code review"}, {AgentSlug: "dana", AgentName: "Dana", Overall: 0.7, Confidence: 0.7}}
 	on := dispatch.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}
 	for _, tc := range []struct {
 		name     string
@@ -80,8 +80,18 @@ func TestTheFlagCascadeDecidesWhoAnswers(t *testing.T) {
 			strategy: routing.Router, reason: routing.ReasonSkill + " (expert gate unavailable)", agents: []string{"luke"}},
 		{name: "gate on: the selector", flags: on, gate: &gate{scores: scores}, edit: func(r *dispatch.Request) { r.Options.Strategy = routing.Ensemble },
 			strategy: routing.Ensemble, reason: routing.ReasonGate, agents: []string{"luke", "dana"}},
-		{name: "gate on, nobody confident: the default with a note", flags: on, gate: &gate{scores: scores}, edit: func(r *dispatch.Request) { r.Options.Threshold = 0.95 },
+		{name: "gate on, nobody confident, a new conversation: the default with a note", flags: on, gate: &gate{scores: scores},
+			edit:     func(r *dispatch.Request) { r.Options.Threshold, r.CurrentAgent = 0.95, "" },
 			strategy: routing.Top1, reason: routing.ReasonFallback, agents: []string{"kyra"}, fallback: true, note: true},
+		{name: "gate on, nobody confident, in a conversation: its agent keeps the turn", flags: on, gate: &gate{scores: scores},
+			edit:     func(r *dispatch.Request) { r.Options.Threshold, r.CurrentAgent = 0.95, "dana" },
+			strategy: routing.Top1, reason: routing.ReasonCurrent, agents: []string{"dana"}},
+		{name: "small talk: no scoring, the conversation's agent", flags: on, gate: &gate{scores: scores},
+			edit:     func(r *dispatch.Request) { r.Query, r.CurrentAgent = "Thanks a lot!", "luke" },
+			strategy: routing.Greeting, reason: routing.ReasonGreeting, agents: []string{"luke"}},
+		{name: "small talk in a new conversation: the default agent", flags: on, gate: &gate{scores: scores},
+			edit:     func(r *dispatch.Request) { r.Query, r.CurrentAgent = "hi there", "" },
+			strategy: routing.Greeting, reason: routing.ReasonGreeting, agents: []string{"kyra"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := request("Can you review this Go function for bugs?")
@@ -102,7 +112,7 @@ func TestTheFlagCascadeDecidesWhoAnswers(t *testing.T) {
 			assert.Equal(t, tc.note, p.Note != "", p.Note)
 			assert.NotEmpty(t, d.Tier)
 			assert.Len(t, d.Dimensions, 5)
-			if tc.gate != nil && (!tc.flags.Collaboration || !tc.flags.ExpertGate || tc.strategy == routing.Mentioned || tc.strategy == routing.HandedOff) {
+			if tc.gate != nil && (!tc.flags.Collaboration || !tc.flags.ExpertGate || tc.strategy == routing.Mentioned || tc.strategy == routing.HandedOff || tc.strategy == routing.Greeting) {
 				assert.Zero(t, tc.gate.calls, "the gate is not asked")
 			}
 		})
@@ -112,7 +122,7 @@ func TestTheFlagCascadeDecidesWhoAnswers(t *testing.T) {
 // The turn read the active agents to route: the gate gets them, so it
 // reads only the counters and ratings.
 func TestTheGateGetsTheAgentsTheTurnRead(t *testing.T) {
-	g := &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", Overall: 0.9}}}
+	g := &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", Overall: 0.9, Confidence: 0.9}}}
 	r := &dispatch.Router{Gate: g, Flags: dispatch.Flags{Collaboration: true, ExpertGate: true}}
 	_, err := r.Route(context.Background(), request("Can you review this Go function for bugs?"))
 	require.NoError(t, err)
@@ -123,7 +133,7 @@ func TestTheGateGetsTheAgentsTheTurnRead(t *testing.T) {
 
 func TestRouteBuildsTheWholeDecisionAndFinishItsOutcome(t *testing.T) {
 	flags := dispatch.Flags{Collaboration: true, ExpertGate: true}
-	r := &dispatch.Router{Flags: flags, Gate: &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", Overall: 0.9}}}}
+	r := &dispatch.Router{Flags: flags, Gate: &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", Overall: 0.9, Confidence: 0.9}}}}
 	req := request(strings.Repeat("review this function ", 50))
 	p, err := r.Route(context.Background(), req)
 	require.NoError(t, err)

@@ -1,9 +1,11 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
@@ -62,7 +64,14 @@ type Request struct {
 	HandoffActive bool
 	Active        []agents.Agent
 	DefaultAgent  string
-	Options       Options
+	// Invited are the conversation's invited participants (preferred by
+	// ParticipantPreference) and Removed the agents removed from it
+	// (never routed to unless @mentioned, which re-joins them).
+	Invited []string
+	Removed []string
+	// Context is what the message carries for the eligibility gates.
+	Context *routing.MessageContext
+	Options Options
 	// Start is when the turn began: the router latency counts from it.
 	Start time.Time
 	// At is the turn's time, the decision's created_at.
@@ -154,12 +163,27 @@ func (r *Router) Route(ctx context.Context, req Request) (Plan, error) {
 		Flags: r.Flags, CreatedAt: req.At,
 	}
 	r.choose(ctx, req, &p)
+	ownModel(&p.decision, req.Active)
 	p.decision.RouterLatencyMS = ms(time.Since(req.Start))
 	if len(p.decision.SelectedAgents) == 0 || p.decision.SelectedAgents[0] == "" {
 		return Plan{}, apperr.New(apperr.ECONFLICT, "the team has no active agent to answer").WithReason("AgentUnavailable")
 	}
 	return p, nil
 }
+
+// Continuity and participants when the gate routes inside a conversation.
+const (
+	// ContinuityMargin: the conversation's current agent keeps the turn
+	// unless another agent's match confidence is at least this much
+	// higher (or one of its skills with override_continuity matches by
+	// keyword). A follow-up ("Thanks! Can you explain the second point?")
+	// matches nobody and stays; a clear change of subject moves.
+	ContinuityMargin = 0.15
+	// ParticipantPreference is added to an invited participant's
+	// confidence and overall score (at most 1) before selection: an agent
+	// the user brought into the conversation wins a near tie.
+	ParticipantPreference = 0.05
+)
 
 // choose runs the cascade and sets the routing fields of p's decision.
 func (r *Router) choose(ctx context.Context, req Request, p *Plan) {
@@ -169,6 +193,7 @@ func (r *Router) choose(ctx context.Context, req Request, p *Plan) {
 		return
 	}
 	if m := routing.Mention(req.Query, req.Active); m != "" {
+		// A removed agent answers when mentioned: the turn re-joins it.
 		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents = routing.Mentioned, routing.ReasonMention, 1, []string{m}
 		r.localTier(d, req.Query, 1)
 		return
@@ -180,11 +205,70 @@ func (r *Router) choose(ctx context.Context, req Request, p *Plan) {
 		r.localTier(d, req.Query, 1)
 		return
 	}
+	req.Active = routable(req)
+	if routing.IsSmallTalk(req.Query) {
+		// The greeting gate: nothing to route on, so no scoring and no
+		// model choosing; the conversation's agent (or the default)
+		// answers.
+		agent := current(req)
+		if agent == "" {
+			agent = fallbackAgent(req, nil)
+		}
+		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents = routing.Greeting, routing.ReasonGreeting, 1, []string{agent}
+		r.localTier(d, req.Query, 0)
+		return
+	}
 	if gate := r.score(ctx, req); gate != nil {
 		r.selectExperts(req, *gate, p)
 		return
 	}
 	r.baseline(req, p)
+}
+
+// routable are the active agents routing may choose: not those removed
+// from the conversation.
+func routable(req Request) []agents.Agent {
+	if len(req.Removed) == 0 {
+		return req.Active
+	}
+	out := make([]agents.Agent, 0, len(req.Active))
+	for _, a := range req.Active {
+		if !slices.Contains(req.Removed, a.Slug) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// current is the conversation's current agent when routing may keep it
+// (active and not removed), else "".
+func current(req Request) string {
+	if req.CurrentAgent != "" && isActive(req.Active, req.CurrentAgent) {
+		return req.CurrentAgent
+	}
+	return ""
+}
+
+// fallbackAgent answers when nobody matches: the team's default agent,
+// unless it was removed from the conversation (or is not active); then
+// the current agent; then the best scored agent that may answer; then
+// the first that may.
+func fallbackAgent(req Request, scores []routing.ExpertScore) string {
+	if isActive(req.Active, req.DefaultAgent) {
+		return req.DefaultAgent
+	}
+	if c := current(req); c != "" {
+		return c
+	}
+	for _, s := range scores {
+		if isActive(req.Active, s.AgentSlug) {
+			return s.AgentSlug
+		}
+	}
+	if len(req.Active) > 0 {
+		return req.Active[0].Slug
+	}
+	return req.DefaultAgent
 }
 
 // direct is dispatch with collaboration off: the conversation's agent (the
@@ -212,7 +296,14 @@ func (r *Router) score(ctx context.Context, req Request) *expertgate.Response {
 	// The turn has read the active agents: they go with the request, so
 	// the gate reads only the counters and ratings (and scores the agents
 	// the turn will run).
-	res, err := r.Gate.Score(ctx, expertgate.Request{TeamID: req.TeamID, Query: req.Query, Agents: req.Active})
+	// The current agent and the invited participants are scored wherever
+	// they rank: continuity and preference weigh them.
+	var include []string
+	if c := current(req); c != "" {
+		include = append(include, c)
+	}
+	include = append(include, req.Invited...)
+	res, err := r.Gate.Score(ctx, expertgate.Request{TeamID: req.TeamID, Query: req.Query, Agents: req.Active, Include: include, Context: req.Context})
 	if err != nil {
 		// Chat keeps working without the gate: the baseline router
 		// decides and the decision says why.
@@ -227,7 +318,7 @@ func (r *Router) score(ctx context.Context, req Request) *expertgate.Response {
 func (r *Router) baseline(req Request, p *Plan) {
 	d := &p.decision
 	ix := routing.BuildIndex(req.Active)
-	res := ix.Route(req.Query, req.CurrentAgent, req.DefaultAgent)
+	res := ix.Route(req.Query, current(req), fallbackAgent(req, nil))
 	d.Strategy, d.Reason, d.Confidence, d.SelectedAgents = routing.Router, res.Reason, res.Confidence, []string{res.Agent}
 	d.Fallback = res.Reason == routing.ReasonDefault
 	if r.Flags.ExpertGate {
@@ -239,17 +330,24 @@ func (r *Router) baseline(req Request, p *Plan) {
 	r.localTier(d, req.Query, len(res.MatchingSkills))
 }
 
-// selectExperts applies the selection strategy to the gate's scores.
+// selectExperts applies the selection strategy to the gate's scores, with
+// the invited participants' preference and the current agent's
+// continuity.
 func (r *Router) selectExperts(req Request, gate expertgate.Response, p *Plan) {
 	d := &p.decision
 	o := req.Options
-	sel := routing.Select(gate.Scores, routing.SelectOptions{Strategy: o.Strategy, K: o.K, Threshold: o.Threshold, DefaultAgent: req.DefaultAgent, EnsembleEnabled: r.Flags.Ensemble})
+	scores := prefer(gate.Scores, req.Invited)
+	sel := routing.Select(scores, routing.SelectOptions{Strategy: o.Strategy, K: o.K, Threshold: o.Threshold, DefaultAgent: fallbackAgent(req, scores), EnsembleEnabled: r.Flags.Ensemble})
+	kept := continuity(current(req), scores, &sel)
 	d.Strategy, d.RequestedStrategy, d.SelectedAgents, d.Confidence, d.Fallback = sel.Strategy, sel.Requested, sel.Agents, sel.Confidence, sel.Fallback
 	d.Reason = routing.ReasonGate
-	if sel.Fallback {
+	switch {
+	case kept:
+		d.Reason = routing.ReasonCurrent
+	case sel.Fallback:
 		d.Reason, p.Note = routing.ReasonFallback, sel.Note
 	}
-	d.Scores = gate.Scores
+	d.Scores = scores
 	d.Complexity, d.Dimensions = gate.Complexity.Score, gate.Complexity.Dimensions
 	d.Tier, d.Model, d.EstimatedCost = gate.Tier.Tier, gate.Tier.ModelID, gate.Tier.EstimatedCost
 	d.GateLatencyMS = gate.GateLatencyMS
@@ -259,6 +357,103 @@ func (r *Router) selectExperts(req Request, gate expertgate.Response, p *Plan) {
 	p.Loads = gate.Loads
 	for _, sc := range gate.Scores {
 		p.Labels[sc.AgentSlug], p.Scores[sc.AgentSlug] = sc.Label, sc.Overall
+	}
+}
+
+// prefer adds ParticipantPreference to the invited participants'
+// confidence and overall score and orders the scores again by overall
+// (stable: ties keep the gate's order).
+func prefer(scores []routing.ExpertScore, invited []string) []routing.ExpertScore {
+	if len(invited) == 0 {
+		return scores
+	}
+	out := slices.Clone(scores)
+	for i := range out {
+		if slices.Contains(invited, out[i].AgentSlug) {
+			out[i].Confidence = round3(min(1, out[i].Confidence+ParticipantPreference))
+			out[i].Overall = round3(min(1, out[i].Overall+ParticipantPreference))
+		}
+	}
+	slices.SortStableFunc(out, func(a, b routing.ExpertScore) int { return cmp.Compare(b.Overall, a.Overall) })
+	return out
+}
+
+// continuity keeps the conversation's current agent (cur, "" for none)
+// in the selection unless another agent is clearly better: for TOP_1 and
+// CASCADE it answers (first) unless the chosen agent's confidence is
+// ContinuityMargin above its own or that agent matched a skill with
+// override_continuity by keyword; for TOP_K and ENSEMBLE it is among
+// those asked when within the margin of the best. With nobody confident,
+// it answers rather than the default. Reports whether the current agent
+// answers first because of it.
+func continuity(cur string, scores []routing.ExpertScore, sel *routing.Selection) bool {
+	if cur == "" {
+		return false
+	}
+	var mine routing.ExpertScore
+	for _, s := range scores {
+		if s.AgentSlug == cur {
+			mine = s
+			break
+		}
+	}
+	if sel.Fallback {
+		sel.Fallback, sel.Note, sel.Agents, sel.Confidence = false, "", []string{cur}, mine.Confidence
+		return true
+	}
+	if slices.Contains(sel.Agents, cur) && sel.Agents[0] == cur {
+		return false
+	}
+	var best routing.ExpertScore
+	for _, s := range scores {
+		if s.AgentSlug == sel.Agents[0] {
+			best = s
+			break
+		}
+	}
+	clearlyBetter := best.Confidence-mine.Confidence >= ContinuityMargin-1e-9 || (best.Explicit && best.Override)
+	switch sel.Strategy {
+	case routing.TopK, routing.Ensemble:
+		if clearlyBetter || slices.Contains(sel.Agents, cur) {
+			return false
+		}
+		limit := routing.MaxEnsemble
+		if sel.Strategy == routing.TopK {
+			limit = len(sel.Agents)
+		}
+		if len(sel.Agents) >= limit {
+			sel.Agents = sel.Agents[:limit-1]
+		}
+		sel.Agents = append(slices.Clone(sel.Agents), cur)
+		return false
+	default: // TOP_1, CASCADE
+		if clearlyBetter {
+			return false
+		}
+		others := slices.DeleteFunc(slices.Clone(sel.Agents), func(s string) bool { return s == cur })
+		if sel.Strategy == routing.Cascade {
+			sel.Agents = append([]string{cur}, others...)[:len(sel.Agents)]
+		} else {
+			sel.Agents = []string{cur}
+		}
+		sel.Confidence = mine.Confidence
+		return true
+	}
+}
+
+// ownModel names the model that will answer when the first selected agent
+// has a model of its own (agents.Model.ID overrides the tier's, as the
+// prompt's request does): the decision logs that model and why.
+func ownModel(d *Decision, active []agents.Agent) {
+	if len(d.SelectedAgents) == 0 {
+		return
+	}
+	for _, a := range active {
+		if a.Slug == d.SelectedAgents[0] && a.Model != nil && a.Model.ID != "" && a.Model.ID != d.Model {
+			d.TierOverrideReason = fmt.Sprintf("%s answers with its own model %s (the %s tier chose %s)", a.Slug, a.Model.ID, d.Tier, d.Model)
+			d.Model = a.Model.ID
+			return
+		}
 	}
 }
 

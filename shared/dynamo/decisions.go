@@ -58,8 +58,9 @@ type decisionItem struct {
 	CreatedAt          time.Time          `dynamodbav:"created_at"`
 }
 
-// scoreItem is one agent's expert-gate score. Explicit and Override are
-// scoring internals and are not kept.
+// scoreItem is one agent's expert-gate score, with the match confidence
+// the threshold read and whether a keyword matched (explicit, and a skill
+// that overrides continuity): what the decision log says of a choice.
 type scoreItem struct {
 	AgentSlug       string   `dynamodbav:"agent_slug"`
 	AgentName       string   `dynamodbav:"agent_name"`
@@ -72,6 +73,9 @@ type scoreItem struct {
 	Explanation     string   `dynamodbav:"explanation"`
 	RatedSimilar    int      `dynamodbav:"rated_similar"`
 	Label           string   `dynamodbav:"label,omitempty"`
+	Confidence      float64  `dynamodbav:"confidence"`
+	Explicit        bool     `dynamodbav:"explicit,omitempty"`
+	Override        bool     `dynamodbav:"override_continuity,omitempty"`
 }
 
 type attemptItem struct {
@@ -116,6 +120,7 @@ func toDecisionItem(d dispatch.Decision) decisionItem {
 				AgentSlug: sc.AgentSlug, AgentName: sc.AgentName, SkillMatch: sc.SkillMatch, PastPerformance: sc.PastPerformance,
 				PersonalityFit: sc.PersonalityFit, LoadBalance: sc.LoadBalance, Overall: sc.Overall,
 				MatchingSkills: sc.MatchingSkills, Explanation: sc.Explanation, RatedSimilar: sc.RatedSimilar, Label: sc.Label,
+				Confidence: sc.Confidence, Explicit: sc.Explicit, Override: sc.Override,
 			}
 		}
 	}
@@ -151,6 +156,7 @@ func (it decisionItem) toDecision() dispatch.Decision {
 				AgentSlug: sc.AgentSlug, AgentName: sc.AgentName, SkillMatch: sc.SkillMatch, PastPerformance: sc.PastPerformance,
 				PersonalityFit: sc.PersonalityFit, LoadBalance: sc.LoadBalance, Overall: sc.Overall,
 				MatchingSkills: sc.MatchingSkills, Explanation: sc.Explanation, RatedSimilar: sc.RatedSimilar, Label: sc.Label,
+				Confidence: sc.Confidence, Explicit: sc.Explicit, Override: sc.Override,
 			}
 		}
 	}

@@ -37,6 +37,8 @@ type Request struct {
 	Exclude []string       `json:"exclude,omitempty"`
 	Include []string       `json:"include,omitempty"`
 	Agents  []agents.Agent `json:"agents,omitempty"`
+	// Context is what the message carries for the eligibility gates.
+	Context *routing.MessageContext `json:"context,omitempty"`
 }
 
 // Response is the best routing.ExplainedScores of the active agents'
@@ -85,6 +87,10 @@ type Service struct {
 	Source Source
 	Tiers  routing.TierModels
 	Now    func() time.Time
+	// Embedder gives the semantic signal (architecture decision 6b): the
+	// skills are embedded once per index, the query once per call. Nil:
+	// lexical only.
+	Embedder routing.Embedder
 
 	mu    sync.Mutex
 	cache map[string]cachedIndex
@@ -138,12 +144,24 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	// Gate latency is the scoring itself, not the reads before it.
+	// Gate latency is the scoring itself (with the query's embedding),
+	// not the reads before it.
 	start := time.Now()
-	ix := s.index(req.TeamID, list)
+	ix, err := s.index(ctx, req.TeamID, list)
+	if err != nil {
+		return Response{}, err
+	}
+	sig := routing.Signals{Loads: loads, Ratings: ratings, Now: t, Context: req.Context}
+	if ix.Semantic() {
+		v, err := s.Embedder.Embed(ctx, []string{req.Query})
+		if err != nil {
+			return Response{}, apperr.Wrap(apperr.EINTERNAL, err, "embedding the query")
+		}
+		sig.QueryEmbedding = v[0]
+	}
 	// Every agent is scored and ranked; the best are built and explained
 	// in full, and those the caller asked to see wherever they rank.
-	ranking := ix.Rank(req.Query, routing.Signals{Loads: loads, Ratings: ratings, Now: t})
+	ranking := ix.Rank(req.Query, sig)
 	scores := ranking.Best(routing.ExplainedScores, routing.ExplainedScores, req.Include...)
 	c := routing.ComplexityOf(req.Query, ranking.Matched())
 	tiers := s.Tiers
@@ -176,7 +194,10 @@ func (s *Service) candidates(ctx context.Context, req Request) ([]agents.Agent, 
 	return list, nil
 }
 
-func (s *Service) index(teamID string, list []agents.Agent) *routing.Index {
+// index is the team's index for these agents, built (and its skills
+// embedded) once per set of agent versions and kept while the function is
+// warm.
+func (s *Service) index(ctx context.Context, teamID string, list []agents.Agent) (*routing.Index, error) {
 	keys := make([]string, len(list))
 	for i, a := range list {
 		keys[i] = a.Slug + ":" + strconv.Itoa(a.Version)
@@ -186,12 +207,17 @@ func (s *Service) index(teamID string, list []agents.Agent) *routing.Index {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.cache[teamID]; ok && c.key == key {
-		return c.ix
+		return c.ix, nil
 	}
 	ix := routing.BuildIndex(list)
+	if s.Embedder != nil {
+		if err := ix.Embed(ctx, s.Embedder); err != nil {
+			return nil, apperr.Wrap(apperr.EINTERNAL, err, "embedding the skills")
+		}
+	}
 	if s.cache == nil {
 		s.cache = map[string]cachedIndex{}
 	}
 	s.cache[teamID] = cachedIndex{key: key, ix: ix}
-	return ix
+	return ix, nil
 }

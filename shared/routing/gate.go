@@ -1,8 +1,6 @@
 package routing
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -52,36 +50,17 @@ type Rating struct {
 	At     time.Time
 }
 
-// Embedder turns texts into dense vectors. It is optional: with one, skill
-// match blends TF-IDF with embedding similarity (see Index.Embed).
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float64, error)
-}
-
-// Embed computes the embeddings of the index's skill documents.
-func (ix *Index) Embed(ctx context.Context, e Embedder) error {
-	texts := make([]string, len(ix.docs))
-	for i, d := range ix.docs {
-		texts[i] = d.text
-	}
-	out, err := e.Embed(ctx, texts)
-	if err != nil {
-		return err
-	}
-	if len(out) != len(texts) {
-		return fmt.Errorf("embedder returned %d vectors for %d texts", len(out), len(texts))
-	}
-	ix.docEmbeddings = out
-	return nil
-}
-
 // Signals are the inputs of one scoring beyond the index.
 type Signals struct {
 	Loads   map[string]Load
 	Ratings []Rating
 	Now     time.Time
-	// QueryEmbedding is used when the index has embeddings.
+	// QueryEmbedding is the message's vector from the index's embedder,
+	// used when the index has embeddings (Index.Semantic).
 	QueryEmbedding []float64
+	// Context is what the message carries for the eligibility gates (an
+	// open editor, attachments); nil is a plain chat message.
+	Context *MessageContext
 }
 
 // ExpertScore is one agent's score with its per-signal breakdown.
@@ -99,9 +78,14 @@ type ExpertScore struct {
 	RatedSimilar int `json:"rated_similar"`
 	// Label is the agent's primary skill, for attributions ("code review").
 	Label string `json:"label,omitempty"`
-	// Explicit: a keyword of a matching skill is in the query.
-	Explicit bool `json:"-"`
-	Override bool `json:"-"`
+	// Explicit: a keyword of a matching skill is in the query; Override:
+	// that skill overrides continuity (override_continuity).
+	Explicit bool `json:"explicit,omitempty"`
+	Override bool `json:"override_continuity,omitempty"`
+	// Confidence is the calibrated match confidence in [0, 1]: what the
+	// selection threshold, the fallback and the decision log compare (see
+	// Confidence in confidence.go).
+	Confidence float64 `json:"confidence"`
 }
 
 // Overall is the weighted sum of the four signals.

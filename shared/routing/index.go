@@ -49,9 +49,31 @@ type Index struct {
 	slugRank, bySlugRank []int32
 	// bySlug is the first agent with a slug, nextSameSlug the next one
 	// with the same slug (-1 at the end).
-	bySlug        map[string]int32
-	nextSameSlug  []int32
-	docEmbeddings [][]float64
+	bySlug       map[string]int32
+	nextSameSlug []int32
+
+	// The semantic signal (Embed): every skill's unit vector, dim floats
+	// a skill in skill order, and how this embedder's similarities read
+	// (cal). Nil vecs: lexical only.
+	vecs []float32
+	dim  int
+	cal  Calibration
+	// bits are the skills' one-bit sketches, dim/64 words a skill (nil
+	// when dim is not a multiple of 64).
+	bits []uint64
+	// Two-stage selection (domains.go): each skill's domain, the skills
+	// of domain g (domainDocs[domainStart[g]:domainStart[g+1]]), the
+	// domains' unit centroids and the group of skills without a domain
+	// (-1: none). Nil domainNames: one stage.
+	domainNames []string
+	docDomain   []int32
+	domainDocs  []int32
+	domainStart []int32
+	centroids   []float32
+	undomained  int32
+	// exactAll scores every skill exactly (tests compare the stages with
+	// it).
+	exactAll bool
 
 	ratings ratingCache
 	fits    fitCache
@@ -68,6 +90,10 @@ type skillDoc struct {
 	label    string // "code review"
 	text     string
 	priority int
+	// editorTypes: with an editor open, only these types (any when empty).
+	editorTypes []string
+	// domain groups the skill in two-stage selection (domainOf).
+	domain string
 	// namePriority is the priority of the agent's first skill with this
 	// name: equal-scoring hits have always been ordered by it.
 	namePriority int
@@ -97,6 +123,11 @@ const (
 	// docOverride: an explicit keyword match beats staying with the
 	// current agent (agents.Skill.OverrideContinuity).
 	docOverride
+	// docNeedsEditor, docNeedsImage, docEditorTypes: the eligibility
+	// gates of the skill (see Eligible), applied per message.
+	docNeedsEditor
+	docNeedsImage
+	docEditorTypes
 )
 
 // posting is one skill using a term: the term's tf-idf weight in the skill
@@ -107,19 +138,15 @@ type posting struct {
 	w       float64
 }
 
-// userFacing reports whether a skill may be chosen for a user's message in
-// a plain chat (no editor open, no image attached).
-func userFacing(s agents.Skill) bool {
-	return !s.InternalOnly && !s.RequiresEditor && !s.RequiresImageContext
-}
-
-// BuildIndex indexes the user-facing skills of the given agents (the caller
-// passes the active ones, at most MaxAgents).
+// BuildIndex indexes the skills of the given agents that a user's message
+// may reach (every one but internal_only; the editor and image gates are
+// applied per message, from its MessageContext). The caller passes the
+// active agents, at most MaxAgents.
 func BuildIndex(list []agents.Agent) *Index {
 	if len(list) > MaxAgents {
 		panic(fmt.Sprintf("routing: %d agents to index, more than MaxAgents (%d)", len(list), MaxAgents))
 	}
-	ix := &Index{terms: map[string]int32{}, bySlug: map[string]int32{}}
+	ix := &Index{terms: map[string]int32{}, bySlug: map[string]int32{}, cal: LexicalCalibration, undomained: -1}
 	// Each skill's terms (first-occurrence order), counts and keyword flags,
 	// kept until the IDF is known.
 	type docTerms struct {
@@ -135,13 +162,23 @@ func BuildIndex(list []agents.Agent) *Index {
 		ix.docStart = append(ix.docStart, int32(len(ix.docs)))
 		best, first := 0, len(ix.docs)
 		for _, s := range a.Skills {
-			if !userFacing(s) {
+			if s.InternalOnly {
 				continue
 			}
 			text := strings.Join([]string{strings.ReplaceAll(s.Name, "-", " "), s.Description,
 				strings.Join(s.Keywords, " "), strings.Join(s.Domains, " "), strings.Join(s.Actions, " ")}, " ")
-			d := skillDoc{name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), text: text, priority: s.Priority, namePriority: s.Priority}
+			d := skillDoc{name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), text: text, priority: s.Priority, namePriority: s.Priority,
+				editorTypes: s.EditorTypes, domain: domainOf(s.Domains)}
 			var flags uint8
+			if s.RequiresEditor {
+				flags |= docNeedsEditor
+			}
+			if s.RequiresImageContext {
+				flags |= docNeedsImage
+			}
+			if len(s.EditorTypes) > 0 {
+				flags |= docEditorTypes
+			}
 			if s.RequiresExplicitKeywords {
 				flags |= docRequiresKeyword
 			}
@@ -281,14 +318,19 @@ type scratch struct {
 	qTerms   []int32
 	qWeights []float64
 	sorted   []string
+	// semantic candidates and their sketch distances
+	cands []int32
+	dist  []uint16
 }
 
 // docAcc is a skill's share of one query: the dot product with the
 // query's tf-idf vector, the IDF of the query terms it covers, whether it
-// has one of them as a keyword, and its SkillMatch.
+// has one of them as a keyword, its semantic similarity (when semantic
+// is set) and its SkillMatch.
 type docAcc struct {
 	dot, covered, score float64
-	explicit            bool
+	sem                 float64
+	explicit, semantic  bool
 }
 
 // Agent flags: a matching skill has a keyword of the query; and overrides
@@ -317,18 +359,49 @@ type query struct {
 	tokens []string // every content word, in order (Tokens)
 	// The distinct known terms (first-occurrence order) and their tf-idf
 	// weights; known is the sum of their IDFs, norm the weights' norm.
-	terms     []int32
-	weights   []float64
-	known     float64
-	norm      float64
-	embedding []float64
+	// all is known plus, for each distinct word no skill of the team uses,
+	// the IDF of a word only one skill would use: coverage is a share of
+	// everything the message says, so one generic word shared with a
+	// skill ("find", "time") does not cover a question about something
+	// else.
+	terms   []int32
+	weights []float64
+	known   float64
+	all     float64
+	norm    float64
+	// vec is the message's unit embedding (nil: no semantic signal) and
+	// bits its sketch; domains, of a two-stage index, the domains
+	// scoreSemantic chose; semAll, or else semDocs (sorted), the skills
+	// it scored.
+	vec     []float32
+	bits    []uint64
+	domains []int32
+	semAll  bool
+	semDocs []int32
+	// The message's context, for the eligibility gates.
+	editor string
+	image  bool
 }
 
-func (ix *Index) prepare(text string, embedding []float64, sc *scratch) query {
-	q := query{text: text, tokens: Tokens(text), embedding: embedding, terms: sc.qTerms[:0], weights: sc.qWeights[:0]}
+func (ix *Index) prepare(text string, sig *Signals, sc *scratch) query {
+	q := query{text: text, tokens: Tokens(text), terms: sc.qTerms[:0], weights: sc.qWeights[:0]}
+	if sig != nil {
+		q.editor, q.image = sig.Context.EditorType(), sig.Context.HasImage()
+		if ix.vecs != nil {
+			q.vec = unitVector(sig.QueryEmbedding, ix.dim)
+			if q.vec != nil && ix.bits != nil {
+				q.bits = sketch(q.vec, nil)
+			}
+		}
+	}
+	var unknown map[string]bool
 	for _, t := range q.tokens {
 		id, ok := ix.terms[t]
 		if !ok {
+			if unknown == nil {
+				unknown = map[string]bool{}
+			}
+			unknown[t] = true
 			continue
 		}
 		idf := ix.idf[id]
@@ -347,9 +420,14 @@ func (ix *Index) prepare(text string, embedding []float64, sc *scratch) query {
 		sc.termPos[t] = 0
 	}
 	q.norm = math.Sqrt(sum)
+	q.all = q.known + float64(len(unknown))*ix.rareIDF()
 	sc.qTerms, sc.qWeights = q.terms, q.weights
 	return q
 }
+
+// rareIDF is the IDF of a term only one skill uses: what a word no skill
+// uses weighs in a query's coverage.
+func (ix *Index) rareIDF() float64 { return math.Log(1 + float64(max(1, len(ix.docs)))) }
 
 // scoreSkills computes the SkillMatch of every skill sharing a term with
 // the query (sc.acc[d].score; every other skill scores 0) by walking the
@@ -372,11 +450,14 @@ func (ix *Index) scoreSkills(q *query, sc *scratch) {
 			}
 		}
 	}
+	if q.vec != nil {
+		touched = ix.scoreSemantic(q, acc, touched, sc)
+	}
 	sc.touched = touched
 	best, flags := sc.best, sc.flags
 	for _, d := range touched {
 		a := &acc[d]
-		s := ix.skillMatch(q, d, a.dot, a.covered, a.explicit)
+		s := ix.skillMatch(q, d, a)
 		if s <= 0 {
 			continue
 		}
@@ -395,35 +476,57 @@ func (ix *Index) scoreSkills(q *query, sc *scratch) {
 }
 
 // skillMatch is the SkillMatch of skill d from its share of the query
-// (covered > 0): 0.6 × the share of the query's known terms (IDF-weighted)
-// the skill covers + 0.4 × the TF-IDF cosine, half and half with the
-// embeddings' cosine when there are embeddings; 0 when the skill requires
-// a keyword the query lacks. Coverage rewards a short question that names
+// (a.covered > 0 or a.semantic): the lexical match, 0.6 × the share of
+// the query's words (IDF-weighted, words no skill uses included, see
+// query.all) the skill covers + 0.4 × the TF-IDF cosine; blended with the
+// semantic similarity when the index has embeddings (Calibration.blend).
+// 0 when the skill requires a keyword the query lacks or is not eligible
+// for the message's context. Coverage rewards a short question that names
 // the skill ("review my code") that a cosine against a long description
-// would under-rate; words no skill of the team uses are left out, so an
-// off-topic question scores 0 everywhere.
-func (ix *Index) skillMatch(q *query, d int32, dot, covered float64, explicit bool) float64 {
+// would under-rate.
+func (ix *Index) skillMatch(q *query, d int32, a *docAcc) float64 {
 	h := &ix.docHot[d]
-	if h.flags&docRequiresKeyword != 0 && !explicit {
+	if h.flags&docRequiresKeyword != 0 && !a.explicit {
 		return 0
 	}
-	cos := 0.0
-	if q.norm != 0 && h.norm != 0 {
-		cos = clamp01(dot / (q.norm * h.norm))
+	if h.flags&(docNeedsEditor|docNeedsImage|docEditorTypes) != 0 && !ix.eligible(q, d) {
+		return 0
 	}
-	s := 0.6*covered/q.known + 0.4*cos
-	if q.embedding != nil && ix.docEmbeddings != nil {
-		s = 0.5*s + 0.5*denseCosine(q.embedding, ix.docEmbeddings[d])
+	lex := 0.0
+	if a.covered > 0 {
+		cos := 0.0
+		if q.norm != 0 && h.norm != 0 {
+			cos = clamp01(a.dot / (q.norm * h.norm))
+		}
+		lex = 0.6*a.covered/q.all + 0.4*cos
 	}
-	return clamp01(s)
+	switch {
+	case a.semantic:
+		return ix.cal.blend(lex, a.sem)
+	case q.vec != nil:
+		return ix.cal.blend(lex, -1) // not among the semantic candidates: its words alone
+	}
+	return clamp01(lex) // lexical only: no embeddings, or no query vector
+}
+
+// eligible applies a skill's editor and image gates to the query's
+// context (Eligible, from the flags the index keeps).
+func (ix *Index) eligible(q *query, d int32) bool {
+	f := ix.docHot[d].flags
+	if f&docNeedsEditor != 0 && q.editor == "" {
+		return false
+	}
+	if f&docEditorTypes != 0 && q.editor != "" && !containsFold(ix.docs[d].editorTypes, q.editor) {
+		return false
+	}
+	return f&docNeedsImage == 0 || q.image
 }
 
 // rescore is skill d's SkillMatch for q computed from the skill's terms:
 // the same sums in the same order as scoreSkills' walk of the postings,
 // so the same value.
 func (ix *Index) rescore(q *query, d int32) float64 {
-	var dot, covered float64
-	explicit := false
+	var a docAcc
 	terms := ix.docTerms[ix.docTermStart[d]:ix.docTermStart[d+1]] // by id
 	for i, t := range q.terms {
 		lo, hi := 0, len(terms)
@@ -435,15 +538,18 @@ func (ix *Index) rescore(q *query, d int32) float64 {
 			}
 		}
 		if lo < len(terms) && terms[lo].id == t {
-			dot += q.weights[i] * terms[lo].w
-			covered += ix.idf[t]
-			explicit = explicit || terms[lo].keyword
+			a.dot += q.weights[i] * terms[lo].w
+			a.covered += ix.idf[t]
+			a.explicit = a.explicit || terms[lo].keyword
 		}
 	}
-	if covered == 0 {
+	if q.vec != nil {
+		a.sem, a.semantic = ix.semanticOf(q, d)
+	}
+	if a.covered == 0 && !a.semantic {
 		return 0
 	}
-	return ix.skillMatch(q, d, dot, covered, explicit)
+	return ix.skillMatch(q, d, &a)
 }
 
 // clearSkills returns the skill and agent slices scoreSkills wrote to
@@ -518,20 +624,4 @@ func (ix *Index) PrimaryLabel(slug string) string {
 		return ix.agents[ai].label
 	}
 	return ""
-}
-
-func denseCosine(a, b []float64) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += a[i] * b[i]
-		na += a[i] * a[i]
-		nb += b[i] * b[i]
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return clamp01(dot / math.Sqrt(na*nb))
 }

@@ -30,6 +30,13 @@ type Ranking struct {
 	// agents again instead of copying thousands of numbers.
 	docScore []float64
 	q        query
+	// The best two skill matches (thousandths) and the agent with the
+	// best (-1: none matched): an agent's confidence reads its lead.
+	top1, top2 uint64
+	leader     int32
+	// cal reads the skill matches: the index's, or the lexical one for a
+	// query without a vector.
+	cal Calibration
 }
 
 // denseScores: up to this many skills (4 KiB of scores) a Ranking copies
@@ -67,7 +74,7 @@ func entry(overall, skill, perf, load uint64, agent int) uint64 {
 func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	sc := ix.getScratch()
 	defer ix.putScratch(sc)
-	q := ix.prepare(text, sig.QueryEmbedding, sc)
+	q := ix.prepare(text, &sig, sc)
 	style := StyleOf(text)
 	ix.scoreSkills(&q, sc)
 	defer ix.clearSkills(sc)
@@ -89,8 +96,15 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	// The signals are rounded as round3 rounds them, in thousandths and
 	// back through a table: the same values without a division each.
 	best, perfSum, perfN, fv, entries := sc.best[:n], sc.perf[:n], sc.perfN[:n], fit.v[:n], sc.keys[:n]
+	var top1, top2 uint64 // the two best skill matches, for the leader's lead
+	leader := int32(-1)
 	for ai := range best {
 		skill := roundMilli(best[ai])
+		if skill > top1 {
+			top1, top2, leader = skill, top1, int32(ai)
+		} else if skill > top2 {
+			top2 = skill
+		}
 		perf := uint64(neutralMilli)
 		if k := perfN[ai]; k > 0 {
 			perf = roundMilli(perfSum[ai] / float64(k))
@@ -101,14 +115,19 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		entries[ai] = entry(overall, skill, perf, load, ai)
 	}
 
-	r := &Ranking{ix: ix, loads: sig.Loads, fit: fit, entries: ix.rank(sc), flags: slices.Clone(sc.flags[:n])}
+	r := &Ranking{ix: ix, loads: sig.Loads, fit: fit, entries: ix.rank(sc), flags: slices.Clone(sc.flags[:n]), top1: top1, top2: top2, leader: leader,
+		cal: ix.cal}
+	if q.vec == nil {
+		r.cal = LexicalCalibration
+	}
 	if len(ix.docs) <= denseScores {
 		r.docScore = make([]float64, len(ix.docs))
 		for _, d := range sc.touched {
 			r.docScore[d] = sc.acc[d].score
 		}
 	} else {
-		r.q = query{terms: slices.Clone(q.terms), weights: slices.Clone(q.weights), known: q.known, norm: q.norm, embedding: q.embedding}
+		r.q = query{terms: slices.Clone(q.terms), weights: slices.Clone(q.weights), known: q.known, all: q.all, norm: q.norm,
+			vec: q.vec, domains: slices.Clone(q.domains), semAll: q.semAll, semDocs: slices.Clone(q.semDocs), editor: q.editor, image: q.image}
 	}
 	if rated > 0 {
 		r.rated = slices.Clone(perfN)
@@ -129,6 +148,27 @@ func (ix *Index) skillScores(q *query) []float64 {
 		out[d] = sc.acc[d].score
 	}
 	return out
+}
+
+// confidence is the match confidence of an entry's agent: its skill match
+// and, for the leader, its lead over the runner-up, through the index's
+// calibration; in thousandths like every signal.
+func (r *Ranking) confidence(e uint64) float64 {
+	skill := 1000 - signal(e, skillShift)
+	lead := uint64(0)
+	if int32(e&agentMask) == r.leader && skill == r.top1 {
+		lead = r.top1 - r.top2
+	}
+	return round3(r.cal.Confidence(thousandth[skill], thousandth[lead]))
+}
+
+// Leader is the slug of the agent with the best skill match ("" when no
+// agent matched): the most confident, wherever its overall score ranks it.
+func (r *Ranking) Leader() string {
+	if r.leader < 0 || r.top1 == 0 {
+		return ""
+	}
+	return r.ix.slugs[r.leader]
 }
 
 // Len is the number of agents ranked.
@@ -165,7 +205,8 @@ func signal(e uint64, shift uint) uint64 { return e >> shift & 1023 }
 
 // Best returns the best n scores in full, the first explained of them
 // with their explanation, and then the score of each agent of include
-// (by slug) that is not among the best n, in rank order and unexplained.
+// (by slug) and of the Leader that is not among the best n, in rank order
+// and unexplained.
 // A slug of include that is not ranked is left out. It is what the
 // expert-gate function answers: every agent is scored and ranked, but
 // only the scores a caller can use are built (a strategy selects at most
@@ -175,12 +216,17 @@ func (r *Ranking) Best(n, explained int, include ...string) []ExpertScore {
 	n = max(0, min(n, len(r.entries)))
 	explained = max(0, min(explained, n))
 	list := r.entries[:n]
-	if len(include) > 0 {
-		want := make(map[int32]bool, len(include))
+	if len(include) > 0 || r.Leader() != "" {
+		want := make(map[int32]bool, len(include)+1)
 		for _, slug := range include {
 			for ai, ok := r.ix.bySlug[slug]; ok && ai >= 0; ai = r.ix.nextSameSlug[ai] {
 				want[ai] = true
 			}
+		}
+		if n > 0 && r.Leader() != "" {
+			// The most confident agent, wherever overall ranks it: the
+			// selection's threshold reads confidence.
+			want[r.leader] = true
 		}
 		for _, e := range list {
 			delete(want, int32(e&agentMask))
@@ -268,6 +314,7 @@ func (r *Ranking) scoresOf(list []uint64, explained int) []ExpertScore {
 			s.RatedSimilar = int(r.rated[ai])
 		}
 		s.Explicit, s.Override = f&flagExplicit != 0, f&flagOverride != 0
+		s.Confidence = r.confidence(e)
 		s.MatchingSkills = names[from[i]:from[i+1]:from[i+1]]
 	}
 	if explained > 0 {

@@ -33,7 +33,9 @@ type refDoc struct {
 	requiresKeyword bool
 	override        bool
 	priority        int
-	embedding       []float64
+	embedding       []float32
+	// gated: needs an editor or an image, which no reference query has.
+	gated bool
 }
 
 type refGate struct {
@@ -41,6 +43,7 @@ type refGate struct {
 	docs  []refDoc
 	idf   map[string]float64
 	label []string
+	cal   routing.Calibration
 }
 
 func refDocText(s agents.Skill) string {
@@ -49,17 +52,21 @@ func refDocText(s agents.Skill) string {
 }
 
 func newRefGate(team []agents.Agent, embed func(string) []float64) *refGate {
-	g := &refGate{team: team, idf: map[string]float64{}, label: make([]string, len(team))}
+	g := &refGate{team: team, idf: map[string]float64{}, label: make([]string, len(team)), cal: routing.LexicalCalibration}
+	if embed != nil {
+		g.cal = routing.CalibrationFor("hash")
+	}
 	df := map[string]int{}
 	for ai, a := range team {
 		best, any := 0, false
 		for _, s := range a.Skills {
-			if s.InternalOnly || s.RequiresEditor || s.RequiresImageContext {
+			if s.InternalOnly {
 				continue
 			}
 			text := refDocText(s)
 			d := refDoc{agent: ai, name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), vec: map[string]float64{}, keywords: map[string]bool{},
-				requiresKeyword: s.RequiresExplicitKeywords, override: s.OverrideContinuity, priority: s.Priority}
+				requiresKeyword: s.RequiresExplicitKeywords, override: s.OverrideContinuity, priority: s.Priority,
+				gated: s.RequiresEditor || s.RequiresImageContext}
 			for _, t := range routing.Tokens(text) {
 				d.vec[t]++
 			}
@@ -72,7 +79,7 @@ func newRefGate(team []agents.Agent, embed func(string) []float64) *refGate {
 				df[t]++
 			}
 			if embed != nil {
-				d.embedding = embed(text)
+				d.embedding = refUnit(embed(text))
 			}
 			if !any || d.priority > best {
 				g.label[ai], best, any = d.label, d.priority, true
@@ -94,20 +101,36 @@ func newRefGate(team []agents.Agent, embed func(string) []float64) *refGate {
 	return g
 }
 
-func refDense(a, b []float64) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
+// refUnit is v normalized to float32, as the index keeps vectors.
+func refUnit(v []float64) []float32 {
+	sum := 0.0
+	for _, x := range v {
+		sum += x * x
 	}
-	var dot, na, nb float64
+	if sum == 0 {
+		return make([]float32, len(v))
+	}
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x / math.Sqrt(sum))
+	}
+	return out
+}
+
+// refDot sums float32 products in four lanes, as the index does (the
+// vectors here are short: one lane).
+func refDot(a, b []float32) float64 {
+	var lanes [4]float32
 	for i := range a {
-		dot += a[i] * b[i]
-		na += a[i] * a[i]
-		nb += b[i] * b[i]
+		lanes[i%4] += a[i] * b[i]
 	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return min(1, max(0, dot/math.Sqrt(na*nb)))
+	return float64((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
+}
+
+// refBlend is the skill match of a lexical match and a cosine.
+func refBlend(c routing.Calibration, lex, cos float64) float64 {
+	sem := min(1, max(0, (cos-c.Floor)/(c.Ceil-c.Floor)))
+	return min(1, max(0, (1-c.Semantic)*lex+c.Semantic*sem))
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
@@ -115,15 +138,27 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 func (g *refGate) score(text string, sig routing.Signals) []routing.ExpertScore {
 	tokens := map[string]bool{}
 	qv := map[string]float64{}
-	known := 0.0
+	known, all := 0.0, 0.0
 	for _, t := range routing.Tokens(text) {
+		first := !tokens[t]
 		tokens[t] = true
 		if idf, ok := g.idf[t]; ok {
 			if qv[t] == 0 {
 				known += idf
 			}
 			qv[t] += idf
+		} else if first {
+			all += math.Log(1 + float64(max(1, len(g.docs))))
 		}
+	}
+	all += known
+	var qvec []float32
+	if len(g.docs) > 0 && g.docs[0].embedding != nil && len(sig.QueryEmbedding) == len(g.docs[0].embedding) {
+		qvec = refUnit(sig.QueryEmbedding)
+	}
+	cal := g.cal
+	if qvec == nil {
+		cal = routing.LexicalCalibration
 	}
 	qn := 0.0
 	for _, w := range qv {
@@ -135,7 +170,7 @@ func (g *refGate) score(text string, sig routing.Signals) []routing.ExpertScore 
 		for k := range d.keywords {
 			explicit = explicit || tokens[k]
 		}
-		if known == 0 || (d.requiresKeyword && !explicit) {
+		if d.gated || (d.requiresKeyword && !explicit) {
 			return 0, explicit
 		}
 		covered, dot := 0.0, 0.0
@@ -145,18 +180,18 @@ func (g *refGate) score(text string, sig routing.Signals) []routing.ExpertScore 
 				dot += w * d.vec[t]
 			}
 		}
-		if covered == 0 {
-			return 0, explicit
+		lex := 0.0
+		if covered > 0 {
+			cos := 0.0
+			if qn > 0 && d.norm > 0 {
+				cos = min(1, dot/(qn*d.norm))
+			}
+			lex = 0.6*covered/all + 0.4*cos
 		}
-		cos := 0.0
-		if qn > 0 && d.norm > 0 {
-			cos = min(1, dot/(qn*d.norm))
+		if qvec != nil {
+			return refBlend(cal, lex, refDot(qvec, d.embedding)), explicit
 		}
-		s := 0.6*covered/known + 0.4*cos
-		if sig.QueryEmbedding != nil && d.embedding != nil {
-			s = 0.5*s + 0.5*refDense(sig.QueryEmbedding, d.embedding)
-		}
-		return min(1, max(0, s)), explicit
+		return min(1, max(0, lex)), explicit
 	}
 
 	type acc struct {
@@ -242,6 +277,24 @@ func (g *refGate) score(text string, sig routing.Signals) []routing.ExpertScore 
 		s.Explanation += fmt.Sprintf("; style fit %.2f; load %.2f (%d tasks, %d conversations)", s.PersonalityFit, s.LoadBalance, l.ActiveTasks, l.ActiveConversations)
 		out = append(out, s)
 	}
+	// Confidence: the skill match through the calibration, with the lead
+	// of the one best agent over the runner-up.
+	var top1, top2 float64
+	for _, s := range out {
+		if s.SkillMatch > top1 {
+			top1, top2 = s.SkillMatch, top1
+		} else if s.SkillMatch > top2 {
+			top2 = s.SkillMatch
+		}
+	}
+	leader := true
+	for i := range out {
+		lead := 0.0
+		if leader && out[i].SkillMatch == top1 {
+			lead, leader = top1-top2, false
+		}
+		out[i].Confidence = round3(cal.Confidence(out[i].SkillMatch, lead))
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Overall != out[j].Overall {
 			return out[i].Overall > out[j].Overall
@@ -268,7 +321,7 @@ func assertSameScores(t *testing.T, want, got []routing.ExpertScore, explained i
 		ok = assert.Equal(t, w.AgentSlug, g.AgentSlug, m) && ok
 		ok = assert.Equal(t, w.AgentName, g.AgentName, m) && ok
 		ok = assert.Equal(t, w.Label, g.Label, m) && ok
-		for _, f := range [][2]float64{{w.SkillMatch, g.SkillMatch}, {w.PastPerformance, g.PastPerformance}, {w.PersonalityFit, g.PersonalityFit}, {w.LoadBalance, g.LoadBalance}, {w.Overall, g.Overall}} {
+		for _, f := range [][2]float64{{w.SkillMatch, g.SkillMatch}, {w.PastPerformance, g.PastPerformance}, {w.PersonalityFit, g.PersonalityFit}, {w.LoadBalance, g.LoadBalance}, {w.Overall, g.Overall}, {w.Confidence, g.Confidence}} {
 			ok = assert.InDelta(t, f[0], f[1], 1e-9, m) && ok
 		}
 		ok = assert.Equal(t, w.MatchingSkills, g.MatchingSkills, m) && ok
@@ -356,6 +409,8 @@ func hashEmbedder(text string) []float64 {
 
 type funcEmbedder func(string) []float64
 
+func (funcEmbedder) ID() string { return "hash" }
+
 func (f funcEmbedder) Embed(_ context.Context, texts []string) ([][]float64, error) {
 	out := make([][]float64, len(texts))
 	for i, t := range texts {
@@ -406,8 +461,18 @@ func TestIndexScoresEqualTheReferenceOnRandomTeams(t *testing.T) {
 		n := []int{0, 1, 3, 10, 40, 63, 64, 65, 150}[r.IntN(9)]
 		team := randomTeam(r, n)
 		var embed func(string) []float64
+		embedded := r.IntN(5) == 0
+		if embedded {
+			// One stage: no domains to choose between (two-stage
+			// selection is checked against full scoring on its own).
+			for i := range team {
+				for k := range team[i].Skills {
+					team[i].Skills[k].Domains = nil
+				}
+			}
+		}
 		ix := routing.BuildIndex(team)
-		if r.IntN(5) == 0 {
+		if embedded {
 			embed = hashEmbedder
 			require.NoError(t, ix.Embed(context.Background(), funcEmbedder(embed)))
 		}

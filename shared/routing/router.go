@@ -17,6 +17,9 @@ const (
 	ReasonGate     = "expert_gate"
 	ReasonFallback = "fallback"
 	ReasonHandoff  = "handoff"
+	// ReasonGreeting: the greeting gate decided (small talk stays with
+	// the conversation's agent, or goes to the default one).
+	ReasonGreeting = "greeting"
 )
 
 // MinSkillMatch is the skill match the baseline router needs to keep the

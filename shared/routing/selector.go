@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 )
@@ -23,6 +24,8 @@ const (
 	Router Strategy = "router"
 	// HandedOff: the conversation was handed to its current agent.
 	HandedOff Strategy = "handoff"
+	// Greeting: the message was small talk (IsSmallTalk): no scoring.
+	Greeting Strategy = "greeting"
 )
 
 // Selection defaults and bounds.
@@ -73,9 +76,13 @@ type SelectOptions struct {
 	EnsembleEnabled bool
 }
 
-// Select applies the strategy to scores sorted best first. A best score at
-// or above the threshold passes; below it the default agent answers alone
-// and the selection says so (every strategy, ENSEMBLE included).
+// Select applies the strategy to scores sorted best first by overall. The
+// threshold is a match confidence (ExpertScore.Confidence): only agents at
+// or above it are confident, and among them overall (skill, performance,
+// style, load) decides the order. With no confident agent the default
+// agent answers alone and the selection says so (every strategy, ENSEMBLE
+// included). TOP_K and CASCADE ask the confident agents first, then the
+// next best by overall up to k; ENSEMBLE asks confident agents only.
 func Select(scores []ExpertScore, o SelectOptions) Selection {
 	if o.K <= 0 {
 		o.K = DefaultK
@@ -88,38 +95,62 @@ func Select(scores []ExpertScore, o SelectOptions) Selection {
 	if sel.Strategy.Multi() && !o.EnsembleEnabled {
 		sel.Requested, sel.Strategy = sel.Strategy, Top1
 	}
-	if len(scores) == 0 || scores[0].Overall < o.Threshold {
+	confident, rest := Confident(scores, o.Threshold)
+	if len(confident) == 0 {
 		sel.Fallback = true
 		sel.Agents = []string{o.DefaultAgent}
 		best := "no agent"
-		if len(scores) > 0 {
-			sel.Confidence = scores[0].Overall
-			best = fmt.Sprintf("best was %s at %.2f", scores[0].AgentName, scores[0].Overall)
-		}
-		if o.DefaultAgent == "" && len(scores) > 0 {
-			sel.Agents = []string{scores[0].AgentSlug}
+		if b, ok := MostConfident(scores); ok {
+			sel.Confidence = b.Confidence
+			best = fmt.Sprintf("best was %s at %.2f", b.AgentName, b.Confidence)
+			if o.DefaultAgent == "" {
+				sel.Agents = []string{b.AgentSlug}
+			}
 		}
 		sel.Note = fmt.Sprintf("No specialist matched this confidently (%s, below the %.2f threshold), so the team's default agent is answering.", best, o.Threshold)
 		return sel
 	}
-	sel.Confidence = scores[0].Overall
+	sel.Confidence = confident[0].Confidence
 	switch sel.Strategy {
 	case Top1:
-		sel.Agents = []string{scores[0].AgentSlug}
-	case TopK:
-		sel.Agents = slugs(scores[:min(o.K, len(scores))])
+		sel.Agents = []string{confident[0].AgentSlug}
+	case TopK, Cascade:
+		// Cascade: ordered by score; bounded by k so a failing chain stays
+		// within the API's 30 s.
+		all := append(slices.Clone(confident), rest...)
+		sel.Agents = slugs(all[:min(o.K, len(all))])
 	case Ensemble:
-		n := 0
-		for n < len(scores) && n < MaxEnsemble && scores[n].Overall >= o.Threshold {
-			n++
-		}
-		sel.Agents = slugs(scores[:n])
-	case Cascade:
-		// Ordered by score; bounded by k so a failing chain stays within
-		// the API's 30 s.
-		sel.Agents = slugs(scores[:min(o.K, len(scores))])
+		sel.Agents = slugs(confident[:min(MaxEnsemble, len(confident))])
 	}
 	return sel
+}
+
+// Confident splits scores (best first by overall) into those at or above
+// the confidence threshold and the rest, each in the order given.
+func Confident(scores []ExpertScore, threshold float64) (confident, rest []ExpertScore) {
+	for _, s := range scores {
+		if s.Confidence >= threshold && s.Confidence > 0 {
+			confident = append(confident, s)
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	return confident, rest
+}
+
+// MostConfident is the score with the highest confidence (the first of
+// equals), false when there is none.
+func MostConfident(scores []ExpertScore) (ExpertScore, bool) {
+	if len(scores) == 0 {
+		return ExpertScore{}, false
+	}
+	b := scores[0]
+	for _, s := range scores[1:] {
+		if s.Confidence > b.Confidence {
+			b = s
+		}
+	}
+	return b, true
 }
 
 func slugs(s []ExpertScore) []string {

@@ -96,11 +96,14 @@ func isASCII(s string) bool {
 
 func isLowerAlnum(b byte) bool { return ('a' <= b && b <= 'z') || ('0' <= b && b <= '9') }
 
-// Stem strips the common English suffixes.
+// Stem strips the common English suffixes. A singular and its plural
+// share one stem: "movie" and "movies" ("movi"), "query" and "queries"
+// ("queri"): a final y after a consonant becomes i, as "-ies" does, since
+// the e-rule below leaves "movie" as "movi".
 func Stem(w string) string {
 	switch {
-	case len(w) > 5 && strings.HasSuffix(w, "ies"):
-		w = w[:len(w)-3] + "y"
+	case len(w) > 4 && strings.HasSuffix(w, "ies"):
+		w = w[:len(w)-2]
 	case len(w) > 5 && strings.HasSuffix(w, "ing"):
 		w = w[:len(w)-3]
 	case len(w) > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
@@ -118,6 +121,11 @@ func Stem(w string) string {
 	// "writing" ("cod", "writ").
 	if n := len(w); n > 3 && w[n-1] == 'e' && w[n-2] != 'e' {
 		w = w[:n-1]
+	}
+	// "query" → "queri" meets "queries" → "queri"; "day", "key" and
+	// "play" keep their y (a vowel before it: the plural is a plain s).
+	if n := len(w); n > 3 && w[n-1] == 'y' && !strings.ContainsRune("aeiouy", rune(w[n-2])) {
+		w = w[:n-1] + "i"
 	}
 	return w
 }

@@ -27,7 +27,11 @@ const (
 	EnvModelTiers    = "MODEL_TIERS"        // tier_0=model id,tier_1=…,tier_2=…
 	EnvSynthesis     = "SYNTHESIS_MODEL"    // model id that synthesizes ENSEMBLE replies; empty merges
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
-	EnvOpenAIAPIKey  = "OPENAI_API_KEY"
+	// EnvEmbedder picks the ExpertGate's semantic signal: wordllama (the
+	// default: the static model packaged with the function) or none
+	// (lexical only). Anything else fails the function's start.
+	EnvEmbedder     = "ROUTING_EMBEDDER"
+	EnvOpenAIAPIKey = "OPENAI_API_KEY"
 	// EnvTeamRateLimit is the most requests per second one team may make
 	// (the authorizer's; 0 or unset: no per-team limit).
 	EnvTeamRateLimit = "TEAM_RATE_LIMIT"
@@ -157,7 +161,15 @@ type Config struct {
 	OpenAIAPIKey  string
 	// TeamRateLimit is EnvTeamRateLimit.
 	TeamRateLimit int
+	// Embedder is EnvEmbedder ("" is the default, wordllama).
+	Embedder string
 }
+
+// Embedders EnvEmbedder may name.
+const (
+	EmbedderWordLlama = "wordllama"
+	EmbedderNone      = "none"
+)
 
 // FromEnv reads Config from the process environment.
 func FromEnv() Config { return FromLookup(os.Getenv) }
@@ -178,6 +190,7 @@ func FromLookup(get func(string) string) Config {
 		OpenAIBaseURL: get(EnvOpenAIBaseURL),
 		OpenAIAPIKey:  get(EnvOpenAIAPIKey),
 		TeamRateLimit: atoi(get(EnvTeamRateLimit)),
+		Embedder:      get(EnvEmbedder),
 	}
 }
 

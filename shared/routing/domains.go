@@ -1,0 +1,124 @@
+package routing
+
+import (
+	"slices"
+	"strings"
+)
+
+// Two-stage selection (seed 003, phase 9): in a team of many skills, the
+// semantic signal scores the domains first (the centroid of their skills'
+// vectors) and then only the skills of the nearest domains (through their
+// sketches past ExactSkills, see scoreSemantic); every other skill counts
+// on its words alone. A skill's domain is the first of its declared
+// domains; skills that declare none form one group that is always a
+// candidate.
+const (
+	// TwoStageSkills: an index with more skills than this (and with
+	// declared domains) selects in two stages. Below it, scoring every
+	// skill costs less than a few microseconds more than scoring domains.
+	TwoStageSkills = 256
+	// DomainsProbed is how many of the nearest domains have their skills
+	// scored.
+	DomainsProbed = 4
+)
+
+// buildDomains groups the skills by domain and computes each domain's
+// centroid (after SetEmbeddings).
+func (ix *Index) buildDomains() {
+	ix.domainNames, ix.docDomain, ix.domainDocs, ix.domainStart, ix.centroids, ix.undomained = nil, nil, nil, nil, nil, -1
+	if len(ix.docs) <= TwoStageSkills || ix.vecs == nil {
+		return
+	}
+	ids := map[string]int32{}
+	ix.docDomain = make([]int32, len(ix.docs))
+	var count []int32
+	for d, doc := range ix.docs {
+		g, ok := ids[doc.domain]
+		if !ok {
+			g = int32(len(ix.domainNames))
+			ids[doc.domain] = g
+			ix.domainNames = append(ix.domainNames, doc.domain)
+			count = append(count, 0)
+			if doc.domain == "" {
+				ix.undomained = g
+			}
+		}
+		ix.docDomain[d] = g
+		count[g]++
+	}
+	if len(ix.domainNames) < 2 {
+		ix.domainNames, ix.docDomain, ix.undomained = nil, nil, -1 // nothing to choose between
+		return
+	}
+	ix.domainStart = make([]int32, len(count)+1)
+	for g, c := range count {
+		ix.domainStart[g+1] = ix.domainStart[g] + c
+	}
+	next := slices.Clone(ix.domainStart[:len(count)])
+	ix.domainDocs = make([]int32, len(ix.docs))
+	sums := make([]float64, len(count)*ix.dim)
+	for d := range ix.docs {
+		g := ix.docDomain[d]
+		ix.domainDocs[next[g]] = int32(d)
+		next[g]++
+		v := ix.vec(int32(d))
+		for i, x := range v {
+			sums[int(g)*ix.dim+i] += float64(x)
+		}
+	}
+	ix.centroids = make([]float32, 0, len(sums))
+	for g := range count {
+		u := unitVector(sums[g*ix.dim:(g+1)*ix.dim], ix.dim)
+		if u == nil {
+			u = make([]float32, ix.dim)
+		}
+		ix.centroids = append(ix.centroids, u...)
+	}
+}
+
+// twoStage reports whether the index selects in two stages.
+func (ix *Index) twoStage() bool { return ix.domainNames != nil }
+
+// nearestDomains appends to out the DomainsProbed domains whose centroids
+// are nearest v, and the group of skills without a domain.
+func (ix *Index) nearestDomains(v []float32, out []int32) []int32 {
+	type near struct {
+		g   int32
+		sim float64
+	}
+	var best [DomainsProbed]near
+	n := 0
+	for g := range int32(len(ix.domainNames)) {
+		if g == ix.undomained {
+			continue
+		}
+		s := dot(v, ix.centroids[int(g)*ix.dim:int(g+1)*ix.dim])
+		if n < DomainsProbed {
+			best[n] = near{g, s}
+			n++
+		} else if s > best[n-1].sim {
+			best[n-1] = near{g, s}
+		} else {
+			continue
+		}
+		for i := n - 1; i > 0 && best[i].sim > best[i-1].sim; i-- {
+			best[i], best[i-1] = best[i-1], best[i]
+		}
+	}
+	for _, b := range best[:n] {
+		out = append(out, b.g)
+	}
+	if ix.undomained >= 0 {
+		out = append(out, ix.undomained)
+	}
+	return out
+}
+
+// domainOf is the domain a skill is grouped by: its first declared
+// domain, lower-cased.
+func domainOf(domains []string) string {
+	if len(domains) == 0 {
+		return ""
+	}
+	return strings.ToLower(strings.TrimSpace(domains[0]))
+}

@@ -1,0 +1,10 @@
+package routing
+
+// FullScoring makes ix score every skill's semantic similarity exactly, in
+// one stage: the reference two-stage selection is compared with.
+func FullScoring(ix *Index) {
+	ix.domainNames, ix.docDomain, ix.undomained, ix.exactAll = nil, nil, -1, true
+}
+
+// TwoStage reports whether ix selects in two stages.
+func TwoStage(ix *Index) bool { return ix.twoStage() }

@@ -1,0 +1,25 @@
+package routing_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+// A singular and its plural meet on one stem (issue 23: "movies" and
+// "movie" did not), as do the other forms the stemmer folds.
+func TestStemFoldsSingularAndPlural(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"movie", "movies"}, {"query", "queries"}, {"policy", "policies"}, {"study", "studies"},
+		{"entry", "entries"}, {"reply", "replies"}, {"reply", "replied"}, {"review", "reviews"},
+		{"review", "reviewing"}, {"match", "matches"}, {"database", "databases"}, {"key", "keys"},
+		{"day", "days"}, {"play", "plays"}, {"code", "coding"}, {"write", "writing"}, {"box", "boxes"},
+	} {
+		assert.Equal(t, routing.Stem(pair[0]), routing.Stem(pair[1]), "%s / %s", pair[0], pair[1])
+	}
+	// Different words stay apart.
+	assert.NotEqual(t, routing.Stem("movie"), routing.Stem("move"))
+	assert.NotEqual(t, routing.Stem("play"), routing.Stem("ply"))
+}

@@ -1,0 +1,198 @@
+// Package wordllama evaluates the WordLlama l2_supercat static embedding
+// model (256 dimensions) in Go, for routing.Embedder: a text's vector is the
+// average of its tokens' rows of a 32,000 × 256 table, L2-normalized. What
+// the Python package wordllama 0.4.0.post1 computes with
+// embed(texts, norm=True), to within float rounding; testdata/reference.json
+// holds its vectors and token ids, which the tests compare.
+//
+// The two model files are not in the repository (16 MB): `make wordllama`
+// fetches them, pinned by sha256, into .local/wordllama; Dir says where a
+// program finds them.
+package wordllama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+const (
+	// ModelID names the model and its dimension. Stored vectors are keyed
+	// by it, so that vectors of another model (or dimension) are never
+	// compared with these.
+	ModelID = "wordllama-l2_supercat-256"
+	// Version is the wordllama package whose wheel the files come from
+	// (pinned with their sha256 in localstack/wordllama.sh).
+	Version = "0.4.0.post1"
+	// WeightsFile is the embedding table's file name in the model directory.
+	WeightsFile = "l2_supercat_256.safetensors"
+	// TokenizerFile is the tokenizer configuration's file name in the model
+	// directory.
+	TokenizerFile = "l2_supercat_tokenizer_config.json"
+	// DirEnv names the environment variable that overrides where Dir looks.
+	DirEnv = "CONCLAVE_WORDLLAMA_DIR"
+)
+
+// tensorName is the table's name in the safetensors file.
+const tensorName = "embedding.weight"
+
+// Model is a loaded WordLlama model. It is read-only after Load, so one
+// Model serves concurrent calls.
+type Model struct {
+	tok   *tokenizer
+	table []uint16 // rows × dim half-precision values, row-major
+	rows  int
+	dim   int
+}
+
+// Load reads the model from dir (WeightsFile and TokenizerFile). It fails
+// with an error naming the file for a file that is missing, truncated, or
+// asks for a tokenizer feature this port does not implement.
+func Load(dir string) (*Model, error) {
+	table, rows, dim, err := readTable(filepath.Join(dir, WeightsFile), tensorName)
+	if err != nil {
+		return nil, loadError(err)
+	}
+	tok, err := loadTokenizer(filepath.Join(dir, TokenizerFile))
+	if err != nil {
+		return nil, loadError(err)
+	}
+	halvesOnce.Do(fillHalves)
+	return &Model{tok: tok, table: table, rows: rows, dim: dim}, nil
+}
+
+func loadError(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("wordllama: %w (run `make wordllama`)", err)
+	}
+	return fmt.Errorf("wordllama: %w", err)
+}
+
+// ID is ModelID: routing.Embedder names its model with it, to key stored
+// skill vectors and pick the model's calibration.
+func (m *Model) ID() string { return ModelID }
+
+// Dim is the length of the vectors Embed returns (256).
+func (m *Model) Dim() int { return m.dim }
+
+// Embed returns one unit-length vector of Dim values per text. A text with
+// no token (only the empty string) gets the zero vector, where the Python
+// package returns NaN; whitespace alone has tokens ("▁▁") and a vector.
+// The only error is ctx's, checked between texts.
+func (m *Model) Embed(ctx context.Context, texts []string) ([][]float64, error) {
+	out := make([][]float64, len(texts))
+	var ids []int32
+	w := &word{}
+	for i, text := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ids = m.tok.encode(text, ids[:0], w)
+		out[i] = m.pool(ids)
+	}
+	return out, nil
+}
+
+// pool sums the rows of ids and scales the sum to unit length. The Python
+// package divides by the token count first; normalizing cancels that.
+func (m *Model) pool(ids []int32) []float64 {
+	v := make([]float64, m.dim)
+	for _, id := range ids {
+		// Clipped into the table as the package does (np.clip); every id
+		// of this vocabulary is in it.
+		row := min(max(int(id), 0), m.rows-1) * m.dim
+		for j, h := range m.table[row : row+m.dim] {
+			v[j] += float64(halves[h])
+		}
+	}
+	var sum float64
+	for _, x := range v {
+		sum += x * x
+	}
+	if sum == 0 {
+		return v
+	}
+	norm := math.Sqrt(sum)
+	for j := range v {
+		v[j] /= norm
+	}
+	return v
+}
+
+// halves is every half-precision value as float32: 256 KB that halve the
+// time of an embedding, whose conversions took half of it.
+var (
+	halves     [1 << 16]float32
+	halvesOnce sync.Once
+)
+
+func fillHalves() {
+	for h := range halves {
+		halves[h] = halfToFloat32(uint16(h))
+	}
+}
+
+// Dir returns the directory that holds the model files: $CONCLAVE_WORDLLAMA_DIR
+// when set; else "wordllama" beside the running executable (how a Lambda
+// function is packaged: /var/task/wordllama); else .local/wordllama of the
+// repository, found by walking up from the working directory to go.mod
+// (tests and `go run`). The error, when none holds both files, says to run
+// `make wordllama`.
+func Dir() (string, error) {
+	if d := os.Getenv(DirEnv); d != "" {
+		if hasFiles(d) {
+			return d, nil
+		}
+		return "", fmt.Errorf("wordllama: %s=%s does not hold %s and %s; run `make wordllama` (it fills that directory)", DirEnv, d, WeightsFile, TokenizerFile)
+	}
+	var looked []string
+	if exe, err := os.Executable(); err == nil {
+		d := filepath.Join(filepath.Dir(exe), "wordllama")
+		if hasFiles(d) {
+			return d, nil
+		}
+		looked = append(looked, d)
+	}
+	if root, ok := moduleRoot(); ok {
+		d := filepath.Join(root, ".local", "wordllama")
+		if hasFiles(d) {
+			return d, nil
+		}
+		looked = append(looked, d)
+	}
+	return "", fmt.Errorf("wordllama: model files %s and %s not found (looked in %s); run `make wordllama` in the repository, or set %s",
+		WeightsFile, TokenizerFile, strings.Join(looked, ", "), DirEnv)
+}
+
+func hasFiles(dir string) bool {
+	for _, name := range []string{WeightsFile, TokenizerFile} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+// moduleRoot walks up from the working directory to the one holding go.mod.
+func moduleRoot() (string, bool) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for {
+		if st, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && st.Mode().IsRegular() {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
