@@ -3,7 +3,7 @@ package routing
 // FullScoring makes ix score every skill's semantic similarity exactly, in
 // one stage: the reference two-stage selection is compared with.
 func FullScoring(ix *Index) {
-	ix.domainNames, ix.docDomain, ix.undomained, ix.exactAll = nil, nil, -1, true
+	ix.domainNames, ix.docDomain, ix.undomained = nil, nil, -1
 }
 
 // TwoStage reports whether ix selects in two stages.

@@ -58,9 +58,6 @@ type Index struct {
 	vecs []float32
 	dim  int
 	cal  Calibration
-	// bits are the skills' one-bit sketches, dim/64 words a skill (nil
-	// when dim is not a multiple of 64).
-	bits []uint64
 	// Two-stage selection (domains.go): each skill's domain, the skills
 	// of domain g (domainDocs[domainStart[g]:domainStart[g+1]]), the
 	// domains' unit centroids and the group of skills without a domain
@@ -71,9 +68,6 @@ type Index struct {
 	domainStart []int32
 	centroids   []float32
 	undomained  int32
-	// exactAll scores every skill exactly (tests compare the stages with
-	// it).
-	exactAll bool
 
 	ratings ratingCache
 	fits    fitCache
@@ -318,9 +312,8 @@ type scratch struct {
 	qTerms   []int32
 	qWeights []float64
 	sorted   []string
-	// semantic candidates and their sketch distances
+	// the semantic candidates of a two-stage index
 	cands []int32
-	dist  []uint16
 }
 
 // docAcc is a skill's share of one query: the dot product with the
@@ -369,12 +362,10 @@ type query struct {
 	known   float64
 	all     float64
 	norm    float64
-	// vec is the message's unit embedding (nil: no semantic signal) and
-	// bits its sketch; domains, of a two-stage index, the domains
-	// scoreSemantic chose; semAll, or else semDocs (sorted), the skills
-	// it scored.
+	// vec is the message's unit embedding (nil: no semantic signal);
+	// domains, of a two-stage index, the domains scoreSemantic chose;
+	// semAll, or else semDocs (sorted), the skills it scored.
 	vec     []float32
-	bits    []uint64
 	domains []int32
 	semAll  bool
 	semDocs []int32
@@ -389,9 +380,6 @@ func (ix *Index) prepare(text string, sig *Signals, sc *scratch) query {
 		q.editor, q.image = sig.Context.EditorType(), sig.Context.HasImage()
 		if ix.vecs != nil {
 			q.vec = unitVector(sig.QueryEmbedding, ix.dim)
-			if q.vec != nil && ix.bits != nil {
-				q.bits = sketch(q.vec, nil)
-			}
 		}
 	}
 	var unknown map[string]bool

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 )
 
@@ -131,12 +130,7 @@ func (ix *Index) SetEmbeddings(vectors [][]float64, cal Calibration) error {
 		}
 		flat = append(flat, u...)
 	}
-	ix.vecs, ix.dim, ix.cal, ix.bits = flat, dim, cal, nil
-	if dim%64 == 0 {
-		for d := range len(vectors) {
-			ix.bits = sketch(ix.vec(int32(d)), ix.bits)
-		}
-	}
+	ix.vecs, ix.dim, ix.cal = flat, dim, cal
 	ix.buildDomains()
 	return nil
 }
@@ -189,46 +183,26 @@ func dot(a, b []float32) float64 {
 	return float64((s0 + s1) + (s2 + s3))
 }
 
-// Semantic scoring of a team of more than ExactSkills skills that declare
-// no domains to select by (one stage): a one-bit sketch of every vector
-// (the sign of each dimension, as wordllama's own binary mode) picks the
-// SemanticCandidates skills nearest the query by Hamming distance, and
-// only those get the exact cosine. With domains (two stages), the skills
-// of the nearest domains all get the exact cosine: the sketch alone, on
-// 1,000 agents, agreed with full scoring on only 77–89% of top-1 choices
-// (among near-duplicate skills), the domains on 99%. A skill that is not
-// scored counts on its words alone (its semantic similarity reads as
-// none).
-const (
-	ExactSkills        = 96
-	SemanticCandidates = 48
-)
-
 // scoreSemantic sets the semantic similarity of the skills it scores
-// (acc[d].sem, semantic) and adds those no query term touched to touched.
-// The candidates are every skill, or in a two-stage index those of the
-// domains nearest the query; in one stage past ExactSkills skills, the
-// sketch picks the nearest. q.semAll or q.semDocs (sorted) record which were scored.
+// (acc[d].sem, semantic) and adds those no query term touched to touched:
+// every skill, or in a two-stage index those of the domains nearest the
+// query (q.semAll or q.semDocs, sorted, record which). Every candidate
+// gets the exact cosine: a cheaper pre-selection inside the candidates (a
+// one-bit sketch of each vector, or its first 64 dimensions) agreed with
+// full scoring on only 62–89% of top-1 choices on 1,000 agents, among
+// near-duplicate skills; the domains agreed on all of them.
 func (ix *Index) scoreSemantic(q *query, acc []docAcc, touched []int32, sc *scratch) []int32 {
-	cands := sc.cands[:0]
-	if ix.twoStage() {
-		q.domains = ix.nearestDomains(q.vec, q.domains[:0])
-		for _, g := range q.domains {
-			cands = append(cands, ix.domainDocs[ix.domainStart[g]:ix.domainStart[g+1]]...)
-		}
-	} else if len(ix.docs) > ExactSkills && !ix.exactAll {
-		for d := range int32(len(ix.docs)) {
-			cands = append(cands, d)
-		}
-	} else {
+	if !ix.twoStage() {
 		q.semAll = true
 		for d := range int32(len(ix.docs)) {
 			touched = ix.visitSemantic(q, acc, touched, d)
 		}
 		return touched
 	}
-	if !ix.twoStage() && len(cands) > ExactSkills && ix.bits != nil {
-		cands = ix.nearestBySketch(q, cands, sc)
+	cands := sc.cands[:0]
+	q.domains = ix.nearestDomains(q.vec, q.domains[:0])
+	for _, g := range q.domains {
+		cands = append(cands, ix.domainDocs[ix.domainStart[g]:ix.domainStart[g+1]]...)
 	}
 	slices.Sort(cands)
 	for _, d := range cands {
@@ -247,44 +221,6 @@ func (ix *Index) visitSemantic(q *query, acc []docAcc, touched []int32, d int32)
 	return touched
 }
 
-// nearestBySketch keeps the SemanticCandidates of cands whose sketches are
-// nearest the query's (ties at the cut: the first in cands), by a counting
-// pass over the distances (0 to dim).
-func (ix *Index) nearestBySketch(q *query, cands []int32, sc *scratch) []int32 {
-	w := ix.dim / 64
-	dist := sc.dist[:0]
-	var hist [1025]int32
-	for _, d := range cands {
-		b := ix.bits[int(d)*w : int(d+1)*w]
-		h := 0
-		for i, x := range b {
-			h += bits.OnesCount64(x ^ q.bits[i])
-		}
-		dist = append(dist, uint16(h))
-		hist[h]++
-	}
-	sc.dist = dist
-	cut, n := 0, int32(0)
-	for ; cut < len(hist); cut++ {
-		if n+hist[cut] >= SemanticCandidates {
-			break
-		}
-		n += hist[cut]
-	}
-	room := SemanticCandidates - n // taken at the cut distance
-	out := cands[:0]
-	for i, d := range cands {
-		switch h := int(dist[i]); {
-		case h < cut:
-			out = append(out, d)
-		case h == cut && room > 0:
-			out = append(out, d)
-			room--
-		}
-	}
-	return out
-}
-
 // semanticOf is skill d's semantic similarity for q as scoreSemantic set
 // it, and whether it was scored at all.
 func (ix *Index) semanticOf(q *query, d int32) (float64, bool) {
@@ -294,18 +230,4 @@ func (ix *Index) semanticOf(q *query, d int32) (float64, bool) {
 		}
 	}
 	return dot(q.vec, ix.vec(d)), true
-}
-
-// sketch is the sign bits of v (dim a multiple of 64).
-func sketch(v []float32, out []uint64) []uint64 {
-	for i := 0; i < len(v); i += 64 {
-		var w uint64
-		for j := range 64 {
-			if v[i+j] > 0 {
-				w |= 1 << j
-			}
-		}
-		out = append(out, w)
-	}
-	return out
 }

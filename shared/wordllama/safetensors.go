@@ -25,8 +25,7 @@ type tensorInfo struct {
 // readTable reads the 2-D F16 tensor name from the safetensors file at path:
 // 8 bytes of little-endian header length, that many bytes of JSON header, then
 // the raw data, offsets counted from the end of the header. The values stay
-// half precision ([]uint16, row-major) to keep the table at 16 MB; Embed
-// converts the few rows it looks up.
+// half precision ([]uint16, row-major); Load widens it to float32 once.
 func readTable(path, name string) (table []uint16, rows, cols int, err error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -36,6 +38,11 @@ type tokenizer struct {
 	// addedFirst marks the bytes an added token starts with, so that the
 	// scan for them skips every other byte with one lookup.
 	addedFirst [256]bool
+	// segments: a word may be split into segments (encodePiece); cache
+	// holds the ids of segments seen before (encodeSegment).
+	segments bool
+	mu       sync.RWMutex
+	cache    map[string][]int32
 }
 
 // merge is what a pair of adjacent symbols becomes and how early.
@@ -164,6 +171,15 @@ func newTokenizer(c *tokenizerConfig) (*tokenizer, error) {
 		// A pair listed twice keeps its last rank, as the Rust map does.
 		t.merges[pairKey(left, right)] = merge{rank: int32(rank), id: id}
 	}
+	// Segments merge alone only if no token has "▁" after another
+	// character (encodePiece); a vocabulary with one is merged whole.
+	t.segments = true
+	for tok := range m.Vocab {
+		if i := strings.Index(strings.TrimLeft(tok, metaspace), metaspace); i >= 0 {
+			t.segments = false
+			break
+		}
+	}
 	return t, nil
 }
 
@@ -253,14 +269,63 @@ func (t *tokenizer) encodePiece(piece string, ids []int32, w *word) []int32 {
 		return ids
 	}
 	normalized := metaspace + strings.ReplaceAll(piece, " ", metaspace)
-	t.symbols(normalized, w)
+	// The piece is one BPE word, but no token of this vocabulary has "▁"
+	// after another character (newTokenizer checks it): no merge ever
+	// joins a character to a following "▁". So the word splits, before
+	// each "▁" that follows another character, into segments that merge
+	// alone to the same tokens, and a segment's tokens are cached: a
+	// chat message is mostly words seen before (the Rust implementation
+	// caches words the same way).
+	for normalized != "" {
+		end := len(normalized)
+		if t.segments {
+			end = segmentEnd(normalized)
+		}
+		ids = t.encodeSegment(normalized[:end], ids, w)
+		normalized = normalized[end:]
+	}
+	return ids
+}
+
+// segmentEnd is where the first segment of s ends: before the first "▁"
+// that follows another character.
+func segmentEnd(s string) int {
+	i := 0
+	for i < len(s) && strings.HasPrefix(s[i:], metaspace) {
+		i += len(metaspace)
+	}
+	if j := strings.Index(s[i:], metaspace); j >= 0 {
+		return i + j
+	}
+	return len(s)
+}
+
+// maxCached bounds the segment cache; past it the cache starts afresh.
+const maxCached = 1 << 15
+
+// encodeSegment appends the ids of one segment, from the cache or merged.
+func (t *tokenizer) encodeSegment(seg string, ids []int32, w *word) []int32 {
+	t.mu.RLock()
+	cached, ok := t.cache[seg]
+	t.mu.RUnlock()
+	if ok {
+		return append(ids, cached...)
+	}
+	t.symbols(seg, w)
 	if len(w.syms) == 0 {
 		return ids // only characters with no token and no unknown token
 	}
 	t.mergeAll(w)
+	start := len(ids)
 	for i := 0; i >= 0; i = int(w.syms[i].next) {
 		ids = append(ids, w.syms[i].id)
 	}
+	t.mu.Lock()
+	if t.cache == nil || len(t.cache) >= maxCached {
+		t.cache = map[string][]int32{}
+	}
+	t.cache[strings.Clone(seg)] = slices.Clone(ids[start:])
+	t.mu.Unlock()
 	return ids
 }
 

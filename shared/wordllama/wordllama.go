@@ -46,7 +46,10 @@ const tensorName = "embedding.weight"
 // Model serves concurrent calls.
 type Model struct {
 	tok   *tokenizer
-	table []uint16 // rows × dim half-precision values, row-major
+	// table is rows × dim values, row-major, widened from half precision
+	// once at load (32 MB): a query's rows are then added without a
+	// conversion or a lookup each.
+	table []float32
 	rows  int
 	dim   int
 }
@@ -64,7 +67,11 @@ func Load(dir string) (*Model, error) {
 		return nil, loadError(err)
 	}
 	halvesOnce.Do(fillHalves)
-	return &Model{tok: tok, table: table, rows: rows, dim: dim}, nil
+	wide := make([]float32, len(table))
+	for i, h := range table {
+		wide[i] = halves[h]
+	}
+	return &Model{tok: tok, table: wide, rows: rows, dim: dim}, nil
 }
 
 func loadError(err error) error {
@@ -101,15 +108,22 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float64, error) 
 
 // pool sums the rows of ids and scales the sum to unit length. The Python
 // package divides by the token count first; normalizing cancels that.
+// The sum is float32, as numpy's.
 func (m *Model) pool(ids []int32) []float64 {
-	v := make([]float64, m.dim)
+	acc := make([]float32, m.dim)
 	for _, id := range ids {
 		// Clipped into the table as the package does (np.clip); every id
 		// of this vocabulary is in it.
 		row := min(max(int(id), 0), m.rows-1) * m.dim
-		for j, h := range m.table[row : row+m.dim] {
-			v[j] += float64(halves[h])
+		r := m.table[row : row+m.dim]
+		r = r[:len(acc)]
+		for j, x := range r {
+			acc[j] += x
 		}
+	}
+	v := make([]float64, m.dim)
+	for j, x := range acc {
+		v[j] = float64(x)
 	}
 	var sum float64
 	for _, x := range v {
@@ -125,8 +139,8 @@ func (m *Model) pool(ids []int32) []float64 {
 	return v
 }
 
-// halves is every half-precision value as float32: 256 KB that halve the
-// time of an embedding, whose conversions took half of it.
+// halves is every half-precision value as float32: the table is widened
+// through it at load.
 var (
 	halves     [1 << 16]float32
 	halvesOnce sync.Once

@@ -113,6 +113,27 @@ func TestReference(t *testing.T) {
 	t.Logf("%d sentences, lowest cosine with the Python vectors 1 - %.2g", len(texts), 1-worst)
 }
 
+// Splitting a word into cached segments (before each "▁" that follows a
+// character) gives the tokens of merging it whole, cached or not.
+func TestSegmentsMergeAsTheWholeWord(t *testing.T) {
+	m := mustLoad(t)
+	require.True(t, wordllama.Segmented(m), "no token of this vocabulary has ▁ after a character")
+	dir, err := wordllama.Dir()
+	require.NoError(t, err)
+	whole, err := wordllama.Load(dir)
+	require.NoError(t, err)
+	wordllama.WholeWords(whole)
+	texts := []string{"Is my login flow safe against attackers?", "a  b   c    d", "  leading and trailing  ", "x▁y ▁▁z", "tab\tand\nnewline", "日本語 と 😀 emoji"}
+	for _, s := range readReference(t).Sentences {
+		texts = append(texts, s.Text)
+	}
+	for _, text := range texts {
+		want := wordllama.TokenIDs(whole, text)
+		assert.Equal(t, want, wordllama.TokenIDs(m, text), "first: %q", text)
+		assert.Equal(t, want, wordllama.TokenIDs(m, text), "cached: %q", text)
+	}
+}
+
 // A text's vector does not depend on the texts embedded with it (Python pads
 // a batch to its longest text, and masks the padding out).
 func TestEmbedBatchEqualsSingle(t *testing.T) {
