@@ -288,6 +288,12 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 		return rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "%s is turned off in this stage (feature flag %q)", req.Event.RouteKey, flag).
 			WithReason("FeatureDisabled").WithDetail("flag", flag))
 	}
+	// The size of the body first: a body over the limit is 413 whatever
+	// the path names (issue 24: a 1 MB body to a malformed id answered
+	// 404, so a client could not tell it had sent too much).
+	if len(req.Event.Body) > MaxBodyBytes {
+		return rt.errorResponse(req, apperr.New(apperr.ETOOLARGE, "body exceeds %d bytes", MaxBodyBytes))
+	}
 	for name, v := range req.Event.PathParameters {
 		if !ValidPathID(v) {
 			// No resource has such an id: answered here, in the error
@@ -295,9 +301,6 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 			// a key condition).
 			return rt.errorResponse(req, apperr.New(apperr.ENOTFOUND, "no resource has the %s %q", name, v))
 		}
-	}
-	if len(req.Event.Body) > MaxBodyBytes {
-		return rt.errorResponse(req, apperr.New(apperr.ETOOLARGE, "body exceeds %d bytes", MaxBodyBytes))
 	}
 	if rt.Bodies != nil && !rt.Bodies[req.Event.RouteKey] && (req.Event.IsBase64Encoded || strings.TrimSpace(req.Event.Body) != "") {
 		return rt.errorResponse(req, apperr.Invalid("body", "%s takes no body", req.Event.RouteKey))

@@ -345,3 +345,38 @@ func TestAuthorizerRateLimitBecomes429ThroughTheRoute(t *testing.T) {
 	assert.Equal(t, "TeamRateLimit", errorOf(t, second).Error.Reason)
 	assert.Equal(t, 1, calls, "the limited request's handler did not run")
 }
+
+// A body over the limit is 413 whatever the path names: the size is
+// checked before the path's ids (a 1 MB body to a malformed id answered
+// 404), and the handler never runs.
+func TestAnOversizedBodyIsRefusedBeforeThePathIsRead(t *testing.T) {
+	calls := 0
+	rt := newRouter(&calls)
+	rt.Handle("POST /v1/things/{id}", func(context.Context, *httpapi.Request) (httpapi.Response, error) {
+		calls++
+		return httpapi.OK(map[string]string{}), nil
+	})
+	for _, id := range []string{"thing_1", "not a valid id\x00"} {
+		ev := events.APIGatewayV2HTTPRequest{
+			RouteKey: "POST /v1/things/{id}", RawPath: "/v1/things/x", Body: strings.Repeat("x", httpapi.MaxBodyBytes+1),
+			PathParameters: map[string]string{"id": id},
+			RequestContext: events.APIGatewayV2HTTPRequestContext{
+				RequestID: "req-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"},
+				Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{authorizer.ContextTeamID: "team_a"}},
+			},
+		}
+		resp, err := rt.Serve(context.Background(), ev)
+		require.NoError(t, err)
+		assert.Equal(t, 413, resp.StatusCode, id)
+		// Exactly at the limit the path is read: a malformed id is 404.
+		ev.Body = strings.Repeat("x", httpapi.MaxBodyBytes)
+		resp, err = rt.Serve(context.Background(), ev)
+		require.NoError(t, err)
+		if id == "thing_1" {
+			assert.NotEqual(t, 413, resp.StatusCode, "at the limit")
+		} else {
+			assert.Equal(t, 404, resp.StatusCode, "at the limit, the malformed id")
+		}
+	}
+	assert.LessOrEqual(t, calls, 1)
+}
