@@ -34,7 +34,11 @@ type EnvConfig struct {
 	Retain bool
 	// Flags are the feature flags handed to every function as FEATURE_FLAGS,
 	// rendered by settings.Flags so the runtime parses exactly what the
-	// stack writes.
+	// stack writes. router_model (the tier-0 model deciding when the gate
+	// is unsure) is on where the gate is, in dev and staging, whose Bedrock
+	// grants name the tier-0 model; off in prod with every other flag, and
+	// off in the LocalStack stage, as in the local cloud (its routing is the
+	// gate's alone).
 	Flags settings.Flags
 	// ModelProvider is the agents' default model adapter (MODEL_PROVIDER):
 	// bedrock in AWS, local for the LocalStack stage (no Bedrock there).
@@ -45,6 +49,14 @@ type EnvConfig struct {
 	// ExtraModels are Bedrock model ids agents of this stage may use
 	// besides the routing tiers' (see Models).
 	ExtraModels []string
+	// Embedder is the stage's ROUTING_EMBEDDER (settings.Embedder*): ""
+	// keeps the functions' default, the in-process wordllama model.
+	// settings.EmbedderTitan calls Amazon Titan Text Embeddings V2 on
+	// Bedrock and stores the skill vectors; only then do the expert-gate
+	// and agents roles get InvokeModel on that model and the vectors'
+	// writes (manifest.EmbedderGrants). No stage uses Titan yet: its
+	// routing calibration is not fitted (docs/routing.md, "Titan").
+	Embedder string
 	// AlarmEmails subscribe to the stage's alarm topic. Set them per deploy
 	// with `-c alarmEmails=a@example.com,b@example.com` (ConfigFromContext);
 	// other subscribers (chat, paging) attach to the topic, an output.
@@ -96,10 +108,10 @@ const tier1 = "anthropic.claude-3-5-haiku-20241022-v1:0"
 // on in dev and off in prod, where they are turned on deliberately.
 var Environments = map[string]EnvConfig{
 	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false, LogPayloads: true,
-		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true, RouterModel: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
 		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100, TeamRatePerSecond: 20},
 	"staging": {Name: "staging", MemoryScale: 1, LogRetentionDays: 30, Retain: false,
-		Flags: settings.Flags{Collaboration: true, ExpertGate: true, TaskDelegation: true, Sessions: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
+		Flags: settings.Flags{Collaboration: true, ExpertGate: true, TaskDelegation: true, Sessions: true, RouterModel: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
 		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 100, APIBurst: 200, TeamRatePerSecond: 20},
 	"prod": {Name: "prod", MemoryScale: 2, LogRetentionDays: 365, Retain: true,
 		Flags: settings.Flags{}, ModelProvider: "bedrock", SynthesisModel: tier1,

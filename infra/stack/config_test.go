@@ -136,3 +136,22 @@ func TestChosenRetentionIsEveryLogGroups(t *testing.T) {
 	}, kinds)
 	assert.Len(t, groups, len(manifest.Functions)+len(manifest.StateMachines)+1, "no other log group")
 }
+
+// The tier-0 router model decides where the gate decides (dev, staging),
+// and only with the tier-0 model granted; prod and the LocalStack stage
+// route by the gate alone.
+func TestRouterModelFlagPerStage(t *testing.T) {
+	for stage, want := range map[string]bool{"dev": true, "staging": true, "prod": false, "localstack": false} {
+		// GIVEN the stage WHEN its configuration is looked up
+		c, err := stack.Lookup(stage)
+		require.NoError(t, err)
+		// THEN router_model is as written down, needs the gate, and the
+		// stage's Bedrock grants name the tier-0 model when it is on
+		assert.Equal(t, want, c.Flags.RouterModel, stage)
+		assert.Equal(t, want, c.Flags.On("router_model"), stage)
+		assert.Contains(t, c.Flags.String(), "router_model=", stage)
+		if want {
+			assert.Contains(t, c.Models(), "amazon.nova-micro-v1:0", stage)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package stack
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -61,6 +62,9 @@ func NewFunctions(scope constructs.Construct, id string, props *FunctionsProps) 
 		fn := fs.newFunction(f, props, env)
 		fs.Functions[f.Name] = fn
 		grant(fn, f, props)
+		if _, ok := manifest.EmbedderGrants[f.Name]; ok && props.Env.Embedder != "" {
+			fn.AddEnvironment(jsii.String(settings.EnvEmbedder), jsii.String(props.Env.Embedder), nil)
+		}
 		if f.Name == authorizerFunction && props.Env.TeamRatePerSecond > 0 {
 			fn.AddEnvironment(jsii.String(settings.EnvTeamRateLimit), jsii.String(strconv.Itoa(props.Env.TeamRatePerSecond)), nil)
 		}
@@ -141,12 +145,14 @@ func (fs *Functions) newFunction(f manifest.Function, props *FunctionsProps, env
 // grantDescribes'.
 func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
 	var table []string
-	for _, g := range f.Grants {
+	for _, g := range StageGrants(f, props.Env) {
 		switch {
 		case g.Service() == "dynamodb":
 			table = append(table, string(g))
 		case g == manifest.GrantBusPut || g == manifest.GrantDescribeEventBus:
 			fn.AddToRolePolicy(statement([]string{string(g)}, props.Bus.EventBusArn()))
+		case g == manifest.GrantModels && slices.Contains(manifest.EmbedderGrants[f.Name], g):
+			fn.AddToRolePolicy(embedderPolicy())
 		case g == manifest.GrantModels:
 			fn.AddToRolePolicy(modelsPolicy(props.Env.Models()))
 		case g == manifest.GrantDeadLetter:
@@ -171,6 +177,31 @@ func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
 			Actions: jsii.Strings(string(manifest.GrantQuery)), Resources: &arns,
 		}))
 	}
+}
+
+// StageGrants are the grants of f that env's stage gives it: its
+// manifest grants, less those of the Titan embedder
+// (manifest.EmbedderGrants) unless the stage's embedder is titan.
+func StageGrants(f manifest.Function, env EnvConfig) []manifest.Grant {
+	only := manifest.EmbedderGrants[f.Name]
+	if env.Embedder == settings.EmbedderTitan || len(only) == 0 {
+		return f.Grants
+	}
+	var out []manifest.Grant
+	for _, g := range f.Grants {
+		if !slices.Contains(only, g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// embedderPolicy allows Titan's InvokeModel (settings.TitanEmbedModel) in
+// the stack's region, and no other model: embeddings are invoked on the
+// foundation model itself (no inference profile fronts them).
+func embedderPolicy() awsiam.PolicyStatement {
+	arn := fmt.Sprintf("arn:%s:bedrock:%s::foundation-model/%s", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), settings.TitanEmbedModel)
+	return statement([]string{string(manifest.GrantModels)}, jsii.String(arn))
 }
 
 // statement allows actions on resources.

@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/conclave-ai/conclave/infra/stack"
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/statemachines"
 )
 
@@ -93,8 +95,84 @@ func actionsOf(pairs map[grantPair]bool) []string {
 func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 	// GIVEN the dev template
 	_, m := synth(t, "dev")
-	t.Run("functions", func(t *testing.T) { checkFunctionRoles(t, m) })
+	cfg, err := stack.Lookup("dev")
+	require.NoError(t, err)
+	require.Empty(t, cfg.Embedder, "dev keeps the default embedder (wordllama)")
+	t.Run("functions", func(t *testing.T) { checkFunctionRoles(t, m, cfg) })
 	t.Run("state machines", func(t *testing.T) { checkMachineRoles(t, m) })
+	// AND without Titan, the gate reads only, and neither it nor the
+	// agents function may call Bedrock
+	gate := rolePairs(t, m, roleOf(t, m, "conclave-dev-expert-gate"))
+	assert.Equal(t, []string{string(manifest.GrantQuery), "xray:PutTelemetryRecords", "xray:PutTraceSegments"}, actionsOf(gate))
+	assert.NotContains(t, actionsOf(rolePairs(t, m, roleOf(t, m, "conclave-dev-agents"))), string(manifest.GrantModels))
+}
+
+// A stage whose embedder is Titan grants the expert-gate and agents
+// functions InvokeModel on the Titan model alone (no chat model), the gate
+// the skill vectors' writes, and tells both ROUTING_EMBEDDER=titan; every
+// role still allows exactly what its code calls (checkFunctionRoles).
+func TestATitanStageGrantsTheEmbedder(t *testing.T) {
+	// GIVEN the dev stage with the Titan embedder
+	cfg, err := stack.Lookup("dev")
+	require.NoError(t, err)
+	cfg.Embedder = settings.EmbedderTitan
+	// WHEN it is synthesized
+	raw, err := json.Marshal(synthConfig(t, cfg, assetDir).ToJSON())
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	// THEN every function's role is exactly its stage's grants
+	checkFunctionRoles(t, m, cfg)
+	// AND the embedder's functions may invoke Titan and nothing else
+	titan := titanARN()
+	for _, name := range []string{"expert-gate", "agents"} {
+		pairs := rolePairs(t, m, roleOf(t, m, "conclave-dev-"+name))
+		var models []string
+		for p := range pairs {
+			if p.Action == string(manifest.GrantModels) {
+				models = append(models, p.Resource)
+			}
+		}
+		assert.Equal(t, []string{titan}, models, name)
+	}
+	gate := rolePairs(t, m, roleOf(t, m, "conclave-dev-expert-gate"))
+	table := arnOf(t, m, "AWS::DynamoDB::Table", "", "")
+	for _, g := range []manifest.Grant{manifest.GrantQuery, manifest.GrantPutItem, manifest.GrantDeleteItem} {
+		assert.True(t, gate[grantPair{string(g), table}], g)
+	}
+	// AND exactly those two functions are told to use Titan
+	for _, f := range resources(m, "AWS::Lambda::Function") {
+		env := props(f)["Environment"].(map[string]any)["Variables"].(map[string]any)
+		name := strings.TrimPrefix(props(f)["FunctionName"].(string), "conclave-dev-")
+		_, embeds := manifest.EmbedderGrants[name]
+		if embeds {
+			assert.Equal(t, settings.EmbedderTitan, env[settings.EnvEmbedder], name)
+		} else {
+			assert.NotContains(t, env, settings.EnvEmbedder, name)
+		}
+	}
+}
+
+// titanARN is the template JSON of the Titan model's ARN in the stack's
+// partition and region.
+func titanARN() string {
+	return jsonOf(map[string]any{"Fn::Join": []any{"", []any{"arn:", map[string]any{"Ref": "AWS::Partition"}, ":bedrock:",
+		map[string]any{"Ref": "AWS::Region"}, "::foundation-model/" + settings.TitanEmbedModel}}})
+}
+
+// The embedder's grants are grants of their functions' entries: a stage
+// without Titan takes away only what the manifest holds.
+func TestEmbedderGrantsAreManifestGrants(t *testing.T) {
+	require.NotEmpty(t, manifest.EmbedderGrants)
+	for name, gs := range manifest.EmbedderGrants {
+		f, ok := manifest.Lookup(name)
+		require.True(t, ok, name)
+		for _, g := range gs {
+			assert.Contains(t, f.Grants, g, name)
+		}
+		assert.Equal(t, f.Grants, stack.StageGrants(f, stack.EnvConfig{Embedder: settings.EmbedderTitan}), name)
+		assert.Len(t, stack.StageGrants(f, stack.EnvConfig{}), len(f.Grants)-len(gs), name)
+	}
 }
 
 // checkFunctionRoles: each function's role allows exactly the IAM actions of its manifest
@@ -105,13 +183,14 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 // functions in its Invokes; the executions' actions on the stage's
 // machines (which machine a function starts is the request's, so any of
 // them; a machine of another stage is an extra target), the describes on
-// the stage's machines and queues; Bedrock on exactly the stage's models.
+// the stage's machines and queues; Bedrock on exactly the stage's models,
+// or for the embedder's functions (manifest.EmbedderGrants) on the Titan
+// model alone, and only in a stage whose embedder is titan
+// (stack.StageGrants).
 // What the platform adds on the function's behalf is set aside by name:
 // X-Ray's trace upload (active tracing) and the SQS event source's polling
 // of the trigger queue.
-func checkFunctionRoles(t *testing.T, m map[string]any) {
-	cfg, err := stack.Lookup("dev")
-	require.NoError(t, err)
+func checkFunctionRoles(t *testing.T, m map[string]any, cfg stack.EnvConfig) {
 	table := arnOf(t, m, "AWS::DynamoDB::Table", "", "")
 	bus := arnOf(t, m, "AWS::Events::EventBus", "", "")
 	queue := func(name string) string {
@@ -155,12 +234,16 @@ func checkFunctionRoles(t *testing.T, m map[string]any) {
 				}
 			}
 
-			// THEN its actions are exactly its grants'
-			assert.Equal(t, f.Actions(), actionsOf(pairs))
+			// THEN its actions are exactly its stage's grants
+			granted := f
+			granted.Grants = stack.StageGrants(f, cfg)
+			assert.Equal(t, granted.Actions(), actionsOf(pairs))
 			// AND each is on exactly the resources it acts on
 			want := map[grantPair]bool{}
-			for _, g := range f.Grants {
+			for _, g := range granted.Grants {
 				switch {
+				case g == manifest.GrantModels && slices.Contains(manifest.EmbedderGrants[f.Name], g):
+					want[grantPair{string(g), titanARN()}] = true
 				case g.Service() == "dynamodb":
 					want[grantPair{string(g), table}] = true
 				case g.Service() == "events":

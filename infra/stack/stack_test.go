@@ -176,7 +176,7 @@ func checkDevFunctions(t *testing.T, tpl assertions.Template, m map[string]any) 
 		assert.Equal(t, "dev", env["STAGE"])
 		assert.Contains(t, env, "TABLE_NAME")
 		assert.Contains(t, env, "EVENT_BUS_NAME")
-		assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=true,sessions=true,task_delegation=true", env["FEATURE_FLAGS"])
+		assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=true,router_model=true,sessions=true,task_delegation=true", env["FEATURE_FLAGS"])
 	}
 	for _, f := range manifest.Functions {
 		assert.True(t, names["conclave-dev-"+f.Name], f.Name)
@@ -302,11 +302,15 @@ func checkDevInvokes(t *testing.T, tpl assertions.Template, m map[string]any) {
 	// GrantInvoke references the target by its logical id, looked up by
 	// name so the check does not depend on how constructs nest.
 	expertGate := logicalIDOf(t, m, "conclave-dev-expert-gate")
+	cfg, err := stack.Lookup("dev")
+	require.NoError(t, err)
 	for _, f := range manifest.Functions {
 		policy := policyOf(t, m, "conclave-dev-"+f.Name)
 		calls := strings.Contains(policy, "lambda:InvokeFunction") && strings.Contains(policy, `"`+expertGate+`"`)
 		assert.Equal(t, slices.Contains(f.Invokes, "expert-gate"), calls, f.Name)
-		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantModels), strings.Contains(policy, "bedrock:InvokeModel"), f.Name)
+		// (The Titan embedder's InvokeModel only in a titan stage:
+		// TestATitanStageGrantsTheEmbedder.)
+		assert.Equal(t, slices.Contains(stack.StageGrants(f, cfg), manifest.GrantModels), strings.Contains(policy, "bedrock:InvokeModel"), f.Name)
 		// Exactly the functions that end tasks may wake a waiting parent.
 		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantCallback), strings.Contains(policy, "states:SendTaskSuccess"), f.Name)
 		// Only the health function describes resources.
@@ -372,7 +376,7 @@ func TestProdStackRetainsDataAndTurnsFlagsOff(t *testing.T) {
 	tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"FunctionName": "conclave-prod-agents",
 		"MemorySize":   1024,
-		"Environment":  map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"FEATURE_FLAGS": "collaboration=false,ensemble=false,expert_gate=false,sessions=false,task_delegation=false"})},
+		"Environment":  map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{"FEATURE_FLAGS": "collaboration=false,ensemble=false,expert_gate=false,router_model=false,sessions=false,task_delegation=false"})},
 	})
 }
 

@@ -46,8 +46,12 @@ type Resources struct {
 }
 
 // LocalFlags are the feature flags of make run and the tests: everything
-// on, as in dev. FEATURE_FLAGS overrides them (e.g. to try prod's).
-const LocalFlags = "collaboration=true,expert_gate=true,ensemble=true,sessions=true,task_delegation=true"
+// on, as in dev, but router_model: the demo's routing is the gate's alone
+// (deterministic and explained by its scores), and the router model's
+// tests turn it on for the service they build
+// (routermodel_integration_test.go). FEATURE_FLAGS overrides them (e.g.
+// to try prod's, or router_model=true).
+const LocalFlags = "collaboration=true,expert_gate=true,ensemble=true,router_model=false,sessions=true,task_delegation=true"
 
 // AppConfig is the function configuration for these resources. Models are
 // the deterministic local model unless MODEL_PROVIDER says otherwise.

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -110,10 +111,25 @@ type Store interface {
 	DefaultAgent(ctx context.Context, teamID string) (string, error)
 }
 
+// VectorWriter is told of every agent the service writes, to store the
+// vectors of its skills for routing (architecture decision 6b; the agents
+// function wires one when the stage's embedder is Titan, whose vectors
+// cost a Bedrock call per skill: see shared/expertgate, vectors.go).
+type VectorWriter interface {
+	// AgentWritten is called once a is stored: created (previous 0) or
+	// updated from version previous to a.Version.
+	AgentWritten(ctx context.Context, a Agent, previous int) error
+}
+
 // Service implements agent use cases.
 type Service struct {
 	Store Store
 	Now   func() time.Time
+	// Vectors, when set, is told of each agent created or updated. Its
+	// failure never fails the write: the agent is stored, the failure is
+	// logged, and the ExpertGate computes the missing vectors when it next
+	// indexes the team.
+	Vectors VectorWriter
 }
 
 // NewService returns a service using the wall clock.
@@ -194,7 +210,19 @@ func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Ag
 	if err := s.Store.CreateAgent(ctx, a); err != nil {
 		return Agent{}, err
 	}
+	s.written(ctx, a, 0)
 	return a, nil
+}
+
+// written tells Vectors of a stored agent; see Service.Vectors.
+func (s *Service) written(ctx context.Context, a Agent, previous int) {
+	if s.Vectors == nil {
+		return
+	}
+	if err := s.Vectors.AgentWritten(ctx, a, previous); err != nil {
+		slog.WarnContext(ctx, "skill vectors not stored with the agent; the gate computes them when it next indexes the team",
+			"team_id", a.TeamID, "agent", a.Slug, "version", a.Version, "error", err)
+	}
 }
 
 // Get returns one agent with IsDefault set. Returns ENOTFOUND.
@@ -284,6 +312,7 @@ func (s *Service) Update(ctx context.Context, teamID, slug string, in UpdateInpu
 	if err := s.Store.UpdateAgent(ctx, a); err != nil {
 		return Agent{}, err
 	}
+	s.written(ctx, a, a.Version-1)
 	return a, nil
 }
 

@@ -26,6 +26,8 @@ type Flags struct {
 	Collaboration bool `json:"collaboration"`
 	ExpertGate    bool `json:"expert_gate"`
 	Ensemble      bool `json:"ensemble"`
+	// RouterModel lets the tier-0 model decide when the gate is unsure.
+	RouterModel bool `json:"router_model"`
 }
 
 // Attempt is one agent asked during a turn.
@@ -78,6 +80,12 @@ type Decision struct {
 	Outcome            string                 `json:"outcome"` // answered or failed
 	Flags              Flags                  `json:"flags"`
 	CreatedAt          time.Time              `json:"created_at"`
+	// DecidedBy is the path of the cascade that decided (DecidedBy*;
+	// absent from decisions logged before it was recorded), and
+	// RouterModel the tier-0 model's call when it was asked, whether or
+	// not its choice stood.
+	DecidedBy   string           `json:"decided_by,omitempty"`
+	RouterModel *RouterModelCall `json:"router_model,omitempty"`
 }
 
 // MarshalJSON writes the decision's lists and dimensions as [] and {} when

@@ -169,11 +169,13 @@ func TestRouteBuildsTheWholeDecisionAndFinishItsOutcome(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &m))
 	for _, k := range []string{"id", "conversation_id", "message_id", "query", "strategy", "reason", "scores", "selected_agents", "answered_by",
 		"confidence", "confidence_threshold", "fallback_used", "complexity_score", "complexity_dimensions", "selected_tier", "selected_model",
-		"estimated_cost", "actual_cost", "gate_latency_ms", "router_latency_ms", "attempts", "outcome", "flags", "created_at"} {
+		"estimated_cost", "actual_cost", "gate_latency_ms", "router_latency_ms", "attempts", "outcome", "flags", "created_at", "decided_by"} {
 		assert.Contains(t, m, k)
 	}
 	assert.NotContains(t, m, "TeamID")
-	assert.Equal(t, map[string]any{"collaboration": true, "expert_gate": true, "ensemble": false}, m["flags"])
+	assert.NotContains(t, m, "router_model", "the router model was not asked")
+	assert.Equal(t, "gate", m["decided_by"])
+	assert.Equal(t, map[string]any{"collaboration": true, "expert_gate": true, "ensemble": false, "router_model": false}, m["flags"])
 }
 
 func TestRouteWithNoAgentIsAConflict(t *testing.T) {

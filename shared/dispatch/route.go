@@ -108,7 +108,8 @@ type Result struct {
 }
 
 // Finish completes the decision with the turn's result: the attempts, who
-// answered, the aggregation, the actual cost and the outcome.
+// answered, the aggregation, the actual cost (the router model's call
+// included) and the outcome.
 func (p Plan) Finish(r Result) Decision {
 	d := p.decision
 	d.Attempts, d.AnsweredBy, d.Aggregation = r.Attempts, r.AnsweredBy, r.Aggregation
@@ -116,6 +117,9 @@ func (p Plan) Finish(r Result) Decision {
 		d.ActualCost += a.CostUSD
 	}
 	d.ActualCost += r.SynthesisCostUSD
+	if d.RouterModel != nil {
+		d.ActualCost += d.RouterModel.CostUSD
+	}
 	d.Outcome = OutcomeFailed
 	if r.Answered {
 		d.Outcome = OutcomeAnswered
@@ -132,7 +136,12 @@ type Router struct {
 	// Tiers picks the model tier when the gate does not (nil: the
 	// defaults of shared/routing).
 	Tiers routing.TierModels
-	Log   *slog.Logger
+	// Chooser is the tier-0 router model, asked when Flags.RouterModel is
+	// on and the gate is unsure (chooser.go); nil never asks.
+	Chooser Chooser
+	// ChooserTimeout bounds its call (0: ChooserTimeout).
+	ChooserTimeout time.Duration
+	Log            *slog.Logger
 }
 
 func (r *Router) log() *slog.Logger {
@@ -194,14 +203,14 @@ func (r *Router) choose(ctx context.Context, req Request, p *Plan) {
 	}
 	if m := routing.Mention(req.Query, req.Active); m != "" {
 		// A removed agent answers when mentioned: the turn re-joins it.
-		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents = routing.Mentioned, routing.ReasonMention, 1, []string{m}
+		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents, d.DecidedBy = routing.Mentioned, routing.ReasonMention, 1, []string{m}, DecidedByMention
 		r.localTier(d, req.Query, 1)
 		return
 	}
 	if req.HandoffActive && isActive(req.Active, req.CurrentAgent) {
 		// Handed off: the agent that took over answers until the next
 		// handoff, return or mention.
-		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents = routing.HandedOff, routing.ReasonHandoff, 1, []string{req.CurrentAgent}
+		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents, d.DecidedBy = routing.HandedOff, routing.ReasonHandoff, 1, []string{req.CurrentAgent}, DecidedByHandoff
 		r.localTier(d, req.Query, 1)
 		return
 	}
@@ -214,12 +223,12 @@ func (r *Router) choose(ctx context.Context, req Request, p *Plan) {
 		if agent == "" {
 			agent = fallbackAgent(req, nil)
 		}
-		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents = routing.Greeting, routing.ReasonGreeting, 1, []string{agent}
+		d.Strategy, d.Reason, d.Confidence, d.SelectedAgents, d.DecidedBy = routing.Greeting, routing.ReasonGreeting, 1, []string{agent}, DecidedByGreeting
 		r.localTier(d, req.Query, 0)
 		return
 	}
 	if gate := r.score(ctx, req); gate != nil {
-		r.selectExperts(req, *gate, p)
+		r.selectExperts(ctx, req, *gate, p)
 		return
 	}
 	r.baseline(req, p)
@@ -279,7 +288,7 @@ func (r *Router) direct(req Request, p *Plan) {
 	if agent == "" {
 		agent = req.DefaultAgent
 	}
-	d.Strategy, d.Reason, d.Confidence = routing.Direct, routing.ReasonDirect, 1
+	d.Strategy, d.Reason, d.Confidence, d.DecidedBy = routing.Direct, routing.ReasonDirect, 1, DecidedByDirect
 	if !isActive(req.Active, agent) && agent != req.DefaultAgent {
 		p.Note = fmt.Sprintf("%s is not available, so the team's default agent is answering.", agent)
 		agent, d.Fallback, d.Reason = req.DefaultAgent, true, routing.ReasonDefault
@@ -319,7 +328,7 @@ func (r *Router) baseline(req Request, p *Plan) {
 	d := &p.decision
 	ix := routing.BuildIndex(req.Active)
 	res := ix.Route(req.Query, current(req), fallbackAgent(req, nil))
-	d.Strategy, d.Reason, d.Confidence, d.SelectedAgents = routing.Router, res.Reason, res.Confidence, []string{res.Agent}
+	d.Strategy, d.Reason, d.Confidence, d.SelectedAgents, d.DecidedBy = routing.Router, res.Reason, res.Confidence, []string{res.Agent}, DecidedByAgentRouter
 	d.Fallback = res.Reason == routing.ReasonDefault
 	if r.Flags.ExpertGate {
 		d.Reason += " (expert gate unavailable)"
@@ -332,16 +341,20 @@ func (r *Router) baseline(req Request, p *Plan) {
 
 // selectExperts applies the selection strategy to the gate's scores, with
 // the invited participants' preference and the current agent's
-// continuity.
-func (r *Router) selectExperts(req Request, gate expertgate.Response, p *Plan) {
+// continuity; when the gate is unsure and continuity did not keep the
+// current agent, the tier-0 router model may choose (askModel).
+func (r *Router) selectExperts(ctx context.Context, req Request, gate expertgate.Response, p *Plan) {
 	d := &p.decision
 	o := req.Options
 	scores := prefer(gate.Scores, req.Invited)
 	sel := routing.Select(scores, routing.SelectOptions{Strategy: o.Strategy, K: o.K, Threshold: o.Threshold, DefaultAgent: fallbackAgent(req, scores), EnsembleEnabled: r.Flags.Ensemble})
 	kept := continuity(current(req), scores, &sel)
+	chosen := r.askModel(ctx, req, scores, &sel, d)
 	d.Strategy, d.RequestedStrategy, d.SelectedAgents, d.Confidence, d.Fallback = sel.Strategy, sel.Requested, sel.Agents, sel.Confidence, sel.Fallback
-	d.Reason = routing.ReasonGate
+	d.Reason, d.DecidedBy = routing.ReasonGate, DecidedByGate
 	switch {
+	case chosen:
+		d.Reason, d.DecidedBy = ReasonRouterModel, DecidedByRouterModel
 	case kept:
 		d.Reason = routing.ReasonCurrent
 	case sel.Fallback:

@@ -34,6 +34,8 @@ type decisionItem struct {
 	MessageID          string             `dynamodbav:"message_id"`
 	Query              string             `dynamodbav:"query"`
 	Strategy           string             `dynamodbav:"strategy"`
+	DecidedBy          string             `dynamodbav:"decided_by,omitempty"`
+	RouterModel        *routerModelItem   `dynamodbav:"router_model,omitempty"`
 	RequestedStrategy  string             `dynamodbav:"requested_strategy,omitempty"`
 	Reason             string             `dynamodbav:"reason"`
 	Scores             []scoreItem        `dynamodbav:"scores"`
@@ -98,6 +100,22 @@ type flagsItem struct {
 	Collaboration bool `dynamodbav:"collaboration"`
 	ExpertGate    bool `dynamodbav:"expert_gate"`
 	Ensemble      bool `dynamodbav:"ensemble"`
+	RouterModel   bool `dynamodbav:"router_model"`
+}
+
+// routerModelItem is the tier-0 router model's call, when it was asked.
+type routerModelItem struct {
+	Model        string  `dynamodbav:"model"`
+	Agent        string  `dynamodbav:"agent"`
+	Skill        string  `dynamodbav:"skill"`
+	Confidence   float64 `dynamodbav:"confidence"`
+	Reason       string  `dynamodbav:"reason"`
+	Outcome      string  `dynamodbav:"outcome"`
+	Error        string  `dynamodbav:"error,omitempty"`
+	LatencyMS    float64 `dynamodbav:"latency_ms"`
+	InputTokens  int     `dynamodbav:"input_tokens"`
+	OutputTokens int     `dynamodbav:"output_tokens"`
+	CostUSD      float64 `dynamodbav:"cost_usd"`
 }
 
 func toDecisionItem(d dispatch.Decision) decisionItem {
@@ -111,7 +129,11 @@ func toDecisionItem(d dispatch.Decision) decisionItem {
 		Fallback: d.Fallback, Complexity: d.Complexity, Dimensions: d.Dimensions, Tier: d.Tier, Model: d.Model,
 		TierOverrideReason: d.TierOverrideReason, EstimatedCost: d.EstimatedCost, ActualCost: d.ActualCost,
 		GateLatencyMS: d.GateLatencyMS, RouterLatencyMS: d.RouterLatencyMS, Outcome: d.Outcome,
-		Flags: flagsItem(d.Flags), CreatedAt: d.CreatedAt,
+		Flags: flagsItem(d.Flags), CreatedAt: d.CreatedAt, DecidedBy: d.DecidedBy,
+	}
+	if d.RouterModel != nil {
+		rm := routerModelItem(*d.RouterModel)
+		it.RouterModel = &rm
 	}
 	if d.Scores != nil {
 		it.Scores = make([]scoreItem, len(d.Scores))
@@ -147,7 +169,11 @@ func (it decisionItem) toDecision() dispatch.Decision {
 		Fallback: it.Fallback, Complexity: it.Complexity, Dimensions: it.Dimensions, Tier: it.Tier, Model: it.Model,
 		TierOverrideReason: it.TierOverrideReason, EstimatedCost: it.EstimatedCost, ActualCost: it.ActualCost,
 		GateLatencyMS: it.GateLatencyMS, RouterLatencyMS: it.RouterLatencyMS, Outcome: it.Outcome,
-		Flags: dispatch.Flags(it.Flags), CreatedAt: it.CreatedAt,
+		Flags: dispatch.Flags(it.Flags), CreatedAt: it.CreatedAt, DecidedBy: it.DecidedBy,
+	}
+	if it.RouterModel != nil {
+		rm := dispatch.RouterModelCall(*it.RouterModel)
+		d.RouterModel = &rm
 	}
 	if it.Scores != nil {
 		d.Scores = make([]routing.ExpertScore, len(it.Scores))

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -52,6 +53,8 @@ import (
 //	session message TEAM#<team>           SMSG#<session id>#<message id>  (the trace, append-only)             sessionMsgItem
 //	report          TEAM#<team>           REPORT#<report id>  (report_type, to, from, status filter it)       reportItem
 //	posted result   TEAM#<team>           RESULT#<task, report id | session id#r<run>>  (message_id; never expires)  resultItem
+//	skill vectors   TEAM#<team>           SKILLVEC#<embedder id>#<slug>#<version>  (an agent version's skill embeddings,     skillVecItem
+//	                  float32 little-endian in skill order; texts_hash; no TTL: see shared/expertgate/vectors.go)
 //
 // Access patterns and what serves them:
 //
@@ -91,6 +94,8 @@ import (
 //	a team's reports newest first          Query pk=TEAM#<team>, begins_with(sk, REPORT#), descending (ids sort by time)
 //	post a work's result once              TransactWriteItems: Put RESULT#<marker> (absent), Update CONV#<id>, Put MSG#<id>#<msg id>
 //	a conversation's messages after an id  Query pk=TEAM#<team>, sk BETWEEN MSG#<id>#<after> AND MSG#<id>#DEL, ExclusiveStartKey MSG#<id>#<after>
+//	a team's skill vectors (the gate)      Query pk=TEAM#<team>, begins_with(sk, SKILLVEC#<embedder id>#)
+//	an agent version's skill vectors       GetItem / Put / Delete TEAM#<team> / SKILLVEC#<embedder id>#<slug>#<version>
 //
 // A "begins_with" above is sent as the range it is, BETWEEN p AND p+DEL (0x7F)
 // (hasPrefix): the same for DynamoDB, and constant-time on DynamoDB Local,
@@ -141,6 +146,7 @@ const (
 	prefixSesMsg    = "SMSG#"
 	prefixReport    = "REPORT#"
 	prefixResult    = "RESULT#"
+	prefixSkillVec  = "SKILLVEC#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -213,6 +219,14 @@ func memorySK(id string) string             { return prefixMemory + id }
 func contextSK(agent string) string         { return prefixContext + agent }
 func reportSK(id string) string             { return prefixReport + id }
 func resultSK(marker string) string         { return prefixResult + marker }
+
+// skillVecPrefix is the sort key prefix of a team's skill vectors by one
+// embedder; an embedder ID is printable ASCII without '#'
+// ("amazon.titan-embed-text-v2:0/512").
+func skillVecPrefix(embedder string) string { return prefixSkillVec + embedder + "#" }
+func skillVecSK(embedder, slug string, version int) string {
+	return skillVecPrefix(embedder) + slug + "#" + strconv.Itoa(version)
+}
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
 }

@@ -9,6 +9,7 @@ package expertgate
 
 import (
 	"context"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,6 +92,18 @@ type Service struct {
 	// skills are embedded once per index, the query once per call. Nil:
 	// lexical only.
 	Embedder routing.Embedder
+	// Vectors, when set, keeps the skill vectors in the table (a remote
+	// embedder: Titan, one Bedrock call per text): the index reads the
+	// stored vectors of its agents' versions and embeds, and stores, only
+	// the missing ones (vectors.go). Nil (wordllama: microseconds in
+	// process): every index embeds its skills and nothing is stored.
+	Vectors VectorStore
+	// LexicalOnEmbedFailure scores by words alone, and says so in the log,
+	// when the embedder fails (a remote one: throttled, unreachable, out
+	// of time), instead of failing the call: routing a message less well
+	// beats not routing it. An index built so is not kept, so the next
+	// call tries again. Off, the failure is EINTERNAL.
+	LexicalOnEmbedFailure bool
 
 	mu    sync.Mutex
 	cache map[string]cachedIndex
@@ -154,10 +167,16 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 	sig := routing.Signals{Loads: loads, Ratings: ratings, Now: t, Context: req.Context}
 	if ix.Semantic() {
 		v, err := s.Embedder.Embed(ctx, []string{req.Query})
-		if err != nil {
+		switch {
+		case err == nil:
+			sig.QueryEmbedding = v[0]
+		case s.LexicalOnEmbedFailure:
+			// A query without a vector is scored on its words, with the
+			// lexical calibration.
+			slog.WarnContext(ctx, "query not embedded: scoring by words alone", "team_id", req.TeamID, "embedder", s.Embedder.ID(), "error", err)
+		default:
 			return Response{}, apperr.Wrap(apperr.EINTERNAL, err, "embedding the query")
 		}
-		sig.QueryEmbedding = v[0]
 	}
 	// Every agent is scored and ranked; the best are built and explained
 	// in full, and those the caller asked to see wherever they rank.
@@ -211,8 +230,20 @@ func (s *Service) index(ctx context.Context, teamID string, list []agents.Agent)
 	}
 	ix := routing.BuildIndex(list)
 	if s.Embedder != nil {
-		if err := ix.Embed(ctx, s.Embedder); err != nil {
-			return nil, apperr.Wrap(apperr.EINTERNAL, err, "embedding the skills")
+		var err error
+		if s.Vectors != nil {
+			err = s.embedStored(ctx, teamID, list, ix)
+		} else {
+			err = ix.Embed(ctx, s.Embedder)
+		}
+		if err != nil {
+			if !s.LexicalOnEmbedFailure {
+				return nil, apperr.Wrap(apperr.EINTERNAL, err, "embedding the skills")
+			}
+			// ix has no embeddings (they are set only once all are in
+			// hand); it is not kept, so the next call tries again.
+			slog.WarnContext(ctx, "skills not embedded: scoring by words alone", "team_id", teamID, "embedder", s.Embedder.ID(), "error", err)
+			return ix, nil
 		}
 	}
 	if s.cache == nil {

@@ -8,6 +8,11 @@ package manifest
 // an emergency stops new work without stranding work in flight. Sessions
 // go further: the sessions service refuses every call while its flag is
 // off (shared/sessions).
+//
+// The routing flags gate no route: expert_gate, ensemble and router_model
+// (the tier-0 model deciding when the gate is unsure) change who answers
+// a chat turn, not which routes answer (dispatch.Flags, from the stage's
+// FEATURE_FLAGS through shared/app/conversationsfn).
 var RouteFlags = map[string]string{
 	// collaboration (the seed's enable_agent_collaboration): routing
 	// beyond direct dispatch, handoff, multi-agent conversations, agent

@@ -33,7 +33,9 @@ var Functions = []Function{
 			{"PUT", "/v1/team/default-agent"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem},
+		// GrantModels: Titan's InvokeModel, for the skill vectors of an
+		// agent written (EmbedderGrants: in a titan stage only).
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem, GrantModels},
 	},
 	{
 		Name:        "team",
@@ -136,7 +138,11 @@ var Functions = []Function{
 		Trigger:     TriggerInvoke,
 		// Scoring is CPU-bound; 1024 MB buys a full vCPU.
 		MemoryMB: 1024, Timeout: 10,
-		Grants: []Grant{GrantQuery},
+		// Query: the agents, loads, ratings and stored skill vectors. The
+		// rest is the Titan embedder's (EmbedderGrants: in a titan stage
+		// only): InvokeModel, and the skill vectors it stores and
+		// replaces.
+		Grants: []Grant{GrantQuery, GrantPutItem, GrantDeleteItem, GrantModels},
 	},
 	{
 		Name:        "discovery",
@@ -311,4 +317,17 @@ var Functions = []Function{
 		MemoryMB:    256, Timeout: 30,
 		Grants: []Grant{GrantPutItem, GrantUpdateItem, GrantDeadLetter},
 	},
+}
+
+// EmbedderGrants are the grants a function holds for the Titan embedder
+// alone (ROUTING_EMBEDDER=titan; shared/models/bedrock TitanEmbedder and
+// the stored skill vectors, shared/expertgate vectors.go). A function's
+// code, one binary for every stage, links those calls in every stage, so
+// its entry lists them (infra/grants holds entries to the code); the stack
+// grants them only to a stage whose embedder is titan, and there scopes
+// GrantModels to the Titan model alone (settings.TitanEmbedModel), not to
+// the stage's chat models.
+var EmbedderGrants = map[string][]Grant{
+	"expert-gate": {GrantPutItem, GrantDeleteItem, GrantModels},
+	"agents":      {GrantModels},
 }

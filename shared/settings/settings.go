@@ -28,8 +28,10 @@ const (
 	EnvSynthesis     = "SYNTHESIS_MODEL"    // model id that synthesizes ENSEMBLE replies; empty merges
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
 	// EnvEmbedder picks the ExpertGate's semantic signal: wordllama (the
-	// default: the static model packaged with the function) or none
-	// (lexical only). Anything else fails the function's start.
+	// default: the static model packaged with the function), titan
+	// (Amazon Titan Text Embeddings V2 on Bedrock, TitanEmbedModel, with
+	// the skill vectors stored in the table) or none (lexical only).
+	// Anything else fails the expert-gate function's start.
 	EnvEmbedder     = "ROUTING_EMBEDDER"
 	EnvOpenAIAPIKey = "OPENAI_API_KEY"
 	// EnvTeamRateLimit is the most requests per second one team may make
@@ -48,6 +50,10 @@ const (
 	// FlagSessions turns on collaboration sessions (off in prod until
 	// turned on deliberately).
 	FlagSessions = "sessions"
+	// FlagRouterModel lets the tier-0 model decide who answers when the
+	// ExpertGate is unsure (shared/dispatch, docs/routing.md); it needs the
+	// gate.
+	FlagRouterModel = "router_model"
 )
 
 // Flags are the feature flags of a stage. A flag that is missing is off
@@ -58,17 +64,20 @@ type Flags struct {
 	Ensemble       bool
 	TaskDelegation bool
 	Sessions       bool
+	RouterModel    bool
 }
 
 // Effective are the flags as they act: the seed's phases build on each
 // other ("Feature Flag Progression": routing, then the gate, then
 // delegation, then full collaboration), so a flag whose phase needs an
 // earlier one that is off is off. The gate and the ensemble are routing
-// (collaboration); delegation needs collaboration; sessions run their
+// (collaboration); the router model decides only when the gate is unsure,
+// so it needs the gate; delegation needs collaboration; sessions run their
 // stages as tasks, so they need delegation.
 func (f Flags) Effective() Flags {
 	f.ExpertGate = f.ExpertGate && f.Collaboration
 	f.Ensemble = f.Ensemble && f.Collaboration
+	f.RouterModel = f.RouterModel && f.ExpertGate
 	f.TaskDelegation = f.TaskDelegation && f.Collaboration
 	f.Sessions = f.Sessions && f.TaskDelegation
 	return f
@@ -90,19 +99,21 @@ func (f Flags) On(name string) bool {
 		return e.TaskDelegation
 	case FlagSessions:
 		return e.Sessions
+	case FlagRouterModel:
+		return e.RouterModel
 	}
 	return false
 }
 
 // FlagNames are the flags FEATURE_FLAGS may set.
-var FlagNames = []string{FlagCollaboration, FlagExpertGate, FlagEnsemble, FlagTaskDelegation, FlagSessions}
+var FlagNames = []string{FlagCollaboration, FlagExpertGate, FlagEnsemble, FlagTaskDelegation, FlagSessions, FlagRouterModel}
 
 // ParseFlags reads "collaboration=true,expert_gate=true,ensemble=false".
 func ParseFlags(s string) Flags {
 	m := ParsePairs(s)
 	on := func(k string) bool { return m[k] == "true" }
 	return Flags{Collaboration: on(FlagCollaboration), ExpertGate: on(FlagExpertGate), Ensemble: on(FlagEnsemble),
-		TaskDelegation: on(FlagTaskDelegation), Sessions: on(FlagSessions)}
+		TaskDelegation: on(FlagTaskDelegation), Sessions: on(FlagSessions), RouterModel: on(FlagRouterModel)}
 }
 
 // String encodes the flags for FEATURE_FLAGS, every flag named, sorted.
@@ -114,7 +125,7 @@ func (f Flags) String() string {
 		return "false"
 	}
 	return EncodePairs(map[string]string{FlagCollaboration: b(f.Collaboration), FlagExpertGate: b(f.ExpertGate), FlagEnsemble: b(f.Ensemble),
-		FlagTaskDelegation: b(f.TaskDelegation), FlagSessions: b(f.Sessions)})
+		FlagTaskDelegation: b(f.TaskDelegation), FlagSessions: b(f.Sessions), FlagRouterModel: b(f.RouterModel)})
 }
 
 // EncodePairs renders name=value pairs sorted by name, so the same map
@@ -168,8 +179,15 @@ type Config struct {
 // Embedders EnvEmbedder may name.
 const (
 	EmbedderWordLlama = "wordllama"
+	EmbedderTitan     = "titan"
 	EmbedderNone      = "none"
 )
+
+// TitanEmbedModel is the Bedrock model EmbedderTitan calls (InvokeModel).
+// It lives in this contract because both sides need it: the runtime calls
+// it, and the CDK app grants bedrock:InvokeModel on its foundation-model
+// ARN alone.
+const TitanEmbedModel = "amazon.titan-embed-text-v2:0"
 
 // FromEnv reads Config from the process environment.
 func FromEnv() Config { return FromLookup(os.Getenv) }

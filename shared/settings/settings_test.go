@@ -17,14 +17,15 @@ func TestPairsRoundTripSorted(t *testing.T) {
 
 func TestFlagsRoundTripAndMissingMeansOff(t *testing.T) {
 	f := settings.Flags{Collaboration: true, Ensemble: true}
-	assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=false,sessions=false,task_delegation=false", f.String())
+	assert.Equal(t, "collaboration=true,ensemble=true,expert_gate=false,router_model=false,sessions=false,task_delegation=false", f.String())
 	assert.Equal(t, f, settings.ParseFlags(f.String()))
 	assert.Equal(t, settings.Flags{ExpertGate: true}, settings.ParseFlags("expert_gate=true,ensemble=yes"))
+	assert.Equal(t, settings.Flags{RouterModel: true}, settings.ParseFlags("router_model=true"))
 }
 
 // The phases build on each other: a flag whose earlier phase is off is off.
 func TestEffectiveFlagsFollowTheSeedsProgression(t *testing.T) {
-	all := settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}
+	all := settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true, RouterModel: true}
 	assert.Equal(t, all, all.Effective())
 	for _, name := range settings.FlagNames {
 		assert.True(t, all.On(name), name)
@@ -36,7 +37,11 @@ func TestEffectiveFlagsFollowTheSeedsProgression(t *testing.T) {
 	noDelegation.TaskDelegation = false
 	e := noDelegation.Effective()
 	assert.False(t, e.Sessions, "sessions run their stages as tasks")
-	assert.True(t, e.Collaboration && e.ExpertGate && e.Ensemble)
+	assert.True(t, e.Collaboration && e.ExpertGate && e.Ensemble && e.RouterModel)
+	noGate := all
+	noGate.ExpertGate = false
+	assert.False(t, noGate.On(settings.FlagRouterModel), "the router model decides only when the gate is unsure")
+	assert.True(t, noGate.On(settings.FlagEnsemble))
 	onlySessions := settings.Flags{Collaboration: true, Sessions: true}
 	assert.False(t, onlySessions.On(settings.FlagSessions))
 	assert.True(t, onlySessions.On(settings.FlagCollaboration))

@@ -45,7 +45,7 @@ const tensorName = "embedding.weight"
 // Model is a loaded WordLlama model. It is read-only after Load, so one
 // Model serves concurrent calls.
 type Model struct {
-	tok   *tokenizer
+	tok *tokenizer
 	// table is rows × dim values, row-major, widened from half precision
 	// once at load (32 MB): a query's rows are then added without a
 	// conversion or a lookup each.

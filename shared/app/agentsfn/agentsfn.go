@@ -1,18 +1,36 @@
-// Package agentsfn wires the "agents" HTTP function. It links DynamoDB only.
+// Package agentsfn wires the "agents" HTTP function. It links DynamoDB,
+// and the Bedrock runtime for the Titan embedder: in a stage whose
+// ROUTING_EMBEDDER is titan, an agent's skill vectors are computed and
+// stored when the agent is written, so the ExpertGate finds them instead
+// of calling Bedrock per skill (the stack grants InvokeModel only there).
 package agentsfn
 
 import (
+	"time"
+
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/models/bedrock"
+	"github.com/conclave-ai/conclave/shared/settings"
 )
 
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.New(register)
 
+// vectorTimeout bounds the skill vectors' work in a create or update (25
+// skills at most, eight calls at a time): past it the agent is answered
+// without them, and the gate computes them.
+const vectorTimeout = 3 * time.Second
+
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	api.AgentRoutes(rt, agents.NewService(store))
+	svc := agents.NewService(store)
+	if d.Config.Embedder == settings.EmbedderTitan {
+		svc.Vectors = &expertgate.VectorWriter{Store: store, Embedder: bedrock.TitanFromConfig(d.AWS, settings.TitanEmbedModel), Timeout: vectorTimeout}
+	}
+	api.AgentRoutes(rt, svc)
 }

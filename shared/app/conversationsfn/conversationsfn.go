@@ -16,6 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/dispatch/routermodel"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/executions"
@@ -57,7 +58,14 @@ func Service(d lambdafn.Deps, store *dynamo.Store) *conversations.Service {
 		synth = &routing.Synthesizer{Model: model, ModelID: cfg.Synthesis}
 	}
 	flags := cfg.Flags.Effective()
-	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble}, Tiers: routing.TiersOrDefault(cfg.Tiers), Log: d.Log}
+	tiers := routing.TiersOrDefault(cfg.Tiers)
+	router := &dispatch.Router{Gate: gate, Tiers: tiers, Log: d.Log,
+		Flags: dispatch.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble, RouterModel: flags.RouterModel}}
+	if flags.RouterModel {
+		// The tier-0 model decides when the gate is unsure, through the
+		// same model port (and Bedrock grant) as the agents' replies.
+		router.Chooser = routermodel.New(model, tiers)
+	}
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
 		Memories: mem, Bus: bus, Tools: chatTools(d, store, mem), Tail: store, Log: d.Log,

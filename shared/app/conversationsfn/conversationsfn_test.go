@@ -11,6 +11,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/app/conversationsfn"
+	"github.com/conclave-ai/conclave/shared/dispatch/routermodel"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/settings"
@@ -64,6 +65,36 @@ func TestTheFeatureFlagsDecideTheChatTools(t *testing.T) {
 			} else {
 				assert.Empty(t, offered(luke), "collaboration off: no tool at all, declared ones included")
 			}
+		})
+	}
+}
+
+// router_model reaches the chat's router as the other routing flags do,
+// with the tier-0 model of MODEL_TIERS; it needs the gate.
+func TestTheRouterModelFlagReachesTheRouter(t *testing.T) {
+	for _, c := range []struct {
+		name, flags string
+		on          bool
+	}{
+		{"on", "collaboration=true,expert_gate=true,router_model=true", true},
+		{"gate off", "collaboration=true,expert_gate=false,router_model=true", false},
+		{"off", "collaboration=true,expert_gate=true,router_model=false", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{settings.EnvStage: "test", settings.EnvTable: "t", settings.EnvBus: "b", settings.EnvFlags: c.flags,
+				settings.EnvModelTiers: "tier_0=tiny-0,tier_1=mid,tier_2=big", settings.EnvFunctions: "expert-gate=conclave-test-expert-gate"}
+			cfg := settings.FromLookup(func(k string) string { return env[k] })
+			d := lambdafn.Deps{Config: cfg, AWS: aws.Config{Region: "us-east-1"}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			r := conversationsfn.Service(d, dynamo.FromConfig(d.AWS, cfg.TableName)).Router
+			require.NotNil(t, r)
+			assert.Equal(t, c.on, r.Flags.RouterModel)
+			if !c.on {
+				assert.Nil(t, r.Chooser)
+				return
+			}
+			ch, ok := r.Chooser.(*routermodel.Chooser)
+			require.True(t, ok, "%T", r.Chooser)
+			assert.Equal(t, "tiny-0", ch.ModelID)
 		})
 	}
 }

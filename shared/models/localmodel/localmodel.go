@@ -65,6 +65,13 @@ type AgentReader interface {
 //	spend:N    every call asks for one of the offered tools (in turn) and
 //	           reports N output tokens: only a token budget stops it
 //
+// The tier-0 router model's call (a request offering choose_agent, made
+// for no agent: see router.go) has no script; a marker in the question
+// makes it misbehave: [tier0:fail] fails, [tier0:timeout] blocks until
+// its context ends, [tier0:garbage] answers with input that is not JSON.
+// Otherwise it chooses the candidate sharing the most words with the
+// question.
+//
 // Each scripted call is made only when the request offers its tool (the
 // flags and the agent's declared tools decide): otherwise the model
 // answers at once, as a model without the tool would.
@@ -152,6 +159,16 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 	resp := models.Response{InputTokens: in, ModelID: ModelID}
 	if req.ModelID != "" {
 		resp.ModelID = req.ModelID
+	}
+	if hasTool(req, chooseTool) {
+		switch q := lastUser(req); {
+		case strings.Contains(q, RouterFail):
+			return models.Response{}, fmt.Errorf("%w: scripted router model failure", models.ErrModel)
+		case strings.Contains(q, RouterTimeout):
+			<-ctx.Done()
+			return models.Response{}, ctx.Err()
+		}
+		return routerAnswer(req, resp), nil
 	}
 	kind, arg, _ := strings.Cut(v.script, ":")
 	n, _ := strconv.Atoi(arg)
