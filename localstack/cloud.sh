@@ -129,7 +129,7 @@ up() {
   need go "$PYTHON" java
   install
   mkdir -p "$STATE_DIR/logs"
-  setsid "$EDGE_BIN" -moto-bin "$MOTO_BIN" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR" \
+  setsid "$EDGE_BIN" -moto-bin "$MOTO_BIN" -venv "$VENV" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR" \
     >"$STATE_DIR/logs/edge.stdout" 2>&1 < /dev/null &
   echo $! > "$PID_FILE"
   for _ in $(seq 1 240); do
@@ -186,6 +186,14 @@ status() {
       fi
     done
     cat "$ENV_FILE"
+    # What the edge served, by backend: DynamoDB Local and moto by AWS
+    # service, the edge's own Bedrock runtime by operation (Converse,
+    # Converse.invalid: requests the real service would refuse).
+    local edge_url
+    edge_url="$(sed -n 's/^CONCLAVE_EDGE_URL=//p' "$ENV_FILE")"
+    if [[ -n "$edge_url" ]] && command -v curl >/dev/null 2>&1; then
+      echo "calls served by backend: $(curl -fsS --max-time 2 "$edge_url/_conclave/backends" 2>/dev/null || echo unavailable)"
+    fi
   else
     echo "stopped"
     return 1
@@ -199,7 +207,7 @@ run() {
   fi
   need go "$PYTHON" java
   install
-  exec "$EDGE_BIN" -moto-bin "$MOTO_BIN" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR"
+  exec "$EDGE_BIN" -moto-bin "$MOTO_BIN" -venv "$VENV" -dynamo-lib "$DYNAMO_DIR/lib" -state-dir "$STATE_DIR"
 }
 
 case "${1:-}" in

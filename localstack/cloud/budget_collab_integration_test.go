@@ -115,8 +115,7 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 	// A stage is a task of the task model, so the delegation limits and
 	// the budgets hold inside sessions: created, started, its attempt
 	// recorded and completed (four transactions, three announced), the
-	// agent (and, local model only, the agent again), the model call
-	// charged to the session's cap (one conditional add), the protocol
+	// agent, the model call (one Converse call) charged to the session's cap (one conditional add), the protocol
 	// check (the session's messages) and the message put, the participant
 	// marked working and the output stored (each a read and a conditional
 	// put of the session; the output announced). Above that: a concurrent
@@ -125,7 +124,7 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 	// the cancel watch reads the session once a second while the model
 	// works (the local model answers at once; about one read per second of
 	// a Bedrock call in AWS).
-	stage := calls{"DynamoDB": 26 + 4, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 5}
+	stage := calls{"DynamoDB": 25 + 4, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 5, "BedrockRuntime": 1}
 	perAction := map[string]calls{
 		// status planning → active (a read and a put, announced), the
 		// history (empty: the first run), the participants invited (a
@@ -136,7 +135,7 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 		"stage": stage,
 		// the lead's turn: a stage with the other outputs in its prompt,
 		// one more put and announcement for the final output.
-		"synthesize": calls{"DynamoDB": 30 + 2, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 6},
+		"synthesize": calls{"DynamoDB": 29 + 2, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 6, "BedrockRuntime": 1},
 		// the task token stored (status awaiting_approval, announced) and
 		// the participants told (one message, announced).
 		"await": stateChange,
@@ -171,7 +170,7 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 			// report's template and requester in the brief; the answer is
 			// parsed and checked in memory, a revision would add one model
 			// call.
-			within(t, "task-worker (a report)", inv.Calls, calls{"DynamoDB": 9, "DynamoDB.TransactWriteItems": 2})
+			within(t, "task-worker (a report)", inv.Calls, calls{"DynamoDB": 9, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1})
 			table = append(table, measured{op: "task-worker (a report)", calls: inv.Calls})
 		}
 	}
@@ -228,10 +227,10 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 	// Then writes is the consultation created with the requester's slot
 	// taken (one transaction) and, answered, saved with the answer (one
 	// more); escalated, it is one transaction with its escalation,
-	// announced (ConsultationEscalated). model is the local model's read of
-	// the specialist (in AWS the Bedrock call instead).
+	// announced (ConsultationEscalated). model is the specialist's model
+	// calls (Converse).
 	request := func(writes, model int) calls {
-		c := calls{"DynamoDB": 5 + writes + model, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": writes, "DynamoDB.GetItem": model}
+		c := calls{"DynamoDB": 5 + writes, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": writes, "BedrockRuntime": model}
 		if model == 0 {
 			c["EventBridge"] = 1
 		}
@@ -244,10 +243,11 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 			then: func(r map[string]any) { answered = str(r, "collaboration_id") }},
 		// the consultation, the team's recent consultations (the loop
 		// checks before the exchange), the team's agents (the specialist's
-		// record for its prompt); the exchange saved (one transaction).
+		// record for its prompt), the model (one Converse call); the
+		// exchange saved (one transaction).
 		{op: "POST /v1/consultations/{id}/exchanges", method: "POST", path: consultation("/exchanges"), status: 200,
 			body: map[string]any{"message": "Is created_at in UTC?"},
-			max:  calls{"DynamoDB": 5, "DynamoDB.GetItem": 2, "DynamoDB.Query": 2, "DynamoDB.TransactWriteItems": 1}},
+			max:  calls{"DynamoDB": 4, "DynamoDB.GetItem": 1, "DynamoDB.Query": 2, "DynamoDB.TransactWriteItems": 1, "BedrockRuntime": 1}},
 		// the consultation; the outcome, the slot released and the lesson
 		// stored as a shared memory in one transaction; the memory announced.
 		{op: "POST /v1/consultations/{id}/outcome", method: "POST", path: consultation("/outcome"), status: 200,

@@ -192,9 +192,9 @@ func runSteps(t *testing.T, api apitest.Client, team string, steps []step) []mea
 // Budgets per API operation, one row per route (some routes twice, in
 // another state). The numbers are attempts by service as the function
 // makes them; a comment says why where a budget is above what the design
-// allows at the minimum (README.md has the same table). Locally the
-// deterministic model reads the agent it answers as: one DynamoDB GetItem
-// per agent asked, which in AWS is the Bedrock call instead.
+// allows at the minimum (README.md has the same table). Every model call is
+// a Bedrock Converse call (BedrockRuntime), as in AWS: the functions run
+// the Bedrock adapter and the edge answers it.
 func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	e := mustSerialEnv(t)
 	d := mustDemoTeam(t, e)
@@ -233,14 +233,14 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	}
 	// A chat turn reads the conversation, the active agents, the team (its
 	// default agent) and the history, then per agent asked its memory
-	// context (and, local model only, the agent), and commits in one
+	// context, asks the model (one Converse call), and commits in one
 	// transaction. A context not cached yet is built (the memory epoch, the
 	// recent memories) and cached (one transaction). The gate gets the
 	// agents with the request and reads only the counters and the ratings.
 	// A turn reads its conversation's participants too (invited ones are
 	// preferred, removed ones never routed to): one Query.
-	turnBuilt := calls{"DynamoDB": 11, "DynamoDB.GetItem": 5, "DynamoDB.Query": 4, "DynamoDB.TransactWriteItems": 2}
-	turnCached := calls{"DynamoDB": 8, "DynamoDB.GetItem": 4, "DynamoDB.Query": 3, "DynamoDB.TransactWriteItems": 1}
+	turnBuilt := calls{"DynamoDB": 10, "DynamoDB.GetItem": 4, "DynamoDB.Query": 4, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1}
+	turnCached := calls{"DynamoDB": 7, "DynamoDB.GetItem": 3, "DynamoDB.Query": 3, "DynamoDB.TransactWriteItems": 1, "BedrockRuntime": 1}
 	gate := calls{"DynamoDB": 2, "DynamoDB.Query": 2}
 	withGate := func(c calls) calls {
 		out := calls{"Lambda": 1}
@@ -442,15 +442,15 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	}{
 		{"task-lifecycle start", transition},
 		// the task (its deadline), the attempt's start and end recorded on
-		// the task (each a read and a transaction), the agent (and, local
-		// model only, the agent again); in AWS, the Bedrock call. Then
+		// the task (each a read and a transaction), the agent, and the
+		// model (one Converse call). Then
 		// what the agent is told beyond the payload: the task record (its
 		// type, priority, input artifacts; one read, and one query of its
 		// conversation's last messages when it has one, not here) and the
 		// assignee's memory context, which this run builds (the cached
 		// context, the epoch, the recent memories, and the context cached:
 		// one transaction); a cached context is the one read.
-		{"task-worker", calls{"DynamoDB": 12, "DynamoDB.TransactWriteItems": 3}},
+		{"task-worker", calls{"DynamoDB": 11, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}},
 		{"task-lifecycle complete", transition},
 	} {
 		list := byStep[st.name]

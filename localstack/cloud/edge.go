@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"reflect"
 	"regexp"
 	"sort"
@@ -52,6 +53,8 @@ type Edge struct {
 	// RetryDelay, when set, is how soon a failed SQS message is retried
 	// (see retrySooner); zero keeps the queue's visibility timeout.
 	RetryDelay time.Duration
+	// Bedrock, when set, answers Amazon Bedrock's runtime API (bedrock.go).
+	Bedrock *Bedrock
 
 	backends    []*backend
 	invocations atomic.Int64
@@ -143,6 +146,9 @@ func (e *Edge) BackendCounts() map[string]map[string]int64 {
 		b.mu.Unlock()
 		out[b.name] = m
 	}
+	if e.Bedrock != nil {
+		out[BackendBedrock] = e.Bedrock.Counts()
+	}
 	return out
 }
 
@@ -152,8 +158,8 @@ var invokePath = regexp.MustCompile(`^/2015-03-31/functions/([^/]+)/invocations$
 // diagnostic; no AWS API uses the path).
 const BackendsPath = "/_conclave/backends"
 
-// AWSHandler serves the AWS endpoint: Lambda Invoke here, DynamoDB on
-// DynamoDB Local, the rest on moto. Each forwarded call is logged with the
+// AWSHandler serves the AWS endpoint: Lambda Invoke and the Bedrock
+// runtime here, DynamoDB on DynamoDB Local, the rest on moto. Each forwarded call is logged with the
 // backend that served it.
 func (e *Edge) AWSHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -170,6 +176,10 @@ func (e *Edge) AWSHandler() http.Handler {
 			_ = json.NewEncoder(w).Encode(e.BackendCounts())
 			return
 		}
+		if e.Bedrock != nil && isBedrock(r) {
+			e.serveBedrock(w, r)
+			return
+		}
 		for _, b := range e.backends {
 			if b.serve(r) {
 				e.forward(b, w, r)
@@ -177,6 +187,16 @@ func (e *Edge) AWSHandler() http.Handler {
 			}
 		}
 	})
+}
+
+// serveBedrock answers a Bedrock runtime call on the edge itself, logged as
+// a forwarded call is.
+func (e *Edge) serveBedrock(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	start := time.Now()
+	e.Bedrock.ServeHTTP(rec, r)
+	service, _ := awsOperation(r)
+	e.Log.Info("aws", "backend", BackendBedrock, "service", service, "operation", path.Base(r.URL.Path), "status", rec.status, "ms", time.Since(start).Milliseconds())
 }
 
 func (e *Edge) forward(b *backend, w http.ResponseWriter, r *http.Request) {

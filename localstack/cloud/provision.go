@@ -53,8 +53,13 @@ type Resources struct {
 // to try prod's, or router_model=true).
 const LocalFlags = "collaboration=true,expert_gate=true,ensemble=true,router_model=false,sessions=true,task_delegation=true"
 
+// LocalModelProvider is the functions' MODEL_PROVIDER on the local cloud
+// unless the environment sets one: Bedrock, answered by the edge.
+const LocalModelProvider = "bedrock"
+
 // AppConfig is the function configuration for these resources. Models are
-// the deterministic local model unless MODEL_PROVIDER says otherwise.
+// reached through the Bedrock adapter, answered by the edge with the
+// deterministic local model, unless MODEL_PROVIDER says otherwise.
 func (r Resources) AppConfig() settings.Config {
 	fns := map[string]string{}
 	for _, f := range manifest.Functions {
@@ -73,11 +78,18 @@ func (r Resources) AppConfig() settings.Config {
 	if v := os.Getenv(settings.EnvTeamRateLimit); v != "" {
 		rate, _ = strconv.Atoi(v)
 	}
+	// The functions run the production model path: the Bedrock adapter,
+	// whose Converse calls the edge answers (bedrock.go). MODEL_PROVIDER
+	// overrides it (local: the deterministic model called in process).
+	provider := os.Getenv(settings.EnvModelProvider)
+	if provider == "" {
+		provider = LocalModelProvider
+	}
 	return settings.Config{
 		TeamRateLimit: rate,
 		Stage:         r.Names.Stage, TableName: r.Names.Table(), BusName: r.Names.Bus(),
 		StateMachines: r.StateMachines, Queues: r.QueueURLs, Functions: fns,
-		Flags: settings.ParseFlags(flags), ModelProvider: os.Getenv(settings.EnvModelProvider),
+		Flags: settings.ParseFlags(flags), ModelProvider: provider,
 	}
 }
 

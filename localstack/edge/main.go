@@ -3,8 +3,10 @@
 // and moto (SQS, EventBridge and Step Functions with the real ASL
 // interpreter), provisions the resources from the manifest, and serves the
 // HTTP API, the Lambda Invoke API and the SQS event source mappings with the
-// real Go handlers. Every other AWS call is forwarded by service: DynamoDB to
-// DynamoDB Local, the rest to moto. See localstack/cloud.sh for start and stop.
+// real Go handlers. It answers Amazon Bedrock's Converse itself (checked
+// against botocore's service model, written by the deterministic model).
+// Every other AWS call is forwarded by service: DynamoDB to DynamoDB Local,
+// the rest to moto. See localstack/cloud.sh for start and stop.
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,11 +33,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
+	"github.com/conclave-ai/conclave/localstack/servicemodel"
 	"github.com/conclave-ai/conclave/shared/app"
 	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/models/localmodel"
+	"github.com/conclave-ai/conclave/shared/wordllama"
 )
 
 func envInt(name string, def int) int {
@@ -50,6 +56,7 @@ func main() {
 	motoPort := flag.Int("moto-port", envInt("CONCLAVE_MOTO_PORT", 4582), "private port of moto")
 	dynamoPort := flag.Int("dynamo-port", envInt("CONCLAVE_DYNAMO_PORT", 4583), "private port of DynamoDB Local")
 	motoBin := flag.String("moto-bin", ".local/venv/bin/moto_server", "moto_server executable")
+	venv := flag.String("venv", ".local/venv", "moto's virtualenv, whose botocore has the bedrock-runtime service model the edge checks Bedrock calls against")
 	dynamoLib := flag.String("dynamo-lib", ".local/dynamodb/lib", "directory of DynamoDB Local's jars and native libraries (localstack/cloud.sh fetches it)")
 	stateDir := flag.String("state-dir", ".local", "directory for logs and the cloud.env file")
 	stage := flag.String("stage", "local", "stage name used in resource names")
@@ -58,7 +65,7 @@ func main() {
 	flag.Parse()
 	p := ports{api: *apiPort, edge: *edgePort, moto: *motoPort, dynamo: *dynamoPort}
 	retryDelay = time.Duration(*retry) * time.Second
-	if err := run(p, *motoBin, *dynamoLib, *stateDir, *stage, *seed); err != nil {
+	if err := run(p, *motoBin, *venv, *dynamoLib, *stateDir, *stage, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "edge:", err)
 		os.Exit(1)
 	}
@@ -71,7 +78,7 @@ var retryDelay time.Duration
 // ports of the processes behind it.
 type ports struct{ api, edge, moto, dynamo int }
 
-func run(p ports, motoBin, dynamoLib, stateDir, stage string, seed bool) error {
+func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) error {
 	logDir := filepath.Join(stateDir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
@@ -85,6 +92,10 @@ func run(p ports, motoBin, dynamoLib, stateDir, stage string, seed bool) error {
 	_ = os.Remove(filepath.Join(stateDir, "cloud.env"))
 
 	if err := checkPorts(p.api, p.edge, p.moto, p.dynamo); err != nil {
+		return err
+	}
+	bedrockModel, err := loadBedrockModel(venv)
+	if err != nil {
 		return err
 	}
 
@@ -128,6 +139,20 @@ func run(p ports, motoBin, dynamoLib, stateDir, stage string, seed bool) error {
 	}
 	edge := cloud.NewEdge(res, handlers, dynamoURL, motoURL, log)
 	edge.RetryDelay = retryDelay
+	// Bedrock's Converse answered here: the deterministic model reads the
+	// agent a call is attributed to straight from DynamoDB Local (the
+	// edge's own reads are no function's calls).
+	agentsTable := dynamo.FromConfig(backends.DynamoDB, res.Names.Table())
+	edge.Bedrock = cloud.NewBedrock(bedrockModel, localmodel.New(agentsTable), log)
+	// Titan Text Embeddings (ROUTING_EMBEDDER=titan) answered with the
+	// wordllama vector of the text, loaded on the first request.
+	edge.Bedrock.Embedder = sync.OnceValues(func() (cloud.TextEmbedder, error) {
+		dir, err := wordllama.Dir()
+		if err != nil {
+			return nil, err
+		}
+		return wordllama.Load(dir)
+	})
 
 	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: edge.APIHandler()})
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
@@ -156,6 +181,16 @@ func run(p ports, motoBin, dynamoLib, stateDir, stage string, seed bool) error {
 	_ = os.Remove(filepath.Join(stateDir, "cloud.env"))
 	fmt.Println("stopped")
 	return nil
+}
+
+// loadBedrockModel reads the bedrock-runtime service model of the botocore
+// in moto's virtualenv.
+func loadBedrockModel(venv string) (*servicemodel.Model, error) {
+	path, err := servicemodel.Find(venv, "bedrock-runtime")
+	if err != nil {
+		return nil, err
+	}
+	return servicemodel.Load(path)
 }
 
 func startMoto(bin string, port, edgePort int, logDir string) (*exec.Cmd, error) {
