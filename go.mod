@@ -19,6 +19,7 @@ require (
 	github.com/aws/constructs-go/constructs/v10 v10.6.0
 	github.com/aws/jsii-runtime-go v1.133.0
 	github.com/aws/smithy-go v1.28.8
+	github.com/google/jsonschema-go v0.4.3
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/tools v0.45.0

@@ -239,8 +239,10 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	// agents with the request and reads only the counters and the ratings.
 	// A turn reads its conversation's participants too (invited ones are
 	// preferred, removed ones never routed to): one Query.
-	turnBuilt := calls{"DynamoDB": 10, "DynamoDB.GetItem": 4, "DynamoDB.Query": 4, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1}
-	turnCached := calls{"DynamoDB": 7, "DynamoDB.GetItem": 3, "DynamoDB.Query": 3, "DynamoDB.TransactWriteItems": 1, "BedrockRuntime": 1}
+	// And the answering agent's unread inbox (one Query; shown messages
+	// are marked read after the commit, one write, none here).
+	turnBuilt := calls{"DynamoDB": 11, "DynamoDB.GetItem": 4, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1}
+	turnCached := calls{"DynamoDB": 8, "DynamoDB.GetItem": 3, "DynamoDB.Query": 4, "DynamoDB.TransactWriteItems": 1, "BedrockRuntime": 1}
 	gate := calls{"DynamoDB": 2, "DynamoDB.Query": 2}
 	withGate := func(c calls) calls {
 		out := calls{"Lambda": 1}
@@ -322,6 +324,10 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// the agent (an unknown one is 404; an agent never counted has no
 		// counter item) and its counter.
 		{op: "GET /v1/agents/{slug}/load", method: "GET", path: lit("/v1/agents/luke/load"), status: 200, max: dynamo(2)},
+		// the agent: the tools and schemas its model receives, built in
+		// memory (the same code path as the model request).
+		{op: "GET /v1/agents/{slug}/tools", method: "GET", path: lit("/v1/agents/kyra/tools"), status: 200, max: dynamo(1)},
+		{op: "GET /v1/agents/{slug}/tools?context=task", method: "GET", path: lit("/v1/agents/kyra/tools?context=task"), status: 200, max: dynamo(1)},
 
 		// conversations
 		// the agent (it must be active), one transaction.
@@ -449,8 +455,10 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// conversation's last messages when it has one, not here) and the
 		// assignee's memory context, which this run builds (the cached
 		// context, the epoch, the recent memories, and the context cached:
-		// one transaction); a cached context is the one read.
-		{"task-worker", calls{"DynamoDB": 11, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}},
+		// one transaction); a cached context is the one read. The agent is
+		// read with its team (one Query: the roster) and its unread inbox
+		// (one Query).
+		{"task-worker", calls{"DynamoDB": 12, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}},
 		{"task-lifecycle complete", transition},
 	} {
 		list := byStep[st.name]

@@ -30,12 +30,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
 // inMemoryAPI is the agents, tasks, conversations, messages, memories,
-// team, routing, discovery, sessions and reports routes over one in-memory store holding the demo team, with the
+// team, routing, discovery, sessions, reports and agent tools routes over one in-memory store holding the demo team, with the
 // document's body rules (api.BodyRoutes), as the functions wire them.
 type inMemoryAPI struct {
 	rt    *httpapi.Router
@@ -67,6 +69,10 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	api.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodel.New(store),
 		Bus: bus, Conversations: memConversations{store}, Enabled: true, Log: log, Now: time.Now})
 	api.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
+	tools := &tasktools.Tools{Flags: settings.Flags{Collaboration: true, TaskDelegation: true, Sessions: true}, Tasks: ts,
+		Messages: &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}, Memories: mem,
+		Colleagues: &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}}}
+	api.AgentToolRoutes(rt, tasktools.Lister{Agents: store, Chat: tasktools.Chat{Tools: tools}, Task: tools})
 	return inMemoryAPI{rt: rt, store: store}
 }
 
@@ -210,7 +216,7 @@ func FuzzQueryParameters(f *testing.F) {
 	}
 	sort.Strings(gets)
 	names := []string{"limit", "next_token", "since", "wait", "status", "agent", "assignee", "parent_task_id", "strategy", "fallback",
-		"conversation_id", "min_similarity", "query", "skills", "exclude", "all", "peek", "pattern", "type", "to", "from", "after"}
+		"conversation_id", "min_similarity", "query", "skills", "exclude", "all", "peek", "pattern", "type", "to", "from", "after", "context"}
 	f.Fuzz(func(t *testing.T, pick uint8, value, name string) {
 		key := gets[int(pick)%len(gets)]
 		if name == "" {

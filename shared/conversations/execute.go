@@ -30,6 +30,9 @@ type outcome struct {
 	// carried is, per attempt (in attempts' order), the work whose result
 	// only that attempt's reply carries (ToolResult.Delivered).
 	carried [][]WorkRef
+	// seen is, per attempt, the inbox messages its context showed
+	// (marked read when the turn commits with its reply kept: seenBy).
+	seen [][]string
 }
 
 // undelivered is the work whose result no stored message will carry: that
@@ -78,6 +81,8 @@ type answer struct {
 	handoff *handover
 	// delivered: work whose result only this answer carries.
 	delivered []WorkRef
+	// seen: the inbox messages the agent's context showed.
+	seen []string
 }
 
 // execute runs the selected agents by strategy: one agent (direct,
@@ -155,6 +160,7 @@ func (r *run) try(ctx context.Context, slug string) answer {
 func (r *run) record(ans answer) {
 	r.out.attempts = append(r.out.attempts, ans.attempt)
 	r.out.carried = append(r.out.carried, ans.delivered)
+	r.out.seen = append(r.out.seen, ans.seen)
 	if ans.attempt.Outcome == dispatch.OutcomeAnswered {
 		r.out.latency[ans.agent.Slug] = float64(ans.attempt.LatencyMS)
 	}
@@ -284,12 +290,18 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 	p := r.p
 	d := p.Decision()
 	// The agent's context: its identity, the handoff summary if the
-	// conversation was handed to it, the user profile, the team's shared
-	// memories and its own private ones.
+	// conversation was handed to it, its team and unread messages, the
+	// user profile, the team's shared memories and its own private ones.
 	system := prompts.System(a, prompts.Chat{})
 	if hs := handoffSummary(p.conv, a.Slug); hs != "" {
 		system += "Handoff: " + hs + "\n"
 	}
+	var tools []models.Tool
+	if r.budget != nil {
+		tools = s.Tools.Specs(a)
+	}
+	team, seen := s.teamBlock(ctx, r, a, tools)
+	system += team
 	var memIDs []string
 	if s.Memories != nil {
 		mc, err := s.Memories.ForAgent(ctx, d.TeamID, a.Slug)
@@ -317,7 +329,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 	req.Messages = append(req.Messages, models.Message{Role: "user", Content: user.Content})
 	var lp *loop
 	if r.budget != nil {
-		if req.Tools = s.Tools.Specs(a); len(req.Tools) > 0 {
+		if req.Tools = tools; len(req.Tools) > 0 {
 			lp = &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: p.conv, returning: r.returning,
 				caller: ToolCaller{TeamID: d.TeamID, ConversationID: p.conv.ID, Agent: a.Slug, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools}}
 		}
@@ -345,7 +357,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 	default:
 		att.Outcome = dispatch.OutcomeAnswered
 	}
-	ans := answer{agent: a, attempt: att, resp: resp}
+	ans := answer{agent: a, attempt: att, resp: resp, seen: seen}
 	if lp != nil {
 		if len(lp.pending) > 0 && att.Outcome != dispatch.OutcomeAnswered {
 			// The work goes on; its result will be posted in the

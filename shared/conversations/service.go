@@ -52,6 +52,9 @@ type Service struct {
 	// publishes handoffs (nil: not published).
 	Memories Memories
 	Bus      Publisher
+	// Inbox brings each agent's unread messages into its context and
+	// marks them read when the turn commits (inbox.go); nil: none.
+	Inbox Inboxes
 	// Tools are the tools agents may call while answering (tools.go);
 	// nil: replies have no tools.
 	Tools Tools

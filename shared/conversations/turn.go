@@ -214,6 +214,8 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 		cancel()
 		return PostResult{}, err
 	}
+	// Only now, the turn committed, are the messages its replies saw read.
+	s.acknowledge(ctx, teamID, out)
 	pctx, cancel := s.commitContext(ctx)
 	s.postUndelivered(pctx, ctx, teamID, convID, out.undelivered(true))
 	cancel()

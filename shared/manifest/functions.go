@@ -102,10 +102,12 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels,
 		},
+		// find_colleagues asks the ExpertGate function, as discovery does.
+		Invokes: []string{"expert-gate"},
 	},
 	{
 		Name:        "conversations",
-		Description: "Conversations and chat: routes each message (direct, AgentRouter or ExpertGate + strategy), runs the agents, records the turn and its routing decision; feedback.",
+		Description: "Conversations and chat: routes each message (direct, AgentRouter or ExpertGate + strategy), runs the agents, records the turn and its routing decision; feedback; the tools an agent's model receives.",
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/conversations"},
@@ -120,6 +122,10 @@ var Functions = []Function{
 			{"GET", "/v1/conversations/{id}/handoffs"},
 			{"POST", "/v1/conversations/{id}/agents"},
 			{"GET", "/v1/conversations/{id}/context"},
+			// The tools an agent's model receives: served where the tool
+			// catalog is linked already (a chat reply's tools), not by
+			// the agents function, which would link it for this alone.
+			{"GET", "/v1/agents/{slug}/tools"},
 		},
 		// 29 s: a turn spends at most 24 s on models, below API Gateway's 30 s.
 		MemoryMB: 1024, Timeout: 29,

@@ -348,3 +348,30 @@ func (s *Service) MarkRead(ctx context.Context, teamID, agent string, ids []stri
 	}
 	return s.Store.MarkRead(ctx, teamID, agent, ids, s.now())
 }
+
+// ContextScan is how many of an agent's newest inbox entries Unread reads
+// (one Query). The unread filter applies after the limit, so an unread
+// message older than the ContextScan newest entries is not summarized in
+// a model context; get_agent_inbox and GET …/inbox still list it.
+const ContextScan = paging.MaxLimit
+
+// Unread returns the unread messages of agent's ContextScan newest inbox
+// entries, newest first, without marking them read: a chat turn or task
+// step summarizes them in the agent's context and marks those it showed
+// with Acknowledge once its answer is committed. One store call; the agent
+// is not checked (the caller has read it).
+func (s *Service) Unread(ctx context.Context, teamID, agent string) ([]Message, error) {
+	list, _, err := s.Store.ListInbox(ctx, teamID, agent, true, paging.Page{Limit: ContextScan})
+	return list, err
+}
+
+// Acknowledge marks messages read that an agent's committed answer saw
+// (Unread): one store write, entries already read are left as they are.
+// An error leaves them unread, so they are shown again: a summary is
+// shown at least once, never lost.
+func (s *Service) Acknowledge(ctx context.Context, teamID, agent string, ids []string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return s.Store.MarkRead(ctx, teamID, agent, ids, s.now())
+}

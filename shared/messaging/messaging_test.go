@@ -217,3 +217,42 @@ func TestInboxReadsTheAgentOnlyForAnEmptyPage(t *testing.T) {
 	_, _, err = s.Inbox(ctx, "team", "nobody", messaging.InboxQuery{Page: paging.Page{Limit: 10}})
 	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "%v", err)
 }
+
+// Unread peeks (a model context shows the messages; they are read only
+// when the answer that saw them is committed) and reads no agent;
+// Acknowledge marks exactly the ids given, once.
+func TestUnreadPeeksAndAcknowledgeMarksWhatWasShown(t *testing.T) {
+	ctx := context.Background()
+	m := newMem()
+	s := svc(m)
+	var sent []string
+	for _, c := range []string{"one", "two"} {
+		msg, err := s.Send(ctx, "team", "luke", messaging.SendInput{To: "dana", Type: "task_request", Content: c})
+		require.NoError(t, err)
+		_, err = s.FanOut(ctx, "team", msg.ID)
+		require.NoError(t, err)
+		sent = append(sent, msg.ID)
+	}
+	m.reads = 0
+	got, err := s.Unread(ctx, "team", "dana")
+	require.NoError(t, err)
+	assert.Len(t, got, 2)
+	again, err := s.Unread(ctx, "team", "dana")
+	require.NoError(t, err)
+	assert.Len(t, again, 2, "nothing marked by reading")
+	assert.Zero(t, m.reads)
+
+	n, err := s.Acknowledge(ctx, "team", "dana", sent[:1])
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	left, err := s.Unread(ctx, "team", "dana")
+	require.NoError(t, err)
+	require.Len(t, left, 1)
+	assert.Equal(t, sent[1], left[0].ID)
+	n, err = s.Acknowledge(ctx, "team", "dana", sent[:1])
+	require.NoError(t, err)
+	assert.Zero(t, n, "already read")
+	n, err = s.Acknowledge(ctx, "team", "dana", nil)
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing shown, nothing written")
+}

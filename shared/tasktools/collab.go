@@ -2,12 +2,12 @@ package tasktools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/conclave-ai/conclave/shared/conversations"
-	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/sessions"
 )
 
@@ -16,44 +16,41 @@ type SessionStarter interface {
 	Create(ctx context.Context, teamID, by string, in sessions.CreateInput) (sessions.Session, error)
 }
 
-// startCollaborationSpec is the start_collaboration tool.
-var startCollaborationSpec = models.Tool{Name: "start_collaboration",
-	Description: `Start a multi-agent collaboration session that you lead. Input: {"pattern": "supervisor_worker"|"pipeline"|"peer_review"|"brainstorm"|"consensus", "goal", "context", "participants": [{"slug", "role": "worker"|"reviewer"|"contributor", "stage"}]} (participants may also be given as a JSON string). Follow it on the collab:<session id> channel.`}
-
-// collabParticipant accepts the seed's "slug" and the API's "agent".
+// collabParticipant is one colleague of a session.
 type collabParticipant struct {
-	Slug  string `json:"slug"`
-	Agent string `json:"agent"`
-	Role  string `json:"role"`
-	Stage int    `json:"stage"`
+	Slug  string `json:"slug" jsonschema:"the colleague's slug"`
+	Role  string `json:"role" jsonschema:"their role: worker (supervisor_worker, pipeline, peer_review's author), reviewer (peer_review) or contributor (brainstorm, consensus)"`
+	Stage int    `json:"stage,omitempty" jsonschema:"their stage in a pipeline, from 1"`
 }
 
 type collabInput struct {
-	Pattern      string          `json:"pattern"`
-	Goal         string          `json:"goal"`
-	Context      string          `json:"context"`
-	Participants json.RawMessage `json:"participants"`
+	Pattern      string              `json:"pattern" jsonschema:"how the participants work together"`
+	Goal         string              `json:"goal" jsonschema:"what the session must produce"`
+	Context      string              `json:"context,omitempty" jsonschema:"what the participants need to know (default: your task's context)"`
+	Participants []collabParticipant `json:"participants" jsonschema:"the colleagues taking part (you lead: do not list yourself)"`
+}
+
+func (collabInput) constrain(c constraints) {
+	patterns := make([]string, len(sessions.Patterns))
+	for i, p := range sessions.Patterns {
+		patterns[i] = string(p)
+	}
+	c.enum("pattern", patterns...)
+	c.length("goal", 1, 4000)
+	c.length("context", 0, 20000)
+	c.items("participants", 10, 0)
+	c.prop("participants").MinItems = jsonschema.Ptr(1)
+	c.slug("participants.slug")
+	c.enum("participants.role", sessions.RoleWorker, sessions.RoleReviewer, sessions.RoleContributor)
+	c.between("participants.stage", 1, 10)
 }
 
 // startCollaboration starts a session led by the calling agent, from the
 // task it works on or the chat it answers in (the conversation, if any,
 // receives the outcome when the session ends).
-func (t *Tools) startCollaboration(ctx context.Context, c caller, input []byte) (result, error) {
+func (t *Tools) startCollaboration(ctx context.Context, c caller, in collabInput) (result, error) {
 	if t.Sessions == nil {
 		return text("collaboration sessions are not available")
-	}
-	var in collabInput
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
-	}
-	raw := in.Participants
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		raw = json.RawMessage(s) // the seed passes the list as a JSON string
-	}
-	var list []collabParticipant
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return text("invalid participants: " + err.Error())
 	}
 	create := sessions.CreateInput{Pattern: sessions.Pattern(in.Pattern), Lead: c.agent, Goal: in.Goal, Context: in.Context, ConversationID: c.conversationID}
 	if create.Context == "" {
@@ -64,12 +61,8 @@ func (t *Tools) startCollaboration(ctx context.Context, c caller, input []byte) 
 			create.ConversationID = task.ConversationID
 		}
 	}
-	for _, x := range list {
-		slug := x.Slug
-		if slug == "" {
-			slug = x.Agent
-		}
-		create.Participants = append(create.Participants, sessions.ParticipantInput{Agent: slug, Role: x.Role, Stage: x.Stage})
+	for _, x := range in.Participants {
+		create.Participants = append(create.Participants, sessions.ParticipantInput{Agent: x.Slug, Role: x.Role, Stage: x.Stage})
 	}
 	ses, err := t.Sessions.Create(ctx, c.teamID, "agent:"+c.agent, create)
 	if err != nil {

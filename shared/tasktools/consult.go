@@ -2,92 +2,162 @@ package tasktools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/consultations"
-	"github.com/conclave-ai/conclave/shared/models"
-	"github.com/conclave-ai/conclave/shared/toolset"
 )
 
-var consultSpec = models.Tool{Name: toolset.ConsultSpecialist,
-	Description: `Ask a specialist colleague a question; the orchestrator chooses who answers (your suggestion is only a hint), shares only a curated context with secrets removed, and returns the answer. Repeating a question, waiting on each other or too many open consultations escalate to a human. ` +
-		`Ask: {"question", "context": {"current_task", "specific_concern", "attempted_approaches": [], "relevant_files": [], "error_messages": []}, "suggested_agent": slug, "urgency": "low|normal|high|critical"}. ` +
-		`Follow up on your consultation: {"consultation_id", "message"}. Close it once answered (it holds one of your 3 consultation slots until then): {"consultation_id", "resolved": true, "rating": 1-5, "lessons_learned"}. Read it (a human's answer after an escalation): {"consultation_id"}.`}
+const consultDescription = `Ask a specialist colleague a question; the orchestrator chooses who answers (your suggestion is only a hint), shares only a curated context with secrets removed, and returns the answer. ` +
+	`Repeating a question, waiting on each other or too many open consultations escalate to a human. ` +
+	`Follow up with consultation_follow_up, close it with close_consultation once answered, read it with read_consultation.`
 
-// consultInput is a new question (no consultation_id), a follow-up
-// (message), the outcome that closes it (resolved), or a read.
-type consultInput struct {
-	consultations.RequestInput
-	ConsultationID string `json:"consultation_id"`
-	Message        string `json:"message"`
-	Resolved       bool   `json:"resolved"`
-	Rating         int    `json:"rating"`
-	LessonsLearned string `json:"lessons_learned"`
+// consultContext is what the specialist is told of the asker's work
+// (consultations.RequestContext, described for the model).
+type consultContext struct {
+	CurrentTask         string   `json:"current_task,omitempty" jsonschema:"what you are working on"`
+	SpecificConcern     string   `json:"specific_concern,omitempty" jsonschema:"what exactly you need help with"`
+	AttemptedApproaches []string `json:"attempted_approaches,omitempty" jsonschema:"what you tried already"`
+	RelevantFiles       []string `json:"relevant_files,omitempty" jsonschema:"files the question is about"`
+	ErrorMessages       []string `json:"error_messages,omitempty" jsonschema:"error messages you got"`
 }
 
-// consult runs a consultation with the caller as the requesting agent, or
-// follows up on or closes one of the caller's, through the same service
-// as the HTTP API. Closing matters: an answered consultation counts as
-// active (a slot of the caller's 3, and a wait circular detection sees)
-// until its outcome is recorded or it has been idle for
-// consultations.IdleLimit. In a chat the specialist's answer must come
-// before the turn's deadline: the call is bounded by it (a late answer
-// escalates the consultation).
-func (t *Tools) consult(ctx context.Context, c caller, input []byte) (result, error) {
-	var in consultInput
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
+// consultInput asks a new question (consult_specialist).
+type consultInput struct {
+	Question       string         `json:"question" jsonschema:"the question"`
+	Context        consultContext `json:"context,omitzero" jsonschema:"your situation, curated for the specialist (secrets are removed)"`
+	SuggestedAgent string         `json:"suggested_agent,omitempty" jsonschema:"slug of a colleague you think fits (a hint only)"`
+	Urgency        string         `json:"urgency,omitempty" jsonschema:"how urgent it is (default normal)"`
+}
+
+func (consultInput) constrain(c constraints) {
+	c.length("question", 1, consultations.MaxQuestion)
+	c.length("context.current_task", 0, consultations.MaxField)
+	c.length("context.specific_concern", 0, consultations.MaxField)
+	for _, list := range []string{"attempted_approaches", "relevant_files", "error_messages"} {
+		c.items("context."+list, consultations.MaxListItems, consultations.MaxListItem)
 	}
-	in.ConsultationID = strings.TrimSpace(in.ConsultationID)
-	if !c.waitUntil.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, c.waitUntil.Add(-time.Second))
-		defer cancel()
-	}
-	if in.ConsultationID == "" {
-		if in.Message != "" || in.Resolved {
-			return text("rejected: consultation_id is required to follow up on or close a consultation")
-		}
-		in.RequestingAgent = c.agent
-		cons, err := t.Consultations.Request(ctx, c.teamID, in.RequestInput)
-		if err != nil {
-			return refused(err)
-		}
-		return text(consultSummary(cons))
-	}
-	if in.Message != "" && in.Resolved {
-		return text("rejected: send a follow-up message or close the consultation (resolved), not both in one call")
-	}
-	// A rating or lessons without resolved, or a new question on an open
-	// consultation, would otherwise be read as a plain read and dropped
-	// without the agent knowing.
-	if !in.Resolved && (in.Rating != 0 || in.LessonsLearned != "") {
-		return text("rejected: rating and lessons_learned close a consultation: add \"resolved\": true")
-	}
-	if strings.TrimSpace(in.Question) != "" {
-		return text("rejected: a question starts a new consultation: leave out consultation_id, or follow up on this one with message")
-	}
-	cons, err := t.Consultations.Get(ctx, c.teamID, in.ConsultationID)
-	if err != nil {
-		return refused(err)
-	}
-	if cons.RequestingAgent != c.agent {
-		// Only the requester follows up on or rates its consultation.
-		return text(fmt.Sprintf("rejected: consultation %s is not one you asked", cons.ID))
-	}
-	switch {
-	case in.Message != "":
-		cons, err = t.Consultations.Exchange(ctx, c.teamID, cons.ID, consultations.ExchangeInput{Message: in.Message})
-	case in.Resolved:
-		cons, err = t.Consultations.RecordOutcome(ctx, c.teamID, cons.ID, consultations.OutcomeInput{Rating: in.Rating, LessonsLearned: in.LessonsLearned})
-	}
+	c.slug("suggested_agent")
+	c.enum("urgency", consultations.Urgencies...)
+}
+
+type consultationIDInput struct {
+	ConsultationID string `json:"consultation_id" jsonschema:"the id of a consultation you asked (cons_…)"`
+}
+
+func (consultationIDInput) constrain(c constraints) { c.length("consultation_id", 1, maxID) }
+
+type followUpInput struct {
+	ConsultationID string `json:"consultation_id" jsonschema:"the id of a consultation you asked (cons_…)"`
+	Message        string `json:"message" jsonschema:"your follow-up to the specialist"`
+}
+
+func (followUpInput) constrain(c constraints) {
+	c.length("consultation_id", 1, maxID)
+	c.length("message", 1, consultations.MaxQuestion)
+}
+
+type closeInput struct {
+	ConsultationID string `json:"consultation_id" jsonschema:"the id of a consultation you asked (cons_…)"`
+	Rating         int    `json:"rating" jsonschema:"how helpful the answer was, from 1 (not at all) to 5 (fully)"`
+	LessonsLearned string `json:"lessons_learned,omitempty" jsonschema:"what the team should remember from it"`
+}
+
+func (closeInput) constrain(c constraints) {
+	c.length("consultation_id", 1, maxID)
+	c.between("rating", 1, 5)
+	c.length("lessons_learned", 0, consultations.MaxLessons)
+}
+
+// consult runs a consultation with the caller as the requesting agent,
+// through the same service as the HTTP API. In a chat the specialist's
+// answer must come before the turn's deadline: the call is bounded by it
+// (a late answer escalates the consultation).
+func (t *Tools) consult(ctx context.Context, c caller, in consultInput) (result, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	cons, err := t.Consultations.Request(ctx, c.teamID, consultations.RequestInput{
+		RequestingAgent: c.agent, Question: in.Question, SuggestedAgent: in.SuggestedAgent, Urgency: in.Urgency,
+		Context: consultations.RequestContext{CurrentTask: in.Context.CurrentTask, SpecificConcern: in.Context.SpecificConcern,
+			AttemptedApproaches: in.Context.AttemptedApproaches, RelevantFiles: in.Context.RelevantFiles, ErrorMessages: in.Context.ErrorMessages},
+	})
 	if err != nil {
 		return refused(err)
 	}
 	return text(consultSummary(cons))
+}
+
+// bounded is ctx bounded by a chat's wait, if any.
+func (c caller) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.waitUntil.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, c.waitUntil.Add(-time.Second))
+}
+
+// ownConsultation reads a consultation the caller asked: only the
+// requester follows up on, rates or reads it here.
+func (t *Tools) ownConsultation(ctx context.Context, c caller, id string) (consultations.Consultation, *result, error) {
+	cons, err := t.Consultations.Get(ctx, c.teamID, strings.TrimSpace(id))
+	if err != nil {
+		res, err := refused(err)
+		return cons, &res, err
+	}
+	if cons.RequestingAgent != c.agent {
+		res := result{text: fmt.Sprintf("rejected: consultation %s is not one you asked", cons.ID)}
+		return cons, &res, nil
+	}
+	return cons, nil, nil
+}
+
+// consultFollowUp sends the specialist another message
+// (consultation_follow_up).
+func (t *Tools) consultFollowUp(ctx context.Context, c caller, in followUpInput) (result, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	cons, res, err := t.ownConsultation(ctx, c, in.ConsultationID)
+	if res != nil || err != nil {
+		return deref(res), err
+	}
+	cons, err = t.Consultations.Exchange(ctx, c.teamID, cons.ID, consultations.ExchangeInput{Message: in.Message})
+	if err != nil {
+		return refused(err)
+	}
+	return text(consultSummary(cons))
+}
+
+// closeConsultation records the outcome (close_consultation). Closing
+// matters: an answered consultation counts as active (a slot of the
+// caller's 3, and a wait circular detection sees) until its outcome is
+// recorded or it has been idle for consultations.IdleLimit.
+func (t *Tools) closeConsultation(ctx context.Context, c caller, in closeInput) (result, error) {
+	cons, res, err := t.ownConsultation(ctx, c, in.ConsultationID)
+	if res != nil || err != nil {
+		return deref(res), err
+	}
+	cons, err = t.Consultations.RecordOutcome(ctx, c.teamID, cons.ID, consultations.OutcomeInput{Rating: in.Rating, LessonsLearned: in.LessonsLearned})
+	if err != nil {
+		return refused(err)
+	}
+	return text(consultSummary(cons))
+}
+
+// readConsultation reads one (read_consultation): a human's answer after
+// an escalation arrives here and in the inbox.
+func (t *Tools) readConsultation(ctx context.Context, c caller, in consultationIDInput) (result, error) {
+	cons, res, err := t.ownConsultation(ctx, c, in.ConsultationID)
+	if res != nil || err != nil {
+		return deref(res), err
+	}
+	return text(consultSummary(cons))
+}
+
+func deref(r *result) result {
+	if r == nil {
+		return result{}
+	}
+	return *r
 }
 
 // consultSummary is a consultation as the requesting agent reads it.
@@ -115,8 +185,8 @@ func consultSummary(c consultations.Consultation) string {
 	switch {
 	case c.Outcome != nil:
 		fmt.Fprintf(&b, "\nClosed with your rating %d.", c.Outcome.Rating)
-	case c.Status == consultations.InProgress:
-		fmt.Fprintf(&b, "\nFollow up with {\"consultation_id\": %q, \"message\"}; when you have what you need, close it with {\"consultation_id\": %q, \"resolved\": true, \"rating\": 1-5, \"lessons_learned\"}.", c.ID, c.ID)
+	case c.Response != nil || c.Status == consultations.InProgress:
+		fmt.Fprintf(&b, "\nFollow up with consultation_follow_up; when you have what you need, close it with close_consultation (consultation_id %q, your rating 1-5).", c.ID)
 	}
 	return b.String()
 }

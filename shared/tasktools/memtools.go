@@ -2,8 +2,8 @@ package tasktools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,18 +19,32 @@ type MemoryTools interface {
 // maxRecall bounds what search_memories returns.
 const maxRecall = 10
 
+type searchInput struct {
+	Query string `json:"query" jsonschema:"words to look for"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many memories at most (default 5)"`
+}
+
+func (searchInput) constrain(c constraints) {
+	c.length("query", 1, memory.MaxContent)
+	c.between("limit", 1, maxRecall)
+}
+
+type shareInput struct {
+	Content string `json:"content" jsonschema:"what the team should remember"`
+	Type    string `json:"type,omitempty" jsonschema:"what kind of memory it is (default fact)"`
+}
+
+func (shareInput) constrain(c constraints) {
+	c.length("content", 1, memory.MaxContent)
+	// The user profile is written by the API, not by an agent's tool.
+	c.enum("type", slices.DeleteFunc(slices.Clone(memory.Types), func(t string) bool { return t == "user_profile" })...)
+}
+
 // searchMemories returns the memories the agent can see that share the
 // most words with the query, best first (newest first among equals).
-func (t *Tools) searchMemories(ctx context.Context, c caller, input []byte) (result, error) {
+func (t *Tools) searchMemories(ctx context.Context, c caller, in searchInput) (result, error) {
 	if t.Memories == nil {
 		return text("memories are not available")
-	}
-	var in struct {
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
-	}
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
 	}
 	words := wordSet(in.Query)
 	if len(words) == 0 {
@@ -77,16 +91,9 @@ func (t *Tools) searchMemories(ctx context.Context, c caller, input []byte) (res
 
 // shareMemory stores a memory shared with the team (the memory bus: every
 // agent's next context holds it).
-func (t *Tools) shareMemory(ctx context.Context, c caller, input []byte) (result, error) {
+func (t *Tools) shareMemory(ctx context.Context, c caller, in shareInput) (result, error) {
 	if t.Memories == nil {
 		return text("memories are not available")
-	}
-	var in struct {
-		Content string `json:"content"`
-		Type    string `json:"type"`
-	}
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
 	}
 	m, err := t.Memories.Create(ctx, c.teamID, c.agent, memory.CreateInput{Type: in.Type, Visibility: memory.Shared, Content: in.Content})
 	if err != nil {

@@ -1,7 +1,6 @@
 package tasktools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,47 +17,54 @@ import (
 const maxReportSummary = 3000
 
 type reportInput struct {
-	ToAgent string `json:"to_agent"`
-	// FromAgent is the seed's name for the specialist asked (the report
-	// comes from it); to_agent wins when both are given.
-	FromAgent   string          `json:"from_agent"`
-	ReportType  string          `json:"report_type"`
-	Title       string          `json:"title"`
-	Parameters  json.RawMessage `json:"parameters"`
-	Format      string          `json:"format"`
-	MaxSections *int            `json:"max_sections"`
+	ToAgent     string         `json:"to_agent" jsonschema:"slug of the colleague who writes the report"`
+	ReportType  string         `json:"report_type" jsonschema:"the report's template"`
+	Title       string         `json:"title" jsonschema:"the report's title"`
+	Parameters  map[string]any `json:"parameters,omitempty" jsonschema:"what the report is about, as the template reads it (for example topic, scope, files)"`
+	Format      string         `json:"format,omitempty" jsonschema:"how it is written (default markdown)"`
+	MaxSections int            `json:"max_sections,omitempty" jsonschema:"how many sections at most"`
 	// WaitForResult waits for the report's task to end (as
 	// delegate_task does) and returns its answer; by default the tool
 	// returns the report id at once.
-	WaitForResult bool `json:"wait_for_result"`
+	WaitForResult bool `json:"wait_for_result,omitempty" jsonschema:"wait for the report (in a task only; default false: the report id comes back at once)"`
 }
+
+func (reportInput) constrain(c constraints) {
+	c.slug("to_agent")
+	c.enum("report_type", reports.Types...)
+	c.length("title", 1, 500)
+	c.enum("format", reports.AllFormats...)
+	c.between("max_sections", 1, reports.MaxSections)
+}
+
+type reportIDInput struct {
+	ReportID string `json:"report_id" jsonschema:"the id of a report you requested (rep_…)"`
+}
+
+func (reportIDInput) constrain(c constraints) { c.length("report_id", 1, maxID) }
 
 // requestReport asks a specialist for a report through the same service as
 // POST /v1/reports: a delegation from the task being worked on (its depth,
 // chain, collaboration budget and the author's slots all apply). It
 // returns the report id; get_report reads the report.
-func (t *Tools) requestReport(ctx context.Context, c caller, input []byte) (result, error) {
+func (t *Tools) requestReport(ctx context.Context, c caller, in reportInput) (result, error) {
 	if t.Reports == nil {
 		return text("reports are not available")
 	}
-	var in reportInput
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
-	}
-	params := bytes.TrimSpace(in.Parameters)
-	// The seed's tool takes the parameters as a JSON string; an object is
-	// accepted as it is.
-	var asText string
-	if len(params) > 0 && params[0] == '"' && json.Unmarshal(params, &asText) == nil {
-		params = json.RawMessage(asText)
-	}
-	to := in.ToAgent
-	if to == "" {
-		to = in.FromAgent
+	var params json.RawMessage
+	if in.Parameters != nil {
+		raw, err := json.Marshal(in.Parameters)
+		if err != nil {
+			return invalidArguments("parameters", err.Error())
+		}
+		params = raw
 	}
 	req := reports.RequestInput{
-		Type: in.ReportType, To: to, Title: in.Title, Parameters: params, Format: in.Format,
-		MaxSections: in.MaxSections, ParentTaskID: c.taskID, ConversationID: c.conversationID,
+		Type: in.ReportType, To: in.ToAgent, Title: in.Title, Parameters: params, Format: in.Format,
+		ParentTaskID: c.taskID, ConversationID: c.conversationID,
+	}
+	if in.MaxSections > 0 {
+		req.MaxSections = &in.MaxSections
 	}
 	r, err := t.Reports.Request(ctx, c.teamID, tasks.Creator{Type: "agent", ID: c.agent}, req)
 	if err != nil {
@@ -79,15 +85,9 @@ func (t *Tools) requestReport(ctx context.Context, c caller, input []byte) (resu
 
 // getReport reads a report of the team: where it stands, and its sections
 // once it is done.
-func (t *Tools) getReport(ctx context.Context, c caller, input []byte) (result, error) {
+func (t *Tools) getReport(ctx context.Context, c caller, in reportIDInput) (result, error) {
 	if t.Reports == nil {
 		return text("reports are not available")
-	}
-	var in struct {
-		ReportID string `json:"report_id"`
-	}
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
 	}
 	r, err := t.Reports.Get(ctx, c.teamID, strings.TrimSpace(in.ReportID))
 	if err != nil {

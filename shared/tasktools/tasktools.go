@@ -12,7 +12,6 @@ package tasktools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -52,23 +51,57 @@ type Tools struct {
 	Reports *reports.Service
 	// Consultations serves consult_specialist; nil leaves the tool out.
 	Consultations *consultations.Service
+	// Colleagues answers find_colleagues through the ExpertGate
+	// (discovery.Service); nil leaves the tool out.
+	Colleagues ColleagueFinder
 }
 
 var _ worker.Tools = (*Tools)(nil)
 
-// specs describes every tool of the catalog.
-var specs = map[string]models.Tool{
-	toolset.DelegateTask:       {Name: toolset.DelegateTask, Description: `Delegate a sub-task to a specialist agent and (by default) wait for its result. Input: {"to_agent": slug, "title", "instructions", "expected_output", "task_type", "priority", "wait_for_result": true}`},
-	toolset.CheckTaskStatus:    {Name: toolset.CheckTaskStatus, Description: `Check a task you delegated. Input: {"task_id"}`},
-	toolset.SendAgentMessage:   {Name: toolset.SendAgentMessage, Description: `Send a message to another agent, or to a channel (team, task:<id>). Input: {"to_agent": slug, "message", "message_type": "notification", "channel"}`},
-	toolset.GetAgentInbox:      {Name: toolset.GetAgentInbox, Description: `Read your unread messages from other agents (they are marked read). Input: {"unread_only": true}`},
-	toolset.RequestReport:      {Name: toolset.RequestReport, Description: `Request a structured report from a specialist agent; returns the report id. Types: code_review, security_audit, research_summary, data_analysis, risk_assessment, performance_report, comparison, action_plan. Input: {"to_agent": slug, "report_type", "title", "parameters": {…}, "format": "markdown|json|bullet_points", "max_sections": 10, "wait_for_result": false}`},
-	toolset.GetReport:          {Name: toolset.GetReport, Description: `Read a report you requested: its status and, once done, its sections. Input: {"report_id"}`},
-	toolset.StartCollaboration: startCollaborationSpec,
-	toolset.HandoffTo:          {Name: toolset.HandoffTo, Description: `Hand this conversation over to a colleague better placed to help: they answer the user from the next message on. Input: {"to_agent": slug, "reason", "context_summary"}`},
-	toolset.SearchMemories:     {Name: toolset.SearchMemories, Description: `Search what you and the team remember (shared memories and your own). Input: {"query", "limit": 5}`},
-	toolset.ConsultSpecialist:  consultSpec,
-	toolset.ShareMemory:        {Name: toolset.ShareMemory, Description: `Share something the whole team should remember. Input: {"content", "type": "fact|preference|procedural|episodic"}`},
+// catalog is every tool of the toolset, by name: its input type gives its
+// schema (schema.go).
+var catalog = func() map[string]def {
+	out := map[string]def{}
+	for _, d := range []def{
+		define(toolset.DelegateTask, `Delegate a sub-task to a colleague (a slug of your team: find one with find_colleagues) and, by default, wait for its result.`, (*Tools).delegate),
+		define(toolset.CheckTaskStatus, `Check a task you delegated: its status and, once it ended, its result.`, (*Tools).checkStatus),
+		define(toolset.RequestReport, `Request a structured report from a colleague; returns the report id (read it with get_report), or waits for it with wait_for_result.`, (*Tools).requestReport),
+		define(toolset.GetReport, `Read a report you requested: its status and, once done, its sections.`, (*Tools).getReport),
+		define(toolset.StartCollaboration, `Start a multi-agent collaboration session that you lead; follow it on the collab:<session id> channel.`, (*Tools).startCollaboration),
+		define(toolset.SendAgentMessage, `Send a message to a colleague (to_agent), or to a channel (team, task:<id>, collab:<id>).`, (*Tools).sendMessage),
+		define(toolset.GetAgentInbox, `Read your messages from other agents (the unread ones are marked read).`, (*Tools).inbox),
+		define(toolset.HandoffTo, `Hand this conversation over to a colleague better placed to help: they answer the user from the next message on.`, (*Tools).handoffTo),
+		define(toolset.SearchMemories, `Search what you and the team remember (shared memories and your own).`, (*Tools).searchMemories),
+		define(toolset.ShareMemory, `Share something the whole team should remember.`, (*Tools).shareMemory),
+		define(toolset.ConsultSpecialist, consultDescription, (*Tools).consult),
+		define(toolset.ConsultationFollowUp, `Follow up on a consultation you asked (consult_specialist) with another message to the same specialist.`, (*Tools).consultFollowUp),
+		define(toolset.CloseConsultation, `Close a consultation you asked once it answered you, with your rating: it holds one of your 3 consultation slots until then.`, (*Tools).closeConsultation),
+		define(toolset.ReadConsultation, `Read a consultation you asked: its status and answer (a human's, after an escalation).`, (*Tools).readConsultation),
+		define(toolset.FindColleagues, `Ask the ExpertGate which colleagues fit a need: each candidate's slug, name, matching skills, confidence, availability and load.`, (*Tools).findColleagues),
+	} {
+		out[d.spec.Name] = d
+	}
+	for _, name := range toolset.Names() {
+		if _, ok := out[name]; !ok {
+			panic("tasktools: no tool for catalog entry " + name)
+		}
+	}
+	return out
+}()
+
+// available reports whether the service a tool needs is wired: a tool
+// whose service is not is left out (sessions while their flag is off, a
+// function without consultations or without the gate).
+func (t *Tools) available(name string) bool {
+	switch name {
+	case toolset.StartCollaboration:
+		return t.Sessions != nil
+	case toolset.ConsultSpecialist, toolset.ConsultationFollowUp, toolset.CloseConsultation, toolset.ReadConsultation:
+		return t.Consultations != nil
+	case toolset.FindColleagues:
+		return t.Colleagues != nil
+	}
+	return true
 }
 
 // offered are the specs of the tools a may call at where.
@@ -79,10 +112,9 @@ func (t *Tools) offered(a agents.Agent, where toolset.Where) []models.Tool {
 	}
 	var out []models.Tool
 	for _, name := range toolset.Allowed(t.Flags, declared, where) {
-		if name == toolset.StartCollaboration && t.Sessions == nil || name == toolset.ConsultSpecialist && t.Consultations == nil {
-			continue
+		if t.available(name) {
+			out = append(out, catalog[name].spec)
 		}
-		out = append(out, specs[name])
 	}
 	return out
 }
@@ -121,28 +153,11 @@ type result struct {
 
 func text(s string) (result, error) { return result{text: s}, nil }
 
-type tool func(context.Context, caller, []byte) (result, error)
-
-func (t *Tools) tools() map[string]tool {
-	return map[string]tool{
-		toolset.DelegateTask:       t.delegate,
-		toolset.CheckTaskStatus:    t.checkStatus,
-		toolset.SendAgentMessage:   t.sendMessage,
-		toolset.GetAgentInbox:      t.inbox,
-		toolset.StartCollaboration: t.startCollaboration,
-		toolset.RequestReport:      t.requestReport,
-		toolset.GetReport:          t.getReport,
-		toolset.HandoffTo:          t.handoffTo,
-		toolset.SearchMemories:     t.searchMemories,
-		toolset.ShareMemory:        t.shareMemory,
-		toolset.ConsultSpecialist:  t.consult,
-	}
-}
-
-// call runs a tool the caller was offered; any other is refused (a model
-// may name a tool it was not given).
+// call runs a tool the caller was offered, once its arguments match its
+// schema; any other is refused (a model may name a tool it was not
+// given).
 func (t *Tools) call(ctx context.Context, c caller, call models.ToolCall) (result, error) {
-	fn, ok := t.tools()[call.Name]
+	d, ok := catalog[call.Name]
 	offered := c.allowed == nil
 	for _, sp := range c.allowed {
 		offered = offered || sp.Name == call.Name
@@ -150,17 +165,74 @@ func (t *Tools) call(ctx context.Context, c caller, call models.ToolCall) (resul
 	if !ok || !offered {
 		return text("tool " + call.Name + " is not available to you")
 	}
-	return fn(ctx, c, []byte(call.Input))
+	// Nothing acts on arguments its schema refuses: the model reads which
+	// field is wrong as the tool's result, and the task or turn goes on.
+	if res, valid := d.validate(call.Input); !valid {
+		return res, nil
+	}
+	input := call.Input
+	if strings.TrimSpace(input) == "" {
+		input = "{}"
+	}
+	return d.run(t, ctx, c, []byte(input))
 }
 
 type delegateInput struct {
-	ToAgent        string `json:"to_agent"`
-	TaskType       string `json:"task_type"`
-	Title          string `json:"title"`
-	Instructions   string `json:"instructions"`
-	ExpectedOutput string `json:"expected_output"`
-	Priority       string `json:"priority"`
-	WaitForResult  *bool  `json:"wait_for_result"`
+	ToAgent        string `json:"to_agent" jsonschema:"slug of the colleague who does the task (a slug of your team; find_colleagues finds one)"`
+	Instructions   string `json:"instructions" jsonschema:"what to do, with everything the colleague needs to know"`
+	Title          string `json:"title,omitempty" jsonschema:"a short title (default: the first line of the instructions)"`
+	ExpectedOutput string `json:"expected_output,omitempty" jsonschema:"what the result should contain"`
+	TaskType       string `json:"task_type,omitempty" jsonschema:"the kind of work"`
+	Priority       string `json:"priority,omitempty" jsonschema:"the task's priority (default normal)"`
+	WaitForResult  *bool  `json:"wait_for_result,omitempty" jsonschema:"wait for the result (default true); false returns the task id at once"`
+}
+
+func (delegateInput) constrain(c constraints) {
+	c.slug("to_agent")
+	c.length("instructions", 1, 20000)
+	c.length("title", 0, 500)
+	c.length("expected_output", 0, 20000)
+	c.enum("task_type", tasks.Types...)
+	c.enum("priority", tasks.Priorities...)
+}
+
+// maxID bounds an id argument (task, report, consultation).
+const maxID = 100
+
+type taskIDInput struct {
+	TaskID string `json:"task_id" jsonschema:"the id of a task you delegated (task_…)"`
+}
+
+func (taskIDInput) constrain(c constraints) { c.length("task_id", 1, maxID) }
+
+type messageInput struct {
+	ToAgent string `json:"to_agent,omitempty" jsonschema:"slug of the colleague to message (a direct message); leave out for a channel message"`
+	Message string `json:"message" jsonschema:"the message"`
+	Type    string `json:"message_type,omitempty" jsonschema:"what kind of message it is (default notification)"`
+	Channel string `json:"channel,omitempty" jsonschema:"a channel instead of a colleague: team, task:<id> or collab:<id>"`
+}
+
+func (messageInput) constrain(c constraints) {
+	c.slug("to_agent")
+	c.length("message", 1, messaging.MaxContent)
+	c.enum("message_type", messaging.Types...)
+	c.length("channel", 1, maxID)
+}
+
+type inboxInput struct {
+	UnreadOnly *bool `json:"unread_only,omitempty" jsonschema:"only the unread messages (default true)"`
+}
+
+type handoffInput struct {
+	ToAgent string `json:"to_agent" jsonschema:"slug of the colleague who takes the conversation over"`
+	Reason  string `json:"reason" jsonschema:"why they are better placed to help"`
+	Summary string `json:"context_summary,omitempty" jsonschema:"what they need to know of the conversation so far"`
+}
+
+func (handoffInput) constrain(c constraints) {
+	c.slug("to_agent")
+	c.length("reason", 1, conversations.MaxReason)
+	c.length("context_summary", 0, conversations.MaxSummary)
 }
 
 // Call implements worker.Tools. The worker runs only the tools it offered
@@ -179,11 +251,7 @@ func (t *Tools) Call(ctx context.Context, p workflow.TaskInput, call models.Tool
 // tool's result. A chat's waits here, until the caller's waitUntil (the
 // reply must still be written): a result in time is the tool's output;
 // otherwise the task goes on and posts its result into the conversation.
-func (t *Tools) delegate(ctx context.Context, c caller, input []byte) (result, error) {
-	var in delegateInput
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
-	}
+func (t *Tools) delegate(ctx context.Context, c caller, in delegateInput) (result, error) {
 	if in.Title == "" {
 		in.Title = firstLine(in.Instructions)
 	}
@@ -243,13 +311,7 @@ func (t *Tools) awaitInChat(ctx context.Context, c caller, child tasks.Task, ref
 	return result{text: fmt.Sprintf("task %s (%s) is still running; its result will be posted in this conversation when it is done. Tell the user.", child.ID, child.Assignee), pending: ref}, nil
 }
 
-func (t *Tools) checkStatus(ctx context.Context, c caller, input []byte) (result, error) {
-	var in struct {
-		TaskID string `json:"task_id"`
-	}
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
-	}
+func (t *Tools) checkStatus(ctx context.Context, c caller, in taskIDInput) (result, error) {
 	got, err := t.Tasks.Get(ctx, c.teamID, in.TaskID)
 	if err != nil {
 		return refused(err)
@@ -257,18 +319,9 @@ func (t *Tools) checkStatus(ctx context.Context, c caller, input []byte) (result
 	return text(got.Outcome())
 }
 
-func (t *Tools) sendMessage(ctx context.Context, c caller, input []byte) (result, error) {
+func (t *Tools) sendMessage(ctx context.Context, c caller, in messageInput) (result, error) {
 	if t.Messages == nil {
 		return text("messaging is not available")
-	}
-	var in struct {
-		ToAgent string `json:"to_agent"`
-		Message string `json:"message"`
-		Type    string `json:"message_type"`
-		Channel string `json:"channel"`
-	}
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
 	}
 	md := map[string]any{}
 	if c.taskID != "" {
@@ -284,14 +337,10 @@ func (t *Tools) sendMessage(ctx context.Context, c caller, input []byte) (result
 	return text(fmt.Sprintf("sent message %s on %s", m.ID, m.Channel))
 }
 
-func (t *Tools) inbox(ctx context.Context, c caller, input []byte) (result, error) {
+func (t *Tools) inbox(ctx context.Context, c caller, in inboxInput) (result, error) {
 	if t.Messages == nil {
 		return text("messaging is not available")
 	}
-	var in struct {
-		UnreadOnly *bool `json:"unread_only"`
-	}
-	_ = json.Unmarshal(input, &in)
 	list, _, err := t.Messages.Inbox(ctx, c.teamID, c.agent, messaging.InboxQuery{All: in.UnreadOnly != nil && !*in.UnreadOnly, Page: paging.Page{Limit: 10}})
 	if err != nil {
 		return refused(err)
@@ -308,17 +357,9 @@ func (t *Tools) inbox(ctx context.Context, c caller, input []byte) (result, erro
 
 // handoffTo asks for the conversation to move to another agent; the turn
 // checks and commits it (conversations, tools.go).
-func (t *Tools) handoffTo(_ context.Context, c caller, input []byte) (result, error) {
+func (t *Tools) handoffTo(_ context.Context, c caller, in handoffInput) (result, error) {
 	if !c.inChat() {
 		return text("there is no conversation to hand over")
-	}
-	var in struct {
-		ToAgent string `json:"to_agent"`
-		Reason  string `json:"reason"`
-		Summary string `json:"context_summary"`
-	}
-	if err := json.Unmarshal(input, &in); err != nil {
-		return text("invalid input: " + err.Error())
 	}
 	return result{handoff: &conversations.HandoffRequest{To: strings.TrimSpace(in.ToAgent), Reason: in.Reason, Summary: in.Summary}}, nil
 }

@@ -230,32 +230,36 @@ func TestRejectedDelegationsComeBackAsToolOutput(t *testing.T) {
 		output string
 	}{
 		{"to itself", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
-			`{"to_agent":"kyra","title":"x"}`, `^rejected \(SelfDelegation\): an agent cannot delegate a task to itself$`},
+			`{"to_agent":"kyra","title":"x","instructions":"do x"}`, `^rejected \(SelfDelegation\): an agent cannot delegate a task to itself$`},
 		{"to an unknown agent", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
-			`{"to_agent":"nobody","title":"x"}`, `^rejected: agent "nobody" not found$`},
+			`{"to_agent":"nobody","title":"x","instructions":"do x"}`, `^rejected: agent "nobody" not found$`},
 		{"to a busy agent", func(tb testing.TB, f *fixture) workflow.TaskInput {
 			for range tasks.MaxActivePerAgent {
 				f.working(tb, "luke")
 			}
 			return f.working(tb, "kyra")
-		}, `{"to_agent":"luke","title":"x"}`, `^rejected \(ConcurrencyLimit\): agent "luke" already has 5 running or queued tasks$`},
+		}, `{"to_agent":"luke","title":"x","instructions":"do x"}`, `^rejected \(ConcurrencyLimit\): agent "luke" already has 5 running or queued tasks$`},
 		{"back up the chain", func(tb testing.TB, f *fixture) workflow.TaskInput {
 			kyra := f.working(tb, "kyra")
 			id := f.delegate(tb, kyra, "luke")
 			_, err := f.tasks.Start(context.Background(), team, id, "agent:luke")
 			require.NoError(tb, err)
 			return workflow.TaskInput{TeamID: team, TaskID: id, Assignee: "luke"}
-		}, `{"to_agent":"kyra","title":"x"}`, `^rejected \(CycleDetected\): agent "kyra" is already in the delegation chain kyra → luke$`},
+		}, `{"to_agent":"kyra","title":"x","instructions":"do x"}`, `^rejected \(CycleDetected\): agent "kyra" is already in the delegation chain kyra → luke$`},
 		{"from a task that is not running", func(tb testing.TB, f *fixture) workflow.TaskInput {
 			p := f.working(tb, "kyra")
 			_, err := f.tasks.Complete(context.Background(), team, p.TaskID, "u", "done", nil)
 			require.NoError(tb, err)
 			return p
-		}, `{"to_agent":"luke","title":"x"}`, `^rejected \(InvalidTransition\): the parent task is completed; only a running task can delegate$`},
+		}, `{"to_agent":"luke","title":"x","instructions":"do x"}`, `^rejected \(InvalidTransition\): the parent task is completed; only a running task can delegate$`},
 		{"with an invalid field", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
-			`{"to_agent":"luke","title":"x","task_type":"dance"}`, `^rejected: type must be one of `},
+			`{"to_agent":"luke","title":"x","instructions":"do x","task_type":"dance"}`, `^\{"error":"invalid_arguments","field":"task_type","message":"enum: dance does not equal any of: \[research `},
+		{"without instructions", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
+			`{"to_agent":"luke","title":"x"}`, `^\{"error":"invalid_arguments","field":"instructions","message":"required argument missing"\}$`},
+		{"with the API's name for the assignee", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
+			`{"assignee":"luke","to_agent":"luke","instructions":"do x"}`, `^\{"error":"invalid_arguments","field":"assignee","message":"not an argument of this tool"\}$`},
 		{"with unreadable input", func(tb testing.TB, f *fixture) workflow.TaskInput { return f.working(tb, "kyra") },
-			`{"to_agent":`, `^invalid input: `},
+			`{"to_agent":`, `^\{"error":"invalid_arguments","message":"the arguments are not valid JSON: `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -289,7 +293,8 @@ func TestCheckTaskStatusDescribesTheTask(t *testing.T) {
 	assert.Equal(t, "task "+id+" by luke ended failed: the repository is private", check())
 
 	assert.Equal(t, `rejected: task "task_nope" not found`, f.call(t, p, "check_task_status", `{"task_id":"task_nope"}`))
-	assert.Regexp(t, `^invalid input: `, f.call(t, p, "check_task_status", `not json`))
+	assert.Regexp(t, `^\{"error":"invalid_arguments","message":"the arguments are not valid JSON`, f.call(t, p, "check_task_status", `not json`))
+	assert.Equal(t, `{"error":"invalid_arguments","field":"task_id","message":"type: 42 has type \"integer\", want \"string\""}`, f.call(t, p, "check_task_status", `{"task_id":42}`))
 }
 
 func TestSendAgentMessageAndReadTheInbox(t *testing.T) {
@@ -327,10 +332,11 @@ func TestSendAgentMessageRefusalsComeBackAsToolOutput(t *testing.T) {
 	for input, want := range map[string]string{
 		`{"to_agent":"nobody","message":"hi"}`:                       `^rejected: agent "nobody" not found$`,
 		`{"to_agent":"kyra","message":"hi"}`:                         `^rejected: an agent cannot message itself$`,
-		`{"to_agent":"luke","message":"hi","message_type":"gossip"}`: `^rejected: type must be one of `,
+		`{"to_agent":"luke","message":"hi","message_type":"gossip"}`: `^\{"error":"invalid_arguments","field":"message_type"`,
 		`{"to_agent":"luke","message":"   "}`:                        `^rejected: content must be 1 to 8000 characters$`,
+		`{"to_agent":"luke","message":""}`:                           `^\{"error":"invalid_arguments","field":"message"`,
 		`{"channel":"task:task_nope","message":"hi"}`:                `^rejected: task "task_nope" not found$`,
-		`{"to_agent":`: `^invalid input: `,
+		`{"to_agent":`: `^\{"error":"invalid_arguments"`,
 	} {
 		assert.Regexp(t, want, f.call(t, kyra, "send_agent_message", input), input)
 	}

@@ -8,7 +8,9 @@
 // with collaboration off an agent gets no tool at all; task_delegation
 // adds delegation and reports; sessions adds start_collaboration. An
 // agent's declared tools (skills[].tools) are the tools it may call beyond
-// the collaboration tools, each still behind its flag.
+// the collaboration tools, each still behind its flag. Every tool's input
+// schema is generated from the Go type its handler decodes
+// (shared/tasktools); GET /v1/agents/{slug}/tools shows them.
 package toolset
 
 import (
@@ -29,7 +31,13 @@ const (
 	HandoffTo          = "handoff_to"
 	SearchMemories     = "search_memories"
 	ShareMemory        = "share_memory"
-	ConsultSpecialist  = "consult_specialist"
+	// A consultation is four tools, one per step, each with one input
+	// shape: ask, follow up, close (with a rating), read.
+	ConsultSpecialist    = "consult_specialist"
+	ConsultationFollowUp = "consultation_follow_up"
+	CloseConsultation    = "close_consultation"
+	ReadConsultation     = "read_consultation"
+	FindColleagues       = "find_colleagues"
 )
 
 // Where a tool is called from.
@@ -69,6 +77,13 @@ var Catalog = []Tool{
 	// A consultation: the orchestrator picks the specialist and curates
 	// the context (shared/consultations).
 	{Name: ConsultSpecialist, Flag: settings.FlagCollaboration, Where: Anywhere},
+	{Name: ConsultationFollowUp, Flag: settings.FlagCollaboration, Where: Anywhere},
+	{Name: CloseConsultation, Flag: settings.FlagCollaboration, Where: Anywhere},
+	{Name: ReadConsultation, Flag: settings.FlagCollaboration, Where: Anywhere},
+	// Who fits a need, by the ExpertGate (the same as GET
+	// /v1/agents/recommend), with availability and load: what the
+	// delegation and messaging tools need to name a colleague.
+	{Name: FindColleagues, Flag: settings.FlagCollaboration, Where: Anywhere},
 }
 
 // Known reports whether name is a tool of the catalog.
@@ -99,4 +114,27 @@ func Allowed(flags settings.Flags, declared []string, where Where) []string {
 		out = append(out, t.Name)
 	}
 	return out
+}
+
+// Contexts in which an agent's model receives tools (GET
+// /v1/agents/{slug}/tools?context=).
+const (
+	ContextChat = "chat"
+	ContextTask = "task"
+)
+
+// Offered is what an agent's model receives in one context: GET
+// /v1/agents/{slug}/tools.
+type Offered struct {
+	Agent   string        `json:"agent"`
+	Context string        `json:"context"`
+	Tools   []OfferedTool `json:"tools"`
+}
+
+// OfferedTool is one tool as the model receives it: Bedrock's toolSpec
+// (name, description, inputSchema.json).
+type OfferedTool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"input_schema"`
 }

@@ -13,7 +13,8 @@ var all = settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, 
 
 func TestEveryFlagGatesItsTools(t *testing.T) {
 	chat := toolset.Allowed(all, nil, toolset.InChat)
-	assert.Equal(t, []string{"delegate_task", "check_task_status", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist"}, chat)
+	assert.Equal(t, []string{"delegate_task", "check_task_status", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to",
+		"consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues"}, chat)
 	assert.NotContains(t, toolset.Allowed(all, nil, toolset.InTask), "handoff_to", "a task has no conversation to hand over")
 
 	noSessions := all
@@ -23,7 +24,8 @@ func TestEveryFlagGatesItsTools(t *testing.T) {
 
 	noDelegation := all
 	noDelegation.TaskDelegation = false
-	assert.Equal(t, []string{"send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist"}, toolset.Allowed(noDelegation, nil, toolset.InChat),
+	assert.Equal(t, []string{"send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues"},
+		toolset.Allowed(noDelegation, nil, toolset.InChat),
 		"no delegation, no reports, and (sessions needing delegation) no sessions")
 
 	noCollab := all

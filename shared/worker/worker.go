@@ -21,6 +21,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/prompts"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -97,9 +98,30 @@ type Memories interface {
 	ForAgent(ctx context.Context, teamID, agent string) (memory.Context, error)
 }
 
+// TeamReader reads a team's agents that are not archived in one call: the
+// worker finds the assignee among them (instead of reading it alone, so
+// the roster costs no extra call) and lists the others in its prompt.
+type TeamReader interface {
+	TeamAgents(ctx context.Context, teamID string) ([]agents.Agent, error)
+}
+
+// Inbox brings the assignee's unread messages into its task context
+// (messaging.Service implements it): read once per task, at its first
+// attempt, and marked read when that attempt ends without error.
+type Inbox interface {
+	Unread(ctx context.Context, teamID, agent string) ([]messaging.Message, error)
+	Acknowledge(ctx context.Context, teamID, agent string, ids []string) (int, error)
+}
+
 // Worker runs tasks.
 type Worker struct {
-	Agents  AgentReader
+	Agents AgentReader
+	// Team, when set, reads the assignee with its team: the prompt carries
+	// the roster (prompts.TeamBlock). Nil: the assignee alone, no roster.
+	Team TeamReader
+	// Inbox, when set, summarizes the assignee's unread messages in the
+	// prompt; nil: none.
+	Inbox   Inbox
 	Model   models.Model
 	Tools   Tools
 	Tracker Tracker // nil: run without a task record (unit tests)
@@ -127,7 +149,11 @@ type Worker struct {
 func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskResult, error) {
 	ctx = logctx.With(ctx, "team_id", p.TeamID, "task_id", p.TaskID, "step", "run")
 	if w.Tracker == nil {
-		return w.run(ctx, p, nopRecord)
+		res, seen, err := w.run(ctx, p, nopRecord)
+		if err == nil {
+			w.acknowledge(ctx, p, seen)
+		}
+		return res, err
 	}
 	deadline, err := w.Tracker.Begin(ctx, p)
 	if errors.Is(err, ErrNotRunnable) {
@@ -158,7 +184,7 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 	if err := record(Usage{}, TrackEvent{Type: "progress", Payload: started}); err != nil {
 		return workflow.TaskResult{}, notRunnable(p, err)
 	}
-	res, runErr := w.run(ctx, p, record)
+	res, seen, runErr := w.run(ctx, p, record)
 	if res.Waiting != nil && !deadline.IsZero() {
 		res.Waiting.TimeoutSeconds = max(1, int(math.Ceil(time.Until(deadline).Seconds())))
 	}
@@ -176,6 +202,11 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 		summary["message"], summary["error"] = "attempt failed", runErr.Error()
 		summary["error_type"] = fmt.Sprintf("%T", runErr)
 	}
+	if len(seen) > 0 {
+		// What the agent was shown of its inbox: read once this attempt
+		// has ended well, unread again (shown to the retry) otherwise.
+		summary["inbox_shown"] = seen
+	}
 	// A resumed attempt's result carries the usage of the attempts before
 	// it (the budgets span them); only this attempt's share is added.
 	prior := resumedUsage(p)
@@ -186,11 +217,31 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 			// machine retry the attempt and the model delegate again. This
 			// attempt's usage stays in the saved state, which the resumed
 			// attempt's budgets count; only its record on the task is lost.
+			w.acknowledge(ctx, p, seen)
 			return res, nil
 		}
 		return res, notRunnable(p, err)
 	}
+	if runErr == nil {
+		w.acknowledge(ctx, p, seen)
+	}
 	return res, runErr
+}
+
+// acknowledge marks read the inbox messages an attempt that ended well
+// showed (its answer, or its wait for a delegation whose saved state keeps
+// the summary). It outlives the task's deadline as recording does. A
+// failure is logged and loses nothing: the messages stay unread and are
+// shown again in the agent's next context.
+func (w *Worker) acknowledge(ctx context.Context, p workflow.TaskInput, seen []string) {
+	if w.Inbox == nil || len(seen) == 0 {
+		return
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := w.Inbox.Acknowledge(actx, p.TeamID, p.Assignee, seen); err != nil {
+		w.log().WarnContext(ctx, "marking the inbox messages a task saw read failed; they will be shown again", "messages", seen, "error", err.Error())
+	}
 }
 
 func (w *Worker) log() *slog.Logger {
@@ -226,7 +277,9 @@ func notRunnable(p workflow.TaskInput, err error) error {
 
 func nopRecord(Usage, ...TrackEvent) error { return nil }
 
-func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
+// run is one attempt; it returns the ids of the inbox messages its prompt
+// showed, for Run to mark read once the attempt has ended well.
+func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, []string, error) {
 	b := p.Budgets
 	if b.MaxTokens <= 0 || b.MaxTokens > workflow.MaxTaskTokens {
 		b.MaxTokens = workflow.MaxTaskTokens
@@ -235,10 +288,17 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 	if b.MaxToolCalls <= 0 || b.MaxToolCalls > workflow.MaxTaskToolCalls {
 		b.MaxToolCalls = workflow.MaxTaskToolCalls
 	}
-	req, res, rv, err := w.prepare(ctx, p, b, record)
+	req, res, rv, tc, err := w.prepare(ctx, p, b, record)
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
+	res, err = w.loop(ctx, p, b, req, res, rv, tc, record)
+	return res, tc.seen, err
+}
+
+// loop is the attempt's model loop: the model answers, or asks for tools
+// that run until it answers or a budget ends it.
+func (w *Worker) loop(ctx context.Context, p workflow.TaskInput, b workflow.Budgets, req models.Request, res workflow.TaskResult, rv review, tc teamContext, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
 	for {
 		resp, err := w.Model.Converse(ctx, req)
 		if err != nil {
@@ -279,7 +339,7 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 			if wait != nil {
 				// The rest of this response's calls are not run: the model
 				// sees the delegated result first and may ask again.
-				return suspend(res, req.Messages, call.ID, wait.ChildTaskID, rv)
+				return suspend(res, req.Messages, call.ID, wait.ChildTaskID, rv, tc.block)
 			}
 			if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
 				return res, notRunnable(p, err)
@@ -289,42 +349,69 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 	}
 }
 
+// teamContext is the team block of an attempt's prompt and the inbox
+// messages it shows.
+type teamContext struct {
+	block string
+	seen  []string
+}
+
 // prepare checks the payload and the agent and returns the model request
 // and the result so far: a fresh conversation, or the one a resumed
 // attempt saved with the delegated result appended as its tool's answer.
-func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.Budgets, record func(Usage, ...TrackEvent) error) (models.Request, workflow.TaskResult, review, error) {
+func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.Budgets, record func(Usage, ...TrackEvent) error) (models.Request, workflow.TaskResult, review, teamContext, error) {
 	res := workflow.TaskResult{TaskID: p.TaskID}
-	if p.TeamID == "" || p.TaskID == "" || p.Assignee == "" || strings.TrimSpace(p.Instructions) == "" {
-		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: "team_id, task_id, assignee and instructions are required"}
+	fail := func(err error) (models.Request, workflow.TaskResult, review, teamContext, error) {
+		return models.Request{}, res, review{}, teamContext{}, err
 	}
-	a, err := w.Agents.GetAgent(ctx, p.TeamID, p.Assignee)
+	if p.TeamID == "" || p.TaskID == "" || p.Assignee == "" || strings.TrimSpace(p.Instructions) == "" {
+		return fail(workflow.InvalidTask{Msg: "team_id, task_id, assignee and instructions are required"})
+	}
+	a, team, err := w.assignee(ctx, p)
 	if apperr.Is(err, apperr.ENOTFOUND) {
-		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q not found", p.Assignee)}
+		return fail(workflow.InvalidTask{Msg: fmt.Sprintf("agent %q not found", p.Assignee)})
 	}
 	if err != nil {
-		return models.Request{}, res, review{}, err
+		return fail(err)
 	}
 	if a.Status != agents.StatusActive {
-		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)}
+		return fail(workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)})
 	}
 	task := prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput}
 	if w.Briefs != nil {
 		br, err := w.Briefs.Brief(ctx, p)
 		if apperr.Is(err, apperr.ENOTFOUND) {
-			return models.Request{}, res, review{}, workflow.InvalidTask{Msg: "task " + p.TaskID + " not found"}
+			return fail(workflow.InvalidTask{Msg: "task " + p.TaskID + " not found"})
 		}
 		if err != nil {
-			return models.Request{}, res, review{}, err
+			return fail(err)
 		}
 		task.Type, task.Priority, task.InputArtifacts, task.Conversation = br.Type, br.Priority, br.InputArtifacts, br.Conversation
 	}
-	system := prompts.System(a, task)
+	var tools []models.Tool
+	if w.Tools != nil {
+		tools = w.Tools.Specs(a)
+	}
+	// A resumed attempt is told what the first one was (its saved team
+	// block): the model's conversation so far was written with it, and
+	// the messages it showed are read by now.
+	var st savedState
+	if p.Resume != nil {
+		if err := json.Unmarshal(p.Resume.State, &st); err != nil || st.CallID == "" {
+			return fail(workflow.InvalidTask{Msg: "the resumed attempt's saved state is unreadable"})
+		}
+	}
+	tc := teamContext{block: st.Team}
+	if p.Resume == nil {
+		tc = w.teamContext(ctx, p, a, team, tools)
+	}
+	system := prompts.System(a, task) + tc.block
 	if w.Memories != nil {
 		mc, err := w.Memories.ForAgent(ctx, p.TeamID, a.Slug)
 		if err != nil {
 			w.log().WarnContext(ctx, "memory context unavailable; the task runs without it", "agent", a.Slug, "error", err.Error())
 			if rerr := record(Usage{}, TrackEvent{Type: "progress", Payload: map[string]any{"message": "memory context unavailable; working without it"}}); rerr != nil {
-				return models.Request{}, res, review{}, notRunnable(p, rerr)
+				return fail(notRunnable(p, rerr))
 			}
 		} else {
 			system += prompts.Memories(mc)
@@ -332,24 +419,52 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	}
 	// The task's tier picks the model unless the agent names its own.
 	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, w.Tiers[p.ModelTier])
-	if w.Tools != nil {
-		req.Tools = w.Tools.Specs(a)
-	}
+	req.Tools = tools
 	if p.Resume == nil {
 		req.Messages = []models.Message{{Role: "user", Content: p.Instructions}}
-		return req, res, review{}, nil
-	}
-	var st savedState
-	if err := json.Unmarshal(p.Resume.State, &st); err != nil || st.CallID == "" {
-		return models.Request{}, res, review{}, workflow.InvalidTask{Msg: "the resumed attempt's saved state is unreadable"}
+		return req, res, review{}, tc, nil
 	}
 	res.TokensUsed, res.ToolCalls, res.CostUSD, res.ModelID = st.TokensUsed, st.ToolCalls, st.CostUSD, st.ModelID
 	out := p.Resume.Child.Summary
 	if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": "delegate_task", "output": truncate(out, 500)}}); err != nil {
-		return models.Request{}, res, review{}, notRunnable(p, err)
+		return fail(notRunnable(p, err))
 	}
 	req.Messages = append(st.Messages, models.Message{Role: "tool", Content: out, ToolCallID: st.CallID})
-	return req, res, st.Review, nil
+	return req, res, st.Review, tc, nil
+}
+
+// assignee reads the task's agent: with its team in one call when the
+// worker has a TeamReader (the roster then costs nothing more), alone
+// otherwise. Returns ENOTFOUND for an agent that is not on the team.
+func (w *Worker) assignee(ctx context.Context, p workflow.TaskInput) (agents.Agent, []agents.Agent, error) {
+	if w.Team == nil {
+		a, err := w.Agents.GetAgent(ctx, p.TeamID, p.Assignee)
+		return a, nil, err
+	}
+	team, err := w.Team.TeamAgents(ctx, p.TeamID)
+	if err != nil {
+		return agents.Agent{}, nil, err
+	}
+	for _, a := range team {
+		if a.Slug == p.Assignee {
+			return a, team, nil
+		}
+	}
+	return agents.Agent{}, nil, apperr.NotFound("agent", p.Assignee)
+}
+
+// teamContext is the first attempt's roster and inbox summary. An inbox
+// that cannot be read is left out: the task runs without it.
+func (w *Worker) teamContext(ctx context.Context, p workflow.TaskInput, a agents.Agent, team []agents.Agent, tools []models.Tool) teamContext {
+	t := prompts.Team{Self: a.Slug, Agents: team, Query: p.Title + "\n" + p.Instructions, Tools: tools}
+	if w.Inbox != nil {
+		var err error
+		if t.Inbox, err = w.Inbox.Unread(ctx, p.TeamID, a.Slug); err != nil {
+			w.log().WarnContext(ctx, "inbox unavailable; the task runs without it", "agent", a.Slug, "error", err.Error())
+		}
+	}
+	block, seen := prompts.TeamBlock(t)
+	return teamContext{block: block, seen: seen}
 }
 
 // callTool runs one tool call; an error the agent can read becomes the
@@ -393,10 +508,14 @@ type savedState struct {
 	// Review is a report's revision state: a revision asked before the
 	// wait is not asked again.
 	Review review `json:"review,omitzero"`
+	// Team is the first attempt's team block (roster and inbox summary),
+	// told again to the resumed attempt: at most prompts.TeamBudget
+	// tokens, about 2 KB of the payload.
+	Team string `json:"team,omitempty"`
 }
 
-func suspend(res workflow.TaskResult, msgs []models.Message, callID, childID string, rv review) (workflow.TaskResult, error) {
-	st, err := json.Marshal(savedState{Messages: msgs, CallID: callID, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv})
+func suspend(res workflow.TaskResult, msgs []models.Message, callID, childID string, rv review, team string) (workflow.TaskResult, error) {
+	st, err := json.Marshal(savedState{Messages: msgs, CallID: callID, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: team})
 	if err != nil {
 		return res, err
 	}

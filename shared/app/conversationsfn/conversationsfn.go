@@ -7,13 +7,10 @@
 package conversationsfn
 
 import (
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-
 	"github.com/conclave-ai/conclave/shared/api"
-	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
-	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/app/toolwiring"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/dispatch/routermodel"
@@ -21,16 +18,13 @@ import (
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/expertgate"
-	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models/providers"
-	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/results"
 	"github.com/conclave-ai/conclave/shared/routing"
-	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/tasktools"
 )
 
@@ -38,7 +32,14 @@ import (
 var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	api.ConversationRoutes(rt, Service(d, store))
+	svc := Service(d, store)
+	api.ConversationRoutes(rt, svc)
+	// The tools an agent's model receives: served here, where the tool
+	// catalog is linked already, from the very Specs of the chat's
+	// tools (svc.Tools) and of the task worker's (the same wiring,
+	// toolwiring).
+	chat := svc.Tools.(tasktools.Chat)
+	api.AgentToolRoutes(rt, tasktools.Lister{Agents: store, Chat: chat, Task: chat.Tools})
 }
 
 // Service builds the chat service the function serves, as its routes get
@@ -49,10 +50,7 @@ func Service(d lambdafn.Deps, store *dynamo.Store) *conversations.Service {
 	cfg := d.Config
 	bus := eventbus.FromConfig(d.AWS, cfg.BusName)
 	model := providers.New(cfg, d.AWS, store)
-	var gate expertgate.Gate
-	if fn := cfg.Functions["expert-gate"]; fn != "" {
-		gate = &gateclient.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
-	}
+	gate := toolwiring.Gate(d)
 	var synth *routing.Synthesizer
 	if cfg.Synthesis != "" {
 		synth = &routing.Synthesizer{Model: model, ModelID: cfg.Synthesis}
@@ -68,26 +66,21 @@ func Service(d lambdafn.Deps, store *dynamo.Store) *conversations.Service {
 	}
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
-		Memories: mem, Bus: bus, Tools: chatTools(d, store, mem), Tail: store, Log: d.Log,
+		Memories: mem, Bus: bus, Tools: chatTools(d, store, mem, gate), Tail: store, Log: d.Log,
+		// Each agent's unread messages in its context, read once the turn
+		// commits (docs/agents-context.md).
+		Inbox: &messaging.Service{Store: store, Dir: store, Bus: bus},
 		// A reply that waited for a delegation and was not stored: its
 		// result is posted as the result-poster function would have.
 		Results: &results.Poster{Store: store, Log: d.Log}}
 	return svc
 }
 
-// chatTools are the tools of agents answering in a chat, on the same
-// services as the task worker's (delegations and sessions start their
-// executions from here).
-func chatTools(d lambdafn.Deps, store *dynamo.Store, mem *memory.Service) conversations.Tools {
+// chatTools are the tools of agents answering in a chat, built as the
+// task worker's are (toolwiring): delegations and sessions start their
+// executions from here; find_colleagues asks gate.
+func chatTools(d lambdafn.Deps, store *dynamo.Store, mem *memory.Service, gate expertgate.Gate) conversations.Tools {
 	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
 	w := taskwiring.New(d, store, starter, nil)
-	tools := &tasktools.Tools{Flags: d.Config.Flags, Tasks: w.Tasks, Memories: mem,
-		Messages: &messaging.Service{Store: store, Dir: store, Bus: w.Bus},
-		Reports:  &reports.Service{Store: store, Tasks: w.Tasks, Conversations: store, Bus: w.Bus, Log: d.Log}}
-	// consult_specialist: the same service as POST /v1/consultations.
-	tools.Consultations = consultationsfn.Service(d, store, w.Bus)
-	if d.Config.Flags.On(settings.FlagSessions) {
-		tools.Sessions = sessionwiring.New(d, store, starter, nil, nil)
-	}
-	return tasktools.Chat{Tools: tools}
+	return tasktools.Chat{Tools: toolwiring.New(d, w, starter, mem, gate)}
 }

@@ -1,0 +1,51 @@
+// Package toolwiring builds the tools of agents (shared/tasktools) the
+// same way for the two functions that run agents with them: the
+// task-worker (a task's tools) and conversations (a chat reply's, and GET
+// /v1/agents/{slug}/tools, which must answer exactly what both offer).
+package toolwiring
+
+import (
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
+	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
+	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/discovery"
+	"github.com/conclave-ai/conclave/shared/expertgate"
+	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/reports"
+	"github.com/conclave-ai/conclave/shared/settings"
+	"github.com/conclave-ai/conclave/shared/tasktools"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// Gate is the ExpertGate function's client (gateclient), or nil when the
+// stage names no expert-gate function.
+func Gate(d lambdafn.Deps) expertgate.Gate {
+	if fn := d.Config.Functions["expert-gate"]; fn != "" {
+		return &gateclient.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
+	}
+	return nil
+}
+
+// New builds the tools on the function's task wiring: delegations and
+// sessions start executions with starter; mem is the memory service the
+// function already has; gate answers find_colleagues (nil leaves it out).
+func New(d lambdafn.Deps, w taskwiring.Wiring, starter workflow.Starter, mem *memory.Service, gate expertgate.Gate) *tasktools.Tools {
+	tools := &tasktools.Tools{Flags: d.Config.Flags, Tasks: w.Tasks, Memories: mem,
+		Messages: &messaging.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus},
+		Reports:  &reports.Service{Store: w.Store, Tasks: w.Tasks, Conversations: w.Store, Bus: w.Bus, Log: d.Log}}
+	// The consultation tools: the same service as POST /v1/consultations.
+	tools.Consultations = consultationsfn.Service(d, w.Store, w.Bus)
+	if d.Config.Flags.On(settings.FlagSessions) {
+		tools.Sessions = sessionwiring.New(d, w.Store, starter, nil, nil)
+	}
+	if gate != nil {
+		// find_colleagues: the gate of GET /v1/agents/recommend.
+		tools.Colleagues = &discovery.Service{Dir: w.Store, Gate: gate}
+	}
+	return tools
+}
