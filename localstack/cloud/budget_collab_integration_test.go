@@ -165,12 +165,13 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 	list, _ := invocations(t, start, "task-worker", d.id)
 	for _, inv := range list {
 		if inv.TaskID == reportTask {
-			// the task run as a delegated task's (see task-worker above) with
-			// its memory context cached by the chat turns before it, and the
-			// report's template and requester in the brief; the answer is
-			// parsed and checked in memory, a revision would add one model
-			// call.
-			within(t, "task-worker (a report)", inv.Calls, calls{"DynamoDB": 9, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1})
+			// the task run as a delegated task's (see task-worker above):
+			// the agent read with its team (one Query: the roster) and its
+			// unread inbox (one Query), its memory context (built here:
+			// three reads and one transaction at most), and the report's
+			// template and requester in the brief; the answer is parsed and
+			// checked in memory, a revision would add one model call.
+			within(t, "task-worker (a report)", inv.Calls, calls{"DynamoDB": 11, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1})
 			table = append(table, measured{op: "task-worker (a report)", calls: inv.Calls})
 		}
 	}
@@ -214,7 +215,7 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
 	require.NotEmpty(t, api.Base)
 
-	var answered, escalation string
+	var answered, escalation, backendDone string
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 	lit := func(s string) func() string { return func() string { return s } }
 	consultation := func(tail string) func() string {
@@ -225,10 +226,10 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 	// and the ratings), the team's recent consultations (loop detection and
 	// the similar past resolutions) and its shared memories: five queries.
 	// Then writes is the consultation created with the requester's slot
-	// taken (one transaction) and, answered, saved with the answer (one
-	// more); escalated, it is one transaction with its escalation,
-	// announced (ConsultationEscalated). model is the specialist's model
-	// calls (Converse).
+	// taken (one transaction) and, answered, saved completed with the
+	// answer and the slot given back (one more); escalated, it is one
+	// transaction with its escalation, announced (ConsultationEscalated).
+	// model is the specialist's model calls (Converse).
 	request := func(writes, model int) calls {
 		c := calls{"DynamoDB": 5 + writes, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": writes, "BedrockRuntime": model}
 		if model == 0 {
@@ -243,13 +244,16 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 			then: func(r map[string]any) { answered = str(r, "collaboration_id") }},
 		// the consultation, the team's recent consultations (the loop
 		// checks before the exchange), the team's agents (the specialist's
-		// record for its prompt), the model (one Converse call); the
-		// exchange saved (one transaction).
+		// record for its prompt); the consultation reopened with the
+		// requester's slot taken (one transaction: the limit of 3 is its
+		// condition); the model (one Converse call); the exchange saved,
+		// completed, with the slot given back (one more).
 		{op: "POST /v1/consultations/{id}/exchanges", method: "POST", path: consultation("/exchanges"), status: 200,
 			body: map[string]any{"message": "Is created_at in UTC?"},
-			max:  calls{"DynamoDB": 4, "DynamoDB.GetItem": 1, "DynamoDB.Query": 2, "DynamoDB.TransactWriteItems": 1, "BedrockRuntime": 1}},
-		// the consultation; the outcome, the slot released and the lesson
-		// stored as a shared memory in one transaction; the memory announced.
+			max:  calls{"DynamoDB": 5, "DynamoDB.GetItem": 1, "DynamoDB.Query": 2, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1}},
+		// the consultation; the outcome and the lesson stored as a shared
+		// memory in one transaction (completed already, it holds no slot);
+		// the memory announced.
 		{op: "POST /v1/consultations/{id}/outcome", method: "POST", path: consultation("/outcome"), status: 200,
 			body: map[string]any{"rating": 5, "lessons_learned": "created_at is UTC"},
 			max:  calls{"DynamoDB": 2, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}},
@@ -265,17 +269,20 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 			},
 			body: map[string]any{"requesting_agent": "security", "question": repeated}, max: request(1, 0),
 			then: func(r map[string]any) { escalation = str(r, "escalation_id") }},
-		// A fourth active consultation of one requester: the request's
-		// reads; the create's transaction is refused by the slot counter's
-		// condition; the counter and each of its 3 holders read (none idle
-		// here; each idle one would be closed in a transaction of its own
-		// and the create tried once more); the consultation stored escalated
-		// with its escalation (one transaction), announced.
+		// A fourth active consultation of one requester (three answers of
+		// its being written, stored as their requests leave them): the
+		// request's reads; the create's transaction is refused by the slot
+		// counter's condition; the counter and each of its 3 holders read
+		// (none idle here; each idle one would be closed in a transaction
+		// of its own and the create tried once more); the consultation
+		// stored escalated with its escalation (one transaction), announced.
 		{op: "POST /v1/consultations (a fourth active: escalated)", method: "POST", path: lit("/v1/consultations"), status: 201,
 			before: func() {
-				for _, q := range []string{"Which react component renders the profile page?", "How should the css grid of the ui be laid out?", "Which react hook loads the ui state?"} {
-					c := d.consult(map[string]any{"requesting_agent": "backend", "question": q})
-					require.Equal(t, "in_progress", c["status"], c)
+				c := d.consult(map[string]any{"requesting_agent": "backend", "question": "Which react component renders the profile page?"})
+				require.Equal(t, "completed", c["status"], c)
+				backendDone = str(c, "collaboration_id")
+				for _, q := range []string{"How should the css grid of the ui be laid out?", "Which react hook loads the ui state?", "Which ui font does the header use?"} {
+					mustAnswerBeingWritten(t, e, d.id, "backend", "frontend", q)
 				}
 			},
 			body: map[string]any{"requesting_agent": "backend", "question": "Which css class styles the ui header?"},
@@ -284,6 +291,15 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 				require.Equal(t, "escalated", r["status"], r)
 				require.Equal(t, "too_many_concurrent", r["loop"].(map[string]any)["type"], r)
 			}},
+		// A follow-up that would be its requester's fourth active
+		// consultation: the consultation, the loop checks' and the
+		// specialist's reads; the reopen's transaction refused by the slot
+		// counter's condition; the counter and its 3 holders read (as
+		// above); 409 ConcurrencyLimit, nothing written, no model call.
+		{op: "POST /v1/consultations/{id}/exchanges (a fourth active: 409)", method: "POST",
+			path: func() string { return "/v1/consultations/" + backendDone + "/exchanges" }, status: 409,
+			body: map[string]any{"message": "Which breakpoint switches the layout?"},
+			max:  calls{"DynamoDB": 8, "DynamoDB.GetItem": 5, "DynamoDB.Query": 2, "DynamoDB.TransactWriteItems": 1}},
 		// the open ones first, then the resolved ones: a query each.
 		{op: "GET /v1/escalations", method: "GET", path: lit("/v1/escalations"), status: 200, max: calls{"DynamoDB": 2, "DynamoDB.Query": 2}},
 		// the escalation and its consultation; the escalation resolved, the

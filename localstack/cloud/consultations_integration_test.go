@@ -11,10 +11,16 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,9 +30,12 @@ import (
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/consultations"
+	ct "github.com/conclave-ai/conclave/shared/consultations/consultationstest"
 	"github.com/conclave-ai/conclave/shared/consultations/fakesecret"
+	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
+	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
@@ -65,9 +74,10 @@ func loopOf(c map[string]any) map[string]any {
 
 // The gate chooses: a suggestion is overridden when a better specialist
 // exists and taken when it is the best; the specialist answers within the
-// request; a follow-up is one more exchange; the outcome closes it and its
-// lesson reaches the next similar consultation's context package, which
-// holds no secret.
+// request and the consultation is completed; a follow-up is one more
+// exchange, completed again; the outcome rates it (once) and closes it to
+// follow-ups, and its lesson reaches the next similar consultation's
+// context package, which holds no secret.
 func TestConsultationsAreAnsweredByTheGatesChoice(t *testing.T) {
 	e := mustEnv(t)
 	d := mustConsultTeam(t, e)
@@ -78,7 +88,8 @@ func TestConsultationsAreAnsweredByTheGatesChoice(t *testing.T) {
 	dec := c["decision"].(map[string]any)
 	assert.Equal(t, false, dec["suggestion_taken"])
 	assert.Contains(t, dec["reason"], "overridden")
-	assert.Equal(t, "in_progress", c["status"])
+	assert.Equal(t, "completed", c["status"])
+	assert.NotEmpty(t, c["completed_at"])
 	assert.NotEmpty(t, c["response"].(map[string]any)["answer"])
 	require.Len(t, c["exchanges"], 1)
 
@@ -91,6 +102,7 @@ func TestConsultationsAreAnsweredByTheGatesChoice(t *testing.T) {
 	require.Equal(t, 200, st, f)
 	require.Len(t, f["exchanges"], 2)
 	assert.Equal(t, "clarification", f["exchanges"].([]any)[1].(map[string]any)["type"])
+	assert.Equal(t, "completed", f["status"])
 
 	st, o := d.call("POST", "/v1/consultations/"+id+"/outcome", map[string]any{"rating": 5, "lessons_learned": "The User model API returns preferences as JSON; parse it on the client"})
 	require.Equal(t, 200, st, o)
@@ -99,6 +111,10 @@ func TestConsultationsAreAnsweredByTheGatesChoice(t *testing.T) {
 	require.NotEmpty(t, memID)
 	st, _ = d.call("POST", "/v1/consultations/"+id+"/outcome", map[string]any{"rating": 4})
 	assert.Equal(t, 409, st, "one outcome")
+	resp := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}.Do("POST", "/v1/consultations/"+id+"/exchanges", map[string]any{"message": "One more thing?"})
+	require.Equal(t, 409, resp.Status, "a rated consultation takes no follow-up")
+	_, _, reason := resp.ErrorFields(t)
+	assert.Equal(t, "NotOpen", reason)
 
 	// The next similar question: the past resolution and the lesson (a
 	// shared memory) are in its package; the secrets it carried are not,
@@ -128,6 +144,9 @@ func TestConsultationsAreAnsweredByTheGatesChoice(t *testing.T) {
 // Each loop type escalates with its evidence, publishes
 // ConsultationEscalated, and is listed for a human (open first), whose
 // answer reaches the requester's inbox and completes the consultation.
+// The circular wait needs an answer being written: it is stored as its
+// request leaves it (pending, its slot taken), as another function would
+// while the specialist thinks.
 func TestConsultationLoopsEscalateToAHuman(t *testing.T) {
 	e := mustEnv(t)
 	d := mustConsultTeam(t, e)
@@ -137,7 +156,7 @@ func TestConsultationLoopsEscalateToAHuman(t *testing.T) {
 	var first []string
 	for range 2 {
 		c := d.consult(map[string]any{"requesting_agent": "frontend", "question": q})
-		require.Equal(t, "in_progress", c["status"])
+		require.Equal(t, "completed", c["status"])
 		first = append(first, c["collaboration_id"].(string))
 	}
 	ident := d.consult(map[string]any{"requesting_agent": "frontend", "question": "what FIELDS does the User model API return"})
@@ -146,12 +165,17 @@ func TestConsultationLoopsEscalateToAHuman(t *testing.T) {
 	assert.ElementsMatch(t, first, loopOf(ident)["evidence"].(map[string]any)["previous"])
 	assert.Empty(t, ident["exchanges"], "nothing was sent to an agent")
 
-	// circular: backend, consulted by frontend (still open), asks frontend.
+	// circular: backend, asked by frontend and still answering, asks
+	// frontend. Answered ones are no wait.
+	notWaiting := d.consult(map[string]any{"requesting_agent": "backend", "question": "Which react hook loads the ui state?"})
+	assert.Equal(t, "frontend", notWaiting["consulted_agent"])
+	assert.Equal(t, "completed", notWaiting["status"], "frontend has its answers: no wait")
+	answering := mustAnswerBeingWritten(t, e, d.id, "frontend", "backend", "Which database index serves the user lookup?")
 	circ := d.consult(map[string]any{"requesting_agent": "backend", "question": "Which react ui css component renders the profile?"})
 	assert.Equal(t, "frontend", circ["consulted_agent"])
 	assert.Equal(t, "escalated", circ["status"])
 	assert.Equal(t, "circular_dependency", loopOf(circ)["type"])
-	assert.Contains(t, first, loopOf(circ)["evidence"].(map[string]any)["open_consultation"])
+	assert.Equal(t, answering, loopOf(circ)["evidence"].(map[string]any)["open_consultation"])
 
 	// stall: five exchanges without a resolution; the sixth escalates.
 	s := d.consult(map[string]any{"requesting_agent": "security", "question": "Which database schema stores the API keys?"})
@@ -159,7 +183,7 @@ func TestConsultationLoopsEscalateToAHuman(t *testing.T) {
 	for _, msg := range []string{"Is the hash column salted?", "Which index serves lookups by prefix?", "Are revoked keys deleted or flagged?", "Who may read the table?"} {
 		st, f := d.call("POST", "/v1/consultations/"+sid+"/exchanges", map[string]any{"message": msg})
 		require.Equal(t, 200, st, f)
-		require.Equal(t, "in_progress", f["status"])
+		require.Equal(t, "completed", f["status"])
 	}
 	st, stall := d.call("POST", "/v1/consultations/"+sid+"/exchanges", map[string]any{"message": "And the index on the hash column?"})
 	require.Equal(t, 200, st, stall)
@@ -223,7 +247,7 @@ func TestConsultationLoopsEscalateToAHuman(t *testing.T) {
 	st, all := d.call("GET", "/v1/consultations?limit=100", nil)
 	require.Equal(t, 200, st)
 	made := len(all["items"].([]any))
-	assert.Equal(t, 5, made)
+	assert.Equal(t, 7, made, "two answered, three loops, one answered by frontend, one being written")
 	assert.EqualValues(t, made, m["total"])
 	sum, loops := 0.0, 0.0
 	for _, p := range m["pairs"].([]any) {
@@ -240,10 +264,18 @@ func TestConsultationLoopsEscalateToAHuman(t *testing.T) {
 }
 
 // The product's "3 active consultations per agent" holds under concurrent
-// requests: the counter is a condition of each consultation's transaction.
+// requests over HTTP: with two slots held by answers being written, each
+// request answered took the third slot while its answer was written and
+// gave it back with the answer; the others escalated, naming three
+// holders; and when all is done the counter holds exactly the two it
+// started with, however the requests interleaved.
 func TestAtMostThreeActiveConsultationsPerAgentUnderConcurrency(t *testing.T) {
 	e := mustEnv(t)
 	d := mustConsultTeam(t, e)
+	held := []string{
+		mustAnswerBeingWritten(t, e, d.id, "frontend", "backend", "Which database index serves the user lookup?"),
+		mustAnswerBeingWritten(t, e, d.id, "frontend", "security", "Is the password reset token single use?"),
+	}
 	questions := []string{"api model fields", "jwt auth token", "database schema indexes", "endpoint error codes", "security review of login", "api pagination style"}
 	var wg sync.WaitGroup
 	statuses := make([]int, len(questions))
@@ -256,7 +288,7 @@ func TestAtMostThreeActiveConsultationsPerAgentUnderConcurrency(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	active, limited := 0, 0
+	answered, limited := 0, 0
 	for i, r := range results {
 		if statuses[i] != 201 {
 			// Only a lost transaction race may answer otherwise; nothing
@@ -265,32 +297,83 @@ func TestAtMostThreeActiveConsultationsPerAgentUnderConcurrency(t *testing.T) {
 			continue
 		}
 		switch {
-		case r["status"] == "in_progress":
-			active++
+		case r["status"] == "completed":
+			answered++
 		case loopOf(r)["type"] == "too_many_concurrent":
 			limited++
-			assert.Len(t, loopOf(r)["evidence"].(map[string]any)["active_consultations"], 3)
+			// The holders as read after the refusal: the third may have
+			// been answered meanwhile (the create was then tried again,
+			// and lost the slot to another request).
+			holders := loopOf(r)["evidence"].(map[string]any)["active_consultations"].([]any)
+			assert.LessOrEqual(t, len(holders), 3)
+			assert.Subset(t, holders, held)
+		default:
+			t.Errorf("neither answered nor limited: %v", r)
 		}
 	}
-	t.Logf("in_progress %d, too_many_concurrent %d, of %d", active, limited, len(questions))
-	assert.LessOrEqual(t, active, 3)
-	assert.Positive(t, limited)
-	st, list := d.call("GET", "/v1/consultations?status=in_progress&agent=frontend", nil)
+	t.Logf("completed %d, too_many_concurrent %d, of %d", answered, limited, len(questions))
+	assert.Positive(t, answered, "the third slot served someone")
+	active, ids := consCounter(t, e, d.id, "frontend")
+	assert.Equal(t, 2, active)
+	assert.ElementsMatch(t, held, ids)
+	for st, n := range map[string]int{"pending": 2, "in_progress": 0} {
+		code, list := d.call("GET", "/v1/consultations?status="+st+"&agent=frontend", nil)
+		require.Equal(t, 200, code)
+		assert.Len(t, list["items"], n, st)
+	}
+}
+
+// A follow-up reopens a completed consultation and takes a slot while its
+// answer is written; refused with 409 ConcurrencyLimit (the limit and the
+// holders in its details) when its requester has three answers being
+// written, and then nothing changes; once one is answered it goes
+// through, and the answer gives the slot back.
+func TestAFollowUpAtTheLimitIsRefusedOverHTTP(t *testing.T) {
+	e := mustEnv(t)
+	d := mustConsultTeam(t, e)
+	c := d.consult(map[string]any{"requesting_agent": "frontend", "question": "What fields does the User model API return?"})
+	require.Equal(t, "completed", c["status"])
+	id := c["collaboration_id"].(string)
+	var held []string
+	for _, q := range []string{"Which database index serves the user lookup?", "Is the password reset token single use?", "Which endpoint lists the orders?"} {
+		held = append(held, mustAnswerBeingWritten(t, e, d.id, "frontend", "backend", q))
+	}
+
+	me := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	resp := me.Do("POST", "/v1/consultations/"+id+"/exchanges", map[string]any{"message": "Is created_at in UTC?"})
+	require.Equal(t, 409, resp.Status, string(resp.Body))
+	code, _, reason := resp.ErrorFields(t)
+	assert.Equal(t, "conflict", code)
+	assert.Equal(t, consultations.ReasonActiveLimit, reason)
+	details, _ := resp.JSON(t)["error"].(map[string]any)["details"].(map[string]any)
+	assert.EqualValues(t, 3, details["limit"], string(resp.Body))
+	assert.ElementsMatch(t, held, details["active_consultations"])
+	st, got := d.call("GET", "/v1/consultations/"+id, nil)
 	require.Equal(t, 200, st)
-	assert.Len(t, list["items"], active)
-	// Closing one frees a slot.
-	var open string
-	for _, r := range results {
-		if r["status"] == "in_progress" {
-			open = r["collaboration_id"].(string)
-		}
-	}
-	if active == 3 {
-		st, _ = d.call("POST", "/v1/consultations/"+open+"/outcome", map[string]any{"rating": 4})
-		require.Equal(t, 200, st)
-		c := d.consult(map[string]any{"requesting_agent": "frontend", "question": "css grid or flexbox for the profile card?"})
-		assert.Equal(t, "in_progress", c["status"])
-	}
+	assert.Equal(t, "completed", got["status"], "nothing changed")
+	assert.Equal(t, c["version"], got["version"])
+	assert.Len(t, got["exchanges"], 1)
+	active, ids := consCounter(t, e, d.id, "frontend")
+	assert.Equal(t, 3, active)
+	assert.ElementsMatch(t, held, ids)
+
+	// One answer arrives: the follow-up reopens, is answered and gives the
+	// slot back.
+	mustAnswer(t, e, d.id, held[0])
+	st, f := d.call("POST", "/v1/consultations/"+id+"/exchanges", map[string]any{"message": "Is created_at in UTC?"})
+	require.Equal(t, 200, st, f)
+	assert.Equal(t, "completed", f["status"])
+	assert.Len(t, f["exchanges"], 2)
+	active, ids = consCounter(t, e, d.id, "frontend")
+	assert.Equal(t, 2, active)
+	assert.ElementsMatch(t, held[1:], ids)
+
+	// Rated after completion, once.
+	st, o := d.call("POST", "/v1/consultations/"+id+"/outcome", map[string]any{"rating": 4})
+	require.Equal(t, 200, st, o)
+	assert.Equal(t, "completed", o["status"])
+	active, _ = consCounter(t, e, d.id, "frontend")
+	assert.Equal(t, 2, active, "rating a completed consultation gives back no slot")
 }
 
 // Bad input is 400 naming the field with nothing written; another team's
@@ -337,7 +420,7 @@ func TestConsultationsValidationIsolationIdempotency(t *testing.T) {
 	st, got := d.call("GET", "/v1/consultations/"+id+"?wait=1", nil)
 	require.Equal(t, 200, st, got)
 	assert.Equal(t, id, got["collaboration_id"])
-	assert.Equal(t, "in_progress", got["status"])
+	assert.Equal(t, "completed", got["status"])
 	st, _ = d.call("GET", "/v1/consultations/"+id+"?wait=26", nil)
 	assert.Equal(t, 400, st, "wait beyond its maximum")
 	for _, path := range []string{"/v1/consultations/" + id, "/v1/consultations/" + id + "?wait=1"} {
@@ -401,13 +484,212 @@ func TestConsultationsValidationIsolationIdempotency(t *testing.T) {
 	assert.Empty(t, inbox["items"], "no answer was delivered")
 }
 
+// mustAnswerBeingWritten stores a consultation of from's as its request
+// leaves it while the specialist (to) thinks: pending, with from's slot
+// taken in the same transaction. It returns its id.
+func mustAnswerBeingWritten(t *testing.T, e env, teamID, from, to, question string) string {
+	t.Helper()
+	now := time.Now().UTC()
+	c := consultations.Consultation{TeamID: teamID, ID: ids.New("cons"), Status: consultations.Pending, RequestingAgent: from, ConsultedAgent: to,
+		Question: question, Urgency: "normal", SuggestedNextSteps: []string{}, Exchanges: []consultations.Exchange{}, Version: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, e.store.CreateConsultation(context.Background(), c, consultations.MaxActivePerAgent))
+	return c.ID
+}
+
+// mustAnswer saves the answer of a consultation mustAnswerBeingWritten
+// stored, as its request would: completed, its slot given back.
+func mustAnswer(t *testing.T, e env, teamID, id string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := e.store.GetConsultation(ctx, teamID, id)
+	require.NoError(t, err)
+	now := time.Now().UTC()
+	c.Status, c.Response, c.ResolvedBy, c.CompletedAt, c.UpdatedAt = consultations.Completed, &consultations.Answer{Answer: "an index on email"}, "specialist", &now, now
+	c.Version++
+	require.NoError(t, e.store.SaveConsultation(ctx, consultations.Save{Consultation: c, Release: true}))
+}
+
+// consCounter reads agent's active counter as stored: the count the
+// creates and reopens are conditioned on, and the ids it records.
+func consCounter(t *testing.T, e env, teamID, agent string) (int, []string) {
+	t.Helper()
+	out, err := e.store.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(e.store.Table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "TEAM#" + teamID}, "sk": &types.AttributeValueMemberS{Value: "CONSLOAD#" + agent}}})
+	require.NoError(t, err)
+	var it struct {
+		Active int      `dynamodbav:"active"`
+		IDs    []string `dynamodbav:"ids,stringset"`
+	}
+	require.NoError(t, attributevalue.UnmarshalMap(out.Item, &it))
+	if it.IDs == nil {
+		it.IDs = []string{}
+	}
+	return it.Active, it.IDs
+}
+
+// On DynamoDB Local, reopens at once at the boundary: with one answer
+// being written, two consultations reopened at once are both admitted
+// (exactly three active); with two being written, two reopened at once
+// admit exactly one, and the fourth is refused (ConcurrencyLimit) and
+// left as it was. The counter's condition in each reopen's transaction
+// decides; the answers give every slot back.
+func TestReopensAtOnceStopAtTheLimitOnDynamoDB(t *testing.T) {
+	e := mustEnv(t)
+	d := mustConsultTeam(t, e)
+	ctx := context.Background()
+	h := ct.NewSpecialist()
+	svc := consultations.New(e.store, h, &memstore.Publisher{}, nil, nil)
+	var done []consultations.Consultation
+	for _, q := range []string{"What fields does the User model API return?", "Is the JWT auth token secure?", "Which database schema stores sessions?", "Which endpoint paginates the orders?"} {
+		c, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: q})
+		require.NoError(t, err)
+		require.Equal(t, consultations.Completed, c.Status, q)
+		done = append(done, c)
+	}
+	active, _ := consCounter(t, e, d.id, "frontend")
+	require.Zero(t, active, "answered consultations hold no slot")
+	hold := func(q string) <-chan ct.Outcome {
+		return ct.Background(func() (consultations.Consultation, error) {
+			return svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: ct.Hold + " " + q})
+		})
+	}
+	reopen := func(c consultations.Consultation, msg string) <-chan ct.Outcome {
+		return ct.Background(func() (consultations.Consultation, error) {
+			return svc.Exchange(ctx, d.id, c.ID, consultations.ExchangeInput{Message: ct.Hold + " " + msg})
+		})
+	}
+
+	// One being written, two reopened at once: three active.
+	first := hold("Is the login vulnerable to replay?")
+	h.Held(t, 1)
+	a, b := reopen(done[0], "And the avatar URL format?"), reopen(done[1], "Which signing algorithm?")
+	h.Held(t, 3)
+	active, ids := consCounter(t, e, d.id, "frontend")
+	assert.Equal(t, 3, active)
+	assert.Subset(t, ids, []string{done[0].ID, done[1].ID})
+	assert.Len(t, ids, 3)
+	h.LetGo()
+	for _, ch := range []<-chan ct.Outcome{first, a, b} {
+		o := <-ch
+		require.NoError(t, o.Err)
+		assert.Equal(t, consultations.Completed, o.Consultation.Status)
+	}
+	active, ids = consCounter(t, e, d.id, "frontend")
+	assert.Zero(t, active)
+	assert.Empty(t, ids)
+
+	// Two being written, two reopened at once: one admitted, the fourth
+	// refused.
+	h = ct.NewSpecialist()
+	svc.Model = h
+	holds := []<-chan ct.Outcome{hold("Which API model holds the preferences?"), hold("Which react css layout renders the avatar?")}
+	h.Held(t, 2)
+	a, b = reopen(done[2], "Is created_at in UTC?"), reopen(done[3], "Is the cursor opaque?")
+	h.Held(t, 3)
+	refused, admitted := ct.First(t, a, b)
+	require.Error(t, refused.Err)
+	assert.Equal(t, consultations.ReasonActiveLimit, ct.Reason(refused.Err), refused.Err)
+	active, ids = consCounter(t, e, d.id, "frontend")
+	assert.Equal(t, 3, active)
+	assert.Len(t, ids, 3)
+	loser := done[2]
+	if slices.Contains(ids, loser.ID) {
+		loser = done[3]
+	}
+	assert.NotContains(t, ids, loser.ID)
+	got, err := svc.Get(ctx, d.id, loser.ID)
+	require.NoError(t, err)
+	assert.Equal(t, consultations.Completed, got.Status, "the refused one is left as it was")
+	assert.Equal(t, loser.Version, got.Version, "the refused one is written nothing")
+	assert.Len(t, got.Exchanges, 1)
+	h.LetGo()
+	for _, ch := range append(holds, admitted) {
+		o := <-ch
+		require.NoError(t, o.Err)
+		assert.Equal(t, consultations.Completed, o.Consultation.Status)
+	}
+	active, ids = consCounter(t, e, d.id, "frontend")
+	assert.Zero(t, active)
+	assert.Empty(t, ids)
+}
+
+// On DynamoDB Local, two follow-ups at once on one consultation (both
+// read the same version) take one slot: the version condition of the
+// reopen's transaction admits one, the other is refused
+// (ConsultationChanged). An escalation gives back exactly the slot its
+// consultation held: a failed specialist's after a reopen, none after a
+// loop caught before it.
+func TestFollowUpsAtOnceAndEscalationsKeepTheCounterOnDynamoDB(t *testing.T) {
+	e := mustEnv(t)
+	d := mustConsultTeam(t, e)
+	ctx := context.Background()
+	h := ct.NewSpecialist()
+	svc := consultations.New(e.store, h, &memstore.Publisher{}, nil, nil)
+	c, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: "What fields does the User model API return?"})
+	require.NoError(t, err)
+	require.Equal(t, consultations.Completed, c.Status)
+
+	svc.Store = ct.NewReadGate(e.store, c.ID, 2)
+	follow := func(msg string) <-chan ct.Outcome {
+		return ct.Background(func() (consultations.Consultation, error) {
+			return svc.Exchange(ctx, d.id, c.ID, consultations.ExchangeInput{Message: ct.Hold + " " + msg})
+		})
+	}
+	a, b := follow("Is created_at in UTC?"), follow("Are preferences versioned?")
+	h.Held(t, 1)
+	refused, admitted := ct.First(t, a, b)
+	assert.Equal(t, "ConsultationChanged", ct.Reason(refused.Err), refused.Err)
+	active, ids := consCounter(t, e, d.id, "frontend")
+	assert.Equal(t, 1, active, "one slot")
+	assert.Equal(t, []string{c.ID}, ids)
+	h.LetGo()
+	o := <-admitted
+	require.NoError(t, o.Err)
+	assert.Equal(t, consultations.Completed, o.Consultation.Status)
+	assert.Len(t, o.Consultation.Exchanges, 2)
+	svc.Store = e.store
+
+	// Another answer being written holds a slot throughout.
+	h = ct.NewSpecialist()
+	svc.Model = h
+	other := ct.Background(func() (consultations.Consultation, error) {
+		return svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: ct.Hold + " Is the login vulnerable to replay?"})
+	})
+	h.Held(t, 1)
+	failed, err := svc.Exchange(ctx, d.id, c.ID, consultations.ExchangeInput{Message: ct.Fail + " Which index serves the email lookup?"})
+	require.NoError(t, err)
+	assert.Equal(t, consultations.Escalated, failed.Status)
+	assert.Equal(t, consultations.EscalSpecialistError, failed.Loop.Type)
+	active, _ = consCounter(t, e, d.id, "frontend")
+	assert.Equal(t, 1, active, "the reopen's slot came back with the escalation")
+
+	stall, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: "Is the JWT auth token secure?"})
+	require.NoError(t, err)
+	for _, m := range []string{"Which signing algorithm?", "How long do tokens live?", "Is refresh rotation on?", "Where is the key kept?"} {
+		stall, err = svc.Exchange(ctx, d.id, stall.ID, consultations.ExchangeInput{Message: m})
+		require.NoError(t, err)
+		require.Equal(t, consultations.Completed, stall.Status)
+	}
+	stall, err = svc.Exchange(ctx, d.id, stall.ID, consultations.ExchangeInput{Message: "And the audience claim?"})
+	require.NoError(t, err)
+	assert.Equal(t, consultations.Escalated, stall.Status)
+	assert.Equal(t, consultations.LoopStall, stall.Loop.Type)
+	active, ids = consCounter(t, e, d.id, "frontend")
+	assert.Equal(t, 1, active, "a loop caught before the reopen gives back no slot")
+	assert.Len(t, ids, 1)
+	h.LetGo()
+	require.NoError(t, (<-other).Err)
+	active, _ = consCounter(t, e, d.id, "frontend")
+	assert.Zero(t, active)
+}
+
 // On DynamoDB Local: the active counter records which consultations hold
 // its slots (a string set beside the count, in the same transactions), so
-// an abandoned consultation is found and closed, giving exactly its slot
-// back, when its requester next needs one. The service runs in the test
-// with its clock moved past the idle limit (a function's clock cannot
-// be).
-func TestAnIdleConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
+// one whose request was cut off is found and closed, giving exactly its
+// slot back, when its requester next needs one. The service runs in the
+// test with its clock moved past the idle limit (a function's clock
+// cannot be).
+func TestACutOffConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
 	e := mustEnv(t)
 	d := mustConsultTeam(t, e)
 	ctx := context.Background()
@@ -421,10 +703,17 @@ func TestAnIdleConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
-	var held []string
+	svc.Store = ct.CutOff{Store: e.store}
 	for _, q := range []string{"What fields does the User model API return?", "Is the JWT auth token secure?", "Which database schema stores sessions?"} {
-		c := ask(q)
-		require.Equal(t, consultations.InProgress, c.Status)
+		_, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: q})
+		require.Error(t, err, "cut off")
+	}
+	svc.Store = e.store
+	list, _, err := svc.List(ctx, d.id, consultations.Filter{Status: consultations.Pending, Agent: "frontend"}, paging.Page{})
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	var held []string
+	for _, c := range list {
 		held = append(held, c.ID)
 	}
 	ids, err := e.store.ActiveConsultations(ctx, d.id, "frontend")
@@ -436,19 +725,14 @@ func TestAnIdleConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
 
 	now = t0.Add(consultations.IdleLimit + time.Minute)
 	c := ask("Is the login vulnerable to replay?")
-	require.Equal(t, consultations.InProgress, c.Status, "the idle ones gave their slots back")
+	require.Equal(t, consultations.Completed, c.Status, "the idle ones gave their slots back")
 	for _, id := range held {
 		got, err := svc.Get(ctx, d.id, id)
 		require.NoError(t, err)
 		assert.Equal(t, consultations.Completed, got.Status)
 		assert.Equal(t, consultations.ClosedIdle, got.ClosedReason)
 	}
-	ids, err = e.store.ActiveConsultations(ctx, d.id, "frontend")
-	require.NoError(t, err)
-	assert.Equal(t, []string{c.ID}, ids, "the counter holds only the new one")
-	// Exactly three slots came back: two more fit, a third does not.
-	for _, q := range []string{"Which API model holds the preferences?", "Which react ui css fits the profile card?"} {
-		assert.Equal(t, consultations.InProgress, ask(q).Status, q)
-	}
-	assert.Equal(t, consultations.Escalated, ask("Which database index serves the orders lookup?").Status)
+	active, ids := consCounter(t, e, d.id, "frontend")
+	assert.Zero(t, active, "exactly their three slots came back, and the answer's")
+	assert.Empty(t, ids)
 }

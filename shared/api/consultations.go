@@ -62,7 +62,8 @@ func (h consultationHandlers) metrics(ctx context.Context, r *httpapi.Request) (
 }
 
 // get long-polls with ?wait=N (seconds, at most MaxWait) while the
-// consultation is pending (another request is still asking the specialist).
+// consultation is pending or in_progress (a request is still asking the
+// specialist: the question, or a follow-up of a reopened one).
 func (h consultationHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	wait := 0
 	if w := r.Query("wait"); w != "" {

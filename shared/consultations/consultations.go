@@ -17,16 +17,27 @@
 // that ran out of time still leaves the consultation escalated, not
 // pending with its slot held.
 //
-// An answered consultation holds one of its requester's MaxActivePerAgent
-// slots until the requester records its outcome. One the requester
-// abandons holds it only while it is fresh: after IdleLimit without a
-// change it no longer counts as a wait (circular detection ignores it),
-// and it is closed (completed, closed_reason idle), releasing its slot,
-// when its requester next needs the slot. Closing lazily fits the slot
-// counter: the counter (one item per agent) is the truth the create
-// transaction is conditioned on, so the slot can only be given back by a
-// write that also closes the consultation; a sweeper would need an index
-// of active consultations across teams that nothing else needs.
+// A consultation holds one of its requester's MaxActivePerAgent slots only
+// while an answer is being written (pending: the question; in_progress: a
+// follow-up): the transaction that saves the answer also marks it
+// completed and gives the slot back (seed 002: "orchestrator routes
+// question, gets answer, returns to requester"). A follow-up reopens a
+// completed consultation to in_progress and takes a slot again, on the
+// counter's condition, in the transaction that reopens it. An escalation
+// gives back the slot its consultation held in the transaction that
+// escalates it. Every slot change is in a transaction conditioned on the
+// consultation's version, so each is taken and given back exactly once.
+//
+// A consultation left active (its request cut off after the create or the
+// reopen, past writeTimeout) holds its slot only while it is fresh: after
+// IdleLimit without a change it no longer counts as a wait (circular
+// detection ignores it), and it is closed (completed, closed_reason
+// idle), releasing its slot, when its requester next needs the slot.
+// Closing lazily fits the slot counter: the counter (one item per agent)
+// is the truth the create transaction is conditioned on, so the slot can
+// only be given back by a write that also closes the consultation; a
+// sweeper would need an index of active consultations across teams that
+// nothing else needs.
 package consultations
 
 import (
@@ -44,10 +55,12 @@ import (
 // Status is a consultation's state.
 type Status string
 
-// Statuses. A consultation is pending while the specialist is being asked,
-// in_progress once answered and open for follow-ups until the requester
-// records the outcome (completed), escalated when a loop (or a failed
-// specialist) handed it to a human, and completed when the human answers.
+// Statuses. A consultation is pending while the specialist is asked its
+// question, completed once answered (by the specialist, or by a human
+// after an escalation; it may be rated, and one the specialist answered
+// takes follow-ups until it is rated), in_progress while a follow-up that
+// reopened it is being answered, and escalated when a loop (or a failed
+// specialist) handed it to a human.
 const (
 	Pending    Status = "pending"
 	InProgress Status = "in_progress"
@@ -58,12 +71,18 @@ const (
 // Statuses lists every status, for validation.
 var Statuses = []Status{Pending, InProgress, Completed, Escalated}
 
-// Active reports whether s counts against the requester's active limit.
+// Active reports whether s counts against the requester's active limit:
+// an answer is being written.
 func (s Status) Active() bool { return s == Pending || s == InProgress }
 
 // ClosedIdle is the closed_reason of a consultation the service closed
-// because its requester left it idle longer than IdleLimit.
+// because it stayed active longer than IdleLimit without a change.
 const ClosedIdle = "idle"
+
+// ReasonActiveLimit is the reason of the conflict a follow-up meets when
+// its requester already has MaxActivePerAgent active consultations: the
+// name tasks give the same kind of limit (an agent's active work).
+const ReasonActiveLimit = "ConcurrencyLimit"
 
 // GeneralReason is the consultation_reason when the chosen specialist
 // matched none of its skills (the gate chose on its other signals).
@@ -85,10 +104,9 @@ const (
 const (
 	MaxExchanges = 5
 	// IdleLimit is how long an active consultation may go without a
-	// change (an answer, a follow-up) and still count as the requester
-	// waiting on it: longer than any follow-up of one task or chat turn
-	// takes, far longer than an answer (AnswerTimeout), so only an
-	// abandoned one passes it.
+	// change and still count as an answer being written: far longer than
+	// an answer takes (AnswerTimeout plus writeTimeout), so only one whose
+	// request was cut off passes it.
 	IdleLimit = 30 * time.Minute
 	// MaxActivePerAgent is the product's "3 active consultations per
 	// agent": a conditional counter enforces it.
@@ -260,7 +278,7 @@ type Consultation struct {
 }
 
 // Stale reports whether c is active but has had no change for longer than
-// IdleLimit at now: its requester abandoned it.
+// IdleLimit at now: the request writing its answer was cut off.
 func (c Consultation) Stale(now time.Time) bool {
 	return c.Status.Active() && now.Sub(c.UpdatedAt) > IdleLimit
 }
@@ -337,13 +355,19 @@ var (
 	ErrChanged = errors.New("the consultation changed since it was read")
 )
 
-// Save is one change of a consultation, written in one transaction.
+// Save is one change of a consultation, written in one transaction. At
+// most one of Release and Acquire is set.
 type Save struct {
 	Consultation Consultation
 	// Release decrements the requester's active counter and removes the
 	// consultation's id from it (the consultation left
 	// pending/in_progress).
 	Release bool
+	// Acquire, when above 0, increments the requester's active counter
+	// and records the consultation's id there, conditioned on the counter
+	// being below Acquire (else ErrActiveLimit): the consultation
+	// re-entered in_progress (a follow-up reopened it).
+	Acquire int
 	// Escalation, when set, is created.
 	Escalation *Escalation
 	// Memory, when set, is created (an outcome's lessons).
@@ -369,7 +393,8 @@ type Store interface {
 	// ListConsultations returns consultations newest first.
 	ListConsultations(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Consultation, string, error)
 	// SaveConsultation writes s.Consultation if the stored one is still at
-	// version Version-1 (else ErrChanged), with the writes s names.
+	// version Version-1 (else ErrChanged, whatever else failed), with the
+	// writes s names (ErrActiveLimit when Acquire's condition fails).
 	SaveConsultation(ctx context.Context, s Save) error
 	// GetEscalation returns ENOTFOUND for an escalation not in the team.
 	GetEscalation(ctx context.Context, teamID, id string) (Escalation, error)

@@ -161,25 +161,13 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	if loop := s.detect(c, history, c.Question, now); loop != nil {
 		return s.escalateNew(ctx, c, *loop)
 	}
-	err = s.Store.CreateConsultation(ctx, c, MaxActivePerAgent)
+	live, err := s.takeSlot(ctx, teamID, c.RequestingAgent, history, now, func() error {
+		return s.Store.CreateConsultation(ctx, c, MaxActivePerAgent)
+	})
 	if errors.Is(err, ErrActiveLimit) {
-		// The slots may be held by consultations the requester abandoned:
-		// close those (giving their slots back) and try once more. The
-		// counter names the consultations holding the slots: they may
-		// have been created by concurrent requests after history was
-		// read, or be older than its newest historyLimit.
-		live, freed, rerr := s.reclaim(ctx, teamID, c.RequestingAgent, history, now)
-		if rerr != nil {
-			return Consultation{}, rerr
-		}
-		if freed > 0 {
-			err = s.Store.CreateConsultation(ctx, c, MaxActivePerAgent)
-		}
-		if errors.Is(err, ErrActiveLimit) {
-			return s.escalateNew(ctx, c, Loop{Type: LoopTooManyActive, DetectedAt: now, Evidence: map[string]any{
-				"active_consultations": live, "limit": MaxActivePerAgent,
-				"description": fmt.Sprintf("%s already has %d active consultations", c.RequestingAgent, MaxActivePerAgent)}})
-		}
+		return s.escalateNew(ctx, c, Loop{Type: LoopTooManyActive, DetectedAt: now, Evidence: map[string]any{
+			"active_consultations": live, "limit": MaxActivePerAgent,
+			"description": fmt.Sprintf("%s already has %d active consultations", c.RequestingAgent, MaxActivePerAgent)}})
 	}
 	if err != nil {
 		return Consultation{}, err
@@ -253,6 +241,30 @@ func (s *Service) history(ctx context.Context, teamID string) ([]Consultation, e
 	return paging.Collect(historyLimit, paging.MaxLimit, func(p paging.Page) ([]Consultation, string, error) {
 		return s.Store.ListConsultations(ctx, teamID, Filter{}, p)
 	})
+}
+
+// takeSlot runs take, a write that takes one of agent's slots on the
+// counter's condition. Refused (ErrActiveLimit), the slots may be held by
+// consultations whose requests were cut off: those are closed (giving
+// their slots back) and take is tried once more, as it is when a slot
+// came free meanwhile (an answer was saved). The counter names the
+// consultations holding the slots: they may have been created by
+// concurrent requests after history was read, or be older than its
+// newest historyLimit. Still refused, it returns ErrActiveLimit and the
+// ids of the consultations found holding the slots.
+func (s *Service) takeSlot(ctx context.Context, teamID, agent string, history []Consultation, now time.Time, take func() error) ([]string, error) {
+	err := take()
+	if !errors.Is(err, ErrActiveLimit) {
+		return nil, err
+	}
+	live, freed, rerr := s.reclaim(ctx, teamID, agent, history, now)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if freed > 0 || len(live) < MaxActivePerAgent {
+		err = take()
+	}
+	return live, err
 }
 
 // reclaim closes agent's active consultations (as requester) that are
@@ -425,13 +437,17 @@ func (s *Service) escalateNew(ctx context.Context, c Consultation, loop Loop) (C
 	return c, nil
 }
 
-// escalate moves an existing active consultation to escalated.
+// escalate moves an existing consultation to escalated: one that was
+// active (its answer failed) gives its slot back in the same transaction;
+// a completed one (a follow-up caught as a loop before it reopened it)
+// holds none.
 func (s *Service) escalate(ctx context.Context, c Consultation, loop Loop) (Consultation, error) {
 	e := s.newEscalation(c, loop)
-	c.Status, c.Loop, c.EscalationID = Escalated, &loop, e.ID
+	release := c.Status.Active()
+	c.Status, c.Loop, c.EscalationID, c.CompletedAt = Escalated, &loop, e.ID, nil
 	c.Version++
 	c.UpdatedAt = loop.DetectedAt
-	if err := s.Store.SaveConsultation(ctx, Save{Consultation: c, Release: true, Escalation: &e}); err != nil {
+	if err := s.Store.SaveConsultation(ctx, Save{Consultation: c, Release: release, Escalation: &e}); err != nil {
 		return Consultation{}, changed(err)
 	}
 	s.announce(ctx, c, e)
@@ -462,8 +478,11 @@ type specialistReply struct {
 	SuggestedNextSteps []string `json:"suggested_next_steps"`
 }
 
-// ask sends one exchange to the specialist and records it; a failed call
-// escalates (specialist_failed), so nothing stays pending.
+// ask sends one exchange of the active (pending or in_progress)
+// consultation c to the specialist and records the answer: c is completed
+// and its slot given back in the same transaction. A failed call
+// escalates (specialist_failed), giving the slot back too, so nothing
+// stays active.
 func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, team []agents.Agent) (Consultation, error) {
 	var spec agents.Agent
 	for _, a := range team {
@@ -504,9 +523,9 @@ func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, tea
 	c.SuggestedNextSteps = reply.SuggestedNextSteps
 	c.TokensUsed += tokens
 	c.CostUSD += cost
-	c.Status, c.ResolvedBy, c.UpdatedAt = InProgress, "specialist", now
+	c.Status, c.ResolvedBy, c.UpdatedAt, c.CompletedAt = Completed, "specialist", now, &now
 	c.Version++
-	if err := s.Store.SaveConsultation(wctx, Save{Consultation: c}); err != nil {
+	if err := s.Store.SaveConsultation(wctx, Save{Consultation: c, Release: true}); err != nil {
 		return Consultation{}, changed(err)
 	}
 	return c, nil
@@ -542,14 +561,15 @@ func (s *Service) Get(ctx context.Context, teamID, id string) (Consultation, err
 	return s.Store.GetConsultation(ctx, teamID, id)
 }
 
-// Wait returns the consultation once it is no longer pending or when d
-// has passed (long-poll).
+// Wait returns the consultation once no answer is being written for it
+// (it is neither pending nor in_progress) or when d has passed
+// (long-poll).
 func (s *Service) Wait(ctx context.Context, teamID, id string, d time.Duration) (Consultation, error) {
 	deadline := time.Now().Add(d)
 	pause := 100 * time.Millisecond
 	for {
 		c, err := s.Store.GetConsultation(ctx, teamID, id)
-		if err != nil || c.Status != Pending || !time.Now().Add(pause).Before(deadline) {
+		if err != nil || !c.Status.Active() || !time.Now().Add(pause).Before(deadline) {
 			return c, err
 		}
 		select {
@@ -581,9 +601,16 @@ type ExchangeInput struct {
 	Message string `json:"message"`
 }
 
-// Exchange sends a follow-up of the requester to the specialist, after
-// the loop checks (a loop escalates instead). Returns EINVALID, ENOTFOUND,
-// ECONFLICT (NotOpen: the consultation is not in_progress).
+// Exchange sends a follow-up of the requester to the specialist of a
+// completed consultation the specialist answered, after the loop checks
+// (a loop escalates it instead, taking no slot). The follow-up reopens it
+// to in_progress, taking one of its requester's slots on the counter's
+// condition in the same transaction, and the answer completes it again,
+// giving the slot back. Returns EINVALID, ENOTFOUND, ECONFLICT (NotOpen:
+// the consultation takes no follow-up; ConcurrencyLimit: its requester
+// already has MaxActivePerAgent active consultations, and nothing
+// changed; ConsultationChanged: another follow-up or the outcome came
+// first).
 func (s *Service) Exchange(ctx context.Context, teamID, id string, in ExchangeInput) (Consultation, error) {
 	msg := strings.TrimSpace(in.Message)
 	if msg == "" || utf8.RuneCountInString(msg) > MaxQuestion {
@@ -593,22 +620,60 @@ func (s *Service) Exchange(ctx context.Context, teamID, id string, in ExchangeIn
 	if err != nil {
 		return Consultation{}, err
 	}
-	if c.Status != InProgress {
-		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s is %s; follow-ups go to an open (in_progress) consultation", c.ID, c.Status).WithReason("NotOpen")
+	if err := followable(c); err != nil {
+		return Consultation{}, err
 	}
 	msg = Redact(msg, c.ContextPackage.Redactions)
 	history, err := s.history(ctx, teamID)
 	if err != nil {
 		return Consultation{}, err
 	}
-	if loop := s.detect(c, history, msg, s.now()); loop != nil {
+	now := s.now()
+	if loop := s.detect(c, history, msg, now); loop != nil {
 		return s.escalate(ctx, c, *loop)
 	}
+	// Read before the reopen, so that a failed read leaves no
+	// consultation holding a slot.
 	team, err := s.Dir.TeamAgents(ctx, teamID)
 	if err != nil {
 		return Consultation{}, err
 	}
+	c.Status, c.CompletedAt, c.UpdatedAt = InProgress, nil, now
+	c.Version++
+	live, err := s.takeSlot(ctx, teamID, c.RequestingAgent, history, now, func() error {
+		return s.Store.SaveConsultation(ctx, Save{Consultation: c, Acquire: MaxActivePerAgent})
+	})
+	if errors.Is(err, ErrActiveLimit) {
+		return Consultation{}, apperr.Wrap(apperr.ECONFLICT, err, "%s already has %d active consultations; a follow-up reopens %s when one of them is answered",
+			c.RequestingAgent, MaxActivePerAgent, c.ID).WithReason(ReasonActiveLimit).
+			WithDetail("limit", MaxActivePerAgent).WithDetail("active_consultations", live)
+	}
+	if err != nil {
+		return Consultation{}, changed(err)
+	}
 	return s.ask(ctx, c, "clarification", msg, team)
+}
+
+// followable returns the conflict that keeps c from taking a follow-up:
+// only a completed consultation the specialist answered, not yet rated
+// nor closed idle, takes one.
+func followable(c Consultation) error {
+	notOpen := func(why string) error {
+		return apperr.New(apperr.ECONFLICT, "consultation %s is %s: %s", c.ID, c.Status, why).WithReason("NotOpen")
+	}
+	switch {
+	case c.Status.Active():
+		return notOpen("its answer is still being written; read it again (GET with wait) and follow up once it is completed")
+	case c.Status == Escalated:
+		return notOpen("it waits on a human; their answer arrives in the requester's inbox")
+	case c.Outcome != nil:
+		return notOpen("it has its outcome; ask a new question")
+	case c.ClosedReason != "":
+		return notOpen("it was closed idle; ask a new question")
+	case c.ResolvedBy != "specialist" || c.Response == nil:
+		return notOpen("a human answered it; ask a new question")
+	}
+	return nil
 }
 
 // OutcomeInput is POST /v1/consultations/{id}/outcome.
@@ -617,10 +682,14 @@ type OutcomeInput struct {
 	LessonsLearned string `json:"lessons_learned"`
 }
 
-// RecordOutcome closes a consultation with the requester's rating; lessons
-// learned become a shared procedural memory of the requester (in the same
-// transaction), which later context packages draw on. Returns EINVALID,
-// ENOTFOUND, ECONFLICT (NotAnswered, OutcomeRecorded).
+// RecordOutcome records the requester's rating of an answered
+// consultation, once; lessons learned become a shared procedural memory
+// of the requester (in the same transaction), which later context
+// packages draw on. A rated consultation takes no more follow-ups. One
+// rated while a follow-up is being answered (in_progress) is completed
+// and gives its slot back in the same transaction; the follow-up's answer
+// then finds it changed. Returns EINVALID, ENOTFOUND, ECONFLICT
+// (NotAnswered, OutcomeRecorded, ConsultationChanged).
 func (s *Service) RecordOutcome(ctx context.Context, teamID, id string, in OutcomeInput) (Consultation, error) {
 	if in.Rating < 1 || in.Rating > 5 {
 		return Consultation{}, apperr.Invalid("rating", "rating must be 1 to 5")

@@ -17,6 +17,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/consultations"
+	ct "github.com/conclave-ai/conclave/shared/consultations/consultationstest"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/models"
@@ -75,7 +76,7 @@ func TestTheGateChoosesAndTheSuggestionIsASignal(t *testing.T) {
 	assert.Equal(t, "backend", c.ConsultedAgent)
 	assert.False(t, c.Decision.SuggestionTaken)
 	assert.Contains(t, c.Decision.Reason, "overridden")
-	assert.Equal(t, consultations.InProgress, c.Status)
+	assert.Equal(t, consultations.Completed, c.Status)
 	require.NotNil(t, c.Response)
 	assert.NotEmpty(t, c.Response.Answer)
 	require.Len(t, c.Exchanges, 1)
@@ -256,7 +257,7 @@ func TestIdenticalQuestionsEscalateTheThirdTime(t *testing.T) {
 	for i := range 2 {
 		c, err := svc.Request(ctx, team, ask("frontend", q))
 		require.NoError(t, err)
-		require.Equal(t, consultations.InProgress, c.Status, i)
+		require.Equal(t, consultations.Completed, c.Status, i)
 		ids = append(ids, c.ID)
 	}
 	calls := &recorder{}
@@ -293,7 +294,7 @@ func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) 
 		for range 2 {
 			c, err := svc.Request(context.Background(), team, ask("frontend", q))
 			require.NoError(t, err)
-			require.Equal(t, consultations.InProgress, c.Status)
+			require.Equal(t, consultations.Completed, c.Status)
 		}
 		return svc, clk, t0
 	}
@@ -316,7 +317,7 @@ func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) 
 		svc, clk, t0 := twice(t)
 		clk.Set(t0.Add(61 * time.Minute))
 		c := third(t, svc, "frontend", q)
-		assert.Equal(t, consultations.InProgress, c.Status)
+		assert.Equal(t, consultations.Completed, c.Status)
 		assert.Nil(t, c.Loop)
 	})
 	t.Run("similar but not near-identical", func(t *testing.T) {
@@ -326,13 +327,13 @@ func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) 
 		require.Greater(t, sim, 0.85, "close to the threshold")
 		require.LessOrEqual(t, sim, consultations.IdenticalThreshold)
 		c := third(t, svc, "frontend", similar)
-		assert.Equal(t, consultations.InProgress, c.Status)
+		assert.Equal(t, consultations.Completed, c.Status)
 		assert.Nil(t, c.Loop)
 	})
 	t.Run("another requester", func(t *testing.T) {
 		svc, _, _ := twice(t)
 		c := third(t, svc, "security", q)
-		assert.Equal(t, consultations.InProgress, c.Status)
+		assert.Equal(t, consultations.Completed, c.Status)
 		assert.Nil(t, c.Loop)
 	})
 }
@@ -340,18 +341,25 @@ func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) 
 func TestCircularWaitEscalates(t *testing.T) {
 	svc, _, _ := fixture(t)
 	ctx := context.Background()
-	a, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API endpoint return?"))
-	require.NoError(t, err)
-	require.Equal(t, "backend", a.ConsultedAgent)
-	// backend, consulted by frontend and not done with it, now asks
-	// frontend: they would wait on each other.
+	h := ct.NewSpecialist()
+	svc.Model = h
+	asking := ct.Background(func() (consultations.Consultation, error) {
+		return svc.Request(ctx, team, ask("frontend", ct.Hold+" What fields does the User model API endpoint return?"))
+	})
+	h.Held(t, 1)
+	// backend, asked by frontend and still answering, now asks frontend:
+	// they would wait on each other.
 	b, err := svc.Request(ctx, team, ask("backend", "Which react ui css component shows the profile?"))
 	require.NoError(t, err)
 	assert.Equal(t, "frontend", b.ConsultedAgent)
 	assert.Equal(t, consultations.Escalated, b.Status)
 	require.NotNil(t, b.Loop)
 	assert.Equal(t, consultations.LoopCircular, b.Loop.Type)
-	assert.Equal(t, a.ID, b.Loop.Evidence["open_consultation"])
+	h.LetGo()
+	a := <-asking
+	require.NoError(t, a.Err)
+	require.Equal(t, "backend", a.Consultation.ConsultedAgent)
+	assert.Equal(t, a.Consultation.ID, b.Loop.Evidence["open_consultation"])
 }
 
 func TestFiveExchangesWithoutResolutionIsAStall(t *testing.T) {
@@ -363,7 +371,7 @@ func TestFiveExchangesWithoutResolutionIsAStall(t *testing.T) {
 	for _, f := range follow {
 		c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: f})
 		require.NoError(t, err)
-		require.Equal(t, consultations.InProgress, c.Status)
+		require.Equal(t, consultations.Completed, c.Status)
 	}
 	require.Len(t, c.Exchanges, consultations.MaxExchanges)
 	c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: "What about the deleted_at field?"})
@@ -372,35 +380,45 @@ func TestFiveExchangesWithoutResolutionIsAStall(t *testing.T) {
 	assert.Equal(t, consultations.LoopStall, c.Loop.Type)
 	assert.Len(t, c.Exchanges, consultations.MaxExchanges, "the sixth message is not sent")
 	_, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: "hello?"})
-	assert.True(t, apperr.Is(err, apperr.ECONFLICT))
+	assert.Equal(t, "NotOpen", ct.Reason(err))
 }
 
+// Concurrent requests of one agent while their answers are being
+// written: three get a slot, the rest escalate as too_many_concurrent.
 func TestAtMostThreeActiveConsultationsUnderConcurrency(t *testing.T) {
-	svc, _, _ := fixture(t)
+	svc, store, _ := fixture(t)
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	results := make([]consultations.Consultation, 8)
-	for i := range results {
-		wg.Add(1)
+	h := ct.NewSpecialist()
+	svc.Model = h
+	questions := []string{"api model fields", "jwt auth token", "database schema", "endpoint errors", "security review", "css layout", "api pagination", "auth session"}
+	results := make(chan ct.Outcome, len(questions))
+	for _, q := range questions {
 		go func() {
-			defer wg.Done()
-			c, err := svc.Request(ctx, team, ask("frontend", []string{"api model fields", "jwt auth token", "database schema", "endpoint errors", "security review", "css layout", "api pagination", "auth session"}[i]))
-			assert.NoError(t, err)
-			results[i] = c
+			c, err := svc.Request(ctx, team, ask("frontend", ct.Hold+" "+q))
+			results <- ct.Outcome{Consultation: c, Err: err}
 		}()
 	}
-	wg.Wait()
-	active, limited := 0, 0
-	for _, c := range results {
-		switch {
-		case c.Status == consultations.InProgress:
-			active++
-		case c.Loop != nil && c.Loop.Type == consultations.LoopTooManyActive:
-			limited++
+	// The answers being written return only when let go: the first to
+	// return are the ones refused a slot.
+	for range len(questions) - consultations.MaxActivePerAgent {
+		o := <-results
+		require.NoError(t, o.Err)
+		assert.Equal(t, consultations.Escalated, o.Consultation.Status)
+		if assert.NotNil(t, o.Consultation.Loop) {
+			assert.Equal(t, consultations.LoopTooManyActive, o.Consultation.Loop.Type)
 		}
 	}
-	assert.Equal(t, consultations.MaxActivePerAgent, active)
-	assert.Equal(t, len(results)-consultations.MaxActivePerAgent, limited)
+	h.Held(t, consultations.MaxActivePerAgent)
+	ids, err := store.ActiveConsultations(ctx, team, "frontend")
+	require.NoError(t, err)
+	assert.Len(t, ids, consultations.MaxActivePerAgent)
+	h.LetGo()
+	for range consultations.MaxActivePerAgent {
+		o := <-results
+		require.NoError(t, o.Err)
+		assert.Equal(t, consultations.Completed, o.Consultation.Status)
+	}
+	assert.Equal(t, consultations.MaxActivePerAgent, freeSlots(t, store, team, "frontend"))
 }
 
 func TestAHumanResolvesAnEscalation(t *testing.T) {
@@ -428,6 +446,12 @@ func TestAHumanResolvesAnEscalation(t *testing.T) {
 	assert.Contains(t, inbox[0].Content, "id, username, email, preferences")
 	_, err = svc.Resolve(ctx, team, e.ID, consultations.ResolveInput{Answer: "again"})
 	assert.True(t, apperr.Is(err, apperr.ECONFLICT))
+	// The human's answer is rated like the specialist's; a follow-up goes
+	// to a new question.
+	_, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: "And the avatar URL?"})
+	assert.Equal(t, "NotOpen", ct.Reason(err))
+	_, err = svc.RecordOutcome(ctx, team, c.ID, consultations.OutcomeInput{Rating: 4})
+	require.NoError(t, err)
 }
 
 func TestMetricsAddUp(t *testing.T) {
@@ -446,7 +470,7 @@ func TestMetricsAddUp(t *testing.T) {
 		c, err := svc.Request(ctx, team, ask(from, q))
 		require.NoError(t, err)
 		if rating > 0 {
-			require.Equal(t, consultations.InProgress, c.Status, q)
+			require.Equal(t, consultations.Completed, c.Status, q)
 			c, err = svc.RecordOutcome(ctx, team, c.ID, consultations.OutcomeInput{Rating: rating})
 			require.NoError(t, err)
 		}

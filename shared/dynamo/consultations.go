@@ -25,8 +25,9 @@ var _ consultations.Store = (*Store)(nil)
 //	escalation      TEAM#<team>  ESC#<id>   (esc_status filters it)                               escalationItem
 //	active counter  TEAM#<team>  CONSLOAD#<slug>  (active: the agent's pending/in_progress
 //	                consultations as requester; ids: a string set of their ids; written only
-//	                by ADD/DELETE updates in the consultations' own transactions, active
-//	                conditioned < 3)
+//	                by ADD/DELETE updates in the consultations' own version-conditioned
+//	                transactions: a create or a reopen conditioned active < 3, a release
+//	                active > 0)
 //
 //	get a consultation / escalation     GetItem TEAM#<team> / CONS#<id>, ESC#<id>
 //	the consultations holding slots     GetItem TEAM#<team> / CONSLOAD#<slug> (ids)
@@ -155,9 +156,46 @@ func (s *Store) ActiveConsultations(ctx context.Context, teamID, agent string) (
 	return it.IDs, nil
 }
 
-// counterRuns bounds the attempts of a counter transaction that lost to
-// concurrent ones on the same counter (no condition of its own failed).
-const counterRuns = 4
+// counterRuns bounds the attempts of a transaction on an active counter
+// that lost to concurrent ones on the same counter (no condition of its
+// own failed). Every consultation's create, answer, reopen and escalation
+// writes its requester's counter, so an agent's concurrent consultations
+// contend on one item; an answer's save must not be lost to that (its
+// consultation would hold its slot until the idle limit), hence more
+// attempts than runConflicting's, with a growing pause.
+const counterRuns = 6
+
+// runCounter runs tx, again while it loses to concurrent transactions
+// only (up to counterRuns in all, while ctx lasts): a canceled
+// transaction wrote nothing, so running it again is safe.
+func runCounter(ctx context.Context, tx *txn) error {
+	for i := 1; ; i++ {
+		err := tx.run(ctx)
+		if c, ok := asCanceled(err); !ok || c.Role != "" || i >= counterRuns {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(i*(20+rand.IntN(60))) * time.Millisecond):
+		}
+	}
+}
+
+// takeConsSlot increments c's requester's counter below limit, recording
+// c's id.
+func (t *txn) takeConsSlot(c consultations.Consultation, limit int) {
+	t.update(roleConsCounter, key(teamPK(c.TeamID), consLoadSK(c.RequestingAgent)),
+		expression.Set(name("team_id"), value(c.TeamID)).Add(name("active"), value(1)).Add(name("ids"), value(idSet{c.ID})),
+		name("active").AttributeNotExists().Or(name("active").LessThan(value(limit))))
+}
+
+// releaseConsSlot decrements c's requester's counter (never below 0),
+// removing c's id.
+func (t *txn) releaseConsSlot(c consultations.Consultation) {
+	t.update(roleConsCounter, key(teamPK(c.TeamID), consLoadSK(c.RequestingAgent)),
+		expression.Add(name("active"), value(-1)).Delete(name("ids"), value(idSet{c.ID})), name("active").GreaterThan(value(0)))
+}
 
 // CreateConsultation implements consultations.Store: the requester's
 // counter incremented below limit and the consultation created, in one
@@ -167,30 +205,20 @@ func (s *Store) CreateConsultation(ctx context.Context, c consultations.Consulta
 	if err != nil {
 		return internal(err, "marshal")
 	}
-	for i := 0; ; i++ {
-		tx := s.txn()
-		tx.update(roleConsCounter, key(teamPK(c.TeamID), consLoadSK(c.RequestingAgent)),
-			expression.Set(name("team_id"), value(c.TeamID)).Add(name("active"), value(1)).Add(name("ids"), value(idSet{c.ID})),
-			name("active").AttributeNotExists().Or(name("active").LessThan(value(limit))))
-		tx.create(roleConsultation, it)
-		err = tx.runConflicting(ctx)
-		cerr, ok := asCanceled(err)
-		switch {
-		case !ok:
-			return err
-		case cerr.Role == roleConsCounter:
-			return errors.Join(consultations.ErrActiveLimit, err)
-		case cerr.Role == roleConsultation:
-			return apperr.Wrap(apperr.ECONFLICT, err, "consultation %s exists", c.ID)
-		case i+1 >= counterRuns:
-			return retryConflict(err, "the consultation conflicted with concurrent ones; try again")
-		}
-		select {
-		case <-ctx.Done():
-			return retryConflict(err, "the consultation conflicted with concurrent ones; try again")
-		case <-time.After(time.Duration(20+rand.IntN(60)) * time.Millisecond):
-		}
+	tx := s.txn()
+	tx.takeConsSlot(c, limit)
+	tx.create(roleConsultation, it)
+	err = runCounter(ctx, tx)
+	cerr, ok := asCanceled(err)
+	switch {
+	case !ok:
+		return err
+	case cerr.Role == roleConsCounter:
+		return errors.Join(consultations.ErrActiveLimit, err)
+	case cerr.Role == roleConsultation:
+		return apperr.Wrap(apperr.ECONFLICT, err, "consultation %s exists", c.ID)
 	}
+	return retryConflict(err, "the consultation conflicted with concurrent ones; try again")
 }
 
 // CreateEscalated implements consultations.Store.
@@ -258,19 +286,27 @@ func (s *Store) ListConsultations(ctx context.Context, teamID string, f consulta
 }
 
 // SaveConsultation implements consultations.Store: the consultation
-// conditioned on the version read, the counter released (never below 0),
-// and the escalation or memory it brings, in one transaction.
+// conditioned on the version read, the counter released (never below 0)
+// or taken (below sv.Acquire), and the escalation or memory it brings, in
+// one transaction. The consultation is the first write, so when its
+// version and the counter both fail the cause reported is ErrChanged:
+// the change was made from a stale read.
 func (s *Store) SaveConsultation(ctx context.Context, sv consultations.Save) error {
 	c := sv.Consultation
+	if sv.Release && sv.Acquire > 0 {
+		return internal(errors.New("a save both releases and takes a slot"), "save consultation")
+	}
 	it, err := toConsultationItem(c)
 	if err != nil {
 		return internal(err, "marshal")
 	}
 	tx := s.txn()
 	tx.put(roleConsultation, it, name("version").Equal(value(c.Version-1)))
-	if sv.Release {
-		tx.update(roleConsCounter, key(teamPK(c.TeamID), consLoadSK(c.RequestingAgent)),
-			expression.Add(name("active"), value(-1)).Delete(name("ids"), value(idSet{c.ID})), name("active").GreaterThan(value(0)))
+	switch {
+	case sv.Release:
+		tx.releaseConsSlot(c)
+	case sv.Acquire > 0:
+		tx.takeConsSlot(c, sv.Acquire)
 	}
 	if sv.Escalation != nil {
 		eit, err := toEscalationItem(*sv.Escalation)
@@ -287,10 +323,17 @@ func (s *Store) SaveConsultation(ctx context.Context, sv consultations.Save) err
 			expression.Set(name("team_id"), value(c.TeamID)).Add(name("epoch"), value(1)), expression.ConditionBuilder{})
 		tx.add(roleContext, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: key(teamPK(c.TeamID), contextSK(m.Author))}})
 	}
-	err = tx.runConflicting(ctx)
+	if sv.Release || sv.Acquire > 0 {
+		err = runCounter(ctx, tx)
+	} else {
+		err = tx.runConflicting(ctx)
+	}
 	if cerr, ok := asCanceled(err); ok {
-		if cerr.Role == roleConsultation {
+		switch {
+		case cerr.Role == roleConsultation:
 			return errors.Join(consultations.ErrChanged, err)
+		case cerr.Role == roleConsCounter && sv.Acquire > 0:
+			return errors.Join(consultations.ErrActiveLimit, err)
 		}
 		return retryConflict(err, "the consultation's change conflicted with a concurrent one; try again")
 	}

@@ -98,13 +98,18 @@ func (s *Store) ListConsultations(_ context.Context, teamID string, f consultati
 	return query(rows, true, "consultations:"+teamID, p, keep)
 }
 
-// SaveConsultation implements consultations.Store.
+// SaveConsultation implements consultations.Store: the version's
+// condition first (ErrChanged wins, as in DynamoDB, where the
+// consultation is the transaction's first write), then the counter's.
 func (s *Store) SaveConsultation(_ context.Context, sv consultations.Save) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.consMaps()
 	c := sv.Consultation
 	k, ck := key{c.TeamID, c.ID}, key{c.TeamID, c.RequestingAgent}
+	if sv.Release && sv.Acquire > 0 {
+		return apperr.New(apperr.EINTERNAL, "a save both releases and takes a slot")
+	}
 	b, ok := s.consultations[k]
 	if !ok || readDoc[consultations.Consultation](b).Version != c.Version-1 {
 		return consultations.ErrChanged
@@ -112,9 +117,19 @@ func (s *Store) SaveConsultation(_ context.Context, sv consultations.Save) error
 	if sv.Release && s.consActive[ck] <= 0 {
 		return apperr.New(apperr.ECONFLICT, "counter").WithReason("TransactionConflict")
 	}
-	if sv.Release {
+	if sv.Acquire > 0 && s.consActive[ck] >= sv.Acquire {
+		return consultations.ErrActiveLimit
+	}
+	switch {
+	case sv.Release:
 		s.consActive[ck]--
 		delete(s.consIDs[ck], c.ID)
+	case sv.Acquire > 0:
+		s.consActive[ck]++
+		if s.consIDs[ck] == nil {
+			s.consIDs[ck] = map[string]bool{}
+		}
+		s.consIDs[ck][c.ID] = true
 	}
 	if sv.Escalation != nil {
 		s.escalations[key{c.TeamID, sv.Escalation.ID}] = doc(*sv.Escalation)

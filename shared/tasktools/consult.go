@@ -127,10 +127,10 @@ func (t *Tools) consultFollowUp(ctx context.Context, c caller, in followUpInput)
 	return text(consultSummary(cons))
 }
 
-// closeConsultation records the outcome (close_consultation). Closing
-// matters: an answered consultation counts as active (a slot of the
-// caller's 3, and a wait circular detection sees) until its outcome is
-// recorded or it has been idle for consultations.IdleLimit.
+// closeConsultation records the outcome (close_consultation): the rating
+// and lessons learned (a shared memory later context packages draw on).
+// An answered consultation is completed and holds no slot already; a
+// rating ends its follow-ups.
 func (t *Tools) closeConsultation(ctx context.Context, c caller, in closeInput) (result, error) {
 	cons, res, err := t.ownConsultation(ctx, c, in.ConsultationID)
 	if res != nil || err != nil {
