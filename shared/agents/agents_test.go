@@ -96,10 +96,10 @@ func TestCreateRejectsInvalidAgents(t *testing.T) {
 }
 
 func TestValidScripts(t *testing.T) {
-	for _, s := range []string{"fail", "timeout", "tools:11", "tokens:5000", "omit:findings", "omit-once:findings,risk_matrix", "report:luke", "delegate-async:luke", "handoff:luke", "message:dana", "collab:luke,dana", "recall", "report-async:dana", "spend:1500"} {
+	for _, s := range []string{"fail", "timeout", "tools:11", "tokens:5000", "omit:findings", "omit-once:findings,risk_matrix", "report:luke", "delegate-async:luke", "delegate2:luke,dana", "handoff:luke", "message:dana", "collab:luke,dana", "recall", "report-async:dana", "spend:1500"} {
 		assert.True(t, agents.ValidScript(s), s)
 	}
-	for _, s := range []string{"", "tools:", "tools:x", "fail;rm", "tokens:1234567", "omit:", "omit:Findings", "omit-twice:x"} {
+	for _, s := range []string{"", "tools:", "tools:x", "fail;rm", "tokens:1234567", "omit:", "omit:Findings", "omit-twice:x", "delegate2:luke", "delegate2:luke,dana,sam"} {
 		assert.False(t, agents.ValidScript(s), s)
 	}
 }

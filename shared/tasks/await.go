@@ -12,10 +12,12 @@ import (
 
 // A delegated task that its parent waits for (delegate_task with
 // wait_for_result) is waited for by the parent's execution, not by its
-// worker: the worker returns workflow.TaskResult.Waiting, the machine's
-// AwaitChild state calls Await with its task token and waits (nothing
-// runs), and whichever change ends the child sends the token the child's
-// outcome, which resumes the parent's worker.
+// worker: the worker returns workflow.TaskResult.Waiting with every child
+// of the model's response, the machine's AwaitChildren Map runs one
+// AwaitChild per child, each calling Await with its own task token and
+// waiting (nothing runs), and whichever change ends a child sends its
+// token the child's outcome. The Map ends with the last child, which
+// resumes the parent's worker once with every outcome (docs/delegation.md).
 
 // errEnded is Await's mutation finding the child already ended.
 var errEnded = errors.New("the child task already ended")
@@ -62,8 +64,8 @@ const wakeAttempts = 3
 
 // wake sends a waiting parent's token the outcome of its child, retrying
 // a failed send with a short backoff. The child is already ended and
-// recorded; if every send fails the parent ends at its own deadline (its
-// AwaitChild state times out), so the failure is logged, not undone.
+// recorded; if every send fails the parent ends at its own deadline (that
+// child's AwaitChild times out), so the failure is logged, not undone.
 func (s *Service) wake(ctx context.Context, child Task) error {
 	if s.Callbacks == nil {
 		s.Log.WarnContext(ctx, "a parent waits for this task but this function cannot wake it", "task_id", child.ID)

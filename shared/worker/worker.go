@@ -196,7 +196,7 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 	}
 	summary := map[string]any{"message": "attempt finished", "tokens_used": res.TokensUsed, "tool_calls": res.ToolCalls, "cost_usd": res.CostUSD}
 	if res.Waiting != nil {
-		summary["message"], summary["waiting_for"] = "attempt waiting for a delegated task", res.Waiting.ChildTaskID
+		summary["message"], summary["waiting_for"] = "attempt waiting for a delegated task", strings.Join(res.Waiting.ChildTaskIDs, ",")
 	}
 	if runErr != nil {
 		summary["message"], summary["error"] = "attempt failed", runErr.Error()
@@ -326,26 +326,38 @@ func (w *Worker) loop(ctx context.Context, p workflow.TaskInput, b workflow.Budg
 			req.Messages = append(req.Messages, models.Message{Role: "assistant", Content: resp.Text}, models.Message{Role: "user", Content: rev.Prompt})
 			continue
 		}
+		// The budget counts every call of the response before any runs: a
+		// response over it starts nothing (no child left running for an
+		// answer that never comes).
+		if res.ToolCalls+len(resp.ToolCalls) > b.MaxToolCalls {
+			return res, workflow.BudgetExceeded{Msg: fmt.Sprintf("tool call budget exceeded: the agent asked for more than %d tool calls", b.MaxToolCalls)}
+		}
+		// Every call of the response runs, in order: one that waits for a
+		// task it delegated (a fan-out when there are several) leaves its
+		// answer to the resumed attempt; the others are answered now.
+		req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: resp.ToolCalls})
+		answers := make([]answer, 0, len(resp.ToolCalls))
+		waiting := false
 		for _, call := range resp.ToolCalls {
-			if res.ToolCalls+1 > b.MaxToolCalls {
-				return res, workflow.BudgetExceeded{Msg: fmt.Sprintf("tool call budget exceeded: the agent asked for more than %d tool calls", b.MaxToolCalls)}
-			}
 			res.ToolCalls++
 			if err := record(Usage{}, TrackEvent{Type: "tool_call", Payload: map[string]any{"tool": call.Name, "input": call.Input, "call": res.ToolCalls}}); err != nil {
 				return res, notRunnable(p, err)
 			}
 			out, wait := w.callTool(ctx, p, req.Tools, call)
-			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
 			if wait != nil {
-				// The rest of this response's calls are not run: the model
-				// sees the delegated result first and may ask again.
-				return suspend(res, req.Messages, call.ID, wait.ChildTaskID, rv, tc.block)
+				answers = append(answers, answer{CallID: call.ID, Tool: call.Name, ChildTaskID: wait.ChildTaskID})
+				waiting = true
+				continue
 			}
 			if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
 				return res, notRunnable(p, err)
 			}
-			req.Messages = append(req.Messages, models.Message{Role: "tool", Content: out, ToolCallID: call.ID})
+			answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
 		}
+		if waiting {
+			return suspend(res, req.Messages, answers, rv, tc.block)
+		}
+		req.Messages = appendAnswers(req.Messages, answers)
 	}
 }
 
@@ -397,7 +409,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	// the messages it showed are read by now.
 	var st savedState
 	if p.Resume != nil {
-		if err := json.Unmarshal(p.Resume.State, &st); err != nil || st.CallID == "" {
+		if err := json.Unmarshal(p.Resume.State, &st); err != nil || len(st.answers(p.Resume)) == 0 {
 			return fail(workflow.InvalidTask{Msg: "the resumed attempt's saved state is unreadable"})
 		}
 	}
@@ -425,11 +437,19 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		return req, res, review{}, tc, nil
 	}
 	res.TokensUsed, res.ToolCalls, res.CostUSD, res.ModelID = st.TokensUsed, st.ToolCalls, st.CostUSD, st.ModelID
-	out := p.Resume.Child.Summary
-	if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": "delegate_task", "output": truncate(out, 500)}}); err != nil {
+	answers := resumeAnswers(st.answers(p.Resume), p.Resume.Outcomes())
+	// Every child's result on the timeline in one write (the calls
+	// answered before the wait were recorded then).
+	var results []TrackEvent
+	for _, a := range answers {
+		if a.ChildTaskID != "" {
+			results = append(results, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": a.Tool, "task_id": a.ChildTaskID, "output": truncate(a.Output, 500)}})
+		}
+	}
+	if err := record(Usage{}, results...); err != nil {
 		return fail(notRunnable(p, err))
 	}
-	req.Messages = append(st.Messages, models.Message{Role: "tool", Content: out, ToolCallID: st.CallID})
+	req.Messages = appendAnswers(st.Messages, answers)
 	return req, res, st.Review, tc, nil
 }
 
@@ -487,24 +507,40 @@ func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, offered []m
 }
 
 // WaitFor is what a tool returns to stop the attempt until a task it
-// delegated has ended: the worker saves its conversation and returns
-// workflow.TaskResult.Waiting, the delegation machine waits for the child
-// without anything running, and the worker resumes with the child's
-// outcome as the tool's result.
+// delegated has ended: the worker runs the response's other calls, saves
+// its conversation and returns workflow.TaskResult.Waiting with every
+// child waited for, the delegation machine waits for all of them without
+// anything running, and the worker resumes once, when the last has ended,
+// with each child's outcome as its own call's result.
 type WaitFor struct{ ChildTaskID string }
 
 func (e WaitFor) Error() string { return "waiting for task " + e.ChildTaskID }
 
+// answer is one tool call of the response that waits: its result now, or
+// the child whose outcome answers it when the attempt resumes.
+type answer struct {
+	CallID      string `json:"call_id"`
+	Tool        string `json:"tool,omitempty"`
+	Output      string `json:"output,omitempty"`
+	ChildTaskID string `json:"child_task_id,omitempty"`
+}
+
 // savedState is the worker's part of workflow.Waiting.State and
-// workflow.Resume.State: the conversation up to the waiting call and the
-// usage so far, which the task's budgets keep counting.
+// workflow.Resume.State: the conversation up to the response that waits,
+// that response's calls and the answers it has so far, and the usage so
+// far, which the task's budgets keep counting.
 type savedState struct {
-	Messages   []models.Message `json:"messages"`
-	CallID     string           `json:"call_id"`
-	TokensUsed int              `json:"tokens_used"`
-	ToolCalls  int              `json:"tool_calls"`
-	CostUSD    float64          `json:"cost_usd"`
-	ModelID    string           `json:"model_id"`
+	Messages []models.Message `json:"messages"`
+	// Answers are the waiting response's calls, in order (the messages
+	// end with the assistant turn that made them).
+	Answers []answer `json:"answers,omitempty"`
+	// CallID is the one waiting call of a state saved before fan-out
+	// (its messages end with that call alone).
+	CallID     string  `json:"call_id,omitempty"`
+	TokensUsed int     `json:"tokens_used"`
+	ToolCalls  int     `json:"tool_calls"`
+	CostUSD    float64 `json:"cost_usd"`
+	ModelID    string  `json:"model_id"`
 	// Review is a report's revision state: a revision asked before the
 	// wait is not asked again.
 	Review review `json:"review,omitzero"`
@@ -514,13 +550,59 @@ type savedState struct {
 	Team string `json:"team,omitempty"`
 }
 
-func suspend(res workflow.TaskResult, msgs []models.Message, callID, childID string, rv review, team string) (workflow.TaskResult, error) {
-	st, err := json.Marshal(savedState{Messages: msgs, CallID: callID, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: team})
+// answers are the saved calls, a pre-fan-out state's one call included.
+func (st savedState) answers(r *workflow.Resume) []answer {
+	if len(st.Answers) > 0 || st.CallID == "" {
+		return st.Answers
+	}
+	return []answer{{CallID: st.CallID, Tool: "delegate_task", ChildTaskID: r.Child.TaskID}}
+}
+
+// resumeAnswers fills each waiting call with its own child's outcome,
+// matched by task id. A child whose outcome did not come (an execution of
+// the single-child definition waits for the first only) is answered with
+// where to look.
+func resumeAnswers(saved []answer, outcomes []workflow.ChildOutcome) []answer {
+	byID := make(map[string]string, len(outcomes))
+	for _, o := range outcomes {
+		byID[o.TaskID] = o.Summary
+	}
+	out := slices.Clone(saved)
+	for i, a := range out {
+		if a.ChildTaskID == "" {
+			continue
+		}
+		if sum, ok := byID[a.ChildTaskID]; ok {
+			out[i].Output = sum
+		} else {
+			out[i].Output = fmt.Sprintf("task %s's outcome did not arrive with the others; check it with check_task_status", a.ChildTaskID)
+		}
+	}
+	return out
+}
+
+// appendAnswers answers each call of the last assistant turn with its
+// result, in the order of the calls (ids matched: the model's toolUse ids).
+func appendAnswers(msgs []models.Message, answers []answer) []models.Message {
+	for _, a := range answers {
+		msgs = append(msgs, models.Message{Role: "tool", Content: a.Output, ToolCallID: a.CallID})
+	}
+	return msgs
+}
+
+func suspend(res workflow.TaskResult, msgs []models.Message, answers []answer, rv review, team string) (workflow.TaskResult, error) {
+	st, err := json.Marshal(savedState{Messages: msgs, Answers: answers, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: team})
 	if err != nil {
 		return res, err
 	}
+	var children []string
+	for _, a := range answers {
+		if a.ChildTaskID != "" {
+			children = append(children, a.ChildTaskID)
+		}
+	}
 	// Without a deadline (no task record) the wait is the task's budget.
-	res.Waiting = &workflow.Waiting{ChildTaskID: childID, State: st, TimeoutSeconds: workflow.MaxTaskSeconds}
+	res.Waiting = &workflow.Waiting{ChildTaskIDs: children, ChildTaskID: children[0], State: st, TimeoutSeconds: workflow.MaxTaskSeconds}
 	return res, nil
 }
 

@@ -54,24 +54,46 @@ type ReportCheck struct {
 	MaxSections int    `json:"max_sections"`
 }
 
-// Waiting is a worker that stopped to wait for a task it delegated. The
-// machine then waits for the child in its AwaitChild state (a task token:
-// no Lambda runs, nothing is billed) and runs the worker again with Resume.
+// Waiting is a worker that stopped to wait for the tasks it delegated in
+// one model response (one, or several asked at once). The machine then
+// waits for every child in its AwaitChildren state (a Map with one task
+// token per child: no Lambda runs, nothing is billed) and runs the worker
+// once, when the last child has ended, with Resume.
 type Waiting struct {
+	// ChildTaskIDs are the children waited for, in the order the model
+	// called for them; the machine's Map iterates over them.
+	ChildTaskIDs []string `json:"child_task_ids"`
+	// ChildTaskID is the first of them, for an execution still running
+	// the single-child definition (AwaitChild) when a new worker is
+	// deployed: it waits for that one, and the worker answers the others'
+	// calls with a pointer to check_task_status.
 	ChildTaskID string `json:"child_task_id"`
 	// State is the worker's own (its conversation with the model and its
 	// usage so far); the machine carries it without reading it.
 	State json.RawMessage `json:"state"`
 	// TimeoutSeconds is what is left of the parent's own deadline: the
-	// machine waits no longer (AwaitChild's TimeoutSecondsPath).
+	// machine waits no longer for any child (the TimeoutSecondsPath of
+	// each child's wait, all started at once).
 	TimeoutSeconds int `json:"timeout_seconds"`
 }
 
-// Resume is what the resumed worker gets: its saved state and how the
+// Resume is what the resumed worker gets: its saved state and how each
 // child ended.
 type Resume struct {
 	State json.RawMessage `json:"state"`
-	Child ChildOutcome    `json:"child"`
+	// Children are the outcomes of every child waited for (the Map's
+	// output, in ChildTaskIDs' order).
+	Children []ChildOutcome `json:"children,omitempty"`
+	// Child is the one outcome the single-child definition sends.
+	Child ChildOutcome `json:"child,omitzero"`
+}
+
+// Outcomes are the children's outcomes, whichever definition sent them.
+func (r Resume) Outcomes() []ChildOutcome {
+	if len(r.Children) > 0 || r.Child.TaskID == "" {
+		return r.Children
+	}
+	return []ChildOutcome{r.Child}
 }
 
 // ChildOutcome is the output the task model sends a waiting parent's task
@@ -92,8 +114,8 @@ type TaskResult struct {
 	ToolCalls  int     `json:"tool_calls"`
 	CostUSD    float64 `json:"cost_usd"`
 	ModelID    string  `json:"model_id"`
-	// Waiting is set when the worker stopped to wait for a delegated task
-	// instead of finishing; the machine waits and resumes it.
+	// Waiting is set when the worker stopped to wait for the tasks it
+	// delegated instead of finishing; the machine waits and resumes it.
 	Waiting *Waiting `json:"waiting,omitempty"`
 }
 
@@ -102,8 +124,9 @@ const (
 	ActionStart    = "start"
 	ActionComplete = "complete"
 	ActionFail     = "fail"
-	// ActionAwait registers the execution's task token on the child a
-	// waiting worker delegated to; the child's end sends it.
+	// ActionAwait registers a task token of the execution on one child a
+	// waiting worker delegated to (one per child, from the machine's Map);
+	// the child's end sends it.
 	ActionAwait = "await"
 )
 

@@ -43,6 +43,9 @@ type AgentReader interface {
 //	tokens:N   the answer reports N output tokens
 //	delegate:S the first call delegates the task's instructions to agent S
 //	           (delegate_task), then it answers with the result
+//	delegate2:S,T  the first call delegates the task's instructions to
+//	           agents S and T at once (two delegate_task calls in one
+//	           response), then it answers with both results (a fan-out)
 //	delegate-fail:S  the same first call, then every later call fails
 //	           (models.ErrModel): work done for a reply that never comes
 //	refuse     the answer is a refusal (as a provider's content filter)
@@ -198,6 +201,19 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 			return models.Response{}, fmt.Errorf("%w: scripted failure after delegating", models.ErrModel)
 		}
 		resp.Text = answer(req, v) + " Delegated work: " + lastTool(req)
+		resp.OutputTokens = models.EstimateTokens(resp.Text)
+		return resp, nil
+	case "delegate2":
+		if toolResults(req) == 0 && hasTool(req, "delegate_task") {
+			last := lastUser(req)
+			for i, slug := range strings.SplitN(arg, ",", 2) {
+				input, _ := json.Marshal(map[string]any{"to_agent": slug, "title": fmt.Sprintf("Help with (part %d): %s", i+1, clip(last, 80)), "instructions": last, "task_type": "research"})
+				resp.ToolCalls = append(resp.ToolCalls, models.ToolCall{ID: fmt.Sprintf("call-%d", i+1), Name: "delegate_task", Input: string(input)})
+			}
+			resp.OutputTokens = 48
+			return resp, nil
+		}
+		resp.Text = answer(req, v) + " Delegated work: " + strings.Join(toolOutputs(req), " | ")
 		resp.OutputTokens = models.EstimateTokens(resp.Text)
 		return resp, nil
 	case "report":

@@ -41,7 +41,7 @@ func ask(script, message string) models.Request {
 
 func model() localmodel.Model {
 	d := directory{}
-	for _, s := range []string{"", "refuse", "fail", "timeout", "tools:2", "tokens:77", "delegate:dana", "delegate-fail:dana", "delegate-async:dana", "collab:dana,archie",
+	for _, s := range []string{"", "refuse", "fail", "timeout", "tools:2", "tokens:77", "delegate:dana", "delegate2:dana,archie", "delegate-fail:dana", "delegate-async:dana", "collab:dana,archie",
 		"handoff:dana", "message:dana", "recall", "report-async:dana", "spend:1500"} {
 		d["t/luke-"+s] = luke(s)
 	}
@@ -97,6 +97,25 @@ func TestToolAndDelegateScripts(t *testing.T) {
 	req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: r.ToolCalls}, models.Message{Role: "tool", Content: "42 a week", ToolCallID: "call-1"})
 	r, _ = model().Converse(context.Background(), req)
 	assert.Contains(t, r.Text, "Delegated work: 42 a week")
+
+	// delegate2: two delegations in one response, then one answer with
+	// both results.
+	req = ask("delegate2:dana,archie", "count the signups")
+	req.Tools = []models.Tool{{Name: "delegate_task"}}
+	r, _ = model().Converse(context.Background(), req)
+	require.Len(t, r.ToolCalls, 2)
+	for i, want := range []string{"dana", "archie"} {
+		var in map[string]string
+		require.NoError(t, json.Unmarshal([]byte(r.ToolCalls[i].Input), &in))
+		assert.Equal(t, want, in["to_agent"])
+		assert.Equal(t, "count the signups", in["instructions"])
+	}
+	assert.NotEqual(t, r.ToolCalls[0].ID, r.ToolCalls[1].ID)
+	req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: r.ToolCalls},
+		models.Message{Role: "tool", Content: "42 a week", ToolCallID: r.ToolCalls[0].ID}, models.Message{Role: "tool", Content: "one queue", ToolCallID: r.ToolCalls[1].ID})
+	r, _ = model().Converse(context.Background(), req)
+	assert.Empty(t, r.ToolCalls)
+	assert.Contains(t, r.Text, "Delegated work: 42 a week | one queue")
 
 	// delegate-fail: the same delegation, then no answer.
 	req = ask("delegate-fail:dana", "count the signups")
