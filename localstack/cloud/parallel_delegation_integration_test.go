@@ -151,8 +151,11 @@ func fanOutBudgets(t *testing.T, since int64, team, parentID string, children in
 		// DynamoDB calls with its memory context built, 3 of them
 		// transactions), plus per child its tool call recorded (a read and
 		// a transaction) and its create (the parent read, the one
-		// transaction of every limit, announced, its execution started).
-		{"task-worker (a fan-out of 2)", workers[:1], calls{"DynamoDB": 12 + 4*n, "DynamoDB.TransactWriteItems": 3 + 2*n, "EventBridge": n, "SFN": n, "BedrockRuntime": 1}},
+		// transaction of every limit, announced, its execution started),
+		// and the watch's read that the task still runs (one per
+		// worker.WatchInterval: creating two children on a loaded machine
+		// outlasts it).
+		{"task-worker (a fan-out of 2)", workers[:1], calls{"DynamoDB": 12 + 4*n + 1, "DynamoDB.TransactWriteItems": 3 + 2*n, "EventBridge": n, "SFN": n, "BedrockRuntime": 1}},
 		// Per child: the parent (still running for this execution), the
 		// child, its token stored in one conditional write (or, ended
 		// already, the token sent at once).
