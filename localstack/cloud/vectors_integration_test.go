@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -62,6 +65,23 @@ func TestSkillVectorsRoundTripOnDynamoDB(t *testing.T) {
 	list, err = e.store.TeamSkillVectors(ctx, team, other.Embedder)
 	require.NoError(t, err)
 	assert.Equal(t, []expertgate.SkillVectors{other}, list)
+
+	// An item that does not decode (its count no longer matches its
+	// bytes) is skipped, to be computed again, and the rest still read:
+	// one bad item does not send the team's every call to words alone.
+	require.NoError(t, e.store.PutSkillVectors(ctx, v))
+	_, err = dynamodb.NewFromConfig(e.cfg).UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(e.names.Table()),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "TEAM#" + team},
+			"sk": &types.AttributeValueMemberS{Value: "SKILLVEC#" + titan + "#luke#2"}},
+		UpdateExpression:          aws.String("SET #c = :c"),
+		ExpressionAttributeNames:  map[string]string{"#c": "count"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":c": &types.AttributeValueMemberN{Value: "3"}},
+	})
+	require.NoError(t, err)
+	list, err = e.store.TeamSkillVectors(ctx, team, titan)
+	require.NoError(t, err)
+	assert.Equal(t, []expertgate.SkillVectors{lukas}, list, "the corrupt item skipped, the good one read")
 
 	// An agent is never listed with its vectors.
 	mustAgent(t, e, team, "luke", nil)

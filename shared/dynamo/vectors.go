@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 
@@ -112,8 +113,16 @@ func (s *Store) TeamSkillVectors(ctx context.Context, teamID, embedder string) (
 	var out []expertgate.SkillVectors
 	err := s.queryAll(ctx, prefixQuery(teamPK(teamID), skillVecPrefix(embedder), true), func(m map[string]types.AttributeValue) error {
 		v, err := fromSkillVecItem(m)
+		if err != nil {
+			// One item that does not decode (written by another version,
+			// cut short) is skipped: the gate computes that agent's
+			// vectors again and stores them, instead of every call of the
+			// team falling back to words alone.
+			slog.WarnContext(ctx, "a stored skill vector item does not decode: skipped, to be computed again", "team_id", teamID, "embedder", embedder, "error", err.Error())
+			return nil
+		}
 		out = append(out, v)
-		return err
+		return nil
 	})
 	return out, err
 }

@@ -106,7 +106,7 @@ type Service struct {
 	LexicalOnEmbedFailure bool
 
 	mu    sync.Mutex
-	cache map[string]cachedIndex
+	cache map[string][]cachedIndex // by team, most recently used first
 }
 
 // cachedIndex is a team's index and the agent versions it was built from;
@@ -223,11 +223,13 @@ func (s *Service) index(ctx context.Context, teamID string, list []agents.Agent)
 	}
 	sort.Strings(keys)
 	key := strings.Join(keys, ",")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.cache[teamID]; ok && c.key == key {
-		return c.ix, nil
+	if ix := s.cached(teamID, key); ix != nil {
+		return ix, nil
 	}
+	// Built outside the lock: embedding a team's skills (Titan: Bedrock
+	// calls) must not hold up another team's scoring in the same process.
+	// Two calls of one team may both build; the second's index replaces
+	// the first's, the same.
 	ix := routing.BuildIndex(list)
 	if s.Embedder != nil {
 		var err error
@@ -246,9 +248,46 @@ func (s *Service) index(ctx context.Context, teamID string, list []agents.Agent)
 			return ix, nil
 		}
 	}
-	if s.cache == nil {
-		s.cache = map[string]cachedIndex{}
-	}
-	s.cache[teamID] = cachedIndex{key: key, ix: ix}
+	s.keep(teamID, key, ix)
 	return ix, nil
+}
+
+// IndexesPerTeam is how many indexes of one team (sets of agents and
+// versions) a warm function keeps: a chat turn scores the agents a
+// conversation may route to (the active ones less those removed from
+// it), find_colleagues the active and paused ones less the asker, so one
+// team's calls alternate between a few sets, and a single cached index
+// would be rebuilt (and re-embedded) at every switch.
+const IndexesPerTeam = 4
+
+// cached is the team's index for key, moved to the front; nil when none.
+func (s *Service) cached(teamID, key string) *routing.Index {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.cache[teamID]
+	for i, c := range list {
+		if c.key == key {
+			copy(list[1:i+1], list[:i])
+			list[0] = c
+			return c.ix
+		}
+	}
+	return nil
+}
+
+// keep caches ix as the team's most recent index, dropping the least
+// recently used past IndexesPerTeam.
+func (s *Service) keep(teamID, key string, ix *routing.Index) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cache == nil {
+		s.cache = map[string][]cachedIndex{}
+	}
+	list := []cachedIndex{{key: key, ix: ix}}
+	for _, c := range s.cache[teamID] {
+		if c.key != key && len(list) < IndexesPerTeam {
+			list = append(list, c)
+		}
+	}
+	s.cache[teamID] = list
 }

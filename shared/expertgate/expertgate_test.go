@@ -142,3 +142,49 @@ func TestServiceAnswersTheBestScoresOfALargeTeamAndThoseAskedFor(t *testing.T) {
 	last.Explanation = ""
 	assert.Equal(t, last, got, "the same score as in the full ranking")
 }
+
+// countingEmbedder counts the skill texts it embeds (queries are one text
+// each; skills come in batches).
+type countingEmbedder struct{ batches int }
+
+func (*countingEmbedder) ID() string { return "counting" }
+func (c *countingEmbedder) Embed(_ context.Context, texts []string) ([][]float64, error) {
+	if len(texts) > 1 || len(texts) == 1 && texts[0] != "write a blog" {
+		c.batches++
+	}
+	out := make([][]float64, len(texts))
+	for i, t := range texts {
+		out[i] = []float64{float64(len(t) % 7), 1, float64(len(t) % 3)}
+	}
+	return out, nil
+}
+
+// A team's calls alternate between a few sets of agents (a conversation's
+// routable agents, find_colleagues' active and paused ones): each set's
+// index is kept, up to IndexesPerTeam, so alternating does not rebuild
+// and re-embed the team's skills.
+func TestAlternatingSetsOfAgentsKeepTheirIndexes(t *testing.T) {
+	emb := &countingEmbedder{}
+	g := &expertgate.Service{Source: &source{}, Embedder: emb}
+	sets := make([][]agents.Agent, expertgate.IndexesPerTeam+1)
+	for i := range sets {
+		sets[i] = append(team(), agents.Agent{Slug: fmt.Sprintf("extra-%d", i), Name: "Extra", Status: agents.StatusActive, Version: 1,
+			Skills: []agents.Skill{{Name: "extra", Description: fmt.Sprintf("extra skill %d", i)}}})
+	}
+	score := func(set []agents.Agent) {
+		_, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "write a blog", Agents: set})
+		require.NoError(t, err)
+	}
+	for range 3 {
+		score(sets[0])
+		score(sets[1])
+	}
+	assert.Equal(t, 2, emb.batches, "two sets, each embedded once")
+	for _, set := range sets[:expertgate.IndexesPerTeam] {
+		score(set)
+	}
+	assert.Equal(t, expertgate.IndexesPerTeam, emb.batches, "up to IndexesPerTeam kept")
+	score(sets[expertgate.IndexesPerTeam]) // evicts the least recently used: sets[0]
+	score(sets[0])
+	assert.Equal(t, expertgate.IndexesPerTeam+2, emb.batches, "past the bound the least recently used is rebuilt")
+}

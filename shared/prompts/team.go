@@ -72,14 +72,15 @@ type Team struct {
 }
 
 // TeamBlock is the team's part of a system prompt and the ids of the
-// inbox messages it shows (to mark read once the answer that saw them is
-// committed; the ones not shown stay unread). The inbox summary comes
+// inbox messages it shows whole (to mark read once the answer that saw
+// them is committed; the ones not shown, or shown clipped, stay unread,
+// so get_agent_inbox still gives them whole). The inbox summary comes
 // first, within InboxBudget; the roster follows in what is left of
 // TeamBudget, most relevant colleague first, and ends with "+N more" when
 // the whole team does not fit. The whole block never exceeds TeamBudget.
 func TeamBlock(t Team) (string, []string) {
-	inbox, shown := inboxSummary(t.Inbox)
-	return inbox + rosterLines(t, inbox, senders(t.Inbox, len(shown))), shown
+	inbox, shown, listed := inboxSummary(t.Inbox)
+	return inbox + rosterLines(t, inbox, senders(t.Inbox, listed)), shown
 }
 
 func senders(inbox []messaging.Message, n int) map[string]bool {
@@ -91,17 +92,18 @@ func senders(inbox []messaging.Message, n int) map[string]bool {
 }
 
 // inboxSummary writes the newest messages that fit InboxBudget, each
-// clipped; the header counts every unread message.
-func inboxSummary(inbox []messaging.Message) (string, []string) {
+// clipped; the header counts every unread message. It returns the ids of
+// the messages shown whole and how many it listed.
+func inboxSummary(inbox []messaging.Message) (string, []string, int) {
 	if len(inbox) == 0 {
-		return "", nil
+		return "", nil, 0
 	}
 	header := func(shown int) string {
 		noun := "messages"
 		if len(inbox) == 1 {
 			noun = "message"
 		}
-		s := fmt.Sprintf("Your inbox: %d unread %s, newest first (read once you answer):\n", len(inbox), noun)
+		s := fmt.Sprintf("Your inbox: %d unread %s, newest first (read once you answer; one ending in … stays unread: get_agent_inbox gives it whole):\n", len(inbox), noun)
 		if shown < len(inbox) {
 			s += fmt.Sprintf("(%d older not shown: get_agent_inbox.)\n", len(inbox)-shown)
 		}
@@ -109,10 +111,11 @@ func inboxSummary(inbox []messaging.Message) (string, []string) {
 	}
 	const requestNote = "REQUEST: asked of you; do it in this answer, or reply to the sender (send_agent_message).\n"
 	var lines []string
-	var ids []string
+	var ids []string // shown whole: marked read after the commit
 	requests := false
+	listed := 0
 	for _, m := range inbox {
-		if len(ids) == MaxInboxShown {
+		if listed == MaxInboxShown {
 			break
 		}
 		line := "- @" + m.From + " " + m.Type
@@ -122,27 +125,35 @@ func inboxSummary(inbox []messaging.Message) (string, []string) {
 		if m.Channel != "" && m.Channel != messaging.ChannelDirect {
 			line += " on " + m.Channel
 		}
-		line += ": " + clipWords(m.Content, messageWords, messageRunes) + "\n"
+		shown := clipWords(m.Content, messageWords, messageRunes)
+		// Shown in part ("…"), it stays unread: get_agent_inbox (unread
+		// only by default) still gives the whole of it.
+		clipped := shown != m.Content
+		line += ": " + shown + "\n"
 		req := requests || m.Type == MessageTypeRequest
-		text := header(len(ids)+1) + strings.Join(append(slices.Clone(lines), line), "")
+		text := header(listed+1) + strings.Join(append(slices.Clone(lines), line), "")
 		if req {
 			text += requestNote
 		}
 		if models.EstimateTokens(text) > InboxBudget {
 			break
 		}
-		lines, ids, requests = append(lines, line), append(ids, m.ID), req
+		lines, requests = append(lines, line), req
+		if !clipped {
+			ids = append(ids, m.ID)
+		}
+		listed++
 	}
-	if len(ids) == 0 {
+	if listed == 0 {
 		// Not even one clipped message fits (it always does with the
 		// clips above): the count alone still reaches the agent.
-		return header(0), nil
+		return header(0), nil, 0
 	}
-	text := header(len(ids)) + strings.Join(lines, "")
+	text := header(listed) + strings.Join(lines, "")
 	if requests {
 		text += requestNote
 	}
-	return text, ids
+	return text, ids, listed
 }
 
 // colleague is one roster candidate and how relevant it is.

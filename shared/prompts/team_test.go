@@ -38,7 +38,8 @@ func bigTeam(n int) []agents.Agent {
 	return out
 }
 
-// inbox is n messages, newest first, each with a long content.
+// inbox is n messages, newest first: the odd ones long (shown clipped),
+// the even ones short (shown whole).
 func inbox(n int) []messaging.Message {
 	var out []messaging.Message
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -47,8 +48,12 @@ func inbox(n int) []messaging.Message {
 		if i%3 == 0 {
 			typ = "task_request"
 		}
+		content := fmt.Sprintf("message %d: a short note", i)
+		if i%2 == 1 {
+			content = fmt.Sprintf("message %d ", i) + strings.Repeat("lorem ipsum dolor ", 60)
+		}
 		out = append(out, messaging.Message{ID: fmt.Sprintf("amsg_%02d", i), From: fmt.Sprintf("agent%02d", 20+i%10), Channel: messaging.ChannelDirect,
-			Type: typ, Content: fmt.Sprintf("message %d ", i) + strings.Repeat("lorem ipsum dolor ", 60), CreatedAt: at.Add(time.Duration(i) * time.Minute)})
+			Type: typ, Content: content, CreatedAt: at.Add(time.Duration(i) * time.Minute)})
 	}
 	return out
 }
@@ -61,11 +66,21 @@ func TestTheTeamBlockOfThirtyAgentsAndAFullInboxStaysWithinItsBudget(t *testing.
 	t.Logf("%d tokens:\n%s", models.EstimateTokens(block), block)
 	assert.LessOrEqual(t, models.EstimateTokens(block), prompts.TeamBudget)
 
-	// The inbox: newest first, at most MaxInboxShown, the rest counted.
-	assert.Equal(t, []string{"amsg_07", "amsg_06", "amsg_05", "amsg_04", "amsg_03"}, shown[:min(len(shown), 5)])
-	assert.LessOrEqual(t, len(shown), prompts.MaxInboxShown)
+	// The inbox: newest first, at most MaxInboxShown, the rest counted;
+	// only the messages shown whole are to be marked read (a clipped one
+	// stays unread for get_agent_inbox).
+	listedInbox := strings.Count(block[:strings.Index(block, "Your team")], "\n- @")
+	require.Positive(t, listedInbox)
+	assert.LessOrEqual(t, listedInbox, prompts.MaxInboxShown)
+	wantShown := []string{}
+	for i := 7; i > 7-listedInbox; i-- {
+		if i%2 == 0 {
+			wantShown = append(wantShown, fmt.Sprintf("amsg_%02d", i))
+		}
+	}
+	assert.Equal(t, wantShown, shown)
 	assert.Contains(t, block, "Your inbox: 8 unread")
-	assert.Contains(t, block, fmt.Sprintf("(%d older not shown:", 8-len(shown)))
+	assert.Contains(t, block, fmt.Sprintf("(%d older not shown:", 8-listedInbox))
 	assert.Contains(t, block, "task_request (REQUEST)")
 	assert.Contains(t, block, "REQUEST: asked of you")
 	assert.NotContains(t, block, strings.Repeat("lorem ipsum dolor ", 20), "contents are clipped")
@@ -82,11 +97,11 @@ func TestTheTeamBlockOfThirtyAgentsAndAFullInboxStaysWithinItsBudget(t *testing.
 	assert.NotContains(t, roster, "@agent05 ", "archived")
 	// Those who wrote come first (their messages are in the summary),
 	// then the parser expert.
-	for i, l := range lines[1 : len(shown)+1] {
+	for i, l := range lines[1 : listedInbox+1] {
 		assert.Regexp(t, `^- @agent2\d `, l, "line %d", i)
 	}
-	assert.True(t, strings.HasPrefix(lines[len(shown)+1], "- @agent07 "), lines[len(shown)+1])
-	assert.Contains(t, lines[len(shown)+1], "skills: parser-review, ", "the matching skill first")
+	assert.True(t, strings.HasPrefix(lines[listedInbox+1], "- @agent07 "), lines[listedInbox+1])
+	assert.Contains(t, lines[listedInbox+1], "skills: parser-review, ", "the matching skill first")
 }
 
 func TestTheTeamBlockFitsWhateverTheTeamAndInbox(t *testing.T) {
@@ -95,7 +110,20 @@ func TestTheTeamBlockFitsWhateverTheTeamAndInbox(t *testing.T) {
 			for _, tools := range [][]models.Tool{nil, findColleagues} {
 				block, shown := prompts.TeamBlock(prompts.Team{Self: "agent01", Agents: bigTeam(n), Inbox: inbox(m), Query: "parser", Tools: tools})
 				assert.LessOrEqual(t, models.EstimateTokens(block), prompts.TeamBudget, "%d agents, %d messages", n, m)
-				assert.Len(t, shown, min(m, prompts.MaxInboxShown), "%d agents, %d messages", n, m)
+				// Every message shown whole is to be read; the long ones
+				// (odd) are clipped and stay unread.
+				whole := 0
+				for i := m - 1; i >= max(0, m-prompts.MaxInboxShown); i-- {
+					if i%2 == 0 {
+						whole++
+					}
+				}
+				assert.Len(t, shown, whole, "%d agents, %d messages", n, m)
+				for _, id := range shown {
+					var i int
+					fmt.Sscanf(id, "amsg_%d", &i)
+					assert.Zero(t, i%2, "%s was clipped: it stays unread", id)
+				}
 			}
 		}
 	}
@@ -123,7 +151,7 @@ func TestASmallTeamIsListedWholeWithAvailabilityAndLoad(t *testing.T) {
 func TestAMessageOfOneLongWordIsClipped(t *testing.T) {
 	m := messaging.Message{ID: "amsg_1", From: "kyra", Type: "notification", Content: strings.Repeat("x", 5000)}
 	block, shown := prompts.TeamBlock(prompts.Team{Self: "luke", Inbox: []messaging.Message{m}})
-	assert.Equal(t, []string{"amsg_1"}, shown)
+	assert.Empty(t, shown, "shown clipped: it stays unread, get_agent_inbox gives it whole")
 	assert.Less(t, len(block), 600)
 	assert.Contains(t, block, "- @kyra notification: xxx")
 }

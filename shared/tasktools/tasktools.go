@@ -75,7 +75,7 @@ var catalog = func() map[string]def {
 		define(toolset.ShareMemory, `Share something the whole team should remember.`, (*Tools).shareMemory),
 		define(toolset.ConsultSpecialist, consultDescription, (*Tools).consult),
 		define(toolset.ConsultationFollowUp, `Follow up on a consultation you asked (consult_specialist) with another message to the same specialist.`, (*Tools).consultFollowUp),
-		define(toolset.CloseConsultation, `Close a consultation you asked once it answered you, with your rating: it holds one of your 3 consultation slots until then.`, (*Tools).closeConsultation),
+		define(toolset.CloseConsultation, `Rate a consultation you asked once it has answered you (rating and lessons learned, shared with the team); it then takes no more follow-ups.`, (*Tools).closeConsultation),
 		define(toolset.ReadConsultation, `Read a consultation you asked: its status and answer (a human's, after an escalation).`, (*Tools).readConsultation),
 		define(toolset.FindColleagues, `Ask the ExpertGate which colleagues fit a need: each candidate's slug, name, matching skills, confidence, availability and load.`, (*Tools).findColleagues),
 	} {

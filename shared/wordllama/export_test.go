@@ -15,3 +15,10 @@ func WholeWords(m *Model) {
 
 // Segmented reports whether m splits words into cached segments.
 func Segmented(m *Model) bool { return m.tok.segments }
+
+// CacheLen is how many segments m's tokenizer has cached.
+func CacheLen(m *Model) int {
+	m.tok.mu.RLock()
+	defer m.tok.mu.RUnlock()
+	return len(m.tok.cache)
+}

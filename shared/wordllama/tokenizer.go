@@ -300,16 +300,27 @@ func segmentEnd(s string) int {
 	return len(s)
 }
 
-// maxCached bounds the segment cache; past it the cache starts afresh.
-const maxCached = 1 << 15
+// maxCached bounds the segment cache's entries; past it the cache starts
+// afresh. maxCachedSegment bounds what one entry may hold: a segment is a
+// run of text without a space, up to a whole 8,000-character query, and
+// the cache serves every team of a warm function, so only word-sized
+// segments (nearly all of real text) are kept: 32,768 of them stay under
+// a few MB.
+const (
+	maxCached        = 1 << 15
+	maxCachedSegment = 48
+)
 
 // encodeSegment appends the ids of one segment, from the cache or merged.
 func (t *tokenizer) encodeSegment(seg string, ids []int32, w *word) []int32 {
-	t.mu.RLock()
-	cached, ok := t.cache[seg]
-	t.mu.RUnlock()
-	if ok {
-		return append(ids, cached...)
+	cacheable := len(seg) <= maxCachedSegment
+	if cacheable {
+		t.mu.RLock()
+		cached, ok := t.cache[seg]
+		t.mu.RUnlock()
+		if ok {
+			return append(ids, cached...)
+		}
 	}
 	t.symbols(seg, w)
 	if len(w.syms) == 0 {
@@ -319,6 +330,9 @@ func (t *tokenizer) encodeSegment(seg string, ids []int32, w *word) []int32 {
 	start := len(ids)
 	for i := 0; i >= 0; i = int(w.syms[i].next) {
 		ids = append(ids, w.syms[i].id)
+	}
+	if !cacheable {
+		return ids
 	}
 	t.mu.Lock()
 	if t.cache == nil || len(t.cache) >= maxCached {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -333,4 +334,20 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Only word-sized segments are cached: a long run of text without a space
+// (a pasted blob) is merged but not kept, so no caller can fill the
+// shared cache with kilobytes an entry.
+func TestOnlyWordSizedSegmentsAreCached(t *testing.T) {
+	dir, err := wordllama.Dir()
+	require.NoError(t, err)
+	m, err := wordllama.Load(dir)
+	require.NoError(t, err)
+	blob := strings.Repeat("abcdefghij", 800)
+	first := wordllama.TokenIDs(m, blob)
+	assert.Zero(t, wordllama.CacheLen(m), "an 8,000-character segment is not cached")
+	assert.Equal(t, first, wordllama.TokenIDs(m, blob))
+	wordllama.TokenIDs(m, "hello world")
+	assert.Equal(t, 2, wordllama.CacheLen(m), "two words, two entries")
 }

@@ -121,7 +121,7 @@ func fullInbox(n int) *fakeInbox {
 			typ = "task_request"
 		}
 		f.unread = append(f.unread, messaging.Message{ID: fmt.Sprintf("amsg_%02d", i), From: fmt.Sprintf("agent%02d", i), Type: typ,
-			Channel: messaging.ChannelDirect, Content: fmt.Sprintf("note %d: ", i) + strings.Repeat("please look at the quarterly numbers ", 10)})
+			Channel: messaging.ChannelDirect, Content: fmt.Sprintf("note %d: please look at the quarterly numbers", i)})
 	}
 	return f
 }

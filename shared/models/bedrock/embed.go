@@ -96,12 +96,18 @@ type titanResponse struct {
 	InputTextTokenCount int       `json:"inputTextTokenCount"`
 }
 
+// TitanMaxRunes bounds the text one Titan call embeds: its limit is 8,192
+// tokens, and a character of some scripts takes more than one.
+const TitanMaxRunes = 6000
+
 // Embed implements routing.Embedder: one vector per text, in order. An
 // empty (or blank) text is a zero vector without a call (Titan refuses an
 // empty inputText; routing reads a zero vector as "similar to nothing").
-// Texts are not clipped: Conclave's longest are a skill (about 17,000
-// characters at the agents' validation limits) and a query (8,000), below
-// Titan V2's 50,000 characters and 8,192 tokens.
+// Texts are clipped to TitanMaxRunes: Conclave's longest are a skill
+// (about 17,000 characters at the agents' validation limits) and a query
+// (8,000), below Titan V2's 50,000 characters but not always below its
+// 8,192 tokens (text in other scripts takes a token or more a character);
+// what routing reads of a skill is in its first few thousand characters.
 //
 // The first failure cancels the calls still running and is returned:
 // models.ErrModel with the service's error code, and ErrThrottled too when
@@ -163,6 +169,9 @@ func (t *TitanEmbedder) Embed(ctx context.Context, texts []string) ([][]float64,
 
 // embedOne is one InvokeModel call.
 func (t *TitanEmbedder) embedOne(ctx context.Context, text string) ([]float64, error) {
+	if r := []rune(text); len(r) > TitanMaxRunes {
+		text = string(r[:TitanMaxRunes])
+	}
 	body, err := json.Marshal(titanRequest{InputText: text, Dimensions: t.dims(), Normalize: true})
 	if err != nil {
 		return nil, err

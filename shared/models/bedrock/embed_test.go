@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -247,4 +248,19 @@ func TestTitanRespectsTheContext(t *testing.T) {
 	assert.False(t, errors.Is(err, models.ErrModel))
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.LessOrEqual(t, len(s.sent()), 2, "no call starts after the deadline")
+}
+
+// A text longer than TitanMaxRunes is sent clipped to it (whole runes):
+// Titan refuses more than 8,192 tokens.
+func TestTitanClipsALongText(t *testing.T) {
+	s := serveTitan(t)
+	e := titan(s, 0)
+	long := strings.Repeat("日本語のテキスト", bedrock.TitanMaxRunes) // 8 runes a repeat
+	// (The recorded server answers only its recorded texts: a
+	// ValidationException here; what matters is what was sent.)
+	_, _ = e.Embed(context.Background(), []string{long})
+	require.Len(t, s.sent(), 1)
+	text, _ := s.sent()[0].Body["inputText"].(string)
+	assert.Equal(t, bedrock.TitanMaxRunes, utf8.RuneCountInString(text))
+	assert.True(t, strings.HasPrefix(long, text))
 }
