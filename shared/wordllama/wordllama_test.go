@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
