@@ -158,8 +158,11 @@ func fanOutBudgets(t *testing.T, since int64, team, parentID string, children in
 		{"task-worker (a fan-out of 2)", workers[:1], calls{"DynamoDB": 12 + 4*n + 1, "DynamoDB.TransactWriteItems": 3 + 2*n, "EventBridge": n, "SFN": n, "BedrockRuntime": 1}},
 		// Per child: the parent (still running for this execution), the
 		// child, its token stored in one conditional write (or, ended
-		// already, the token sent at once).
-		{"task-lifecycle await (per child)", byStep["task-lifecycle await"], calls{"DynamoDB": 3, "DynamoDB.TransactWriteItems": 1, "SFN": 1}},
+		// already, the token sent at once). The children's waits register
+		// at once on the same parent, so one may lose a transaction
+		// conflict and run again once (a read and the write): at most
+		// five calls.
+		{"task-lifecycle await (per child)", byStep["task-lifecycle await"], calls{"DynamoDB": 5, "DynamoDB.TransactWriteItems": 2, "SFN": 1}},
 		// The resumed attempt: its start, every child's result in one
 		// write, its end; the memory context cached by the first.
 		{"task-worker (resumed with 2 results)", workers[1:], calls{"DynamoDB": 10, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}},
