@@ -57,8 +57,9 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(raw), &def))
 	s := def.States
-	require.Len(t, s.WaitingForChild.Choices, 1)
-	assert.Equal(t, "AwaitChildren", s.WaitingForChild.Choices[0].Next)
+	require.Len(t, s.WaitingForChild.Choices, 2)
+	assert.Equal(t, "BlockForApproval", s.WaitingForChild.Choices[0].Next, "a wait for approvals is told apart first")
+	assert.Equal(t, "AwaitChildren", s.WaitingForChild.Choices[1].Next)
 
 	m := s.AwaitChildren
 	assert.Equal(t, "Map", m.Type)
@@ -81,7 +82,7 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 	assert.Equal(t, "$$.Execution.Id", w.Parameters.Payload["execution_arn.$"], "the parent's execution, which Await checks")
 	assert.True(t, w.End)
 	require.Len(t, w.Retry, 2)
-	assert.ElementsMatch(t, []string{"TaskNotRunnable", "InvalidTask", "States.Timeout"}, w.Retry[0].ErrorEquals)
+	assert.ElementsMatch(t, []string{"TaskNotRunnable", "InvalidTask", "States.Timeout", "AgentBusy"}, w.Retry[0].ErrorEquals)
 	assert.Zero(t, w.Retry[0].MaxAttempts, "the deadline passing is final")
 	assert.Equal(t, []string{"States.ALL"}, w.Retry[1].ErrorEquals)
 	assert.Equal(t, 2, w.Retry[1].MaxAttempts)
@@ -89,4 +90,58 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 	assert.Equal(t, map[string]string{"state.$": "$.outcome.result.waiting.state", "children.$": "$.children"}, s.ResumeTask.Parameters)
 	assert.Equal(t, "$.resume", s.ResumeTask.ResultPath)
 	assert.Equal(t, "RunTask", s.ResumeTask.Next)
+}
+
+// The approval states: block, one token wait per approval bounded by its
+// expiry (an expired wait is expired, not failed), resume with a slot
+// (AgentBusy retried), run the worker with every decision.
+func TestDelegationWaitsForApprovalsBlocked(t *testing.T) {
+	raw, err := statemachines.Definition("delegation.asl.json")
+	require.NoError(t, err)
+	var def struct {
+		TimeoutSeconds int
+		States         map[string]json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal([]byte(raw), &def))
+	assert.GreaterOrEqual(t, def.TimeoutSeconds, 24*3600, "an approval waits up to 24 hours")
+	var m struct {
+		ItemsPath     string
+		ItemProcessor struct {
+			StartAt string
+			States  map[string]struct {
+				Resource           string
+				TimeoutSecondsPath string
+				Catch              []struct {
+					ErrorEquals []string
+					Next        string
+				}
+				Parameters struct{ Payload map[string]string }
+			}
+		}
+		ResultPath, Next string
+	}
+	require.NoError(t, json.Unmarshal(def.States["AwaitApprovals"], &m))
+	assert.Equal(t, "$.outcome.result.waiting.approvals", m.ItemsPath)
+	w := m.ItemProcessor.States[m.ItemProcessor.StartAt]
+	assert.Equal(t, "arn:aws:states:::lambda:invoke.waitForTaskToken", w.Resource)
+	assert.Equal(t, "$.approval.timeout_seconds", w.TimeoutSecondsPath)
+	assert.Equal(t, "request_approval", w.Parameters.Payload["action"])
+	require.Len(t, w.Catch, 1)
+	assert.Equal(t, []string{"States.Timeout"}, w.Catch[0].ErrorEquals)
+	assert.Equal(t, "expire_approval", m.ItemProcessor.States[w.Catch[0].Next].Parameters.Payload["action"])
+	assert.Equal(t, "ResumeApproved", m.Next)
+	var r struct {
+		Retry []struct {
+			ErrorEquals []string
+			MaxAttempts int
+		}
+		Next string
+	}
+	require.NoError(t, json.Unmarshal(def.States["ResumeApproved"], &r))
+	assert.Equal(t, "ResumeWithDecisions", r.Next)
+	busy := false
+	for _, x := range r.Retry {
+		busy = busy || (len(x.ErrorEquals) == 1 && x.ErrorEquals[0] == "AgentBusy" && x.MaxAttempts > 2)
+	}
+	assert.True(t, busy, "a resume waits for a free slot")
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/localstack/cloud"
+	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -208,6 +209,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		linked                         string
 		conv, replyID, decisionID      string
 		agentMsgID                     string
+		aprTask, aprID                 string
 		version                        float64
 	)
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
@@ -328,6 +330,35 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// memory (the same code path as the model request).
 		{op: "GET /v1/agents/{slug}/tools", method: "GET", path: lit("/v1/agents/kyra/tools"), status: 200, max: dynamo(1)},
 		{op: "GET /v1/agents/{slug}/tools?context=task", method: "GET", path: lit("/v1/agents/kyra/tools?context=task"), status: 200, max: dynamo(1)},
+
+		// approvals (docs/approvals.md)
+		// the whole policy, one put.
+		{op: "PUT /v1/approval-policy", method: "PUT", path: lit("/v1/approval-policy"), status: 200,
+			body: map[string]any{"tools": []string{"send_agent_message"}}, max: calls{"DynamoDB": 1, "DynamoDB.PutItem": 1},
+			before: func() {
+				_, err := agents.NewService(e.store).Create(context.Background(), d.id, agents.CreateInput{
+					Slug: "ava", Name: "Ava", Model: &agents.Model{Script: "message:luke"},
+					Skills: []agents.Skill{{Name: "coordination", Description: "coordinates the team", Priority: 50}},
+				})
+				require.NoError(t, err)
+			}},
+		{op: "GET /v1/approval-policy", method: "GET", path: lit("/v1/approval-policy"), status: 200, max: dynamo(1)},
+		// a page (a gated task of ava's waits for its approval).
+		{op: "GET /v1/approvals", method: "GET", path: lit("/v1/approvals"), status: 200, max: dynamo(1),
+			before: func() {
+				svc, _ := taskService(t, e)
+				gated, err := svc.Create(context.Background(), d.id, user, executed(d.id, "ava", "Ask luke", 60), false)
+				require.NoError(t, err)
+				aprTask = gated.ID
+				aprID = d.pendingApproval(gated.ID)["id"].(string)
+			}},
+		{op: "GET /v1/approvals/{id}", method: "GET", path: func() string { return "/v1/approvals/" + aprID }, status: 200, max: dynamo(1)},
+		// the approval (its tool, for the arguments' schema), one
+		// conditional update; announced; the decision sent to the waiting
+		// execution's token. (Rejected: luke's inbox stays empty for the
+		// turns below.)
+		{op: "POST /v1/approvals/{id}", method: "POST", path: func() string { return "/v1/approvals/" + aprID }, status: 200,
+			body: map[string]any{"decision": "reject", "reason": "budget run"}, max: calls{"DynamoDB": 2, "DynamoDB.GetItem": 1, "DynamoDB.UpdateItem": 1, "EventBridge": 1, "SFN": 1}},
 
 		// conversations
 		// the agent (it must be active), one transaction.
@@ -463,6 +494,32 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	} {
 		list := byStep[st.name]
 		require.Len(t, list, 1, "%s ran once (%v)", st.name, byStep)
+		within(t, st.name, list[0].Calls, st.max)
+		table = append(table, measured{op: st.name, calls: list[0].Calls})
+	}
+
+	// The gated task's approval steps: blocked (a transition, its slot
+	// given back), the approval stored with its token (one put) and
+	// announced, and taken back (a transition, a slot taken again).
+	gated := waitTask(t, svc, d.id, aprTask, 60*time.Second)
+	require.Equal(t, tasks.Completed, gated.Status, gated.Error)
+	all, _ = invocations(t, start, "", d.id)
+	aprSteps := map[string][]invocation{}
+	for _, inv := range all {
+		if inv.TaskID == aprTask && inv.Action != "" {
+			aprSteps[inv.Function+" "+inv.Action] = append(aprSteps[inv.Function+" "+inv.Action], inv)
+		}
+	}
+	for _, st := range []struct {
+		name string
+		max  calls
+	}{
+		{"task-lifecycle block_for_approval", transition},
+		{"task-lifecycle request_approval", calls{"DynamoDB": 1, "DynamoDB.PutItem": 1, "EventBridge": 1}},
+		{"task-lifecycle resume_approved", transition},
+	} {
+		list := aprSteps[st.name]
+		require.Len(t, list, 1, "%s ran once (%v)", st.name, aprSteps)
 		within(t, st.name, list[0].Calls, st.max)
 		table = append(table, measured{op: st.name, calls: list[0].Calls})
 	}

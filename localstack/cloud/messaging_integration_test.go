@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	conclaveevents "github.com/conclave-ai/conclave/events"
+	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/tasks"
 )
@@ -605,7 +606,24 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 		require.Equal(t, 201, st, c)
 	}
 
-	want := []string{"AgentMessageSent", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskStatusChanged"}
+	// A tool call waiting for approval (ApprovalRequested), rejected
+	// (ApprovalDecided): only ava's model calls send_agent_message.
+	_, err := agents.NewService(e.store).Create(context.Background(), d.id, agents.CreateInput{
+		Slug: "ava", Name: "Ava", Model: &agents.Model{Script: "message:luke"},
+		Skills: []agents.Skill{{Name: "coordination", Description: "coordinates the team", Priority: 50}},
+	})
+	require.NoError(t, err)
+	st, _ = d.call("PUT", "/v1/approval-policy", map[string]any{"tools": []string{"send_agent_message"}})
+	require.Equal(t, 200, st)
+	st, gated := d.call("POST", "/v1/tasks", map[string]any{"assignee": "ava", "title": "Ask luke", "instructions": "Ask luke about the release", "execute": true})
+	require.Equal(t, 201, st, gated)
+	apr := d.pendingApproval(gated["id"].(string))
+	st, _ = d.call("POST", "/v1/approvals/"+apr["id"].(string), map[string]any{"decision": "reject", "reason": "not now"})
+	require.Equal(t, 200, st)
+	svc, _ := taskService(t, e)
+	waitTask(t, svc, d.id, gated["id"].(string), 60*time.Second)
+
+	want := []string{"AgentMessageSent", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskStatusChanged"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

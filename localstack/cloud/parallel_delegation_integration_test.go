@@ -154,8 +154,9 @@ func fanOutBudgets(t *testing.T, since int64, team, parentID string, children in
 		// transaction of every limit, announced, its execution started),
 		// and the watch's read that the task still runs (one per
 		// worker.WatchInterval: creating two children on a loaded machine
-		// outlasts it).
-		{"task-worker (a fan-out of 2)", workers[:1], calls{"DynamoDB": 12 + 4*n + 1, "DynamoDB.TransactWriteItems": 3 + 2*n, "EventBridge": n, "SFN": n, "BedrockRuntime": 1}},
+		// outlasts it), and the team's approval policy, read once at the
+		// attempt's first response with tool calls (docs/approvals.md).
+		{"task-worker (a fan-out of 2)", workers[:1], calls{"DynamoDB": 12 + 4*n + 1 + 1, "DynamoDB.TransactWriteItems": 3 + 2*n, "EventBridge": n, "SFN": n, "BedrockRuntime": 1}},
 		// Per child: the parent (still running for this execution), the
 		// child, its token stored in one conditional write (or, ended
 		// already, the token sent at once). The children's waits register

@@ -16,6 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/discovery"
@@ -37,7 +38,7 @@ import (
 )
 
 // inMemoryAPI is the agents, tasks, conversations, messages, memories,
-// team, routing, discovery, sessions, reports and agent tools routes over one in-memory store holding the demo team, with the
+// team, routing, discovery, sessions, reports, agent tools and approval routes over one in-memory store holding the demo team, with the
 // document's body rules (api.BodyRoutes), as the functions wire them.
 type inMemoryAPI struct {
 	rt    *httpapi.Router
@@ -73,6 +74,7 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 		Messages: &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}, Memories: mem,
 		Colleagues: &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}}}
 	api.AgentToolRoutes(rt, tasktools.Lister{Agents: store, Chat: tasktools.Chat{Tools: tools}, Task: tools})
+	api.ApprovalRoutes(rt, &approvals.Service{Store: store, Bus: bus, Validate: tasktools.ValidateArguments, Log: log})
 	return inMemoryAPI{rt: rt, store: store}
 }
 
@@ -113,7 +115,7 @@ func (a inMemoryAPI) callQuery(method, path, routeKey, body string, params, quer
 func (a inMemoryAPI) snapshot(tb testing.TB) string {
 	tb.Helper()
 	var b strings.Builder
-	for _, p := range []string{"GET /v1/agents", "GET /v1/tasks", "GET /v1/conversations", "GET /v1/keys", "GET /v1/team", "GET /v1/sessions", "GET /v1/reports"} {
+	for _, p := range []string{"GET /v1/agents", "GET /v1/tasks", "GET /v1/conversations", "GET /v1/keys", "GET /v1/team", "GET /v1/sessions", "GET /v1/reports", "GET /v1/approval-policy", "GET /v1/approvals"} {
 		resp := a.call("GET", strings.TrimPrefix(p, "GET "), p, "", nil)
 		require.Equal(tb, 200, resp.StatusCode, resp.Body)
 		b.WriteString(resp.Body)

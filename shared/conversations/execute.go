@@ -331,7 +331,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 	if r.budget != nil {
 		if req.Tools = tools; len(req.Tools) > 0 {
 			lp = &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: p.conv, returning: r.returning,
-				caller: ToolCaller{TeamID: d.TeamID, ConversationID: p.conv.ID, Agent: a.Slug, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools}}
+				caller: ToolCaller{TeamID: d.TeamID, ConversationID: p.conv.ID, Agent: a.Slug, Skills: a.Skills, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools}}
 		}
 	}
 	start := time.Now()

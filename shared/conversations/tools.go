@@ -59,6 +59,9 @@ type ToolCaller struct {
 	TeamID         string
 	ConversationID string
 	Agent          string
+	// Skills are the agent's (a tool of a supports_hitl skill needs a
+	// human's approval).
+	Skills []agents.Skill
 	// WaitUntil is the latest a tool may wait for work it started: after
 	// it, the reply still has to be written and the turn committed.
 	WaitUntil time.Time

@@ -126,7 +126,8 @@ func TestAReplyRunsTheToolsItCallsAndAnswersWithTheirResults(t *testing.T) {
 	assert.Empty(t, r.Stopped)
 	assert.Equal(t, 60, r.InputTokens+r.OutputTokens, "the reply counts every model call of its loop")
 	require.Len(t, tools.calls, 2)
-	assert.Equal(t, conversations.ToolCaller{TeamID: team, ConversationID: c.ID, Agent: "kyra", WaitUntil: tools.calls[0].WaitUntil, Offered: tools.specs}, tools.calls[0])
+	assert.Equal(t, conversations.ToolCaller{TeamID: team, ConversationID: c.ID, Agent: "kyra", Skills: tools.calls[0].Skills, WaitUntil: tools.calls[0].WaitUntil, Offered: tools.specs}, tools.calls[0])
+	assert.NotEmpty(t, tools.calls[0].Skills, "the agent's skills: a supports_hitl skill gates its tools")
 	// The models' time (DefaultBudget without a deadline) starts during
 	// the turn; a tool waits until its end less the answer's reserve.
 	wait := conversations.DefaultBudget - conversations.ToolAnswerReserve

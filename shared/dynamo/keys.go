@@ -53,6 +53,8 @@ import (
 //	session message TEAM#<team>           SMSG#<session id>#<message id>  (the trace, append-only)             sessionMsgItem
 //	report          TEAM#<team>           REPORT#<report id>  (report_type, to, from, status filter it)       reportItem
 //	posted result   TEAM#<team>           RESULT#<task, report id | session id#r<run>>  (message_id; never expires)  resultItem
+//	approval        TEAM#<team>           APPROVAL#<approval id>  (status filters it; never expires)            approvalItem
+//	approval policy TEAM#<team>           APPROVALPOLICY                                                       policyItem
 //	skill vectors   TEAM#<team>           SKILLVEC#<embedder id>#<slug>#<version>  (an agent version's skill embeddings,     skillVecItem
 //	                  float32 little-endian in skill order; texts_hash; no TTL: see shared/expertgate/vectors.go)
 //
@@ -94,6 +96,9 @@ import (
 //	a team's reports newest first          Query pk=TEAM#<team>, begins_with(sk, REPORT#), descending (ids sort by time)
 //	post a work's result once              TransactWriteItems: Put RESULT#<marker> (absent), Update CONV#<id>, Put MSG#<id>#<msg id>
 //	a conversation's messages after an id  Query pk=TEAM#<team>, sk BETWEEN MSG#<id>#<after> AND MSG#<id>#DEL, ExclusiveStartKey MSG#<id>#<after>
+//	get an approval / the policy           GetItem TEAM#<team> / APPROVAL#<id>, TEAM#<team> / APPROVALPOLICY
+//	approvals newest first (pending)       Query pk=TEAM#<team>, begins_with(sk, APPROVAL#), descending (filter status, task_id)
+//	decide an approval once                UpdateItem APPROVAL#<id>, condition status = pending (and expires_at > now)
 //	a team's skill vectors (the gate)      Query pk=TEAM#<team>, begins_with(sk, SKILLVEC#<embedder id>#)
 //	an agent version's skill vectors       GetItem / Put / Delete TEAM#<team> / SKILLVEC#<embedder id>#<slug>#<version>
 //
@@ -147,6 +152,7 @@ const (
 	prefixReport    = "REPORT#"
 	prefixResult    = "RESULT#"
 	prefixSkillVec  = "SKILLVEC#"
+	prefixApproval  = "APPROVAL#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -156,6 +162,7 @@ const (
 	skTeam     = "TEAM"
 	skAPIKey   = "APIKEY"
 	skMemEpoch = "MEMEPOCH"
+	skPolicy   = "APPROVALPOLICY"
 
 	// rangeEnd sorts after every id (ids are lower-case base32), so
 	// BETWEEN <prefix><floor> AND <prefix>~ is "this prefix, from floor on".
@@ -219,6 +226,7 @@ func memorySK(id string) string             { return prefixMemory + id }
 func contextSK(agent string) string         { return prefixContext + agent }
 func reportSK(id string) string             { return prefixReport + id }
 func resultSK(marker string) string         { return prefixResult + marker }
+func approvalSK(id string) string           { return prefixApproval + id }
 
 // skillVecPrefix is the sort key prefix of a team's skill vectors by one
 // embedder; an embedder ID is printable ASCII without '#'

@@ -44,7 +44,8 @@ func TestKeyShapes(t *testing.T) {
 		{msgPrefix("conv_1"), "MSG#conv_1#"},
 		{partPrefix("conv_1"), "CPART#conv_1#"},
 		{handoffPrefix("conv_1"), "HOFF#conv_1#"},
-		{skTeam + "|" + skAPIKey + "|" + skMemEpoch, "TEAM|APIKEY|MEMEPOCH"},
+		{approvalSK("apr_1"), "APPROVAL#apr_1"},
+		{skTeam + "|" + skAPIKey + "|" + skMemEpoch + "|" + skPolicy, "TEAM|APIKEY|MEMEPOCH|APPROVALPOLICY"},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c[1], c[0])

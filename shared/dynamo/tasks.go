@@ -65,6 +65,7 @@ type taskItem struct {
 	Execution       string           `dynamodbav:"execution_arn"`
 	Runs            int              `dynamodbav:"runs"`
 	Deadline        *time.Time       `dynamodbav:"deadline,omitempty"`
+	StatusReason    string           `dynamodbav:"status_reason,omitempty"`
 	Version         int              `dynamodbav:"version"`
 	EventSeq        int              `dynamodbav:"event_seq"`
 	Waiter          string           `dynamodbav:"waiter_token,omitempty"`
@@ -134,7 +135,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
 		Result: t.Result, ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
-		Deadline: t.Deadline, Version: t.Version, EventSeq: t.EventSeq, Waiter: t.Waiter, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		Deadline: t.Deadline, StatusReason: t.StatusReason, Version: t.Version, EventSeq: t.EventSeq, Waiter: t.Waiter, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		StartedAt: t.StartedAt, CompletedAt: t.CompletedAt,
 	}
 	if t.ParentID != "" {
@@ -161,7 +162,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		CostCapUSD: it.CostCapUSD, TreeCostUSD: it.TreeCostUSD, Depth: it.Depth, Chain: it.Chain, Status: tasks.Status(it.Status),
 		Result: it.Result, ResultArtifacts: it.ResultArtifacts, Error: it.Error, TokensUsed: it.TokensUsed,
 		ToolCalls: it.ToolCalls, CostUSD: it.CostUSD, Execute: it.Execute, Execution: it.Execution, Runs: it.Runs,
-		Deadline: it.Deadline, Version: it.Version, EventSeq: it.EventSeq, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
+		Deadline: it.Deadline, StatusReason: it.StatusReason, Version: it.Version, EventSeq: it.EventSeq, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
 		StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
 	}
 	t.Budgets.MaxTokens, t.Budgets.MaxToolCalls, t.Budgets.TimeoutSeconds = it.Budgets.MaxTokens, it.Budgets.MaxToolCalls, it.Budgets.TimeoutSeconds

@@ -63,7 +63,7 @@ var Functions = []Function{
 	},
 	{
 		Name:        "tasks",
-		Description: "Tasks API: the task board, delegation, lifecycle verbs, long-poll for results, agent load.",
+		Description: "Tasks API: the task board, delegation, lifecycle verbs, long-poll for results, agent load; the approval policy and the approvals of tool calls.",
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/tasks"},
@@ -77,6 +77,12 @@ var Functions = []Function{
 			{"POST", "/v1/tasks/{id}/assign"},
 			{"POST", "/v1/tasks/{id}/delegate"},
 			{"GET", "/v1/agents/{slug}/load"},
+			// Approvals of tasks' tool calls (docs/approvals.md).
+			{"GET", "/v1/approval-policy"},
+			{"PUT", "/v1/approval-policy"},
+			{"GET", "/v1/approvals"},
+			{"GET", "/v1/approvals/{id}"},
+			{"POST", "/v1/approvals/{id}"},
 		},
 		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
 		MemoryMB: 512, Timeout: 29,

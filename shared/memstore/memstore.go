@@ -103,6 +103,10 @@ type Store struct {
 	escalations   map[key][]byte          // escalation documents
 	consActive    map[key]int             // active consultations by team and requester
 	consIDs       map[key]map[string]bool // the ids of those consultations (the counter's record)
+
+	// Approvals of tool calls and the teams' policies (approvals.go),
+	// made on first use.
+	apr *approvalRows
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as

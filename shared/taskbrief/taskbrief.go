@@ -51,7 +51,7 @@ func (r Reader) Brief(ctx context.Context, p workflow.TaskInput) (worker.Brief, 
 	if err != nil {
 		return worker.Brief{}, err
 	}
-	b := worker.Brief{Type: t.Type, Priority: t.Priority, InputArtifacts: t.InputArtifacts}
+	b := worker.Brief{Type: t.Type, Priority: t.Priority, InputArtifacts: t.InputArtifacts, CostCapUSD: t.CostCapUSD}
 	if t.ConversationID == "" || r.Conversations == nil {
 		return b, nil
 	}

@@ -103,7 +103,7 @@ func TestATaskWithoutAConversationReadsNoConversation(t *testing.T) {
 	c := &countingConversations{}
 	b, err := taskbrief.Reader{Tasks: f.store, Conversations: c}.Brief(context.Background(), input(tk))
 	require.NoError(t, err)
-	assert.Equal(t, worker.Brief{Type: "execute", Priority: "normal", InputArtifacts: []string{}}, b, "the defaults the task was created with")
+	assert.Equal(t, worker.Brief{Type: "execute", Priority: "normal", InputArtifacts: []string{}, CostCapUSD: tasks.DefaultCostCapUSD}, b, "the defaults the task was created with")
 	assert.Zero(t, c.n)
 
 	_, err = taskbrief.Reader{Tasks: f.store, Conversations: c}.Brief(context.Background(), workflow.TaskInput{TeamID: team, TaskID: "task_gone"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -25,14 +26,22 @@ func (s *Service) ExecStart(ctx context.Context, teamID, id, executionARN string
 		after.Execution = executionARN
 		return []Event{{Type: EvStarted, Payload: map[string]any{"execution_arn": executionARN}}}, nil
 	})
-	if apperr.Code(err) == apperr.ECONFLICT || errors.Is(err, ErrNotRunnable) {
-		cur, gerr := s.Store.GetTask(ctx, teamID, id)
-		if gerr == nil && cur.Status == Running && cur.Execution == executionARN {
-			return cur, nil
-		}
-		return Task{}, ErrNotRunnable
+	return s.retried(ctx, teamID, id, executionARN, Running, t, err)
+}
+
+// retried makes a marking step idempotent for its execution: a change
+// refused because the task is already where the step takes it (a retried
+// step of the same execution) returns the task as it is; any other refusal
+// is ErrNotRunnable (the task is no longer the execution's).
+func (s *Service) retried(ctx context.Context, teamID, id, executionARN string, want Status, t Task, err error) (Task, error) {
+	if apperr.Code(err) != apperr.ECONFLICT && !errors.Is(err, ErrNotRunnable) {
+		return t, err
 	}
-	return t, err
+	cur, gerr := s.Store.GetTask(ctx, teamID, id)
+	if gerr == nil && cur.Status == want && cur.Execution == executionARN {
+		return cur, nil
+	}
+	return Task{}, ErrNotRunnable
 }
 
 // ExecComplete records the worker's result.
@@ -58,7 +67,14 @@ func (s *Service) ExecFail(ctx context.Context, teamID, id, executionARN, errNam
 		act, evType = ActTimeout, EvTimedOut
 	}
 	msg := causeMessage(cause)
-	t, err := s.transition(ctx, teamID, id, act, "execution", func(before Task, after *Task) ([]Event, error) {
+	// A task blocked for approval fails from there too (its execution
+	// failed while it waited); the board's fail verb stays running-only.
+	from := append(slices.Clone(Transitions[act].From), Blocked)
+	t, err := s.apply(ctx, teamID, id, from, Transitions[act].To, "execution", func(before Task, after *Task) ([]Event, error) {
+		if !slices.Contains(from, before.Status) {
+			return nil, apperr.New(apperr.ECONFLICT, "cannot %s a task that is %s", act, before.Status).
+				WithReason(ReasonState).WithDetail("status", string(before.Status))
+		}
 		if before.Execution != executionARN {
 			return nil, ErrNotRunnable
 		}
@@ -163,4 +179,43 @@ func (s *Service) RecordAttempt(ctx context.Context, teamID, id, assignee string
 		return evs, nil
 	})
 	return err
+}
+
+// ExecBlockForApproval blocks the task its execution runs while tool calls
+// wait for a human: it gives its agent's slot back and its deadline is
+// cleared (the 120 s clock pauses), in the same conditional write. A retry
+// for the same execution finds it blocked and succeeds again.
+func (s *Service) ExecBlockForApproval(ctx context.Context, teamID, id, executionARN string, approvalIDs []string) (Task, error) {
+	t, err := s.transition(ctx, teamID, id, ActBlock, "execution", func(before Task, after *Task) ([]Event, error) {
+		if before.Execution != executionARN {
+			return nil, ErrNotRunnable
+		}
+		after.StatusReason = ReasonAwaitingApproval
+		return []Event{{Type: EvBlocked, Payload: map[string]any{"reason": ReasonAwaitingApproval, "approval_ids": approvalIDs}}}, nil
+	})
+	return s.retried(ctx, teamID, id, executionARN, Blocked, t, err)
+}
+
+// ErrAgentBusy is a blocked task that cannot take its agent's slot back:
+// the agent holds MaxActivePerAgent other tasks (it took them while the
+// task waited). The machine retries.
+var ErrAgentBusy = errors.New("the agent has no free slot")
+
+// ExecResumeApproved takes a task blocked for approval back: running for
+// its execution, with a slot of its agent (the limit holds: ErrAgentBusy
+// when none is free) and a fresh deadline. A retry for the same execution
+// finds it running and succeeds again.
+func (s *Service) ExecResumeApproved(ctx context.Context, teamID, id, executionARN string) (Task, error) {
+	t, err := s.transition(ctx, teamID, id, ActStart, "execution", func(before Task, after *Task) ([]Event, error) {
+		if before.Status != Blocked || before.Execution != executionARN {
+			return nil, ErrNotRunnable
+		}
+		return []Event{{Type: EvResumed, Payload: map[string]any{"reason": "approvals decided"}}}, nil
+	})
+	// No slot, or the agent paused meanwhile: retried until it can run.
+	var ae *apperr.Error
+	if errors.As(err, &ae) && (ae.Reason == ReasonConcurrency || ae.Reason == ReasonUnavailable) {
+		return Task{}, ErrAgentBusy
+	}
+	return s.retried(ctx, teamID, id, executionARN, Running, t, err)
 }

@@ -81,3 +81,56 @@ func TestAnUnstartableTaskFailsAndFreesItsSlot(t *testing.T) {
 	assert.Equal(t, tasks.Failed, list[0].Status)
 	assert.Equal(t, 0, f.load(t, "luke"))
 }
+
+// A task blocked for approval gives its slot back and its deadline up;
+// while the agent's five slots are taken it cannot resume (AgentBusy, the
+// machine retries); with one free it runs again with a fresh deadline. The
+// steps are idempotent for their execution.
+func TestBlockedForApprovalHoldsNoSlotAndResumesWithOne(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Workflows = &starter{}
+	ctx := context.Background()
+	tk := f.create(t, executing("luke"))
+	arn := "arn:execution:delegation:" + tk.ID
+	_, err := f.svc.ExecStart(ctx, team, tk.ID, arn)
+	require.NoError(t, err)
+
+	blocked, err := f.svc.ExecBlockForApproval(ctx, team, tk.ID, arn, []string{"apr_1"})
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Blocked, blocked.Status)
+	assert.Equal(t, tasks.ReasonAwaitingApproval, blocked.StatusReason)
+	assert.Nil(t, blocked.Deadline)
+	assert.Equal(t, 0, f.load(t, "luke"))
+	again, err := f.svc.ExecBlockForApproval(ctx, team, tk.ID, arn, []string{"apr_1"})
+	require.NoError(t, err, "a retried block succeeds")
+	assert.Equal(t, blocked.Version, again.Version)
+	_, err = f.svc.ExecBlockForApproval(ctx, team, tk.ID, "arn:other", nil)
+	assert.ErrorIs(t, err, tasks.ErrNotRunnable, "another execution's")
+
+	var board []tasks.Task
+	for range tasks.MaxActivePerAgent {
+		board = append(board, f.create(t, tasks.CreateInput{Assignee: "luke", Title: "board"}))
+	}
+	_, err = f.svc.ExecResumeApproved(ctx, team, tk.ID, arn)
+	assert.ErrorIs(t, err, tasks.ErrAgentBusy)
+	assert.Equal(t, tasks.Blocked, f.get(t, tk.ID).Status)
+
+	_, err = f.svc.Cancel(ctx, team, board[0].ID, "u", "room")
+	require.NoError(t, err)
+	resumed, err := f.svc.ExecResumeApproved(ctx, team, tk.ID, arn)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Running, resumed.Status)
+	assert.Empty(t, resumed.StatusReason)
+	require.NotNil(t, resumed.Deadline, "a fresh deadline")
+	assert.Equal(t, tasks.MaxActivePerAgent, f.load(t, "luke"))
+	_, err = f.svc.ExecResumeApproved(ctx, team, tk.ID, arn)
+	require.NoError(t, err, "a retried resume succeeds")
+	assert.Equal(t, tasks.MaxActivePerAgent, f.load(t, "luke"), "and takes no second slot")
+
+	// An execution that fails while the task waits fails it from blocked.
+	_, err = f.svc.ExecBlockForApproval(ctx, team, tk.ID, arn, nil)
+	require.NoError(t, err)
+	failed, err := f.svc.ExecFail(ctx, team, tk.ID, arn, "States.TaskFailed", "boom")
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Failed, failed.Status)
+}

@@ -56,6 +56,9 @@ func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, t
 		if after.Status != Running {
 			after.Deadline = nil
 		}
+		if after.Status != Blocked {
+			after.StatusReason = ""
+		}
 		if after.Status.Terminal() {
 			after.CompletedAt = &now
 		}

@@ -40,6 +40,13 @@ func (s *Service) Step(ctx context.Context, in workflow.LifecycleInput) (workflo
 		t, err = s.ExecFail(ctx, in.TeamID, in.TaskID, in.ExecutionARN, in.Error.Error, in.Error.Cause)
 	case workflow.ActionAwait:
 		return s.awaitStep(ctx, in)
+	case workflow.ActionBlockForApproval:
+		t, err = s.ExecBlockForApproval(ctx, in.TeamID, in.TaskID, in.ExecutionARN, in.ApprovalIDs)
+	case workflow.ActionResumeApproved:
+		t, err = s.ExecResumeApproved(ctx, in.TeamID, in.TaskID, in.ExecutionARN)
+		if errors.Is(err, ErrAgentBusy) {
+			return workflow.LifecycleOutput{}, workflow.AgentBusy{Msg: fmt.Sprintf("agent of task %s has no free slot yet", in.TaskID)}
+		}
 	default:
 		return workflow.LifecycleOutput{}, workflow.InvalidTask{Msg: fmt.Sprintf("unknown action %q", in.Action)}
 	}

@@ -103,6 +103,9 @@ const (
 	// EvRevision: the worker asked the agent to revise its answer (a
 	// report missing required sections); written by the worker.
 	EvRevision = "revision_requested"
+	// EvApprovalRequested: a tool call of the task waits for a human's
+	// approval (shared/approvals); written by the worker.
+	EvApprovalRequested = "approval_requested"
 )
 
 // The product's safety limits.
@@ -126,6 +129,10 @@ const (
 	ReasonBudget      = "BudgetExhausted"
 	ReasonState       = "InvalidTransition"
 )
+
+// ReasonAwaitingApproval is a blocked task's status_reason while a tool
+// call of its waits for a human (shared/approvals).
+const ReasonAwaitingApproval = "awaiting_approval"
 
 // Where the result of a task linked to a conversation goes when the task
 // ends (Task.ResultDelivery).
@@ -193,7 +200,10 @@ type Task struct {
 	Execution       string     `json:"execution_arn,omitempty"`
 	Runs            int        `json:"runs,omitempty"`
 	Deadline        *time.Time `json:"deadline,omitempty"`
-	Version         int        `json:"version"`
+	// StatusReason says why a blocked task waits (ReasonAwaitingApproval:
+	// a tool call waits for a human); cleared when it leaves blocked.
+	StatusReason string `json:"status_reason,omitempty"`
+	Version      int    `json:"version"`
 	// EventSeq is the sequence number of the last event; it lives on the
 	// task item so appends are ordered by the same conditional write.
 	EventSeq int `json:"-"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/models"
 )
 
@@ -237,4 +238,26 @@ func describe(err error) (field, message string) {
 		}
 	}
 	return strings.Join(parts, "."), message
+}
+
+// ValidateArguments checks a call's arguments against tool's schema (the
+// one its model receives): a human's edited arguments of an approval
+// (approvals.ArgumentsValidator). EINVALID names the field as
+// arguments.<field>.
+func ValidateArguments(tool string, arguments []byte) error {
+	d, ok := catalog[tool]
+	if !ok {
+		return apperr.Invalid("arguments", "tool %q has no schema", tool)
+	}
+	res, valid := d.validate(string(arguments))
+	if valid {
+		return nil
+	}
+	var ia InvalidArguments
+	_ = json.Unmarshal([]byte(res.text), &ia)
+	field := "arguments"
+	if ia.Field != "" {
+		field += "." + ia.Field
+	}
+	return apperr.Invalid(field, "%s", ia.Message)
 }

@@ -54,6 +54,10 @@ type Tools struct {
 	// Colleagues answers find_colleagues through the ExpertGate
 	// (discovery.Service); nil leaves the tool out.
 	Colleagues ColleagueFinder
+	// Approvals reads the team's approval policy: a chat call it gates is
+	// refused (approvals run in tasks, where the worker gates calls
+	// itself); nil gates nothing.
+	Approvals worker.Policies
 }
 
 var _ worker.Tools = (*Tools)(nil)

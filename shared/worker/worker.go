@@ -19,6 +19,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
@@ -84,6 +85,15 @@ type Brief struct {
 	Priority       string
 	InputArtifacts []string
 	Conversation   []prompts.Line
+	// CostCapUSD is the task's delegation tree's cost cap: what a
+	// delegation from it is estimated to cost (approvals.EstimatedCost).
+	CostCapUSD float64
+}
+
+// Policies reads a team's approval policy (approvals.Service): which tool
+// calls wait for a human before they run.
+type Policies interface {
+	Policy(ctx context.Context, teamID string) (approvals.Policy, error)
 }
 
 // Briefs reads a task's brief at the start of each attempt. An error is
@@ -140,6 +150,11 @@ type Worker struct {
 	// Reviewer holds a report task's answer to its template; nil accepts
 	// every answer as it is.
 	Reviewer Reviewer
+	// Approvals, when set, holds the tool calls the team's approval
+	// policy (or a supports_hitl skill of the agent) gates until a human
+	// decides (docs/approvals.md); nil runs every call (skills gate
+	// nothing either).
+	Approvals Policies
 }
 
 // Run executes p inside the task's deadline and records the attempt on the
@@ -195,7 +210,9 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 		runErr = workflow.TaskTimedOut{Msg: fmt.Sprintf("task timed out after %ds", p.Budgets.TimeoutSeconds)}
 	}
 	summary := map[string]any{"message": "attempt finished", "tokens_used": res.TokensUsed, "tool_calls": res.ToolCalls, "cost_usd": res.CostUSD}
-	if res.Waiting != nil {
+	if res.Waiting != nil && len(res.Waiting.Approvals) > 0 {
+		summary["message"], summary["waiting_for"] = "attempt waiting for approval", strings.Join(res.Waiting.ApprovalIDs, ",")
+	} else if res.Waiting != nil {
 		summary["message"], summary["waiting_for"] = "attempt waiting for a delegated task", strings.Join(res.Waiting.ChildTaskIDs, ",")
 	}
 	if runErr != nil {
@@ -299,6 +316,19 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 // loop is the attempt's model loop: the model answers, or asks for tools
 // that run until it answers or a budget ends it.
 func (w *Worker) loop(ctx context.Context, p workflow.TaskInput, b workflow.Budgets, req models.Request, res workflow.TaskResult, rv review, tc teamContext, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
+	if tc.resumed != nil {
+		// The response that waited for approvals runs now, each gated
+		// call as a human decided.
+		answers, waiting, err := w.runCalls(ctx, p, req.Tools, tc.resumed.calls, tc.resumed.decisions, &res, record)
+		if err != nil {
+			return res, err
+		}
+		if waiting {
+			return suspend(res, req.Messages, answers, rv, tc.block)
+		}
+		req.Messages = appendAnswers(req.Messages, answers)
+	}
+	var policy *approvals.Policy
 	for {
 		resp, err := w.Model.Converse(ctx, req)
 		if err != nil {
@@ -332,27 +362,22 @@ func (w *Worker) loop(ctx context.Context, p workflow.TaskInput, b workflow.Budg
 		if res.ToolCalls+len(resp.ToolCalls) > b.MaxToolCalls {
 			return res, workflow.BudgetExceeded{Msg: fmt.Sprintf("tool call budget exceeded: the agent asked for more than %d tool calls", b.MaxToolCalls)}
 		}
+		req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: resp.ToolCalls})
+		// A call that needs a human's approval holds the whole response:
+		// nothing of it runs until every gated call is decided.
+		gated, err := w.gate(ctx, p, tc, req.Tools, resp.ToolCalls, &policy)
+		if err != nil {
+			return res, err
+		}
+		if len(gated) > 0 {
+			return w.awaitApprovals(res, req.Messages, resp.ToolCalls, gated, rv, tc.block, p, record)
+		}
 		// Every call of the response runs, in order: one that waits for a
 		// task it delegated (a fan-out when there are several) leaves its
 		// answer to the resumed attempt; the others are answered now.
-		req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: resp.ToolCalls})
-		answers := make([]answer, 0, len(resp.ToolCalls))
-		waiting := false
-		for _, call := range resp.ToolCalls {
-			res.ToolCalls++
-			if err := record(Usage{}, TrackEvent{Type: "tool_call", Payload: map[string]any{"tool": call.Name, "input": call.Input, "call": res.ToolCalls}}); err != nil {
-				return res, notRunnable(p, err)
-			}
-			out, wait := w.callTool(ctx, p, req.Tools, call)
-			if wait != nil {
-				answers = append(answers, answer{CallID: call.ID, Tool: call.Name, ChildTaskID: wait.ChildTaskID})
-				waiting = true
-				continue
-			}
-			if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
-				return res, notRunnable(p, err)
-			}
-			answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
+		answers, waiting, err := w.runCalls(ctx, p, req.Tools, resp.ToolCalls, nil, &res, record)
+		if err != nil {
+			return res, err
 		}
 		if waiting {
 			return suspend(res, req.Messages, answers, rv, tc.block)
@@ -362,10 +387,145 @@ func (w *Worker) loop(ctx context.Context, p workflow.TaskInput, b workflow.Budg
 }
 
 // teamContext is the team block of an attempt's prompt and the inbox
-// messages it shows.
+// messages it shows, with what the approval gate needs: the agent, its
+// task's cost cap, and the response a resumed attempt runs first.
 type teamContext struct {
-	block string
-	seen  []string
+	block   string
+	seen    []string
+	agent   agents.Agent
+	costCap float64
+	resumed *approvedCalls
+}
+
+// approvedCalls is the response that waited for approvals: its calls and
+// the decision on each gated one, by call id.
+type approvedCalls struct {
+	calls     []models.ToolCall
+	decisions map[string]workflow.ApprovalOutcome
+}
+
+// runCalls runs the calls of one response in order; decisions (by call
+// id) are the human's on the calls that waited for approval. It returns
+// each call's answer and whether one waits for a delegated task.
+func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, offered []models.Tool, calls []models.ToolCall, decisions map[string]workflow.ApprovalOutcome, res *workflow.TaskResult, record func(Usage, ...TrackEvent) error) ([]answer, bool, error) {
+	answers := make([]answer, 0, len(calls))
+	waiting := false
+	for _, call := range calls {
+		res.ToolCalls++
+		if err := record(Usage{}, TrackEvent{Type: "tool_call", Payload: map[string]any{"tool": call.Name, "input": call.Input, "call": res.ToolCalls}}); err != nil {
+			return nil, false, notRunnable(p, err)
+		}
+		if d, gated := decisions[call.ID]; gated {
+			if d.Decision != workflow.DecisionApprove {
+				out := rejection(d)
+				if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "approval_id": d.ApprovalID, "decision": d.Decision, "output": truncate(out, 500)}}); err != nil {
+					return nil, false, notRunnable(p, err)
+				}
+				answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
+				continue
+			}
+			if len(d.Arguments) > 0 {
+				call.Input = string(d.Arguments)
+			}
+		}
+		out, wait := w.callTool(ctx, p, offered, call)
+		if wait != nil {
+			answers = append(answers, answer{CallID: call.ID, Tool: call.Name, ChildTaskID: wait.ChildTaskID})
+			waiting = true
+			continue
+		}
+		if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
+			return nil, false, notRunnable(p, err)
+		}
+		answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
+	}
+	return answers, waiting, nil
+}
+
+// rejection is what the model reads for a call a human rejected or nobody
+// approved in time.
+func rejection(d workflow.ApprovalOutcome) string {
+	if d.Decision == workflow.DecisionExpire {
+		return fmt.Sprintf("rejected: this call was not run; nobody approved it before approval %s expired. Go on without it, or say what you needed it for.", d.ApprovalID)
+	}
+	reason := d.Reason
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return fmt.Sprintf("rejected by a human reviewer (approval %s): %s. This call was not run; do not repeat it as it was.", d.ApprovalID, reason)
+}
+
+// gate returns the calls of a response that need a human's approval: by
+// the team's policy (read once per attempt, at the first response with
+// calls) or a supports_hitl skill of the agent. A call the agent was not
+// offered is not gated (it is not run either). An unreadable policy fails
+// the attempt (the machine retries): a call is never run unapproved
+// because the policy could not be read.
+func (w *Worker) gate(ctx context.Context, p workflow.TaskInput, tc teamContext, offered []models.Tool, calls []models.ToolCall, policy **approvals.Policy) ([]workflow.ApprovalWait, error) {
+	if w.Approvals == nil {
+		return nil, nil
+	}
+	if *policy == nil {
+		pol, err := w.Approvals.Policy(ctx, p.TeamID)
+		if err != nil {
+			return nil, err
+		}
+		*policy = &pol
+	}
+	var gated []workflow.ApprovalWait
+	for _, call := range calls {
+		if !slices.ContainsFunc(offered, func(t models.Tool) bool { return t.Name == call.Name }) {
+			continue
+		}
+		cost := approvals.EstimatedCost(call.Name, tc.costCap)
+		why := approvals.Required(**policy, tc.agent, call.Name, cost)
+		if len(why) == 0 {
+			continue
+		}
+		args := json.RawMessage(strings.TrimSpace(call.Input))
+		if len(args) == 0 || !json.Valid(args) {
+			args = json.RawMessage("{}")
+		}
+		gated = append(gated, workflow.ApprovalWait{ApprovalID: approvals.NewID(), CallID: call.ID, Tool: call.Name, Arguments: args,
+			Agent: tc.agent.Slug, Reasons: why, EstimatedCostUSD: cost, TimeoutSeconds: (*policy).Expiry()})
+	}
+	return gated, nil
+}
+
+// awaitApprovals saves the conversation up to the response whose calls
+// wait for approval and returns the wait: the machine blocks the task and
+// resumes it with every decision.
+func (w *Worker) awaitApprovals(res workflow.TaskResult, msgs []models.Message, calls []models.ToolCall, gated []workflow.ApprovalWait, rv review, team string, p workflow.TaskInput, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
+	pending := make([]pendingCall, len(calls))
+	byCall := map[string]string{}
+	evs := make([]TrackEvent, 0, len(gated))
+	ids := make([]string, 0, len(gated))
+	for _, g := range gated {
+		byCall[g.CallID] = g.ApprovalID
+		ids = append(ids, g.ApprovalID)
+		evs = append(evs, TrackEvent{Type: "approval_requested", Payload: map[string]any{"tool": g.Tool, "approval_id": g.ApprovalID, "reasons": g.Reasons}})
+	}
+	for i, c := range calls {
+		pending[i] = pendingCall{ID: c.ID, Name: c.Name, Input: c.Input, ApprovalID: byCall[c.ID]}
+	}
+	if err := record(Usage{}, evs...); err != nil {
+		return res, notRunnable(p, err)
+	}
+	st, err := json.Marshal(savedState{Messages: msgs, Pending: pending, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: team})
+	if err != nil {
+		return res, err
+	}
+	res.Waiting = &workflow.Waiting{Approvals: gated, ApprovalIDs: ids, State: st, TimeoutSeconds: workflow.MaxTaskSeconds}
+	return res, nil
+}
+
+// pendingCall is a call of a response that waited for approvals (with
+// the approval that gates it, if any).
+type pendingCall struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Input      string `json:"input,omitempty"`
+	ApprovalID string `json:"approval_id,omitempty"`
 }
 
 // prepare checks the payload and the agent and returns the model request
@@ -390,6 +550,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		return fail(workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)})
 	}
 	task := prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput}
+	var costCap float64
 	if w.Briefs != nil {
 		br, err := w.Briefs.Brief(ctx, p)
 		if apperr.Is(err, apperr.ENOTFOUND) {
@@ -399,6 +560,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 			return fail(err)
 		}
 		task.Type, task.Priority, task.InputArtifacts, task.Conversation = br.Type, br.Priority, br.InputArtifacts, br.Conversation
+		costCap = br.CostCapUSD
 	}
 	var tools []models.Tool
 	if w.Tools != nil {
@@ -409,7 +571,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	// the messages it showed are read by now.
 	var st savedState
 	if p.Resume != nil {
-		if err := json.Unmarshal(p.Resume.State, &st); err != nil || len(st.answers(p.Resume)) == 0 {
+		if err := json.Unmarshal(p.Resume.State, &st); err != nil || len(st.answers(p.Resume)) == 0 && len(st.Pending) == 0 {
 			return fail(workflow.InvalidTask{Msg: "the resumed attempt's saved state is unreadable"})
 		}
 	}
@@ -417,6 +579,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	if p.Resume == nil {
 		tc = w.teamContext(ctx, p, a, team, tools)
 	}
+	tc.agent, tc.costCap = a, costCap
 	system := prompts.System(a, task) + tc.block
 	if w.Memories != nil {
 		mc, err := w.Memories.ForAgent(ctx, p.TeamID, a.Slug)
@@ -437,6 +600,11 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		return req, res, review{}, tc, nil
 	}
 	res.TokensUsed, res.ToolCalls, res.CostUSD, res.ModelID = st.TokensUsed, st.ToolCalls, st.CostUSD, st.ModelID
+	if len(st.Pending) > 0 {
+		tc.resumed = resumedCalls(st.Pending, p.Resume.Approvals)
+		req.Messages = st.Messages
+		return req, res, st.Review, tc, nil
+	}
 	answers := resumeAnswers(st.answers(p.Resume), p.Resume.Outcomes())
 	// Every child's result on the timeline in one write (the calls
 	// answered before the wait were recorded then).
@@ -534,6 +702,10 @@ type savedState struct {
 	// Answers are the waiting response's calls, in order (the messages
 	// end with the assistant turn that made them).
 	Answers []answer `json:"answers,omitempty"`
+	// Pending are the calls of a response that waits for approvals (the
+	// messages end with the assistant turn that made them); set instead
+	// of Answers.
+	Pending []pendingCall `json:"pending,omitempty"`
 	// CallID is the one waiting call of a state saved before fan-out
 	// (its messages end with that call alone).
 	CallID     string  `json:"call_id,omitempty"`
@@ -604,6 +776,29 @@ func suspend(res workflow.TaskResult, msgs []models.Message, answers []answer, r
 	// Without a deadline (no task record) the wait is the task's budget.
 	res.Waiting = &workflow.Waiting{ChildTaskIDs: children, ChildTaskID: children[0], State: st, TimeoutSeconds: workflow.MaxTaskSeconds}
 	return res, nil
+}
+
+// resumedCalls pairs the saved calls with the decisions on them. A gated
+// call whose decision did not arrive is treated as expired: it never runs
+// unapproved.
+func resumedCalls(pending []pendingCall, outcomes []workflow.ApprovalOutcome) *approvedCalls {
+	byApproval := make(map[string]workflow.ApprovalOutcome, len(outcomes))
+	for _, o := range outcomes {
+		byApproval[o.ApprovalID] = o
+	}
+	r := &approvedCalls{decisions: map[string]workflow.ApprovalOutcome{}}
+	for _, c := range pending {
+		r.calls = append(r.calls, models.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input})
+		if c.ApprovalID == "" {
+			continue
+		}
+		d, ok := byApproval[c.ApprovalID]
+		if !ok {
+			d = workflow.ApprovalOutcome{ApprovalID: c.ApprovalID, Decision: workflow.DecisionExpire}
+		}
+		r.decisions[c.ID] = d
+	}
+	return r
 }
 
 // resumedUsage is the usage a resumed attempt's saved state carries.

@@ -75,6 +75,12 @@ type Waiting struct {
 	// machine waits no longer for any child (the TimeoutSecondsPath of
 	// each child's wait, all started at once).
 	TimeoutSeconds int `json:"timeout_seconds"`
+	// Approvals are the calls of the response that wait for a human
+	// (approvals.go): set instead of the children, the machine blocks the
+	// task and waits for every decision.
+	Approvals []ApprovalWait `json:"approvals,omitempty"`
+	// ApprovalIDs are the approvals' ids, for the block state's record.
+	ApprovalIDs []string `json:"approval_ids,omitempty"`
 }
 
 // Resume is what the resumed worker gets: its saved state and how each
@@ -86,6 +92,9 @@ type Resume struct {
 	Children []ChildOutcome `json:"children,omitempty"`
 	// Child is the one outcome the single-child definition sends.
 	Child ChildOutcome `json:"child,omitzero"`
+	// Approvals are the decisions on the calls that waited for a human
+	// (the AwaitApprovals Map's output, in Waiting.Approvals' order).
+	Approvals []ApprovalOutcome `json:"approvals,omitempty"`
 }
 
 // Outcomes are the children's outcomes, whichever definition sent them.
@@ -149,6 +158,9 @@ type LifecycleInput struct {
 	// ChildTaskID and TaskToken are ActionAwait's.
 	ChildTaskID string `json:"child_task_id,omitempty"`
 	TaskToken   string `json:"task_token,omitempty"`
+	// ApprovalIDs are ActionBlockForApproval's: the approvals the task
+	// waits for (recorded on its timeline).
+	ApprovalIDs []string `json:"approval_ids,omitempty"`
 }
 
 // LifecycleOutput reports the task after the step.

@@ -56,13 +56,13 @@ func (e ProtocolViolation) Error() string { return e.Msg }
 // Errors lists every error type a workflow function returns on purpose,
 // one value each (the test reads their type names).
 var Errors = []error{BudgetExceeded{}, InvalidTask{}, ModelFailed{}, TaskTimedOut{}, TaskNotRunnable{},
-	BudgetExhausted{}, SessionNotRunnable{}, ProtocolViolation{}}
+	BudgetExhausted{}, SessionNotRunnable{}, ProtocolViolation{}, AgentBusy{}}
 
 // Returns names, per manifest function a machine invokes, the errors it
 // returns on purpose. Every one must be named by a Retry or Catch of each
 // state that invokes the function.
 var Returns = map[string][]string{
-	"task-lifecycle": {"InvalidTask", "TaskNotRunnable"},
+	"task-lifecycle": {"AgentBusy", "InvalidTask", "TaskNotRunnable"},
 	"task-worker":    {"BudgetExceeded", "InvalidTask", "ModelFailed", "TaskTimedOut", "TaskNotRunnable"},
 	"session-steps":  {"BudgetExhausted", "InvalidTask", "ModelFailed", "ProtocolViolation", "SessionNotRunnable", "TaskTimedOut"},
 }

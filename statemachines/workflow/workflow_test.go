@@ -122,7 +122,7 @@ func TestErrorTypeNamesAreStable(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	assert.Equal(t, []string{"BudgetExceeded", "BudgetExhausted", "InvalidTask", "ModelFailed", "ProtocolViolation", "SessionNotRunnable", "TaskNotRunnable", "TaskTimedOut"}, names)
+	assert.Equal(t, []string{"AgentBusy", "BudgetExceeded", "BudgetExhausted", "InvalidTask", "ModelFailed", "ProtocolViolation", "SessionNotRunnable", "TaskNotRunnable", "TaskTimedOut"}, names)
 }
 
 func TestStepsDispatchByMachine(t *testing.T) {

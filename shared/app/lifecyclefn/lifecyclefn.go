@@ -6,6 +6,7 @@ package lifecyclefn
 
 import (
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -14,8 +15,12 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	svc := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), nil, executions.CallbacksFromConfig(d.AWS)).Tasks
+	callbacks := executions.CallbacksFromConfig(d.AWS)
+	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), nil, callbacks)
+	// The delegation machine's approval states (request and expire an
+	// approval) run in the approvals service, the rest in the task's.
+	apr := &approvals.Service{Store: w.Store, Bus: w.Bus, Callbacks: callbacks, Log: d.Log}
 	// One entry per machine whose states call this function; the
 	// collaboration machines add theirs here.
-	return workflow.Steps{workflow.Delegation: svc.Steps()}.Handle, nil
+	return workflow.Steps{workflow.Delegation: apr.Steps(w.Tasks.Steps())}.Handle, nil
 }

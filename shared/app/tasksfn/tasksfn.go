@@ -1,5 +1,6 @@
 // Package tasksfn wires the "tasks" HTTP function: the task board,
-// delegation and the lifecycle verbs. It links DynamoDB, EventBridge and
+// delegation and the lifecycle verbs, and the approvals of tasks' tool
+// calls. It links DynamoDB, EventBridge and
 // Step Functions (to start and stop task executions).
 package tasksfn
 
@@ -7,10 +8,12 @@ import (
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/tasktools"
 )
 
 // Build and Router wire the function (Router for tests of its routes).
@@ -19,4 +22,9 @@ var Build, Router = httpfn.New(register)
 func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
 	w := taskwiring.New(d, store, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS))
 	api.TaskRoutes(rt, w.Tasks)
+	// Approvals of tasks' tool calls: a decision is handed to the waiting
+	// execution through its task token; edited arguments are checked
+	// against the tool's schema (the one its model receives).
+	api.ApprovalRoutes(rt, &approvals.Service{Store: store, Bus: w.Bus, Callbacks: executions.CallbacksFromConfig(d.AWS),
+		Validate: tasktools.ValidateArguments, Log: d.Log})
 }

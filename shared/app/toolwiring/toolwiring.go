@@ -10,6 +10,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/discovery"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
@@ -37,7 +38,10 @@ func Gate(d lambdafn.Deps) expertgate.Gate {
 func New(d lambdafn.Deps, w taskwiring.Wiring, starter workflow.Starter, mem *memory.Service, gate expertgate.Gate) *tasktools.Tools {
 	tools := &tasktools.Tools{Flags: d.Config.Flags, Tasks: w.Tasks, Memories: mem,
 		Messages: &messaging.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus},
-		Reports:  &reports.Service{Store: w.Store, Tasks: w.Tasks, Conversations: w.Store, Bus: w.Bus, Log: d.Log}}
+		Reports:  &reports.Service{Store: w.Store, Tasks: w.Tasks, Conversations: w.Store, Bus: w.Bus, Log: d.Log},
+		// A chat call the approval policy gates is refused (approvals run
+		// in tasks; the worker gates a task's calls itself).
+		Approvals: &approvals.Service{Store: w.Store, Log: d.Log}}
 	// The consultation tools: the same service as POST /v1/consultations.
 	tools.Consultations = consultationsfn.Service(d, w.Store, w.Bus)
 	if d.Config.Flags.On(settings.FlagSessions) {

@@ -10,6 +10,7 @@ package workerfn
 import (
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/app/toolwiring"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -39,6 +40,8 @@ func Build(d lambdafn.Deps) (any, error) {
 		Memories: &memory.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}, Log: d.Log,
 		// The assignee read with its team (one query: the roster), and
 		// its unread messages summarized (docs/agents-context.md).
-		Team: w.Store, Inbox: msgs}
+		Team: w.Store, Inbox: msgs,
+		// The team's approval policy gates tool calls (docs/approvals.md).
+		Approvals: &approvals.Service{Store: w.Store, Log: d.Log}}
 	return run.Run, nil
 }
