@@ -69,7 +69,9 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 	assert.Equal(t, "$$.Map.Item.Value", m.ItemSelector["child_task_id.$"])
 	assert.Equal(t, "$.outcome.result.waiting.timeout_seconds", m.ItemSelector["timeout_seconds.$"])
 	assert.Equal(t, []catch{{[]string{"TaskNotRunnable"}, "Superseded"}, {[]string{"States.ALL"}, "DeadLetter"}}, m.Catch)
-	assert.Equal(t, "$.children", m.ResultPath)
+	// The children's outcomes go where the resume reads them, and nowhere
+	// else: a copy beside it doubled the state (Step Functions' 256 KB).
+	assert.Equal(t, "$.resume.children", m.ResultPath)
 	assert.Equal(t, "ResumeTask", m.Next)
 
 	require.Len(t, m.ItemProcessor.States, 1)
@@ -87,7 +89,7 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 	assert.Equal(t, []string{"States.ALL"}, w.Retry[1].ErrorEquals)
 	assert.Equal(t, 2, w.Retry[1].MaxAttempts)
 
-	assert.Equal(t, map[string]string{"state.$": "$.outcome.result.waiting.state", "children.$": "$.children"}, s.ResumeTask.Parameters)
+	assert.Equal(t, map[string]string{"state.$": "$.outcome.result.waiting.state", "children.$": "$.resume.children"}, s.ResumeTask.Parameters)
 	assert.Equal(t, "$.resume", s.ResumeTask.ResultPath)
 	assert.Equal(t, "RunTask", s.ResumeTask.Next)
 }
