@@ -234,6 +234,50 @@ func TestTaskWaitingForApprovalHoldsNoSlot(t *testing.T) {
 	assert.Equal(t, tasks.MaxActivePerAgent-1, load(t, svc, d.id, "ava"))
 }
 
+// Cancelling a task blocked for approval ends its pending approval as
+// canceled in the same transaction: it leaves the pending listing, shows
+// canceled, and a decision posted afterwards is a 409 that resumes nothing.
+func TestCancelingABlockedTaskCancelsItsPendingApproval(t *testing.T) {
+	e := mustEnv(t)
+	d := approvalTeam(t, e, 600)
+	svc, _ := taskService(t, e)
+	ctx := context.Background()
+	task, err := svc.Create(ctx, d.id, user, executed(d.id, "ava", "Ask luke about the release", 60), false)
+	require.NoError(t, err)
+	id := d.pendingApproval(task.ID)["id"].(string)
+	waitBlocked(t, svc, d.id, task.ID)
+
+	st, res := d.call("POST", "/v1/tasks/"+task.ID+"/cancel", map[string]any{"reason": "no longer needed"})
+	require.Equal(t, 200, st, res)
+	assert.Equal(t, "canceled", res["status"])
+
+	st, list := d.call("GET", "/v1/approvals?task_id="+task.ID, nil)
+	require.Equal(t, 200, st, list)
+	assert.Empty(t, list["items"], "no longer pending")
+	st, list = d.call("GET", "/v1/approvals", nil)
+	require.Equal(t, 200, st, list)
+	for _, it := range list["items"].([]any) {
+		assert.NotEqual(t, id, it.(map[string]any)["id"])
+	}
+	st, list = d.call("GET", "/v1/approvals?status=canceled&task_id="+task.ID, nil)
+	require.Equal(t, 200, st, list)
+	assert.Len(t, list["items"], 1)
+	st, got := d.call("GET", "/v1/approvals/"+id, nil)
+	require.Equal(t, 200, st, got)
+	assert.Equal(t, "canceled", got["status"])
+	assert.NotEmpty(t, got["decided_at"])
+	assert.Contains(t, got["reason"], "canceled")
+
+	resp := d.do("POST", "/v1/approvals/"+id, map[string]any{"decision": "approve"})
+	require.Equal(t, 409, resp.Status, string(resp.Body))
+	_, _, reason := resp.ErrorFields(t)
+	assert.Equal(t, "AlreadyDecided", reason)
+	cur, err := svc.Get(ctx, d.id, task.ID)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Canceled, cur.Status, "nothing resumed it")
+	assert.Zero(t, load(t, svc, d.id, "ava"))
+}
+
 // Every approval route answers another team's key with 404 (or an empty
 // list), and bad policies are refused naming the field.
 func TestApprovalRoutesAreIsolatedAndValidated(t *testing.T) {

@@ -24,16 +24,19 @@ import (
 type Status string
 
 // Statuses: pending until decided once; expired is a rejection nobody
-// made.
+// made; canceled is an approval whose task ended (canceled, failed,
+// reassigned) while it waited, in the same transaction as the task's
+// change (tasks.Change.EndApprovals). None but pending changes again.
 const (
 	Pending  Status = "pending"
 	Approved Status = "approved"
 	Rejected Status = "rejected"
 	Expired  Status = "expired"
+	Canceled Status = tasks.ApprovalCanceled
 )
 
 // Statuses lists every status, for validation.
-var Statuses = []Status{Pending, Approved, Rejected, Expired}
+var Statuses = []Status{Pending, Approved, Rejected, Expired, Canceled}
 
 // The policy's limits.
 const (

@@ -153,7 +153,7 @@ func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Pa
 		f.Status = ""
 	default:
 		if !slices.Contains(Statuses, f.Status) {
-			return nil, "", apperr.Invalid("status", "status must be one of pending, approved, rejected, expired, all")
+			return nil, "", apperr.Invalid("status", "status must be one of pending, approved, rejected, expired, canceled, all")
 		}
 	}
 	return s.Store.ListApprovals(ctx, teamID, f, p)
@@ -171,7 +171,8 @@ type DecideInput struct {
 // Decide records a human's decision once and hands it to the execution
 // waiting for it. EINVALID names the field (decision, arguments with the
 // tool's field, reason); ECONFLICT (reason AlreadyDecided, with the
-// status) when it was decided or expired; ENOTFOUND.
+// status) when it was decided, expired, or canceled with its task;
+// ENOTFOUND.
 func (s *Service) Decide(ctx context.Context, teamID, id, by string, in DecideInput) (Approval, error) {
 	var status Status
 	switch in.Decision {
@@ -243,6 +244,8 @@ func Outcome(a Approval) workflow.ApprovalOutcome {
 	case Rejected:
 		o.Decision = workflow.DecisionReject
 	default:
+		// Expired, or canceled with its task (whose execution was
+		// stopped; a late registration hands it a rejection).
 		o.Decision = workflow.DecisionExpire
 	}
 	return o

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -66,6 +67,7 @@ type taskItem struct {
 	Runs            int              `dynamodbav:"runs"`
 	Deadline        *time.Time       `dynamodbav:"deadline,omitempty"`
 	StatusReason    string           `dynamodbav:"status_reason,omitempty"`
+	ApprovalIDs     []string         `dynamodbav:"approval_ids,omitempty"`
 	Version         int              `dynamodbav:"version"`
 	EventSeq        int              `dynamodbav:"event_seq"`
 	Waiter          string           `dynamodbav:"waiter_token,omitempty"`
@@ -135,7 +137,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
 		Result: t.Result, ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
-		Deadline: t.Deadline, StatusReason: t.StatusReason, Version: t.Version, EventSeq: t.EventSeq, Waiter: t.Waiter, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		Deadline: t.Deadline, StatusReason: t.StatusReason, ApprovalIDs: t.ApprovalIDs, Version: t.Version, EventSeq: t.EventSeq, Waiter: t.Waiter, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		StartedAt: t.StartedAt, CompletedAt: t.CompletedAt,
 	}
 	if t.ParentID != "" {
@@ -162,7 +164,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		CostCapUSD: it.CostCapUSD, TreeCostUSD: it.TreeCostUSD, Depth: it.Depth, Chain: it.Chain, Status: tasks.Status(it.Status),
 		Result: it.Result, ResultArtifacts: it.ResultArtifacts, Error: it.Error, TokensUsed: it.TokensUsed,
 		ToolCalls: it.ToolCalls, CostUSD: it.CostUSD, Execute: it.Execute, Execution: it.Execution, Runs: it.Runs,
-		Deadline: it.Deadline, StatusReason: it.StatusReason, Version: it.Version, EventSeq: it.EventSeq, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
+		Deadline: it.Deadline, StatusReason: it.StatusReason, ApprovalIDs: it.ApprovalIDs, Version: it.Version, EventSeq: it.EventSeq, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
 		StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
 	}
 	t.Budgets.MaxTokens, t.Budgets.MaxToolCalls, t.Budgets.TimeoutSeconds = it.Budgets.MaxTokens, it.Budgets.MaxToolCalls, it.Budgets.TimeoutSeconds
@@ -278,6 +280,15 @@ func (s *Store) ApplyTask(ctx context.Context, c tasks.Change) error {
 		// read the old tree cost) fail its condition and re-read.
 		tx.update(roleCharge, key(teamPK(a.TeamID), taskSK(a.RootID)),
 			expression.Add(name("tree_cost_usd"), value(c.RootCharge)).Add(name("version"), value(1)), expression.ConditionBuilder{})
+	}
+	// The task's approvals still pending end with it (canceled), each
+	// conditioned on pending: one decided meanwhile (or not stored yet)
+	// fails its role, and the service writes again without it.
+	for _, e := range c.EndApprovals {
+		u := expression.Set(name("status"), value(string(approvals.Canceled))).Set(name("decided_by"), value(e.By)).
+			Set(name("decided_at"), value(e.At.UTC())).Set(name("reason"), value(e.Reason))
+		tx.update(tasks.ItemApproval+e.ID, key(teamPK(a.TeamID), approvalSK(e.ID)), u,
+			name("status").Equal(value(string(approvals.Pending))))
 	}
 	return taskError(tx.run(ctx))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 )
@@ -29,6 +30,7 @@ func copyTask(t tasks.Task) tasks.Task {
 	t.InputArtifacts = slices.Clone(t.InputArtifacts)
 	t.ResultArtifacts = slices.Clone(t.ResultArtifacts)
 	t.Chain = slices.Clone(t.Chain)
+	t.ApprovalIDs = slices.Clone(t.ApprovalIDs)
 	if t.InputArtifacts == nil {
 		t.InputArtifacts = []string{}
 	}
@@ -184,6 +186,20 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 		if !s.assigneeActive(a.TeamID, a.Assignee) {
 			return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
 		}
+	}
+	// The task's approvals still pending end with it, each conditioned
+	// on pending, as in the adapter's transaction.
+	for _, e := range c.EndApprovals {
+		if ap, ok := s.approvalsRows().approvals[key{a.TeamID, e.ID}]; !ok || ap.Status != approvals.Pending {
+			return &tasks.ConditionFailed{Item: tasks.ItemApproval + e.ID}
+		}
+	}
+	for _, e := range c.EndApprovals {
+		rows := s.approvalsRows()
+		ap := rows.approvals[key{a.TeamID, e.ID}]
+		at := e.At
+		ap.Status, ap.DecidedBy, ap.DecidedAt, ap.Reason = approvals.Canceled, e.By, &at, e.Reason
+		rows.approvals[key{a.TeamID, e.ID}] = ap
 	}
 	s.tasks[k] = copyTask(a)
 	s.appendEvents(a.TeamID, a.ID, c.Events)

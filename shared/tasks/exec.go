@@ -191,6 +191,7 @@ func (s *Service) ExecBlockForApproval(ctx context.Context, teamID, id, executio
 			return nil, ErrNotRunnable
 		}
 		after.StatusReason = ReasonAwaitingApproval
+		after.ApprovalIDs = slices.Clone(approvalIDs)
 		return []Event{{Type: EvBlocked, Payload: map[string]any{"reason": ReasonAwaitingApproval, "approval_ids": approvalIDs}}}, nil
 	})
 	return s.retried(ctx, teamID, id, executionARN, Blocked, t, err)

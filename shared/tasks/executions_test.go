@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -133,4 +135,73 @@ func TestBlockedForApprovalHoldsNoSlotAndResumesWithOne(t *testing.T) {
 	failed, err := f.svc.ExecFail(ctx, team, tk.ID, arn, "States.TaskFailed", "boom")
 	require.NoError(t, err)
 	assert.Equal(t, tasks.Failed, failed.Status)
+}
+
+// A task that ends while it waits for approvals (canceled, or failed from
+// blocked) ends its pending approvals as canceled in the same write: they
+// leave the pending listing and a later decision is a 409. One decided
+// before, or never stored, is left as it is.
+func TestEndingABlockedTaskCancelsItsPendingApprovals(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Workflows = &starter{}
+	ctx := context.Background()
+	apr := &approvals.Service{Store: f.store, Now: f.clock.Now}
+	wait := func(tk tasks.Task, arn string) (pending, decided, unstored string) {
+		ids := []string{approvals.NewID(), approvals.NewID(), approvals.NewID()}
+		_, err := f.svc.ExecBlockForApproval(ctx, team, tk.ID, arn, ids)
+		require.NoError(t, err)
+		for _, id := range ids[:2] {
+			_, err := apr.Request(ctx, team, tk.ID, arn, "token-"+id, workflow.ApprovalWait{ApprovalID: id, CallID: "call-" + id,
+				Tool: "send_agent_message", Agent: "luke", TimeoutSeconds: 60})
+			require.NoError(t, err)
+		}
+		_, err = apr.Decide(ctx, team, ids[1], "user:key_test", approvals.DecideInput{Decision: workflow.DecisionApprove})
+		require.NoError(t, err)
+		return ids[0], ids[1], ids[2]
+	}
+	check := func(tk tasks.Task, pending, decided, unstored string, ended tasks.Status) {
+		t.Helper()
+		a, err := apr.Get(ctx, team, pending)
+		require.NoError(t, err)
+		assert.Equal(t, approvals.Canceled, a.Status)
+		assert.Contains(t, a.Reason, string(ended))
+		assert.NotNil(t, a.DecidedAt)
+		b, err := apr.Get(ctx, team, decided)
+		require.NoError(t, err)
+		assert.Equal(t, approvals.Approved, b.Status, "a decided approval stays decided")
+		_, err = apr.Get(ctx, team, unstored)
+		assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "nothing is made for an approval never stored")
+		list, _, err := apr.List(ctx, team, approvals.Filter{TaskID: tk.ID}, paging.Page{Limit: 10})
+		require.NoError(t, err)
+		assert.Empty(t, list, "no longer listed as pending")
+		list, _, err = apr.List(ctx, team, approvals.Filter{TaskID: tk.ID, Status: approvals.Canceled}, paging.Page{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		_, err = apr.Decide(ctx, team, pending, "user:key_test", approvals.DecideInput{Decision: workflow.DecisionApprove})
+		var ae *apperr.Error
+		require.ErrorAs(t, err, &ae)
+		assert.Equal(t, apperr.ECONFLICT, ae.Code)
+		assert.Equal(t, "AlreadyDecided", ae.Reason)
+		assert.Equal(t, string(approvals.Canceled), ae.Details["status"])
+	}
+
+	tk := f.create(t, executing("luke"))
+	arn := "arn:execution:delegation:" + tk.ID
+	_, err := f.svc.ExecStart(ctx, team, tk.ID, arn)
+	require.NoError(t, err)
+	p, d, u := wait(tk, arn)
+	canceled, err := f.svc.Cancel(ctx, team, tk.ID, "user:key_test", "not needed")
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Canceled, canceled.Status)
+	check(tk, p, d, u, tasks.Canceled)
+
+	tk = f.create(t, executing("luke"))
+	arn = "arn:execution:delegation:" + tk.ID
+	_, err = f.svc.ExecStart(ctx, team, tk.ID, arn)
+	require.NoError(t, err)
+	p, d, u = wait(tk, arn)
+	failed, err := f.svc.ExecFail(ctx, team, tk.ID, arn, "States.TaskFailed", "boom")
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Failed, failed.Status)
+	check(tk, p, d, u, tasks.Failed)
 }

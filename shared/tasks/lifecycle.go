@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -31,7 +32,11 @@ func (s *Service) transition(ctx context.Context, teamID, id string, act Action,
 // apply is the read–check–conditional-write loop every change goes through.
 // to == "" keeps the status (progress and tool events).
 func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, to Status, by string, m mutation) (Task, error) {
-	for range maxStaleRetries {
+	// settled are approvals of the task found no longer pending (decided
+	// meanwhile, or not stored yet): not ended with it. Finding one does
+	// not count as a stale read (each approval is settled at most once).
+	settled := map[string]bool{}
+	for stale := 0; stale < maxStaleRetries; stale++ {
 		before, err := s.Store.GetTask(ctx, teamID, id)
 		if err != nil {
 			return Task{}, err
@@ -56,8 +61,21 @@ func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, t
 		if after.Status != Running {
 			after.Deadline = nil
 		}
+		var ends []ApprovalEnd
 		if after.Status != Blocked {
 			after.StatusReason = ""
+			after.ApprovalIDs = nil
+			// A task leaving blocked for anything but running (canceled,
+			// failed, reassigned) leaves its execution's wait behind: its
+			// approvals still pending end as canceled in the same
+			// transaction, so none stays listed or takes a decision.
+			if before.Status == Blocked && after.Status != Running {
+				for _, aid := range before.ApprovalIDs {
+					if !settled[aid] {
+						ends = append(ends, ApprovalEnd{ID: aid, Reason: endedReason(after.Status), By: by, At: now})
+					}
+				}
+			}
 		}
 		if after.Status.Terminal() {
 			after.CompletedAt = &now
@@ -82,11 +100,17 @@ func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, t
 			}
 		}
 		after.EventSeq = seq
-		err = s.Store.ApplyTask(ctx, Change{Before: before, After: after, From: from, Events: events, RootCharge: charge})
-		switch item := failedItem(err); item {
-		case "":
-		case ItemTask:
+		err = s.Store.ApplyTask(ctx, Change{Before: before, After: after, From: from, Events: events, RootCharge: charge, EndApprovals: ends})
+		switch item := failedItem(err); {
+		case item == "":
+		case item == ItemTask:
 			continue // changed under us: read again and re-check
+		case strings.HasPrefix(item, ItemApproval):
+			if aid := strings.TrimPrefix(item, ItemApproval); !settled[aid] {
+				settled[aid] = true
+				stale--
+			}
+			continue // that approval is not pending: write without it
 		default:
 			return Task{}, s.rejection(ctx, after, nil, item)
 		}
@@ -102,6 +126,15 @@ func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, t
 		return after, nil
 	}
 	return Task{}, apperr.New(apperr.ECONFLICT, "task %s is changing too fast; try again", id).WithReason("Contention")
+}
+
+// endedReason is the reason of an approval ended with its task, which
+// left blocked for st.
+func endedReason(st Status) string {
+	if st == Queued {
+		return "the task was reassigned while the approval was pending"
+	}
+	return "the task was " + string(st) + " while the approval was pending"
 }
 
 func coalesce(t *time.Time, now time.Time) *time.Time {

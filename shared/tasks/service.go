@@ -49,6 +49,9 @@ const (
 	// ItemConversation: the conversation_id names no conversation of the
 	// team (checked in the create's transaction).
 	ItemConversation = "conversation"
+	// ItemApproval + an approval id: that approval (Change.EndApprovals)
+	// is no longer pending (decided meanwhile, or not stored yet).
+	ItemApproval = "approval:"
 )
 
 // ConditionFailed is a transaction the database refused; Item says which

@@ -203,7 +203,13 @@ type Task struct {
 	// StatusReason says why a blocked task waits (ReasonAwaitingApproval:
 	// a tool call waits for a human); cleared when it leaves blocked.
 	StatusReason string `json:"status_reason,omitempty"`
-	Version      int    `json:"version"`
+	// ApprovalIDs are the approvals a task blocked for approval waits on
+	// (ExecBlockForApproval); cleared when it leaves blocked. When it
+	// leaves blocked for anything but running (canceled, failed,
+	// reassigned), the ones still pending end as canceled in the same
+	// transaction (Change.EndApprovals).
+	ApprovalIDs []string `json:"-"`
+	Version     int      `json:"version"`
 	// EventSeq is the sequence number of the last event; it lives on the
 	// task item so appends are ordered by the same conditional write.
 	EventSeq int `json:"-"`
@@ -246,7 +252,27 @@ type Change struct {
 	// RootCharge is spend to add to the root task's tree cost (when the
 	// task is not its own root).
 	RootCharge float64
+	// EndApprovals are approvals of the task (Task.ApprovalIDs) to end as
+	// canceled, each conditioned on still being pending: a task that
+	// leaves blocked for good takes its pending approvals with it. A
+	// failed condition is *ConditionFailed with ItemApproval + id.
+	EndApprovals []ApprovalEnd
 }
+
+// ApprovalEnd is an approval ended with its task (Change.EndApprovals):
+// its status becomes canceled (approvals.Canceled), decided by By at At
+// for Reason.
+type ApprovalEnd struct {
+	ID     string
+	Reason string
+	By     string
+	At     time.Time
+}
+
+// ApprovalCanceled is the status an approval ends with when its task
+// ends while waiting for it (approvals.Canceled; this package cannot
+// import approvals).
+const ApprovalCanceled = "canceled"
 
 // Ref names a task across teams (the sweeper's view).
 type Ref struct {
