@@ -156,11 +156,11 @@ cfn-lint:
 	@localstack/cfnlint.sh
 
 ## audit: cfn-lint, then checkov on the synthesized dev and prod templates (the checks that do not apply are listed
-## in README.md); part of make lint, not of make test
+## in docs/testing.md); part of make lint, not of make test
 audit:
 	@localstack/audit.sh
 
-## bench: the measured figures in README.md (the gate against the seed, in-process, then through the local cloud)
+## bench: the measured figures in docs/measurements.md (the gate against the seed, in-process, then through the local cloud)
 bench: bench-gate
 	go test -run '^$$' -bench . -benchmem ./shared/...
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null

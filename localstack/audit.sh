@@ -5,7 +5,7 @@
 # it pins many libraries of its own. Installed once per machine and pin, a
 # link to the shared cache like the other virtualenvs (localstack/cache.sh):
 # `make lint` runs this in every clone. Settings and the checks that do not
-# apply, with why: localstack/checkov.yaml and README.md.
+# apply, with why: localstack/checkov.yaml and docs/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

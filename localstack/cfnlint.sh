@@ -4,7 +4,7 @@
 # placeholder function binaries (as infra/stack's tests do), so no `make
 # build` is needed: the template is the same but for the assets' hashes.
 #
-# Every rule runs but W3005 (see README, "Template checks"), configured in
+# Every rule runs but W3005 (see docs/testing.md, "Template checks"), configured in
 # localstack/cfnlintrc.yaml; any other error or warning fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."

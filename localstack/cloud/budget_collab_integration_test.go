@@ -4,7 +4,7 @@
 // after TestAWSCallBudgetsPerOperation: sessions (every route, and every
 // session-steps action of a session's execution), reports (every route,
 // the report's worker run and the report-finalizer). The same table in
-// README.md, "AWS calls per operation".
+// docs/testing.md, "AWS calls per operation".
 package cloud_test
 
 import (
@@ -35,7 +35,7 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 		return func() string { return "/v1/sessions/" + *id + tail }
 	}
 	// A session reads its lead and each participant (each must be an
-	// active agent of the team; one GetItem each, see README) and is one
+	// active agent of the team; one GetItem each, see docs/testing.md) and is one
 	// conditional put (its participants inside it; each participant's slot
 	// is taken by its stage's task, not here); announced; the execution
 	// started, named by the session id.
@@ -209,7 +209,7 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 	}
 }
 
-// The consultations routes, each held to its budget (README, "AWS calls
+// The consultations routes, each held to its budget (docs/testing.md, "AWS calls
 // per operation").
 func TestAWSCallBudgetsConsultations(t *testing.T) {
 	e := mustEnv(t)

@@ -5,7 +5,7 @@
 // shared/awscalls). The edge returns a route function's counts in the
 // X-Conclave-Aws-Calls header of each response, and keeps every
 // invocation's counts (workflow steps, queue consumers, the gate) at
-// /_conclave/invocations (localstack/cloud/calls.go). README.md, "AWS calls
+// /_conclave/invocations (localstack/cloud/calls.go). docs/testing.md, "AWS calls
 // per operation", is this table; keep them together.
 package cloud_test
 
@@ -193,7 +193,7 @@ func runSteps(t *testing.T, api apitest.Client, team string, steps []step) []mea
 // Budgets per API operation, one row per route (some routes twice, in
 // another state). The numbers are attempts by service as the function
 // makes them; a comment says why where a budget is above what the design
-// allows at the minimum (README.md has the same table). Every model call is
+// allows at the minimum (docs/testing.md has the same table). Every model call is
 // a Bedrock Converse call (BedrockRuntime), as in AWS: the functions run
 // the Bedrock adapter and the edge answers it.
 func TestAWSCallBudgetsPerOperation(t *testing.T) {
@@ -222,7 +222,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	create := calls{"DynamoDB": 1, "EventBridge": 1}
 	// A status change reads the task (its assignee, whose counter the
 	// transaction moves, and its event sequence) and writes one
-	// transaction; announced once. Above the target of 1: see README.
+	// transaction; announced once. Above the target of 1: see docs/testing.md.
 	transition := calls{"DynamoDB": 2, "DynamoDB.GetItem": 1, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}
 
 	probes := len(manifest.StateMachines)

@@ -554,7 +554,7 @@ func TestConcurrentTurnsKeepTheConversationConsistent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// The figure README.md records (go test -v): how long the slowest of
+	// The figure docs/measurements.md records (go test -v): how long the slowest of
 	// the ten took, against the 29 s function limit. Not asserted: the
 	// edge answers 500 past the limit, which the status check catches.
 	t.Logf("%d concurrent turns in one conversation: slowest %s, statuses %v", len(qs), slices.Max(took).Round(time.Millisecond), status)

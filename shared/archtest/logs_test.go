@@ -16,7 +16,7 @@ import (
 )
 
 // logRoots are the trees whose code runs in a function: every line they log
-// must carry the invocation's ids (README, "Logs and traces").
+// must carry the invocation's ids (docs/operations.md, "Running it in production").
 var logRoots = []string{"shared/...", "functions/...", "statemachines/..."}
 
 // contextFree are the log calls allowed without a context, by

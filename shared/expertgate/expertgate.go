@@ -51,7 +51,7 @@ type Request struct {
 // than MaxK or MaxEnsemble, both below ExplainedScores), which keeps the
 // response and the routing decision that stores it small however large
 // the team, and the gate's work in proportion to the query, not to the
-// team (see README, "The ExpertGate").
+// team (see docs/measurements.md, "The ExpertGate against the seed's design").
 type Response struct {
 	Scores        []routing.ExpertScore   `json:"scores"`
 	Complexity    routing.Complexity      `json:"complexity"`

@@ -91,7 +91,7 @@ func Wire(build Build, d Deps) (lambda.Handler, error) {
 //	 "aws_calls":{"DynamoDB.GetItem":1,…},"aws_calls_total":…,"aws_retries":…}
 //
 // which a CloudWatch Logs metric filter or Logs Insights query reads (see
-// README, "AWS calls per operation").
+// docs/testing.md, "AWS calls per operation").
 func Counted(h any, log *slog.Logger) lambda.Handler {
 	return &counted{inner: lambda.NewHandler(h), log: logctx.Wrap(log)}
 }

@@ -26,7 +26,7 @@ func (s *Service) update(ctx context.Context, teamID, id string, change func(bef
 // updateFrom is update whose first attempt starts from read, the session
 // as this invocation has just read it (nil: read it now). A workflow step
 // reads the session to check it may run and then changes it: starting from
-// that read saves one GetItem per step (see README, "AWS calls per
+// that read saves one GetItem per step (see docs/testing.md, "AWS calls per
 // operation"). The write is still conditioned on the version read, so a
 // copy made stale by a concurrent stage only costs the re-read the retry
 // would have made anyway.

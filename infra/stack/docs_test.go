@@ -12,19 +12,20 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// readmeSection returns the README.md section under heading (its level
+// docSection returns the section of the document at path (from the
+// repository's root, e.g. docs/testing.md) under heading (its level
 // included, e.g. "### Template checks") up to the next heading of that
 // level or above.
-func readmeSection(t *testing.T, heading string) string {
+func docSection(t *testing.T, path, heading string) string {
 	t.Helper()
-	raw, err := os.ReadFile("../../README.md")
+	raw, err := os.ReadFile("../../" + path)
 	require.NoError(t, err)
 	text := string(raw)
 	start := strings.Index(text, "\n"+heading+"\n")
-	require.GreaterOrEqual(t, start, 0, "README.md has no %q", heading)
+	require.GreaterOrEqual(t, start, 0, "%s has no %q", path, heading)
 	text = text[start+len(heading)+2:]
-	// Up to its own level from "##" (the README's only "#" is its title; a
-	// "# " line in a shell block is a comment).
+	// Up to its own level from "##" (a document's only "#" is its title;
+	// a "# " line in a shell block is a comment).
 	level := strings.Index(heading, " ")
 	for l := 2; l <= level; l++ {
 		if end := strings.Index(text, "\n"+strings.Repeat("#", l)+" "); end >= 0 {
@@ -34,12 +35,12 @@ func readmeSection(t *testing.T, heading string) string {
 	return text
 }
 
-// Every check the template linters skip is explained in README.md ("Template
+// Every check the template linters skip is explained in docs/testing.md ("Template
 // checks"): each checkov skip-check has a row of the findings table with
-// its reason, each cfn-lint rule turned off a bullet; and the README
+// its reason, each cfn-lint rule turned off a bullet; and the document
 // explains no check the configuration does not skip.
 func TestEveryTemplateCheckSkippedIsExplained(t *testing.T) {
-	// GIVEN the linters' configurations and the README's section
+	// GIVEN the linters' configurations and docs/testing.md's section
 	var checkov struct {
 		SkipCheck []string `yaml:"skip-check"`
 	}
@@ -53,9 +54,9 @@ func TestEveryTemplateCheckSkippedIsExplained(t *testing.T) {
 	raw, err = os.ReadFile("../../localstack/cfnlintrc.yaml")
 	require.NoError(t, err)
 	require.NoError(t, yaml.Unmarshal(raw, &cfnLint))
-	section := readmeSection(t, "### Template checks")
+	section := docSection(t, "docs/testing.md", "### Template checks")
 
-	// WHEN the README's rows are read: | `CKV_…` title | findings | why |
+	// WHEN docs/testing.md's rows are read: | `CKV_…` title | findings | why |
 	rows := map[string][]string{}
 	for _, line := range strings.Split(section, "\n") {
 		if m := regexp.MustCompile("^\\| `(CKV[0-9A-Z_]+)`").FindStringSubmatch(line); m != nil {
@@ -66,7 +67,7 @@ func TestEveryTemplateCheckSkippedIsExplained(t *testing.T) {
 	// THEN each skipped check has its row, with its counts and a reason
 	for _, id := range checkov.SkipCheck {
 		row, ok := rows[id]
-		if !assert.True(t, ok, "checkov skips %s, which README.md does not explain", id) {
+		if !assert.True(t, ok, "checkov skips %s, which docs/testing.md does not explain", id) {
 			continue
 		}
 		require.Len(t, row, 3, id)
@@ -74,20 +75,20 @@ func TestEveryTemplateCheckSkippedIsExplained(t *testing.T) {
 		assert.Greater(t, len(strings.TrimSpace(row[2])), 40, "%s: why it does not apply", id)
 	}
 	for id := range rows {
-		assert.Contains(t, checkov.SkipCheck, id, "README.md explains %s, which checkov does not skip", id)
+		assert.Contains(t, checkov.SkipCheck, id, "docs/testing.md explains %s, which checkov does not skip", id)
 	}
 	// AND each cfn-lint rule turned off has its bullet
 	for _, rule := range cfnLint.IgnoreChecks {
-		assert.Contains(t, section, "\n- `"+rule+"` (", "cfn-lint ignores %s, which README.md does not explain", rule)
+		assert.Contains(t, section, "\n- `"+rule+"` (", "cfn-lint ignores %s, which docs/testing.md does not explain", rule)
 	}
 }
 
-// README.md's alarm count ("Running it in production") is the templates':
+// docs/operations.md's alarm count ("Running it in production") is the templates':
 // the stated total, and the table's counts adding up to it.
-func TestREADMECountsTheAlarms(t *testing.T) {
-	section := readmeSection(t, "### Running it in production")
+func TestTheOperationsDocCountsTheAlarms(t *testing.T) {
+	section := docSection(t, "docs/operations.md", "### Running it in production")
 	m := regexp.MustCompile(`\*\*Alarms\*\*: (\d+) a stage`).FindStringSubmatch(section)
-	require.NotNil(t, m, "README.md states the number of alarms a stage")
+	require.NotNil(t, m, "docs/operations.md states the number of alarms a stage")
 	stated, _ := strconv.Atoi(m[1])
 	sum := 0
 	for _, row := range regexp.MustCompile("(?m)^\\s*\\| `[^|]+` \\| (\\d+) \\|").FindAllStringSubmatch(section, -1) {
