@@ -30,7 +30,16 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 			ErrorEquals []string
 			MaxAttempts int
 		}
-		End bool
+		Catch   []catch
+		Choices []struct {
+			Variable           string
+			NumericGreaterThan *float64
+			Next               string
+		}
+		Default string
+		Error   string
+		Next    string
+		End     bool
 	}
 	var def struct {
 		States struct {
@@ -47,6 +56,14 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 				ResultPath string
 				Catch      []catch
 				Next       string
+			}
+			ResumeAfterChildren struct {
+				Parameters struct{ Payload map[string]string }
+				Retry      []struct {
+					ErrorEquals []string
+					MaxAttempts int
+				}
+				Next string
 			}
 			ResumeTask struct {
 				Parameters map[string]string
@@ -72,9 +89,8 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 	// The children's outcomes go where the resume reads them, and nowhere
 	// else: a copy beside it doubled the state (Step Functions' 256 KB).
 	assert.Equal(t, "$.resume.children", m.ResultPath)
-	assert.Equal(t, "ResumeTask", m.Next)
+	assert.Equal(t, "ResumeAfterChildren", m.Next)
 
-	require.Len(t, m.ItemProcessor.States, 1)
 	w := m.ItemProcessor.States[m.ItemProcessor.StartAt]
 	assert.Equal(t, "arn:aws:states:::lambda:invoke.waitForTaskToken", w.Resource)
 	assert.Equal(t, "$.timeout_seconds", w.TimeoutSecondsPath, "no child is waited for past the parent's deadline")
@@ -85,7 +101,36 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 	assert.True(t, w.End)
 	require.Len(t, w.Retry, 2)
 	assert.ElementsMatch(t, []string{"TaskNotRunnable", "InvalidTask", "States.Timeout", "AgentBusy"}, w.Retry[0].ErrorEquals)
-	assert.Zero(t, w.Retry[0].MaxAttempts, "the deadline passing is final")
+	assert.Zero(t, w.Retry[0].MaxAttempts, "reaching the deadline is not retried: it is rechecked")
+	// The deadline reached is rechecked: a parent blocked while a task
+	// below it waits for approval waits again; one past its deadline
+	// fails with TaskTimedOut (its status: timed_out).
+	require.Equal(t, []catch{{[]string{"States.Timeout"}, "RecheckWait"}}, w.Catch)
+	rc := m.ItemProcessor.States["RecheckWait"]
+	assert.Equal(t, "recheck_wait", rc.Parameters.Payload["action"])
+	assert.Equal(t, "$$.Execution.Id", rc.Parameters.Payload["execution_arn.$"])
+	assert.Equal(t, "WaitAgain?", rc.Next)
+	ch := m.ItemProcessor.States["WaitAgain?"]
+	require.Len(t, ch.Choices, 1)
+	assert.Equal(t, "$.recheck.timeout_seconds", ch.Choices[0].Variable)
+	require.NotNil(t, ch.Choices[0].NumericGreaterThan)
+	assert.Zero(t, *ch.Choices[0].NumericGreaterThan)
+	assert.Equal(t, "WaitAgain", ch.Choices[0].Next)
+	assert.Equal(t, "ParentTimedOut", ch.Default)
+	assert.Equal(t, "AwaitChild", m.ItemProcessor.States["WaitAgain"].Next)
+	assert.Equal(t, "Fail", m.ItemProcessor.States["ParentTimedOut"].Type)
+	assert.Equal(t, "TaskTimedOut", m.ItemProcessor.States["ParentTimedOut"].Error)
+
+	ra := s.ResumeAfterChildren
+	assert.Equal(t, "resume_waiting", ra.Parameters.Payload["action"])
+	assert.Equal(t, "ResumeTask", ra.Next)
+	var busy int
+	for _, r := range ra.Retry {
+		if len(r.ErrorEquals) == 1 && r.ErrorEquals[0] == "AgentBusy" {
+			busy = r.MaxAttempts
+		}
+	}
+	assert.Greater(t, busy, 2, "a parent resumed waits for a free slot of its agent")
 	assert.Equal(t, []string{"States.ALL"}, w.Retry[1].ErrorEquals)
 	assert.Equal(t, 2, w.Retry[1].MaxAttempts)
 

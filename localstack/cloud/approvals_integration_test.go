@@ -326,21 +326,164 @@ func TestApprovalRoutesAreIsolatedAndValidated(t *testing.T) {
 	waitTask(t, svc, d.id, task.ID, 60*time.Second)
 }
 
-// Approvals run in tasks only: a chat reply's call the policy gates is
-// not run, and the model reads a tool error saying why.
-func TestChatCallNeedingApprovalIsRefusedWithAToolError(t *testing.T) {
+// heldChat posts a user message to ava, whose model sends luke a message
+// that the policy gates: the reply answers 201 at once, with the approval
+// and the task that finishes the reply among its pending work. It
+// returns the approval (once the task's execution has stored it), the
+// task's id and the id of the conversation's newest message.
+func (d demoTeam) heldChat(conv string) (apr map[string]any, taskID, after string) {
+	t := d.t
+	t.Helper()
+	turn := d.post(conv, map[string]any{"content": "Tell luke the release ships on Friday"})
+	reply := lastReply(t, turn)
+	assert.Contains(t, fmt.Sprint(reply["content"]), "awaiting_approval", "the model read that its call waits")
+	pending, _ := reply["pending"].([]any)
+	require.Len(t, pending, 2, "the approval and the task that finishes the reply: %v", reply)
+	ap, tk := pending[0].(map[string]any), pending[1].(map[string]any)
+	assert.Equal(t, "approval", ap["type"])
+	assert.Equal(t, "pending", ap["status"])
+	assert.Equal(t, "ava", ap["agent"])
+	assert.Equal(t, "task", tk["type"])
+	assert.Equal(t, "ava", tk["agent"])
+	for _, m := range d.inbox("luke") {
+		assert.NotEqual(t, "ava", m["from"], "the held call has not run")
+	}
+	taskID = tk["id"].(string)
+	apr = d.pendingApproval(taskID)
+	assert.Equal(t, ap["id"], apr["id"], "the reply names the approval the task waits on")
+	assert.Equal(t, conv, apr["conversation_id"])
+	assert.Equal(t, "send_agent_message", apr["tool"])
+	assert.Equal(t, "luke", apr["arguments"].(map[string]any)["to_agent"], "the call as the model wrote it in the chat")
+	return apr, taskID, d.lastID(conv)
+}
+
+// A chat reply's call that the policy gates waits for a human in a task
+// of the same agent, blocked on a task token; approved with edited
+// arguments, the call runs with them, the model finishes the answer, and
+// the answer is posted into the conversation as the agent's message.
+func TestChatCallWaitsForApprovalAndTheAnswerIsPostedInTheConversation(t *testing.T) {
+	e := mustEnv(t)
+	d := approvalTeam(t, e, 600)
+	svc, c := taskService(t, e)
+	conv := d.conversation("ava")
+	apr, taskID, after := d.heldChat(conv)
+
+	blocked := waitBlocked(t, svc, d.id, taskID)
+	assert.Equal(t, tasks.ReasonAwaitingApproval, blocked.StatusReason)
+	assert.Equal(t, conv, blocked.ConversationID)
+	assert.Zero(t, load(t, svc, d.id, "ava"), "the held reply holds no slot")
+
+	edited := "Edited by a human: the release ships on Monday"
+	st, got := d.call("POST", "/v1/approvals/"+apr["id"].(string), map[string]any{"decision": "approve",
+		"arguments": map[string]any{"to_agent": "luke", "message": edited, "message_type": "notification"}})
+	require.Equal(t, 200, st, got)
+
+	posted := d.awaitPosted(conv, after, taskID)
+	assert.Equal(t, "ava", posted["agent"])
+	assert.Equal(t, map[string]any{"type": "task", "id": taskID, "status": "completed", "agent": "ava"}, posted["result_of"])
+	assert.Contains(t, fmt.Sprint(posted["content"]), "sent message", "the model finished with the call's result")
+	assert.NotContains(t, fmt.Sprint(posted["content"]), "rejected")
+	var found bool
+	for _, m := range d.inbox("luke") {
+		found = found || m["from"] == "ava" && fmt.Sprint(m["content"]) == edited
+	}
+	assert.True(t, found, "luke got the human's edited message")
+	done := waitTask(t, svc, d.id, taskID, 30*time.Second)
+	assert.Equal(t, 1, countEvents(done, "approval_requested", ""))
+	_, history := waitExecution(t, c, done.Execution)
+	entered := statesEntered(history)
+	assert.Equal(t, 1, count(entered, "AwaitApproval"))
+	assert.Equal(t, 2, count(entered, "RunTask"), "one attempt holds the call (no model), one finishes the reply")
+}
+
+// A rejected chat call reaches the model as the tool's result, with the
+// reason, and the answer it finishes with is posted; the call never runs.
+func TestRejectedChatCallReachesTheModelAndItsAnswerIsPosted(t *testing.T) {
 	e := mustEnv(t)
 	d := approvalTeam(t, e, 600)
 	conv := d.conversation("ava")
-	turn := d.post(conv, map[string]any{"content": "Tell luke the release ships on Friday"})
-	reply := lastReply(t, turn)
-	content := fmt.Sprint(reply["content"])
-	assert.Contains(t, content, "approval_required")
-	assert.Contains(t, content, "approvals of tool calls run in tasks only")
+	apr, taskID, after := d.heldChat(conv)
+	st, got := d.call("POST", "/v1/approvals/"+apr["id"].(string), map[string]any{"decision": "reject", "reason": "luke is on leave"})
+	require.Equal(t, 200, st, got)
+	posted := d.awaitPosted(conv, after, taskID)
+	content := fmt.Sprint(posted["content"])
+	assert.Contains(t, content, "rejected by a human reviewer")
+	assert.Contains(t, content, "luke is on leave")
 	for _, m := range d.inbox("luke") {
-		assert.NotEqual(t, "ava", m["from"], "the gated call did not run")
+		assert.NotEqual(t, "ava", m["from"], "the rejected call did not run")
 	}
-	st, list := d.call("GET", "/v1/approvals?status=all", nil)
-	require.Equal(t, 200, st)
-	assert.Empty(t, list["items"], "no approval is stored for a chat call")
+}
+
+// A parent that delegated and waits for a child whose call waits for
+// approval is blocked too: no slot, no clock. Its child-wait reaches the
+// parent's old deadline, is rechecked and waits on; once the call is
+// approved and the child ends, the parent runs again with a fresh
+// deadline and completes with the child's result.
+func TestAParentWaitsBlockedPastItsDeadlineWhileItsChildAwaitsApproval(t *testing.T) {
+	e := mustEnv(t)
+	d := approvalTeam(t, e, 600)
+	ctx := context.Background()
+	_, err := agents.NewService(e.store).Create(ctx, d.id, agents.CreateInput{
+		Slug: "dex", Name: "Dex", Model: &agents.Model{Script: "delegate:ava"},
+		Skills: []agents.Skill{{Name: "planning", Description: "plans the work", Priority: 50}},
+	})
+	require.NoError(t, err)
+	svc, c := taskService(t, e)
+	start := lastSeq(t)
+	const parentTimeout = 8
+	parent, err := svc.Create(ctx, d.id, user, executed(d.id, "dex", "Ask the team about the release", parentTimeout), false)
+	require.NoError(t, err)
+
+	var child map[string]any
+	require.Eventually(t, func() bool {
+		kids := d.tasksOf("ava")
+		if len(kids) == 0 {
+			return false
+		}
+		child = kids[0]
+		return true
+	}, 30*time.Second, 200*time.Millisecond, "dex delegated to ava")
+	require.Equal(t, parent.ID, child["parent_task_id"])
+	apr := d.pendingApproval(child["id"].(string))
+	blocked := waitBlocked(t, svc, d.id, parent.ID)
+	assert.Equal(t, tasks.ReasonAwaitingApproval, blocked.StatusReason)
+	assert.Nil(t, blocked.Deadline, "the parent's clock is paused")
+	assert.Zero(t, load(t, svc, d.id, "dex"), "the parent holds no slot")
+
+	// Past the parent's deadline as it stood, it still waits.
+	time.Sleep((parentTimeout + 4) * time.Second)
+	cur, err := svc.Get(ctx, d.id, parent.ID)
+	require.NoError(t, err)
+	require.Equal(t, tasks.Blocked, cur.Status, "not timed out while it waits for a human: %s", cur.Error)
+
+	st, got := d.call("POST", "/v1/approvals/"+apr["id"].(string), map[string]any{"decision": "approve"})
+	require.Equal(t, 200, st, got)
+	done := waitTask(t, svc, d.id, parent.ID, 60*time.Second)
+	require.Equal(t, tasks.Completed, done.Status, done.Error)
+	assert.Contains(t, done.Result, "completed", "the parent finished with its child's result")
+	assert.Equal(t, 1, countEvents(done, "blocked", ""))
+	assert.Equal(t, 1, countEvents(done, "resumed", ""))
+	_, history := waitExecution(t, c, done.Execution)
+	entered := statesEntered(history)
+	assert.GreaterOrEqual(t, count(entered, "RecheckWait"), 1, "the wait reached the old deadline and was rechecked")
+	assert.Equal(t, 1, count(entered, "ResumeAfterChildren"))
+	assert.Zero(t, count(entered, "ParentTimedOut"))
+
+	// Call budgets of the parent's new steps: a recheck reads the task;
+	// the resume is one transition (the task read, one transaction with
+	// the slot, announced) after that read.
+	all, _ := invocations(t, start, "task-lifecycle", d.id)
+	steps := map[string][]invocation{}
+	for _, inv := range all {
+		if inv.TaskID == parent.ID {
+			steps[inv.Action] = append(steps[inv.Action], inv)
+		}
+	}
+	require.NotEmpty(t, steps["recheck_wait"])
+	for _, inv := range steps["recheck_wait"] {
+		within(t, "task-lifecycle recheck_wait", inv.Calls, calls{"DynamoDB": 1, "DynamoDB.GetItem": 1})
+	}
+	require.Len(t, steps["resume_waiting"], 1)
+	within(t, "task-lifecycle resume_waiting", steps["resume_waiting"][0].Calls,
+		calls{"DynamoDB": 3, "DynamoDB.GetItem": 2, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1})
 }

@@ -331,7 +331,7 @@ func (s *Service) Request(ctx context.Context, teamID, taskID, executionARN, tok
 	now := s.now()
 	a := Approval{
 		TeamID: teamID, ID: w.ApprovalID, Status: Pending, Tool: w.Tool, Arguments: args, Agent: w.Agent, TaskID: taskID,
-		CallID: w.CallID, Reasons: w.Reasons, EstimatedCostUSD: w.EstimatedCostUSD, CreatedAt: now,
+		ConversationID: w.ConversationID, CallID: w.CallID, Reasons: w.Reasons, EstimatedCostUSD: w.EstimatedCostUSD, CreatedAt: now,
 		ExpiresAt: now.Add(time.Duration(expiry) * time.Second), Token: token, ExecutionARN: executionARN,
 	}
 	if a.Reasons == nil {
@@ -343,7 +343,7 @@ func (s *Service) Request(ctx context.Context, teamID, taskID, executionARN, tok
 	}
 	if created {
 		s.publish(ctx, "ApprovalRequested", ApprovalRequested{TeamID: teamID, ApprovalID: got.ID, Tool: got.Tool, Agent: got.Agent,
-			TaskID: got.TaskID, Reasons: got.Reasons, EstimatedCostUSD: got.EstimatedCostUSD, ExpiresAt: got.ExpiresAt.Format(time.RFC3339)})
+			TaskID: got.TaskID, ConversationID: got.ConversationID, Reasons: got.Reasons, EstimatedCostUSD: got.EstimatedCostUSD, ExpiresAt: got.ExpiresAt.Format(time.RFC3339)})
 	}
 	if got.Status != Pending {
 		got.Token = token

@@ -3,6 +3,7 @@ package conversations
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,6 +69,11 @@ type ToolCaller struct {
 	// Offered are the tools the agent was given for this reply; no other
 	// runs.
 	Offered []models.Tool
+	// Messages are the reply's model conversation before the response
+	// whose call this is (the history, the user's message, earlier tool
+	// calls and results): a call held for a human's approval is finished
+	// from them later, in a task.
+	Messages []models.Message
 }
 
 // ToolResult is what a tool answered.
@@ -75,6 +81,10 @@ type ToolResult struct {
 	Text string
 	// Pending is work the tool started that goes on after the reply.
 	Pending *WorkRef
+	// Approval is a call held for a human's approval (its WorkRef type is
+	// "approval"): the reply lists it among its pending work beside the
+	// task (Pending) that finishes the reply once it is decided.
+	Approval *WorkRef
 	// Delivered is work that ended while the tool waited and whose result
 	// Text carries: this reply is then its only delivery (a delegation
 	// waited for in the reply posts nothing of its own). When the reply is
@@ -91,6 +101,10 @@ type HandoffRequest struct {
 	Reason  string
 	Summary string
 }
+
+// WorkApproval is the WorkRef type of a tool call held for a human's
+// approval (ToolResult.Approval).
+const WorkApproval = "approval"
 
 // ToolUse is one tool call of a reply, as the reply records it.
 type ToolUse struct {
@@ -163,6 +177,7 @@ func (l *loop) converse(ctx context.Context, req models.Request) (models.Respons
 			return l.total(resp), nil
 		}
 		for _, call := range resp.ToolCalls {
+			l.caller.Messages = slices.Clone(req.Messages)
 			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
 			out := l.call(ctx, call)
 			req.Messages = append(req.Messages, models.Message{Role: "tool", Content: out, ToolCallID: call.ID})
@@ -204,6 +219,9 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 	case res.Handoff != nil:
 		out = l.handOver(*res.Handoff)
 	}
+	if res.Approval != nil {
+		l.pending = append(l.pending, *res.Approval)
+	}
 	if res.Pending != nil {
 		l.pending = append(l.pending, *res.Pending)
 	}
@@ -244,7 +262,11 @@ func (l *loop) handOver(h HandoffRequest) string {
 func pendingNote(text string, pending []WorkRef) string {
 	var missing []string
 	for _, p := range pending {
-		if !strings.Contains(text, p.ID) {
+		switch {
+		case strings.Contains(text, p.ID):
+		case p.Type == WorkApproval:
+			missing = append(missing, fmt.Sprintf("approval %s (a call of %s waiting for a human's decision)", p.ID, p.Agent))
+		default:
 			missing = append(missing, fmt.Sprintf("%s %s (%s)", p.Type, p.ID, p.Agent))
 		}
 	}

@@ -126,7 +126,9 @@ func TestAReplyRunsTheToolsItCallsAndAnswersWithTheirResults(t *testing.T) {
 	assert.Empty(t, r.Stopped)
 	assert.Equal(t, 60, r.InputTokens+r.OutputTokens, "the reply counts every model call of its loop")
 	require.Len(t, tools.calls, 2)
-	assert.Equal(t, conversations.ToolCaller{TeamID: team, ConversationID: c.ID, Agent: "kyra", Skills: tools.calls[0].Skills, WaitUntil: tools.calls[0].WaitUntil, Offered: tools.specs}, tools.calls[0])
+	assert.Equal(t, conversations.ToolCaller{TeamID: team, ConversationID: c.ID, Agent: "kyra", Skills: tools.calls[0].Skills, WaitUntil: tools.calls[0].WaitUntil, Offered: tools.specs,
+		Messages: []models.Message{{Role: "user", Content: "How is the audit going?"}}}, tools.calls[0])
+	assert.Len(t, tools.calls[1].Messages, 3, "the second call sees the first call and its result (a call held for approval is finished from them)")
 	assert.NotEmpty(t, tools.calls[0].Skills, "the agent's skills: a supports_hitl skill gates its tools")
 	// The models' time (DefaultBudget without a deadline) starts during
 	// the turn; a tool waits until its end less the answer's reserve.

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -31,50 +32,53 @@ type taskItem struct {
 	GSI3PK string `dynamodbav:"gsi3pk,omitempty"`
 	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
 
-	TeamID          string           `dynamodbav:"team_id"`
-	ID              string           `dynamodbav:"id"`
-	CreatedByType   string           `dynamodbav:"created_by_type"`
-	CreatedByID     string           `dynamodbav:"created_by_id"`
-	Assignee        string           `dynamodbav:"assignee"`
-	ParentID        string           `dynamodbav:"parent_task_id"`
-	RootID          string           `dynamodbav:"root_task_id"`
-	ConversationID  string           `dynamodbav:"conversation_id"`
-	ResultDelivery  string           `dynamodbav:"result_delivery,omitempty"`
-	TaskType        string           `dynamodbav:"task_type"`
-	Title           string           `dynamodbav:"title"`
-	Instructions    string           `dynamodbav:"instructions"`
-	Context         string           `dynamodbav:"context"`
-	ExpectedOutput  string           `dynamodbav:"expected_output"`
-	InputArtifacts  []string         `dynamodbav:"input_artifacts"`
-	Priority        string           `dynamodbav:"priority"`
-	DueAt           *time.Time       `dynamodbav:"due_at,omitempty"`
-	Budgets         budgetsItem      `dynamodbav:"budgets"`
-	ModelTier       string           `dynamodbav:"model_tier,omitempty"`
-	Report          *reportCheckItem `dynamodbav:"report,omitempty"`
-	CostCapUSD      float64          `dynamodbav:"cost_cap_usd"`
-	TreeCostUSD     float64          `dynamodbav:"tree_cost_usd"`
-	Depth           int              `dynamodbav:"delegation_depth"`
-	Chain           []string         `dynamodbav:"chain"`
-	Status          string           `dynamodbav:"status"`
-	Result          string           `dynamodbav:"result"`
-	ResultArtifacts []string         `dynamodbav:"result_artifacts"`
-	Error           string           `dynamodbav:"error"`
-	TokensUsed      int              `dynamodbav:"tokens_used"`
-	ToolCalls       int              `dynamodbav:"tool_calls"`
-	CostUSD         float64          `dynamodbav:"cost_usd"`
-	Execute         bool             `dynamodbav:"execute"`
-	Execution       string           `dynamodbav:"execution_arn"`
-	Runs            int              `dynamodbav:"runs"`
-	Deadline        *time.Time       `dynamodbav:"deadline,omitempty"`
-	StatusReason    string           `dynamodbav:"status_reason,omitempty"`
-	ApprovalIDs     []string         `dynamodbav:"approval_ids,omitempty"`
-	Version         int              `dynamodbav:"version"`
-	EventSeq        int              `dynamodbav:"event_seq"`
-	Waiter          string           `dynamodbav:"waiter_token,omitempty"`
-	CreatedAt       time.Time        `dynamodbav:"created_at"`
-	UpdatedAt       time.Time        `dynamodbav:"updated_at"`
-	StartedAt       *time.Time       `dynamodbav:"started_at,omitempty"`
-	CompletedAt     *time.Time       `dynamodbav:"completed_at,omitempty"`
+	TeamID         string           `dynamodbav:"team_id"`
+	ID             string           `dynamodbav:"id"`
+	CreatedByType  string           `dynamodbav:"created_by_type"`
+	CreatedByID    string           `dynamodbav:"created_by_id"`
+	Assignee       string           `dynamodbav:"assignee"`
+	ParentID       string           `dynamodbav:"parent_task_id"`
+	RootID         string           `dynamodbav:"root_task_id"`
+	ConversationID string           `dynamodbav:"conversation_id"`
+	ResultDelivery string           `dynamodbav:"result_delivery,omitempty"`
+	TaskType       string           `dynamodbav:"task_type"`
+	Title          string           `dynamodbav:"title"`
+	Instructions   string           `dynamodbav:"instructions"`
+	Context        string           `dynamodbav:"context"`
+	ExpectedOutput string           `dynamodbav:"expected_output"`
+	InputArtifacts []string         `dynamodbav:"input_artifacts"`
+	Priority       string           `dynamodbav:"priority"`
+	DueAt          *time.Time       `dynamodbav:"due_at,omitempty"`
+	Budgets        budgetsItem      `dynamodbav:"budgets"`
+	ModelTier      string           `dynamodbav:"model_tier,omitempty"`
+	Report         *reportCheckItem `dynamodbav:"report,omitempty"`
+	// HeldCall is stored as its JSON (workflow.ApprovalWait): the adapter
+	// carries it for the execution's input and never reads into it.
+	HeldCall        string     `dynamodbav:"held_call,omitempty"`
+	CostCapUSD      float64    `dynamodbav:"cost_cap_usd"`
+	TreeCostUSD     float64    `dynamodbav:"tree_cost_usd"`
+	Depth           int        `dynamodbav:"delegation_depth"`
+	Chain           []string   `dynamodbav:"chain"`
+	Status          string     `dynamodbav:"status"`
+	Result          string     `dynamodbav:"result"`
+	ResultArtifacts []string   `dynamodbav:"result_artifacts"`
+	Error           string     `dynamodbav:"error"`
+	TokensUsed      int        `dynamodbav:"tokens_used"`
+	ToolCalls       int        `dynamodbav:"tool_calls"`
+	CostUSD         float64    `dynamodbav:"cost_usd"`
+	Execute         bool       `dynamodbav:"execute"`
+	Execution       string     `dynamodbav:"execution_arn"`
+	Runs            int        `dynamodbav:"runs"`
+	Deadline        *time.Time `dynamodbav:"deadline,omitempty"`
+	StatusReason    string     `dynamodbav:"status_reason,omitempty"`
+	ApprovalIDs     []string   `dynamodbav:"approval_ids,omitempty"`
+	Version         int        `dynamodbav:"version"`
+	EventSeq        int        `dynamodbav:"event_seq"`
+	Waiter          string     `dynamodbav:"waiter_token,omitempty"`
+	CreatedAt       time.Time  `dynamodbav:"created_at"`
+	UpdatedAt       time.Time  `dynamodbav:"updated_at"`
+	StartedAt       *time.Time `dynamodbav:"started_at,omitempty"`
+	CompletedAt     *time.Time `dynamodbav:"completed_at,omitempty"`
 }
 
 // budgetsItem is a task's worker budgets (a nested map). It converts from
@@ -133,7 +137,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		Assignee: t.Assignee, ParentID: t.ParentID, RootID: t.RootID, ConversationID: t.ConversationID,
 		ResultDelivery: t.ResultDelivery, TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
 		InputArtifacts: t.InputArtifacts, Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
-		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report),
+		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report), HeldCall: heldCallJSON(t.HeldCall),
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
 		Result: t.Result, ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
@@ -168,6 +172,13 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
 	}
 	t.Budgets.MaxTokens, t.Budgets.MaxToolCalls, t.Budgets.TimeoutSeconds = it.Budgets.MaxTokens, it.Budgets.MaxToolCalls, it.Budgets.TimeoutSeconds
+	if it.HeldCall != "" {
+		var h workflow.ApprovalWait
+		if err := json.Unmarshal([]byte(it.HeldCall), &h); err != nil {
+			return tasks.Task{}, fmt.Errorf("task %s: held call: %w", it.ID, err)
+		}
+		t.HeldCall = &h
+	}
 	if t.InputArtifacts == nil {
 		t.InputArtifacts = []string{}
 	}
@@ -226,7 +237,10 @@ func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task
 	}
 	tx.events(t.TeamID, t.ID, events)
 	tx.takeSlot(t.TeamID, t.Assignee)
-	if parent == nil && t.CreatedBy.Type == "agent" {
+	// The slot's condition already requires the assignee: a task an
+	// agent creates for itself (a chat reply held for approval) checks its
+	// agent once (a transaction names each item once).
+	if parent == nil && t.CreatedBy.Type == "agent" && t.CreatedBy.ID != t.Assignee {
 		tx.exists(tasks.ItemCreator, key(teamPK(t.TeamID), agentSK(t.CreatedBy.ID)))
 	}
 	if parent != nil {
@@ -458,4 +472,20 @@ func (s *Store) DueTasks(ctx context.Context, before time.Time, limit int) ([]ta
 		}
 	}
 	return refs, nil
+}
+
+// heldCallJSON is a task's held chat call as stored ("" when none).
+func heldCallJSON(h *workflow.ApprovalWait) string {
+	if h == nil {
+		return ""
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		// Only Arguments that are not JSON fail (the chat's tools check
+		// them before holding a call): stored as no arguments.
+		c := *h
+		c.Arguments = json.RawMessage("{}")
+		b, _ = json.Marshal(c)
+	}
+	return string(b)
 }

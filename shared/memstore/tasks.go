@@ -45,6 +45,12 @@ func copyTask(t tasks.Task) tasks.Task {
 		r := *t.Report
 		t.Report = &r
 	}
+	if t.HeldCall != nil {
+		h := *t.HeldCall
+		h.Reasons = slices.Clone(h.Reasons)
+		h.Arguments = slices.Clone(h.Arguments)
+		t.HeldCall = &h
+	}
 	t.StartedAt, t.CompletedAt = cloneTime(t.StartedAt), cloneTime(t.CompletedAt)
 	return t
 }

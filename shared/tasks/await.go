@@ -33,10 +33,12 @@ func (s *Service) Await(ctx context.Context, teamID, parentID, executionARN, chi
 	if err != nil {
 		return err
 	}
-	if parent.Status != Running || parent.Execution != executionARN {
+	// A parent blocked because another child it waits for waits for a
+	// human (blockAncestors) still registers its waits.
+	if parent.Status != Running && !parent.blockedBelow() || parent.Execution != executionARN {
 		return ErrNotRunnable
 	}
-	_, err = s.apply(ctx, teamID, childID, []Status{Queued, Running, Blocked}, "", "execution", func(before Task, after *Task) ([]Event, error) {
+	child, err := s.apply(ctx, teamID, childID, []Status{Queued, Running, Blocked}, "", "execution", func(before Task, after *Task) ([]Event, error) {
 		if before.ParentID != parentID {
 			return nil, apperr.Invalid("child_task_id", "task %s was not delegated by %s", childID, parentID)
 		}
@@ -46,8 +48,13 @@ func (s *Service) Await(ctx context.Context, teamID, parentID, executionARN, chi
 		after.Waiter = token
 		return []Event{{Type: EvAwaited, Payload: map[string]any{"parent_task_id": parentID}}}, nil
 	})
+	if err == nil && child.Status == Blocked && child.StatusReason == ReasonAwaitingApproval {
+		// The child blocked for approval before this wait registered:
+		// its block found no waiter, so the parent is blocked now.
+		s.blockAncestors(ctx, child)
+	}
 	if errors.Is(err, errEnded) {
-		child, err := s.Store.GetTask(ctx, teamID, childID)
+		child, err = s.Store.GetTask(ctx, teamID, childID)
 		if err != nil {
 			return err
 		}

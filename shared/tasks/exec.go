@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"time"
 
@@ -194,7 +195,46 @@ func (s *Service) ExecBlockForApproval(ctx context.Context, teamID, id, executio
 		after.ApprovalIDs = slices.Clone(approvalIDs)
 		return []Event{{Type: EvBlocked, Payload: map[string]any{"reason": ReasonAwaitingApproval, "approval_ids": approvalIDs}}}, nil
 	})
-	return s.retried(ctx, teamID, id, executionARN, Blocked, t, err)
+	t, err = s.retried(ctx, teamID, id, executionARN, Blocked, t, err)
+	if err == nil {
+		s.blockAncestors(ctx, t)
+	}
+	return t, err
+}
+
+// errNotWaiting stops blockAncestors at an ancestor that is not running.
+var errNotWaiting = errors.New("the parent is not running")
+
+// blockAncestors blocks, for approval, each ancestor whose execution
+// waits on the blocked task t (t.Waiter: its parent's AwaitChild has
+// registered), and upward while each waits on the one below: a parent
+// that waits on a task waiting for a human waits for that human too. It
+// gives its slot back and its clock pauses, as t's did; it runs again,
+// with a fresh deadline, when its execution resumes it (the delegation
+// machine's ResumeAfterChildren, once every child it waits for ended).
+// The walk stops at an ancestor that is not running (already blocked by
+// another child, or ended). Each ancestor is its own conditional write:
+// one that fails is logged and keeps running on its own deadline, as
+// before this existed; a registration that comes after the block is
+// caught by Await, which blocks the parent then.
+func (s *Service) blockAncestors(ctx context.Context, t Task) {
+	for cur := t; cur.ParentID != "" && cur.Waiter != ""; {
+		p, err := s.transition(ctx, cur.TeamID, cur.ParentID, ActBlock, "execution", func(before Task, after *Task) ([]Event, error) {
+			if before.Status != Running {
+				return nil, errNotWaiting
+			}
+			after.StatusReason = ReasonAwaitingApproval
+			return []Event{{Type: EvBlocked, Payload: map[string]any{"reason": ReasonAwaitingApproval, "waiting_on": t.ID}}}, nil
+		})
+		if errors.Is(err, errNotWaiting) || apperr.Code(err) == apperr.ECONFLICT {
+			return
+		}
+		if err != nil {
+			s.Log.WarnContext(ctx, "blocking a parent that waits for approval failed; it keeps its deadline", "task_id", cur.ParentID, "waiting_on", t.ID, "error", err.Error())
+			return
+		}
+		cur = p
+	}
 }
 
 // ErrAgentBusy is a blocked task that cannot take its agent's slot back:
@@ -214,6 +254,73 @@ func (s *Service) ExecResumeApproved(ctx context.Context, teamID, id, executionA
 		return []Event{{Type: EvResumed, Payload: map[string]any{"reason": "approvals decided"}}}, nil
 	})
 	// No slot, or the agent paused meanwhile: retried until it can run.
+	var ae *apperr.Error
+	if errors.As(err, &ae) && (ae.Reason == ReasonConcurrency || ae.Reason == ReasonUnavailable) {
+		return Task{}, ErrAgentBusy
+	}
+	return s.retried(ctx, teamID, id, executionARN, Running, t, err)
+}
+
+// BlockedRecheckSeconds is how long a parent blocked while a task below
+// it waits for approval waits for its child before the machine asks
+// again (ExecRecheckWait): the wait is re-armed hourly, for up to the
+// machine's own timeout.
+const BlockedRecheckSeconds = 3600
+
+// ExecRecheckWait answers a child's wait that reached what was the
+// parent's deadline when it began: the seconds to wait again, or 0 when
+// the parent, running, is past its deadline (it times out). A parent
+// blocked because a task below it waits for a human waits on
+// (BlockedRecheckSeconds); one running on a later deadline (resumed
+// meanwhile) waits until that one.
+func (s *Service) ExecRecheckWait(ctx context.Context, teamID, id, executionARN string) (int, error) {
+	t, err := s.Store.GetTask(ctx, teamID, id)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case t.Execution != executionARN || t.Status.Terminal():
+		return 0, ErrNotRunnable
+	case t.blockedBelow():
+		return BlockedRecheckSeconds, nil
+	case t.Status == Running && t.Deadline != nil:
+		if left := t.Deadline.Sub(s.now()); left > 0 {
+			return max(1, int(math.Ceil(left.Seconds()))), nil
+		}
+	}
+	return 0, nil
+}
+
+// blockedBelow reports a task blocked because a task it waits for waits
+// for approval (blockAncestors), not for approvals of its own.
+func (t Task) blockedBelow() bool {
+	return t.Status == Blocked && t.StatusReason == ReasonAwaitingApproval && len(t.ApprovalIDs) == 0
+}
+
+// ExecResumeWaiting takes a parent whose children have all ended back to
+// running when it was blocked while one of them waited for approval:
+// with a slot of its agent (ErrAgentBusy while none is free) and a fresh
+// deadline. A parent that kept running is returned as it is (one read).
+func (s *Service) ExecResumeWaiting(ctx context.Context, teamID, id, executionARN string) (Task, error) {
+	cur, err := s.Store.GetTask(ctx, teamID, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if cur.Execution != executionARN {
+		return Task{}, ErrNotRunnable
+	}
+	if cur.Status == Running {
+		return cur, nil
+	}
+	if !cur.blockedBelow() {
+		return Task{}, ErrNotRunnable
+	}
+	t, err := s.transition(ctx, teamID, id, ActStart, "execution", func(before Task, after *Task) ([]Event, error) {
+		if !before.blockedBelow() || before.Execution != executionARN {
+			return nil, ErrNotRunnable
+		}
+		return []Event{{Type: EvResumed, Payload: map[string]any{"reason": "the tasks it waited for ended"}}}, nil
+	})
 	var ae *apperr.Error
 	if errors.As(err, &ae) && (ae.Reason == ReasonConcurrency || ae.Reason == ReasonUnavailable) {
 		return Task{}, ErrAgentBusy

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -204,4 +205,125 @@ func TestEndingABlockedTaskCancelsItsPendingApprovals(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, tasks.Failed, failed.Status)
 	check(tk, p, d, u, tasks.Failed)
+}
+
+// A parent waiting on a child that waits for a human's approval is blocked
+// too (no slot, no clock) and its child-waits are re-armed while it is;
+// it runs again, with a fresh deadline and a slot, when its execution
+// resumes it after its children, and a running parent past its deadline
+// is told it timed out. A child that blocks before its parent's wait
+// registers blocks the parent at the registration.
+func TestAParentWaitingOnAChildAwaitingApprovalIsBlockedUntilItResumes(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Workflows = &starter{}
+	ctx := context.Background()
+	parent := f.create(t, executing("kyra"))
+	parentARN := "arn:execution:delegation:" + parent.ID
+	_, err := f.svc.ExecStart(ctx, team, parent.ID, parentARN)
+	require.NoError(t, err)
+	startChild := func(to string) (tasks.Task, string) {
+		yes := true
+		c, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: to, ParentID: parent.ID, Title: "help", Execute: &yes}, false)
+		require.NoError(t, err)
+		arn := "arn:execution:delegation:" + c.ID
+		_, err = f.svc.ExecStart(ctx, team, c.ID, arn)
+		require.NoError(t, err)
+		return c, arn
+	}
+	// A fan-out: both children exist before the parent's waits register.
+	child, childARN := startChild("luke")
+	second, secondARN := startChild("sage")
+	require.NoError(t, f.svc.Await(ctx, team, parent.ID, parentARN, child.ID, "token-1"))
+	assert.Equal(t, 1, f.load(t, "kyra"))
+
+	_, err = f.svc.ExecBlockForApproval(ctx, team, child.ID, childARN, []string{"apr_1"})
+	require.NoError(t, err)
+	p := f.get(t, parent.ID)
+	assert.Equal(t, tasks.Blocked, p.Status, "the parent waits for the human too")
+	assert.Equal(t, tasks.ReasonAwaitingApproval, p.StatusReason)
+	assert.Nil(t, p.Deadline, "its clock is paused")
+	assert.Empty(t, p.ApprovalIDs, "no approval of its own")
+	assert.Zero(t, f.load(t, "kyra"), "it holds no slot")
+	wait, err := f.svc.ExecRecheckWait(ctx, team, parent.ID, parentARN)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.BlockedRecheckSeconds, wait, "a blocked parent's wait is re-armed")
+
+	// A second child blocked before the parent's wait on it registered:
+	// the registration still works on the blocked parent.
+	_, err = f.svc.ExecBlockForApproval(ctx, team, second.ID, secondARN, []string{"apr_2"})
+	require.NoError(t, err)
+	require.NoError(t, f.svc.Await(ctx, team, parent.ID, parentARN, second.ID, "token-2"))
+
+	// The child resumes and ends; the parent stays blocked until its own
+	// execution resumes it.
+	_, err = f.svc.ExecResumeApproved(ctx, team, child.ID, childARN)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Blocked, f.get(t, parent.ID).Status)
+	f.clock.Advance(time.Hour)
+	resumed, err := f.svc.ExecResumeWaiting(ctx, team, parent.ID, parentARN)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Running, resumed.Status)
+	require.NotNil(t, resumed.Deadline)
+	assert.Equal(t, f.clock.Now().Add(time.Duration(workflow.MaxTaskSeconds)*time.Second), *resumed.Deadline, "a fresh deadline")
+	assert.Equal(t, 1, f.load(t, "kyra"))
+	again, err := f.svc.ExecResumeWaiting(ctx, team, parent.ID, parentARN)
+	require.NoError(t, err, "a running parent is left as it is")
+	assert.Equal(t, resumed.Version, again.Version)
+	assert.Equal(t, 1, f.load(t, "kyra"), "and takes no second slot")
+	_, err = f.svc.ExecResumeWaiting(ctx, team, parent.ID, "arn:other")
+	assert.ErrorIs(t, err, tasks.ErrNotRunnable, "another execution's")
+
+	wait, err = f.svc.ExecRecheckWait(ctx, team, parent.ID, parentARN)
+	require.NoError(t, err)
+	assert.Equal(t, int((time.Duration(workflow.MaxTaskSeconds) * time.Second).Seconds()), wait, "a running parent waits until its deadline")
+	f.clock.Advance(time.Duration(workflow.MaxTaskSeconds) * time.Second)
+	wait, err = f.svc.ExecRecheckWait(ctx, team, parent.ID, parentARN)
+	require.NoError(t, err)
+	assert.Zero(t, wait, "at its deadline it has timed out")
+	_, err = f.svc.ExecRecheckWait(ctx, team, parent.ID, "arn:other")
+	assert.ErrorIs(t, err, tasks.ErrNotRunnable)
+}
+
+// A parent that does not wait on its child (the child was delegated
+// without wait_for_result) keeps running when the child blocks.
+func TestAParentThatDoesNotWaitKeepsRunning(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Workflows = &starter{}
+	ctx := context.Background()
+	parent := f.create(t, executing("kyra"))
+	_, err := f.svc.ExecStart(ctx, team, parent.ID, "arn:p")
+	require.NoError(t, err)
+	yes := true
+	c, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", ParentID: parent.ID, Title: "help", Execute: &yes}, false)
+	require.NoError(t, err)
+	_, err = f.svc.ExecStart(ctx, team, c.ID, "arn:c")
+	require.NoError(t, err)
+	_, err = f.svc.ExecBlockForApproval(ctx, team, c.ID, "arn:c", []string{"apr_1"})
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Running, f.get(t, parent.ID).Status)
+	assert.Equal(t, 1, f.load(t, "kyra"))
+}
+
+// A child that blocks for approval before its parent's wait on it has
+// registered found no waiter: the registration blocks the parent.
+func TestAWaitRegisteredOnABlockedChildBlocksTheParent(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Workflows = &starter{}
+	ctx := context.Background()
+	parent := f.create(t, executing("kyra"))
+	_, err := f.svc.ExecStart(ctx, team, parent.ID, "arn:p")
+	require.NoError(t, err)
+	yes := true
+	c, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", ParentID: parent.ID, Title: "help", Execute: &yes}, false)
+	require.NoError(t, err)
+	_, err = f.svc.ExecStart(ctx, team, c.ID, "arn:c")
+	require.NoError(t, err)
+	_, err = f.svc.ExecBlockForApproval(ctx, team, c.ID, "arn:c", []string{"apr_1"})
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Running, f.get(t, parent.ID).Status, "nobody waits on the child yet")
+	require.NoError(t, f.svc.Await(ctx, team, parent.ID, "arn:p", c.ID, "token"))
+	p := f.get(t, parent.ID)
+	assert.Equal(t, tasks.Blocked, p.Status)
+	assert.Equal(t, tasks.ReasonAwaitingApproval, p.StatusReason)
+	assert.Zero(t, f.load(t, "kyra"))
 }

@@ -128,6 +128,11 @@ type CreateInput struct {
 	// conversation_id goes (DeliverToConversation by default): a chat turn
 	// that delegates and waits sets DeliverInReply. Never a client's.
 	ResultDelivery string `json:"-"`
+	// HeldCall makes the task the continuation of a chat reply whose tool
+	// call waits for a human's approval (set by the chat's tools, never by
+	// a client): the agent finishes its own reply, so this is no
+	// delegation to itself.
+	HeldCall *workflow.ApprovalWait `json:"-"`
 }
 
 // Limits of free-text fields, in characters.
@@ -242,7 +247,7 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		Budgets:    workflow.Budgets{MaxTokens: workflow.MaxTaskTokens, MaxToolCalls: workflow.MaxTaskToolCalls, TimeoutSeconds: workflow.MaxTaskSeconds},
 		CostCapUSD: DefaultCostCapUSD, Status: Queued, ResultArtifacts: []string{},
 		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now, EventSeq: 1,
-		ModelTier: in.ModelTier, Report: in.Report,
+		ModelTier: in.ModelTier, Report: in.Report, HeldCall: in.HeldCall,
 	}
 	t.Instructions = cmp.Or(t.Instructions, t.Title)
 	if in.ConversationID != "" && in.Report == nil {
@@ -316,7 +321,7 @@ func (s *Service) place(ctx context.Context, t *Task, in CreateInput) (*Task, er
 }
 
 func selfDelegation(t Task) error {
-	if t.CreatedBy.Type == "agent" && t.CreatedBy.ID == t.Assignee {
+	if t.CreatedBy.Type == "agent" && t.CreatedBy.ID == t.Assignee && t.HeldCall == nil {
 		return apperr.New(apperr.EINVALID, "an agent cannot delegate a task to itself").WithReason(ReasonSelf)
 	}
 	return nil
@@ -408,7 +413,7 @@ func payload(t Task) workflow.TaskInput {
 	return workflow.TaskInput{
 		TeamID: t.TeamID, TaskID: t.ID, Assignee: t.Assignee, Title: t.Title, Instructions: t.Instructions,
 		Context: t.Context, ExpectedOutput: t.ExpectedOutput, Budgets: t.Budgets,
-		ModelTier: t.ModelTier, Report: t.Report,
+		ModelTier: t.ModelTier, Report: t.Report, HeldCall: t.HeldCall,
 	}
 }
 

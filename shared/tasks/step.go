@@ -42,8 +42,18 @@ func (s *Service) Step(ctx context.Context, in workflow.LifecycleInput) (workflo
 		return s.awaitStep(ctx, in)
 	case workflow.ActionBlockForApproval:
 		t, err = s.ExecBlockForApproval(ctx, in.TeamID, in.TaskID, in.ExecutionARN, in.ApprovalIDs)
-	case workflow.ActionResumeApproved:
-		t, err = s.ExecResumeApproved(ctx, in.TeamID, in.TaskID, in.ExecutionARN)
+	case workflow.ActionRecheckWait:
+		secs, err := s.ExecRecheckWait(ctx, in.TeamID, in.TaskID, in.ExecutionARN)
+		if errors.Is(err, ErrNotRunnable) {
+			return workflow.LifecycleOutput{}, workflow.TaskNotRunnable{Msg: fmt.Sprintf("task %s is no longer this execution's to wait on", in.TaskID)}
+		}
+		return workflow.LifecycleOutput{TaskID: in.TaskID, WaitSeconds: secs}, err
+	case workflow.ActionResumeApproved, workflow.ActionResumeWaiting:
+		if in.Action == workflow.ActionResumeApproved {
+			t, err = s.ExecResumeApproved(ctx, in.TeamID, in.TaskID, in.ExecutionARN)
+		} else {
+			t, err = s.ExecResumeWaiting(ctx, in.TeamID, in.TaskID, in.ExecutionARN)
+		}
 		if errors.Is(err, ErrAgentBusy) {
 			return workflow.LifecycleOutput{}, workflow.AgentBusy{Msg: fmt.Sprintf("agent of task %s has no free slot yet", in.TaskID)}
 		}

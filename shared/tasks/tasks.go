@@ -180,6 +180,10 @@ type Task struct {
 	ModelTier string `json:"model_tier,omitempty"`
 	// Report is set on the task that delivers a report (shared/reports).
 	Report *workflow.ReportCheck `json:"report,omitempty"`
+	// HeldCall is set on the task that continues a chat reply whose tool
+	// call waits for approval (CreateInput.HeldCall); the approval shows
+	// the call, so the task's representation does not.
+	HeldCall *workflow.ApprovalWait `json:"-"`
 	// CostCapUSD bounds the spend of the whole delegation tree; it is set on
 	// the root task and inherited.
 	CostCapUSD float64 `json:"cost_cap_usd"`

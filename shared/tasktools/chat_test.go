@@ -2,6 +2,7 @@ package tasktools_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -10,11 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/tasktools"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 // chatCaller is kyra answering in a new conversation of the team, offered
@@ -80,4 +83,73 @@ func TestAChatDelegationThatEndsInTimeIsTheToolsResult(t *testing.T) {
 	child, err := f.tasks.Get(ctx, team, res.Delivered.ID)
 	require.NoError(t, err)
 	assert.Equal(t, tasks.DeliverInReply, child.ResultDelivery, "not released: only the reply delivers it")
+}
+
+// chatPolicy is a fixed approval policy.
+type chatPolicy approvals.Policy
+
+func (p chatPolicy) Policy(context.Context, string) (approvals.Policy, error) {
+	return approvals.Policy(p), nil
+}
+
+// A chat call the policy gates does not run: a task of the same agent,
+// linked to the conversation, holds it for the approval (its execution
+// waits for the decision and finishes the reply), and the reply lists the
+// approval and the task as pending.
+func TestAGatedChatCallIsHeldInATaskThatFinishesTheReply(t *testing.T) {
+	f := newFixture(t)
+	f.tools.Approvals = chatPolicy{Tools: []string{"delegate_task"}, ExpirySeconds: 120}
+	chat, who := f.chatCaller(t, time.Now().Add(time.Second))
+	who.Messages = []models.Message{{Role: "user", Content: "Have luke review the parser"}}
+	res, err := chat.Call(context.Background(), who, delegateCall)
+	require.NoError(t, err)
+
+	require.NotNil(t, res.Approval, res.Text)
+	require.NotNil(t, res.Pending, res.Text)
+	assert.Equal(t, conversations.WorkApproval, res.Approval.Type)
+	assert.Equal(t, "pending", res.Approval.Status)
+	assert.Contains(t, res.Text, `"status":"awaiting_approval"`)
+	assert.Contains(t, res.Text, res.Approval.ID)
+
+	held, err := f.tasks.Get(context.Background(), team, res.Pending.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "kyra", held.Assignee, "the agent finishes its own reply")
+	assert.Equal(t, tasks.Creator{Type: "agent", ID: "kyra"}, held.CreatedBy)
+	assert.Equal(t, 0, held.Depth, "a continuation, not a delegation")
+	assert.Equal(t, who.ConversationID, held.ConversationID)
+	assert.Equal(t, tasks.DeliverToConversation, held.ResultDelivery, "its answer is posted in the conversation")
+	assert.Contains(t, held.Instructions, "Have luke review the parser")
+	assert.Contains(t, held.Context, "user: Have luke review the parser")
+	require.NotNil(t, held.HeldCall)
+	assert.Equal(t, workflow.ApprovalWait{ApprovalID: res.Approval.ID, CallID: "call-1", Tool: "delegate_task",
+		Arguments: json.RawMessage(delegateCall.Input), Agent: "kyra", Reasons: []string{approvals.ReasonPolicyTool},
+		EstimatedCostUSD: tasks.DefaultCostCapUSD, TimeoutSeconds: 120, ConversationID: who.ConversationID}, *held.HeldCall)
+	luke, _, err := f.tasks.List(context.Background(), team, tasks.Filter{Assignee: "luke"}, paging.Page{Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, luke, "the held delegation was not made")
+}
+
+// What cannot be held is refused with a tool error and creates nothing:
+// arguments the schema refuses (the model fixes them now), and a tool
+// that runs in a chat reply only (handoff_to: no task can run it later).
+func TestAGatedChatCallThatCannotBeHeldIsRefused(t *testing.T) {
+	f := newFixture(t)
+	f.tools.Approvals = chatPolicy{Tools: []string{"delegate_task", "handoff_to"}}
+	chat, who := f.chatCaller(t, time.Now().Add(time.Second))
+
+	bad, err := chat.Call(context.Background(), who, models.ToolCall{ID: "c1", Name: "delegate_task", Input: `{"to_agent":"luke"}`})
+	require.NoError(t, err)
+	assert.Contains(t, bad.Text, "instructions", "the field to fix")
+	assert.Nil(t, bad.Approval)
+
+	ho, err := chat.Call(context.Background(), who, models.ToolCall{ID: "c2", Name: "handoff_to", Input: `{"to_agent":"luke","reason":"code"}`})
+	require.NoError(t, err)
+	assert.Contains(t, ho.Text, tasktools.ApprovalRequired)
+	assert.Contains(t, ho.Text, "runs in a chat reply only")
+	assert.Nil(t, ho.Handoff, "not handed over")
+	assert.Nil(t, ho.Pending)
+
+	kyra, _, err := f.tasks.List(context.Background(), team, tasks.Filter{Assignee: "kyra"}, paging.Page{Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, kyra, "nothing was held")
 }

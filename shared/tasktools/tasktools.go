@@ -55,8 +55,8 @@ type Tools struct {
 	// (discovery.Service); nil leaves the tool out.
 	Colleagues ColleagueFinder
 	// Approvals reads the team's approval policy: a chat call it gates is
-	// refused (approvals run in tasks, where the worker gates calls
-	// itself); nil gates nothing.
+	// held in a task that finishes the reply once a human decides (chat.go;
+	// in a task the worker gates calls itself); nil gates nothing.
 	Approvals worker.Policies
 }
 

@@ -91,3 +91,60 @@ func TestAMissingDecisionIsAnExpiry(t *testing.T) {
 		assert.Contains(t, out, "expired")
 	}
 }
+
+// A task that continues a chat reply (TaskInput.HeldCall) asks no model
+// first: it waits for the approval of the reply's call, with the chat's
+// approval id and conversation. Approved with edited arguments, the call
+// runs with them and the model finishes the answer with its result.
+func TestAHeldChatCallWaitsFirstThenRunsAsApproved(t *testing.T) {
+	tools := &fanTools{}
+	w, rec := fanWorker(tools)
+	p := payload("kyra")
+	p.HeldCall = &workflow.ApprovalWait{ApprovalID: "apr_held", CallID: "chat-call-1", Tool: "delegate_task",
+		Arguments: json.RawMessage(`{"to_agent":"luke","instructions":"fix it"}`), Reasons: []string{approvals.ReasonPolicyTool},
+		TimeoutSeconds: 300, ConversationID: "conv_1"}
+
+	first, err := w.Run(context.Background(), p)
+	require.NoError(t, err)
+	assert.Empty(t, rec.reqs, "no model is asked before the decision")
+	assert.Empty(t, tools.calls, "the held call did not run")
+	require.NotNil(t, first.Waiting)
+	require.Len(t, first.Waiting.Approvals, 1)
+	got := first.Waiting.Approvals[0]
+	assert.Equal(t, "apr_held", got.ApprovalID)
+	assert.Equal(t, "kyra", got.Agent, "the approval is the task's agent's")
+	assert.Equal(t, "conv_1", got.ConversationID)
+	assert.Equal(t, []string{"apr_held"}, first.Waiting.ApprovalIDs)
+
+	p.Resume = &workflow.Resume{State: first.Waiting.State, Approvals: []workflow.ApprovalOutcome{
+		{ApprovalID: "apr_held", Decision: workflow.DecisionApprove, Arguments: json.RawMessage(`{"to_agent":"sage","instructions":"fix it"}`)},
+	}}
+	second, err := w.Run(context.Background(), p)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sage"}, tools.calls, "the call ran once, with the human's arguments")
+	require.NotNil(t, second.Waiting)
+	assert.Equal(t, []string{"task_sage"}, second.Waiting.ChildTaskIDs)
+
+	p.Resume = &workflow.Resume{State: second.Waiting.State, Children: []workflow.ChildOutcome{{TaskID: "task_sage", Status: "completed", Summary: "task task_sage by sage completed: fixed"}}}
+	third, err := w.Run(context.Background(), p)
+	require.NoError(t, err)
+	assert.Nil(t, third.Waiting)
+	assert.NotEmpty(t, third.Output)
+	last := rec.last()
+	assert.Equal(t, "task task_sage by sage completed: fixed", toolAnswers(last)["chat-call-1"])
+	assert.Equal(t, "user", last.Messages[0].Role, "the model's conversation starts with the task's instructions")
+}
+
+// A held call without its ids is an invalid task, never a call run
+// unapproved.
+func TestAHeldChatCallWithoutItsIDsIsInvalid(t *testing.T) {
+	tools := &fanTools{}
+	w, rec := fanWorker(tools)
+	p := payload("kyra")
+	p.HeldCall = &workflow.ApprovalWait{Tool: "delegate_task", Arguments: json.RawMessage(`{}`)}
+	_, err := w.Run(context.Background(), p)
+	var invalid workflow.InvalidTask
+	require.ErrorAs(t, err, &invalid)
+	assert.Empty(t, tools.calls)
+	assert.Empty(t, rec.reqs)
+}

@@ -328,6 +328,11 @@ func (w *Worker) loop(ctx context.Context, p workflow.TaskInput, b workflow.Budg
 		}
 		req.Messages = appendAnswers(req.Messages, answers)
 	}
+	if h := p.HeldCall; h != nil && p.Resume == nil {
+		// A chat reply's call that waits for approval: the task starts
+		// where the reply stopped, with that call made and nothing run.
+		return w.holdChatCall(res, req, *h, rv, tc, p, record)
+	}
 	var policy *approvals.Policy
 	for {
 		resp, err := w.Model.Converse(ctx, req)
@@ -517,6 +522,22 @@ func (w *Worker) awaitApprovals(res workflow.TaskResult, msgs []models.Message, 
 	}
 	res.Waiting = &workflow.Waiting{Approvals: gated, ApprovalIDs: ids, State: st, TimeoutSeconds: workflow.MaxTaskSeconds}
 	return res, nil
+}
+
+// holdChatCall is the first attempt of a task that continues a chat
+// reply (workflow.TaskInput.HeldCall): the model's conversation is the
+// task's instructions and the reply's call, which waits for its approval
+// as any gated call does. The call must be one the agent has in a task
+// (the chat's tools hold only those); one it has not is not run, and the
+// resumed attempt answers it so.
+func (w *Worker) holdChatCall(res workflow.TaskResult, req models.Request, h workflow.ApprovalWait, rv review, tc teamContext, p workflow.TaskInput, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
+	if h.ApprovalID == "" || h.CallID == "" || h.Tool == "" {
+		return res, workflow.InvalidTask{Msg: "the held chat call has no approval, call id or tool"}
+	}
+	h.Agent = p.Assignee
+	call := models.ToolCall{ID: h.CallID, Name: h.Tool, Input: string(h.Arguments)}
+	msgs := append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
+	return w.awaitApprovals(res, msgs, []models.ToolCall{call}, []workflow.ApprovalWait{h}, rv, tc.block, p, record)
 }
 
 // pendingCall is a call of a response that waited for approvals (with

@@ -47,6 +47,9 @@ type ApprovalWait struct {
 	// TimeoutSeconds is how long the approval waits before it expires
 	// (the policy's expiry): the wait's TimeoutSecondsPath.
 	TimeoutSeconds int `json:"timeout_seconds"`
+	// ConversationID is the conversation of a call a chat reply made
+	// (TaskInput.HeldCall); empty for a task's own calls.
+	ConversationID string `json:"conversation_id,omitempty"`
 }
 
 // ApprovalOutcome is what a decided (or expired) approval sends the

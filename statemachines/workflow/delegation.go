@@ -42,6 +42,12 @@ type TaskInput struct {
 	// Resume continues an attempt that stopped to wait for a delegated
 	// task (see TaskResult.Waiting); absent on the first run.
 	Resume *Resume `json:"resume,omitempty"`
+	// HeldCall is a chat reply's tool call that needed a human's approval
+	// (docs/approvals.md): the task continues that reply. Its first
+	// attempt asks no model: it waits for the decision on this call, as
+	// if the model had just made it, and the resumed attempt runs it as
+	// decided and lets the model finish the answer.
+	HeldCall *ApprovalWait `json:"held_call,omitempty"`
 }
 
 // ReportCheck is what the worker needs to hold a report task's answer to
@@ -137,6 +143,13 @@ const (
 	// waiting worker delegated to (one per child, from the machine's Map);
 	// the child's end sends it.
 	ActionAwait = "await"
+	// ActionRecheckWait answers a child's wait that reached the parent's
+	// deadline: wait again (the parent is blocked while a task below it
+	// waits for approval, or has a later deadline) or not (it timed out).
+	ActionRecheckWait = "recheck_wait"
+	// ActionResumeWaiting takes a parent whose children all ended back to
+	// running if it was blocked while one of them waited for approval.
+	ActionResumeWaiting = "resume_waiting"
 )
 
 // StepError is a caught error as Step Functions puts it at ResultPath.
@@ -168,4 +181,7 @@ type LifecycleOutput struct {
 	TaskID   string     `json:"task_id"`
 	Status   string     `json:"status"`
 	Deadline *time.Time `json:"deadline,omitempty"`
+	// WaitSeconds is ActionRecheckWait's answer: how long to wait for the
+	// child again (0: the parent's deadline has passed).
+	WaitSeconds int `json:"wait_seconds"`
 }
