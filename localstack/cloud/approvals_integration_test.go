@@ -334,8 +334,19 @@ func TestApprovalRoutesAreIsolatedAndValidated(t *testing.T) {
 func (d demoTeam) heldChat(conv string) (apr map[string]any, taskID, after string) {
 	t := d.t
 	t.Helper()
+	start := lastSeq(t)
 	turn := d.post(conv, map[string]any{"content": "Tell luke the release ships on Friday"})
 	reply := lastReply(t, turn)
+	// The turn's calls: a turn built with the gate (turnBuilt and gate
+	// in the budget table: 13 DynamoDB calls, the gate's Lambda) and its
+	// tools (three model calls: the held call, the inbox read (one Query),
+	// the answer), plus holding the call: the policy read, the held task
+	// created (its conversation, slot and agent in one transaction),
+	// announced and its execution started.
+	turns, _ := invocations(t, start, "conversations", d.id)
+	require.Len(t, turns, 1)
+	within(t, "a chat turn holding a call for approval", turns[0].Calls,
+		calls{"DynamoDB": 16, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 3, "Lambda": 1, "EventBridge": 1, "SFN": 1, "SFN.StartExecution": 1})
 	assert.Contains(t, fmt.Sprint(reply["content"]), "awaiting_approval", "the model read that its call waits")
 	pending, _ := reply["pending"].([]any)
 	require.Len(t, pending, 2, "the approval and the task that finishes the reply: %v", reply)
