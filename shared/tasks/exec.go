@@ -253,7 +253,13 @@ func (s *Service) ExecResumeApproved(ctx context.Context, teamID, id, executionA
 		}
 		return []Event{{Type: EvResumed, Payload: map[string]any{"reason": "approvals decided"}}}, nil
 	})
-	// No slot, or the agent paused meanwhile: retried until it can run.
+	return s.resumed(ctx, teamID, id, executionARN, t, err)
+}
+
+// resumed ends a resume of a blocked task: no slot, or the agent paused
+// meanwhile, is ErrAgentBusy (the machine retries until it can run); a
+// retried resume finds the task running and succeeds again.
+func (s *Service) resumed(ctx context.Context, teamID, id, executionARN string, t Task, err error) (Task, error) {
 	var ae *apperr.Error
 	if errors.As(err, &ae) && (ae.Reason == ReasonConcurrency || ae.Reason == ReasonUnavailable) {
 		return Task{}, ErrAgentBusy
@@ -321,9 +327,5 @@ func (s *Service) ExecResumeWaiting(ctx context.Context, teamID, id, executionAR
 		}
 		return []Event{{Type: EvResumed, Payload: map[string]any{"reason": "the tasks it waited for ended"}}}, nil
 	})
-	var ae *apperr.Error
-	if errors.As(err, &ae) && (ae.Reason == ReasonConcurrency || ae.Reason == ReasonUnavailable) {
-		return Task{}, ErrAgentBusy
-	}
-	return s.retried(ctx, teamID, id, executionARN, Running, t, err)
+	return s.resumed(ctx, teamID, id, executionARN, t, err)
 }

@@ -284,22 +284,31 @@ func TestAParentWaitingOnAChildAwaitingApprovalIsBlockedUntilItResumes(t *testin
 	assert.ErrorIs(t, err, tasks.ErrNotRunnable)
 }
 
+// blockedChild is a running parent of kyra's (execution arn:p) with a
+// running child of luke's (arn:c) blocked for approval, no wait
+// registered on it yet.
+func (f *fixture) blockedChild(t *testing.T) (parent, child tasks.Task) {
+	t.Helper()
+	f.svc.Workflows = &starter{}
+	ctx := context.Background()
+	parent = f.create(t, executing("kyra"))
+	_, err := f.svc.ExecStart(ctx, team, parent.ID, "arn:p")
+	require.NoError(t, err)
+	yes := true
+	child, err = f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", ParentID: parent.ID, Title: "help", Execute: &yes}, false)
+	require.NoError(t, err)
+	_, err = f.svc.ExecStart(ctx, team, child.ID, "arn:c")
+	require.NoError(t, err)
+	_, err = f.svc.ExecBlockForApproval(ctx, team, child.ID, "arn:c", []string{"apr_1"})
+	require.NoError(t, err)
+	return parent, child
+}
+
 // A parent that does not wait on its child (the child was delegated
 // without wait_for_result) keeps running when the child blocks.
 func TestAParentThatDoesNotWaitKeepsRunning(t *testing.T) {
 	f := newFixture(t)
-	f.svc.Workflows = &starter{}
-	ctx := context.Background()
-	parent := f.create(t, executing("kyra"))
-	_, err := f.svc.ExecStart(ctx, team, parent.ID, "arn:p")
-	require.NoError(t, err)
-	yes := true
-	c, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", ParentID: parent.ID, Title: "help", Execute: &yes}, false)
-	require.NoError(t, err)
-	_, err = f.svc.ExecStart(ctx, team, c.ID, "arn:c")
-	require.NoError(t, err)
-	_, err = f.svc.ExecBlockForApproval(ctx, team, c.ID, "arn:c", []string{"apr_1"})
-	require.NoError(t, err)
+	parent, _ := f.blockedChild(t)
 	assert.Equal(t, tasks.Running, f.get(t, parent.ID).Status)
 	assert.Equal(t, 1, f.load(t, "kyra"))
 }
@@ -308,20 +317,9 @@ func TestAParentThatDoesNotWaitKeepsRunning(t *testing.T) {
 // registered found no waiter: the registration blocks the parent.
 func TestAWaitRegisteredOnABlockedChildBlocksTheParent(t *testing.T) {
 	f := newFixture(t)
-	f.svc.Workflows = &starter{}
-	ctx := context.Background()
-	parent := f.create(t, executing("kyra"))
-	_, err := f.svc.ExecStart(ctx, team, parent.ID, "arn:p")
-	require.NoError(t, err)
-	yes := true
-	c, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", ParentID: parent.ID, Title: "help", Execute: &yes}, false)
-	require.NoError(t, err)
-	_, err = f.svc.ExecStart(ctx, team, c.ID, "arn:c")
-	require.NoError(t, err)
-	_, err = f.svc.ExecBlockForApproval(ctx, team, c.ID, "arn:c", []string{"apr_1"})
-	require.NoError(t, err)
+	parent, child := f.blockedChild(t)
 	assert.Equal(t, tasks.Running, f.get(t, parent.ID).Status, "nobody waits on the child yet")
-	require.NoError(t, f.svc.Await(ctx, team, parent.ID, "arn:p", c.ID, "token"))
+	require.NoError(t, f.svc.Await(context.Background(), team, parent.ID, "arn:p", child.ID, "token"))
 	p := f.get(t, parent.ID)
 	assert.Equal(t, tasks.Blocked, p.Status)
 	assert.Equal(t, tasks.ReasonAwaitingApproval, p.StatusReason)
