@@ -400,11 +400,7 @@ func (s *Store) TaskAgents(_ context.Context, teamID, taskID string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	out := append([]string{t.Assignee}, t.Chain...)
-	if t.CreatedBy.Type == "agent" {
-		out = append(out, t.CreatedBy.ID)
-	}
-	return out, nil
+	return t.Agents(), nil
 }
 
 // SessionAgents implements messaging.Directory: the lead and the

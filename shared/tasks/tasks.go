@@ -245,6 +245,17 @@ type Filter struct {
 	Parent   string
 }
 
+// Agents are the agents on the task: its assignee, its delegation chain
+// and the agent that created it (the members of its task:<id> channel).
+// A domain rule, so every store answers it alike (messaging.Directory).
+func (t Task) Agents() []string {
+	out := append([]string{t.Assignee}, t.Chain...)
+	if t.CreatedBy.Type == "agent" {
+		out = append(out, t.CreatedBy.ID)
+	}
+	return out
+}
+
 // Change is one conditional write: the task as it was read (its version is
 // the condition, with its status among From), the task as it will be, the
 // events to append, and the slot bookkeeping the store derives from the two.

@@ -192,3 +192,10 @@ func TestExecutionNames(t *testing.T) {
 	assert.Equal(t, "task_1", executionName(Task{ID: "task_1", Runs: 1}))
 	assert.Equal(t, "task_1-r2", executionName(Task{ID: "task_1", Runs: 2}))
 }
+
+func TestTaskAgentsAreTheAssigneeTheChainAndTheCreatingAgent(t *testing.T) {
+	tk := Task{Assignee: "luke", Chain: []string{"kyra", "luke"}, CreatedBy: Creator{Type: "agent", ID: "kyra"}}
+	assert.Equal(t, []string{"luke", "kyra", "luke", "kyra"}, tk.Agents())
+	tk.CreatedBy = Creator{Type: "user", ID: "key_1"}
+	assert.Equal(t, []string{"luke", "kyra", "luke"}, tk.Agents(), "a user is not an agent")
+}

@@ -1,0 +1,19 @@
+package memstore_test
+
+import (
+	"testing"
+
+	"github.com/conclave-ai/conclave/shared/memstore"
+	"github.com/conclave-ai/conclave/shared/storetest"
+)
+
+// The in-memory double keeps the store ports' contract (shared/storetest),
+// which the DynamoDB adapter keeps too on DynamoDB Local
+// (localstack/cloud): the domain tests that use the double test what the
+// functions run.
+func TestStoreContract(t *testing.T) {
+	s := memstore.New()
+	storetest.Run(t, func(*testing.T) storetest.Stores {
+		return storetest.Stores{Teams: s, Agents: s, Tasks: s, Approvals: s, Conversations: s, Sessions: s}
+	})
+}

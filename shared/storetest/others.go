@@ -1,0 +1,133 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/teams"
+)
+
+// session is a new session of the team led by ann, capped at capUSD.
+func (f *fixture) session(t *testing.T, capUSD float64) sessions.Session {
+	t.Helper()
+	now := time.Now().UTC()
+	s := sessions.Session{TeamID: f.team, ID: ids.New("ses"), Pattern: sessions.Brainstorm, Lead: "ann", Goal: "contract",
+		Participants: []sessions.Participant{{Agent: "bob", Role: "contributor"}}, MaxDurationSeconds: 600, MaxCostUSD: capUSD,
+		MaxRounds: 5, Approval: "none", Status: sessions.Planning, StageOutputs: []sessions.StageOutput{}, Runs: 1,
+		CreatedBy: "user:key_contract", Version: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, f.Sessions.CreateSession(context.Background(), s))
+	return s
+}
+
+func sessionOnce(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	s := f.session(t, 0.5)
+	again := s
+	again.Goal = "written twice"
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(f.Sessions.CreateSession(ctx, again)), "an id is created once")
+
+	next := s
+	next.Version, next.Status = 2, sessions.Active
+	require.NoError(t, f.Sessions.PutSession(ctx, next))
+	stale := s
+	stale.Version, stale.Status = 2, sessions.Cancelled
+	assert.True(t, errors.Is(f.Sessions.PutSession(ctx, stale), sessions.ErrChanged), "a write from a stale read")
+	got, err := f.Sessions.GetSession(ctx, f.team, s.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sessions.Active, got.Status)
+	assert.Equal(t, "contract", got.Goal)
+}
+
+func sessionBudget(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	s := f.session(t, 0.10)
+	require.NoError(t, f.Sessions.Charge(ctx, f.team, s.ID, 0.04, 100))
+	require.NoError(t, f.Sessions.Charge(ctx, f.team, s.ID, 0.06, 100), "up to the cap exactly")
+	assert.True(t, errors.Is(f.Sessions.Charge(ctx, f.team, s.ID, 0.001, 10), sessions.ErrBudget), "one past it")
+	got, err := f.Sessions.GetSession(ctx, f.team, s.ID)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.10, got.TotalCostUSD, 1e-9, "the refused charge is not added")
+	assert.Equal(t, 200, got.Tokens)
+	assert.Equal(t, 2, got.ModelCalls)
+	assert.True(t, got.BudgetExhausted, "and the session is marked exhausted")
+	assert.True(t, errors.Is(f.Sessions.Charge(ctx, f.team, s.ID, 0, 0), sessions.ErrBudget), "an exhausted session takes no charge")
+}
+
+func sessionTrace(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	s := f.session(t, 0.5)
+	for _, c := range []string{"first", "second", "third"} {
+		require.NoError(t, f.Sessions.AppendSessionMessage(ctx, f.team, s.ID, sessions.Message{Sender: "ann", Recipient: "bob",
+			Type: sessions.MsgProposal, Content: c, Status: sessions.MsgAccepted, At: time.Now().UTC()}))
+	}
+	list, err := f.Sessions.ListSessionMessages(ctx, f.team, s.ID)
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	for i, m := range list {
+		assert.Equal(t, i+1, m.Seq, "numbered from 1 in the order appended")
+		assert.Equal(t, []string{"first", "second", "third"}[i], m.Content)
+	}
+}
+
+func agentConditions(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	a, err := f.Agents.GetAgent(ctx, f.team, "ann")
+	require.NoError(t, err)
+	taken := a
+	taken.Name = "Another Ann"
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(f.Agents.CreateAgent(ctx, taken)), "a slug is taken once")
+
+	newer := a
+	newer.Version, newer.Name = a.Version+1, "Newer"
+	require.NoError(t, f.Agents.UpdateAgent(ctx, newer))
+	stale := a
+	stale.Version, stale.Name = a.Version+1, "Stale"
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(f.Agents.UpdateAgent(ctx, stale)), "an update from a stale read")
+	got, err := f.Agents.GetAgent(ctx, f.team, "ann")
+	require.NoError(t, err)
+	assert.Equal(t, "Newer", got.Name)
+
+	_, err = f.Agents.SetStatus(ctx, f.team, "cat", agents.StatusPaused, time.Now().UTC())
+	require.NoError(t, err)
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(f.Agents.SetDefault(ctx, f.team, "cat")), "a paused agent cannot be the default")
+	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(f.Agents.SetDefault(ctx, f.team, "nobody")))
+	require.NoError(t, f.Agents.SetDefault(ctx, f.team, "bob"))
+	_, err = f.Agents.SetStatus(ctx, f.team, "bob", agents.StatusPaused, time.Now().UTC())
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err), "the default agent stays active")
+	def, err := f.Agents.DefaultAgent(ctx, f.team)
+	require.NoError(t, err)
+	assert.Equal(t, "bob", def)
+	b, err := f.Agents.GetAgent(ctx, f.team, "bob")
+	require.NoError(t, err)
+	assert.Equal(t, agents.StatusActive, b.Status)
+}
+
+func keyConditions(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	svc := teams.NewService(f.Teams)
+	keys, err := f.Teams.ListAPIKeys(ctx, f.team)
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	_, err = f.Teams.RevokeAPIKey(ctx, f.team, keys[0].ID, time.Now().UTC())
+	require.NoError(t, err)
+	_, err = f.Teams.RevokeAPIKey(ctx, f.team, keys[0].ID, time.Now().UTC())
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err), "revoked once")
+	other, _, err := svc.CreateTeam(ctx, "other")
+	require.NoError(t, err)
+	theirs, err := f.Teams.ListAPIKeys(ctx, other.ID)
+	require.NoError(t, err)
+	_, err = f.Teams.RevokeAPIKey(ctx, f.team, theirs[0].ID, time.Now().UTC())
+	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(err), "another team's key is not ours to revoke")
+	still, err := f.Teams.ListAPIKeys(ctx, other.ID)
+	require.NoError(t, err)
+	assert.Nil(t, still[0].RevokedAt)
+}

@@ -1,0 +1,96 @@
+// Package storetest is the contract of the store ports the domain services
+// rely on for their invariants: the conditions each write is refused on
+// (named by the item whose condition failed), what a refused write leaves
+// (nothing), and the order lists come back in. One suite runs against every
+// implementation: the in-memory double (shared/memstore, for the domain
+// packages' unit tests) and the DynamoDB adapter on DynamoDB Local
+// (localstack/cloud, in `make test`), so the double cannot drift from the
+// database the functions use. A condition removed from either fails it.
+//
+// Every test works in a team of its own, so one store (one table) may serve
+// them all, in parallel.
+package storetest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/approvals"
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/teams"
+)
+
+// Stores are the ports under contract, as one implementation provides them
+// (one value may implement several).
+type Stores struct {
+	Teams         teams.Store
+	Agents        agents.Store
+	Tasks         tasks.Store
+	Approvals     approvals.Store
+	Conversations conversations.Store
+	Sessions      sessions.Store
+}
+
+// Run runs the contract against the stores open returns (called once per
+// test; it may return the same stores each time).
+func Run(t *testing.T, open func(t *testing.T) Stores) {
+	for _, c := range []struct {
+		name string
+		run  func(t *testing.T, f *fixture)
+	}{
+		{"tasks/create takes one of the assignee's slots, up to the limit", taskSlots},
+		{"tasks/concurrent creates for one agent: exactly the limit", taskSlotsConcurrent},
+		{"tasks/create needs an active assignee", taskAssignee},
+		{"tasks/create of an id that exists", taskExists},
+		{"tasks/create names a conversation of the team", taskConversation},
+		{"tasks/create by an agent names an existing agent", taskCreator},
+		{"tasks/a child needs its parent as read", taskParent},
+		{"tasks/a child needs budget left in its collaboration", taskRoot},
+		{"tasks/a change is conditioned on the version read", taskVersion},
+		{"tasks/a change is conditioned on the statuses it leaves", taskFrom},
+		{"tasks/slots move with the status", taskSlotMoves},
+		{"tasks/ending a blocked task ends its pending approvals only", taskEndsApprovals},
+		{"tasks/events in order, due tasks by deadline", taskOrder},
+		{"approvals/registered once, decided once", approvalOnce},
+		{"approvals/listed newest first", approvalOrder},
+		{"sessions/created once, written from the version read", sessionOnce},
+		{"sessions/charges stop at the cap", sessionBudget},
+		{"sessions/the trace in order", sessionTrace},
+		{"agents/slugs, versions, the default agent", agentConditions},
+		{"teams/keys revoked once, by their team", keyConditions},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, newFixture(t, open(t)))
+		})
+	}
+}
+
+// fixture is a fresh team with agents ann, bob and cat on the stores, and the
+// services that write well-formed records.
+type fixture struct {
+	Stores
+	team  string
+	tasks *tasks.Service
+}
+
+func newFixture(t *testing.T, s Stores) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	tm, _, err := teams.NewService(s.Teams).CreateTeam(ctx, "contract")
+	require.NoError(t, err)
+	ag := agents.NewService(s.Agents)
+	for _, slug := range []string{"ann", "bob", "cat"} {
+		_, err := ag.Create(ctx, tm.ID, agents.CreateInput{Slug: slug, Name: slug,
+			Skills: []agents.Skill{{Name: "work", Description: "does the contract's work", Priority: 50}}})
+		require.NoError(t, err)
+	}
+	return &fixture{Stores: s, team: tm.ID, tasks: tasks.NewService(s.Tasks, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+}
