@@ -392,4 +392,3 @@ func approvalOrder(t *testing.T, f *fixture) {
 	}
 	assert.Equal(t, []string{made[2], made[1], made[0]}, got, "newest first")
 }
-
