@@ -161,11 +161,12 @@ audit:
 	@localstack/audit.sh
 
 ## bench: the measured figures in docs/measurements.md (the gate against the seed, in-process, then through the local cloud)
+## Each part writes its section of docs/measurements.md (localstack/benchdoc; BENCH_DOC=off to leave it).
 bench: bench-gate
-	go test -run '^$$' -bench . -benchmem ./shared/...
+	@localstack/bench.sh go-bench go test -run '^$$' -bench . -benchmem ./shared/...
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
 	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
-	  status=0; go test -tags e2e -run '^$$' -bench . -benchtime 200x ./infra/e2e/ || status=$$?; \
+	  status=0; localstack/bench.sh e2e-bench go test -tags e2e -run '^$$' -bench . -benchtime 200x ./infra/e2e/ || status=$$?; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 ## soak: 3,000 chat turns and 3,000 task create+cancel pairs against one local cloud (p50/p99 first vs last thousand, memory); SOAK_N=… to change

@@ -115,12 +115,25 @@ venv
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 start=$SECONDS
-# BFCL_ARGS: more flags for the gate's harness (-v, -set, -embedder, -json).
-# shellcheck disable=SC2086
-go run ./shared/routing/bfclbench -data "$BFCL_DIR" -teams "$work/teams.jsonl" ${BFCL_ARGS:-}
-echo
-# No __pycache__ beside seed_gate.py, which seed_bfcl.py imports (the tree
-# does not ignore one).
-PYTHONDONTWRITEBYTECODE=1 "$VENV/bin/python" "$HERE/seed_bfcl.py" "$work/teams.jsonl"
+# Everything below is printed and, unless BENCH_DOC=off, written into the
+# "routing" section of docs/measurements.md as it was printed.
+{
+  # BFCL_ARGS: more flags for the gate's harness (-v, -set, -embedder, -json).
+  # shellcheck disable=SC2086
+  go run ./shared/routing/bfclbench -data "$BFCL_DIR" -teams "$work/teams.jsonl" ${BFCL_ARGS:-}
+  echo
+  # No __pycache__ beside seed_gate.py, which seed_bfcl.py imports (the tree
+  # does not ignore one).
+  PYTHONDONTWRITEBYTECODE=1 "$VENV/bin/python" "$HERE/seed_bfcl.py" "$work/teams.jsonl"
+} | tee "$work/out.txt"
 echo
 echo "bench-routing: $((SECONDS - start)) s"
+if [[ "${BENCH_DOC:-docs/measurements.md}" != off && -z "${BFCL_ARGS:-}" ]]; then
+  {
+    echo "Written by \`make bench-routing\` on commit \`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`, $(date -u +%Y-%m-%d), in $((SECONDS - start)) s:"
+    echo
+    echo '```'
+    cat "$work/out.txt"
+    echo '```'
+  } | go run ./localstack/benchdoc -doc "${BENCH_DOC:-docs/measurements.md}" -section routing
+fi

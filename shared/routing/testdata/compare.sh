@@ -54,9 +54,18 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 
-# The best (lowest) µs per query of each side and size, and the table.
+# The best (lowest) µs per query of each side and size, and the table,
+# printed and written into docs/measurements.md (its "gate" section; set
+# BENCH_DOC=off to leave the document as it is).
 status=0
 printf '%-8s %16s %18s %8s\n' agents 'Go µs/query' 'seed µs/query' ratio
+{
+  echo "Written by \`make bench-gate\` on commit \`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`, $(date -u +%Y-%m-%d), best of $ROUNDS interleaved rounds;"
+  echo "$(uname -m), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (compare the ratios of one run)."
+  echo
+  echo "| agents | Go µs/query | seed_gate.py µs/query | ratio |"
+  echo "|---|---|---|---|"
+} >"$work/doc.md"
 for n in "${SIZES[@]}"; do
   g="$(awk -v n="$n" '$1 == n { if (b == "" || $2 < b) b = $2 } END { print b }' "$work/go.txt")"
   s="$(awk -v n="$n" '$1 == n { if (b == "" || $2 < b) b = $2 } END { print b }' "$work/seed.txt")"
@@ -67,11 +76,16 @@ for n in "${SIZES[@]}"; do
   fi
   ratio="$(awk -v g="$g" -v s="$s" 'BEGIN { printf "%.1f", s / g }')"
   printf '%-8s %16.1f %18.1f %7sx\n' "$n" "$g" "$s" "$ratio"
+  printf '| %s | %.1f | %.1f | **%.0f×** |\n' "$n" "$g" "$s" "$ratio" >>"$work/doc.md"
   if awk -v r="$ratio" -v m="$MIN_RATIO" 'BEGIN { exit !(r < m) }'; then
     status=1
   fi
 done
 if ((status)); then
   echo "FAIL: the gate must be at least ${MIN_RATIO}x faster than seed_gate.py at every size" >&2
+  printf '\nBelow the %s× target at some size: `make bench-gate` exits 1.\n' "$MIN_RATIO" >>"$work/doc.md"
+fi
+if [[ "${BENCH_DOC:-docs/measurements.md}" != off ]]; then
+  go run ./localstack/benchdoc -doc "${BENCH_DOC:-docs/measurements.md}" -section gate <"$work/doc.md"
 fi
 exit $status
