@@ -14,6 +14,8 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/backoff"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
@@ -187,7 +189,7 @@ func (s *Service) decide(ctx context.Context, teamID string, in RequestInput, ac
 	if in.SuggestedAgent != "" {
 		include = []string{in.SuggestedAgent}
 	}
-	scores, err := s.Gate.Score(ctx, teamID, clip(query, 8000), active, include...)
+	scores, err := s.Gate.Score(ctx, teamID, clip.Clip(query, 8000), active, include...)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -334,7 +336,7 @@ func (s *Service) curate(ctx context.Context, teamID string, c Consultation, his
 			res = h.Outcome.LessonsLearned + " (answer: " + h.Response.Answer + ")"
 		}
 		p.SimilarPast = append(p.SimilarPast, PastResolution{ConsultationID: h.ID, Question: h.Question,
-			Resolution: Redact(clip(res, 1500), red), Similarity: round(sim),
+			Resolution: Redact(clip.Clip(res, 1500), red), Similarity: round(sim),
 			Why: fmt.Sprintf("a resolved consultation of the team with a similar question (similarity %.2f)", sim)})
 	}
 	sort.SliceStable(p.SimilarPast, func(i, j int) bool { return p.SimilarPast[i].Similarity > p.SimilarPast[j].Similarity })
@@ -512,7 +514,7 @@ func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, tea
 	if err != nil {
 		s.log().WarnContext(ctx, "specialist failed", "team_id", c.TeamID, "consultation_id", c.ID, "agent", c.ConsultedAgent, "error", err.Error())
 		return s.escalate(wctx, c, Loop{Type: EscalSpecialistError, DetectedAt: now, Evidence: map[string]any{
-			"agent": c.ConsultedAgent, "exchange": len(c.Exchanges) + 1, "description": "the specialist could not answer: " + clip(err.Error(), 300)}})
+			"agent": c.ConsultedAgent, "exchange": len(c.Exchanges) + 1, "description": "the specialist could not answer: " + clip.Clip(err.Error(), 300)}})
 	}
 	reply := parseReply(resp.Text)
 	tokens := resp.InputTokens + resp.OutputTokens
@@ -552,7 +554,7 @@ func parseReply(text string) specialistReply {
 	if r.SuggestedNextSteps == nil {
 		r.SuggestedNextSteps = []string{}
 	}
-	r.Answer = clip(r.Answer, MaxAnswer)
+	r.Answer = clip.Clip(r.Answer, MaxAnswer)
 	return r
 }
 
@@ -565,20 +567,10 @@ func (s *Service) Get(ctx context.Context, teamID, id string) (Consultation, err
 // (it is neither pending nor in_progress) or when d has passed
 // (long-poll).
 func (s *Service) Wait(ctx context.Context, teamID, id string, d time.Duration) (Consultation, error) {
-	deadline := time.Now().Add(d)
-	pause := 100 * time.Millisecond
-	for {
+	return backoff.Poll(ctx, d, func(ctx context.Context) (Consultation, bool, error) {
 		c, err := s.Store.GetConsultation(ctx, teamID, id)
-		if err != nil || !c.Status.Active() || !time.Now().Add(pause).Before(deadline) {
-			return c, err
-		}
-		select {
-		case <-ctx.Done():
-			return c, nil
-		case <-time.After(pause):
-		}
-		pause = min(pause*2, time.Second)
-	}
+		return c, !c.Status.Active(), err
+	})
 }
 
 // List returns consultations newest first. Returns EINVALID.
@@ -717,7 +709,7 @@ func (s *Service) RecordOutcome(ctx context.Context, teamID, id string, in Outco
 	save := Save{Release: c.Status == InProgress}
 	c.Outcome = &Outcome{Rating: in.Rating, LessonsLearned: Redact(lessons, map[string]int{}), RecordedAt: now}
 	if c.Outcome.LessonsLearned != "" {
-		content := clip(fmt.Sprintf("Consultation lesson (%s asked %s: %s): %s", c.RequestingAgent, c.ConsultedAgent, clip(c.Question, 300), c.Outcome.LessonsLearned), memory.MaxContent)
+		content := clip.Clip(fmt.Sprintf("Consultation lesson (%s asked %s: %s): %s", c.RequestingAgent, c.ConsultedAgent, clip.Clip(c.Question, 300), c.Outcome.LessonsLearned), memory.MaxContent)
 		m := memory.Memory{ID: ids.New("mem"), TeamID: teamID, Author: c.RequestingAgent, Type: "procedural", Visibility: memory.Shared,
 			Content: content, Source: "consultation", CreatedAt: now}
 		c.Outcome.MemoryID, save.Memory = m.ID, &m
@@ -811,7 +803,7 @@ func (s *Service) Resolve(ctx context.Context, teamID, id string, in ResolveInpu
 	now := s.now()
 	answer = Redact(answer, map[string]int{})
 	msg := messaging.Message{ID: ids.New("amsg"), TeamID: teamID, From: "human", To: c.RequestingAgent, Channel: messaging.ChannelDirect,
-		Type: "info_response", Content: clip(fmt.Sprintf("A human answered your escalated consultation %s (%q): %s", c.ID, clip(c.Question, 200), answer), messaging.MaxContent),
+		Type: "info_response", Content: clip.Clip(fmt.Sprintf("A human answered your escalated consultation %s (%q): %s", c.ID, clip.Clip(c.Question, 200), answer), messaging.MaxContent),
 		Metadata: map[string]any{"consultation_id": c.ID, "escalation_id": e.ID}, CreatedAt: now}
 	e.Status, e.Resolution, e.ResolvedBy, e.MessageID, e.ResolvedAt = EscalationResolved, answer, strings.TrimSpace(in.ResolvedBy), msg.ID, &now
 	if e.ResolvedBy == "" {
@@ -823,13 +815,6 @@ func (s *Service) Resolve(ctx context.Context, teamID, id string, in ResolveInpu
 		return Escalation{}, changed(err)
 	}
 	return e, nil
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
 }
 
 func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

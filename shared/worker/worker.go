@@ -20,6 +20,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/approvals"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
@@ -423,7 +424,7 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, offered []m
 		if d, gated := decisions[call.ID]; gated {
 			if d.Decision != workflow.DecisionApprove {
 				out := rejection(d)
-				if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "approval_id": d.ApprovalID, "decision": d.Decision, "output": truncate(out, 500)}}); err != nil {
+				if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "approval_id": d.ApprovalID, "decision": d.Decision, "output": clip.Clip(out, 500)}}); err != nil {
 					return nil, false, notRunnable(p, err)
 				}
 				answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
@@ -439,7 +440,7 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, offered []m
 			waiting = true
 			continue
 		}
-		if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
+		if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": clip.Clip(out, 500)}}); err != nil {
 			return nil, false, notRunnable(p, err)
 		}
 		answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
@@ -632,7 +633,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	var results []TrackEvent
 	for _, a := range answers {
 		if a.ChildTaskID != "" {
-			results = append(results, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": a.Tool, "task_id": a.ChildTaskID, "output": truncate(a.Output, 500)}})
+			results = append(results, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": a.Tool, "task_id": a.ChildTaskID, "output": clip.Clip(a.Output, 500)}})
 		}
 	}
 	if err := record(Usage{}, results...); err != nil {
@@ -829,11 +830,4 @@ func resumedUsage(p workflow.TaskInput) Usage {
 		return Usage{}
 	}
 	return Usage{Tokens: st.TokensUsed, ToolCalls: st.ToolCalls, CostUSD: st.CostUSD}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
