@@ -15,6 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/backoff"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -310,9 +311,5 @@ func (r Report) Summary(maxChars int) string {
 		b.WriteString(":\n")
 		b.WriteString(Render(Markdown, r.Sections))
 	}
-	out := b.String()
-	if utf8.RuneCountInString(out) > maxChars {
-		out = string([]rune(out)[:maxChars]) + "…"
-	}
-	return out
+	return clip.Clip(b.String(), maxChars)
 }
