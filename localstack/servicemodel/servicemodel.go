@@ -315,6 +315,10 @@ func join(path, member string) string {
 	return path + "." + member
 }
 
+// value checks val against the shape shapeName at path.
+//
+// Kept whole: one switch over the service model's shape types, each case
+// short; split, a reader would jump between the cases of one switch.
 func (v *validator) value(path, shapeName string, val any) {
 	s, ok := v.m.Shapes[shapeName]
 	if !ok {

@@ -15,6 +15,9 @@ import (
 
 // ConversationRoutes registers the conversations function's routes: the
 // conversations, chat turns, feedback and closing.
+//
+// Kept whole: the function's routes read as one table, each handler a few
+// lines.
 func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 	handoffRoutes(rt, svc)
 	rt.Handle("POST /v1/conversations", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {

@@ -287,6 +287,9 @@ func deadline(ctx context.Context) time.Time {
 // ask has one agent answer the user's message with the conversation so
 // far. A model error, a timeout and a refusal are failures a CASCADE moves
 // past.
+//
+// Kept whole: one model call with its deadline, refusal, usage and cost in the
+// order they happen, all on the one attempt's state.
 func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Message, user Message) answer {
 	p := r.p
 	d := p.Decision()

@@ -136,6 +136,9 @@ type posting struct {
 // may reach (every one but internal_only; the editor and image gates are
 // applied per message, from its MessageContext). The caller passes the
 // active agents, at most MaxAgents.
+//
+// Kept whole: one pass over the agents' skills fills the index's tables, and
+// its steps share the pass's scratch state (term ids, counts, positions).
 func BuildIndex(list []agents.Agent) *Index {
 	if len(list) > MaxAgents {
 		panic(fmt.Sprintf("routing: %d agents to index, more than MaxAgents (%d)", len(list), MaxAgents))

@@ -162,6 +162,9 @@ type Worker struct {
 // task: its start, every tool call and result, and what it consumed.
 // Returns InvalidTask, BudgetExceeded, ModelFailed, TaskTimedOut or
 // TaskNotRunnable; their type names are the state machine's error names.
+//
+// Kept whole: the attempt's life in order (acknowledge, watch the deadline,
+// run, record), each step a helper call.
 func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskResult, error) {
 	ctx = logctx.With(ctx, "team_id", p.TeamID, "task_id", p.TaskID, "step", "run")
 	if w.Tracker == nil {
@@ -444,6 +447,9 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, offered []m
 // prepare checks the payload and the agent and returns the model request
 // and the result so far: a fresh conversation, or the one a resumed
 // attempt saved with the delegated result appended as its tool's answer.
+//
+// Kept whole: the checks run in the payload's order and each returns the same
+// five values; split, every piece would return them all.
 func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.Budgets, record func(Usage, ...TrackEvent) error) (models.Request, workflow.TaskResult, review, teamContext, error) {
 	res := workflow.TaskResult{TaskID: p.TaskID}
 	fail := func(err error) (models.Request, workflow.TaskResult, review, teamContext, error) {

@@ -149,6 +149,9 @@ func (l Model) voiceOf(ctx context.Context, md map[string]string) voice {
 }
 
 // Converse implements models.Model.
+//
+// Kept whole: the scripted model's dispatch, one case per script a test or the
+// demo asks for.
 func (l Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return models.Response{}, err

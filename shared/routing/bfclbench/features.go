@@ -97,6 +97,9 @@ func features(ctx context.Context, si int, teams []team, m *memo, v variant) ([]
 
 // lexical is each skill's lexical match for query, as index.go computes
 // it (the same sums in the same order), or a prototype formula.
+//
+// Kept whole: it mirrors index.go's sums in the same order, so the two can be
+// read side by side.
 func lexical(query string, texts []string, kind string) []float64 {
 	n := len(texts)
 	type doc struct {

@@ -83,6 +83,10 @@ type result struct {
 	lexOnly        bool
 }
 
+// runFit loads the benchmark, fits the calibration and prints the report.
+//
+// Kept whole: a benchmark's script (load, fit, evaluate, print) read top to
+// bottom.
 func runFit(ctx context.Context, w io.Writer, data string, model routing.Embedder, label string, proto string, realCheck bool) error {
 	v, err := parseVariant(proto)
 	if err != nil {
