@@ -42,16 +42,34 @@ func TestEventBridgeSamplesMatchTheirSchemas(t *testing.T) {
 	}
 }
 
+// A bad detail is refused with the field named.
 func TestValidatorRejectsBadDetails(t *testing.T) {
-	for _, bad := range []string{
-		`{"task_id":"t","assignee":"a","status":"completed"}`,                                 // no team_id
-		`{"team_id":"t","task_id":"t","assignee":"a","status":"exploded"}`,                    // bad enum
-		`{"team_id":"t","task_id":"t","assignee":"a","status":"failed","x":1}`,                // extra field
-		`{"team_id":"t","task_id":"t","assignee":"a","status":"completed","tokens_used":1.5}`, // not integer
+	for bad, want := range map[string]string{
+		`{"task_id":"t","assignee":"a","status":"completed"}`:                                 "detail.team_id is required",
+		`{"team_id":"t","task_id":"t","assignee":"a","status":"exploded"}`:                    "detail.status must be one of queued, running,",
+		`{"team_id":"t","task_id":"t","assignee":"a","status":"failed","x":1}`:                "detail.x is not allowed",
+		`{"team_id":"t","task_id":"t","assignee":"a","status":"completed","tokens_used":1.5}`: "detail.tokens_used must be an integer",
 	} {
-		assert.Error(t, events.Validate("TaskStatusChanged", []byte(bad)), bad)
+		// Only the field under test is wrong: the others are the sample's.
+		var v map[string]any
+		require.NoError(t, json.Unmarshal([]byte(bad), &v))
+		var ev lambdaevents.EventBridgeEvent
+		require.NoError(t, json.Unmarshal(sample(t, "eventbridge/TaskStatusChanged.json"), &ev))
+		var detail map[string]any
+		require.NoError(t, json.Unmarshal(ev.Detail, &detail))
+		for k, val := range v {
+			detail[k] = val
+		}
+		if _, ok := v["team_id"]; !ok {
+			delete(detail, "team_id")
+		}
+		raw, _ := json.Marshal(detail)
+		err := events.Validate("TaskStatusChanged", raw)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), want, bad)
 	}
 	assert.Error(t, events.Validate("NoSuchEvent", []byte(`{}`)))
+	assert.Error(t, events.Validate("TaskStatusChanged", []byte(`{`)))
 }
 
 // Trigger samples decode into the exact aws-lambda-go types of their

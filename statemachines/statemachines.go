@@ -2,7 +2,13 @@
 // per collaboration pattern plus task delegation, so the CDK app and the
 // local cloud deploy exactly these files. Placeholders ${Name} are filled by
 // definition substitutions (see manifest.StateMachine.Substitutions).
+//
+// The five collaboration-pattern session machines are generated from one
+// source (package sessionasl): edit statemachines/sessionasl/*.json and run
+// `go generate ./statemachines`, not the generated .asl.json files.
 package statemachines
+
+//go:generate go run ./sessionasl/aslgen
 
 import (
 	"embed"

@@ -261,6 +261,9 @@ func ruleErr(rule ConverseRule, path, format string, args ...any) error {
 }
 
 // checkConverse checks the rules the service model leaves to prose.
+//
+// Kept whole: the rules one after another, in the order the service model's
+// prose gives them; split, they would lose that order.
 func checkConverse(in converseRequest) error {
 	if len(in.Messages) == 0 {
 		return ruleErr(RuleMessages, "messages", "a conversation needs at least one message")

@@ -78,6 +78,9 @@ var retryDelay time.Duration
 // ports of the processes behind it.
 type ports struct{ api, edge, moto, dynamo int }
 
+// run brings the local cloud up (DynamoDB Local and moto, the edge in
+// front of them), announces it in cloud.env and serves until interrupted;
+// each step's defer stops what it started, in reverse order.
 func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) error {
 	logDir := filepath.Join(stateDir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
@@ -123,36 +126,10 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 	}
 
 	edgeURL := fmt.Sprintf("http://127.0.0.1:%d", p.edge)
-	awsCfg, backends, err := clientConfigs(ctx, edgeURL, dynamoURL, motoURL)
+	edge, awsCfg, res, err := newEdge(ctx, edgeURL, dynamoURL, motoURL, stage, bedrockModel, log)
 	if err != nil {
 		return err
 	}
-
-	names := manifest.Names{Stage: stage}
-	res, err := cloud.Provision(ctx, backends, names)
-	if err != nil {
-		return fmt.Errorf("provision: %w", err)
-	}
-	handlers, err := buildHandlers(lambdafn.Deps{Config: res.AppConfig(), AWS: awsCfg, Log: log})
-	if err != nil {
-		return err
-	}
-	edge := cloud.NewEdge(res, handlers, dynamoURL, motoURL, log)
-	edge.RetryDelay = retryDelay
-	// Bedrock's Converse answered here: the deterministic model reads the
-	// agent a call is attributed to straight from DynamoDB Local (the
-	// edge's own reads are no function's calls).
-	agentsTable := dynamo.FromConfig(backends.DynamoDB, res.Names.Table())
-	edge.Bedrock = cloud.NewBedrock(bedrockModel, localmodel.New(agentsTable), log)
-	// Titan Text Embeddings (ROUTING_EMBEDDER=titan) answered with the
-	// wordllama vector of the text, loaded on the first request.
-	edge.Bedrock.Embedder = sync.OnceValues(func() (cloud.TextEmbedder, error) {
-		dir, err := wordllama.Dir()
-		if err != nil {
-			return nil, err
-		}
-		return wordllama.Load(dir)
-	})
 
 	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: edge.APIHandler()})
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
@@ -181,6 +158,43 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 	_ = os.Remove(filepath.Join(stateDir, "cloud.env"))
 	fmt.Println("stopped")
 	return nil
+}
+
+// newEdge provisions the cloud's resources on the started backends and
+// builds the edge in front of them: every function's handler, Bedrock's
+// Converse and Titan's embeddings answered locally.
+func newEdge(ctx context.Context, edgeURL string, dynamoURL, motoURL *url.URL, stage string, bedrockModel *servicemodel.Model, log *slog.Logger) (*cloud.Edge, aws.Config, cloud.Resources, error) {
+	awsCfg, backends, err := clientConfigs(ctx, edgeURL, dynamoURL, motoURL)
+	if err != nil {
+		return nil, aws.Config{}, cloud.Resources{}, err
+	}
+
+	names := manifest.Names{Stage: stage}
+	res, err := cloud.Provision(ctx, backends, names)
+	if err != nil {
+		return nil, aws.Config{}, cloud.Resources{}, fmt.Errorf("provision: %w", err)
+	}
+	handlers, err := buildHandlers(lambdafn.Deps{Config: res.AppConfig(), AWS: awsCfg, Log: log})
+	if err != nil {
+		return nil, aws.Config{}, cloud.Resources{}, err
+	}
+	edge := cloud.NewEdge(res, handlers, dynamoURL, motoURL, log)
+	edge.RetryDelay = retryDelay
+	// Bedrock's Converse answered here: the deterministic model reads the
+	// agent a call is attributed to straight from DynamoDB Local (the
+	// edge's own reads are no function's calls).
+	agentsTable := dynamo.FromConfig(backends.DynamoDB, res.Names.Table())
+	edge.Bedrock = cloud.NewBedrock(bedrockModel, localmodel.New(agentsTable), log)
+	// Titan Text Embeddings (ROUTING_EMBEDDER=titan) answered with the
+	// wordllama vector of the text, loaded on the first request.
+	edge.Bedrock.Embedder = sync.OnceValues(func() (cloud.TextEmbedder, error) {
+		dir, err := wordllama.Dir()
+		if err != nil {
+			return nil, err
+		}
+		return wordllama.Load(dir)
+	})
+	return edge, awsCfg, res, nil
 }
 
 // loadBedrockModel reads the bedrock-runtime service model of the botocore

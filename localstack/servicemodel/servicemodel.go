@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/conclave-ai/conclave/shared/clip"
 )
 
 // Model is one service model.
@@ -313,6 +315,10 @@ func join(path, member string) string {
 	return path + "." + member
 }
 
+// value checks val against the shape shapeName at path.
+//
+// Kept whole: one switch over the service model's shape types, each case
+// short; split, a reader would jump between the cases of one switch.
 func (v *validator) value(path, shapeName string, val any) {
 	s, ok := v.m.Shapes[shapeName]
 	if !ok {
@@ -435,12 +441,12 @@ func (v *validator) scalar(path string, s *Shape, str string) {
 		return // a header or label of another type: the SDK formats it
 	}
 	if len(s.Enum) > 0 && !slices.Contains(s.Enum, str) {
-		v.add(path, "enum", "%q is not one of [%s]", clip(str), strings.Join(s.Enum, ", "))
+		v.add(path, "enum", "%q is not one of [%s]", clip.Clip(str, 60), strings.Join(s.Enum, ", "))
 		return
 	}
 	v.length(path, s, float64(utf8.RuneCountInString(str)))
 	if s.pattern != nil && !s.pattern.MatchString(str) {
-		v.add(path, "pattern", "%q does not match %s", clip(str), s.Pattern)
+		v.add(path, "pattern", "%q does not match %s", clip.Clip(str, 60), s.Pattern)
 	}
 }
 
@@ -460,13 +466,6 @@ func (v *validator) rangeOf(path string, s *Shape, f float64) {
 	if s.Max != nil && f > *s.Max {
 		v.add(path, "range", "%v is above the maximum %v", f, *s.Max)
 	}
-}
-
-func clip(s string) string {
-	if r := []rune(s); len(r) > 60 {
-		return string(r[:60]) + "…"
-	}
-	return s
 }
 
 func jsonType(val any) string {

@@ -2,10 +2,7 @@ package api
 
 import (
 	"context"
-	"strconv"
-	"time"
 
-	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 )
@@ -65,18 +62,13 @@ func (h consultationHandlers) metrics(ctx context.Context, r *httpapi.Request) (
 // consultation is pending or in_progress (a request is still asking the
 // specialist: the question, or a follow-up of a reopened one).
 func (h consultationHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	wait := 0
-	if w := r.Query("wait"); w != "" {
-		n, err := strconv.Atoi(w)
-		if err != nil || n < 0 || n > MaxWait {
-			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", MaxWait)
-		}
-		wait = n
+	wait, err := r.Wait(MaxWait)
+	if err != nil {
+		return httpapi.Response{}, err
 	}
 	var c consultations.Consultation
-	var err error
 	if wait > 0 {
-		c, err = h.svc.Wait(ctx, r.TeamID, r.Param("id"), time.Duration(wait)*time.Second)
+		c, err = h.svc.Wait(ctx, r.TeamID, r.Param("id"), wait)
 	} else {
 		c, err = h.svc.Get(ctx, r.TeamID, r.Param("id"))
 	}

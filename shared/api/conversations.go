@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,9 @@ import (
 
 // ConversationRoutes registers the conversations function's routes: the
 // conversations, chat turns, feedback and closing.
+//
+// Kept whole: the function's routes read as one table, each handler a few
+// lines.
 func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 	handoffRoutes(rt, svc)
 	rt.Handle("POST /v1/conversations", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
@@ -110,15 +112,14 @@ func afterWait(r *httpapi.Request) (string, time.Duration, error) {
 	if !r.HasQuery("wait") {
 		return after, 0, nil
 	}
-	w := r.Query("wait")
-	n, err := strconv.Atoi(w)
-	if err != nil || n < 0 || n > conversations.MaxWait || strconv.Itoa(n) != w {
-		return "", 0, apperr.Invalid("wait", "wait must be a whole number of seconds from 0 to %d", conversations.MaxWait)
+	wait, err := r.Wait(conversations.MaxWait)
+	if err != nil {
+		return "", 0, err
 	}
 	if after == "" {
 		return "", 0, apperr.Invalid("wait", "wait needs after: the id of the last message the client has")
 	}
-	return after, time.Duration(n) * time.Second, nil
+	return after, wait, nil
 }
 
 func csv(v string) []string {

@@ -2,10 +2,7 @@ package api
 
 import (
 	"context"
-	"strconv"
-	"time"
 
-	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -56,18 +53,13 @@ func (h reportHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.R
 // get long-polls with ?wait=N (seconds, at most MaxWait) until the report
 // has ended, as GET /v1/tasks/{id} does for tasks.
 func (h reportHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	wait := 0
-	if w := r.Query("wait"); w != "" {
-		n, err := strconv.Atoi(w)
-		if err != nil || n < 0 || n > MaxWait {
-			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", MaxWait)
-		}
-		wait = n
+	wait, err := r.Wait(MaxWait)
+	if err != nil {
+		return httpapi.Response{}, err
 	}
 	var rep reports.Report
-	var err error
 	if wait > 0 {
-		rep, err = h.svc.Wait(ctx, r.TeamID, r.Param("id"), time.Duration(wait)*time.Second)
+		rep, err = h.svc.Wait(ctx, r.TeamID, r.Param("id"), wait)
 	} else {
 		rep, err = h.svc.Get(ctx, r.TeamID, r.Param("id"))
 	}

@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"strconv"
-	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/httpapi"
@@ -79,16 +77,12 @@ func (h taskHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.Res
 // get long-polls with ?wait=N (seconds, at most MaxWait) until the task is
 // terminal.
 func (h taskHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	wait := 0
-	if w := r.Query("wait"); w != "" {
-		n, err := strconv.Atoi(w)
-		if err != nil || n < 0 || n > MaxWait {
-			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", MaxWait)
-		}
-		wait = n
+	wait, err := r.Wait(MaxWait)
+	if err != nil {
+		return httpapi.Response{}, err
 	}
 	if wait > 0 {
-		return result(h.svc.Wait(ctx, r.TeamID, r.Param("id"), time.Duration(wait)*time.Second))
+		return result(h.svc.Wait(ctx, r.TeamID, r.Param("id"), wait))
 	}
 	return result(h.svc.Get(ctx, r.TeamID, r.Param("id")))
 }

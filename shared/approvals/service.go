@@ -13,6 +13,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/backoff"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/paging"
@@ -261,12 +262,11 @@ func (s *Service) send(ctx context.Context, a Approval) {
 	if s.Callbacks == nil || a.Token == "" {
 		return
 	}
-	var err error
-	for attempt := range sendAttempts {
-		if err = s.Callbacks.Succeed(ctx, a.Token, Outcome(a)); err == nil {
-			return
-		}
-		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
+	err := backoff.Retry(ctx, sendAttempts, func(ctx context.Context) error {
+		return s.Callbacks.Succeed(ctx, a.Token, Outcome(a))
+	})
+	if err == nil {
+		return
 	}
 	s.log().WarnContext(ctx, "handing the decision to the waiting task failed; it reads it when its wait ends", "approval_id", a.ID, "task_id", a.TaskID, "error", err.Error())
 }

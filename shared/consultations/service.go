@@ -14,9 +14,10 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/backoff"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/memory"
-	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/prompts"
@@ -187,7 +188,7 @@ func (s *Service) decide(ctx context.Context, teamID string, in RequestInput, ac
 	if in.SuggestedAgent != "" {
 		include = []string{in.SuggestedAgent}
 	}
-	scores, err := s.Gate.Score(ctx, teamID, clip(query, 8000), active, include...)
+	scores, err := s.Gate.Score(ctx, teamID, clip.Clip(query, 8000), active, include...)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -334,7 +335,7 @@ func (s *Service) curate(ctx context.Context, teamID string, c Consultation, his
 			res = h.Outcome.LessonsLearned + " (answer: " + h.Response.Answer + ")"
 		}
 		p.SimilarPast = append(p.SimilarPast, PastResolution{ConsultationID: h.ID, Question: h.Question,
-			Resolution: Redact(clip(res, 1500), red), Similarity: round(sim),
+			Resolution: Redact(clip.Clip(res, 1500), red), Similarity: round(sim),
 			Why: fmt.Sprintf("a resolved consultation of the team with a similar question (similarity %.2f)", sim)})
 	}
 	sort.SliceStable(p.SimilarPast, func(i, j int) bool { return p.SimilarPast[i].Similarity > p.SimilarPast[j].Similarity })
@@ -370,97 +371,6 @@ func (s *Service) curate(ctx context.Context, teamID string, c Consultation, his
 	}
 	p.Included = append(p.Included, "left out: conversation histories, unrelated tasks, private memories")
 	return p, nil
-}
-
-// detect runs the loop checks before an exchange of c with message msg:
-// the same question a third time within the hour, a circular wait, a
-// stall. (The active limit is the store's condition.)
-func (s *Service) detect(c Consultation, history []Consultation, msg string, now time.Time) *Loop {
-	var same []string
-	for _, h := range history {
-		if h.ID == c.ID || h.RequestingAgent != c.RequestingAgent || now.Sub(h.CreatedAt) > IdenticalWindow {
-			continue
-		}
-		if Similarity(msg, h.Question) > IdenticalThreshold {
-			same = append(same, h.ID)
-			continue
-		}
-		for _, e := range h.Exchanges {
-			if e.Type == "clarification" && Similarity(msg, e.Message) > IdenticalThreshold {
-				same = append(same, h.ID)
-				break
-			}
-		}
-	}
-	if c.ID != "" {
-		for _, e := range c.Exchanges {
-			if e.Number > 0 && Similarity(msg, e.Message) > IdenticalThreshold {
-				same = append(same, fmt.Sprintf("%s#%d", c.ID, e.Number))
-			}
-		}
-	}
-	if len(same)+1 >= IdenticalRepeats {
-		return &Loop{Type: LoopIdentical, DetectedAt: now, Evidence: map[string]any{
-			"repeats": len(same) + 1, "previous": same, "threshold": IdenticalThreshold, "window": "1h",
-			"description": fmt.Sprintf("%s asked a near-identical question %d times within an hour", c.RequestingAgent, len(same)+1)}}
-	}
-	for _, h := range history {
-		// A stale consultation is abandoned, not waited on.
-		if h.ID != c.ID && h.Status.Active() && !h.Stale(now) && h.RequestingAgent == c.ConsultedAgent && h.ConsultedAgent == c.RequestingAgent {
-			return &Loop{Type: LoopCircular, DetectedAt: now, Evidence: map[string]any{
-				"waiting_on_each_other": []string{c.RequestingAgent, c.ConsultedAgent}, "open_consultation": h.ID,
-				"description": fmt.Sprintf("%s waits on %s (%s) while %s asks %s", h.RequestingAgent, h.ConsultedAgent, h.ID, c.RequestingAgent, c.ConsultedAgent)}}
-		}
-	}
-	if len(c.Exchanges) >= MaxExchanges {
-		return &Loop{Type: LoopStall, DetectedAt: now, Evidence: map[string]any{
-			"exchanges": len(c.Exchanges), "limit": MaxExchanges,
-			"description": fmt.Sprintf("%d exchanges without a resolution", len(c.Exchanges))}}
-	}
-	return nil
-}
-
-func (s *Service) newEscalation(c Consultation, loop Loop) Escalation {
-	return Escalation{TeamID: c.TeamID, ID: ids.New("esc"), ConsultationID: c.ID, RequestingAgent: c.RequestingAgent,
-		ConsultedAgent: c.ConsultedAgent, Question: c.Question, Type: loop.Type, Evidence: loop.Evidence,
-		Status: EscalationOpen, CreatedAt: loop.DetectedAt}
-}
-
-// escalateNew records a new consultation escalated at once.
-func (s *Service) escalateNew(ctx context.Context, c Consultation, loop Loop) (Consultation, error) {
-	e := s.newEscalation(c, loop)
-	c.Status, c.Loop, c.EscalationID = Escalated, &loop, e.ID
-	if err := s.Store.CreateEscalated(ctx, c, e); err != nil {
-		return Consultation{}, err
-	}
-	s.announce(ctx, c, e)
-	return c, nil
-}
-
-// escalate moves an existing consultation to escalated: one that was
-// active (its answer failed) gives its slot back in the same transaction;
-// a completed one (a follow-up caught as a loop before it reopened it)
-// holds none.
-func (s *Service) escalate(ctx context.Context, c Consultation, loop Loop) (Consultation, error) {
-	e := s.newEscalation(c, loop)
-	release := c.Status.Active()
-	c.Status, c.Loop, c.EscalationID, c.CompletedAt = Escalated, &loop, e.ID, nil
-	c.Version++
-	c.UpdatedAt = loop.DetectedAt
-	if err := s.Store.SaveConsultation(ctx, Save{Consultation: c, Release: release, Escalation: &e}); err != nil {
-		return Consultation{}, changed(err)
-	}
-	s.announce(ctx, c, e)
-	return c, nil
-}
-
-func (s *Service) announce(ctx context.Context, c Consultation, e Escalation) {
-	// The escalation is stored and listed; a lost event only loses the
-	// page, so it is logged rather than failing the request.
-	if err := s.Bus.Publish(ctx, DetailType, EscalatedEvent{TeamID: c.TeamID, EscalationID: e.ID, ConsultationID: c.ID,
-		RequestingAgent: c.RequestingAgent, ConsultedAgent: c.ConsultedAgent, Type: e.Type, Urgency: c.Urgency, CreatedAt: e.CreatedAt}); err != nil {
-		s.log().ErrorContext(ctx, "publish ConsultationEscalated", "team_id", c.TeamID, "escalation_id", e.ID, "error", err.Error())
-	}
 }
 
 func changed(err error) error {
@@ -512,7 +422,7 @@ func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, tea
 	if err != nil {
 		s.log().WarnContext(ctx, "specialist failed", "team_id", c.TeamID, "consultation_id", c.ID, "agent", c.ConsultedAgent, "error", err.Error())
 		return s.escalate(wctx, c, Loop{Type: EscalSpecialistError, DetectedAt: now, Evidence: map[string]any{
-			"agent": c.ConsultedAgent, "exchange": len(c.Exchanges) + 1, "description": "the specialist could not answer: " + clip(err.Error(), 300)}})
+			"agent": c.ConsultedAgent, "exchange": len(c.Exchanges) + 1, "description": "the specialist could not answer: " + clip.Clip(err.Error(), 300)}})
 	}
 	reply := parseReply(resp.Text)
 	tokens := resp.InputTokens + resp.OutputTokens
@@ -552,7 +462,7 @@ func parseReply(text string) specialistReply {
 	if r.SuggestedNextSteps == nil {
 		r.SuggestedNextSteps = []string{}
 	}
-	r.Answer = clip(r.Answer, MaxAnswer)
+	r.Answer = clip.Clip(r.Answer, MaxAnswer)
 	return r
 }
 
@@ -565,20 +475,10 @@ func (s *Service) Get(ctx context.Context, teamID, id string) (Consultation, err
 // (it is neither pending nor in_progress) or when d has passed
 // (long-poll).
 func (s *Service) Wait(ctx context.Context, teamID, id string, d time.Duration) (Consultation, error) {
-	deadline := time.Now().Add(d)
-	pause := 100 * time.Millisecond
-	for {
+	return backoff.Poll(ctx, d, func(ctx context.Context) (Consultation, bool, error) {
 		c, err := s.Store.GetConsultation(ctx, teamID, id)
-		if err != nil || !c.Status.Active() || !time.Now().Add(pause).Before(deadline) {
-			return c, err
-		}
-		select {
-		case <-ctx.Done():
-			return c, nil
-		case <-time.After(pause):
-		}
-		pause = min(pause*2, time.Second)
-	}
+		return c, !c.Status.Active(), err
+	})
 }
 
 // List returns consultations newest first. Returns EINVALID.
@@ -594,242 +494,6 @@ func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Pa
 		return nil, "", err
 	}
 	return s.Store.ListConsultations(ctx, teamID, f, p)
-}
-
-// ExchangeInput is a follow-up (POST /v1/consultations/{id}/exchanges).
-type ExchangeInput struct {
-	Message string `json:"message"`
-}
-
-// Exchange sends a follow-up of the requester to the specialist of a
-// completed consultation the specialist answered, after the loop checks
-// (a loop escalates it instead, taking no slot). The follow-up reopens it
-// to in_progress, taking one of its requester's slots on the counter's
-// condition in the same transaction, and the answer completes it again,
-// giving the slot back. Returns EINVALID, ENOTFOUND, ECONFLICT (NotOpen:
-// the consultation takes no follow-up; ConcurrencyLimit: its requester
-// already has MaxActivePerAgent active consultations, and nothing
-// changed; ConsultationChanged: another follow-up or the outcome came
-// first).
-func (s *Service) Exchange(ctx context.Context, teamID, id string, in ExchangeInput) (Consultation, error) {
-	msg := strings.TrimSpace(in.Message)
-	if msg == "" || utf8.RuneCountInString(msg) > MaxQuestion {
-		return Consultation{}, apperr.Invalid("message", "message must be 1 to %d characters", MaxQuestion)
-	}
-	c, err := s.Store.GetConsultation(ctx, teamID, id)
-	if err != nil {
-		return Consultation{}, err
-	}
-	if err := followable(c); err != nil {
-		return Consultation{}, err
-	}
-	msg = Redact(msg, c.ContextPackage.Redactions)
-	history, err := s.history(ctx, teamID)
-	if err != nil {
-		return Consultation{}, err
-	}
-	now := s.now()
-	if loop := s.detect(c, history, msg, now); loop != nil {
-		return s.escalate(ctx, c, *loop)
-	}
-	// Read before the reopen, so that a failed read leaves no
-	// consultation holding a slot.
-	team, err := s.Dir.TeamAgents(ctx, teamID)
-	if err != nil {
-		return Consultation{}, err
-	}
-	c.Status, c.CompletedAt, c.UpdatedAt = InProgress, nil, now
-	c.Version++
-	live, err := s.takeSlot(ctx, teamID, c.RequestingAgent, history, now, func() error {
-		return s.Store.SaveConsultation(ctx, Save{Consultation: c, Acquire: MaxActivePerAgent})
-	})
-	if errors.Is(err, ErrActiveLimit) {
-		return Consultation{}, apperr.Wrap(apperr.ECONFLICT, err, "%s already has %d active consultations; a follow-up reopens %s when one of them is answered",
-			c.RequestingAgent, MaxActivePerAgent, c.ID).WithReason(ReasonActiveLimit).
-			WithDetail("limit", MaxActivePerAgent).WithDetail("active_consultations", live)
-	}
-	if err != nil {
-		return Consultation{}, changed(err)
-	}
-	return s.ask(ctx, c, "clarification", msg, team)
-}
-
-// followable returns the conflict that keeps c from taking a follow-up:
-// only a completed consultation the specialist answered, not yet rated
-// nor closed idle, takes one.
-func followable(c Consultation) error {
-	notOpen := func(why string) error {
-		return apperr.New(apperr.ECONFLICT, "consultation %s is %s: %s", c.ID, c.Status, why).WithReason("NotOpen")
-	}
-	switch {
-	case c.Status.Active():
-		return notOpen("its answer is still being written; read it again (GET with wait) and follow up once it is completed")
-	case c.Status == Escalated:
-		return notOpen("it waits on a human; their answer arrives in the requester's inbox")
-	case c.Outcome != nil:
-		return notOpen("it has its outcome; ask a new question")
-	case c.ClosedReason != "":
-		return notOpen("it was closed idle; ask a new question")
-	case c.ResolvedBy != "specialist" || c.Response == nil:
-		return notOpen("a human answered it; ask a new question")
-	}
-	return nil
-}
-
-// OutcomeInput is POST /v1/consultations/{id}/outcome.
-type OutcomeInput struct {
-	Rating         int    `json:"rating"`
-	LessonsLearned string `json:"lessons_learned"`
-}
-
-// RecordOutcome records the requester's rating of an answered
-// consultation, once; lessons learned become a shared procedural memory
-// of the requester (in the same transaction), which later context
-// packages draw on. A rated consultation takes no more follow-ups. One
-// rated while a follow-up is being answered (in_progress) is completed
-// and gives its slot back in the same transaction; the follow-up's answer
-// then finds it changed. Returns EINVALID, ENOTFOUND, ECONFLICT
-// (NotAnswered, OutcomeRecorded, ConsultationChanged).
-func (s *Service) RecordOutcome(ctx context.Context, teamID, id string, in OutcomeInput) (Consultation, error) {
-	if in.Rating < 1 || in.Rating > 5 {
-		return Consultation{}, apperr.Invalid("rating", "rating must be 1 to 5")
-	}
-	lessons := strings.TrimSpace(in.LessonsLearned)
-	if utf8.RuneCountInString(lessons) > MaxLessons {
-		return Consultation{}, apperr.Invalid("lessons_learned", "lessons_learned is longer than %d characters", MaxLessons)
-	}
-	c, err := s.Store.GetConsultation(ctx, teamID, id)
-	if err != nil {
-		return Consultation{}, err
-	}
-	switch {
-	case c.Outcome != nil:
-		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s already has its outcome", c.ID).WithReason("OutcomeRecorded")
-	case c.Status != InProgress && c.Status != Completed:
-		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s is %s: it has no answer to rate yet", c.ID, c.Status).WithReason("NotAnswered")
-	case c.Response == nil:
-		// Closed idle before the specialist ever answered (its request was
-		// cut off after the create): there is nothing to rate, and a
-		// rating would count as a specialist's success or failure.
-		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s was closed without an answer: there is nothing to rate", c.ID).WithReason("NotAnswered")
-	}
-	now := s.now()
-	save := Save{Release: c.Status == InProgress}
-	c.Outcome = &Outcome{Rating: in.Rating, LessonsLearned: Redact(lessons, map[string]int{}), RecordedAt: now}
-	if c.Outcome.LessonsLearned != "" {
-		content := clip(fmt.Sprintf("Consultation lesson (%s asked %s: %s): %s", c.RequestingAgent, c.ConsultedAgent, clip(c.Question, 300), c.Outcome.LessonsLearned), memory.MaxContent)
-		m := memory.Memory{ID: ids.New("mem"), TeamID: teamID, Author: c.RequestingAgent, Type: "procedural", Visibility: memory.Shared,
-			Content: content, Source: "consultation", CreatedAt: now}
-		c.Outcome.MemoryID, save.Memory = m.ID, &m
-	}
-	if c.Status == InProgress {
-		c.Status, c.CompletedAt = Completed, &now
-	}
-	c.UpdatedAt = now
-	c.Version++
-	save.Consultation = c
-	if err := s.Store.SaveConsultation(ctx, save); err != nil {
-		return Consultation{}, changed(err)
-	}
-	if save.Memory != nil {
-		if err := s.Bus.Publish(ctx, memory.DetailType, memory.SharedEvent{TeamID: teamID, MemoryID: save.Memory.ID, Author: save.Memory.Author, Type: save.Memory.Type, CreatedAt: now}); err != nil {
-			s.log().ErrorContext(ctx, "publish MemoryShared", "team_id", teamID, "memory_id", save.Memory.ID, "error", err.Error())
-		}
-	}
-	return c, nil
-}
-
-// Escalations lists the team's escalations, open ones first, newest first
-// within each. The page token belongs to the listing it came from.
-func (s *Service) Escalations(ctx context.Context, teamID string, st EscalationStatus, p paging.Page) ([]Escalation, string, error) {
-	p, err := p.Normalize()
-	if err != nil {
-		return nil, "", err
-	}
-	switch st {
-	case EscalationOpen, EscalationResolved:
-		return s.Store.ListEscalations(ctx, teamID, st, p)
-	case "":
-	default:
-		return nil, "", apperr.Invalid("status", "status must be open or resolved")
-	}
-	// Both: open first. A token continues the resolved listing once the
-	// open one is done ("r:" prefix), so paging stays correct.
-	if strings.HasPrefix(p.Token, "r:") {
-		list, next, err := s.Store.ListEscalations(ctx, teamID, EscalationResolved, paging.Page{Limit: p.Limit, Token: p.Token[2:]})
-		if next != "" {
-			next = "r:" + next
-		}
-		return list, next, err
-	}
-	open, next, err := s.Store.ListEscalations(ctx, teamID, EscalationOpen, p)
-	if err != nil || next != "" {
-		return open, next, err
-	}
-	if len(open) >= p.Limit {
-		return open, "r:", nil
-	}
-	res, rnext, err := s.Store.ListEscalations(ctx, teamID, EscalationResolved, paging.Page{Limit: p.Limit - len(open)})
-	if err != nil {
-		return nil, "", err
-	}
-	if rnext != "" {
-		rnext = "r:" + rnext
-	}
-	return append(open, res...), rnext, nil
-}
-
-// ResolveInput is POST /v1/escalations/{id}/resolve.
-type ResolveInput struct {
-	Answer     string `json:"answer"`
-	ResolvedBy string `json:"resolved_by"`
-}
-
-// Resolve records a human's answer to an escalation: the escalation is
-// resolved, the consultation completed with the answer, and the answer
-// put in the requesting agent's inbox, in one transaction. Returns
-// EINVALID, ENOTFOUND, ECONFLICT (Resolved).
-func (s *Service) Resolve(ctx context.Context, teamID, id string, in ResolveInput) (Escalation, error) {
-	answer := strings.TrimSpace(in.Answer)
-	if answer == "" || utf8.RuneCountInString(answer) > MaxAnswer {
-		return Escalation{}, apperr.Invalid("answer", "answer must be 1 to %d characters", MaxAnswer)
-	}
-	if utf8.RuneCountInString(in.ResolvedBy) > 200 {
-		return Escalation{}, apperr.Invalid("resolved_by", "resolved_by is longer than 200 characters")
-	}
-	e, err := s.Store.GetEscalation(ctx, teamID, id)
-	if err != nil {
-		return Escalation{}, err
-	}
-	if e.Status != EscalationOpen {
-		return Escalation{}, apperr.New(apperr.ECONFLICT, "escalation %s is already resolved", e.ID).WithReason("Resolved")
-	}
-	c, err := s.Store.GetConsultation(ctx, teamID, e.ConsultationID)
-	if err != nil {
-		return Escalation{}, err
-	}
-	now := s.now()
-	answer = Redact(answer, map[string]int{})
-	msg := messaging.Message{ID: ids.New("amsg"), TeamID: teamID, From: "human", To: c.RequestingAgent, Channel: messaging.ChannelDirect,
-		Type: "info_response", Content: clip(fmt.Sprintf("A human answered your escalated consultation %s (%q): %s", c.ID, clip(c.Question, 200), answer), messaging.MaxContent),
-		Metadata: map[string]any{"consultation_id": c.ID, "escalation_id": e.ID}, CreatedAt: now}
-	e.Status, e.Resolution, e.ResolvedBy, e.MessageID, e.ResolvedAt = EscalationResolved, answer, strings.TrimSpace(in.ResolvedBy), msg.ID, &now
-	if e.ResolvedBy == "" {
-		e.ResolvedBy = "human"
-	}
-	c.Status, c.Response, c.ResolvedBy, c.CompletedAt, c.UpdatedAt = Completed, &Answer{Answer: answer}, "human", &now, now
-	c.Version++
-	if err := s.Store.ResolveEscalation(ctx, e, c, msg); err != nil {
-		return Escalation{}, changed(err)
-	}
-	return e, nil
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
 }
 
 func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/models"
@@ -286,6 +287,9 @@ func deadline(ctx context.Context) time.Time {
 // ask has one agent answer the user's message with the conversation so
 // far. A model error, a timeout and a refusal are failures a CASCADE moves
 // past.
+//
+// Kept whole: one model call with its deadline, refusal, usage and cost in the
+// order they happen, all on the one attempt's state.
 func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Message, user Message) answer {
 	p := r.p
 	d := p.Decision()
@@ -370,7 +374,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 		ans.msg = Message{
 			ID: ids.New("msg"), ConversationID: user.ConversationID, Role: AuthorAssistant, Agent: a.Slug, Content: resp.Text,
 			CreatedAt: time.Now().UTC(), ReplyTo: user.ID, DecisionID: d.ID, Strategy: string(d.Strategy), ModelID: resp.ModelID,
-			InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: att.CostUSD, LatencyMS: lat, Query: clip(user.Content, 500),
+			InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: att.CostUSD, LatencyMS: lat, Query: clip.Clip(user.Content, 500),
 			ContextMemories: memIDs,
 		}
 		if lp != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/prompts"
@@ -163,7 +164,7 @@ func (s *Service) newHandover(c Conversation, from, to agents.Agent, kind, reaso
 		text += ". Summary: " + summary
 	}
 	if s.Memories != nil {
-		m, err := s.Memories.New(from.Slug, memory.CreateInput{Type: "episodic", Visibility: memory.Private, Content: clip(text, memory.MaxContent)}, "handoff")
+		m, err := s.Memories.New(from.Slug, memory.CreateInput{Type: "episodic", Visibility: memory.Private, Content: clip.Clip(text, memory.MaxContent)}, "handoff")
 		if err != nil {
 			return handover{}, err
 		}

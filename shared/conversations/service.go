@@ -227,11 +227,3 @@ func (s *Service) Rate(ctx context.Context, teamID, convID, msgID string, in Rat
 	}
 	return f, nil
 }
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n])
-	}
-	return s
-}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -206,7 +207,7 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 	if l.budget.calls >= workflow.MaxTaskToolCalls {
 		l.stopped = StoppedToolCalls
 		out := fmt.Sprintf("not run: this reply has used its %d tool calls; answer with what you have", workflow.MaxTaskToolCalls)
-		l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip(call.Input, 500), Output: out})
+		l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip.Clip(call.Input, 500), Output: out})
 		return out
 	}
 	l.budget.calls++
@@ -228,7 +229,7 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 	if res.Delivered != nil {
 		l.delivered = append(l.delivered, *res.Delivered)
 	}
-	l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip(call.Input, 500), Output: clip(out, 1000)})
+	l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip.Clip(call.Input, 500), Output: clip.Clip(out, 1000)})
 	return out
 }
 
@@ -249,7 +250,7 @@ func (l *loop) handOver(h HandoffRequest) string {
 	case strings.TrimSpace(h.Reason) == "":
 		return "rejected: a handoff needs a reason"
 	}
-	ho, err := l.s.newHandover(l.conv, l.a, to, KindHandoff, clip(h.Reason, MaxReason), clip(h.Summary, MaxSummary))
+	ho, err := l.s.newHandover(l.conv, l.a, to, KindHandoff, clip.Clip(h.Reason, MaxReason), clip.Clip(h.Summary, MaxSummary))
 	if err != nil {
 		return "rejected: " + err.Error()
 	}

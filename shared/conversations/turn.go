@@ -149,6 +149,9 @@ func (s *Service) router() *dispatch.Router {
 // of ctx's deadline is left to commit and answer (deadline.go), nothing is
 // stored and the error is EUNAVAILABLE. Returns EINVALID, ENOTFOUND,
 // ECONFLICT, EUPSTREAM, EUNAVAILABLE.
+//
+// Kept whole: it is the outline of a turn (check, route, answer, commit), each
+// step a call to a helper.
 func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput) (PostResult, error) {
 	opts, err := in.validate()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
@@ -86,13 +87,7 @@ func (s *Service) Recommend(ctx context.Context, teamID, query string) ([]Recomm
 	return out, nil
 }
 
-func preview(s string) string {
-	r := []rune(s)
-	if len(r) > PreviewLength {
-		return string(r[:PreviewLength])
-	}
-	return s
-}
+func preview(s string) string { return clip.Clip(s, PreviewLength) }
 
 // Availability says whether an agent can take new work now.
 type Availability struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -168,7 +169,7 @@ func (r *Router) Route(ctx context.Context, req Request) (Plan, error) {
 	p := Plan{Loads: map[string]routing.Load{}, Labels: map[string]string{}, Scores: map[string]float64{}}
 	p.decision = Decision{
 		ID: ids.New("rdec"), TeamID: req.TeamID, ConversationID: req.ConversationID, MessageID: req.MessageID,
-		Query: clip(req.Query, MaxLoggedQuery), Threshold: req.Options.Threshold, Scores: []routing.ExpertScore{},
+		Query: clip.Clip(req.Query, MaxLoggedQuery), Threshold: req.Options.Threshold, Scores: []routing.ExpertScore{},
 		Flags: r.Flags, CreatedAt: req.At,
 	}
 	r.choose(ctx, req, &p)
@@ -488,11 +489,3 @@ func isActive(active []agents.Agent, slug string) bool {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n])
-	}
-	return s
-}

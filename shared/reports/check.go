@@ -68,11 +68,10 @@ func Check(c workflow.ReportCheck, answer string) Outcome {
 		}
 	}
 	if c.Format == JSON {
-		props, _ := t.Schema["properties"].(map[string]any)
 		for _, s := range kept {
-			if sub, ok := props[s.Name].(map[string]any); ok {
-				if msg := validate(sub, s.Value, s.Name); msg != "" {
-					o.Invalid = append(o.Invalid, SectionError{Section: s.Name, Message: msg})
+			if schema, ok := sectionSchemas[t.Type][s.Name]; ok {
+				if err := schema.Validate(s.Value, s.Name); err != nil {
+					o.Invalid = append(o.Invalid, SectionError{Section: s.Name, Message: err.Error()})
 				}
 			}
 		}

@@ -218,3 +218,15 @@ func empty(v any) bool {
 	}
 	return false
 }
+
+// stringsOf returns the strings of a decoded JSON list, leaving out what
+// is not one (callers compare the lengths to tell a list of strings).
+func stringsOf(x []any) []string {
+	out := make([]string, 0, len(x))
+	for _, e := range x {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/backoff"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -267,20 +269,10 @@ func (s *Service) Get(ctx context.Context, teamID, id string) (Report, error) {
 // Wait returns the report once it has ended or when d has passed,
 // whichever comes first (long-poll).
 func (s *Service) Wait(ctx context.Context, teamID, id string, d time.Duration) (Report, error) {
-	deadline := time.Now().Add(d)
-	pause := 100 * time.Millisecond
-	for {
+	return backoff.Poll(ctx, d, func(ctx context.Context) (Report, bool, error) {
 		r, err := s.Sync(ctx, teamID, id)
-		if err != nil || r.Status.Terminal() || !time.Now().Add(pause).Before(deadline) {
-			return r, err
-		}
-		select {
-		case <-ctx.Done():
-			return r, nil
-		case <-time.After(pause):
-		}
-		pause = min(pause*2, time.Second)
-	}
+		return r, r.Status.Terminal(), err
+	})
 }
 
 // List returns reports newest first. Returns EINVALID for a bad filter.
@@ -319,9 +311,5 @@ func (r Report) Summary(maxChars int) string {
 		b.WriteString(":\n")
 		b.WriteString(Render(Markdown, r.Sections))
 	}
-	out := b.String()
-	if utf8.RuneCountInString(out) > maxChars {
-		out = string([]rune(out)[:maxChars]) + "…"
-	}
-	return out
+	return clip.Clip(b.String(), maxChars)
 }

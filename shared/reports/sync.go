@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -156,10 +156,7 @@ func (s *Service) memoryOf(r Report) memory.Memory {
 	}
 	b.WriteString(":\n")
 	b.WriteString(Render(Markdown, r.Sections))
-	content := strings.TrimSpace(b.String())
-	if utf8.RuneCountInString(content) > memory.MaxContent {
-		content = string([]rune(content)[:memory.MaxContent-1]) + "…"
-	}
+	content := clip.Clip(strings.TrimSpace(b.String()), memory.MaxContent)
 	m := memory.Memory{TeamID: r.TeamID, Author: r.To, Type: "procedural", Visibility: memory.Private,
 		Content: content, Source: "report", CreatedAt: s.now()}
 	m.ID = ids.New("mem")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+
+	"github.com/conclave-ai/conclave/shared/schemas"
 )
 
 // Complexities of a report; each picks the model tier of the report's task.
@@ -80,7 +82,11 @@ type section struct {
 }
 
 // Schema building blocks.
-func text() map[string]any { return map[string]any{"type": "string", "minLength": 1} }
+// text is a non-empty string; the pattern refuses one of spaces alone, so
+// the schema the author reads says what the check enforces.
+func text() map[string]any {
+	return map[string]any{"type": "string", "minLength": 1, "pattern": `\S`}
+}
 
 func list(min int) map[string]any {
 	return map[string]any{"type": "array", "minItems": min, "items": text()}
@@ -147,6 +153,11 @@ func tierOf(complexity string) string {
 // five are what a reviewer in each field expects to find.
 var Templates = map[string]Template{}
 
+// sectionSchemas are the templates' section schemas, by type and section,
+// compiled once: a format json report checks each section's value on its
+// own, so each violation names its section.
+var sectionSchemas = map[string]map[string]*schemas.Schema{}
+
 // Types lists the report types, sorted.
 var Types []string
 
@@ -159,6 +170,10 @@ func init() {
 			panic("reports: template " + t.Type + ": " + err.Error())
 		}
 		Templates[t.Type] = t
+		sectionSchemas[t.Type] = map[string]*schemas.Schema{}
+		for name, sub := range t.Schema["properties"].(map[string]any) {
+			sectionSchemas[t.Type][name] = schemas.MustCompile(sub)
+		}
 		Types = append(Types, t.Type)
 	}
 	sort.Strings(Types)

@@ -26,9 +26,9 @@ import (
 	"log/slog"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/reports"
@@ -220,7 +220,7 @@ func (p *Poster) SessionEnded(ctx context.Context, ev sessions.SessionStatusChan
 		if s.Convergence != "" {
 			why = strings.TrimPrefix(why+": "+s.Convergence, ": ")
 		}
-		content = ended(fmt.Sprintf("Session %s (%s: %s)", s.ID, s.Pattern, clip(s.Goal, 200)), string(s.Status), why)
+		content = ended(fmt.Sprintf("Session %s (%s: %s)", s.ID, s.Pattern, clip.Clip(s.Goal, 200)), string(s.Status), why)
 	}
 	m := p.message(s.ConversationID, s.Lead, StrategyCollaboration, content,
 		conversations.WorkRef{Type: WorkSession, ID: s.ID, Status: string(s.Status), Agent: s.Lead})
@@ -245,7 +245,7 @@ func ended(what, status, why string) string {
 func (p *Poster) message(convID, agent, strategy, content string, ref conversations.WorkRef) conversations.Message {
 	return conversations.Message{
 		ID: ids.New("msg"), ConversationID: convID, Role: conversations.AuthorAssistant, Agent: agent,
-		Content: clip(content, conversations.MaxContent), CreatedAt: p.now(), Strategy: strategy, ResultOf: &ref,
+		Content: clip.Clip(content, conversations.MaxContent), CreatedAt: p.now(), Strategy: strategy, ResultOf: &ref,
 	}
 }
 
@@ -264,12 +264,4 @@ func (p *Poster) post(ctx context.Context, teamID string, m conversations.Messag
 		return Duplicate, nil
 	}
 	return Posted, nil
-}
-
-// clip keeps at most n characters, the last an ellipsis when cut.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

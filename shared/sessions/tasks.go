@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -37,7 +38,7 @@ type TaskModel struct{ Svc *tasks.Service }
 // BeginStage implements Tasks.
 func (m TaskModel) BeginStage(ctx context.Context, teamID string, st StageTask) (string, error) {
 	in := tasks.CreateInput{
-		Assignee: st.Agent, Type: "execute", Title: st.Title, Instructions: st.Prompt, Context: clip(st.Context, 20000),
+		Assignee: st.Agent, Type: "execute", Title: st.Title, Instructions: st.Prompt, Context: clip.Clip(st.Context, 20000),
 		CostCapUSD: &st.CapUSD, Execute: new(bool),
 		Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(workflow.MaxTaskSeconds)},
 	}
@@ -67,16 +68,8 @@ func (m TaskModel) EndStage(ctx context.Context, teamID, taskID, agent, output, 
 		_, err := m.Svc.Fail(ctx, teamID, taskID, by, failure)
 		return err
 	}
-	_, err := m.Svc.Complete(ctx, teamID, taskID, by, clip(output, 20000), nil)
+	_, err := m.Svc.Complete(ctx, teamID, taskID, by, clip.Clip(output, 20000), nil)
 	return err
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n])
-}

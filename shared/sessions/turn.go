@@ -9,6 +9,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/prompts"
@@ -53,7 +54,7 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 		return StageOutput{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", t.Agent, a.Status)}
 	}
 	taskID, err := s.Tasks.BeginStage(ctx, ses.TeamID, StageTask{SessionID: ses.ID, Lead: ses.Lead, Agent: t.Agent,
-		Title: clip(fmt.Sprintf("Session %s: %s", ses.ID, t.Title), 480), Prompt: t.Prompt, Context: ses.Context, CapUSD: ses.MaxCostUSD})
+		Title: clip.Clip(fmt.Sprintf("Session %s: %s", ses.ID, t.Title), 480), Prompt: t.Prompt, Context: ses.Context, CapUSD: ses.MaxCostUSD})
 	if err != nil {
 		return StageOutput{}, err
 	}

@@ -8,8 +8,8 @@ package taskbrief
 
 import (
 	"context"
-	"unicode/utf8"
 
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/prompts"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -64,14 +64,7 @@ func (r Reader) Brief(ctx context.Context, p workflow.TaskInput) (worker.Brief, 
 		if m.Role == conversations.AuthorAssistant && m.Agent != "" {
 			author = m.Agent
 		}
-		b.Conversation = append(b.Conversation, prompts.Line{Author: author, Content: clip(m.Content, MaxLine)})
+		b.Conversation = append(b.Conversation, prompts.Line{Author: author, Content: clip.Clip(m.Content, MaxLine)})
 	}
 	return b, nil
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/backoff"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -79,12 +79,11 @@ func (s *Service) wake(ctx context.Context, child Task) error {
 		return nil
 	}
 	out := workflow.ChildOutcome{TaskID: child.ID, Status: string(child.Status), Summary: child.Outcome()}
-	var err error
-	for attempt := range wakeAttempts {
-		if err = s.Callbacks.Succeed(ctx, child.Waiter, out); err == nil {
-			return nil
-		}
-		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
+	err := backoff.Retry(ctx, wakeAttempts, func(ctx context.Context) error {
+		return s.Callbacks.Succeed(ctx, child.Waiter, out)
+	})
+	if err == nil {
+		return nil
 	}
 	s.Log.WarnContext(ctx, "waking the waiting parent failed", "task_id", child.ID, "parent_task_id", child.ParentID, "error", err.Error())
 	return err

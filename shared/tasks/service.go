@@ -13,6 +13,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/backoff"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -437,23 +438,16 @@ func (s *Service) Get(ctx context.Context, teamID, id string) (Task, error) {
 // Wait returns the task once it is terminal or when d has passed,
 // whichever comes first (long-poll).
 func (s *Service) Wait(ctx context.Context, teamID, id string, d time.Duration) (Task, error) {
-	deadline := time.Now().Add(d)
-	pause := 100 * time.Millisecond
-	for {
+	t, err := backoff.Poll(ctx, d, func(ctx context.Context) (Task, bool, error) {
 		t, err := s.Store.GetTask(ctx, teamID, id)
-		if err != nil || t.Status.Terminal() || !time.Now().Add(pause).Before(deadline) {
-			if err == nil {
-				t.Events, err = s.Store.ListTaskEvents(ctx, teamID, id)
-			}
-			return t, err
-		}
-		select {
-		case <-ctx.Done():
-			return t, nil
-		case <-time.After(pause):
-		}
-		pause = min(pause*2, time.Second)
+		return t, t.Status.Terminal(), err
+	})
+	if err != nil {
+		return t, err
 	}
+	// The timeline is read once, for the answer, not on every look.
+	t.Events, err = s.Store.ListTaskEvents(ctx, teamID, id)
+	return t, err
 }
 
 // ReleaseToConversation hands a task's result to its conversation: a chat

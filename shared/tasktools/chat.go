@@ -11,6 +11,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/approvals"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/models"
@@ -91,7 +92,7 @@ func (c Chat) holdForApproval(ctx context.Context, tc conversations.ToolCaller, 
 	}
 	t, err := c.Tasks.Create(ctx, tc.TeamID, tasks.Creator{Type: "agent", ID: tc.Agent}, tasks.CreateInput{
 		Assignee: tc.Agent, ConversationID: tc.ConversationID, Type: "execute",
-		Title:        clipText("Finish a reply: "+call.Name+" awaiting approval", 120),
+		Title:        clip.Clip("Finish a reply: "+call.Name+" awaiting approval", 120),
 		Instructions: continuation(tc, call.Name), Context: transcript(tc.Messages), HeldCall: held,
 	}, true)
 	if err != nil {
@@ -125,7 +126,7 @@ func continuation(tc conversations.ToolCaller, tool string) string {
 	}
 	return fmt.Sprintf("You were answering the user in conversation %s. Their message:\n\n%s\n\n"+
 		"To answer it you called %s, which needed a human's approval. The decision has been made: the call's result (or the rejection) follows. "+
-		"Finish your answer to the user with it; your answer is posted in the conversation.", tc.ConversationID, clipText(asked, 8000), tool)
+		"Finish your answer to the user with it; your answer is posted in the conversation.", tc.ConversationID, clip.Clip(asked, 8000), tool)
 }
 
 // maxTranscript bounds the held task's context (tasks accept 20,000
@@ -140,10 +141,10 @@ func transcript(msgs []models.Message) string {
 		switch {
 		case len(m.ToolCalls) > 0:
 			for _, c := range m.ToolCalls {
-				fmt.Fprintf(&b, "you called %s %s\n", c.Name, clipText(c.Input, 1000))
+				fmt.Fprintf(&b, "you called %s %s\n", c.Name, clip.Clip(c.Input, 1000))
 			}
 		case m.Role == "tool":
-			fmt.Fprintf(&b, "tool result: %s\n", clipText(m.Content, 2000))
+			fmt.Fprintf(&b, "tool result: %s\n", clip.Clip(m.Content, 2000))
 		default:
 			fmt.Fprintf(&b, "%s: %s\n", m.Role, m.Content)
 		}
@@ -157,15 +158,4 @@ func transcript(msgs []models.Message) string {
 		s = "…" + s[cut:]
 	}
 	return s
-}
-
-// clipText cuts s to at most n bytes, on a character's boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/approvals"
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
@@ -161,6 +162,9 @@ type Worker struct {
 // task: its start, every tool call and result, and what it consumed.
 // Returns InvalidTask, BudgetExceeded, ModelFailed, TaskTimedOut or
 // TaskNotRunnable; their type names are the state machine's error names.
+//
+// Kept whole: the attempt's life in order (acknowledge, watch the deadline,
+// run, record), each step a helper call.
 func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskResult, error) {
 	ctx = logctx.With(ctx, "team_id", p.TeamID, "task_id", p.TaskID, "step", "run")
 	if w.Tracker == nil {
@@ -402,13 +406,6 @@ type teamContext struct {
 	resumed *approvedCalls
 }
 
-// approvedCalls is the response that waited for approvals: its calls and
-// the decision on each gated one, by call id.
-type approvedCalls struct {
-	calls     []models.ToolCall
-	decisions map[string]workflow.ApprovalOutcome
-}
-
 // runCalls runs the calls of one response in order; decisions (by call
 // id) are the human's on the calls that waited for approval. It returns
 // each call's answer and whether one waits for a delegated task.
@@ -423,7 +420,7 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, offered []m
 		if d, gated := decisions[call.ID]; gated {
 			if d.Decision != workflow.DecisionApprove {
 				out := rejection(d)
-				if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "approval_id": d.ApprovalID, "decision": d.Decision, "output": truncate(out, 500)}}); err != nil {
+				if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "approval_id": d.ApprovalID, "decision": d.Decision, "output": clip.Clip(out, 500)}}); err != nil {
 					return nil, false, notRunnable(p, err)
 				}
 				answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
@@ -439,7 +436,7 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, offered []m
 			waiting = true
 			continue
 		}
-		if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": truncate(out, 500)}}); err != nil {
+		if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": clip.Clip(out, 500)}}); err != nil {
 			return nil, false, notRunnable(p, err)
 		}
 		answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
@@ -447,111 +444,12 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, offered []m
 	return answers, waiting, nil
 }
 
-// rejection is what the model reads for a call a human rejected or nobody
-// approved in time.
-func rejection(d workflow.ApprovalOutcome) string {
-	if d.Decision == workflow.DecisionExpire {
-		return fmt.Sprintf("rejected: this call was not run; nobody approved it before approval %s expired. Go on without it, or say what you needed it for.", d.ApprovalID)
-	}
-	reason := d.Reason
-	if reason == "" {
-		reason = "no reason given"
-	}
-	return fmt.Sprintf("rejected by a human reviewer (approval %s): %s. This call was not run; do not repeat it as it was.", d.ApprovalID, reason)
-}
-
-// gate returns the calls of a response that need a human's approval: by
-// the team's policy (read once per attempt, at the first response with
-// calls) or a supports_hitl skill of the agent. A call the agent was not
-// offered is not gated (it is not run either). An unreadable policy fails
-// the attempt (the machine retries): a call is never run unapproved
-// because the policy could not be read.
-func (w *Worker) gate(ctx context.Context, p workflow.TaskInput, tc teamContext, offered []models.Tool, calls []models.ToolCall, policy **approvals.Policy) ([]workflow.ApprovalWait, error) {
-	if w.Approvals == nil {
-		return nil, nil
-	}
-	if *policy == nil {
-		pol, err := w.Approvals.Policy(ctx, p.TeamID)
-		if err != nil {
-			return nil, err
-		}
-		*policy = &pol
-	}
-	var gated []workflow.ApprovalWait
-	for _, call := range calls {
-		if !slices.ContainsFunc(offered, func(t models.Tool) bool { return t.Name == call.Name }) {
-			continue
-		}
-		cost := approvals.EstimatedCost(call.Name, tc.costCap)
-		why := approvals.Required(**policy, tc.agent, call.Name, cost)
-		if len(why) == 0 {
-			continue
-		}
-		args := json.RawMessage(strings.TrimSpace(call.Input))
-		if len(args) == 0 || !json.Valid(args) {
-			args = json.RawMessage("{}")
-		}
-		gated = append(gated, workflow.ApprovalWait{ApprovalID: approvals.NewID(), CallID: call.ID, Tool: call.Name, Arguments: args,
-			Agent: tc.agent.Slug, Reasons: why, EstimatedCostUSD: cost, TimeoutSeconds: (*policy).Expiry()})
-	}
-	return gated, nil
-}
-
-// awaitApprovals saves the conversation up to the response whose calls
-// wait for approval and returns the wait: the machine blocks the task and
-// resumes it with every decision.
-func (w *Worker) awaitApprovals(res workflow.TaskResult, msgs []models.Message, calls []models.ToolCall, gated []workflow.ApprovalWait, rv review, team string, p workflow.TaskInput, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
-	pending := make([]pendingCall, len(calls))
-	byCall := map[string]string{}
-	evs := make([]TrackEvent, 0, len(gated))
-	ids := make([]string, 0, len(gated))
-	for _, g := range gated {
-		byCall[g.CallID] = g.ApprovalID
-		ids = append(ids, g.ApprovalID)
-		evs = append(evs, TrackEvent{Type: "approval_requested", Payload: map[string]any{"tool": g.Tool, "approval_id": g.ApprovalID, "reasons": g.Reasons}})
-	}
-	for i, c := range calls {
-		pending[i] = pendingCall{ID: c.ID, Name: c.Name, Input: c.Input, ApprovalID: byCall[c.ID]}
-	}
-	if err := record(Usage{}, evs...); err != nil {
-		return res, notRunnable(p, err)
-	}
-	st, err := json.Marshal(savedState{Messages: msgs, Pending: pending, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: team})
-	if err != nil {
-		return res, err
-	}
-	res.Waiting = &workflow.Waiting{Approvals: gated, ApprovalIDs: ids, State: st, TimeoutSeconds: workflow.MaxTaskSeconds}
-	return res, nil
-}
-
-// holdChatCall is the first attempt of a task that continues a chat
-// reply (workflow.TaskInput.HeldCall): the model's conversation is the
-// task's instructions and the reply's call, which waits for its approval
-// as any gated call does. The call must be one the agent has in a task
-// (the chat's tools hold only those); one it has not is not run, and the
-// resumed attempt answers it so.
-func (w *Worker) holdChatCall(res workflow.TaskResult, req models.Request, h workflow.ApprovalWait, rv review, tc teamContext, p workflow.TaskInput, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
-	if h.ApprovalID == "" || h.CallID == "" || h.Tool == "" {
-		return res, workflow.InvalidTask{Msg: "the held chat call has no approval, call id or tool"}
-	}
-	h.Agent = p.Assignee
-	call := models.ToolCall{ID: h.CallID, Name: h.Tool, Input: string(h.Arguments)}
-	msgs := append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
-	return w.awaitApprovals(res, msgs, []models.ToolCall{call}, []workflow.ApprovalWait{h}, rv, tc.block, p, record)
-}
-
-// pendingCall is a call of a response that waited for approvals (with
-// the approval that gates it, if any).
-type pendingCall struct {
-	ID         string `json:"id"`
-	Name       string `json:"name"`
-	Input      string `json:"input,omitempty"`
-	ApprovalID string `json:"approval_id,omitempty"`
-}
-
 // prepare checks the payload and the agent and returns the model request
 // and the result so far: a fresh conversation, or the one a resumed
 // attempt saved with the delegated result appended as its tool's answer.
+//
+// Kept whole: the checks run in the payload's order and each returns the same
+// five values; split, every piece would return them all.
 func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.Budgets, record func(Usage, ...TrackEvent) error) (models.Request, workflow.TaskResult, review, teamContext, error) {
 	res := workflow.TaskResult{TaskID: p.TaskID}
 	fail := func(err error) (models.Request, workflow.TaskResult, review, teamContext, error) {
@@ -632,7 +530,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	var results []TrackEvent
 	for _, a := range answers {
 		if a.ChildTaskID != "" {
-			results = append(results, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": a.Tool, "task_id": a.ChildTaskID, "output": truncate(a.Output, 500)}})
+			results = append(results, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": a.Tool, "task_id": a.ChildTaskID, "output": clip.Clip(a.Output, 500)}})
 		}
 	}
 	if err := record(Usage{}, results...); err != nil {
@@ -693,147 +591,4 @@ func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, offered []m
 		return "error: " + err.Error(), nil
 	}
 	return out, nil
-}
-
-// WaitFor is what a tool returns to stop the attempt until a task it
-// delegated has ended: the worker runs the response's other calls, saves
-// its conversation and returns workflow.TaskResult.Waiting with every
-// child waited for, the delegation machine waits for all of them without
-// anything running, and the worker resumes once, when the last has ended,
-// with each child's outcome as its own call's result.
-type WaitFor struct{ ChildTaskID string }
-
-func (e WaitFor) Error() string { return "waiting for task " + e.ChildTaskID }
-
-// answer is one tool call of the response that waits: its result now, or
-// the child whose outcome answers it when the attempt resumes.
-type answer struct {
-	CallID      string `json:"call_id"`
-	Tool        string `json:"tool,omitempty"`
-	Output      string `json:"output,omitempty"`
-	ChildTaskID string `json:"child_task_id,omitempty"`
-}
-
-// savedState is the worker's part of workflow.Waiting.State and
-// workflow.Resume.State: the conversation up to the response that waits,
-// that response's calls and the answers it has so far, and the usage so
-// far, which the task's budgets keep counting.
-type savedState struct {
-	Messages []models.Message `json:"messages"`
-	// Answers are the waiting response's calls, in order (the messages
-	// end with the assistant turn that made them).
-	Answers []answer `json:"answers,omitempty"`
-	// Pending are the calls of a response that waits for approvals (the
-	// messages end with the assistant turn that made them); set instead
-	// of Answers.
-	Pending []pendingCall `json:"pending,omitempty"`
-	// CallID is the one waiting call of a state saved before fan-out
-	// (its messages end with that call alone).
-	CallID     string  `json:"call_id,omitempty"`
-	TokensUsed int     `json:"tokens_used"`
-	ToolCalls  int     `json:"tool_calls"`
-	CostUSD    float64 `json:"cost_usd"`
-	ModelID    string  `json:"model_id"`
-	// Review is a report's revision state: a revision asked before the
-	// wait is not asked again.
-	Review review `json:"review,omitzero"`
-	// Team is the first attempt's team block (roster and inbox summary),
-	// told again to the resumed attempt: at most prompts.TeamBudget
-	// tokens, about 2 KB of the payload.
-	Team string `json:"team,omitempty"`
-}
-
-// answers are the saved calls, a pre-fan-out state's one call included.
-func (st savedState) answers(r *workflow.Resume) []answer {
-	if len(st.Answers) > 0 || st.CallID == "" {
-		return st.Answers
-	}
-	return []answer{{CallID: st.CallID, Tool: "delegate_task", ChildTaskID: r.Child.TaskID}}
-}
-
-// resumeAnswers fills each waiting call with its own child's outcome,
-// matched by task id. A child whose outcome did not come (an execution of
-// the single-child definition waits for the first only) is answered with
-// where to look.
-func resumeAnswers(saved []answer, outcomes []workflow.ChildOutcome) []answer {
-	byID := make(map[string]string, len(outcomes))
-	for _, o := range outcomes {
-		byID[o.TaskID] = o.Summary
-	}
-	out := slices.Clone(saved)
-	for i, a := range out {
-		if a.ChildTaskID == "" {
-			continue
-		}
-		if sum, ok := byID[a.ChildTaskID]; ok {
-			out[i].Output = sum
-		} else {
-			out[i].Output = fmt.Sprintf("task %s's outcome did not arrive with the others; check it with check_task_status", a.ChildTaskID)
-		}
-	}
-	return out
-}
-
-// appendAnswers answers each call of the last assistant turn with its
-// result, in the order of the calls (ids matched: the model's toolUse ids).
-func appendAnswers(msgs []models.Message, answers []answer) []models.Message {
-	for _, a := range answers {
-		msgs = append(msgs, models.Message{Role: "tool", Content: a.Output, ToolCallID: a.CallID})
-	}
-	return msgs
-}
-
-func suspend(res workflow.TaskResult, msgs []models.Message, answers []answer, rv review, team string) (workflow.TaskResult, error) {
-	st, err := json.Marshal(savedState{Messages: msgs, Answers: answers, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: team})
-	if err != nil {
-		return res, err
-	}
-	var children []string
-	for _, a := range answers {
-		if a.ChildTaskID != "" {
-			children = append(children, a.ChildTaskID)
-		}
-	}
-	// Without a deadline (no task record) the wait is the task's budget.
-	res.Waiting = &workflow.Waiting{ChildTaskIDs: children, ChildTaskID: children[0], State: st, TimeoutSeconds: workflow.MaxTaskSeconds}
-	return res, nil
-}
-
-// resumedCalls pairs the saved calls with the decisions on them. A gated
-// call whose decision did not arrive is treated as expired: it never runs
-// unapproved.
-func resumedCalls(pending []pendingCall, outcomes []workflow.ApprovalOutcome) *approvedCalls {
-	byApproval := make(map[string]workflow.ApprovalOutcome, len(outcomes))
-	for _, o := range outcomes {
-		byApproval[o.ApprovalID] = o
-	}
-	r := &approvedCalls{decisions: map[string]workflow.ApprovalOutcome{}}
-	for _, c := range pending {
-		r.calls = append(r.calls, models.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input})
-		if c.ApprovalID == "" {
-			continue
-		}
-		d, ok := byApproval[c.ApprovalID]
-		if !ok {
-			d = workflow.ApprovalOutcome{ApprovalID: c.ApprovalID, Decision: workflow.DecisionExpire}
-		}
-		r.decisions[c.ID] = d
-	}
-	return r
-}
-
-// resumedUsage is the usage a resumed attempt's saved state carries.
-func resumedUsage(p workflow.TaskInput) Usage {
-	var st savedState
-	if p.Resume == nil || json.Unmarshal(p.Resume.State, &st) != nil {
-		return Usage{}
-	}
-	return Usage{Tokens: st.TokensUsed, ToolCalls: st.ToolCalls, CostUSD: st.CostUSD}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -75,7 +76,7 @@ func Request(req dispatch.ChoiceRequest, modelID string) models.Request {
 		"your confidence from 0 to 1 that it is the right agent, and a one-sentence reason.\n\n" +
 		"Candidates (agent (name), skill: what the skill covers):\n")
 	for _, c := range req.Candidates {
-		fmt.Fprintf(&b, "- %s (%s), skill %s: %s\n", c.Agent, c.Name, c.Skill, clip(oneLine(c.Description), maxDescription))
+		fmt.Fprintf(&b, "- %s (%s), skill %s: %s\n", c.Agent, c.Name, c.Skill, clip.Clip(oneLine(c.Description), maxDescription))
 	}
 	if req.CurrentAgent != "" {
 		fmt.Fprintf(&b, "\nThe conversation's current agent is %s. Keep it when the message follows up on the conversation; "+
@@ -138,16 +139,8 @@ func Parse(req dispatch.ChoiceRequest, resp models.Response) (dispatch.Choice, e
 	if in.Confidence == nil {
 		return dispatch.Choice{Agent: in.Agent}, fmt.Errorf("%w: no confidence", dispatch.ErrInvalidChoice)
 	}
-	ch := dispatch.Choice{Agent: strings.TrimSpace(in.Agent), Skill: strings.TrimSpace(in.Skill), Confidence: *in.Confidence, Reason: clip(oneLine(in.Reason), 300)}
+	ch := dispatch.Choice{Agent: strings.TrimSpace(in.Agent), Skill: strings.TrimSpace(in.Skill), Confidence: *in.Confidence, Reason: clip.Clip(oneLine(in.Reason), 300)}
 	return ch, req.Check(ch)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	textclip "github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/models"
 )
 
@@ -148,6 +149,9 @@ func (l Model) voiceOf(ctx context.Context, md map[string]string) voice {
 }
 
 // Converse implements models.Model.
+//
+// Kept whole: the scripted model's dispatch, one case per script a test or the
+// demo asks for.
 func (l Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return models.Response{}, err
@@ -358,13 +362,9 @@ func lastTool(req models.Request) string {
 	return ""
 }
 
-func clip(s string, n int) string {
-	r := []rune(strings.TrimSpace(s))
-	if len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return string(r)
-}
+// clip trims before it clips: the scripted model quotes the user's words
+// in its tool arguments, and a leading newline would read as a blank.
+func clip(s string, n int) string { return textclip.Clip(strings.TrimSpace(s), n) }
 
 // answer composes a reply in the agent's voice from the last user message
 // and the agent's skills; the opener is picked by a hash of the agent's

@@ -35,6 +35,9 @@ func main() {
 	}
 }
 
+// run parses the command line and runs the chosen benchmark.
+//
+// Kept whole: the command's flags and their dispatch, read as one.
 func run(ctx context.Context, args []string, w io.Writer) (err error) {
 	fs := flag.NewFlagSet("bfclbench", flag.ContinueOnError)
 	data := fs.String("data", ".local/bfcl", "the directory bfcl.sh extracts BFCL's data files into")
