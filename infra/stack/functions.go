@@ -59,7 +59,7 @@ func NewFunctions(scope constructs.Construct, id string, props *FunctionsProps) 
 	fs := &Functions{Construct: c, Functions: map[string]awslambda.Function{}}
 	env := commonEnvironment(props)
 	for _, f := range manifest.Functions {
-		fn := fs.newFunction(f, props, env)
+		fn := fs.newFunction(f, props, declared(env, f.Name))
 		fs.Functions[f.Name] = fn
 		grant(fn, f, props)
 		if _, ok := manifest.EmbedderGrants[f.Name]; ok && props.Env.Embedder != "" {
@@ -84,8 +84,8 @@ func NewFunctions(scope constructs.Construct, id string, props *FunctionsProps) 
 	return fs
 }
 
-// commonEnvironment is the part of the settings contract every function
-// gets.
+// commonEnvironment is the part of the settings contract the stage sets
+// alike for every function that declares it.
 func commonEnvironment(props *FunctionsProps) map[string]*string {
 	env := props.Env
 	common := map[string]*string{
@@ -103,6 +103,19 @@ func commonEnvironment(props *FunctionsProps) map[string]*string {
 	}
 	common[settings.EnvFunctions] = jsii.String(settings.EncodePairs(fnNames))
 	return common
+}
+
+// declared is the part of env the function name reads (manifest.Env):
+// a function learns only what it declares, and its start checks exactly
+// that (settings.Load).
+func declared(env map[string]*string, name string) map[string]*string {
+	out := map[string]*string{}
+	for _, v := range manifest.Env[name] {
+		if value, ok := env[v]; ok {
+			out[v] = value
+		}
+	}
+	return out
 }
 
 // newFunction creates f and its log group.

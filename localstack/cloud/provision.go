@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/statemachines"
@@ -57,40 +58,54 @@ const LocalFlags = "collaboration=true,expert_gate=true,ensemble=true,router_mod
 // unless the environment sets one: Bedrock, answered by the edge.
 const LocalModelProvider = "bedrock"
 
-// AppConfig is the function configuration for these resources. Models are
-// reached through the Bedrock adapter, answered by the edge with the
-// deterministic local model, unless MODEL_PROVIDER says otherwise.
-func (r Resources) AppConfig() settings.Config {
+// Environment is the environment the local cloud gives its functions:
+// every variable its resources or the developer's environment give a
+// value. Models are reached through the Bedrock adapter, answered by the
+// edge with the deterministic local model, unless MODEL_PROVIDER says
+// otherwise. Each function reads from it what it declares
+// (FunctionConfig).
+func (r Resources) Environment() map[string]string {
 	fns := map[string]string{}
 	for _, f := range manifest.Functions {
 		fns[f.Name] = r.Names.Function(f.Name)
 	}
-	flags := os.Getenv(settings.EnvFlags)
-	if flags == "" {
-		flags = LocalFlags
+	env := map[string]string{
+		settings.EnvStage: r.Names.Stage, settings.EnvTable: r.Names.Table(), settings.EnvBus: r.Names.Bus(),
+		settings.EnvStateMachines: settings.EncodePairs(r.StateMachines), settings.EnvQueues: settings.EncodePairs(r.QueueURLs),
+		settings.EnvFunctions: settings.EncodePairs(fns),
+		settings.EnvFlags:     LocalFlags,
+		// The functions run the production model path: the Bedrock
+		// adapter, whose Converse calls the edge answers (bedrock.go).
+		// MODEL_PROVIDER overrides it (local: the deterministic model
+		// called in process).
+		settings.EnvModelProvider: LocalModelProvider,
+		// A team's requests per second. The suites share the demo team
+		// and a warm machine runs their bursts at several hundred
+		// requests a second (200 made them flaky), so locally the limit
+		// only stops a runaway client; TEAM_RATE_LIMIT overrides it, and
+		// the limit's own test uses a team and a limit of its own.
+		settings.EnvTeamRateLimit: "2000",
 	}
-	// A team's requests per second. The suites share the demo team and a
-	// warm machine runs their bursts at several hundred requests a second
-	// (200 made them flaky), so locally the limit only stops a runaway
-	// client; TEAM_RATE_LIMIT overrides it, and the limit's own test uses a
-	// team and a limit of its own.
-	rate := 2000
-	if v := os.Getenv(settings.EnvTeamRateLimit); v != "" {
-		rate, _ = strconv.Atoi(v)
+	// What the developer's environment overrides, checked as in AWS (a
+	// TEAM_RATE_LIMIT=abc stops the local cloud's start, naming it).
+	for _, name := range []string{settings.EnvFlags, settings.EnvModelProvider, settings.EnvTeamRateLimit,
+		settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey} {
+		if v := os.Getenv(name); v != "" {
+			env[name] = v
+		}
 	}
-	// The functions run the production model path: the Bedrock adapter,
-	// whose Converse calls the edge answers (bedrock.go). MODEL_PROVIDER
-	// overrides it (local: the deterministic model called in process).
-	provider := os.Getenv(settings.EnvModelProvider)
-	if provider == "" {
-		provider = LocalModelProvider
-	}
-	return settings.Config{
-		TeamRateLimit: rate,
-		Stage:         r.Names.Stage, TableName: r.Names.Table(), BusName: r.Names.Bus(),
-		StateMachines: r.StateMachines, Queues: r.QueueURLs, Functions: fns,
-		Flags: settings.ParseFlags(flags), ModelProvider: provider,
-	}
+	return env
+}
+
+// FunctionConfig is the configuration of the function name on the local
+// cloud, loaded from Environment as its cold start in AWS loads its own
+// (lambdafn.LoadConfig): only the variables it declares, strictly.
+func (r Resources) FunctionConfig(name string) (settings.Config, error) {
+	env := r.Environment()
+	return lambdafn.LoadConfig(name, func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	})
 }
 
 // FunctionARN is the ARN a function would have in AWS.

@@ -174,7 +174,7 @@ func newEdge(ctx context.Context, edgeURL string, dynamoURL, motoURL *url.URL, s
 	if err != nil {
 		return nil, aws.Config{}, cloud.Resources{}, fmt.Errorf("provision: %w", err)
 	}
-	handlers, err := buildHandlers(lambdafn.Deps{Config: res.AppConfig(), AWS: awsCfg, Log: log})
+	handlers, err := buildHandlers(res, lambdafn.Deps{AWS: awsCfg, Log: log})
 	if err != nil {
 		return nil, aws.Config{}, cloud.Resources{}, err
 	}
@@ -346,11 +346,18 @@ func clientConfigs(ctx context.Context, edgeURL string, dynamoURL, motoURL *url.
 	return awsCfg, b, nil
 }
 
-// buildHandlers wires every function of the manifest with its own builder,
-// as each would be wired in its own Lambda.
-func buildHandlers(d lambdafn.Deps) (map[string]any, error) {
+// buildHandlers wires every function of the manifest with its own builder
+// and its own configuration, as each would be wired in its own Lambda: a
+// variable a function declares that is missing or malformed stops the
+// start, naming it.
+func buildHandlers(res cloud.Resources, d lambdafn.Deps) (map[string]any, error) {
 	handlers := map[string]any{}
 	for _, f := range manifest.Functions {
+		cfg, err := res.FunctionConfig(f.Name)
+		if err != nil {
+			return nil, fmt.Errorf("configuration of %s: %w", f.Name, err)
+		}
+		d.Config = cfg
 		h, err := app.Handler(f.Name, d)
 		if err != nil {
 			return nil, err

@@ -24,7 +24,8 @@ var logRoots = []string{"shared/...", "functions/...", "statemachines/..."}
 // context exists: a cold start that failed before the runtime gave the
 // function an invocation.
 var contextFree = map[string]string{
-	"shared/lambdafn/lambdafn.go:Main": "cold start: the AWS configuration or the wiring failed before any invocation",
+	"shared/lambdafn/lambdafn.go:Main":           "cold start: the AWS configuration or the wiring failed before any invocation",
+	"shared/lambdafn/lambdafn.go:LogConfigError": "cold start: the configuration is wrong, before any invocation",
 }
 
 // pendingPackages are packages another change converts (issue 15, item 7);

@@ -7,6 +7,7 @@ package lambdafn
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/logctx"
+	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/xraytrace"
 )
@@ -44,23 +46,56 @@ func NewLogger(function string) *slog.Logger {
 }
 
 // Main is the whole main() of a function: load configuration once per cold
-// start, wire, and hand the handler to the Lambda runtime.
+// start, wire, and hand the handler to the Lambda runtime. A variable the
+// function declares that is missing or malformed stops the cold start
+// before anything is built: one log line per such variable, exit status 1
+// (Lambda reports an init error and the function never serves).
 func Main(name string, build Build) {
 	log := NewLogger(name)
 	// Code that logs through slog's default logger (a service built
 	// without one) writes the same JSON, with the context's ids.
 	slog.SetDefault(log)
+	cfg, err := LoadConfig(name, os.LookupEnv)
+	if err != nil {
+		LogConfigError(log, err)
+		os.Exit(1)
+	}
 	awsCfg, err := config.LoadDefaultConfig(context.Background())
 	if err != nil {
 		log.Error("load aws config", "error", err.Error())
 		os.Exit(1)
 	}
-	h, err := Wire(build, Deps{Name: name, Config: settings.FromEnv(), AWS: awsCfg, Log: log})
+	h, err := Wire(build, Deps{Name: name, Config: cfg, AWS: awsCfg, Log: log})
 	if err != nil {
 		log.Error("wire", "error", err.Error())
 		os.Exit(1)
 	}
 	lambda.Start(h)
+}
+
+// LoadConfig reads the configuration the function name declares
+// (manifest.Env) through get (os.LookupEnv), strictly (settings.Load).
+func LoadConfig(name string, get func(string) (string, bool)) (settings.Config, error) {
+	names, ok := manifest.Env[name]
+	if !ok {
+		return settings.Config{}, fmt.Errorf("function %q declares no environment (manifest.Env)", name)
+	}
+	return settings.Load(names, get)
+}
+
+// LogConfigError logs err from LoadConfig: one line per variable it names,
+//
+//	{"level":"ERROR","msg":"configuration","function":…,"variable":"TEAM_RATE_LIMIT","error":"not a number: \"abc\""}
+//
+// (or one line without a variable for any other error).
+func LogConfigError(log *slog.Logger, err error) {
+	vars := settings.VarErrors(err)
+	if len(vars) == 0 {
+		log.Error("configuration", "error", err.Error())
+	}
+	for _, v := range vars {
+		log.Error("configuration", "variable", v.Name, "error", v.Err.Error())
+	}
 }
 
 // Wire builds a function with build and d, every AWS client it builds

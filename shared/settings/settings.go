@@ -6,15 +6,15 @@
 package settings
 
 import (
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// The environment variables a function may read. A function only gets the
-// ones its manifest entry needs (the CDK app decides); a missing variable
-// reads as empty.
+// The environment variables a function may read. A function reads only the
+// ones it declares (manifest.Env) and the CDK app sets only those; Load
+// checks each as its entry in Vars says: a required one that is missing or
+// any that is malformed stops the function's cold start.
 const (
 	EnvStage         = "STAGE"
 	EnvTable         = "TABLE_NAME"
@@ -189,10 +189,10 @@ const (
 // ARN alone.
 const TitanEmbedModel = "amazon.titan-embed-text-v2:0"
 
-// FromEnv reads Config from the process environment.
-func FromEnv() Config { return FromLookup(os.Getenv) }
-
-// FromLookup reads Config through get (os.Getenv, or a map in tests).
+// FromLookup reads every variable of Config through get (a map in tests),
+// leniently: a missing variable reads as empty, a malformed number as 0.
+// Tests use it to wire a function from a hand-written environment;
+// functions start through Load, which is strict.
 func FromLookup(get func(string) string) Config {
 	return Config{
 		Stage:         get(EnvStage),

@@ -1,0 +1,68 @@
+package manifest
+
+import "github.com/conclave-ai/conclave/shared/settings"
+
+// Env maps every function to the environment variables it reads: its
+// typed configuration. lambdafn loads exactly these at the cold start
+// (settings.Load: a required one missing, or any one malformed, stops the
+// start naming it; an optional one absent takes its default), the CDK app
+// sets exactly these (those the stage gives a value), the local cloud wires
+// each function from them, and docs/operations.md lists them.
+//
+// The declarations live here, beside the functions, because the manifest is
+// where a function's needs are read (its trigger, grants, invokes) and
+// where its name is defined; how each variable is written, whether it is
+// required and its default belong to the variable and are
+// settings.Vars'. They are a map of their own rather than a field of
+// Function so that one function's needs read in one line each, and so
+// that they can change without touching the entries of functions.go.
+var Env = map[string][]string{
+	"authorizer": {table, settings.EnvTeamRateLimit},
+	"health":     {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
+	"agents":     {table, flags, settings.EnvEmbedder},
+	"team":       {table, flags},
+	"admin":      {table},
+	"tasks":      {table, flags, bus, settings.EnvStateMachines},
+	// Lifecycle and session-steps only complete task tokens: no machine
+	// ARNs (a token names its execution).
+	"task-lifecycle": {table, bus},
+	"task-worker":    append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers}, models...),
+	"task-sweeper":   {table, flags, bus, settings.EnvStateMachines},
+	"conversations": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions,
+		settings.EnvModelTiers, settings.EnvSynthesis}, models...),
+	"expert-gate": {table, settings.EnvModelTiers, settings.EnvEmbedder},
+	"discovery":   {table, settings.EnvFunctions},
+	"routing":     {table},
+	"messages":    {table, flags, bus},
+	"memories":    {table, flags, bus},
+	// The queue consumers dead-letter a message themselves (QUEUE_URLS).
+	"message-fanout":     {table, settings.EnvQueues},
+	"memory-invalidator": {table, settings.EnvQueues},
+	"activity-recorder":  {table, settings.EnvQueues},
+	"result-poster":      {table, settings.EnvQueues},
+	"report-finalizer":   {table, bus, settings.EnvQueues},
+	"sessions":           {table, flags, bus, settings.EnvStateMachines},
+	"session-steps":      append([]string{table, flags, bus}, models...),
+	"reports":            {table, flags, bus, settings.EnvStateMachines},
+	"consultations":      append([]string{table, flags, bus, settings.EnvModelTiers}, models...),
+}
+
+// Shorthands for the variables most functions read.
+const (
+	table = settings.EnvTable
+	bus   = settings.EnvBus
+	flags = settings.EnvFlags
+)
+
+// models are the variables of the model port (shared/models/providers).
+var models = []string{settings.EnvModelProvider, settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey}
+
+// EnvVars returns the variables the function name reads, as settings.Vars
+// describes them, in declaration order.
+func EnvVars(name string) []settings.Var {
+	var out []settings.Var
+	for _, n := range Env[name] {
+		out = append(out, settings.Vars[n])
+	}
+	return out
+}
