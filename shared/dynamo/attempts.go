@@ -19,24 +19,24 @@ const attemptsRetention = 14 * 24 * time.Hour
 func (s *Store) Failed(ctx context.Context, queue, messageID string) (int, error) {
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        &s.Table,
-		Key:              key("QATTEMPT#"+queue+"#"+messageID, "ATTEMPTS"),
+		Key:              Key("QATTEMPT#"+queue+"#"+messageID, "ATTEMPTS"),
 		UpdateExpression: aws.String("ADD attempts :one SET expires_at = if_not_exists(expires_at, :exp)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":one": &types.AttributeValueMemberN{Value: "1"},
-			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(ttl(time.Now().Add(attemptsRetention)), 10)},
+			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(TTL(time.Now().Add(attemptsRetention)), 10)},
 		},
 		ReturnValues: types.ReturnValueUpdatedNew,
 	})
 	if err != nil {
-		return 0, internal(err, "UpdateItem")
+		return 0, Internal(err, "UpdateItem")
 	}
 	n, ok := out.Attributes["attempts"].(*types.AttributeValueMemberN)
 	if !ok {
-		return 0, internal(errors.New("no attempts in the answer"), "UpdateItem")
+		return 0, Internal(errors.New("no attempts in the answer"), "UpdateItem")
 	}
 	v, err := strconv.Atoi(n.Value)
 	if err != nil {
-		return 0, internal(err, "attempts")
+		return 0, Internal(err, "attempts")
 	}
 	return v, nil
 }

@@ -19,7 +19,7 @@ const rateWindowTTL = 120
 func (s *Store) CountRequest(ctx context.Context, teamID string, second int64) (int, error) {
 	out, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        &s.Table,
-		Key:              key(teamPK(teamID), "RATE#"+strconv.FormatInt(second, 10)),
+		Key:              Key(TeamPK(teamID), "RATE#"+strconv.FormatInt(second, 10)),
 		UpdateExpression: aws.String("ADD requests :one SET expires_at = if_not_exists(expires_at, :exp)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":one": &types.AttributeValueMemberN{Value: "1"},
@@ -28,15 +28,15 @@ func (s *Store) CountRequest(ctx context.Context, teamID string, second int64) (
 		ReturnValues: types.ReturnValueUpdatedNew,
 	})
 	if err != nil {
-		return 0, internal(err, "UpdateItem")
+		return 0, Internal(err, "UpdateItem")
 	}
 	n, ok := out.Attributes["requests"].(*types.AttributeValueMemberN)
 	if !ok {
-		return 0, internal(errors.New("no count in the answer"), "UpdateItem")
+		return 0, Internal(errors.New("no count in the answer"), "UpdateItem")
 	}
 	v, err := strconv.Atoi(n.Value)
 	if err != nil {
-		return 0, internal(err, "UpdateItem")
+		return 0, Internal(err, "UpdateItem")
 	}
 	return v, nil
 }

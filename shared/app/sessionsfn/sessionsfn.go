@@ -17,7 +17,7 @@ import (
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.New(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	svc := sessionwiring.New(d, store, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS), nil)
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	svc := sessionwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS), nil)
 	api.SessionRoutes(rt, svc)
 }
