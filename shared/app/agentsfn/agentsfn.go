@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/agentapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
@@ -34,5 +34,5 @@ func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	if d.Config.Embedder == settings.EmbedderTitan {
 		svc.Vectors = &expertgate.VectorWriter{Store: gatestore.New(core.DB, core.Table), Embedder: bedrock.TitanFromConfig(d.AWS, settings.TitanEmbedModel), Timeout: vectorTimeout}
 	}
-	api.AgentRoutes(rt, svc)
+	agentapi.AgentRoutes(rt, svc)
 }

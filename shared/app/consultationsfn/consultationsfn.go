@@ -8,7 +8,7 @@
 package consultationsfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/consultapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -23,7 +23,7 @@ import (
 var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
-	api.ConsultationRoutes(rt, Service(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
+	consultapi.ConsultationRoutes(rt, Service(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
 }
 
 // Service builds the consultation service on store (the chat and task

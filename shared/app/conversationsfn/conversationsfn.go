@@ -8,6 +8,7 @@ package conversationsfn
 
 import (
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/convapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
@@ -37,7 +38,7 @@ var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	svc := Service(d, core)
-	api.ConversationRoutes(rt, svc)
+	convapi.ConversationRoutes(rt, svc)
 	// The tools an agent's model receives: served here, where the tool
 	// catalog is linked already, from the very Specs of the chat's
 	// tools (svc.Tools) and of the task worker's (the same wiring,

@@ -6,7 +6,7 @@ package discoveryfn
 import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/discoveryapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/discovery"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -25,5 +25,5 @@ func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	if fn := d.Config.Functions["expert-gate"]; fn != "" {
 		gate = &gateclient.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
 	}
-	api.DiscoveryRoutes(rt, &discovery.Service{Dir: gatestore.New(core.DB, core.Table), Gate: gate})
+	discoveryapi.DiscoveryRoutes(rt, &discovery.Service{Dir: gatestore.New(core.DB, core.Table), Gate: gate})
 }

@@ -3,7 +3,7 @@
 package memoriesfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/memoryapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/memorystore"
@@ -18,5 +18,5 @@ var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	store := memorystore.New(core.DB, core.Table)
-	api.MemoryRoutes(rt, &memory.Service{Store: store, Dir: store, Bus: eventbus.FromConfig(d.AWS, d.Config.BusName)})
+	memoryapi.MemoryRoutes(rt, &memory.Service{Store: store, Dir: store, Bus: eventbus.FromConfig(d.AWS, d.Config.BusName)})
 }

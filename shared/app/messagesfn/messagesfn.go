@@ -3,7 +3,7 @@
 package messagesfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/messageapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -16,5 +16,5 @@ import (
 var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
-	api.MessageRoutes(rt, messagingwiring.Service(core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
+	messageapi.MessageRoutes(rt, messagingwiring.Service(core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
 }

@@ -6,7 +6,7 @@
 package reportsfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/reportapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -25,5 +25,5 @@ func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	// No callbacks: a report's task is new, so nothing waits on it when
 	// this function cancels it.
 	w := taskwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), nil)
-	api.ReportRoutes(rt, &reports.Service{Store: reportstore.New(core.DB, core.Table), Tasks: w.Tasks, Conversations: convstore.New(core.DB, core.Table), Bus: w.Bus, Log: d.Log})
+	reportapi.ReportRoutes(rt, &reports.Service{Store: reportstore.New(core.DB, core.Table), Tasks: w.Tasks, Conversations: convstore.New(core.DB, core.Table), Bus: w.Bus, Log: d.Log})
 }

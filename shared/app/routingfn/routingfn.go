@@ -4,7 +4,7 @@
 package routingfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/routingapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -17,5 +17,5 @@ import (
 var Build, Router = httpfn.NewReadOnly(register)
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
-	api.RoutingRoutes(rt, &dispatch.Service{Store: decisionstore.New(core.DB, core.Table)})
+	routingapi.RoutingRoutes(rt, &dispatch.Service{Store: decisionstore.New(core.DB, core.Table)})
 }

@@ -5,7 +5,7 @@
 package sessionsfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/sessionapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -19,5 +19,5 @@ var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	svc := sessionwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS), nil)
-	api.SessionRoutes(rt, svc)
+	sessionapi.SessionRoutes(rt, svc)
 }

@@ -3,7 +3,7 @@
 package teamfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/teamapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/activitystore"
@@ -17,5 +17,5 @@ import (
 var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
-	api.TeamRoutes(rt, teams.NewService(teamstore.New(core.DB, core.Table)), activitystore.New(core.DB, core.Table))
+	teamapi.TeamRoutes(rt, teams.NewService(teamstore.New(core.DB, core.Table)), activitystore.New(core.DB, core.Table))
 }

@@ -1,21 +1,12 @@
-// Package api holds the HTTP route handlers. Each function registers its
-// routes on an httpapi.Router; handlers only translate between HTTP and the
-// domain services and never see another team's id (it comes from the
-// authorizer context).
-package api
+package agentapi
 
 import (
 	"context"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 )
-
-// ListResponse is the shape of every paginated listing.
-type ListResponse[T any] struct {
-	Items     []T    `json:"items"`
-	NextToken string `json:"next_token,omitempty"`
-}
 
 // AgentRoutes registers the agents function's routes.
 func AgentRoutes(rt *httpapi.Router, svc *agents.Service) {
@@ -39,7 +30,7 @@ func AgentRoutes(rt *httpapi.Router, svc *agents.Service) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		return httpapi.OK(ListResponse[agents.Agent]{Items: list, NextToken: next}), nil
+		return httpapi.OK(api.ListResponse[agents.Agent]{Items: list, NextToken: next}), nil
 	})
 	rt.Handle("GET /v1/agents/{slug}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		a, err := svc.Get(ctx, r.TeamID, r.Param("slug"))

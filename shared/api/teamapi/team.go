@@ -1,9 +1,10 @@
-package api
+package teamapi
 
 import (
 	"context"
 
 	"github.com/conclave-ai/conclave/shared/activity"
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
@@ -26,7 +27,7 @@ func TeamRoutes(rt *httpapi.Router, svc *teams.Service, log activity.Store) {
 		if keys == nil {
 			keys = []teams.APIKey{}
 		}
-		return httpapi.OK(ListResponse[teams.APIKey]{Items: keys}), nil
+		return httpapi.OK(api.ListResponse[teams.APIKey]{Items: keys}), nil
 	})
 	rt.Handle("POST /v1/keys", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in struct {
@@ -64,6 +65,6 @@ func TeamRoutes(rt *httpapi.Router, svc *teams.Service, log activity.Store) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		return httpapi.OK(ListResponse[activity.Entry]{Items: list, NextToken: next}), nil
+		return httpapi.OK(api.ListResponse[activity.Entry]{Items: list, NextToken: next}), nil
 	})
 }

@@ -1,17 +1,15 @@
-package api
+package convapi
 
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/ids"
-
 	"github.com/conclave-ai/conclave/shared/conversations"
-	"github.com/conclave-ai/conclave/shared/discovery"
 	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/ids"
 )
 
 // ConversationRoutes registers the conversations function's routes: the
@@ -20,7 +18,7 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 	handoffRoutes(rt, svc)
 	rt.Handle("POST /v1/conversations", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in conversations.CreateInput
-		if err := decodeOptional(r, &in); err != nil {
+		if err := api.DecodeOptional(r, &in); err != nil {
 			return httpapi.Response{}, err
 		}
 		c, err := svc.Create(ctx, r.TeamID, in)
@@ -38,7 +36,7 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		return httpapi.OK(ListResponse[conversations.Conversation]{Items: list, NextToken: next}), nil
+		return httpapi.OK(api.ListResponse[conversations.Conversation]{Items: list, NextToken: next}), nil
 	})
 	rt.Handle("GET /v1/conversations/{id}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		c, err := svc.Get(ctx, r.TeamID, r.Param("id"))
@@ -66,7 +64,7 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		return httpapi.OK(ListResponse[conversations.Message]{Items: list, NextToken: next}), nil
+		return httpapi.OK(api.ListResponse[conversations.Message]{Items: list, NextToken: next}), nil
 	})
 	rt.Handle("POST /v1/conversations/{id}/messages", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in conversations.PostInput
@@ -119,39 +117,4 @@ func afterWait(r *httpapi.Request) (string, time.Duration, error) {
 		return "", 0, apperr.Invalid("wait", "wait needs after: the id of the last message the client has")
 	}
 	return after, time.Duration(n) * time.Second, nil
-}
-
-func csv(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// DiscoveryRoutes registers the discovery function's routes.
-func DiscoveryRoutes(rt *httpapi.Router, svc *discovery.Service) {
-	rt.Handle("GET /v1/agents/recommend", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-		list, err := svc.Recommend(ctx, r.TeamID, r.Query("query"))
-		if err != nil {
-			return httpapi.Response{}, err
-		}
-		return httpapi.OK(ListResponse[discovery.Recommendation]{Items: list}), nil
-	})
-	rt.Handle("GET /v1/agents/experts", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-		list, err := svc.FindExperts(ctx, r.TeamID, csv(r.Query("skills")), csv(r.Query("exclude")))
-		if err != nil {
-			return httpapi.Response{}, err
-		}
-		return httpapi.OK(ListResponse[discovery.Expert]{Items: list}), nil
-	})
-	rt.Handle("GET /v1/agents/{slug}/availability", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-		a, err := svc.Availability(ctx, r.TeamID, r.Param("slug"))
-		if err != nil {
-			return httpapi.Response{}, err
-		}
-		return httpapi.OK(a), nil
-	})
 }

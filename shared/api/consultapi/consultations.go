@@ -1,10 +1,11 @@
-package api
+package consultapi
 
 import (
 	"context"
 	"strconv"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/httpapi"
@@ -50,7 +51,7 @@ func (h consultationHandlers) list(ctx context.Context, r *httpapi.Request) (htt
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	return httpapi.OK(ListResponse[consultations.Consultation]{Items: list, NextToken: next}), nil
+	return httpapi.OK(api.ListResponse[consultations.Consultation]{Items: list, NextToken: next}), nil
 }
 
 func (h consultationHandlers) metrics(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
@@ -68,8 +69,8 @@ func (h consultationHandlers) get(ctx context.Context, r *httpapi.Request) (http
 	wait := 0
 	if w := r.Query("wait"); w != "" {
 		n, err := strconv.Atoi(w)
-		if err != nil || n < 0 || n > MaxWait {
-			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", MaxWait)
+		if err != nil || n < 0 || n > api.MaxWait {
+			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", api.MaxWait)
 		}
 		wait = n
 	}
@@ -119,7 +120,7 @@ func (h consultationHandlers) escalations(ctx context.Context, r *httpapi.Reques
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	return httpapi.OK(ListResponse[consultations.Escalation]{Items: list, NextToken: next}), nil
+	return httpapi.OK(api.ListResponse[consultations.Escalation]{Items: list, NextToken: next}), nil
 }
 
 func (h consultationHandlers) resolve(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {

@@ -1,8 +1,9 @@
-package api
+package approvalapi
 
 import (
 	"context"
 
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 )
@@ -29,7 +30,7 @@ func (h approvalHandlers) putPolicy(ctx context.Context, r *httpapi.Request) (ht
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	return okApproval(h.svc.PutPolicy(ctx, r.TeamID, byUser(r), in))
+	return okApproval(h.svc.PutPolicy(ctx, r.TeamID, api.ByUser(r), in))
 }
 
 func (h approvalHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
@@ -41,7 +42,7 @@ func (h approvalHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	return httpapi.OK(ListResponse[approvals.Approval]{Items: list, NextToken: next}), nil
+	return httpapi.OK(api.ListResponse[approvals.Approval]{Items: list, NextToken: next}), nil
 }
 
 func (h approvalHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
@@ -53,7 +54,7 @@ func (h approvalHandlers) decide(ctx context.Context, r *httpapi.Request) (httpa
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	return okApproval(h.svc.Decide(ctx, r.TeamID, r.Param("id"), byUser(r), in))
+	return okApproval(h.svc.Decide(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in))
 }
 
 // okApproval answers 200 with v, or the error.

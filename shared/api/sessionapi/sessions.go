@@ -1,8 +1,9 @@
-package api
+package sessionapi
 
 import (
 	"context"
 
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/sessions"
 )
@@ -27,7 +28,7 @@ func (h sessionHandlers) create(ctx context.Context, r *httpapi.Request) (httpap
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	s, err := h.svc.Create(ctx, r.TeamID, byUser(r), in)
+	s, err := h.svc.Create(ctx, r.TeamID, api.ByUser(r), in)
 	if err != nil {
 		return httpapi.Response{}, err
 	}
@@ -44,7 +45,7 @@ func (h sessionHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	return httpapi.OK(ListResponse[sessions.Session]{Items: list, NextToken: next}), nil
+	return httpapi.OK(api.ListResponse[sessions.Session]{Items: list, NextToken: next}), nil
 }
 
 func (h sessionHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
@@ -60,7 +61,7 @@ func (h sessionHandlers) trace(ctx context.Context, r *httpapi.Request) (httpapi
 }
 
 func (h sessionHandlers) cancel(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	return ok(h.svc.Cancel(ctx, r.TeamID, r.Param("id"), byUser(r)))
+	return ok(h.svc.Cancel(ctx, r.TeamID, r.Param("id"), api.ByUser(r)))
 }
 
 func (h sessionHandlers) approve(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
@@ -68,7 +69,7 @@ func (h sessionHandlers) approve(ctx context.Context, r *httpapi.Request) (httpa
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	return ok(h.svc.Approve(ctx, r.TeamID, r.Param("id"), byUser(r), in))
+	return ok(h.svc.Approve(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in))
 }
 
 func (h sessionHandlers) resume(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {

@@ -1,23 +1,15 @@
-package api
+package taskapi
 
 import (
 	"context"
 	"strconv"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/tasks"
 )
-
-// MaxWait bounds GET /v1/tasks/{id}?wait=N below API Gateway's 30 s
-// integration timeout (the function's own timeout is 29 s).
-const MaxWait = 25
-
-// decodeOptional decodes a body that may be left out (`null` is refused).
-func decodeOptional(r *httpapi.Request, v any) error { return r.DecodeOptional(v) }
-
-func byUser(r *httpapi.Request) string { return "user:" + r.KeyID }
 
 // TaskRoutes registers the tasks function's routes.
 func TaskRoutes(rt *httpapi.Router, svc *tasks.Service) {
@@ -42,6 +34,20 @@ func TaskRoutes(rt *httpapi.Router, svc *tasks.Service) {
 
 // taskHandlers are the tasks function's route handlers.
 type taskHandlers struct{ svc *tasks.Service }
+
+func created(t tasks.Task, err error) (httpapi.Response, error) {
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.Created(t), nil
+}
+
+func result(t tasks.Task, err error) (httpapi.Response, error) {
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.OK(t), nil
+}
 
 func (h taskHandlers) create(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	var in tasks.CreateInput
@@ -73,7 +79,7 @@ func (h taskHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.Res
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	return httpapi.OK(ListResponse[tasks.Task]{Items: list, NextToken: next}), nil
+	return httpapi.OK(api.ListResponse[tasks.Task]{Items: list, NextToken: next}), nil
 }
 
 // get long-polls with ?wait=N (seconds, at most MaxWait) until the task is
@@ -82,8 +88,8 @@ func (h taskHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Resp
 	wait := 0
 	if w := r.Query("wait"); w != "" {
 		n, err := strconv.Atoi(w)
-		if err != nil || n < 0 || n > MaxWait {
-			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", MaxWait)
+		if err != nil || n < 0 || n > api.MaxWait {
+			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", api.MaxWait)
 		}
 		wait = n
 	}
@@ -94,7 +100,7 @@ func (h taskHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Resp
 }
 
 func (h taskHandlers) start(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	return result(h.svc.Start(ctx, r.TeamID, r.Param("id"), byUser(r)))
+	return result(h.svc.Start(ctx, r.TeamID, r.Param("id"), api.ByUser(r)))
 }
 
 func (h taskHandlers) complete(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
@@ -102,10 +108,10 @@ func (h taskHandlers) complete(ctx context.Context, r *httpapi.Request) (httpapi
 		Output          string   `json:"output"`
 		ResultArtifacts []string `json:"result_artifacts"`
 	}
-	if err := decodeOptional(r, &in); err != nil {
+	if err := api.DecodeOptional(r, &in); err != nil {
 		return httpapi.Response{}, err
 	}
-	return result(h.svc.Complete(ctx, r.TeamID, r.Param("id"), byUser(r), in.Output, in.ResultArtifacts))
+	return result(h.svc.Complete(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in.Output, in.ResultArtifacts))
 }
 
 // withReason serves a verb whose body is {"reason": …}; the body is
@@ -115,14 +121,14 @@ func (h taskHandlers) withReason(required bool, verb func(ctx context.Context, t
 		var in struct {
 			Reason string `json:"reason"`
 		}
-		decode := decodeOptional
+		decode := api.DecodeOptional
 		if required {
 			decode = func(r *httpapi.Request, v any) error { return r.Decode(v) }
 		}
 		if err := decode(r, &in); err != nil {
 			return httpapi.Response{}, err
 		}
-		return result(verb(ctx, r.TeamID, r.Param("id"), byUser(r), in.Reason))
+		return result(verb(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in.Reason))
 	}
 }
 
@@ -133,7 +139,7 @@ func (h taskHandlers) assign(ctx context.Context, r *httpapi.Request) (httpapi.R
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	return result(h.svc.Reassign(ctx, r.TeamID, r.Param("id"), byUser(r), in.Assignee))
+	return result(h.svc.Reassign(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in.Assignee))
 }
 
 func (h taskHandlers) load(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
@@ -142,18 +148,4 @@ func (h taskHandlers) load(ctx context.Context, r *httpapi.Request) (httpapi.Res
 		return httpapi.Response{}, err
 	}
 	return httpapi.OK(map[string]any{"agent": r.Param("slug"), "active_tasks": n, "limit": tasks.MaxActivePerAgent}), nil
-}
-
-func created(t tasks.Task, err error) (httpapi.Response, error) {
-	if err != nil {
-		return httpapi.Response{}, err
-	}
-	return httpapi.Created(t), nil
-}
-
-func result(t tasks.Task, err error) (httpapi.Response, error) {
-	if err != nil {
-		return httpapi.Response{}, err
-	}
-	return httpapi.OK(t), nil
 }

@@ -1,10 +1,11 @@
-package api
+package routingapi
 
 import (
 	"context"
 	"strconv"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/httpapi"
@@ -46,7 +47,7 @@ func RoutingRoutes(rt *httpapi.Router, svc *dispatch.Service) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		return httpapi.OK(ListResponse[dispatch.Decision]{Items: list, NextToken: next}), nil
+		return httpapi.OK(api.ListResponse[dispatch.Decision]{Items: list, NextToken: next}), nil
 	})
 	rt.Handle("GET /v1/routing/decisions/{id}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		d, err := svc.Decision(ctx, r.TeamID, r.Param("id"))

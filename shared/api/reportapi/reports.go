@@ -1,10 +1,11 @@
-package api
+package reportapi
 
 import (
 	"context"
 	"strconv"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/reports"
@@ -23,7 +24,7 @@ func ReportRoutes(rt *httpapi.Router, svc *reports.Service) {
 type reportHandlers struct{ svc *reports.Service }
 
 func (h reportHandlers) templates(context.Context, *httpapi.Request) (httpapi.Response, error) {
-	return httpapi.OK(ListResponse[reports.Template]{Items: reports.List()}), nil
+	return httpapi.OK(api.ListResponse[reports.Template]{Items: reports.List()}), nil
 }
 
 // request creates the report and its task; a user (the API key) makes the
@@ -50,7 +51,7 @@ func (h reportHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.R
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	return httpapi.OK(ListResponse[reports.Report]{Items: list, NextToken: next}), nil
+	return httpapi.OK(api.ListResponse[reports.Report]{Items: list, NextToken: next}), nil
 }
 
 // get long-polls with ?wait=N (seconds, at most MaxWait) until the report
@@ -59,8 +60,8 @@ func (h reportHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Re
 	wait := 0
 	if w := r.Query("wait"); w != "" {
 		n, err := strconv.Atoi(w)
-		if err != nil || n < 0 || n > MaxWait {
-			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", MaxWait)
+		if err != nil || n < 0 || n > api.MaxWait {
+			return httpapi.Response{}, apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", api.MaxWait)
 		}
 		wait = n
 	}
