@@ -11,4 +11,5 @@ const MaxWait = 25
 // DecodeOptional decodes a body that may be left out (`null` is refused).
 func DecodeOptional(r *httpapi.Request, v any) error { return r.DecodeOptional(v) }
 
+// ByUser is the actor of a request made with an API key.
 func ByUser(r *httpapi.Request) string { return "user:" + r.KeyID }

@@ -159,33 +159,52 @@ const (
 	infixParent   = "#PARENT#"
 	infixConv     = "#CONV#"
 
-	SkTeam     = "TEAM"
-	SkAPIKey   = "APIKEY"
-	SkMemEpoch = "MEMEPOCH"
-	SkPolicy   = "APPROVALPOLICY"
+	SKTeam     = "TEAM"
+	SKAPIKey   = "APIKEY"
+	SKMemEpoch = "MEMEPOCH"
+	SKPolicy   = "APPROVALPOLICY"
 
-	// rangeEnd sorts after every id (ids are lower-case base32), so
+	// RangeEnd sorts after every id (ids are lower-case base32), so
 	// BETWEEN <prefix><floor> AND <prefix>~ is "this prefix, from floor on".
 	RangeEnd = "~"
 )
 
-func TeamPK(teamID string) string   { return prefixTeam + teamID }
-func APIKeyPK(hash string) string   { return prefixAPIKey + hash }
-func KeyGSI1SK(keyID string) string { return PrefixKey + keyID }
-func AgentSK(slug string) string    { return PrefixAgent + slug }
-func idemSK(key string) string      { return prefixIdem + key }
-func LoadSK(slug string) string     { return PrefixLoad + slug }
+// TeamPK is the partition of every item of a team.
+func TeamPK(teamID string) string { return prefixTeam + teamID }
 
+// APIKeyPK is the partition of an API key, by the hash of its secret.
+func APIKeyPK(hash string) string { return prefixAPIKey + hash }
+
+// KeyGSI1SK is an API key's sort key on gsi1 (a team's keys).
+func KeyGSI1SK(keyID string) string { return PrefixKey + keyID }
+
+// AgentSK is an agent's sort key.
+func AgentSK(slug string) string { return PrefixAgent + slug }
+func idemSK(key string) string   { return prefixIdem + key }
+
+// LoadSK is the sort key of an agent's counters (LoadItem).
+func LoadSK(slug string) string { return PrefixLoad + slug }
+
+// ActivitySK is an activity entry's sort key: by time, then event id.
 func ActivitySK(at time.Time, eventID string) string {
 	return PrefixActivity + at.UTC().Format(time.RFC3339Nano) + "#" + eventID
 }
 
-func TaskSK(id string) string              { return PrefixTask + id }
+// TaskSK is a task's sort key.
+func TaskSK(id string) string { return PrefixTask + id }
+
+// TaskEventPrefix is the sort key prefix of a task's timeline.
 func TaskEventPrefix(taskID string) string { return prefixTaskEvent + taskID + "#" }
+
+// TaskEventSK is a timeline entry's sort key, ordered by seq.
 func TaskEventSK(taskID string, seq int) string {
 	return fmt.Sprintf("%s%08d", TaskEventPrefix(taskID), seq)
 }
+
+// AssigneeGSI1PK is the gsi1 partition of an agent's tasks.
 func AssigneeGSI1PK(teamID, slug string) string { return TeamPK(teamID) + infixAssignee + slug }
+
+// ParentGSI2PK is the gsi2 partition of a task's children.
 func ParentGSI2PK(teamID, parentID string) string {
 	return TeamPK(teamID) + infixParent + parentID
 }
@@ -194,6 +213,7 @@ func ParentGSI2PK(teamID, parentID string) string {
 // so the sweeper's index never has one hot key.
 const DueShards = 8
 
+// DueShard is the index partition of a task's deadline.
 func DueShard(id string) int {
 	h := fnv.New32a()
 	h.Write([]byte(id))
@@ -201,46 +221,98 @@ func DueShard(id string) int {
 }
 
 // DueKey sorts lexicographically by time (fixed width, UTC).
-func DueKey(t time.Time) string  { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+func DueKey(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// DueGSI3PK is the gsi3 partition of one deadline shard.
 func DueGSI3PK(shard int) string { return fmt.Sprintf("%s%d", prefixDue, shard) }
+
+// DueGSI3SK is a running task's gsi3 sort key: its deadline, then team and task.
 func DueGSI3SK(deadline time.Time, teamID, taskID string) string {
 	return DueKey(deadline) + "#" + teamID + "#" + taskID
 }
 
-func ConvSK(id string) string               { return PrefixConv + id }
-func PartPrefix(conv string) string         { return prefixPart + conv + "#" }
-func PartSK(conv, slug string) string       { return PartPrefix(conv) + slug }
-func MsgPrefix(conv string) string          { return prefixMsg + conv + "#" }
-func MsgSK(conv, id string) string          { return MsgPrefix(conv) + id }
-func HandoffPrefix(conv string) string      { return prefixHandoff + conv + "#" }
-func HandoffSK(conv, id string) string      { return HandoffPrefix(conv) + id }
-func DecisionSK(id string) string           { return PrefixDecision + id }
-func DecisionFloor(since time.Time) string  { return DecisionSK(ids.Floor("rdec", since)) }
+// ConvSK is a conversation's sort key.
+func ConvSK(id string) string { return PrefixConv + id }
+
+// PartPrefix is the sort key prefix of a conversation's participants.
+func PartPrefix(conv string) string { return prefixPart + conv + "#" }
+
+// PartSK is a participant's sort key.
+func PartSK(conv, slug string) string { return PartPrefix(conv) + slug }
+
+// MsgPrefix is the sort key prefix of a conversation's messages.
+func MsgPrefix(conv string) string { return prefixMsg + conv + "#" }
+
+// MsgSK is a conversation message's sort key.
+func MsgSK(conv, id string) string { return MsgPrefix(conv) + id }
+
+// HandoffPrefix is the sort key prefix of a conversation's handoffs.
+func HandoffPrefix(conv string) string { return prefixHandoff + conv + "#" }
+
+// HandoffSK is a handoff's sort key.
+func HandoffSK(conv, id string) string { return HandoffPrefix(conv) + id }
+
+// DecisionSK is a routing decision's sort key.
+func DecisionSK(id string) string { return PrefixDecision + id }
+
+// DecisionFloor is the first decision sort key made at or after since.
+func DecisionFloor(since time.Time) string { return DecisionSK(ids.Floor("rdec", since)) }
+
+// ConvGSI1PK is the gsi1 partition of a conversation's decisions.
 func ConvGSI1PK(teamID, conv string) string { return TeamPK(teamID) + infixConv + conv }
+
+// FeedbackSK is the sort key of one agent's rating of a message.
 func FeedbackSK(msgID, agent string) string { return PrefixFeedback + msgID + "#" + agent }
-func FeedbackFloor(since time.Time) string  { return PrefixFeedback + ids.Floor("msg", since) }
-func AgentMsgSK(id string) string           { return prefixAgentMsg + id }
-func InboxPrefix(agent string) string       { return prefixInbox + agent + "#" }
-func InboxSK(agent, msgID string) string    { return InboxPrefix(agent) + msgID }
-func MemorySK(id string) string             { return PrefixMemory + id }
-func ContextSK(agent string) string         { return prefixContext + agent }
-func ReportSK(id string) string             { return PrefixReport + id }
-func ResultSK(marker string) string         { return prefixResult + marker }
-func ApprovalSK(id string) string           { return PrefixApproval + id }
+
+// FeedbackFloor is the first rating sort key of messages made at or after since.
+func FeedbackFloor(since time.Time) string { return PrefixFeedback + ids.Floor("msg", since) }
+
+// AgentMsgSK is an agent message's sort key.
+func AgentMsgSK(id string) string { return prefixAgentMsg + id }
+
+// InboxPrefix is the sort key prefix of an agent's inbox.
+func InboxPrefix(agent string) string { return prefixInbox + agent + "#" }
+
+// InboxSK is an inbox entry's sort key.
+func InboxSK(agent, msgID string) string { return InboxPrefix(agent) + msgID }
+
+// MemorySK is a memory's sort key.
+func MemorySK(id string) string { return PrefixMemory + id }
+
+// ContextSK is the sort key of an agent's cached memory context.
+func ContextSK(agent string) string { return prefixContext + agent }
+
+// ReportSK is a report's sort key.
+func ReportSK(id string) string { return PrefixReport + id }
+
+// ResultSK is the sort key of a posted result's marker.
+func ResultSK(marker string) string { return prefixResult + marker }
+
+// ApprovalSK is an approval request's sort key.
+func ApprovalSK(id string) string { return PrefixApproval + id }
 
 // SkillVecPrefix is the sort key prefix of a team's skill vectors by one
 // embedder; an embedder ID is printable ASCII without '#'
 // ("amazon.titan-embed-text-v2:0/512").
 func SkillVecPrefix(embedder string) string { return prefixSkillVec + embedder + "#" }
+
+// SkillVecSK is the sort key of one agent version's skill vectors.
 func SkillVecSK(embedder, slug string, version int) string {
 	return SkillVecPrefix(embedder) + slug + "#" + strconv.Itoa(version)
 }
+
+// Key is the primary key of the item at pk, sk.
 func Key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{AttrPK: str(pk), AttrSK: str(sk)}
 }
 
-func SessionSK(id string) string           { return PrefixSession + id }
-func SessionMsgPrefix(id string) string    { return prefixSesMsg + id + "#" }
+// SessionSK is a collaboration session's sort key.
+func SessionSK(id string) string { return PrefixSession + id }
+
+// SessionMsgPrefix is the sort key prefix of a session's messages.
+func SessionMsgPrefix(id string) string { return prefixSesMsg + id + "#" }
+
+// SessionMsgSK is a session message's sort key.
 func SessionMsgSK(id, msgID string) string { return SessionMsgPrefix(id) + msgID }
 
 // SessionDueGSI3PK is the one partition of unfinished sessions' deadlines

@@ -45,7 +45,7 @@ func TestKeyShapes(t *testing.T) {
 		{PartPrefix("conv_1"), "CPART#conv_1#"},
 		{HandoffPrefix("conv_1"), "HOFF#conv_1#"},
 		{ApprovalSK("apr_1"), "APPROVAL#apr_1"},
-		{SkTeam + "|" + SkAPIKey + "|" + SkMemEpoch + "|" + SkPolicy, "TEAM|APIKEY|MEMEPOCH|APPROVALPOLICY"},
+		{SKTeam + "|" + SKAPIKey + "|" + SKMemEpoch + "|" + SKPolicy, "TEAM|APIKEY|MEMEPOCH|APPROVALPOLICY"},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c[1], c[0])

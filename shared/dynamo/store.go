@@ -128,9 +128,13 @@ func AllOf(conds []expression.ConditionBuilder) expression.ConditionBuilder {
 	}
 }
 
-// Name and value shorten the expression builder's operands.
+// Name shortens the expression builder's attribute operand.
 func Name(n string) expression.NameBuilder { return expression.Name(n) }
-func Value(v any) expression.ValueBuilder  { return expression.Value(v) }
+
+// Value shortens the expression builder's value operand.
+func Value(v any) expression.ValueBuilder { return expression.Value(v) }
+
+// KeyIs is the key condition "k = v".
 func KeyIs(k string, v any) expression.KeyConditionBuilder {
 	return expression.Key(k).Equal(expression.Value(v))
 }
@@ -183,6 +187,8 @@ func decodeToken(scope, token string) (map[string]types.AttributeValue, error) {
 	return out, nil
 }
 
+// Marshal encodes an item struct as DynamoDB stores it (numbers below
+// DynamoDB's range flushed to 0, see minNumber).
 func Marshal(v any) (map[string]types.AttributeValue, error) {
 	m, err := attributevalue.MarshalMap(v)
 	if err == nil {
@@ -226,6 +232,7 @@ func flushValue(v types.AttributeValue) types.AttributeValue {
 	return v
 }
 
+// Unmarshal decodes a stored item into an item struct.
 func Unmarshal(m map[string]types.AttributeValue, v any) error {
 	return attributevalue.UnmarshalMap(m, v)
 }

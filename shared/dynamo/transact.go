@@ -120,7 +120,7 @@ func RetryConflict(err error, msg string) error {
 
 // Txn gathers the writes of one transaction, each with its role. The first
 // write that fails to build (a programming error: an item or value the
-// encoder cannot marshal) is kept and returned by run, so a method reads as
+// encoder cannot marshal) is kept and returned by Run, so a method reads as
 // the list of its writes.
 type Txn struct {
 	Store *Store
@@ -128,8 +128,11 @@ type Txn struct {
 	err   error
 }
 
+// Txn starts a transaction on s; Store is exported for the stores that
+// write a raw TransactWriteItem (a Delete) with Add.
 func (s *Store) Txn() *Txn { return &Txn{Store: s} }
 
+// Add appends a raw write w in role.
 func (t *Txn) Add(role string, w types.TransactWriteItem) { t.items = append(t.items, txItem{role, w}) }
 
 func (t *Txn) fail(err error) {

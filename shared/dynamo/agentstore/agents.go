@@ -111,7 +111,7 @@ func fromAgentItem(m map[string]types.AttributeValue) (agents.Agent, error) {
 // free, both checked in the same transaction.
 func (s *Store) CreateAgent(ctx context.Context, a agents.Agent) error {
 	tx := s.Txn()
-	tx.Exists(dynamo.RoleTeam, dynamo.Key(dynamo.TeamPK(a.TeamID), dynamo.SkTeam))
+	tx.Exists(dynamo.RoleTeam, dynamo.Key(dynamo.TeamPK(a.TeamID), dynamo.SKTeam))
 	tx.Create(dynamo.RoleAgent, toAgentItem(a))
 	err := tx.Run(ctx)
 	if c, ok := dynamo.AsCanceled(err); ok {
@@ -204,7 +204,7 @@ func (s *Store) SetStatus(ctx context.Context, teamID, slug, status string, at t
 		expression.Set(dynamo.Name("status"), dynamo.Value(status)).Set(dynamo.Name("updated_at"), dynamo.Value(at)).Set(dynamo.Name("version"), dynamo.Name("version").Plus(dynamo.Value(1))),
 		dynamo.Name(dynamo.AttrPK).AttributeExists())
 	if status != agents.StatusActive {
-		tx.Check(dynamo.RoleTeamDefault, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SkTeam),
+		tx.Check(dynamo.RoleTeamDefault, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKTeam),
 			dynamo.Name("default_agent").AttributeNotExists().Or(dynamo.Name("default_agent").NotEqual(dynamo.Value(slug))))
 	}
 	err := tx.Run(ctx)
@@ -226,7 +226,7 @@ func (s *Store) SetStatus(ctx context.Context, teamID, slug, status string, at t
 func (s *Store) SetDefault(ctx context.Context, teamID, slug string) error {
 	tx := s.Txn()
 	tx.Check(dynamo.RoleAgent, dynamo.Key(dynamo.TeamPK(teamID), dynamo.AgentSK(slug)), dynamo.Name("status").Equal(dynamo.Value(agents.StatusActive)))
-	tx.Update(dynamo.RoleTeam, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SkTeam), expression.Set(dynamo.Name("default_agent"), dynamo.Value(slug)), dynamo.Name(dynamo.AttrPK).AttributeExists())
+	tx.Update(dynamo.RoleTeam, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKTeam), expression.Set(dynamo.Name("default_agent"), dynamo.Value(slug)), dynamo.Name(dynamo.AttrPK).AttributeExists())
 	err := tx.Run(ctx)
 	if c, ok := dynamo.AsCanceled(err); ok {
 		if c.Role != dynamo.RoleAgent {

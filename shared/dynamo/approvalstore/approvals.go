@@ -89,7 +89,7 @@ func fromApprovalItem(teamID string, m map[string]types.AttributeValue) (approva
 
 // GetApprovalPolicy implements approvals.Store.
 func (s *Store) GetApprovalPolicy(ctx context.Context, teamID string) (approvals.Policy, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SkPolicy))
+	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKPolicy))
 	if err != nil || m == nil {
 		return approvals.Policy{}, err
 	}
@@ -103,7 +103,7 @@ func (s *Store) GetApprovalPolicy(ctx context.Context, teamID string) (approvals
 
 // PutApprovalPolicy implements approvals.Store: the whole policy, replaced.
 func (s *Store) PutApprovalPolicy(ctx context.Context, teamID string, p approvals.Policy) error {
-	item, err := dynamo.Marshal(policyItem{PK: dynamo.TeamPK(teamID), SK: dynamo.SkPolicy, Type: "approval_policy", Tools: p.Tools, Agents: p.Agents,
+	item, err := dynamo.Marshal(policyItem{PK: dynamo.TeamPK(teamID), SK: dynamo.SKPolicy, Type: "approval_policy", Tools: p.Tools, Agents: p.Agents,
 		MinCostUSD: p.MinEstimatedCostUSD, ExpirySeconds: p.ExpirySeconds, UpdatedAt: p.UpdatedAt, UpdatedBy: p.UpdatedBy})
 	if err != nil {
 		return dynamo.Internal(err, "marshal")

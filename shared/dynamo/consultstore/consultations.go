@@ -322,7 +322,7 @@ func (s *Store) SaveConsultation(ctx context.Context, sv consultations.Save) err
 		m := *sv.Memory
 		m.TeamID = c.TeamID
 		tx.Create(dynamo.RoleMemory, memorystore.ToMemoryItem(m))
-		tx.Update(dynamo.RoleEpoch, dynamo.Key(dynamo.TeamPK(c.TeamID), dynamo.SkMemEpoch),
+		tx.Update(dynamo.RoleEpoch, dynamo.Key(dynamo.TeamPK(c.TeamID), dynamo.SKMemEpoch),
 			expression.Set(dynamo.Name("team_id"), dynamo.Value(c.TeamID)).Add(dynamo.Name("epoch"), dynamo.Value(1)), expression.ConditionBuilder{})
 		tx.Add(dynamo.RoleContext, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: dynamo.Key(dynamo.TeamPK(c.TeamID), dynamo.ContextSK(m.Author))}})
 	}

@@ -80,6 +80,8 @@ func fromWorkRefItems(items []workRefItem) []conversations.WorkRef {
 	return out
 }
 
+// ToMessageItem is the stored form of a conversation message; results are
+// posted with it (resultstore).
 func ToMessageItem(teamID string, m conversations.Message) messageItem {
 	it := messageItem{
 		PK: dynamo.TeamPK(teamID), SK: dynamo.MsgSK(m.ConversationID, m.ID), Type: "message",

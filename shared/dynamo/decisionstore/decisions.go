@@ -119,6 +119,8 @@ type routerModelItem struct {
 	CostUSD      float64 `dynamodbav:"cost_usd"`
 }
 
+// ToDecisionItem is the stored form of a routing decision; a turn writes it
+// in its transaction (convstore).
 func ToDecisionItem(d dispatch.Decision) decisionItem {
 	it := decisionItem{
 		PK: dynamo.TeamPK(d.TeamID), SK: dynamo.DecisionSK(d.ID), Type: "routing_decision",

@@ -13,6 +13,7 @@ type CountingDB struct {
 	Updates, Deletes int
 }
 
+// TxKeys returns the sort key of every write of a transaction, in order.
 func TxKeys(in *dynamodb.TransactWriteItemsInput) []string {
 	var out []string
 	for _, w := range in.TransactItems {
@@ -39,16 +40,19 @@ type SeqTxDB struct {
 	Txs  []*dynamodb.TransactWriteItemsInput
 }
 
+// UpdateItem counts the update.
 func (c *CountingDB) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	c.Updates++
 	return &dynamodb.UpdateItemOutput{}, nil
 }
 
+// DeleteItem counts the delete.
 func (c *CountingDB) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	c.Deletes++
 	return &dynamodb.DeleteItemOutput{}, nil
 }
 
+// TransactWriteItems keeps the request and answers the next of Errs.
 func (s *SeqTxDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	s.Txs = append(s.Txs, in)
 	var err error

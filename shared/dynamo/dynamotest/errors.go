@@ -18,6 +18,7 @@ type FailingDB struct {
 	Err              error
 }
 
+// Canceled is a canceled transaction whose writes answered codes, in order.
 func Canceled(codes ...string) error {
 	var rs []types.CancellationReason
 	for _, c := range codes {
@@ -27,7 +28,7 @@ func Canceled(codes ...string) error {
 }
 
 // FakeDB records what the store sends and answers with canned results; like
-// failingDB it exists only for the error mapping, which needs no network.
+// FailingDB it exists only for the error mapping, which needs no network.
 type FakeDB struct {
 	*dynamodb.Client // nil: a method the fake does not answer panics
 	TxErr            error
@@ -48,6 +49,7 @@ func CanceledAt(n, i int, old map[string]types.AttributeValue) error {
 	return &types.TransactionCanceledException{Message: aws.String("canceled"), CancellationReasons: rs}
 }
 
+// MustItem is v marshalled as a stored item.
 func MustItem(t *testing.T, v any) map[string]types.AttributeValue {
 	t.Helper()
 	m, err := attributevalue.MarshalMap(v)
@@ -55,37 +57,45 @@ func MustItem(t *testing.T, v any) map[string]types.AttributeValue {
 	return m
 }
 
+// TransactWriteItems answers Err.
 func (f FailingDB) TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	return nil, f.Err
 }
 
+// PutItem answers Err.
 func (f FailingDB) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	return nil, f.Err
 }
 
+// GetItem finds nothing.
 func (f FailingDB) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	return &dynamodb.GetItemOutput{}, nil
 }
 
+// TransactWriteItems keeps the request (LastTx) and answers TxErr.
 func (f *FakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	f.LastTx = in
 	return &dynamodb.TransactWriteItemsOutput{}, f.TxErr
 }
 
+// PutItem keeps the request (LastPut) and answers PutErr.
 func (f *FakeDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	f.LastPut = in
 	return &dynamodb.PutItemOutput{}, f.PutErr
 }
 
+// GetItem counts the read (Gets) and finds nothing.
 func (f *FakeDB) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	f.Gets++
 	return &dynamodb.GetItemOutput{}, nil
 }
 
+// DeleteItem succeeds.
 func (f *FakeDB) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	return &dynamodb.DeleteItemOutput{}, nil
 }
 
+// UpdateItem succeeds.
 func (f *FakeDB) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	return &dynamodb.UpdateItemOutput{}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// At is the time Filled sets every time.Time field to.
 var At = time.Date(2026, 3, 4, 5, 6, 7, 890, time.UTC)
 
 // Filled returns a T with every exported field set (strings, numbers,

@@ -22,6 +22,7 @@ type FeedbackItem struct {
 	ExpiresAt int64     `dynamodbav:"expires_at"`
 }
 
+// ToRating is the rating as the expert gate reads it.
 func (it FeedbackItem) ToRating() routing.Rating {
 	return routing.Rating{Agent: it.Agent, Rating: it.Rating, Query: it.Query, At: it.RatedAt}
 }

@@ -50,6 +50,8 @@ type InboxItem struct {
 	AgentMessageItem
 }
 
+// ToAgentMessageItem is the stored form of m at pk, sk (the message itself
+// or one inbox entry, by typ); consultations write it in their transactions.
 func ToAgentMessageItem(m messaging.Message, pk, sk, typ string) (AgentMessageItem, error) {
 	meta, err := json.Marshal(m.Metadata)
 	if err != nil {

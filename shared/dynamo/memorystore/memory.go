@@ -45,6 +45,8 @@ func memoryValue(m memory.Memory) memoryItem {
 	}
 }
 
+// ToMemoryItem is the stored form of a memory; turns, reports and
+// consultations write one in their transactions.
 func ToMemoryItem(m memory.Memory) memoryItem {
 	it := memoryValue(m)
 	it.PK, it.SK, it.Type = dynamo.TeamPK(m.TeamID), dynamo.MemorySK(m.ID), "memory"
@@ -170,7 +172,7 @@ func (s *Store) GetContext(ctx context.Context, teamID, agent string) (memory.Co
 
 // MemoryEpoch implements memory.Store.
 func (s *Store) MemoryEpoch(ctx context.Context, teamID string) (int, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SkMemEpoch))
+	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKMemEpoch))
 	if err != nil {
 		return 0, err
 	}
@@ -188,7 +190,7 @@ func (s *Store) PutContext(ctx context.Context, teamID string, c memory.Context,
 		unchanged = dynamo.Name("epoch").Equal(dynamo.Value(epoch))
 	}
 	tx := s.Txn()
-	tx.Check(dynamo.RoleEpoch, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SkMemEpoch), unchanged)
+	tx.Check(dynamo.RoleEpoch, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKMemEpoch), unchanged)
 	tx.Put(dynamo.RoleContext, toContextItem(teamID, c), expression.ConditionBuilder{})
 	err := tx.Run(ctx)
 	if _, ok := dynamo.AsCanceled(err); ok {
@@ -203,7 +205,7 @@ func (s *Store) PutContext(ctx context.Context, teamID string, c memory.Context,
 // DropContexts is DropContexts inside a transaction: the epoch bumped and
 // each agent's cached context deleted, with the transaction's other writes.
 func DropContexts(t *dynamo.Txn, teamID string, agentSlugs []string) {
-	t.Update(dynamo.RoleEpoch, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SkMemEpoch),
+	t.Update(dynamo.RoleEpoch, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKMemEpoch),
 		expression.Set(dynamo.Name("team_id"), dynamo.Value(teamID)).Add(dynamo.Name("epoch"), dynamo.Value(1)), expression.ConditionBuilder{})
 	seen := map[string]bool{}
 	for _, a := range agentSlugs {

@@ -227,7 +227,7 @@ func (s *Store) SaveReport(ctx context.Context, r reports.Report, mem *memory.Me
 		m := *mem
 		m.TeamID = r.TeamID
 		tx.Create(dynamo.RoleMemory, memorystore.ToMemoryItem(m))
-		tx.Update(dynamo.RoleEpoch, dynamo.Key(dynamo.TeamPK(r.TeamID), dynamo.SkMemEpoch),
+		tx.Update(dynamo.RoleEpoch, dynamo.Key(dynamo.TeamPK(r.TeamID), dynamo.SKMemEpoch),
 			expression.Set(dynamo.Name("team_id"), dynamo.Value(r.TeamID)).Add(dynamo.Name("epoch"), dynamo.Value(1)), expression.ConditionBuilder{})
 		for _, a := range append([]string{m.Author}, m.Agents...) {
 			tx.Add(dynamo.RoleContext, types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: dynamo.Key(dynamo.TeamPK(r.TeamID), dynamo.ContextSK(a))}})

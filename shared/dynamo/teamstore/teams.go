@@ -42,7 +42,7 @@ type apiKeyItem struct {
 }
 
 func toTeamItem(t teams.Team) teamItem {
-	return teamItem{PK: dynamo.TeamPK(t.ID), SK: dynamo.SkTeam, Type: "team", ID: t.ID, Name: t.Name, DefaultAgent: t.DefaultAgent, CreatedAt: t.CreatedAt}
+	return teamItem{PK: dynamo.TeamPK(t.ID), SK: dynamo.SKTeam, Type: "team", ID: t.ID, Name: t.Name, DefaultAgent: t.DefaultAgent, CreatedAt: t.CreatedAt}
 }
 
 func (i teamItem) toTeam() teams.Team {
@@ -51,7 +51,7 @@ func (i teamItem) toTeam() teams.Team {
 
 func toAPIKeyItem(k teams.APIKey, hash string) apiKeyItem {
 	return apiKeyItem{
-		PK: dynamo.APIKeyPK(hash), SK: dynamo.SkAPIKey, GSI1PK: dynamo.TeamPK(k.TeamID), GSI1SK: dynamo.KeyGSI1SK(k.ID),
+		PK: dynamo.APIKeyPK(hash), SK: dynamo.SKAPIKey, GSI1PK: dynamo.TeamPK(k.TeamID), GSI1SK: dynamo.KeyGSI1SK(k.ID),
 		Type: "api_key", ID: k.ID, TeamID: k.TeamID, Name: k.Name, Prefix: k.Prefix,
 		Status: k.Status, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt,
 	}
@@ -76,7 +76,7 @@ func (s *Store) CreateTeam(ctx context.Context, t teams.Team, k teams.APIKey, ha
 
 // GetTeam implements teams.Store.
 func (s *Store) GetTeam(ctx context.Context, teamID string) (teams.Team, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SkTeam))
+	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKTeam))
 	if err != nil {
 		return teams.Team{}, err
 	}
@@ -93,7 +93,7 @@ func (s *Store) GetTeam(ctx context.Context, teamID string) (teams.Team, error) 
 // PutAPIKey implements teams.Store.
 func (s *Store) PutAPIKey(ctx context.Context, k teams.APIKey, hash string) error {
 	tx := s.Txn()
-	tx.Exists(dynamo.RoleTeam, dynamo.Key(dynamo.TeamPK(k.TeamID), dynamo.SkTeam))
+	tx.Exists(dynamo.RoleTeam, dynamo.Key(dynamo.TeamPK(k.TeamID), dynamo.SKTeam))
 	tx.Create(dynamo.RoleAPIKey, toAPIKeyItem(k, hash))
 	err := tx.Run(ctx)
 	if c, ok := dynamo.AsCanceled(err); ok {
@@ -200,7 +200,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, teamID string) ([]teams.APIKey,
 
 // APIKeyByHash implements teams.Store.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (teams.APIKey, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.APIKeyPK(hash), dynamo.SkAPIKey))
+	m, err := s.GetItem(ctx, dynamo.Key(dynamo.APIKeyPK(hash), dynamo.SKAPIKey))
 	if err != nil {
 		return teams.APIKey{}, err
 	}
