@@ -28,7 +28,7 @@ import (
 func approvalTeam(t *testing.T, e env, expiry int) demoTeam {
 	t.Helper()
 	d := mustDemoTeam(t, e)
-	_, err := agents.NewService(e.store).Create(context.Background(), d.id, agents.CreateInput{
+	_, err := agents.NewService(e.db.agents).Create(context.Background(), d.id, agents.CreateInput{
 		Slug: "ava", Name: "Ava", Model: &agents.Model{Script: "message:luke"},
 		Skills: []agents.Skill{{Name: "coordination", Description: "coordinates the team", Priority: 50}},
 	})
@@ -434,7 +434,7 @@ func TestAParentWaitsBlockedPastItsDeadlineWhileItsChildAwaitsApproval(t *testin
 	e := mustEnv(t)
 	d := approvalTeam(t, e, 600)
 	ctx := context.Background()
-	_, err := agents.NewService(e.store).Create(ctx, d.id, agents.CreateInput{
+	_, err := agents.NewService(e.db.agents).Create(ctx, d.id, agents.CreateInput{
 		Slug: "dex", Name: "Dex", Model: &agents.Model{Script: "delegate:ava"},
 		Skills: []agents.Skill{{Name: "planning", Description: "plans the work", Priority: 50}},
 	})

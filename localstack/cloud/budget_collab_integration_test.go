@@ -84,7 +84,7 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 			before: func() {
 				failed := d.waitSession(resumed, 60*time.Second)
 				require.Equal(t, "failed", failed["status"], failed)
-				_, err := agents.NewService(e.store).Update(context.Background(), d.id, "dana", agents.UpdateInput{Model: &agents.Model{Provider: "local"}})
+				_, err := agents.NewService(e.db.agents).Update(context.Background(), d.id, "dana", agents.UpdateInput{Model: &agents.Model{Provider: "local"}})
 				require.NoError(t, err)
 			},
 			max: calls{"DynamoDB": 2, "EventBridge": 1, "SFN": 1}},

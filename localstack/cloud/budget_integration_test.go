@@ -336,7 +336,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		{op: "PUT /v1/approval-policy", method: "PUT", path: lit("/v1/approval-policy"), status: 200,
 			body: map[string]any{"tools": []string{"send_agent_message"}}, max: calls{"DynamoDB": 1, "DynamoDB.PutItem": 1},
 			before: func() {
-				_, err := agents.NewService(e.store).Create(context.Background(), d.id, agents.CreateInput{
+				_, err := agents.NewService(e.db.agents).Create(context.Background(), d.id, agents.CreateInput{
 					Slug: "ava", Name: "Ava", Model: &agents.Model{Script: "message:luke"},
 					Skills: []agents.Skill{{Name: "coordination", Description: "coordinates the team", Priority: 50}},
 				})
@@ -608,7 +608,7 @@ func waitInbox(t *testing.T, e env, team, agent, msgID string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		list, _, err := e.store.ListInbox(context.Background(), team, agent, false, paging.Page{Limit: 100})
+		list, _, err := e.db.inbox.ListInbox(context.Background(), team, agent, false, paging.Page{Limit: 100})
 		require.NoError(t, err)
 		for _, m := range list {
 			if m.ID == msgID {

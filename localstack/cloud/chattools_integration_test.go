@@ -274,7 +274,7 @@ func TestChatAgentInitiatedHandoff(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
 	conversations := func() map[string]int {
-		loads, err := e.store.AgentLoads(context.Background(), d.id)
+		loads, err := e.db.gate.AgentLoads(context.Background(), d.id)
 		require.NoError(t, err)
 		out := map[string]int{}
 		for slug, l := range loads {
@@ -381,7 +381,7 @@ func TestChatToolsFollowTheFlags(t *testing.T) {
 	for _, c := range cases {
 		env := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus(), settings.EnvFlags: c.flags}
 		deps := lambdafn.Deps{Config: settings.FromLookup(func(k string) string { return env[k] }), AWS: e.cfg, Log: log}
-		svc := conversationsfn.Service(deps, e.store)
+		svc := conversationsfn.Service(deps, e.db.core)
 		conv, err := svc.Create(context.Background(), d.id, conversations.CreateInput{Title: c.name, Agent: "kyra"})
 		require.NoError(t, err)
 		// The mention keeps kyra answering whatever routing the flags turn on.

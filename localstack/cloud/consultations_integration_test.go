@@ -45,9 +45,9 @@ import (
 func mustConsultTeam(t *testing.T, e env) demoTeam {
 	t.Helper()
 	ctx := context.Background()
-	tm, k, err := teams.NewService(e.store).CreateTeam(ctx, "consult")
+	tm, k, err := teams.NewService(e.db.teams).CreateTeam(ctx, "consult")
 	require.NoError(t, err)
-	svc := agents.NewService(e.store)
+	svc := agents.NewService(e.db.agents)
 	for _, in := range []agents.CreateInput{
 		{Slug: "frontend", Name: "Fran", Skills: []agents.Skill{{Name: "ui", Description: "user interfaces", Keywords: []string{"ui", "react", "css"}}}},
 		{Slug: "backend", Name: "Ben", Skills: []agents.Skill{{Name: "api-design", Description: "APIs, database schema, models", Keywords: []string{"api", "model", "database", "schema", "endpoint", "fields"}}}},
@@ -492,7 +492,7 @@ func mustAnswerBeingWritten(t *testing.T, e env, teamID, from, to, question stri
 	now := time.Now().UTC()
 	c := consultations.Consultation{TeamID: teamID, ID: ids.New("cons"), Status: consultations.Pending, RequestingAgent: from, ConsultedAgent: to,
 		Question: question, Urgency: "normal", SuggestedNextSteps: []string{}, Exchanges: []consultations.Exchange{}, Version: 1, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, e.store.CreateConsultation(context.Background(), c, consultations.MaxActivePerAgent))
+	require.NoError(t, e.db.consults.CreateConsultation(context.Background(), c, consultations.MaxActivePerAgent))
 	return c.ID
 }
 
@@ -501,19 +501,19 @@ func mustAnswerBeingWritten(t *testing.T, e env, teamID, from, to, question stri
 func mustAnswer(t *testing.T, e env, teamID, id string) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := e.store.GetConsultation(ctx, teamID, id)
+	c, err := e.db.consults.GetConsultation(ctx, teamID, id)
 	require.NoError(t, err)
 	now := time.Now().UTC()
 	c.Status, c.Response, c.ResolvedBy, c.CompletedAt, c.UpdatedAt = consultations.Completed, &consultations.Answer{Answer: "an index on email"}, "specialist", &now, now
 	c.Version++
-	require.NoError(t, e.store.SaveConsultation(ctx, consultations.Save{Consultation: c, Release: true}))
+	require.NoError(t, e.db.consults.SaveConsultation(ctx, consultations.Save{Consultation: c, Release: true}))
 }
 
 // consCounter reads agent's active counter as stored: the count the
 // creates and reopens are conditioned on, and the ids it records.
 func consCounter(t *testing.T, e env, teamID, agent string) (int, []string) {
 	t.Helper()
-	out, err := e.store.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(e.store.Table), ConsistentRead: aws.Bool(true),
+	out, err := e.db.core.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(e.db.core.Table), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "TEAM#" + teamID}, "sk": &types.AttributeValueMemberS{Value: "CONSLOAD#" + agent}}})
 	require.NoError(t, err)
 	var it struct {
@@ -538,7 +538,7 @@ func TestReopensAtOnceStopAtTheLimitOnDynamoDB(t *testing.T) {
 	d := mustConsultTeam(t, e)
 	ctx := context.Background()
 	h := ct.NewSpecialist()
-	svc := consultations.New(e.store, h, &memstore.Publisher{}, nil, nil)
+	svc := consultations.New(e.db.consults, h, &memstore.Publisher{}, nil, nil)
 	var done []consultations.Consultation
 	for _, q := range []string{"What fields does the User model API return?", "Is the JWT auth token secure?", "Which database schema stores sessions?", "Which endpoint paginates the orders?"} {
 		c, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: q})
@@ -624,12 +624,12 @@ func TestFollowUpsAtOnceAndEscalationsKeepTheCounterOnDynamoDB(t *testing.T) {
 	d := mustConsultTeam(t, e)
 	ctx := context.Background()
 	h := ct.NewSpecialist()
-	svc := consultations.New(e.store, h, &memstore.Publisher{}, nil, nil)
+	svc := consultations.New(e.db.consults, h, &memstore.Publisher{}, nil, nil)
 	c, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: "What fields does the User model API return?"})
 	require.NoError(t, err)
 	require.Equal(t, consultations.Completed, c.Status)
 
-	svc.Store = ct.NewReadGate(e.store, c.ID, 2)
+	svc.Store = ct.NewReadGate(e.db.consults, c.ID, 2)
 	follow := func(msg string) <-chan ct.Outcome {
 		return ct.Background(func() (consultations.Consultation, error) {
 			return svc.Exchange(ctx, d.id, c.ID, consultations.ExchangeInput{Message: ct.Hold + " " + msg})
@@ -647,7 +647,7 @@ func TestFollowUpsAtOnceAndEscalationsKeepTheCounterOnDynamoDB(t *testing.T) {
 	require.NoError(t, o.Err)
 	assert.Equal(t, consultations.Completed, o.Consultation.Status)
 	assert.Len(t, o.Consultation.Exchanges, 2)
-	svc.Store = e.store
+	svc.Store = e.db.consults
 
 	// Another answer being written holds a slot throughout.
 	h = ct.NewSpecialist()
@@ -693,7 +693,7 @@ func TestACutOffConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
 	e := mustEnv(t)
 	d := mustConsultTeam(t, e)
 	ctx := context.Background()
-	svc := consultations.New(e.store, localmodel.New(e.store), &memstore.Publisher{}, nil, nil)
+	svc := consultations.New(e.db.consults, localmodel.New(e.db.agents), &memstore.Publisher{}, nil, nil)
 	t0 := time.Now().UTC()
 	now := t0
 	svc.Now = func() time.Time { return now }
@@ -703,12 +703,12 @@ func TestACutOffConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
-	svc.Store = ct.CutOff{Store: e.store}
+	svc.Store = ct.CutOff{Store: e.db.consults}
 	for _, q := range []string{"What fields does the User model API return?", "Is the JWT auth token secure?", "Which database schema stores sessions?"} {
 		_, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: q})
 		require.Error(t, err, "cut off")
 	}
-	svc.Store = e.store
+	svc.Store = e.db.consults
 	list, _, err := svc.List(ctx, d.id, consultations.Filter{Status: consultations.Pending, Agent: "frontend"}, paging.Page{})
 	require.NoError(t, err)
 	require.Len(t, list, 3)
@@ -716,7 +716,7 @@ func TestACutOffConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
 	for _, c := range list {
 		held = append(held, c.ID)
 	}
-	ids, err := e.store.ActiveConsultations(ctx, d.id, "frontend")
+	ids, err := e.db.consults.ActiveConsultations(ctx, d.id, "frontend")
 	require.NoError(t, err)
 	assert.ElementsMatch(t, held, ids)
 	full := ask("Which endpoint paginates the orders?")

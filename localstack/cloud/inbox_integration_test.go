@@ -58,7 +58,7 @@ func (m *modelLog) last(t *testing.T, agent string) models.Request {
 // read from the store so no API call marks anything.
 func readAt(t *testing.T, e env, team, agent, msgID string) *time.Time {
 	t.Helper()
-	list, _, err := e.store.ListInbox(context.Background(), team, agent, false, paging.Page{Limit: 100})
+	list, _, err := e.db.inbox.ListInbox(context.Background(), team, agent, false, paging.Page{Limit: 100})
 	require.NoError(t, err)
 	for _, m := range list {
 		if m.ID == msgID {
@@ -81,7 +81,7 @@ func TestAnInboxMessageReachesTheRecipientsNextChatRequestOnce(t *testing.T) {
 
 	env := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus()}
 	deps := lambdafn.Deps{Config: settings.FromLookup(func(k string) string { return env[k] }), AWS: e.cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	svc := conversationsfn.Service(deps, e.store)
+	svc := conversationsfn.Service(deps, e.db.core)
 	log := &modelLog{Model: svc.Model}
 	svc.Model = log
 	ctx := context.Background()

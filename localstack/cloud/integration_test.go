@@ -38,6 +38,17 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/authorizer"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/activitystore"
+	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/consultstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/decisionstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/gatestore"
+	"github.com/conclave-ai/conclave/shared/dynamo/inboxstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/resultstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/sessionstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/taskstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/teamstore"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/paging"
@@ -47,7 +58,33 @@ import (
 type env struct {
 	cfg   aws.Config
 	names manifest.Names
-	store *dynamo.Store
+	db    stores
+}
+
+// stores are the table's adapters the tests read and write directly, one
+// per domain, as the functions build them.
+type stores struct {
+	core      *dynamo.Store
+	teams     *teamstore.Store
+	agents    *agentstore.Store
+	activity  *activitystore.Store
+	tasks     *taskstore.Store
+	sessions  *sessionstore.Store
+	convs     *convstore.Store
+	inbox     *inboxstore.Store
+	consults  *consultstore.Store
+	decisions *decisionstore.Store
+	gate      *gatestore.Store
+	results   *resultstore.Store
+}
+
+func newStores(db dynamo.API, table string) stores {
+	return stores{
+		core: dynamo.New(db, table), teams: teamstore.New(db, table), agents: agentstore.New(db, table),
+		activity: activitystore.New(db, table), tasks: taskstore.New(db, table), sessions: sessionstore.New(db, table),
+		convs: convstore.New(db, table), inbox: inboxstore.New(db, table), consults: consultstore.New(db, table),
+		decisions: decisionstore.New(db, table), gate: gatestore.New(db, table), results: resultstore.New(db, table),
+	}
 }
 
 // mustEnv connects to the running local cloud and runs the test in parallel
@@ -84,13 +121,13 @@ func connect(tb testing.TB) env {
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
 	require.NoError(tb, err)
 	names := manifest.Names{Stage: stage}
-	return env{cfg: cfg, names: names, store: dynamo.New(dynamodb.NewFromConfig(cfg), names.Table())}
+	return env{cfg: cfg, names: names, db: newStores(dynamodb.NewFromConfig(cfg), names.Table())}
 }
 
 // mustTeam creates a fresh team so tests never share state.
 func mustTeam(tb testing.TB, e env) string {
 	tb.Helper()
-	t, k, err := teams.NewService(e.store).CreateTeam(context.Background(), "integration")
+	t, k, err := teams.NewService(e.db.teams).CreateTeam(context.Background(), "integration")
 	require.NoError(tb, err)
 	require.NotEmpty(tb, k.Secret)
 	return t.ID
@@ -98,7 +135,7 @@ func mustTeam(tb testing.TB, e env) string {
 
 func mustAgent(tb testing.TB, e env, teamID, slug string, model *agents.Model) {
 	tb.Helper()
-	_, err := agents.NewService(e.store).Create(context.Background(), teamID, agents.CreateInput{
+	_, err := agents.NewService(e.db.agents).Create(context.Background(), teamID, agents.CreateInput{
 		Slug: slug, Name: slug, Model: model,
 		Skills: []agents.Skill{{Name: "testing", Description: "answers test tasks", Priority: 50}},
 	})
@@ -110,7 +147,7 @@ func TestConditionalWriteRaceIsTypedConflict(t *testing.T) {
 	e := mustEnv(t)
 	ctx := context.Background()
 	team := mustTeam(t, e)
-	svc := agents.NewService(e.store)
+	svc := agents.NewService(e.db.agents)
 
 	// Many rounds of many writers: one small round proves little (moto's
 	// DynamoDB let two racing conditional puts both succeed now and then;
@@ -183,7 +220,7 @@ func waitActivity(t *testing.T, e env, team string, match func(activity.Entry) b
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		list, _, err := e.store.List(context.Background(), team, paging.Page{Limit: 100})
+		list, _, err := e.db.activity.List(context.Background(), team, paging.Page{Limit: 100})
 		require.NoError(t, err)
 		for _, en := range list {
 			if match(en) {
@@ -283,12 +320,12 @@ func keys(m map[string]int64) []string {
 // concurrent requests of one team in one second, 10 allowed, 20 marked.
 func TestTeamRateLimitHoldsUnderConcurrency(t *testing.T) {
 	e := mustEnv(t)
-	svc := teams.NewService(e.store)
+	svc := teams.NewService(e.db.teams)
 	_, key, err := svc.CreateTeam(context.Background(), "rated")
 	require.NoError(t, err)
 	second := time.Now().Add(time.Hour) // a second no other request uses
 	h := &authorizer.Handler{Teams: svc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Rate: &authorizer.RateLimit{PerSecond: 10, Counter: e.store, Now: func() time.Time { return second }}}
+		Rate: &authorizer.RateLimit{PerSecond: 10, Counter: e.db.core, Now: func() time.Time { return second }}}
 	var wg sync.WaitGroup
 	var marked atomic.Int32
 	for range 30 {

@@ -608,7 +608,7 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 
 	// A tool call waiting for approval (ApprovalRequested), rejected
 	// (ApprovalDecided): only ava's model calls send_agent_message.
-	_, err := agents.NewService(e.store).Create(context.Background(), d.id, agents.CreateInput{
+	_, err := agents.NewService(e.db.agents).Create(context.Background(), d.id, agents.CreateInput{
 		Slug: "ava", Name: "Ava", Model: &agents.Model{Script: "message:luke"},
 		Skills: []agents.Skill{{Name: "coordination", Description: "coordinates the team", Priority: 50}},
 	})

@@ -44,7 +44,7 @@ func routerModelChat(t *testing.T, e env) *conversations.Service {
 	vars := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus(),
 		settings.EnvFlags: flags.String(), settings.EnvFunctions: "expert-gate=" + e.names.Function("expert-gate")}
 	deps := lambdafn.Deps{Config: settings.FromLookup(func(k string) string { return vars[k] }), AWS: e.cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	svc := conversationsfn.Service(deps, e.store)
+	svc := conversationsfn.Service(deps, e.db.core)
 	require.NotNil(t, svc.Router.Chooser, "router_model on: the wiring builds the tier-0 chooser")
 	return svc
 }

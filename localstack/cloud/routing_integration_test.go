@@ -44,9 +44,9 @@ type demoTeam struct {
 func mustDemoTeam(t *testing.T, e env) demoTeam {
 	t.Helper()
 	ctx := context.Background()
-	tm, k, err := teams.NewService(e.store).CreateTeam(ctx, "routing")
+	tm, k, err := teams.NewService(e.db.teams).CreateTeam(ctx, "routing")
 	require.NoError(t, err)
-	svc := agents.NewService(e.store)
+	svc := agents.NewService(e.db.agents)
 	for _, in := range demo.Agents {
 		_, err := svc.Create(ctx, tm.ID, in)
 		require.NoError(t, err)
@@ -577,7 +577,7 @@ func TestConcurrentTurnsKeepTheConversationConsistent(t *testing.T) {
 		}
 	}
 
-	loads, err := e.store.AgentLoads(context.Background(), d.id)
+	loads, err := e.db.gate.AgentLoads(context.Background(), d.id)
 	require.NoError(t, err)
 	total := 0
 	for slug, l := range loads {
@@ -591,7 +591,7 @@ func TestConcurrentTurnsKeepTheConversationConsistent(t *testing.T) {
 	assert.Equal(t, 1, total, "one open conversation, counted once for its current agent")
 	st, _ = d.call("POST", "/v1/conversations/"+conv+"/close", nil)
 	require.Equal(t, 200, st)
-	loads, err = e.store.AgentLoads(context.Background(), d.id)
+	loads, err = e.db.gate.AgentLoads(context.Background(), d.id)
 	require.NoError(t, err)
 	for slug, l := range loads {
 		assert.Zero(t, l.ActiveConversations, slug)
@@ -621,7 +621,7 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	ctx := context.Background()
 	gate := &countingGate{inner: &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}}
 	router := &dispatch.Router{Gate: gate, Tiers: routing.DefaultTierModels}
-	svc := &conversations.Service{Store: e.store, Agents: e.store, Router: router, Model: localmodel.New(e.store)}
+	svc := &conversations.Service{Store: e.db.convs, Agents: e.db.convs, Router: router, Model: localmodel.New(e.db.agents)}
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{Agent: "kyra"})
 	require.NoError(t, err)
 
@@ -656,7 +656,7 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	require.Len(t, res.Replies, 1)
 	assert.Empty(t, res.Replies[0].Contributors)
 
-	decisions := &dispatch.Service{Store: e.store}
+	decisions := &dispatch.Service{Store: e.db.decisions}
 	list, _, err := decisions.Decisions(ctx, d.id, dispatch.DecisionFilter{ConversationID: conv.ID}, paging.Page{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, list, 5, "every decision is logged, direct dispatch included")
@@ -669,11 +669,11 @@ func TestCascadeTimeoutMovesOn(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
 	ctx := context.Background()
-	_, err := agents.NewService(e.store).Update(ctx, d.id, "luke", agents.UpdateInput{Model: &agents.Model{Script: "timeout"}})
+	_, err := agents.NewService(e.db.agents).Update(ctx, d.id, "luke", agents.UpdateInput{Model: &agents.Model{Script: "timeout"}})
 	require.NoError(t, err)
 	gate := &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}
 	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}}
-	svc := &conversations.Service{Store: e.store, Agents: e.store, Router: router, Model: localmodel.New(e.store), Budget: 3 * time.Second}
+	svc := &conversations.Service{Store: e.db.convs, Agents: e.db.convs, Router: router, Model: localmodel.New(e.db.agents), Budget: 3 * time.Second}
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{})
 	require.NoError(t, err)
 	res, err := svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "review this function for bugs", Strategy: "cascade", K: ptr(2), Threshold: ptr(0.3)})

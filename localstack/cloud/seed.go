@@ -5,11 +5,12 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
 )
 
 // Seed creates the demo team of package demo (its agents, its default agent
 // and a second, empty team for isolation checks) in the local table. It is
-// idempotent.
-func Seed(ctx context.Context, store *dynamo.Store) error {
-	return demo.Seed(ctx, store)
+// idempotent. core is the table (the demo writes teams and agents).
+func Seed(ctx context.Context, core *dynamo.Store) error {
+	return demo.Seed(ctx, agentstore.New(core.DB, core.Table))
 }

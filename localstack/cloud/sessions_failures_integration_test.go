@@ -74,7 +74,7 @@ func TestSessionSweeperEndsSessionsWhoseExecutionIsGone(t *testing.T) {
 	_, err := c.StopExecution(context.Background(), &sfn.StopExecutionInput{ExecutionArn: aws.String(s["execution_arn"].(string))})
 	require.NoError(t, err)
 
-	svc := &sessions.Service{Store: e.store, Log: slog.Default(), Workflows: &executions.Starter{Client: c, ARNs: map[string]string{}}}
+	svc := &sessions.Service{Store: e.db.sessions, Log: slog.Default(), Workflows: &executions.Starter{Client: c, ARNs: map[string]string{}}}
 	deadline, err := time.Parse(time.RFC3339Nano, s["deadline"].(string))
 	require.NoError(t, err)
 	svc.Now = func() time.Time { return deadline.Add(sessions.SweepGrace - time.Second) }
@@ -198,7 +198,7 @@ func TestSessionResumeMakesNoModelCallForDoneStages(t *testing.T) {
 	stage1 := failed["stage_outputs"].([]any)[0].(map[string]any)
 	callsBefore := failed["model_calls"].(float64)
 
-	_, err := agents.NewService(e.store).Update(context.Background(), d.id, "archie", agents.UpdateInput{Model: &agents.Model{Provider: "local"}})
+	_, err := agents.NewService(e.db.agents).Update(context.Background(), d.id, "archie", agents.UpdateInput{Model: &agents.Model{Provider: "local"}})
 	require.NoError(t, err)
 	st, res := d.call("POST", "/v1/sessions/"+id+"/resume", nil)
 	require.Equal(t, 200, st, res)
@@ -240,7 +240,7 @@ func TestSessionCostCapHoldsUnderConcurrentCharges(t *testing.T) {
 	ses := sessions.Session{TeamID: team, ID: "ses_race" + strings.ToLower(time.Now().Format("150405.000000000")), Pattern: sessions.Brainstorm,
 		Lead: "kyra", Goal: "race", MaxDurationSeconds: 600, MaxCostUSD: 0.5, MaxRounds: 5, Status: sessions.Active, Runs: 1, Version: 1,
 		CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, e.store.CreateSession(ctx, ses))
+	require.NoError(t, e.db.sessions.CreateSession(ctx, ses))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	landed, refused := 0, 0
@@ -248,7 +248,7 @@ func TestSessionCostCapHoldsUnderConcurrentCharges(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := e.store.Charge(ctx, team, ses.ID, 0.03, 100)
+			err := e.db.sessions.Charge(ctx, team, ses.ID, 0.03, 100)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -265,13 +265,13 @@ func TestSessionCostCapHoldsUnderConcurrentCharges(t *testing.T) {
 	stale := ses
 	stale.Version, stale.CurrentStage = ses.Version+1, "stale"
 	wg.Wait()
-	assert.ErrorIs(t, e.store.PutSession(ctx, stale), sessions.ErrChanged)
-	got, err := e.store.GetSession(ctx, team, ses.ID)
+	assert.ErrorIs(t, e.db.sessions.PutSession(ctx, stale), sessions.ErrChanged)
+	got, err := e.db.sessions.GetSession(ctx, team, ses.ID)
 	require.NoError(t, err)
 	assert.Equal(t, 16, landed)
 	assert.Equal(t, 24, refused)
 	assert.Equal(t, 16, got.ModelCalls)
 	assert.LessOrEqual(t, got.TotalCostUSD, 0.5+1e-9)
 	assert.True(t, got.BudgetExhausted, "the first refused charge marked the session")
-	assert.ErrorIs(t, e.store.Charge(ctx, team, ses.ID, 0.0001, 1), sessions.ErrBudget, "nothing is charged after the mark")
+	assert.ErrorIs(t, e.db.sessions.Charge(ctx, team, ses.ID, 0.0001, 1), sessions.ErrBudget, "nothing is charged after the mark")
 }

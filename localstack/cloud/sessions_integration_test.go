@@ -30,7 +30,7 @@ const sonnet = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 // script gives a demo agent of the team a local model script.
 func (d demoTeam) script(e env, slug, script string) {
 	d.t.Helper()
-	_, err := agents.NewService(e.store).Update(context.Background(), d.id, slug, agents.UpdateInput{
+	_, err := agents.NewService(e.db.agents).Update(context.Background(), d.id, slug, agents.UpdateInput{
 		Model: &agents.Model{Provider: "local", ID: sonnet, Script: script}})
 	require.NoError(d.t, err)
 }

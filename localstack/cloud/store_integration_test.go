@@ -28,40 +28,40 @@ func TestFailedConditionsAreExplainedByTheStore(t *testing.T) {
 	team := mustTeam(t, e)
 	mustAgent(t, e, team, "stale", nil)
 
-	a, err := e.store.GetAgent(ctx, team, "stale")
+	a, err := e.db.agents.GetAgent(ctx, team, "stale")
 	require.NoError(t, err)
 	newer := a
 	newer.Version, newer.Name = a.Version+1, "Newer"
-	require.NoError(t, e.store.UpdateAgent(ctx, newer))
+	require.NoError(t, e.db.agents.UpdateAgent(ctx, newer))
 	stale := a
 	stale.Version, stale.Name = a.Version+1, "Stale" // written from the old read
-	err = e.store.UpdateAgent(ctx, stale)
+	err = e.db.agents.UpdateAgent(ctx, stale)
 	ae, ok := apperr.As(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, apperr.ECONFLICT, ae.Code)
 	assert.Equal(t, newer.Version, ae.Details["current_version"])
 
-	_, err = e.store.SetStatus(ctx, team, "stale", agents.StatusPaused, time.Now())
+	_, err = e.db.agents.SetStatus(ctx, team, "stale", agents.StatusPaused, time.Now())
 	require.NoError(t, err)
-	err = e.store.SetDefault(ctx, team, "stale")
+	err = e.db.agents.SetDefault(ctx, team, "stale")
 	ae, ok = apperr.As(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, apperr.ECONFLICT, ae.Code)
 	assert.Equal(t, agents.StatusPaused, ae.Details["status"])
-	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(e.store.SetDefault(ctx, team, "nobody")))
+	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(e.db.agents.SetDefault(ctx, team, "nobody")))
 
 	now := time.Now()
-	rec, err := e.store.Begin(ctx, team, "k1", "h1", now)
+	rec, err := e.db.core.Begin(ctx, team, "k1", "h1", now)
 	require.NoError(t, err)
 	require.Nil(t, rec, "the first request claims the key")
-	rec, err = e.store.Begin(ctx, team, "k1", "h2", now)
+	rec, err = e.db.core.Begin(ctx, team, "k1", "h2", now)
 	require.NoError(t, err)
 	assert.Equal(t, &idempotency.Record{Key: "k1", RequestHash: "h1", State: idempotency.StatePending}, rec)
 
 	c := conversations.Conversation{TeamID: team, ID: ids.New("conv"), Title: "t", Status: conversations.StatusOpen, Version: 1, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, e.store.CreateConversation(ctx, c, nil))
-	require.NoError(t, e.store.CloseConversation(ctx, team, c, now))
-	err = e.store.CloseConversation(ctx, team, c, now)
+	require.NoError(t, e.db.convs.CreateConversation(ctx, c, nil))
+	require.NoError(t, e.db.convs.CloseConversation(ctx, team, c, now))
+	err = e.db.convs.CloseConversation(ctx, team, c, now)
 	assert.ErrorIs(t, err, conversations.ErrChanged)
 	ae, ok = apperr.As(err)
 	require.True(t, ok)
@@ -80,7 +80,7 @@ func TestATurnWritesTheMarkersOfTheResultsItsReplyCarries(t *testing.T) {
 	team := mustTeam(t, e)
 	now := time.Now().UTC()
 	c := conversations.Conversation{TeamID: team, ID: ids.New("conv"), Title: "t", Status: conversations.StatusOpen, Version: 1, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, e.store.CreateConversation(ctx, c, nil))
+	require.NoError(t, e.db.convs.CreateConversation(ctx, c, nil))
 	turn := func(c conversations.Conversation, marker string) conversations.Turn {
 		next := c
 		next.Version++
@@ -95,7 +95,7 @@ func TestATurnWritesTheMarkersOfTheResultsItsReplyCarries(t *testing.T) {
 		return conversations.Message{ID: ids.New("msg"), ConversationID: c.ID, Role: conversations.AuthorAssistant, Agent: "luke", Content: "posted " + marker, CreatedAt: time.Now().UTC()}
 	}
 	messages := func() []string {
-		list, _, err := e.store.ListMessages(ctx, team, c.ID, paging.Page{Limit: 50})
+		list, _, err := e.db.convs.ListMessages(ctx, team, c.ID, paging.Page{Limit: 50})
 		require.NoError(t, err)
 		var out []string
 		for _, m := range list {
@@ -106,22 +106,22 @@ func TestATurnWritesTheMarkersOfTheResultsItsReplyCarries(t *testing.T) {
 
 	carried := ids.New("task")
 	first := turn(c, carried)
-	require.NoError(t, e.store.CommitTurn(ctx, team, first))
-	ok, err := e.store.PostResult(ctx, team, posted(carried), carried)
+	require.NoError(t, e.db.convs.CommitTurn(ctx, team, first))
+	ok, err := e.db.results.PostResult(ctx, team, posted(carried), carried)
 	require.NoError(t, err)
 	assert.False(t, ok, "the turn's marker: the result is not posted again")
 
 	early := ids.New("task")
-	ok, err = e.store.PostResult(ctx, team, posted(early), early)
+	ok, err = e.db.results.PostResult(ctx, team, posted(early), early)
 	require.NoError(t, err)
 	require.True(t, ok)
-	cur, err := e.store.GetConversation(ctx, team, c.ID)
+	cur, err := e.db.convs.GetConversation(ctx, team, c.ID)
 	require.NoError(t, err)
 	late := turn(cur, early)
-	err = e.store.CommitTurn(ctx, team, late)
+	err = e.db.convs.CommitTurn(ctx, team, late)
 	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err), "%v", err)
 	assert.Equal(t, []string{"carried " + carried, "posted " + early}, messages(), "nothing of the refused turn")
-	after, err := e.store.GetConversation(ctx, team, c.ID)
+	after, err := e.db.convs.GetConversation(ctx, team, c.ID)
 	require.NoError(t, err)
 	assert.Equal(t, cur.Version, after.Version)
 }

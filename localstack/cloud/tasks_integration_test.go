@@ -53,7 +53,7 @@ func taskService(t *testing.T, e env) (*tasks.Service, *sfn.Client) {
 	}
 	require.NotEmpty(t, arn, "the delegation state machine is provisioned")
 	bus := &eventbus.Bus{Client: eventbridge.NewFromConfig(e.cfg), Name: e.names.Bus()}
-	return tasks.NewService(e.store, &executions.Starter{Client: c, ARNs: map[string]string{workflow.Delegation: arn}}, bus, slog.Default()), c
+	return tasks.NewService(e.db.tasks, &executions.Starter{Client: c, ARNs: map[string]string{workflow.Delegation: arn}}, bus, slog.Default()), c
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -99,7 +99,7 @@ func TestAgentToolsRouteOnTheLocalCloud(t *testing.T) {
 func TestFindColleaguesThroughTheGateFunction(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
-	svc := &discovery.Service{Dir: e.store, Gate: &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}}
+	svc := &discovery.Service{Dir: e.db.gate, Gate: &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}}
 	before := lastSeq(t)
 	got, err := svc.FindColleagues(context.Background(), d.id, "kyra", "review this Go code for bugs", 3)
 	require.NoError(t, err)

@@ -33,43 +33,43 @@ func TestSkillVectorsRoundTripOnDynamoDB(t *testing.T) {
 	for i := range v.Vectors[0] {
 		v.Vectors[0][i], v.Vectors[1][i] = float32(i)/512, -float32(i)/3
 	}
-	require.NoError(t, e.store.PutSkillVectors(ctx, v))
+	require.NoError(t, e.db.gate.PutSkillVectors(ctx, v))
 	other := v
 	other.Embedder, other.Vectors = "wordllama-l2_supercat-256", [][]float32{{1, 2}, {3, 4}}
-	require.NoError(t, e.store.PutSkillVectors(ctx, other))
+	require.NoError(t, e.db.gate.PutSkillVectors(ctx, other))
 	// An agent whose slug begins with luke's: not luke's.
 	lukas := v
 	lukas.Slug = "luke-2"
-	require.NoError(t, e.store.PutSkillVectors(ctx, lukas))
+	require.NoError(t, e.db.gate.PutSkillVectors(ctx, lukas))
 
-	got, ok, err := e.store.GetSkillVectors(ctx, team, titan, "luke", 2)
+	got, ok, err := e.db.gate.GetSkillVectors(ctx, team, titan, "luke", 2)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, v, got)
-	_, ok, err = e.store.GetSkillVectors(ctx, team, titan, "luke", 3)
+	_, ok, err = e.db.gate.GetSkillVectors(ctx, team, titan, "luke", 3)
 	require.NoError(t, err)
 	assert.False(t, ok, "a new version misses")
-	_, ok, err = e.store.GetSkillVectors(ctx, team, "amazon.titan-embed-text-v2:0/1024", "luke", 2)
+	_, ok, err = e.db.gate.GetSkillVectors(ctx, team, "amazon.titan-embed-text-v2:0/1024", "luke", 2)
 	require.NoError(t, err)
 	assert.False(t, ok, "another embedder misses")
 
-	list, err := e.store.TeamSkillVectors(ctx, team, titan)
+	list, err := e.db.gate.TeamSkillVectors(ctx, team, titan)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []expertgate.SkillVectors{v, lukas}, list)
 
-	require.NoError(t, e.store.DeleteSkillVectors(ctx, team, titan, "luke", 2))
-	require.NoError(t, e.store.DeleteSkillVectors(ctx, team, titan, "luke", 2), "deleting nothing is no error")
-	list, err = e.store.TeamSkillVectors(ctx, team, titan)
+	require.NoError(t, e.db.gate.DeleteSkillVectors(ctx, team, titan, "luke", 2))
+	require.NoError(t, e.db.gate.DeleteSkillVectors(ctx, team, titan, "luke", 2), "deleting nothing is no error")
+	list, err = e.db.gate.TeamSkillVectors(ctx, team, titan)
 	require.NoError(t, err)
 	assert.Equal(t, []expertgate.SkillVectors{lukas}, list)
-	list, err = e.store.TeamSkillVectors(ctx, team, other.Embedder)
+	list, err = e.db.gate.TeamSkillVectors(ctx, team, other.Embedder)
 	require.NoError(t, err)
 	assert.Equal(t, []expertgate.SkillVectors{other}, list)
 
 	// An item that does not decode (its count no longer matches its
 	// bytes) is skipped, to be computed again, and the rest still read:
 	// one bad item does not send the team's every call to words alone.
-	require.NoError(t, e.store.PutSkillVectors(ctx, v))
+	require.NoError(t, e.db.gate.PutSkillVectors(ctx, v))
 	_, err = dynamodb.NewFromConfig(e.cfg).UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(e.names.Table()),
 		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "TEAM#" + team},
@@ -79,13 +79,13 @@ func TestSkillVectorsRoundTripOnDynamoDB(t *testing.T) {
 		ExpressionAttributeValues: map[string]types.AttributeValue{":c": &types.AttributeValueMemberN{Value: "3"}},
 	})
 	require.NoError(t, err)
-	list, err = e.store.TeamSkillVectors(ctx, team, titan)
+	list, err = e.db.gate.TeamSkillVectors(ctx, team, titan)
 	require.NoError(t, err)
 	assert.Equal(t, []expertgate.SkillVectors{lukas}, list, "the corrupt item skipped, the good one read")
 
 	// An agent is never listed with its vectors.
 	mustAgent(t, e, team, "luke", nil)
-	agentsOf, err := e.store.ActiveAgents(ctx, team)
+	agentsOf, err := e.db.agents.ActiveAgents(ctx, team)
 	require.NoError(t, err)
 	assert.Len(t, agentsOf, 1)
 }
@@ -124,8 +124,8 @@ func TestTheGateReadsTheVectorsStoredWithTheAgents(t *testing.T) {
 	ctx := context.Background()
 	team := mustTeam(t, e)
 	emb := &countingEmbedder{}
-	svc := agents.NewService(e.store)
-	svc.Vectors = &expertgate.VectorWriter{Store: e.store, Embedder: emb}
+	svc := agents.NewService(e.db.agents)
+	svc.Vectors = &expertgate.VectorWriter{Store: e.db.gate, Embedder: emb}
 	for _, in := range []agents.CreateInput{
 		{Slug: "luke", Name: "Luke", Skills: []agents.Skill{{Name: "code-review", Description: "Review code for bugs", Keywords: []string{"code"}}}},
 		{Slug: "wren", Name: "Wren", Skills: []agents.Skill{{Name: "writing", Description: "Write blog posts"}, {Name: "editing", Description: "Edit drafts"}}},
@@ -135,7 +135,7 @@ func TestTheGateReadsTheVectorsStoredWithTheAgents(t *testing.T) {
 	}
 	assert.Len(t, emb.take(), 2, "one embedding per agent written")
 
-	gate := &expertgate.Service{Source: e.store, Embedder: emb, Vectors: e.store}
+	gate := &expertgate.Service{Source: e.db.gate, Embedder: emb, Vectors: e.db.gate}
 	resp, err := gate.Score(ctx, expertgate.Request{TeamID: team, Query: "review my code"})
 	require.NoError(t, err)
 	assert.Equal(t, "luke", resp.Scores[0].AgentSlug)
@@ -147,14 +147,14 @@ func TestTheGateReadsTheVectorsStoredWithTheAgents(t *testing.T) {
 	_, err = svc.Update(ctx, team, "wren", agents.UpdateInput{Skills: &skills})
 	require.NoError(t, err)
 	assert.Len(t, emb.take(), 1)
-	list, err := e.store.TeamSkillVectors(ctx, team, emb.ID())
+	list, err := e.db.gate.TeamSkillVectors(ctx, team, emb.ID())
 	require.NoError(t, err)
 	var versions []string
 	for _, v := range list {
 		versions = append(versions, fmt.Sprintf("%s@%d", v.Slug, v.Version))
 	}
 	assert.ElementsMatch(t, []string{"luke@1", "wren@2"}, versions)
-	_, err = (&expertgate.Service{Source: e.store, Embedder: emb, Vectors: e.store}).Score(ctx, expertgate.Request{TeamID: team, Query: "a poem"})
+	_, err = (&expertgate.Service{Source: e.db.gate, Embedder: emb, Vectors: e.db.gate}).Score(ctx, expertgate.Request{TeamID: team, Query: "a poem"})
 	require.NoError(t, err)
 	assert.Equal(t, [][]string{{"a poem"}}, emb.take())
 }

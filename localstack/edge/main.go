@@ -30,6 +30,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
@@ -37,6 +38,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app"
 	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
@@ -183,7 +185,7 @@ func newEdge(ctx context.Context, edgeURL string, dynamoURL, motoURL *url.URL, s
 	// Bedrock's Converse answered here: the deterministic model reads the
 	// agent a call is attributed to straight from DynamoDB Local (the
 	// edge's own reads are no function's calls).
-	agentsTable := dynamo.FromConfig(backends.DynamoDB, res.Names.Table())
+	agentsTable := agentstore.New(dynamodb.NewFromConfig(backends.DynamoDB), res.Names.Table())
 	edge.Bedrock = cloud.NewBedrock(bedrockModel, localmodel.New(agentsTable), log)
 	// Titan Text Embeddings (ROUTING_EMBEDDER=titan) answered with the
 	// wordllama vector of the text, loaded on the first request.

@@ -16,6 +16,18 @@ import (
 	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/agentapi"
+	"github.com/conclave-ai/conclave/shared/api/approvalapi"
+	"github.com/conclave-ai/conclave/shared/api/consultapi"
+	"github.com/conclave-ai/conclave/shared/api/convapi"
+	"github.com/conclave-ai/conclave/shared/api/discoveryapi"
+	"github.com/conclave-ai/conclave/shared/api/memoryapi"
+	"github.com/conclave-ai/conclave/shared/api/messageapi"
+	"github.com/conclave-ai/conclave/shared/api/reportapi"
+	"github.com/conclave-ai/conclave/shared/api/routingapi"
+	"github.com/conclave-ai/conclave/shared/api/sessionapi"
+	"github.com/conclave-ai/conclave/shared/api/taskapi"
+	"github.com/conclave-ai/conclave/shared/api/teamapi"
 	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/conversations"
@@ -54,29 +66,29 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	bus := &memstore.Publisher{}
 	rt := httpapi.NewRouter(log)
 	rt.Bodies = api.BodyRoutes()
-	api.AgentRoutes(rt, agents.NewService(store))
+	agentapi.AgentRoutes(rt, agents.NewService(store))
 	ts := tasks.NewService(store, nil, bus, log)
-	api.TaskRoutes(rt, ts)
+	taskapi.TaskRoutes(rt, ts)
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}
-	api.ConversationRoutes(rt, &conversations.Service{Store: store, Agents: store, Model: localmodel.New(store),
+	convapi.ConversationRoutes(rt, &conversations.Service{Store: store, Agents: store, Model: localmodel.New(store),
 		Memories: mem, Bus: bus, Tail: store, Now: time.Now, Log: log,
 		Router: &dispatch.Router{Tiers: routing.DefaultTierModels, Log: log}})
-	api.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now})
-	api.MemoryRoutes(rt, mem)
-	api.TeamRoutes(rt, teams.NewService(store), noActivity{})
-	api.RoutingRoutes(rt, &dispatch.Service{Store: store, Now: time.Now})
-	api.DiscoveryRoutes(rt, &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}})
+	messageapi.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now})
+	memoryapi.MemoryRoutes(rt, mem)
+	teamapi.TeamRoutes(rt, teams.NewService(store), noActivity{})
+	routingapi.RoutingRoutes(rt, &dispatch.Service{Store: store, Now: time.Now})
+	discoveryapi.DiscoveryRoutes(rt, &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}})
 	// No Workflows: a created session stays planning, as no machine runs
 	// here; a report's task is queued the same way.
-	api.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodel.New(store),
+	sessionapi.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodel.New(store),
 		Bus: bus, Conversations: memConversations{store}, Enabled: true, Log: log, Now: time.Now})
-	api.ConsultationRoutes(rt, consultations.New(store, localmodel.New(store), bus, nil, log))
-	api.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
+	consultapi.ConsultationRoutes(rt, consultations.New(store, localmodel.New(store), bus, nil, log))
+	reportapi.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
 	tools := &tasktools.Tools{Flags: settings.Flags{Collaboration: true, TaskDelegation: true, Sessions: true}, Tasks: ts,
 		Messages: &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}, Memories: mem,
 		Colleagues: &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}}}
 	api.AgentToolRoutes(rt, tasktools.Lister{Agents: store, Chat: tasktools.Chat{Tools: tools}, Task: tools})
-	api.ApprovalRoutes(rt, &approvals.Service{Store: store, Bus: bus, Validate: tasktools.ValidateArguments, Log: log})
+	approvalapi.ApprovalRoutes(rt, &approvals.Service{Store: store, Bus: bus, Validate: tasktools.ValidateArguments, Log: log})
 	return inMemoryAPI{rt: rt, store: store}
 }
 

@@ -23,7 +23,22 @@ const (
 // clients. Every other package there is domain. Keep the list explicit: a
 // new adapter is a decision to write down here, not a pattern to match.
 var adapters = map[string]bool{
-	"shared/dynamo":                true, // the DynamoDB store
+	"shared/dynamo":                true, // the DynamoDB store's core (keys, transactions, paging, generic counters)
+	"shared/dynamo/activitystore":  true, // the team activity log
+	"shared/dynamo/agentstore":     true, // agents
+	"shared/dynamo/approvalstore":  true, // approvals and policies
+	"shared/dynamo/consultstore":   true, // consultations
+	"shared/dynamo/convstore":      true, // conversations, messages, handoffs, feedback
+	"shared/dynamo/decisionstore":  true, // routing decisions
+	"shared/dynamo/dynamotest":     true, // the DynamoDB adapters' test fakes
+	"shared/dynamo/gatestore":      true, // the expert gate's vectors, loads and ratings
+	"shared/dynamo/inboxstore":     true, // agent messages and inboxes
+	"shared/dynamo/memorystore":    true, // memories and memory contexts
+	"shared/dynamo/reportstore":    true, // reports
+	"shared/dynamo/resultstore":    true, // results posted into conversations
+	"shared/dynamo/sessionstore":   true, // collaboration sessions
+	"shared/dynamo/taskstore":      true, // tasks and task slots
+	"shared/dynamo/teamstore":      true, // teams and API keys
 	"shared/eventbus":              true, // the EventBridge bus
 	"shared/executions":            true, // the Step Functions runner of task workflows
 	"shared/models/bedrock":        true, // the Bedrock Converse model adapter

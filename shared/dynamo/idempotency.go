@@ -26,8 +26,8 @@ type idemItem struct {
 
 func toIdemItem(teamID string, rec idempotency.Record, expires time.Time) idemItem {
 	return idemItem{
-		PK: teamPK(teamID), SK: idemSK(rec.Key), Type: "idempotency", Key: rec.Key, RequestHash: rec.RequestHash,
-		State: rec.State, StatusCode: rec.StatusCode, Body: rec.Body, ExpiresAt: ttl(expires),
+		PK: TeamPK(teamID), SK: idemSK(rec.Key), Type: "idempotency", Key: rec.Key, RequestHash: rec.RequestHash,
+		State: rec.State, StatusCode: rec.StatusCode, Body: rec.Body, ExpiresAt: TTL(expires),
 	}
 }
 
@@ -41,13 +41,13 @@ func (it idemItem) toRecord() *idempotency.Record {
 // needs no second read.
 func (s *Store) Begin(ctx context.Context, teamID, k, requestHash string, now time.Time) (*idempotency.Record, error) {
 	claim := idempotency.Record{Key: k, RequestHash: requestHash, State: idempotency.StatePending}
-	item, err := marshal(toIdemItem(teamID, claim, now.Add(idempotency.TTL)))
+	item, err := Marshal(toIdemItem(teamID, claim, now.Add(idempotency.TTL)))
 	if err != nil {
-		return nil, internal(err, "marshal")
+		return nil, Internal(err, "marshal")
 	}
-	e, err := build(nil, name(attrPK).AttributeNotExists().Or(name("expires_at").LessThan(value(ttl(now)))))
+	e, err := Build(nil, Name(AttrPK).AttributeNotExists().Or(Name("expires_at").LessThan(Value(TTL(now)))))
 	if err != nil {
-		return nil, internal(err, "expression")
+		return nil, Internal(err, "expression")
 	}
 	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.Table, Item: item, ConditionExpression: e.Condition(),
@@ -57,16 +57,16 @@ func (s *Store) Begin(ctx context.Context, teamID, k, requestHash string, now ti
 	if err == nil {
 		return nil, nil
 	}
-	old, failed := conditionFailed(err)
+	old, failed := ConditionFailed(err)
 	if !failed {
-		return nil, internal(err, "PutItem")
+		return nil, Internal(err, "PutItem")
 	}
 	if old == nil { // released as it failed: report in progress
 		return &claim, nil
 	}
 	var it idemItem
-	if err := unmarshal(old, &it); err != nil {
-		return nil, internal(err, "unmarshal")
+	if err := Unmarshal(old, &it); err != nil {
+		return nil, Internal(err, "unmarshal")
 	}
 	return it.toRecord(), nil
 }
@@ -74,28 +74,28 @@ func (s *Store) Begin(ctx context.Context, teamID, k, requestHash string, now ti
 // Complete implements idempotency.Store.
 func (s *Store) Complete(ctx context.Context, teamID string, rec idempotency.Record, now time.Time) error {
 	rec.State = idempotency.StateDone
-	item, err := marshal(toIdemItem(teamID, rec, now.Add(idempotency.TTL)))
+	item, err := Marshal(toIdemItem(teamID, rec, now.Add(idempotency.TTL)))
 	if err != nil {
-		return internal(err, "marshal")
+		return Internal(err, "marshal")
 	}
 	if _, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item}); err != nil {
-		return internal(err, "PutItem")
+		return Internal(err, "PutItem")
 	}
 	return nil
 }
 
 // Abandon implements idempotency.Store.
 func (s *Store) Abandon(ctx context.Context, teamID, k string) error {
-	e, err := build(nil, name("state").Equal(value(idempotency.StatePending)))
+	e, err := Build(nil, Name("state").Equal(Value(idempotency.StatePending)))
 	if err != nil {
-		return internal(err, "expression")
+		return Internal(err, "expression")
 	}
 	_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: &s.Table, Key: key(teamPK(teamID), idemSK(k)), ConditionExpression: e.Condition(),
+		TableName: &s.Table, Key: Key(TeamPK(teamID), idemSK(k)), ConditionExpression: e.Condition(),
 		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 	})
-	if _, lost := conditionFailed(err); err != nil && !lost {
-		return internal(err, "DeleteItem")
+	if _, lost := ConditionFailed(err); err != nil && !lost {
+		return Internal(err, "DeleteItem")
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ import (
 //	                  (strategy, fallback_used, selected_agents, confidence filter it; expires_at TTL, 180 days)
 //	rating          TEAM#<team>           FB#<msg id>#<agent>  (rating, query, rated_at; expires_at TTL, 31 days)  feedbackItem
 //	handoff         TEAM#<team>           HOFF#<conv id>#<handoff id>                                          handoffItem
-//	agent message   TEAM#<team>           AMSG#<message id>  (expires_at TTL, 90 days)                         agentMessageItem
+//	agent message   TEAM#<team>           AMSG#<message id>  (expires_at TTL, 90 days)                         AgentMessageItem
 //	inbox entry     TEAM#<team>           INBOX#<agent>#<message id>  (read_at; expires_at TTL, 90 days)       inboxItem
 //	memory          TEAM#<team>           MEM#<memory id>  (visibility)                                        memoryItem
 //	memory context  TEAM#<team>           CTX#<agent>  (an agent's cached memory context; expires_at TTL, 1 hour)  contextItem
@@ -112,137 +112,209 @@ import (
 
 // Key attributes and indexes.
 const (
-	attrPK     = "pk"
-	attrSK     = "sk"
-	attrGSI1PK = "gsi1pk"
-	attrGSI1SK = "gsi1sk"
-	attrGSI2PK = "gsi2pk"
-	attrGSI3PK = "gsi3pk"
-	attrGSI3SK = "gsi3sk"
+	AttrPK     = "pk"
+	AttrSK     = "sk"
+	AttrGSI1PK = "gsi1pk"
+	AttrGSI1SK = "gsi1sk"
+	AttrGSI2PK = "gsi2pk"
+	AttrGSI3PK = "gsi3pk"
+	AttrGSI3SK = "gsi3sk"
 
-	indexGSI1 = "gsi1"
-	indexGSI2 = "gsi2"
-	indexGSI3 = "gsi3"
+	IndexGSI1 = "gsi1"
+	IndexGSI2 = "gsi2"
+	IndexGSI3 = "gsi3"
 )
 
 // Key prefixes.
 const (
 	prefixTeam      = "TEAM#"
 	prefixAPIKey    = "APIKEY#"
-	prefixKey       = "KEY#"
-	prefixAgent     = "AGENT#"
+	PrefixKey       = "KEY#"
+	PrefixAgent     = "AGENT#"
 	prefixIdem      = "IDEMP#"
-	prefixActivity  = "ACTIVITY#"
-	prefixTask      = "TASK#"
+	PrefixActivity  = "ACTIVITY#"
+	PrefixTask      = "TASK#"
 	prefixTaskEvent = "TEV#"
-	prefixLoad      = "LOAD#"
+	PrefixLoad      = "LOAD#"
 	prefixDue       = "DUE#"
-	prefixConv      = "CONV#"
+	PrefixConv      = "CONV#"
 	prefixPart      = "CPART#"
 	prefixMsg       = "MSG#"
-	prefixDecision  = "RDEC#"
-	prefixFeedback  = "FB#"
+	PrefixDecision  = "RDEC#"
+	PrefixFeedback  = "FB#"
 	prefixHandoff   = "HOFF#"
 	prefixAgentMsg  = "AMSG#"
 	prefixInbox     = "INBOX#"
-	prefixMemory    = "MEM#"
+	PrefixMemory    = "MEM#"
 	prefixContext   = "CTX#"
-	prefixSession   = "SES#"
+	PrefixSession   = "SES#"
 	prefixSesMsg    = "SMSG#"
-	prefixReport    = "REPORT#"
+	PrefixReport    = "REPORT#"
 	prefixResult    = "RESULT#"
 	prefixSkillVec  = "SKILLVEC#"
-	prefixApproval  = "APPROVAL#"
+	PrefixApproval  = "APPROVAL#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
 	infixParent   = "#PARENT#"
 	infixConv     = "#CONV#"
 
-	skTeam     = "TEAM"
-	skAPIKey   = "APIKEY"
-	skMemEpoch = "MEMEPOCH"
-	skPolicy   = "APPROVALPOLICY"
+	SKTeam     = "TEAM"
+	SKAPIKey   = "APIKEY"
+	SKMemEpoch = "MEMEPOCH"
+	SKPolicy   = "APPROVALPOLICY"
 
-	// rangeEnd sorts after every id (ids are lower-case base32), so
+	// RangeEnd sorts after every id (ids are lower-case base32), so
 	// BETWEEN <prefix><floor> AND <prefix>~ is "this prefix, from floor on".
-	rangeEnd = "~"
+	RangeEnd = "~"
 )
 
-func teamPK(teamID string) string   { return prefixTeam + teamID }
-func apiKeyPK(hash string) string   { return prefixAPIKey + hash }
-func keyGSI1SK(keyID string) string { return prefixKey + keyID }
-func agentSK(slug string) string    { return prefixAgent + slug }
-func idemSK(key string) string      { return prefixIdem + key }
-func loadSK(slug string) string     { return prefixLoad + slug }
+// TeamPK is the partition of every item of a team.
+func TeamPK(teamID string) string { return prefixTeam + teamID }
 
-func activitySK(at time.Time, eventID string) string {
-	return prefixActivity + at.UTC().Format(time.RFC3339Nano) + "#" + eventID
+// APIKeyPK is the partition of an API key, by the hash of its secret.
+func APIKeyPK(hash string) string { return prefixAPIKey + hash }
+
+// KeyGSI1SK is an API key's sort key on gsi1 (a team's keys).
+func KeyGSI1SK(keyID string) string { return PrefixKey + keyID }
+
+// AgentSK is an agent's sort key.
+func AgentSK(slug string) string { return PrefixAgent + slug }
+func idemSK(key string) string   { return prefixIdem + key }
+
+// LoadSK is the sort key of an agent's counters (LoadItem).
+func LoadSK(slug string) string { return PrefixLoad + slug }
+
+// ActivitySK is an activity entry's sort key: by time, then event id.
+func ActivitySK(at time.Time, eventID string) string {
+	return PrefixActivity + at.UTC().Format(time.RFC3339Nano) + "#" + eventID
 }
 
-func taskSK(id string) string              { return prefixTask + id }
-func taskEventPrefix(taskID string) string { return prefixTaskEvent + taskID + "#" }
-func taskEventSK(taskID string, seq int) string {
-	return fmt.Sprintf("%s%08d", taskEventPrefix(taskID), seq)
-}
-func assigneeGSI1PK(teamID, slug string) string { return teamPK(teamID) + infixAssignee + slug }
-func parentGSI2PK(teamID, parentID string) string {
-	return teamPK(teamID) + infixParent + parentID
+// TaskSK is a task's sort key.
+func TaskSK(id string) string { return PrefixTask + id }
+
+// TaskEventPrefix is the sort key prefix of a task's timeline.
+func TaskEventPrefix(taskID string) string { return prefixTaskEvent + taskID + "#" }
+
+// TaskEventSK is a timeline entry's sort key, ordered by seq.
+func TaskEventSK(taskID string, seq int) string {
+	return fmt.Sprintf("%s%08d", TaskEventPrefix(taskID), seq)
 }
 
-// dueShards spreads running tasks' deadlines over a few index partitions
+// AssigneeGSI1PK is the gsi1 partition of an agent's tasks.
+func AssigneeGSI1PK(teamID, slug string) string { return TeamPK(teamID) + infixAssignee + slug }
+
+// ParentGSI2PK is the gsi2 partition of a task's children.
+func ParentGSI2PK(teamID, parentID string) string {
+	return TeamPK(teamID) + infixParent + parentID
+}
+
+// DueShards spreads running tasks' deadlines over a few index partitions
 // so the sweeper's index never has one hot key.
-const dueShards = 8
+const DueShards = 8
 
-func dueShard(id string) int {
+// DueShard is the index partition of a task's deadline.
+func DueShard(id string) int {
 	h := fnv.New32a()
 	h.Write([]byte(id))
-	return int(h.Sum32() % dueShards)
+	return int(h.Sum32() % DueShards)
 }
 
-// dueKey sorts lexicographically by time (fixed width, UTC).
-func dueKey(t time.Time) string  { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-func dueGSI3PK(shard int) string { return fmt.Sprintf("%s%d", prefixDue, shard) }
-func dueGSI3SK(deadline time.Time, teamID, taskID string) string {
-	return dueKey(deadline) + "#" + teamID + "#" + taskID
+// DueKey sorts lexicographically by time (fixed width, UTC).
+func DueKey(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// DueGSI3PK is the gsi3 partition of one deadline shard.
+func DueGSI3PK(shard int) string { return fmt.Sprintf("%s%d", prefixDue, shard) }
+
+// DueGSI3SK is a running task's gsi3 sort key: its deadline, then team and task.
+func DueGSI3SK(deadline time.Time, teamID, taskID string) string {
+	return DueKey(deadline) + "#" + teamID + "#" + taskID
 }
 
-func convSK(id string) string               { return prefixConv + id }
-func partPrefix(conv string) string         { return prefixPart + conv + "#" }
-func partSK(conv, slug string) string       { return partPrefix(conv) + slug }
-func msgPrefix(conv string) string          { return prefixMsg + conv + "#" }
-func msgSK(conv, id string) string          { return msgPrefix(conv) + id }
-func handoffPrefix(conv string) string      { return prefixHandoff + conv + "#" }
-func handoffSK(conv, id string) string      { return handoffPrefix(conv) + id }
-func decisionSK(id string) string           { return prefixDecision + id }
-func decisionFloor(since time.Time) string  { return decisionSK(ids.Floor("rdec", since)) }
-func convGSI1PK(teamID, conv string) string { return teamPK(teamID) + infixConv + conv }
-func feedbackSK(msgID, agent string) string { return prefixFeedback + msgID + "#" + agent }
-func feedbackFloor(since time.Time) string  { return prefixFeedback + ids.Floor("msg", since) }
-func agentMsgSK(id string) string           { return prefixAgentMsg + id }
-func inboxPrefix(agent string) string       { return prefixInbox + agent + "#" }
-func inboxSK(agent, msgID string) string    { return inboxPrefix(agent) + msgID }
-func memorySK(id string) string             { return prefixMemory + id }
-func contextSK(agent string) string         { return prefixContext + agent }
-func reportSK(id string) string             { return prefixReport + id }
-func resultSK(marker string) string         { return prefixResult + marker }
-func approvalSK(id string) string           { return prefixApproval + id }
+// ConvSK is a conversation's sort key.
+func ConvSK(id string) string { return PrefixConv + id }
 
-// skillVecPrefix is the sort key prefix of a team's skill vectors by one
+// PartPrefix is the sort key prefix of a conversation's participants.
+func PartPrefix(conv string) string { return prefixPart + conv + "#" }
+
+// PartSK is a participant's sort key.
+func PartSK(conv, slug string) string { return PartPrefix(conv) + slug }
+
+// MsgPrefix is the sort key prefix of a conversation's messages.
+func MsgPrefix(conv string) string { return prefixMsg + conv + "#" }
+
+// MsgSK is a conversation message's sort key.
+func MsgSK(conv, id string) string { return MsgPrefix(conv) + id }
+
+// HandoffPrefix is the sort key prefix of a conversation's handoffs.
+func HandoffPrefix(conv string) string { return prefixHandoff + conv + "#" }
+
+// HandoffSK is a handoff's sort key.
+func HandoffSK(conv, id string) string { return HandoffPrefix(conv) + id }
+
+// DecisionSK is a routing decision's sort key.
+func DecisionSK(id string) string { return PrefixDecision + id }
+
+// DecisionFloor is the first decision sort key made at or after since.
+func DecisionFloor(since time.Time) string { return DecisionSK(ids.Floor("rdec", since)) }
+
+// ConvGSI1PK is the gsi1 partition of a conversation's decisions.
+func ConvGSI1PK(teamID, conv string) string { return TeamPK(teamID) + infixConv + conv }
+
+// FeedbackSK is the sort key of one agent's rating of a message.
+func FeedbackSK(msgID, agent string) string { return PrefixFeedback + msgID + "#" + agent }
+
+// FeedbackFloor is the first rating sort key of messages made at or after since.
+func FeedbackFloor(since time.Time) string { return PrefixFeedback + ids.Floor("msg", since) }
+
+// AgentMsgSK is an agent message's sort key.
+func AgentMsgSK(id string) string { return prefixAgentMsg + id }
+
+// InboxPrefix is the sort key prefix of an agent's inbox.
+func InboxPrefix(agent string) string { return prefixInbox + agent + "#" }
+
+// InboxSK is an inbox entry's sort key.
+func InboxSK(agent, msgID string) string { return InboxPrefix(agent) + msgID }
+
+// MemorySK is a memory's sort key.
+func MemorySK(id string) string { return PrefixMemory + id }
+
+// ContextSK is the sort key of an agent's cached memory context.
+func ContextSK(agent string) string { return prefixContext + agent }
+
+// ReportSK is a report's sort key.
+func ReportSK(id string) string { return PrefixReport + id }
+
+// ResultSK is the sort key of a posted result's marker.
+func ResultSK(marker string) string { return prefixResult + marker }
+
+// ApprovalSK is an approval request's sort key.
+func ApprovalSK(id string) string { return PrefixApproval + id }
+
+// SkillVecPrefix is the sort key prefix of a team's skill vectors by one
 // embedder; an embedder ID is printable ASCII without '#'
 // ("amazon.titan-embed-text-v2:0/512").
-func skillVecPrefix(embedder string) string { return prefixSkillVec + embedder + "#" }
-func skillVecSK(embedder, slug string, version int) string {
-	return skillVecPrefix(embedder) + slug + "#" + strconv.Itoa(version)
-}
-func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
+func SkillVecPrefix(embedder string) string { return prefixSkillVec + embedder + "#" }
+
+// SkillVecSK is the sort key of one agent version's skill vectors.
+func SkillVecSK(embedder, slug string, version int) string {
+	return SkillVecPrefix(embedder) + slug + "#" + strconv.Itoa(version)
 }
 
-func sessionSK(id string) string           { return prefixSession + id }
-func sessionMsgPrefix(id string) string    { return prefixSesMsg + id + "#" }
-func sessionMsgSK(id, msgID string) string { return sessionMsgPrefix(id) + msgID }
+// Key is the primary key of the item at pk, sk.
+func Key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrPK: str(pk), AttrSK: str(sk)}
+}
 
-// sessionDueGSI3PK is the one partition of unfinished sessions' deadlines
+// SessionSK is a collaboration session's sort key.
+func SessionSK(id string) string { return PrefixSession + id }
+
+// SessionMsgPrefix is the sort key prefix of a session's messages.
+func SessionMsgPrefix(id string) string { return prefixSesMsg + id + "#" }
+
+// SessionMsgSK is a session message's sort key.
+func SessionMsgSK(id, msgID string) string { return SessionMsgPrefix(id) + msgID }
+
+// SessionDueGSI3PK is the one partition of unfinished sessions' deadlines
 // (sessions are few next to tasks).
-const sessionDueGSI3PK = "SDUE"
+const SessionDueGSI3PK = "SDUE"

@@ -12,47 +12,47 @@ import (
 func TestKeyShapes(t *testing.T) {
 	when := time.Date(2026, 1, 2, 3, 4, 5, 600_000_000, time.UTC)
 	cases := [][2]string{
-		{teamPK("t1"), "TEAM#t1"},
-		{apiKeyPK("abc"), "APIKEY#abc"},
-		{keyGSI1SK("key_1"), "KEY#key_1"},
-		{agentSK("luke"), "AGENT#luke"},
+		{TeamPK("t1"), "TEAM#t1"},
+		{APIKeyPK("abc"), "APIKEY#abc"},
+		{KeyGSI1SK("key_1"), "KEY#key_1"},
+		{AgentSK("luke"), "AGENT#luke"},
 		{idemSK("k"), "IDEMP#k"},
-		{loadSK("luke"), "LOAD#luke"},
-		{activitySK(when, "ev1"), "ACTIVITY#2026-01-02T03:04:05.6Z#ev1"},
-		{taskSK("task_1"), "TASK#task_1"},
-		{taskEventSK("task_1", 12), "TEV#task_1#00000012"},
-		{assigneeGSI1PK("t1", "luke"), "TEAM#t1#ASSIGNEE#luke"},
-		{parentGSI2PK("t1", "task_0"), "TEAM#t1#PARENT#task_0"},
-		{dueGSI3PK(3), "DUE#3"},
-		{dueGSI3SK(when, "t1", "task_1"), "2026-01-02T03:04:05.600Z#t1#task_1"},
-		{convSK("conv_1"), "CONV#conv_1"},
-		{partSK("conv_1", "luke"), "CPART#conv_1#luke"},
-		{msgSK("conv_1", "msg_1"), "MSG#conv_1#msg_1"},
-		{handoffSK("conv_1", "hoff_1"), "HOFF#conv_1#hoff_1"},
-		{decisionSK("rdec_1"), "RDEC#rdec_1"},
-		{convGSI1PK("t1", "conv_1"), "TEAM#t1#CONV#conv_1"},
-		{feedbackSK("msg_1", "luke"), "FB#msg_1#luke"},
-		{agentMsgSK("amsg_1"), "AMSG#amsg_1"},
-		{inboxSK("luke", "amsg_1"), "INBOX#luke#amsg_1"},
-		{memorySK("mem_1"), "MEM#mem_1"},
-		{contextSK("luke"), "CTX#luke"},
-		{decisionFloor(time.UnixMilli(0)), "RDEC#rdec_00000000000000000000000000"},
-		{feedbackFloor(time.UnixMilli(0)), "FB#msg_00000000000000000000000000"},
-		{prefixDecision + rangeEnd, "RDEC#~"},
-		{taskEventPrefix("task_1"), "TEV#task_1#"},
-		{inboxPrefix("luke"), "INBOX#luke#"},
-		{msgPrefix("conv_1"), "MSG#conv_1#"},
-		{partPrefix("conv_1"), "CPART#conv_1#"},
-		{handoffPrefix("conv_1"), "HOFF#conv_1#"},
-		{approvalSK("apr_1"), "APPROVAL#apr_1"},
-		{skTeam + "|" + skAPIKey + "|" + skMemEpoch + "|" + skPolicy, "TEAM|APIKEY|MEMEPOCH|APPROVALPOLICY"},
+		{LoadSK("luke"), "LOAD#luke"},
+		{ActivitySK(when, "ev1"), "ACTIVITY#2026-01-02T03:04:05.6Z#ev1"},
+		{TaskSK("task_1"), "TASK#task_1"},
+		{TaskEventSK("task_1", 12), "TEV#task_1#00000012"},
+		{AssigneeGSI1PK("t1", "luke"), "TEAM#t1#ASSIGNEE#luke"},
+		{ParentGSI2PK("t1", "task_0"), "TEAM#t1#PARENT#task_0"},
+		{DueGSI3PK(3), "DUE#3"},
+		{DueGSI3SK(when, "t1", "task_1"), "2026-01-02T03:04:05.600Z#t1#task_1"},
+		{ConvSK("conv_1"), "CONV#conv_1"},
+		{PartSK("conv_1", "luke"), "CPART#conv_1#luke"},
+		{MsgSK("conv_1", "msg_1"), "MSG#conv_1#msg_1"},
+		{HandoffSK("conv_1", "hoff_1"), "HOFF#conv_1#hoff_1"},
+		{DecisionSK("rdec_1"), "RDEC#rdec_1"},
+		{ConvGSI1PK("t1", "conv_1"), "TEAM#t1#CONV#conv_1"},
+		{FeedbackSK("msg_1", "luke"), "FB#msg_1#luke"},
+		{AgentMsgSK("amsg_1"), "AMSG#amsg_1"},
+		{InboxSK("luke", "amsg_1"), "INBOX#luke#amsg_1"},
+		{MemorySK("mem_1"), "MEM#mem_1"},
+		{ContextSK("luke"), "CTX#luke"},
+		{DecisionFloor(time.UnixMilli(0)), "RDEC#rdec_00000000000000000000000000"},
+		{FeedbackFloor(time.UnixMilli(0)), "FB#msg_00000000000000000000000000"},
+		{PrefixDecision + RangeEnd, "RDEC#~"},
+		{TaskEventPrefix("task_1"), "TEV#task_1#"},
+		{InboxPrefix("luke"), "INBOX#luke#"},
+		{MsgPrefix("conv_1"), "MSG#conv_1#"},
+		{PartPrefix("conv_1"), "CPART#conv_1#"},
+		{HandoffPrefix("conv_1"), "HOFF#conv_1#"},
+		{ApprovalSK("apr_1"), "APPROVAL#apr_1"},
+		{SKTeam + "|" + SKAPIKey + "|" + SKMemEpoch + "|" + SKPolicy, "TEAM|APIKEY|MEMEPOCH|APPROVALPOLICY"},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c[1], c[0])
 	}
-	assert.Equal(t, dueShard("task_1"), dueShard("task_1"))
+	assert.Equal(t, DueShard("task_1"), DueShard("task_1"))
 	for _, id := range []string{"a", "b", "task_01j", "task_zz"} {
-		assert.Less(t, dueShard(id), dueShards)
+		assert.Less(t, DueShard(id), DueShards)
 	}
 }
 
@@ -61,9 +61,9 @@ func TestKeyShapes(t *testing.T) {
 func TestPrefixRangeIsBeginsWith(t *testing.T) {
 	for c := byte(0x20); c < 0x7f; c++ {
 		k := "TEV#tsk_1#" + string(c) + "0001"
-		assert.True(t, k >= "TEV#tsk_1#" && k <= "TEV#tsk_1#"+prefixEnd, "%q is in the range", k)
+		assert.True(t, k >= "TEV#tsk_1#" && k <= "TEV#tsk_1#"+PrefixEnd, "%q is in the range", k)
 	}
 	for _, outside := range []string{"TEV#tsk_2#0001", "TEV#tsk_1", "TEV#tsk_1$", "TEV#tsk_10#0001"[:8]} {
-		assert.False(t, outside >= "TEV#tsk_1#" && outside <= "TEV#tsk_1#"+prefixEnd, "%q is not", outside)
+		assert.False(t, outside >= "TEV#tsk_1#" && outside <= "TEV#tsk_1#"+PrefixEnd, "%q is not", outside)
 	}
 }

@@ -24,7 +24,7 @@ func TestNumbersTooSmallForDynamoDBAreStoredAsZero(t *testing.T) {
 		Map    map[string]float64 `dynamodbav:"map"`
 	}{Tiny: 2.2250738585e-313, Neg: -1e-200, Normal: 0.5637, Small: 1e-120, Nested: inner{Depth: 5e-324},
 		List: []float64{1e-300, 0.25}, Map: map[string]float64{"x": 1e-131}}
-	m, err := marshal(item)
+	m, err := Marshal(item)
 	require.NoError(t, err)
 	n := func(v types.AttributeValue) string { return v.(*types.AttributeValueMemberN).Value }
 	assert.Equal(t, "0", n(m["tiny"]))

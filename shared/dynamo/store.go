@@ -37,12 +37,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/conclave-ai/conclave/shared/activity"
-	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/teams"
 )
 
 // API is the part of the DynamoDB client the store uses; tests of the error
@@ -57,7 +54,10 @@ type API interface {
 	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 }
 
-// Store is the single-table store.
+// Store is the core of the single-table store: the client and the table.
+// Each domain's adapter (shared/dynamo/<domain>store) embeds it and adds
+// that domain's methods; the core keeps what is generic (idempotency
+// records, the queue-attempt and rate counters, ping).
 type Store struct {
 	DB    API
 	Table string
@@ -66,12 +66,7 @@ type Store struct {
 // New returns a store on table.
 func New(db API, table string) *Store { return &Store{DB: db, Table: table} }
 
-var (
-	_ teams.Store       = (*Store)(nil)
-	_ agents.Store      = (*Store)(nil)
-	_ idempotency.Store = (*Store)(nil)
-	_ activity.Store    = (*Store)(nil)
-)
+var _ idempotency.Store = (*Store)(nil)
 
 // Ping checks that the table exists and is active.
 func (s *Store) Ping(ctx context.Context) error {
@@ -85,15 +80,15 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// internal wraps an infrastructure failure; its detail stays in logs.
-func internal(err error, op string) error {
+// Internal wraps an infrastructure failure; its detail stays in logs.
+func Internal(err error, op string) error {
 	return apperr.Wrap(apperr.EINTERNAL, err, "dynamodb %s failed", op)
 }
 
-// conditionFailed reports whether err is a failed condition on a single
+// ConditionFailed reports whether err is a failed condition on a single
 // write, and returns the item as it was when the write asked for ALL_OLD
 // (nil if it did not exist).
-func conditionFailed(err error) (map[string]types.AttributeValue, bool) {
+func ConditionFailed(err error) (map[string]types.AttributeValue, bool) {
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
 		return nil, false
@@ -103,14 +98,14 @@ func conditionFailed(err error) (map[string]types.AttributeValue, bool) {
 
 // The literal conditions (see the package comment).
 var (
-	condNew    = aws.String("attribute_not_exists(pk)")
+	CondNew    = aws.String("attribute_not_exists(pk)")
 	condExists = aws.String("attribute_exists(pk)")
 )
 
-// build compiles an update (may be nil) and a condition (may be the zero
+// Build compiles an update (may be nil) and a condition (may be the zero
 // builder). It only fails on a builder left unset or a value the
 // attributevalue encoder cannot marshal: a programming error.
-func build(update *expression.UpdateBuilder, cond expression.ConditionBuilder) (expression.Expression, error) {
+func Build(update *expression.UpdateBuilder, cond expression.ConditionBuilder) (expression.Expression, error) {
 	b := expression.NewBuilder()
 	if update != nil {
 		b = b.WithUpdate(*update)
@@ -121,10 +116,26 @@ func build(update *expression.UpdateBuilder, cond expression.ConditionBuilder) (
 	return b.Build()
 }
 
-// name and value shorten the expression builder's operands.
-func name(n string) expression.NameBuilder { return expression.Name(n) }
-func value(v any) expression.ValueBuilder  { return expression.Value(v) }
-func keyIs(k string, v any) expression.KeyConditionBuilder {
+// AllOf joins conditions with AND; none is the zero (unset) builder.
+func AllOf(conds []expression.ConditionBuilder) expression.ConditionBuilder {
+	switch len(conds) {
+	case 0:
+		return expression.ConditionBuilder{}
+	case 1:
+		return conds[0]
+	default:
+		return conds[0].And(conds[1], conds[2:]...)
+	}
+}
+
+// Name shortens the expression builder's attribute operand.
+func Name(n string) expression.NameBuilder { return expression.Name(n) }
+
+// Value shortens the expression builder's value operand.
+func Value(v any) expression.ValueBuilder { return expression.Value(v) }
+
+// KeyIs is the key condition "k = v".
+func KeyIs(k string, v any) expression.KeyConditionBuilder {
 	return expression.Key(k).Equal(expression.Value(v))
 }
 
@@ -176,7 +187,9 @@ func decodeToken(scope, token string) (map[string]types.AttributeValue, error) {
 	return out, nil
 }
 
-func marshal(v any) (map[string]types.AttributeValue, error) {
+// Marshal encodes an item struct as DynamoDB stores it (numbers below
+// DynamoDB's range flushed to 0, see minNumber).
+func Marshal(v any) (map[string]types.AttributeValue, error) {
 	m, err := attributevalue.MarshalMap(v)
 	if err == nil {
 		flushTiny(m)
@@ -219,41 +232,42 @@ func flushValue(v types.AttributeValue) types.AttributeValue {
 	return v
 }
 
-func unmarshal(m map[string]types.AttributeValue, v any) error {
+// Unmarshal decodes a stored item into an item struct.
+func Unmarshal(m map[string]types.AttributeValue, v any) error {
 	return attributevalue.UnmarshalMap(m, v)
 }
 
-// prefixEnd closes a key prefix's range: the keys of this table are
+// PrefixEnd closes a key prefix's range: the keys of this table are
 // printable ASCII (generated ids, validated slugs, '#' separators), and DEL
 // (0x7F) sorts after every one of their characters, so prefix ≤ key ≤
 // prefix+prefixEnd is exactly "key begins with prefix". (Not U+10FFFF:
 // DynamoDB Local answers a request holding a non-ASCII character with a
 // wrong CRC32, which the SDK rejects.)
-const prefixEnd = "\x7f"
+const PrefixEnd = "\x7f"
 
-// hasPrefix is the key condition "attr begins with prefix", written as the
+// HasPrefix is the key condition "attr begins with prefix", written as the
 // range it is. DynamoDB serves both forms the same way; DynamoDB Local (the
 // local cloud's engine) evaluates begins_with by reading the whole
 // partition, so a team's queries grew slower with everything the team had
 // ever stored (measured: 3.7 ms empty, 8 ms at 30,000 items, 21 ms at
 // 60,000), while a BETWEEN stays at about 1 ms.
-func hasPrefix(attr, prefix string) expression.KeyConditionBuilder {
-	return expression.Key(attr).Between(expression.Value(prefix), expression.Value(prefix+prefixEnd))
+func HasPrefix(attr, prefix string) expression.KeyConditionBuilder {
+	return expression.Key(attr).Between(expression.Value(prefix), expression.Value(prefix+PrefixEnd))
 }
 
-// prefixQuery reads the items of a partition whose sort key starts with
+// PrefixQuery reads the items of a partition whose sort key starts with
 // prefix.
-func prefixQuery(pk, prefix string, forward bool) *dynamodb.QueryInput {
+func PrefixQuery(pk, prefix string, forward bool) *dynamodb.QueryInput {
 	return &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :p AND :end"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":p": str(prefix), ":end": str(prefix + prefixEnd)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":p": str(prefix), ":end": str(prefix + PrefixEnd)},
 		ScanIndexForward:          aws.Bool(forward),
 	}
 }
 
-// builtQuery is a query on index ("" for the table) from a key condition
+// BuiltQuery is a query on index ("" for the table) from a key condition
 // and a filter (the zero builder for none).
-func builtQuery(index string, keyCond expression.KeyConditionBuilder, filter expression.ConditionBuilder, forward bool) (*dynamodb.QueryInput, error) {
+func BuiltQuery(index string, keyCond expression.KeyConditionBuilder, filter expression.ConditionBuilder, forward bool) (*dynamodb.QueryInput, error) {
 	b := expression.NewBuilder().WithKeyCondition(keyCond)
 	if filter.IsSet() {
 		b = b.WithFilter(filter)
@@ -273,9 +287,9 @@ func builtQuery(index string, keyCond expression.KeyConditionBuilder, filter exp
 	return in, nil
 }
 
-// queryPage runs one page of a query and decodes its items; the page token
+// QueryPage runs one page of a query and decodes its items; the page token
 // is bound to scope.
-func (s *Store) queryPage(ctx context.Context, in *dynamodb.QueryInput, scope string, p paging.Page, each func(map[string]types.AttributeValue) error) (string, error) {
+func (s *Store) QueryPage(ctx context.Context, in *dynamodb.QueryInput, scope string, p paging.Page, each func(map[string]types.AttributeValue) error) (string, error) {
 	start, err := decodeToken(scope, p.Token)
 	if err != nil {
 		return "", err
@@ -292,31 +306,31 @@ func (s *Store) queryPage(ctx context.Context, in *dynamodb.QueryInput, scope st
 	}
 	out, err := s.DB.Query(ctx, in)
 	if err != nil {
-		return "", internal(err, "Query")
+		return "", Internal(err, "Query")
 	}
 	for _, m := range out.Items {
 		if err := each(m); err != nil {
-			return "", internal(err, "unmarshal")
+			return "", Internal(err, "unmarshal")
 		}
 	}
 	next, err := encodeToken(scope, out.LastEvaluatedKey)
 	if err != nil {
-		return "", internal(err, "token")
+		return "", Internal(err, "token")
 	}
 	return next, nil
 }
 
-// queryAll runs a query to its last page, decoding every item.
-func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, each func(map[string]types.AttributeValue) error) error {
+// QueryAll runs a query to its last page, decoding every item.
+func (s *Store) QueryAll(ctx context.Context, in *dynamodb.QueryInput, each func(map[string]types.AttributeValue) error) error {
 	in.TableName = &s.Table
 	for {
 		out, err := s.DB.Query(ctx, in)
 		if err != nil {
-			return internal(err, "Query")
+			return Internal(err, "Query")
 		}
 		for _, m := range out.Items {
 			if err := each(m); err != nil {
-				return internal(err, "unmarshal")
+				return Internal(err, "unmarshal")
 			}
 		}
 		if len(out.LastEvaluatedKey) == 0 {
@@ -326,14 +340,14 @@ func (s *Store) queryAll(ctx context.Context, in *dynamodb.QueryInput, each func
 	}
 }
 
-// getItem reads one item consistently; a missing item is nil.
-func (s *Store) getItem(ctx context.Context, k map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+// GetItem reads one item consistently; a missing item is nil.
+func (s *Store) GetItem(ctx context.Context, k map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	out, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: k, ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, internal(err, "GetItem")
+		return nil, Internal(err, "GetItem")
 	}
 	return out.Item, nil
 }
 
-// ttl is an expires_at value: epoch seconds.
-func ttl(t time.Time) int64 { return t.Unix() }
+// TTL is an expires_at value: epoch seconds.
+func TTL(t time.Time) int64 { return t.Unix() }

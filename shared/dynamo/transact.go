@@ -18,24 +18,24 @@ import (
 // condition failed, and each method maps roles to its domain errors. The
 // task roles are the tasks.Item* constants (the domain names them).
 const (
-	roleTeam         = "team"
-	roleAPIKey       = "api key"
-	roleOldAPIKey    = "old api key"
-	roleAgent        = "agent"
-	roleTeamDefault  = "team default agent"
-	roleConversation = "conversation"
-	roleMessage      = "message"
-	roleParticipant  = "participant"
-	roleLeave        = "leave " // + the slug of the participant leaving
-	roleCounter      = "counter"
-	roleDecision     = "decision"
-	roleHandoff      = "handoff"
-	roleMemory       = "memory"
-	roleFeedback     = "feedback"
-	roleEpoch        = "memory epoch"
-	roleContext      = "memory context"
-	roleRelease      = "release"
-	roleCharge       = "charge"
+	RoleTeam         = "team"
+	RoleAPIKey       = "api key"
+	RoleOldAPIKey    = "old api key"
+	RoleAgent        = "agent"
+	RoleTeamDefault  = "team default agent"
+	RoleConversation = "conversation"
+	RoleMessage      = "message"
+	RoleParticipant  = "participant"
+	RoleLeave        = "leave " // + the slug of the participant leaving
+	RoleCounter      = "counter"
+	RoleDecision     = "decision"
+	RoleHandoff      = "handoff"
+	RoleMemory       = "memory"
+	RoleFeedback     = "feedback"
+	RoleEpoch        = "memory epoch"
+	RoleContext      = "memory context"
+	RoleRelease      = "release"
+	RoleCharge       = "charge"
 )
 
 // txItem is one write of a transaction and the role it plays in it.
@@ -78,7 +78,7 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 	}
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
-		return internal(err, "TransactWriteItems")
+		return Internal(err, "TransactWriteItems")
 	}
 	c := &canceledError{err: err}
 	for i, r := range tce.CancellationReasons {
@@ -90,10 +90,10 @@ func (s *Store) transact(ctx context.Context, items []txItem) error {
 	return c
 }
 
-// cancellationCodes returns the code of every write of the canceled
+// CancellationCodes returns the code of every write of the canceled
 // transaction err is (or wraps), in write order: "None" for a write that
 // would have succeeded, "ConditionalCheckFailed", "TransactionConflict"…
-func cancellationCodes(err error) ([]string, bool) {
+func CancellationCodes(err error) ([]string, bool) {
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
 		return nil, false
@@ -105,62 +105,65 @@ func cancellationCodes(err error) ([]string, bool) {
 	return out, true
 }
 
-// asCanceled returns the canceled transaction err is (or wraps).
-func asCanceled(err error) (*canceledError, bool) {
+// AsCanceled returns the canceled transaction err is (or wraps).
+func AsCanceled(err error) (*canceledError, bool) {
 	var c *canceledError
 	ok := errors.As(err, &c)
 	return c, ok
 }
 
-// retryConflict is the error of a transaction no condition of its own
+// RetryConflict is the error of a transaction no condition of its own
 // canceled: it lost to a concurrent one and can simply be tried again.
-func retryConflict(err error, msg string) error {
+func RetryConflict(err error, msg string) error {
 	return apperr.Wrap(apperr.ECONFLICT, err, "%s", msg).WithReason("TransactionConflict")
 }
 
-// txn gathers the writes of one transaction, each with its role. The first
+// Txn gathers the writes of one transaction, each with its role. The first
 // write that fails to build (a programming error: an item or value the
-// encoder cannot marshal) is kept and returned by run, so a method reads as
+// encoder cannot marshal) is kept and returned by Run, so a method reads as
 // the list of its writes.
-type txn struct {
-	s     *Store
+type Txn struct {
+	Store *Store
 	items []txItem
 	err   error
 }
 
-func (s *Store) txn() *txn { return &txn{s: s} }
+// Txn starts a transaction on s; Store is exported for the stores that
+// write a raw TransactWriteItem (a Delete) with Add.
+func (s *Store) Txn() *Txn { return &Txn{Store: s} }
 
-func (t *txn) add(role string, w types.TransactWriteItem) { t.items = append(t.items, txItem{role, w}) }
+// Add appends a raw write w in role.
+func (t *Txn) Add(role string, w types.TransactWriteItem) { t.items = append(t.items, txItem{role, w}) }
 
-func (t *txn) fail(err error) {
+func (t *Txn) fail(err error) {
 	if t.err == nil {
 		t.err = err
 	}
 }
 
-// create puts item (an item struct) if its key is free.
-func (t *txn) create(role string, item any) {
-	m, err := marshal(item)
+// Create puts item (an item struct) if its key is free.
+func (t *Txn) Create(role string, item any) {
+	m, err := Marshal(item)
 	if err != nil {
 		t.fail(err)
 		return
 	}
-	t.add(role, types.TransactWriteItem{Put: &types.Put{
-		TableName: &t.s.Table, Item: m, ConditionExpression: condNew,
+	t.Add(role, types.TransactWriteItem{Put: &types.Put{
+		TableName: &t.Store.Table, Item: m, ConditionExpression: CondNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}})
 }
 
-// put puts item (an item struct) if cond holds (the zero builder: always).
-func (t *txn) put(role string, item any, cond expression.ConditionBuilder) {
-	m, err := marshal(item)
+// Put puts item (an item struct) if cond holds (the zero builder: always).
+func (t *Txn) Put(role string, item any, cond expression.ConditionBuilder) {
+	m, err := Marshal(item)
 	if err != nil {
 		t.fail(err)
 		return
 	}
-	p := &types.Put{TableName: &t.s.Table, Item: m}
+	p := &types.Put{TableName: &t.Store.Table, Item: m}
 	if cond.IsSet() {
-		e, err := build(nil, cond)
+		e, err := Build(nil, cond)
 		if err != nil {
 			t.fail(err)
 			return
@@ -168,69 +171,69 @@ func (t *txn) put(role string, item any, cond expression.ConditionBuilder) {
 		p.ConditionExpression, p.ExpressionAttributeNames, p.ExpressionAttributeValues = e.Condition(), e.Names(), e.Values()
 		p.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	}
-	t.add(role, types.TransactWriteItem{Put: p})
+	t.Add(role, types.TransactWriteItem{Put: p})
 }
 
-// update applies u to the item at k if cond holds (the zero builder: always).
-func (t *txn) update(role string, k map[string]types.AttributeValue, u expression.UpdateBuilder, cond expression.ConditionBuilder) {
-	e, err := build(&u, cond)
+// Update applies u to the item at k if cond holds (the zero builder: always).
+func (t *Txn) Update(role string, k map[string]types.AttributeValue, u expression.UpdateBuilder, cond expression.ConditionBuilder) {
+	e, err := Build(&u, cond)
 	if err != nil {
 		t.fail(err)
 		return
 	}
 	up := &types.Update{
-		TableName: &t.s.Table, Key: k, UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+		TableName: &t.Store.Table, Key: k, UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
 		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 	}
 	if cond.IsSet() {
 		up.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	}
-	t.add(role, types.TransactWriteItem{Update: up})
+	t.Add(role, types.TransactWriteItem{Update: up})
 }
 
-// check conditions the transaction on the item at k.
-func (t *txn) check(role string, k map[string]types.AttributeValue, cond expression.ConditionBuilder) {
-	e, err := build(nil, cond)
+// Check conditions the transaction on the item at k.
+func (t *Txn) Check(role string, k map[string]types.AttributeValue, cond expression.ConditionBuilder) {
+	e, err := Build(nil, cond)
 	if err != nil {
 		t.fail(err)
 		return
 	}
-	t.add(role, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: &t.s.Table, Key: k, ConditionExpression: e.Condition(),
+	t.Add(role, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: &t.Store.Table, Key: k, ConditionExpression: e.Condition(),
 		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}})
 }
 
-// exists conditions the transaction on the item at k existing.
-func (t *txn) exists(role string, k map[string]types.AttributeValue) {
-	t.add(role, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: &t.s.Table, Key: k, ConditionExpression: condExists,
+// Exists conditions the transaction on the item at k existing.
+func (t *Txn) Exists(role string, k map[string]types.AttributeValue) {
+	t.Add(role, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: &t.Store.Table, Key: k, ConditionExpression: condExists,
 	}})
 }
 
-// run writes the gathered items through transact.
-func (t *txn) run(ctx context.Context) error {
+// Run writes the gathered items through transact.
+func (t *Txn) Run(ctx context.Context) error {
 	if t.err != nil {
-		return internal(t.err, "marshal")
+		return Internal(t.err, "marshal")
 	}
-	return t.s.transact(ctx, t.items)
+	return t.Store.transact(ctx, t.items)
 }
 
 // conflictRuns bounds runConflicting's attempts.
 const conflictRuns = 3
 
-// runConflicting is run, run again (up to conflictRuns times in all) while
+// RunConflicting is run, run again (up to conflictRuns times in all) while
 // DynamoDB cancels the transaction only because a concurrent one touched
 // one of its items (no condition of its own failed): a canceled
 // transaction wrote nothing, so running it again is safe. For the
 // transactions that touch items many writers share, such as the team's
 // memory epoch.
-func (t *txn) runConflicting(ctx context.Context) error {
+func (t *Txn) RunConflicting(ctx context.Context) error {
 	var err error
 	for range conflictRuns {
-		err = t.run(ctx)
-		if c, ok := asCanceled(err); !ok || c.Role != "" {
+		err = t.Run(ctx)
+		if c, ok := AsCanceled(err); !ok || c.Role != "" {
 			return err
 		}
 		select {

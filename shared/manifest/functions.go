@@ -5,6 +5,7 @@ var Functions = []Function{
 	{
 		Name:        "authorizer",
 		Description: "Resolves the team from the X-Api-Key header (HTTP API simple responses).",
+		Domains:     []string{"teams"},
 		Trigger:     TriggerAuthorizer,
 		MemoryMB:    256, Timeout: 5,
 		// UpdateItem: the team's request counter (TEAM_RATE_LIMIT).
@@ -13,6 +14,7 @@ var Functions = []Function{
 	{
 		Name:        "health",
 		Description: "Reports the state of every dependency.",
+		Domains:     []string{"teams"},
 		Trigger:     TriggerHTTP,
 		Routes:      []Route{{"GET", "/v1/health"}},
 		MemoryMB:    256, Timeout: 10,
@@ -21,6 +23,7 @@ var Functions = []Function{
 	{
 		Name:        "agents",
 		Description: "Agents API: create, list, get, update, pause, archive, default agent.",
+		Domains:     []string{"agents", "expertgate", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/agents"},
@@ -40,6 +43,7 @@ var Functions = []Function{
 	{
 		Name:        "team",
 		Description: "The team, its API keys (list, create, rotate, revoke) and its activity log.",
+		Domains:     []string{"activity", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/team"},
@@ -56,6 +60,7 @@ var Functions = []Function{
 	{
 		Name:        "admin",
 		Description: "Operator actions invoked directly (create a team and its first key).",
+		Domains:     []string{"teams"},
 		Trigger:     TriggerInvoke,
 		MemoryMB:    256, Timeout: 15,
 		Grants:  []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantConditionCheckItem},
@@ -64,6 +69,7 @@ var Functions = []Function{
 	{
 		Name:        "tasks",
 		Description: "Tasks API: the task board, delegation, lifecycle verbs, long-poll for results, agent load; the approval policy and the approvals of tool calls.",
+		Domains:     []string{"agents", "approvals", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/tasks"},
@@ -95,6 +101,7 @@ var Functions = []Function{
 	{
 		Name:        "task-lifecycle",
 		Description: "Marks a task running, completed, failed or timed_out for the delegation state machine, and registers a waiting parent's task token on its child.",
+		Domains:     []string{"agents", "approvals", "memory", "messaging", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    256, Timeout: 15,
 		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantConditionCheckItem, GrantBusPut, GrantCallback},
@@ -102,6 +109,7 @@ var Functions = []Function{
 	{
 		Name:        "task-worker",
 		Description: "Runs an agent on a task through the model port, with the collaboration tools (delegation state machine task).",
+		Domains:     []string{"agents", "approvals", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
 		Grants: []Grant{
@@ -114,6 +122,7 @@ var Functions = []Function{
 	{
 		Name:        "conversations",
 		Description: "Conversations and chat: routes each message (direct, AgentRouter or ExpertGate + strategy), runs the agents, records the turn and its routing decision; feedback; the tools an agent's model receives.",
+		Domains:     []string{"agents", "approvals", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "reports", "results", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/conversations"},
@@ -147,6 +156,7 @@ var Functions = []Function{
 	{
 		Name:        "expert-gate",
 		Description: "ExpertGate: scores a team's active agents for a query on skill match, past performance, personality fit and load; complexity and model tier.",
+		Domains:     []string{"agents", "expertgate", "routing", "teams"},
 		Trigger:     TriggerInvoke,
 		// Scoring is CPU-bound; 1024 MB buys a full vCPU.
 		MemoryMB: 1024, Timeout: 10,
@@ -159,6 +169,7 @@ var Functions = []Function{
 	{
 		Name:        "discovery",
 		Description: "Agent discovery: recommendations for a query (through the ExpertGate), experts by required skills, availability.",
+		Domains:     []string{"agents", "discovery", "expertgate", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/agents/recommend"},
@@ -172,6 +183,7 @@ var Functions = []Function{
 	{
 		Name:        "routing",
 		Description: "The routing decision log and its analytics (agents selected for similar queries, confidence per strategy).",
+		Domains:     []string{"agents", "dispatch", "expertgate", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/routing/decisions"},
@@ -186,6 +198,7 @@ var Functions = []Function{
 	{
 		Name:        "messages",
 		Description: "Agent messaging: send (direct, team, task:<id>, collab:<id>), read and acknowledge an agent's inbox.",
+		Domains:     []string{"agents", "approvals", "memory", "messaging", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/agents/{slug}/messages"},
@@ -198,6 +211,7 @@ var Functions = []Function{
 	{
 		Name:        "memories",
 		Description: "The team memory bus: an agent learns a private or shared memory; shared ones are announced (MemoryShared).",
+		Domains:     []string{"agents", "memory", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/agents/{slug}/memories"},
@@ -209,6 +223,7 @@ var Functions = []Function{
 	{
 		Name:        "message-fanout",
 		Description: "Writes one inbox entry per recipient of an AgentMessageSent event, idempotently (bus -> rule -> SQS).",
+		Domains:     []string{"agents", "approvals", "memory", "messaging", "sessions", "tasks", "teams"},
 		Trigger:     TriggerSQS,
 		Queue:       "agent-messages",
 		BatchSize:   10,
@@ -218,6 +233,7 @@ var Functions = []Function{
 	{
 		Name:        "memory-invalidator",
 		Description: "Drops the cached memory context of every agent of a team on MemoryShared (bus -> rule -> SQS).",
+		Domains:     []string{"agents", "memory", "teams"},
 		Trigger:     TriggerSQS,
 		Queue:       "memory-events",
 		BatchSize:   10,
@@ -227,6 +243,7 @@ var Functions = []Function{
 	{
 		Name:         "task-sweeper",
 		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions).",
+		Domains:      []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,
 		MemoryMB:     256, Timeout: 60,
@@ -239,6 +256,7 @@ var Functions = []Function{
 	{
 		Name:        "sessions",
 		Description: "Collaboration sessions API: create (starts the pattern's state machine), list, get, trace, cancel, approve or reject, resume.",
+		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/sessions"},
@@ -258,6 +276,7 @@ var Functions = []Function{
 	{
 		Name:        "session-steps",
 		Description: "Every state of the collaboration machines: begin, plan, one agent's stage (a task of the task model, through the model port), decide a round, synthesize, wait for a human, complete, fail.",
+		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
 		Grants: []Grant{
@@ -268,6 +287,7 @@ var Functions = []Function{
 	{
 		Name:        "reports",
 		Description: "Reports API: the eight templates, report requests (a report is a task of the task model, created and started through the task service), reads with long-poll.",
+		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/report-templates"},
@@ -286,6 +306,7 @@ var Functions = []Function{
 	{
 		Name:        "consultations",
 		Description: "Consultations API: an agent asks for help, the ExpertGate (in process) chooses the specialist, the curated context package (secrets redacted), the specialist's answer through the model port, loop detection and escalation to a human, outcomes, metrics.",
+		Domains:     []string{"agents", "consultations", "expertgate", "memory", "messaging", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/consultations"},
@@ -305,6 +326,7 @@ var Functions = []Function{
 	{
 		Name:        "report-finalizer",
 		Description: "Brings a report up to date on each status change of its task; at the end parses and validates the answer, stores a completed report as a procedural memory and publishes ReportFinished (bus -> rule -> SQS).",
+		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerSQS,
 		Queue:       "report-tasks",
 		BatchSize:   10,
@@ -314,6 +336,7 @@ var Functions = []Function{
 	{
 		Name:        "result-poster",
 		Description: "Posts the result (or failure) of a task, report or session linked to a conversation into it, once, as the message of the agent that did the work (bus -> rule -> SQS).",
+		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "reports", "results", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerSQS,
 		Queue:       "conversation-results",
 		BatchSize:   10,
@@ -323,6 +346,7 @@ var Functions = []Function{
 	{
 		Name:        "activity-recorder",
 		Description: "Records every Conclave event in the team's activity log (bus -> rule -> SQS).",
+		Domains:     []string{"activity"},
 		Trigger:     TriggerSQS,
 		Queue:       "activity",
 		BatchSize:   10,

@@ -170,6 +170,14 @@ type Function struct {
 	// Invokes lists the functions this one calls synchronously (Lambda
 	// Invoke); the CDK grants exactly those and passes their names.
 	Invokes []string
+	// Domains are the domain packages (shared/<domain>) the function
+	// serves, and so links: its stores, services and handlers. A
+	// transaction that crosses domains (a result posted into a
+	// conversation) names each. infra/grants checks the list against what
+	// the function's main package links (go list -deps). Every HTTP
+	// function serves teams: its requests carry the team the authorizer
+	// resolved (shared/httpapi reads shared/authorizer's context keys).
+	Domains []string
 }
 
 // Queue is an SQS queue; every queue has a dead-letter queue named Name+"-dlq"

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/agentapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/gatestore"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -27,10 +29,10 @@ var Build, Router = httpfn.New(register)
 // without them, and the gate computes them.
 const vectorTimeout = 3 * time.Second
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	svc := agents.NewService(store)
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	svc := agents.NewService(agentstore.New(core.DB, core.Table))
 	if d.Config.Embedder == settings.EmbedderTitan {
-		svc.Vectors = &expertgate.VectorWriter{Store: store, Embedder: bedrock.TitanFromConfig(d.AWS, settings.TitanEmbedModel), Timeout: vectorTimeout}
+		svc.Vectors = &expertgate.VectorWriter{Store: gatestore.New(core.DB, core.Table), Embedder: bedrock.TitanFromConfig(d.AWS, settings.TitanEmbedModel), Timeout: vectorTimeout}
 	}
-	api.AgentRoutes(rt, svc)
+	agentapi.AgentRoutes(rt, svc)
 }

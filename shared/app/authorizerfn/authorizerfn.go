@@ -5,16 +5,19 @@ package authorizerfn
 import (
 	"github.com/conclave-ai/conclave/shared/authorizer"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/teamstore"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	h := &authorizer.Handler{Teams: teams.NewService(store), Log: d.Log}
+	// The team store for the key check; the rate counter is generic
+	// (the core), so the function links the teams domain only.
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	h := &authorizer.Handler{Teams: teams.NewService(teamstore.New(core.DB, core.Table)), Log: d.Log}
 	if d.Config.TeamRateLimit > 0 {
-		h.Rate = &authorizer.RateLimit{PerSecond: d.Config.TeamRateLimit, Counter: store}
+		h.Rate = &authorizer.RateLimit{PerSecond: d.Config.TeamRateLimit, Counter: core}
 	}
 	return h.Handle, nil
 }

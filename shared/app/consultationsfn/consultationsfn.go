@@ -8,10 +8,11 @@
 package consultationsfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/consultapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/consultstore"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -21,12 +22,13 @@ import (
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.New(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	api.ConsultationRoutes(rt, Service(d, store, eventbus.FromConfig(d.AWS, d.Config.BusName)))
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	consultapi.ConsultationRoutes(rt, Service(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
 }
 
 // Service builds the consultation service on store (the chat and task
 // tools use the same).
-func Service(d lambdafn.Deps, store *dynamo.Store, bus consultations.Publisher) *consultations.Service {
+func Service(d lambdafn.Deps, core *dynamo.Store, bus consultations.Publisher) *consultations.Service {
+	store := consultstore.New(core.DB, core.Table)
 	return consultations.New(store, providers.New(d.Config, d.AWS, store), bus, d.Config.Tiers, d.Log)
 }

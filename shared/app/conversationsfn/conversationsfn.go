@@ -8,20 +8,25 @@ package conversationsfn
 
 import (
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/convapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
+	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/app/toolwiring"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/dispatch/routermodel"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/memorystore"
+	"github.com/conclave-ai/conclave/shared/dynamo/resultstore"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
-	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models/providers"
 	"github.com/conclave-ai/conclave/shared/results"
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -31,22 +36,23 @@ import (
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.New(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	svc := Service(d, store)
-	api.ConversationRoutes(rt, svc)
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	svc := Service(d, core)
+	convapi.ConversationRoutes(rt, svc)
 	// The tools an agent's model receives: served here, where the tool
 	// catalog is linked already, from the very Specs of the chat's
 	// tools (svc.Tools) and of the task worker's (the same wiring,
 	// toolwiring).
 	chat := svc.Tools.(tasktools.Chat)
-	api.AgentToolRoutes(rt, tasktools.Lister{Agents: store, Chat: chat, Task: chat.Tools})
+	api.AgentToolRoutes(rt, tasktools.Lister{Agents: agentstore.New(core.DB, core.Table), Chat: chat, Task: chat.Tools})
 }
 
 // Service builds the chat service the function serves, as its routes get
 // it: exported so tests can check what the environment (FEATURE_FLAGS
 // above all) turns on, such as the tools its agents are offered, without
 // a request through the router.
-func Service(d lambdafn.Deps, store *dynamo.Store) *conversations.Service {
+func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
+	store := convstore.New(core.DB, core.Table)
 	cfg := d.Config
 	bus := eventbus.FromConfig(d.AWS, cfg.BusName)
 	model := providers.New(cfg, d.AWS, store)
@@ -64,23 +70,24 @@ func Service(d lambdafn.Deps, store *dynamo.Store) *conversations.Service {
 		// same model port (and Bedrock grant) as the agents' replies.
 		router.Chooser = routermodel.New(model, tiers)
 	}
-	mem := &memory.Service{Store: store, Dir: store, Bus: bus}
+	memories := memorystore.New(core.DB, core.Table)
+	mem := &memory.Service{Store: memories, Dir: memories, Bus: bus}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
-		Memories: mem, Bus: bus, Tools: chatTools(d, store, mem, gate), Tail: store, Log: d.Log,
+		Memories: mem, Bus: bus, Tools: chatTools(d, core, mem, gate), Tail: store, Log: d.Log,
 		// Each agent's unread messages in its context, read once the turn
 		// commits (docs/agents-context.md).
-		Inbox: &messaging.Service{Store: store, Dir: store, Bus: bus},
+		Inbox: messagingwiring.Service(core, bus),
 		// A reply that waited for a delegation and was not stored: its
 		// result is posted as the result-poster function would have.
-		Results: &results.Poster{Store: store, Log: d.Log}}
+		Results: &results.Poster{Store: resultstore.New(core.DB, core.Table), Log: d.Log}}
 	return svc
 }
 
 // chatTools are the tools of agents answering in a chat, built as the
 // task worker's are (toolwiring): delegations and sessions start their
 // executions from here; find_colleagues asks gate.
-func chatTools(d lambdafn.Deps, store *dynamo.Store, mem *memory.Service, gate expertgate.Gate) conversations.Tools {
+func chatTools(d lambdafn.Deps, core *dynamo.Store, mem *memory.Service, gate expertgate.Gate) conversations.Tools {
 	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
-	w := taskwiring.New(d, store, starter, nil)
+	w := taskwiring.New(d, core, starter, nil)
 	return tasktools.Chat{Tools: toolwiring.New(d, w, starter, mem, gate)}
 }

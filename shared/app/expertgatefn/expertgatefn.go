@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/gatestore"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/models/bedrock"
@@ -28,7 +29,8 @@ import (
 // the gate then scores by words alone and logs it
 // (expertgate.Service.LexicalOnEmbedFailure).
 func Build(d lambdafn.Deps) (any, error) {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	store := gatestore.New(core.DB, core.Table)
 	gate := &expertgate.Service{Source: store, Tiers: routing.TiersOrDefault(d.Config.Tiers)}
 	if d.Config.Embedder == settings.EmbedderTitan {
 		gate.Embedder = bedrock.TitanFromConfig(d.AWS, settings.TitanEmbedModel)

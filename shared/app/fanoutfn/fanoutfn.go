@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/conclave-ai/conclave/shared/app/consumerwiring"
+	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -15,11 +16,11 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	// No Bus: FanOut never publishes, and the function has no bus grant.
-	svc := &messaging.Service{Store: store, Dir: store}
+	svc := messagingwiring.Service(core, nil)
 	valid := func(ev messaging.SentEvent) bool { return ev.TeamID != "" && ev.MessageID != "" }
-	retry, err := consumerwiring.Retry(d, store)
+	retry, err := consumerwiring.Retry(d, core)
 	if err != nil {
 		return nil, err
 	}

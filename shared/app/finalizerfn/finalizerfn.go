@@ -11,6 +11,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/consumerwiring"
 	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/reportstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/taskstore"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/reports"
@@ -19,12 +21,12 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	bus := eventbus.FromConfig(d.AWS, d.Config.BusName)
 	// The task service only reads here (no workflows, no bus).
-	svc := &reports.Service{Store: store, Tasks: tasks.NewService(store, nil, nil, d.Log), Bus: bus, Log: d.Log}
+	svc := &reports.Service{Store: reportstore.New(core.DB, core.Table), Tasks: tasks.NewService(taskstore.New(core.DB, core.Table), nil, nil, d.Log), Bus: bus, Log: d.Log}
 	valid := func(ev tasks.TaskStatusChanged) bool { return ev.TeamID != "" && ev.TaskID != "" }
-	retry, err := consumerwiring.Retry(d, store)
+	retry, err := consumerwiring.Retry(d, core)
 	if err != nil {
 		return nil, err
 	}

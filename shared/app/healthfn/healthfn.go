@@ -23,14 +23,14 @@ import (
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.NewReadOnly(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	api.HealthRoutes(rt, d.Config.Stage, checks(d, store))
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	api.HealthRoutes(rt, d.Config.Stage, checks(d, core))
 }
 
-func checks(d lambdafn.Deps, store *dynamo.Store) []api.Check {
+func checks(d lambdafn.Deps, core *dynamo.Store) []api.Check {
 	bus := eventbus.FromConfig(d.AWS, d.Config.BusName)
 	states, queues := sfn.NewFromConfig(d.AWS), sqs.NewFromConfig(d.AWS)
-	out := []api.Check{{Name: "dynamodb", Ping: store.Ping}, {Name: "eventbridge", Ping: bus.Ping}}
+	out := []api.Check{{Name: "dynamodb", Ping: core.Ping}, {Name: "eventbridge", Ping: bus.Ping}}
 	for _, name := range sortedKeys(d.Config.StateMachines) {
 		arn := d.Config.StateMachines[name]
 		out = append(out, api.Check{Name: "stepfunctions:" + name, Ping: func(ctx context.Context) error {

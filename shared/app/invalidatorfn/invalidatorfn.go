@@ -9,17 +9,19 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/consumerwiring"
 	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/memorystore"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
 )
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	store := memorystore.New(core.DB, core.Table)
 	// No Bus: invalidation never publishes, and the function has no bus grant.
 	svc := &memory.Service{Store: store, Dir: store}
 	valid := func(ev memory.SharedEvent) bool { return ev.TeamID != "" }
-	retry, err := consumerwiring.Retry(d, store)
+	retry, err := consumerwiring.Retry(d, core)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/approvalstore"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -19,7 +20,7 @@ func Build(d lambdafn.Deps) (any, error) {
 	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), nil, callbacks)
 	// The delegation machine's approval states (request and expire an
 	// approval) run in the approvals service, the rest in the task's.
-	apr := &approvals.Service{Store: w.Store, Bus: w.Bus, Callbacks: callbacks, Log: d.Log}
+	apr := &approvals.Service{Store: approvalstore.New(w.Core.DB, w.Core.Table), Bus: w.Bus, Callbacks: callbacks, Log: d.Log}
 	// One entry per machine whose states call this function; the
 	// collaboration machines add theirs here.
 	return workflow.Steps{workflow.Delegation: apr.Steps(w.Tasks.Steps())}.Handle, nil

@@ -3,18 +3,18 @@
 package messagesfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/messageapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
+	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
-	"github.com/conclave-ai/conclave/shared/messaging"
 )
 
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.New(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	api.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: eventbus.FromConfig(d.AWS, d.Config.BusName)})
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	messageapi.MessageRoutes(rt, messagingwiring.Service(core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
 }

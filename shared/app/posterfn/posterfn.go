@@ -11,6 +11,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/consumerwiring"
 	"github.com/conclave-ai/conclave/shared/consumers"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/resultstore"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/results"
@@ -20,10 +21,10 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	// No Bus: posting publishes nothing, and the function has no bus grant.
-	p := &results.Poster{Store: store, Log: d.Log}
-	retry, err := consumerwiring.Retry(d, store)
+	p := &results.Poster{Store: resultstore.New(core.DB, core.Table), Log: d.Log}
+	retry, err := consumerwiring.Retry(d, core)
 	if err != nil {
 		return nil, err
 	}

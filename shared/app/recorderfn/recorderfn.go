@@ -6,16 +6,17 @@ package recorderfn
 import (
 	"github.com/conclave-ai/conclave/shared/app/consumerwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/activitystore"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/recorder"
 )
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	retry, err := consumerwiring.Retry(d, store)
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	retry, err := consumerwiring.Retry(d, core)
 	if err != nil {
 		return nil, err
 	}
-	return (&recorder.Handler{Store: store, Log: d.Log, Retry: retry}).Handle, nil
+	return (&recorder.Handler{Store: activitystore.New(core.DB, core.Table), Log: d.Log, Retry: retry}).Handle, nil
 }

@@ -6,10 +6,12 @@
 package reportsfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/reportapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/reportstore"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -19,9 +21,9 @@ import (
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.New(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	// No callbacks: a report's task is new, so nothing waits on it when
 	// this function cancels it.
-	w := taskwiring.New(d, store, executions.FromConfig(d.AWS, d.Config.StateMachines), nil)
-	api.ReportRoutes(rt, &reports.Service{Store: store, Tasks: w.Tasks, Conversations: store, Bus: w.Bus, Log: d.Log})
+	w := taskwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), nil)
+	reportapi.ReportRoutes(rt, &reports.Service{Store: reportstore.New(core.DB, core.Table), Tasks: w.Tasks, Conversations: convstore.New(core.DB, core.Table), Bus: w.Bus, Log: d.Log})
 }

@@ -4,10 +4,11 @@
 package routingfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/routingapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/decisionstore"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 )
@@ -15,6 +16,6 @@ import (
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.NewReadOnly(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	api.RoutingRoutes(rt, &dispatch.Service{Store: store})
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	routingapi.RoutingRoutes(rt, &dispatch.Service{Store: decisionstore.New(core.DB, core.Table)})
 }

@@ -5,7 +5,7 @@
 package sessionsfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/sessionapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -17,7 +17,7 @@ import (
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.New(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	svc := sessionwiring.New(d, store, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS), nil)
-	api.SessionRoutes(rt, svc)
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	svc := sessionwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS), nil)
+	sessionapi.SessionRoutes(rt, svc)
 }

@@ -8,6 +8,7 @@ package sessionstepsfn
 import (
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/models/providers"
@@ -16,8 +17,8 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	svc := sessionwiring.New(d, store, nil, executions.CallbacksFromConfig(d.AWS), providers.New(d.Config, d.AWS, store))
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	svc := sessionwiring.New(d, core, nil, executions.CallbacksFromConfig(d.AWS), providers.New(d.Config, d.AWS, agentstore.New(core.DB, core.Table)))
 	// The steps answer their machine whatever the flag says: a session
 	// that started runs to its end.
 	svc.Enabled = true

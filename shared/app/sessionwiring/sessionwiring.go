@@ -6,8 +6,12 @@ package sessionwiring
 import (
 	"context"
 
+	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/memorystore"
+	"github.com/conclave-ai/conclave/shared/dynamo/sessionstore"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
@@ -19,17 +23,19 @@ import (
 
 // New builds the session service of d on store. model is nil in functions
 // that call no model; workflows and callbacks nil where not granted.
-func New(d lambdafn.Deps, store *dynamo.Store, workflows workflow.Starter, callbacks workflow.Callbacks, model models.Model) *sessions.Service {
-	w := taskwiring.New(d, store, nil, callbacks)
+func New(d lambdafn.Deps, core *dynamo.Store, workflows workflow.Starter, callbacks workflow.Callbacks, model models.Model) *sessions.Service {
+	w := taskwiring.New(d, core, nil, callbacks)
+	store := sessionstore.New(core.DB, core.Table)
+	mem := memorystore.New(core.DB, core.Table)
 	return &sessions.Service{
-		Store: store, Memories: &memory.Service{Store: store, Dir: store, Bus: w.Bus}, Tasks: sessions.TaskModel{Svc: w.Tasks}, Model: model, Workflows: workflows, Callbacks: callbacks,
-		Bus: w.Bus, Conversations: conversationCheck{store}, Notifier: collab{&messaging.Service{Store: store, Dir: store, Bus: w.Bus}},
+		Store: store, Memories: &memory.Service{Store: mem, Dir: mem, Bus: w.Bus}, Tasks: sessions.TaskModel{Svc: w.Tasks}, Model: model, Workflows: workflows, Callbacks: callbacks,
+		Bus: w.Bus, Conversations: conversationCheck{convstore.New(core.DB, core.Table)}, Notifier: collab{messagingwiring.Service(core, w.Bus)},
 		Enabled: d.Config.Flags.On(settings.FlagSessions), Region: d.AWS.Region, Log: d.Log,
 	}
 }
 
 // conversationCheck validates a session's conversation on the store.
-type conversationCheck struct{ store *dynamo.Store }
+type conversationCheck struct{ store *convstore.Store }
 
 func (c conversationCheck) CheckConversation(ctx context.Context, teamID, id string) error {
 	_, err := c.store.GetConversation(ctx, teamID, id)

@@ -17,10 +17,10 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
-	store := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	starter, callbacks := executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS)
-	svc := taskwiring.New(d, store, starter, callbacks).Tasks
-	ses := sessionwiring.New(d, store, starter, callbacks, nil)
+	svc := taskwiring.New(d, core, starter, callbacks).Tasks
+	ses := sessionwiring.New(d, core, starter, callbacks, nil)
 	return func(ctx context.Context) (map[string]int, error) {
 		n, err := svc.Sweep(ctx)
 		m, serr := ses.Sweep(ctx)

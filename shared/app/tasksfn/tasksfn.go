@@ -5,11 +5,13 @@
 package tasksfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/approvalapi"
+	"github.com/conclave-ai/conclave/shared/api/taskapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/approvalstore"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
@@ -19,12 +21,12 @@ import (
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.New(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	w := taskwiring.New(d, store, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS))
-	api.TaskRoutes(rt, w.Tasks)
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	w := taskwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS))
+	taskapi.TaskRoutes(rt, w.Tasks)
 	// Approvals of tasks' tool calls: a decision is handed to the waiting
 	// execution through its task token; edited arguments are checked
 	// against the tool's schema (the one its model receives).
-	api.ApprovalRoutes(rt, &approvals.Service{Store: store, Bus: w.Bus, Callbacks: executions.CallbacksFromConfig(d.AWS),
+	approvalapi.ApprovalRoutes(rt, &approvals.Service{Store: approvalstore.New(core.DB, core.Table), Bus: w.Bus, Callbacks: executions.CallbacksFromConfig(d.AWS),
 		Validate: tasktools.ValidateArguments, Log: d.Log})
 }

@@ -5,6 +5,7 @@ package taskwiring
 
 import (
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/taskstore"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -13,7 +14,8 @@ import (
 
 // Wiring is the task service with the adapters behind it.
 type Wiring struct {
-	Store *dynamo.Store
+	Core  *dynamo.Store
+	Store *taskstore.Store
 	Bus   *eventbus.Bus
 	Tasks *tasks.Service
 }
@@ -23,9 +25,10 @@ type Wiring struct {
 // workflows is nil for a function that
 // never starts or stops executions (the lifecycle steps), so it links no
 // Step Functions client.
-func New(d lambdafn.Deps, store *dynamo.Store, workflows workflow.Starter, callbacks workflow.Callbacks) Wiring {
+func New(d lambdafn.Deps, core *dynamo.Store, workflows workflow.Starter, callbacks workflow.Callbacks) Wiring {
 	bus := eventbus.FromConfig(d.AWS, d.Config.BusName)
+	store := taskstore.New(core.DB, core.Table)
 	svc := tasks.NewService(store, workflows, bus, d.Log)
 	svc.Callbacks = callbacks
-	return Wiring{Store: store, Bus: bus, Tasks: svc}
+	return Wiring{Core: core, Store: store, Bus: bus, Tasks: svc}
 }

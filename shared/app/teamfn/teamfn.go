@@ -3,9 +3,11 @@
 package teamfn
 
 import (
-	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/teamapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/activitystore"
+	"github.com/conclave-ai/conclave/shared/dynamo/teamstore"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/teams"
@@ -14,6 +16,6 @@ import (
 // Build and Router wire the function (Router for tests of its routes).
 var Build, Router = httpfn.New(register)
 
-func register(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) {
-	api.TeamRoutes(rt, teams.NewService(store), store)
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	teamapi.TeamRoutes(rt, teams.NewService(teamstore.New(core.DB, core.Table)), activitystore.New(core.DB, core.Table))
 }

@@ -8,15 +8,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
+	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/discovery"
+	"github.com/conclave-ai/conclave/shared/dynamo/approvalstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/gatestore"
+	"github.com/conclave-ai/conclave/shared/dynamo/reportstore"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
-	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/tasktools"
@@ -36,20 +40,21 @@ func Gate(d lambdafn.Deps) expertgate.Gate {
 // sessions start executions with starter; mem is the memory service the
 // function already has; gate answers find_colleagues (nil leaves it out).
 func New(d lambdafn.Deps, w taskwiring.Wiring, starter workflow.Starter, mem *memory.Service, gate expertgate.Gate) *tasktools.Tools {
+	db, table := w.Core.DB, w.Core.Table
 	tools := &tasktools.Tools{Flags: d.Config.Flags, Tasks: w.Tasks, Memories: mem,
-		Messages: &messaging.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus},
-		Reports:  &reports.Service{Store: w.Store, Tasks: w.Tasks, Conversations: w.Store, Bus: w.Bus, Log: d.Log},
+		Messages: messagingwiring.Service(w.Core, w.Bus),
+		Reports:  &reports.Service{Store: reportstore.New(db, table), Tasks: w.Tasks, Conversations: convstore.New(db, table), Bus: w.Bus, Log: d.Log},
 		// A chat call the approval policy gates is refused (approvals run
 		// in tasks; the worker gates a task's calls itself).
-		Approvals: &approvals.Service{Store: w.Store, Log: d.Log}}
+		Approvals: &approvals.Service{Store: approvalstore.New(db, table), Log: d.Log}}
 	// The consultation tools: the same service as POST /v1/consultations.
-	tools.Consultations = consultationsfn.Service(d, w.Store, w.Bus)
+	tools.Consultations = consultationsfn.Service(d, w.Core, w.Bus)
 	if d.Config.Flags.On(settings.FlagSessions) {
-		tools.Sessions = sessionwiring.New(d, w.Store, starter, nil, nil)
+		tools.Sessions = sessionwiring.New(d, w.Core, starter, nil, nil)
 	}
 	if gate != nil {
 		// find_colleagues: the gate of GET /v1/agents/recommend.
-		tools.Colleagues = &discovery.Service{Dir: w.Store, Gate: gate}
+		tools.Colleagues = &discovery.Service{Dir: gatestore.New(db, table), Gate: gate}
 	}
 	return tools
 }

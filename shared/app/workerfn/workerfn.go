@@ -8,14 +8,17 @@
 package workerfn
 
 import (
+	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/app/toolwiring"
 	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/approvalstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/memorystore"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
-	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/models/providers"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/taskbrief"
@@ -27,21 +30,22 @@ import (
 func Build(d lambdafn.Deps) (any, error) {
 	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
 	w := taskwiring.New(d, dynamo.FromConfig(d.AWS, d.Config.TableName), starter, nil)
-	msgs := &messaging.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}
+	mem := memorystore.New(w.Core.DB, w.Core.Table)
+	msgs := messagingwiring.Service(w.Core, w.Bus)
 	// The same tools as a chat reply's (toolwiring), so GET
 	// /v1/agents/{slug}/tools?context=task answers what a task offers.
-	tools := toolwiring.New(d, w, starter, &memory.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}, toolwiring.Gate(d))
+	tools := toolwiring.New(d, w, starter, &memory.Service{Store: mem, Dir: mem, Bus: w.Bus}, toolwiring.Gate(d))
 	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store),
 		Tools: tools, Tracker: tasktools.Tracker{Tasks: w.Tasks},
 		Tiers: routing.TiersOrDefault(d.Config.Tiers), Reviewer: tasktools.Reviewer{},
 		// The task record's fields and its conversation, and the
 		// assignee's memories, as a chat reply's agent has them.
-		Briefs:   taskbrief.Reader{Tasks: w.Store, Conversations: w.Store},
-		Memories: &memory.Service{Store: w.Store, Dir: w.Store, Bus: w.Bus}, Log: d.Log,
+		Briefs:   taskbrief.Reader{Tasks: w.Store, Conversations: convstore.New(w.Core.DB, w.Core.Table)},
+		Memories: &memory.Service{Store: mem, Dir: mem, Bus: w.Bus}, Log: d.Log,
 		// The assignee read with its team (one query: the roster), and
 		// its unread messages summarized (docs/agents-context.md).
 		Team: w.Store, Inbox: msgs,
 		// The team's approval policy gates tool calls (docs/approvals.md).
-		Approvals: &approvals.Service{Store: w.Store, Log: d.Log}}
+		Approvals: &approvals.Service{Store: approvalstore.New(w.Core.DB, w.Core.Table), Log: d.Log}}
 	return run.Run, nil
 }

@@ -1,0 +1,76 @@
+package agentapi
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+)
+
+// AgentRoutes registers the agents function's routes.
+func AgentRoutes(rt *httpapi.Router, svc *agents.Service) {
+	rt.Handle("POST /v1/agents", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in agents.CreateInput
+		if err := r.Decode(&in); err != nil {
+			return httpapi.Response{}, err
+		}
+		a, err := svc.Create(ctx, r.TeamID, in)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.Created(a), nil
+	})
+	rt.Handle("GET /v1/agents", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		p, err := r.Page()
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		list, next, err := svc.List(ctx, r.TeamID, agents.Filter{Status: r.Query("status")}, p)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(api.ListResponse[agents.Agent]{Items: list, NextToken: next}), nil
+	})
+	rt.Handle("GET /v1/agents/{slug}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		a, err := svc.Get(ctx, r.TeamID, r.Param("slug"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(a), nil
+	})
+	rt.Handle("PATCH /v1/agents/{slug}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in agents.UpdateInput
+		if err := r.Decode(&in); err != nil {
+			return httpapi.Response{}, err
+		}
+		a, err := svc.Update(ctx, r.TeamID, r.Param("slug"), in)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(a), nil
+	})
+	for action, status := range map[string]string{"pause": agents.StatusPaused, "activate": agents.StatusActive, "archive": agents.StatusArchived} {
+		status := status
+		rt.Handle("POST /v1/agents/{slug}/"+action, func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+			a, err := svc.SetStatus(ctx, r.TeamID, r.Param("slug"), status)
+			if err != nil {
+				return httpapi.Response{}, err
+			}
+			return httpapi.OK(a), nil
+		})
+	}
+	rt.Handle("PUT /v1/team/default-agent", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in struct {
+			Slug string `json:"slug"`
+		}
+		if err := r.Decode(&in); err != nil {
+			return httpapi.Response{}, err
+		}
+		a, err := svc.SetDefault(ctx, r.TeamID, in.Slug)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(a), nil
+	})
+}

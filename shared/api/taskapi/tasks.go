@@ -1,0 +1,145 @@
+package taskapi
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/tasks"
+)
+
+// TaskRoutes registers the tasks function's routes.
+func TaskRoutes(rt *httpapi.Router, svc *tasks.Service) {
+	h := taskHandlers{svc}
+	rt.Handle("POST /v1/tasks", h.create)
+	rt.Handle("POST /v1/tasks/{id}/delegate", h.delegate)
+	rt.Handle("GET /v1/tasks", h.list)
+	rt.Handle("GET /v1/tasks/{id}", h.get)
+	rt.Handle("POST /v1/tasks/{id}/start", h.start)
+	rt.Handle("POST /v1/tasks/{id}/complete", h.complete)
+	rt.Handle("POST /v1/tasks/{id}/fail", h.withReason(true, svc.Fail))
+	rt.Handle("POST /v1/tasks/{id}/block", h.withReason(false, svc.Block))
+	rt.Handle("POST /v1/tasks/{id}/cancel", h.withReason(false, func(ctx context.Context, teamID, id, by, reason string) (tasks.Task, error) {
+		if reason == "" {
+			reason = "canceled by " + by
+		}
+		return svc.Cancel(ctx, teamID, id, by, reason)
+	}))
+	rt.Handle("POST /v1/tasks/{id}/assign", h.assign)
+	rt.Handle("GET /v1/agents/{slug}/load", h.load)
+}
+
+// taskHandlers are the tasks function's route handlers.
+type taskHandlers struct{ svc *tasks.Service }
+
+func created(t tasks.Task, err error) (httpapi.Response, error) {
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.Created(t), nil
+}
+
+func result(t tasks.Task, err error) (httpapi.Response, error) {
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.OK(t), nil
+}
+
+func (h taskHandlers) create(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	var in tasks.CreateInput
+	if err := r.Decode(&in); err != nil {
+		return httpapi.Response{}, err
+	}
+	return created(h.svc.Create(ctx, r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in, false))
+}
+
+func (h taskHandlers) delegate(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	var in tasks.CreateInput
+	if err := r.Decode(&in); err != nil {
+		return httpapi.Response{}, err
+	}
+	if in.ParentID != "" && in.ParentID != r.Param("id") {
+		return httpapi.Response{}, apperr.Invalid("parent_task_id", "the parent is the task in the path")
+	}
+	in.ParentID = r.Param("id")
+	return created(h.svc.Create(ctx, r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in, true))
+}
+
+func (h taskHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	p, err := r.Page()
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	f := tasks.Filter{Status: tasks.Status(r.Query("status")), Agent: r.Query("agent"), Assignee: r.Query("assignee"), Parent: r.Query("parent_task_id")}
+	list, next, err := h.svc.List(ctx, r.TeamID, f, p)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.OK(api.ListResponse[tasks.Task]{Items: list, NextToken: next}), nil
+}
+
+// get long-polls with ?wait=N (seconds, at most MaxWait) until the task is
+// terminal.
+func (h taskHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	wait, err := r.Wait(api.MaxWait)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	if wait > 0 {
+		return result(h.svc.Wait(ctx, r.TeamID, r.Param("id"), wait))
+	}
+	return result(h.svc.Get(ctx, r.TeamID, r.Param("id")))
+}
+
+func (h taskHandlers) start(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	return result(h.svc.Start(ctx, r.TeamID, r.Param("id"), api.ByUser(r)))
+}
+
+func (h taskHandlers) complete(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	var in struct {
+		Output          string   `json:"output"`
+		ResultArtifacts []string `json:"result_artifacts"`
+	}
+	if err := api.DecodeOptional(r, &in); err != nil {
+		return httpapi.Response{}, err
+	}
+	return result(h.svc.Complete(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in.Output, in.ResultArtifacts))
+}
+
+// withReason serves a verb whose body is {"reason": …}; the body is
+// required when required is set (fail), optional otherwise.
+func (h taskHandlers) withReason(required bool, verb func(ctx context.Context, teamID, id, by, reason string) (tasks.Task, error)) httpapi.HandlerFunc {
+	return func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in struct {
+			Reason string `json:"reason"`
+		}
+		decode := api.DecodeOptional
+		if required {
+			decode = func(r *httpapi.Request, v any) error { return r.Decode(v) }
+		}
+		if err := decode(r, &in); err != nil {
+			return httpapi.Response{}, err
+		}
+		return result(verb(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in.Reason))
+	}
+}
+
+func (h taskHandlers) assign(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	var in struct {
+		Assignee string `json:"assignee"`
+	}
+	if err := r.Decode(&in); err != nil {
+		return httpapi.Response{}, err
+	}
+	return result(h.svc.Reassign(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in.Assignee))
+}
+
+func (h taskHandlers) load(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	n, err := h.svc.Load(ctx, r.TeamID, r.Param("slug"))
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.OK(map[string]any{"agent": r.Param("slug"), "active_tasks": n, "limit": tasks.MaxActivePerAgent}), nil
+}

@@ -1,0 +1,70 @@
+package teamapi
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/activity"
+	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/teams"
+)
+
+// TeamRoutes registers the team function's routes: the team, its API keys
+// and its activity log.
+func TeamRoutes(rt *httpapi.Router, svc *teams.Service, log activity.Store) {
+	rt.Handle("GET /v1/team", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		t, err := svc.Store.GetTeam(ctx, r.TeamID)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(t), nil
+	})
+	rt.Handle("GET /v1/keys", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		keys, err := svc.Store.ListAPIKeys(ctx, r.TeamID)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		if keys == nil {
+			keys = []teams.APIKey{}
+		}
+		return httpapi.OK(api.ListResponse[teams.APIKey]{Items: keys}), nil
+	})
+	rt.Handle("POST /v1/keys", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in struct {
+			Name string `json:"name"`
+		}
+		if err := r.Decode(&in); err != nil {
+			return httpapi.Response{}, err
+		}
+		k, err := svc.IssueKey(ctx, r.TeamID, in.Name)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.Created(k), nil
+	})
+	rt.Handle("POST /v1/keys/{id}/rotate", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		k, err := svc.RotateKey(ctx, r.TeamID, r.Param("id"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.Created(k), nil
+	})
+	rt.Handle("DELETE /v1/keys/{id}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		k, err := svc.RevokeKey(ctx, r.TeamID, r.Param("id"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(k), nil
+	})
+	rt.Handle("GET /v1/activity", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		p, err := r.Page()
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		list, next, err := log.List(ctx, r.TeamID, p)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(api.ListResponse[activity.Entry]{Items: list, NextToken: next}), nil
+	})
+}

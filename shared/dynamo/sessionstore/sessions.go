@@ -1,0 +1,349 @@
+package sessionstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/sessions"
+)
+
+var _ sessions.Store = (*Store)(nil)
+
+// sessionItem is a collaboration session; see keys.go. Participants and
+// stage outputs are nested lists (a session has at most ten participants
+// and five rounds). total_cost_usd, tokens and model_calls are also
+// written by Charge's conditional ADD, which bumps the version so a put
+// from an older read fails its condition and re-reads.
+type sessionItem struct {
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	Type   string `dynamodbav:"type"`
+	GSI3PK string `dynamodbav:"gsi3pk,omitempty"`
+	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
+
+	TeamID          string             `dynamodbav:"team_id"`
+	ID              string             `dynamodbav:"id"`
+	ConversationID  string             `dynamodbav:"conversation_id"`
+	Pattern         string             `dynamodbav:"pattern"`
+	Lead            string             `dynamodbav:"lead"`
+	Agents          []string           `dynamodbav:"agents"`
+	Goal            string             `dynamodbav:"goal"`
+	Context         string             `dynamodbav:"context"`
+	Participants    []participantEntry `dynamodbav:"participants"`
+	MaxDuration     int                `dynamodbav:"max_duration_seconds"`
+	MaxCostUSD      float64            `dynamodbav:"max_cost_usd"`
+	MaxRounds       int                `dynamodbav:"max_rounds"`
+	Approval        string             `dynamodbav:"approval"`
+	Status          string             `dynamodbav:"status"`
+	StatusReason    string             `dynamodbav:"status_reason"`
+	CurrentStage    string             `dynamodbav:"current_stage"`
+	StagesCompleted int                `dynamodbav:"stages_completed"`
+	Rounds          int                `dynamodbav:"rounds"`
+	TotalCostUSD    float64            `dynamodbav:"total_cost_usd"`
+	ModelCalls      int                `dynamodbav:"model_calls"`
+	Tokens          int                `dynamodbav:"tokens"`
+	BudgetExhausted bool               `dynamodbav:"budget_exhausted"`
+	StageOutputs    []stageOutputEntry `dynamodbav:"stage_outputs"`
+	FinalOutput     string             `dynamodbav:"final_output"`
+	Outcome         string             `dynamodbav:"outcome"`
+	Convergence     string             `dynamodbav:"convergence_reason"`
+	ApprovalComment string             `dynamodbav:"approval_comment"`
+	ExecutionARN    string             `dynamodbav:"execution_arn"`
+	Runs            int                `dynamodbav:"runs"`
+	Deadline        *time.Time         `dynamodbav:"deadline,omitempty"`
+	CreatedBy       string             `dynamodbav:"created_by"`
+	Version         int                `dynamodbav:"version"`
+	Waiter          string             `dynamodbav:"waiter_token,omitempty"`
+	CreatedAt       time.Time          `dynamodbav:"created_at"`
+	UpdatedAt       time.Time          `dynamodbav:"updated_at"`
+	StartedAt       *time.Time         `dynamodbav:"started_at,omitempty"`
+	CompletedAt     *time.Time         `dynamodbav:"completed_at,omitempty"`
+}
+
+type participantEntry struct {
+	Agent  string `dynamodbav:"agent"`
+	Role   string `dynamodbav:"role"`
+	Stage  int    `dynamodbav:"stage"`
+	TaskID string `dynamodbav:"task_id"`
+	Status string `dynamodbav:"status"`
+}
+
+type stageOutputEntry struct {
+	Key             string         `dynamodbav:"key"`
+	Stage           int            `dynamodbav:"stage"`
+	Round           int            `dynamodbav:"round"`
+	Kind            string         `dynamodbav:"kind"`
+	Agent           string         `dynamodbav:"agent"`
+	TaskID          string         `dynamodbav:"task_id"`
+	Output          string         `dynamodbav:"output"`
+	Tokens          int            `dynamodbav:"tokens"`
+	CostUSD         float64        `dynamodbav:"cost_usd"`
+	DurationSeconds float64        `dynamodbav:"duration_seconds"`
+	Data            map[string]any `dynamodbav:"data,omitempty"`
+}
+
+// sessionMsgItem is one message of a session's trace (append-only).
+type sessionMsgItem struct {
+	PK        string         `dynamodbav:"pk"`
+	SK        string         `dynamodbav:"sk"`
+	Type      string         `dynamodbav:"type"`
+	SessionID string         `dynamodbav:"session_id"`
+	Round     int            `dynamodbav:"round"`
+	Sender    string         `dynamodbav:"sender"`
+	Recipient string         `dynamodbav:"recipient"`
+	MsgType   string         `dynamodbav:"message_type"`
+	Content   string         `dynamodbav:"content"`
+	Data      map[string]any `dynamodbav:"data,omitempty"`
+	Status    string         `dynamodbav:"status"`
+	Violation string         `dynamodbav:"violation"`
+	At        time.Time      `dynamodbav:"at"`
+}
+
+func toSessionItem(v sessions.Session) sessionItem {
+	it := sessionItem{
+		PK: dynamo.TeamPK(v.TeamID), SK: dynamo.SessionSK(v.ID), Type: "session", TeamID: v.TeamID, ID: v.ID, ConversationID: v.ConversationID,
+		Pattern: string(v.Pattern), Lead: v.Lead, Agents: v.Agents(), Goal: v.Goal, Context: v.Context, MaxDuration: v.MaxDurationSeconds,
+		MaxCostUSD: v.MaxCostUSD, MaxRounds: v.MaxRounds, Approval: v.Approval, Status: string(v.Status), StatusReason: v.StatusReason,
+		CurrentStage: v.CurrentStage, StagesCompleted: v.StagesCompleted, Rounds: v.Rounds, TotalCostUSD: v.TotalCostUSD,
+		ModelCalls: v.ModelCalls, Tokens: v.Tokens, BudgetExhausted: v.BudgetExhausted, FinalOutput: v.FinalOutput, Outcome: v.Outcome,
+		Convergence: v.Convergence, ApprovalComment: v.ApprovalComment, ExecutionARN: v.ExecutionARN, Runs: v.Runs, Deadline: v.Deadline,
+		CreatedBy: v.CreatedBy, Version: v.Version, Waiter: v.Waiter, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		StartedAt: v.StartedAt, CompletedAt: v.CompletedAt,
+		Participants: []participantEntry{}, StageOutputs: []stageOutputEntry{},
+	}
+	for _, p := range v.Participants {
+		it.Participants = append(it.Participants, participantEntry(p))
+	}
+	for _, o := range v.StageOutputs {
+		it.StageOutputs = append(it.StageOutputs, stageOutputEntry(o))
+	}
+	// Unfinished sessions with a deadline are in the sweeper's index.
+	if !v.Status.Terminal() && v.Status != sessions.AwaitingApproval && v.Deadline != nil {
+		it.GSI3PK, it.GSI3SK = dynamo.SessionDueGSI3PK, dynamo.DueGSI3SK(*v.Deadline, v.TeamID, v.ID)
+	}
+	return it
+}
+
+func fromSessionItem(m map[string]types.AttributeValue) (sessions.Session, error) {
+	var it sessionItem
+	if err := dynamo.Unmarshal(m, &it); err != nil {
+		return sessions.Session{}, err
+	}
+	v := sessions.Session{
+		TeamID: it.TeamID, ID: it.ID, ConversationID: it.ConversationID, Pattern: sessions.Pattern(it.Pattern), Lead: it.Lead,
+		Goal: it.Goal, Context: it.Context, MaxDurationSeconds: it.MaxDuration, MaxCostUSD: it.MaxCostUSD, MaxRounds: it.MaxRounds,
+		Approval: it.Approval, Status: sessions.Status(it.Status), StatusReason: it.StatusReason, CurrentStage: it.CurrentStage,
+		StagesCompleted: it.StagesCompleted, Rounds: it.Rounds, TotalCostUSD: it.TotalCostUSD, ModelCalls: it.ModelCalls, Tokens: it.Tokens,
+		BudgetExhausted: it.BudgetExhausted, FinalOutput: it.FinalOutput, Outcome: it.Outcome, Convergence: it.Convergence,
+		ApprovalComment: it.ApprovalComment, ExecutionARN: it.ExecutionARN, Runs: it.Runs, Deadline: it.Deadline, CreatedBy: it.CreatedBy,
+		Version: it.Version, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
+		StageOutputs: []sessions.StageOutput{},
+	}
+	for _, p := range it.Participants {
+		v.Participants = append(v.Participants, sessions.Participant(p))
+	}
+	for _, o := range it.StageOutputs {
+		v.StageOutputs = append(v.StageOutputs, sessions.StageOutput(o))
+	}
+	return v, nil
+}
+
+// CreateSession implements sessions.Store.
+func (s *Store) CreateSession(ctx context.Context, v sessions.Session) error {
+	item, err := dynamo.Marshal(toSessionItem(v))
+	if err != nil {
+		return dynamo.Internal(err, "marshal")
+	}
+	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: dynamo.CondNew})
+	if _, failed := dynamo.ConditionFailed(err); failed {
+		return apperr.New(apperr.ECONFLICT, "session %q exists", v.ID)
+	}
+	if err != nil {
+		return dynamo.Internal(err, "PutItem")
+	}
+	return nil
+}
+
+// GetSession implements sessions.Store.
+func (s *Store) GetSession(ctx context.Context, teamID, id string) (sessions.Session, error) {
+	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SessionSK(id)))
+	if err != nil {
+		return sessions.Session{}, err
+	}
+	if m == nil {
+		return sessions.Session{}, apperr.NotFound("session", id)
+	}
+	v, err := fromSessionItem(m)
+	if err != nil {
+		return sessions.Session{}, dynamo.Internal(err, "unmarshal")
+	}
+	return v, nil
+}
+
+// PutSession implements sessions.Store: conditioned on the version read.
+func (s *Store) PutSession(ctx context.Context, v sessions.Session) error {
+	item, err := dynamo.Marshal(toSessionItem(v))
+	if err != nil {
+		return dynamo.Internal(err, "marshal")
+	}
+	expr, err := dynamo.Build(nil, dynamo.Name("version").Equal(dynamo.Value(v.Version-1)))
+	if err != nil {
+		return dynamo.Internal(err, "expression")
+	}
+	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
+	if _, failed := dynamo.ConditionFailed(err); failed {
+		return sessions.ErrChanged
+	}
+	if err != nil {
+		return dynamo.Internal(err, "PutItem")
+	}
+	return nil
+}
+
+// Charge implements sessions.Store: ADD the cost if total ≤ cap − cost
+// (DynamoDB conditions do no arithmetic; the right side is computed here
+// from the cap, which never changes) and the session is not exhausted.
+// The call that fails the condition marks the session exhausted.
+func (s *Store) Charge(ctx context.Context, teamID, id string, cost float64, tokens int) error {
+	v, err := s.GetSession(ctx, teamID, id)
+	if err != nil {
+		return err
+	}
+	k := dynamo.Key(dynamo.TeamPK(teamID), dynamo.SessionSK(id))
+	u := expression.Add(dynamo.Name("total_cost_usd"), dynamo.Value(cost)).Add(dynamo.Name("tokens"), dynamo.Value(tokens)).
+		Add(dynamo.Name("model_calls"), dynamo.Value(1)).Add(dynamo.Name("version"), dynamo.Value(1))
+	cond := dynamo.Name("total_cost_usd").LessThanEqual(dynamo.Value(v.MaxCostUSD - cost)).And(dynamo.Name("budget_exhausted").Equal(dynamo.Value(false)))
+	expr, err := dynamo.Build(&u, cond)
+	if err != nil {
+		return dynamo.Internal(err, "expression")
+	}
+	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: k, UpdateExpression: expr.Update(),
+		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
+	if _, failed := dynamo.ConditionFailed(err); failed {
+		mark := expression.Set(dynamo.Name("budget_exhausted"), dynamo.Value(true)).Add(dynamo.Name("version"), dynamo.Value(1))
+		mexpr, berr := dynamo.Build(&mark, expression.ConditionBuilder{})
+		if berr != nil {
+			return dynamo.Internal(berr, "expression")
+		}
+		if _, uerr := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: k, UpdateExpression: mexpr.Update(),
+			ExpressionAttributeNames: mexpr.Names(), ExpressionAttributeValues: mexpr.Values()}); uerr != nil {
+			return dynamo.Internal(uerr, "UpdateItem")
+		}
+		return sessions.ErrBudget
+	}
+	if err != nil {
+		return dynamo.Internal(err, "UpdateItem")
+	}
+	return nil
+}
+
+// ListSessions implements sessions.Store, newest first.
+func (s *Store) ListSessions(ctx context.Context, teamID string, f sessions.Filter, p paging.Page) ([]sessions.Session, string, error) {
+	var filters []expression.ConditionBuilder
+	if f.Status != "" {
+		filters = append(filters, dynamo.Name("status").Equal(dynamo.Value(string(f.Status))))
+	}
+	if f.Pattern != "" {
+		filters = append(filters, dynamo.Name("pattern").Equal(dynamo.Value(string(f.Pattern))))
+	}
+	if f.Agent != "" {
+		filters = append(filters, dynamo.Name("agents").Contains(f.Agent))
+	}
+	keyCond := dynamo.KeyIs(dynamo.AttrPK, dynamo.TeamPK(teamID)).And(dynamo.HasPrefix(dynamo.AttrSK, dynamo.PrefixSession))
+	in, err := dynamo.BuiltQuery("", keyCond, dynamo.AllOf(filters), false)
+	if err != nil {
+		return nil, "", dynamo.Internal(err, "expression")
+	}
+	list := []sessions.Session{}
+	next, err := s.QueryPage(ctx, in, "sessions:"+teamID, p, func(m map[string]types.AttributeValue) error {
+		v, err := fromSessionItem(m)
+		list = append(list, v)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return list, next, nil
+}
+
+// AppendSessionMessage implements sessions.Store: a new item whose key
+// sorts by time (ids do), written once.
+func (s *Store) AppendSessionMessage(ctx context.Context, teamID, id string, m sessions.Message) error {
+	item, err := dynamo.Marshal(sessionMsgItem{PK: dynamo.TeamPK(teamID), SK: dynamo.SessionMsgSK(id, ids.New("smsg")), Type: "session_message", SessionID: id,
+		Round: m.Round, Sender: m.Sender, Recipient: m.Recipient, MsgType: string(m.Type), Content: m.Content, Data: m.Data,
+		Status: m.Status, Violation: m.Violation, At: m.At})
+	if err != nil {
+		return dynamo.Internal(err, "marshal")
+	}
+	if _, err := s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: dynamo.CondNew}); err != nil {
+		return dynamo.Internal(err, "PutItem")
+	}
+	return nil
+}
+
+// maxSessionMessages bounds one trace read.
+const maxSessionMessages = 1000
+
+// ListSessionMessages implements sessions.Store, oldest first.
+func (s *Store) ListSessionMessages(ctx context.Context, teamID, id string) ([]sessions.Message, error) {
+	out := []sessions.Message{}
+	in := dynamo.PrefixQuery(dynamo.TeamPK(teamID), dynamo.SessionMsgPrefix(id), true)
+	in.TableName, in.ConsistentRead = &s.Table, aws.Bool(true)
+	err := s.QueryAll(ctx, in, func(m map[string]types.AttributeValue) error {
+		var it sessionMsgItem
+		if err := dynamo.Unmarshal(m, &it); err != nil {
+			return err
+		}
+		if len(out) >= maxSessionMessages {
+			return errors.New("trace too long")
+		}
+		out = append(out, sessions.Message{Seq: len(out) + 1, Round: it.Round, Sender: it.Sender, Recipient: it.Recipient,
+			Type: sessions.MessageType(it.MsgType), Content: it.Content, Data: it.Data, Status: it.Status, Violation: it.Violation, At: it.At})
+		return nil
+	})
+	return out, err
+}
+
+// DueSessions implements sessions.Store: unfinished sessions whose
+// deadline is before the given time (the sweeper's index).
+func (s *Store) DueSessions(ctx context.Context, before time.Time, limit int) ([]sessions.Ref, error) {
+	in, err := dynamo.BuiltQuery(dynamo.IndexGSI3, dynamo.KeyIs(dynamo.AttrGSI3PK, dynamo.SessionDueGSI3PK).And(expression.Key(dynamo.AttrGSI3SK).LessThan(dynamo.Value(dynamo.DueKey(before)))), expression.ConditionBuilder{}, true)
+	if err != nil {
+		return nil, dynamo.Internal(err, "expression")
+	}
+	in.TableName, in.Limit = &s.Table, aws.Int32(int32(limit))
+	out, err := s.DB.Query(ctx, in)
+	if err != nil {
+		return nil, dynamo.Internal(err, "Query")
+	}
+	var refs []sessions.Ref
+	for _, m := range out.Items {
+		var it sessionItem
+		if err := dynamo.Unmarshal(m, &it); err != nil {
+			return nil, dynamo.Internal(err, "unmarshal")
+		}
+		refs = append(refs, sessions.Ref{TeamID: it.TeamID, ID: it.ID})
+	}
+	return refs, nil
+}
+
+// SessionAgents implements messaging.Directory: the lead and the
+// participants of a collaboration session (ENOTFOUND for an unknown one).
+func (s *Store) SessionAgents(ctx context.Context, teamID, sessionID string) ([]string, error) {
+	v, err := s.GetSession(ctx, teamID, sessionID)
+	if err != nil {
+		return nil, apperr.NotFound("collaboration session", sessionID)
+	}
+	return v.Agents(), nil
+}

@@ -1,0 +1,38 @@
+package taskstore
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/dynamotest"
+	"github.com/conclave-ai/conclave/shared/tasks"
+)
+
+func TestTaskItemsKeepEveryStoredField(t *testing.T) {
+	t.Run("task", func(t *testing.T) {
+		task := dynamotest.Filled[tasks.Task](t)
+		task.Events = nil // items of their own (taskEventItem)
+		m, err := dynamo.Marshal(toTaskItem(task))
+		require.NoError(t, err)
+		got, err := fromTaskItem(m)
+		require.NoError(t, err)
+		assert.Equal(t, task, got)
+	})
+}
+
+// Items carry the keys and index attributes the queries in keys.go read.
+func TestTaskItemKeys(t *testing.T) {
+	deadline := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	task := tasks.Task{TeamID: "t1", ID: "task_1", Assignee: "luke", ParentID: "task_0", Status: tasks.Running, Deadline: &deadline}
+	ti := toTaskItem(task)
+	assert.Equal(t, []string{"TEAM#t1", "TASK#task_1", "TEAM#t1#ASSIGNEE#luke", "TASK#task_1", "TEAM#t1#PARENT#task_0", "TASK#task_1"},
+		[]string{ti.PK, ti.SK, ti.GSI1PK, ti.GSI1SK, ti.GSI2PK, ti.GSI2SK})
+	assert.Regexp(t, `^DUE#[0-7]$`, ti.GSI3PK)
+	assert.Equal(t, "2026-01-02T03:04:05.000Z#t1#task_1", ti.GSI3SK)
+	task.Status = tasks.Queued
+	assert.Empty(t, toTaskItem(task).GSI3PK, "only running tasks are in the sweeper's index")
+}
