@@ -17,6 +17,6 @@ func TestStoreContract(t *testing.T) {
 	apr := approvalstore.New(e.db.core.DB, e.db.core.Table)
 	storetest.Run(t, func(*testing.T) storetest.Stores {
 		return storetest.Stores{Teams: e.db.teams, Agents: e.db.agents, Tasks: e.db.tasks, Approvals: apr,
-			Conversations: e.db.convs, Sessions: e.db.sessions}
+			Conversations: e.db.convs, Sessions: e.db.sessions, Consultations: e.db.consults}
 	})
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/teams"
@@ -130,4 +132,52 @@ func keyConditions(t *testing.T, f *fixture) {
 	still, err := f.Teams.ListAPIKeys(ctx, other.ID)
 	require.NoError(t, err)
 	assert.Nil(t, still[0].RevokedAt)
+}
+
+// consultation is a new pending consultation of requester's.
+func (f *fixture) consultation(requester string) consultations.Consultation {
+	now := time.Now().UTC()
+	return consultations.Consultation{TeamID: f.team, ID: ids.New("cons"), Status: consultations.Pending, RequestingAgent: requester,
+		ConsultedAgent: "cat", Question: "contract?", Urgency: "normal", SuggestedNextSteps: []string{}, Exchanges: []consultations.Exchange{},
+		Version: 1, CreatedAt: now, UpdatedAt: now}
+}
+
+func consultationLimit(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	const limit = consultations.MaxActivePerAgent
+	var made []string
+	for range limit {
+		c := f.consultation("ann")
+		require.NoError(t, f.Consultations.CreateConsultation(ctx, c, limit))
+		made = append(made, c.ID)
+	}
+	over := f.consultation("ann")
+	assert.True(t, errors.Is(f.Consultations.CreateConsultation(ctx, over, limit), consultations.ErrActiveLimit), "one past the limit")
+	_, err := f.Consultations.GetConsultation(ctx, f.team, over.ID)
+	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(err), "a refused create writes nothing")
+	active, err := f.Consultations.ActiveConsultations(ctx, f.team, "ann")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, made, active, "the counter records the ids that hold its slots")
+
+	// Concurrent creates for one requester: exactly the limit.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created := 0
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := f.Consultations.CreateConsultation(ctx, f.consultation("bob"), limit)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				created++
+			}
+		}()
+	}
+	wg.Wait()
+	active, err = f.Consultations.ActiveConsultations(ctx, f.team, "bob")
+	require.NoError(t, err)
+	assert.LessOrEqual(t, created, limit, "never past the limit")
+	assert.Len(t, active, created, "each create that succeeded holds one slot")
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/approvals"
+	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -36,6 +37,7 @@ type Stores struct {
 	Approvals     approvals.Store
 	Conversations conversations.Store
 	Sessions      sessions.Store
+	Consultations consultations.Store
 }
 
 // Run runs the contract against the stores open returns (called once per
@@ -65,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"sessions/the trace in order", sessionTrace},
 		{"agents/slugs, versions, the default agent", agentConditions},
 		{"teams/keys revoked once, by their team", keyConditions},
+		{"consultations/three active per requester", consultationLimit},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
