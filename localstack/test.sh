@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 make=("${MAKE:-make}" --no-print-directory)
 out=.local/make-test
 mkdir -p "$out"
-rm -f "$out"/*.rc "$out"/*.rc.tmp
+rm -f "$out"/*.rc "$out"/*.rc.tmp "$out/timings"
 
 # setrc NAME CODE records a step's exit status. Written whole, then renamed:
 # a step waiting on it (await) never reads a half-written file.
@@ -35,10 +35,18 @@ setrc() {
 
 # step NAME COMMAND... runs COMMAND with its output in $out/NAME.log and its
 # exit status in $out/NAME.rc.
+# t0 is when the run started; each step's start and end, in seconds from
+# it, go to $out/timings (printed at the end): where the time goes, the
+# first thing to look at when the run grows.
+t0=$SECONDS
+mark() { echo "$1 $2 $((SECONDS - t0))" >>"$out/timings"; }
+
 step() {
   local name=$1 rc=0
   shift
+  mark "$name" start
   "$@" >"$out/$name.log" 2>&1 || rc=$?
+  mark "$name" end
   setrc "$name" "$rc"
 }
 
@@ -117,16 +125,28 @@ pids+=($!)
 status=0
 # The ExpertGate's embedding model, which unit tests read (a few seconds
 # the first time on a machine, then a link to the shared cache).
+mark wordllama start
 if ! localstack/wordllama.sh 2>&1 | tee "$out/wordllama.log"; then
   echo "== make test FAILED: fetching the wordllama model (localstack/wordllama.sh)"
   exit 1
 fi
+mark wordllama end
+mark golint start
 "${make[@]}" golint 2>&1 | tee "$out/golint.log"
 setrc golint "${PIPESTATUS[0]}"
+mark golint end
 ok golint || status=1
 if [[ $status == 0 ]]; then
-  "${make[@]}" fuzz unit GOTESTFLAGS=-vet=off 2>&1 | tee "$out/unit.log"
-  setrc unit "${PIPESTATUS[0]}"
+  mark fuzz start
+  "${make[@]}" fuzz GOTESTFLAGS=-vet=off 2>&1 | tee "$out/unit.log"
+  rc=${PIPESTATUS[0]}
+  mark fuzz end
+  mark unit start
+  "${make[@]}" unit GOTESTFLAGS=-vet=off 2>&1 | tee -a "$out/unit.log"
+  u=${PIPESTATUS[0]}
+  ((rc)) || rc=$u
+  setrc unit "$rc"
+  mark unit end
   ok unit || status=1
 fi
 for pid in "${pids[@]}"; do # the background above
@@ -162,6 +182,9 @@ done
 
 # The failures once more, last: a report cut to its tail (a CI log) still
 # names every failed step and test, with the test's own message.
+# Each step's span, in seconds from the start.
+echo "== timings (s from the start): $(awk '$2 == "start" {s[$1] = $3} $2 == "end" {printf "%s %d-%d, ", $1, s[$1], $3}' "$out/timings") total $((SECONDS - t0))"
+
 if [[ $status != 0 ]]; then
   echo
   echo "== make test FAILED"
