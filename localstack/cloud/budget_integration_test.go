@@ -30,6 +30,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/worker"
 )
 
 // calls is a budget: the most attempts per service ("DynamoDB") and,
@@ -48,6 +49,15 @@ type invocation struct {
 	Records   int            `json:"records"`
 	Calls     map[string]int `json:"aws_calls"`
 	Retries   int            `json:"aws_retries"`
+	// DurationMS: how long it ran (the edge measures it).
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// watchReads is how many reads a task-worker attempt's watch made at most:
+// one per worker.WatchInterval it ran. A loaded machine's attempt runs
+// longer and reads more; the budget follows what it measured.
+func watchReads(inv invocation) int {
+	return int(inv.DurationMS / worker.WatchInterval.Milliseconds())
 }
 
 // invocations reads the edge's invocation log after seq (function and

@@ -64,7 +64,10 @@ type Invocation struct {
 	Total     int            `json:"aws_calls_total"`
 	Retries   int            `json:"aws_retries"`
 	Error     string         `json:"error,omitempty"`
-	At        time.Time      `json:"at"`
+	// DurationMS is how long the invocation ran: a call budget that counts
+	// a periodic read (the worker's watch) sizes it from this.
+	DurationMS int64     `json:"duration_ms"`
+	At         time.Time `json:"at"`
 }
 
 // invocationLog is a ring of the last invocations.
@@ -132,11 +135,11 @@ func countedContext(ctx context.Context, name string) (context.Context, *awscall
 }
 
 // record logs one finished (or timed out) invocation.
-func (e *Edge) record(name, reqID string, payload []byte, calls *awscalls.Counter, err error) Invocation {
+func (e *Edge) record(name, reqID string, payload []byte, calls *awscalls.Counter, took time.Duration, err error) Invocation {
 	var lb invocationLabels
 	_ = json.Unmarshal(payload, &lb) // labels only; a payload without them is fine
 	inv := Invocation{Function: name, RequestID: reqID, TeamID: lb.TeamID, TaskID: lb.TaskID, SessionID: lb.SessionID, Action: lb.Action,
-		Route: lb.RouteKey, Calls: calls.Counts(), Total: calls.Total(), Retries: calls.Retries(), At: time.Now().UTC()}
+		Route: lb.RouteKey, Calls: calls.Counts(), Total: calls.Total(), Retries: calls.Retries(), DurationMS: took.Milliseconds(), At: time.Now().UTC()}
 	if inv.TeamID == "" {
 		inv.TeamID = lb.RequestContext.Authorizer.Lambda.TeamID
 	}

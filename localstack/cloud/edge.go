@@ -365,11 +365,11 @@ func (e *Edge) invoke(ctx context.Context, name string, payload []byte) ([]byte,
 	select {
 	case res := <-done:
 		e.Log.Info("invoke", "function", name, "duration_ms", time.Since(start).Milliseconds(), "error", errString(res.err))
-		return res.out, e.record(name, reqID, payload, calls, res.err), res.err
+		return res.out, e.record(name, reqID, payload, calls, time.Since(start), res.err), res.err
 	case <-ctx.Done():
 		e.Log.Warn("invoke timed out", "function", name, "timeout_s", fn.Timeout)
 		err := &FunctionError{Message: fmt.Sprintf("Task timed out after %.2f seconds", timeout.Seconds()), Type: "Sandbox.Timedout"}
-		return nil, e.record(name, reqID, payload, calls, err), err
+		return nil, e.record(name, reqID, payload, calls, time.Since(start), err), err
 	}
 }
 

@@ -55,7 +55,11 @@ func TestDelegationFansOutToTwoColleaguesAndSynthesizes(t *testing.T) {
 		}
 		got, err := svc.Get(ctx, team, s.ID)
 		require.NoError(t, err)
-		assert.Equal(t, 1, countEvents(got, "awaited", ""), "each child carried a token of the parent's execution")
+		// Each child carried a token of the parent's execution, unless it
+		// had ended before the parent's wait on it registered: then the
+		// wait was answered at once (tasks.Await), with no token stored.
+		// Either way one wait per child (below).
+		assert.LessOrEqual(t, countEvents(got, "awaited", ""), 1, "at most one token per child")
 		// The synthesis carries each child's own result.
 		assert.Contains(t, done.Result, "task "+s.ID+" by "+s.Assignee+" completed: "+firstWords(s.Result))
 	}
@@ -152,11 +156,12 @@ func fanOutBudgets(t *testing.T, since int64, team, parentID string, children in
 		// transactions), plus per child its tool call recorded (a read and
 		// a transaction) and its create (the parent read, the one
 		// transaction of every limit, announced, its execution started),
-		// and the watch's read that the task still runs (one per
-		// worker.WatchInterval: creating two children on a loaded machine
-		// outlasts it), and the team's approval policy, read once at the
-		// attempt's first response with tool calls (docs/approvals.md).
-		{"task-worker (a fan-out of 2)", workers[:1], calls{"DynamoDB": 12 + 4*n + 1 + 1, "DynamoDB.TransactWriteItems": 3 + 2*n, "EventBridge": n, "SFN": n, "BedrockRuntime": 1}},
+		// and the watch's reads that the task still runs (one per
+		// worker.WatchInterval the attempt ran: creating two children on a
+		// loaded machine outlasts one), and the team's approval policy,
+		// read once at the attempt's first response with tool calls
+		// (docs/approvals.md).
+		{"task-worker (a fan-out of 2)", workers[:1], calls{"DynamoDB": 12 + 4*n + watchReads(workers[0]) + 1, "DynamoDB.TransactWriteItems": 3 + 2*n, "EventBridge": n, "SFN": n, "BedrockRuntime": 1}},
 		// Per child: the parent (still running for this execution), the
 		// child, its token stored in one conditional write (or, ended
 		// already, the token sent at once). The children's waits register
