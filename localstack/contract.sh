@@ -75,10 +75,21 @@ not_keys=(--exclude-operation-id rotateKey --exclude-operation-id revokeKey)
 coverage() {
   st "$1" --phases examples,coverage --workers 1 "${not_keys[@]}" --report junit --report-junit-path "$report/coverage.xml"
 }
-# 2. The fuzzing phase: random valid and invalid requests, bounded per operation.
+# 2. The fuzzing phase: random valid and invalid requests, bounded per
+#    operation. Two processes of one worker each, the reads and the writes,
+#    at once: with two workers in one process this release now and then
+#    checked one operation's response against another's document (a
+#    GET /v1/routing/decisions/{id} 404, logged by the edge under that
+#    route, was reported as the listing's undocumented 404).
 fuzzing() {
-  st "$1" --phases fuzzing --workers 2 --max-examples "${CONTRACT_EXAMPLES:-15}" "${not_keys[@]}" \
-    --report junit --report-junit-path "$report/fuzzing.xml"
+  local rc=0
+  st "$1" --phases fuzzing --workers 1 --max-examples "${CONTRACT_EXAMPLES:-15}" "${not_keys[@]}" --include-method GET \
+    --report junit --report-junit-path "$report/fuzzing-reads.xml" &
+  local reads=$!
+  st "$1" --phases fuzzing --workers 1 --max-examples "${CONTRACT_EXAMPLES:-15}" "${not_keys[@]}" --exclude-method GET \
+    --report junit --report-junit-path "$report/fuzzing-writes.xml" || rc=$?
+  wait "$reads" || rc=$?
+  return $rc
 }
 # 3. Rotation and revocation of keys.
 keys() {
