@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/authctx"
 	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
@@ -20,8 +21,8 @@ import (
 // reads them by these names; the stage's access log, infra/stack, by
 // $context.authorizer.<key>).
 const (
-	ContextTeamID = "team_id"
-	ContextKeyID  = "key_id"
+	ContextTeamID = authctx.TeamID
+	ContextKeyID  = authctx.KeyID
 )
 
 // HeaderName carries the API key. API Gateway lowercases header names in

@@ -2,6 +2,7 @@ package authorizer
 
 import (
 	"context"
+	"github.com/conclave-ai/conclave/shared/authctx"
 	"time"
 )
 
@@ -27,8 +28,8 @@ type RateLimit struct {
 // Context keys of a limited request in the authorizer context: true, and
 // the seconds until the team's count starts afresh.
 const (
-	ContextRateLimited = "rate_limited"
-	ContextRetryAfter  = "retry_after"
+	ContextRateLimited = authctx.RateLimited
+	ContextRetryAfter  = authctx.RetryAfter
 )
 
 // limited counts the request and reports whether it is over the limit. A

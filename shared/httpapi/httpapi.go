@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/authorizer"
+	"github.com/conclave-ai/conclave/shared/authctx"
 	"github.com/conclave-ai/conclave/shared/awscalls"
 	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/logctx"
@@ -243,8 +243,8 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	start := rt.Now()
 	req := &Request{Event: &ev, RequestID: ev.RequestContext.RequestID}
 	if lc := ev.RequestContext.Authorizer; lc != nil {
-		req.TeamID, _ = lc.Lambda[authorizer.ContextTeamID].(string)
-		req.KeyID, _ = lc.Lambda[authorizer.ContextKeyID].(string)
+		req.TeamID, _ = lc.Lambda[authctx.TeamID].(string)
+		req.KeyID, _ = lc.Lambda[authctx.KeyID].(string)
 	}
 	// Every line logged with this context, in the services too, says which
 	// request (the id API Gateway's access log has), team and route.
@@ -273,11 +273,11 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 	}
 	// Over the team's rate (the authorizer counted it): refused before
 	// anything runs, so a refused request changes nothing.
-	// The keys are the authorizer's own constants: a literal here would
+	// The keys are the authorizer's own (shared/authctx): a literal here would
 	// silently stop limiting the day the authorizer renamed its key.
 	lc := req.Event.RequestContext.Authorizer.Lambda
-	if limited, _ := lc[authorizer.ContextRateLimited].(bool); limited {
-		after := retryAfter(lc[authorizer.ContextRetryAfter])
+	if limited, _ := lc[authctx.RateLimited].(bool); limited {
+		after := retryAfter(lc[authctx.RetryAfter])
 		resp := rt.errorResponse(req, apperr.New(apperr.ELIMIT, "too many requests for this team; retry after %d s", after).WithReason("TeamRateLimit"))
 		resp.Headers["Retry-After"] = strconv.Itoa(after)
 		return resp

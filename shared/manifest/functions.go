@@ -14,10 +14,12 @@ var Functions = []Function{
 	{
 		Name:        "health",
 		Description: "Reports the state of every dependency.",
-		Domains:     []string{"teams"},
-		Trigger:     TriggerHTTP,
-		Routes:      []Route{{"GET", "/v1/health"}},
-		MemoryMB:    256, Timeout: 10,
+		// It pings the table, the bus, the machines and the queues: no
+		// domain's records.
+		Domains:  []string{},
+		Trigger:  TriggerHTTP,
+		Routes:   []Route{{"GET", "/v1/health"}},
+		MemoryMB: 256, Timeout: 10,
 		Grants: []Grant{GrantDescribeTable, GrantDescribeEventBus, GrantDescribeStateMachine, GrantGetQueueAttributes},
 	},
 	{
@@ -183,7 +185,7 @@ var Functions = []Function{
 	{
 		Name:        "routing",
 		Description: "The routing decision log and its analytics (agents selected for similar queries, confidence per strategy).",
-		Domains:     []string{"agents", "dispatch", "expertgate", "routing", "teams"},
+		Domains:     []string{"agents", "dispatch", "expertgate", "routing"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/routing/decisions"},
