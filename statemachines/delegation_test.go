@@ -70,6 +70,11 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 				ResultPath string
 				Next       string
 			}
+			DropSavedOutcome struct {
+				Result     map[string]any
+				ResultPath string
+				Next       string
+			}
 		}
 	}
 	require.NoError(t, json.Unmarshal([]byte(raw), &def))
@@ -136,7 +141,12 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 
 	assert.Equal(t, map[string]string{"state.$": "$.outcome.result.waiting.state", "children.$": "$.resume.children"}, s.ResumeTask.Parameters)
 	assert.Equal(t, "$.resume", s.ResumeTask.ResultPath)
-	assert.Equal(t, "RunTask", s.ResumeTask.Next)
+	// The saved conversation travels once: the resume's copy in $.resume,
+	// the last attempt's outcome dropped before the worker runs again.
+	assert.Equal(t, "DropSavedOutcome", s.ResumeTask.Next)
+	assert.Equal(t, "$.outcome", s.DropSavedOutcome.ResultPath)
+	assert.Empty(t, s.DropSavedOutcome.Result)
+	assert.Equal(t, "RunTask", s.DropSavedOutcome.Next)
 }
 
 // The approval states: block, one token wait per approval bounded by its

@@ -8,10 +8,12 @@ package cloud_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -91,6 +93,24 @@ func TestDelegationFansOutToTwoColleaguesAndSynthesizes(t *testing.T) {
 	assert.Equal(t, 1, count(entered, "AwaitChildren"))
 	assert.Equal(t, 2, count(entered, "AwaitChild"))
 	assert.Equal(t, 1, count(entered, "ResumeTask"))
+	// The resumed worker's input carries the saved conversation once: in
+	// resume.state, the last outcome's copy dropped (DropSavedOutcome).
+	var inputs []string
+	for _, h := range history {
+		if h.StateEnteredEventDetails != nil && aws.ToString(h.StateEnteredEventDetails.Name) == "RunTask" {
+			inputs = append(inputs, aws.ToString(h.StateEnteredEventDetails.Input))
+		}
+	}
+	require.Len(t, inputs, 2)
+	var resumed struct {
+		Outcome map[string]any `json:"outcome"`
+		Resume  struct {
+			State json.RawMessage `json:"state"`
+		} `json:"resume"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(inputs[1]), &resumed))
+	assert.Empty(t, resumed.Outcome, "no second copy of the saved conversation")
+	assert.NotEmpty(t, resumed.Resume.State)
 }
 
 // A fan-out with one colleague at the limit: that call is refused (a tool
