@@ -351,3 +351,28 @@ func (s *Store) GetItem(ctx context.Context, k map[string]types.AttributeValue) 
 
 // TTL is an expires_at value: epoch seconds.
 func TTL(t time.Time) int64 { return t.Unix() }
+
+// ItemReader reads one item by its key (Store.GetItem, which every
+// domain's store embeds).
+type ItemReader interface {
+	GetItem(ctx context.Context, k map[string]types.AttributeValue) (map[string]types.AttributeValue, error)
+}
+
+// Get is every store's read of one record by its key: the item (a
+// consistent read) decoded by decode; ENOTFOUND naming kind and id when
+// there is none, EINTERNAL when it does not decode.
+func Get[T any](ctx context.Context, r ItemReader, k map[string]types.AttributeValue, kind, id string, decode func(map[string]types.AttributeValue) (T, error)) (T, error) {
+	var zero T
+	m, err := r.GetItem(ctx, k)
+	if err != nil {
+		return zero, err
+	}
+	if m == nil {
+		return zero, apperr.NotFound(kind, id)
+	}
+	v, err := decode(m)
+	if err != nil {
+		return zero, Internal(err, "unmarshal")
+	}
+	return v, nil
+}

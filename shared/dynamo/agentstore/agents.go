@@ -125,18 +125,7 @@ func (s *Store) CreateAgent(ctx context.Context, a agents.Agent) error {
 
 // GetAgent implements agents.Store.
 func (s *Store) GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.AgentSK(slug)))
-	if err != nil {
-		return agents.Agent{}, err
-	}
-	if m == nil {
-		return agents.Agent{}, apperr.NotFound("agent", slug)
-	}
-	a, err := fromAgentItem(m)
-	if err != nil {
-		return agents.Agent{}, dynamo.Internal(err, "unmarshal")
-	}
-	return a, nil
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), dynamo.AgentSK(slug)), "agent", slug, fromAgentItem)
 }
 
 // ListAgents implements agents.Store. A status filter is applied by

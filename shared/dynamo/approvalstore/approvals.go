@@ -157,18 +157,7 @@ func (s *Store) RegisterApproval(ctx context.Context, a approvals.Approval) (app
 
 // GetApproval implements approvals.Store.
 func (s *Store) GetApproval(ctx context.Context, teamID, id string) (approvals.Approval, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.ApprovalSK(id)))
-	if err != nil {
-		return approvals.Approval{}, err
-	}
-	if m == nil {
-		return approvals.Approval{}, apperr.NotFound("approval", id)
-	}
-	a, err := fromApprovalItem(teamID, m)
-	if err != nil {
-		return approvals.Approval{}, dynamo.Internal(err, "unmarshal")
-	}
-	return a, nil
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), dynamo.ApprovalSK(id)), "approval", id, func(m map[string]types.AttributeValue) (approvals.Approval, error) { return fromApprovalItem(teamID, m) })
 }
 
 // ListApprovals implements approvals.Store, newest first (approval ids

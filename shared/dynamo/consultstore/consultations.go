@@ -248,18 +248,7 @@ func (s *Store) CreateEscalated(ctx context.Context, c consultations.Consultatio
 
 // GetConsultation implements consultations.Store.
 func (s *Store) GetConsultation(ctx context.Context, teamID, id string) (consultations.Consultation, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), consultationSK(id)))
-	if err != nil {
-		return consultations.Consultation{}, err
-	}
-	if m == nil {
-		return consultations.Consultation{}, apperr.NotFound("consultation", id)
-	}
-	c, err := fromConsultationItem(teamID, m)
-	if err != nil {
-		return c, dynamo.Internal(err, "unmarshal")
-	}
-	return c, nil
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), consultationSK(id)), "consultation", id, func(m map[string]types.AttributeValue) (consultations.Consultation, error) { return fromConsultationItem(teamID, m) })
 }
 
 // ListConsultations implements consultations.Store: the team's CONS# range
@@ -345,18 +334,7 @@ func (s *Store) SaveConsultation(ctx context.Context, sv consultations.Save) err
 
 // GetEscalation implements consultations.Store.
 func (s *Store) GetEscalation(ctx context.Context, teamID, id string) (consultations.Escalation, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), escalationSK(id)))
-	if err != nil {
-		return consultations.Escalation{}, err
-	}
-	if m == nil {
-		return consultations.Escalation{}, apperr.NotFound("escalation", id)
-	}
-	e, err := fromEscalationItem(teamID, m)
-	if err != nil {
-		return e, dynamo.Internal(err, "unmarshal")
-	}
-	return e, nil
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), escalationSK(id)), "escalation", id, func(m map[string]types.AttributeValue) (consultations.Escalation, error) { return fromEscalationItem(teamID, m) })
 }
 
 // ListEscalations implements consultations.Store.

@@ -169,19 +169,11 @@ func (s *Store) CreateConversation(ctx context.Context, c conversations.Conversa
 
 // GetConversation implements conversations.Store.
 func (s *Store) GetConversation(ctx context.Context, teamID, id string) (conversations.Conversation, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.ConvSK(id)))
-	if err != nil {
-		return conversations.Conversation{}, err
-	}
-	if m == nil {
-		return conversations.Conversation{}, apperr.NotFound("conversation", id)
-	}
-	c, err := fromConvItem(m)
-	if err != nil {
-		return c, dynamo.Internal(err, "unmarshal")
-	}
-	c.TeamID = teamID
-	return c, nil
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), dynamo.ConvSK(id)), "conversation", id, func(m map[string]types.AttributeValue) (conversations.Conversation, error) {
+		c, err := fromConvItem(m)
+		c.TeamID = teamID
+		return c, err
+	})
 }
 
 // ListConversations implements conversations.Store, newest first.

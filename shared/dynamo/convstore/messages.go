@@ -173,18 +173,7 @@ func (s *Store) RecentMessages(ctx context.Context, teamID, id string, n int) ([
 
 // GetMessage implements conversations.Store.
 func (s *Store) GetMessage(ctx context.Context, teamID, convID, msgID string) (conversations.Message, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.MsgSK(convID, msgID)))
-	if err != nil {
-		return conversations.Message{}, err
-	}
-	if m == nil {
-		return conversations.Message{}, apperr.NotFound("message", msgID)
-	}
-	msg, err := fromMessageItem(m)
-	if err != nil {
-		return msg, dynamo.Internal(err, "unmarshal")
-	}
-	return msg, nil
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), dynamo.MsgSK(convID, msgID)), "message", msgID, fromMessageItem)
 }
 
 // RateMessage implements conversations.Store.

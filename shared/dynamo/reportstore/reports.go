@@ -172,18 +172,7 @@ func (s *Store) CreateReport(ctx context.Context, r reports.Report) error {
 
 // GetReport implements reports.Store.
 func (s *Store) GetReport(ctx context.Context, teamID, id string) (reports.Report, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.ReportSK(id)))
-	if err != nil {
-		return reports.Report{}, err
-	}
-	if m == nil {
-		return reports.Report{}, apperr.NotFound("report", id)
-	}
-	r, err := fromReportItem(teamID, m)
-	if err != nil {
-		return reports.Report{}, dynamo.Internal(err, "unmarshal")
-	}
-	return r, nil
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), dynamo.ReportSK(id)), "report", id, func(m map[string]types.AttributeValue) (reports.Report, error) { return fromReportItem(teamID, m) })
 }
 
 // ListReports implements reports.Store, newest first (report ids sort by

@@ -176,18 +176,7 @@ func (s *Store) CreateSession(ctx context.Context, v sessions.Session) error {
 
 // GetSession implements sessions.Store.
 func (s *Store) GetSession(ctx context.Context, teamID, id string) (sessions.Session, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SessionSK(id)))
-	if err != nil {
-		return sessions.Session{}, err
-	}
-	if m == nil {
-		return sessions.Session{}, apperr.NotFound("session", id)
-	}
-	v, err := fromSessionItem(m)
-	if err != nil {
-		return sessions.Session{}, dynamo.Internal(err, "unmarshal")
-	}
-	return v, nil
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SessionSK(id)), "session", id, fromSessionItem)
 }
 
 // PutSession implements sessions.Store: conditioned on the version read.

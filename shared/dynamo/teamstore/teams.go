@@ -76,18 +76,11 @@ func (s *Store) CreateTeam(ctx context.Context, t teams.Team, k teams.APIKey, ha
 
 // GetTeam implements teams.Store.
 func (s *Store) GetTeam(ctx context.Context, teamID string) (teams.Team, error) {
-	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKTeam))
-	if err != nil {
-		return teams.Team{}, err
-	}
-	if m == nil {
-		return teams.Team{}, apperr.NotFound("team", teamID)
-	}
-	var it teamItem
-	if err := dynamo.Unmarshal(m, &it); err != nil {
-		return teams.Team{}, dynamo.Internal(err, "unmarshal")
-	}
-	return it.toTeam(), nil
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKTeam), "team", teamID, func(m map[string]types.AttributeValue) (teams.Team, error) {
+		var it teamItem
+		err := dynamo.Unmarshal(m, &it)
+		return it.toTeam(), err
+	})
 }
 
 // PutAPIKey implements teams.Store.
