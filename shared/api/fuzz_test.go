@@ -182,7 +182,9 @@ func FuzzRequestBodies(f *testing.F) {
 		`{"pattern":"brainstorm","lead":"kyra","goal":"g","participants":[{"agent":"luke","role":"contributor"},{"agent":"dana","role":"contributor"}]}`,
 		`{"pattern":"pipeline","lead":"kyra","goal":"g","participants":[{"agent":"luke","role":"worker","stage":1}],"max_cost_usd":0}`,
 		`{"decision":"approve"}`, `{"decision":null}`, `{"type":"code_review","to":"luke","title":"t","parameters":{"code":"x"}}`,
-		`{"type":"comparison","to":"luke","title":"t","parameters":[],"max_sections":3}`} {
+		`{"type":"comparison","to":"luke","title":"t","parameters":[],"max_sections":3}`,
+		`{"assignee":"luke","title":"t","input":{"a":[1e400,"\u00e9"]}}`, `{"assignee":"luke","title":"t","input":7}`,
+		`{"output":{"k":null},"result":"r"}`, `{"output":"text"}`, `{"reason":"r","output":[]}`, `{"reason":"r","output":false}`} {
 		for i := range 3 {
 			f.Add(uint8(i*7), seed, "")
 		}

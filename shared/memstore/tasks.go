@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -31,6 +32,9 @@ func copyTask(t tasks.Task) tasks.Task {
 	t.ResultArtifacts = slices.Clone(t.ResultArtifacts)
 	t.Chain = slices.Clone(t.Chain)
 	t.ApprovalIDs = slices.Clone(t.ApprovalIDs)
+	// The payloads are JSON text in the adapter's item: empty reads back
+	// absent, anything else byte for byte.
+	t.Input, t.Output = cloneJSON(t.Input), cloneJSON(t.Output)
 	if t.InputArtifacts == nil {
 		t.InputArtifacts = []string{}
 	}
@@ -53,6 +57,13 @@ func copyTask(t tasks.Task) tasks.Task {
 	}
 	t.StartedAt, t.CompletedAt = cloneTime(t.StartedAt), cloneTime(t.CompletedAt)
 	return t
+}
+
+func cloneJSON(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	return slices.Clone(b)
 }
 
 // copyEvent copies an event; its payload goes through JSON, so numbers

@@ -37,6 +37,9 @@ type Task struct {
 	// InputArtifacts are what the task was given to work on (references:
 	// paths, URLs, ids), one line each.
 	InputArtifacts []string
+	// Input is the task's JSON input (tasks.Task.Input), clipped by the
+	// caller; one line.
+	Input string
 	// Conversation is the end of the conversation the task came from,
 	// oldest first.
 	Conversation []Line
@@ -70,6 +73,9 @@ func (t Task) write(b *strings.Builder) {
 		for _, a := range t.InputArtifacts {
 			fmt.Fprintf(b, "- %s\n", a)
 		}
+	}
+	if t.Input != "" {
+		fmt.Fprintf(b, "Input (JSON): %s\n", t.Input)
 	}
 	if len(t.Conversation) > 0 {
 		b.WriteString("The conversation this task came from (its last messages, oldest first):\n")

@@ -35,10 +35,10 @@ func TestSystemPrompts(t *testing.T) {
 			"Task: Review the parser\nContext: It panics on empty input\nExpected output: a list of findings\n"},
 		"task without optional lines": {prompts.Task{Title: "Review the parser"}, identity + "Task: Review the parser\n"},
 		"task with every line": {prompts.Task{Title: "Review the parser", Type: "review", Priority: "urgent", Context: "It panics",
-			InputArtifacts: []string{"src/parser.go", "https://ci.example/run/42"},
-			Conversation:   []prompts.Line{{Author: "user", Content: "Is the parser safe?"}, {Author: "kyra", Content: "Luke will check."}}}, identity +
+			InputArtifacts: []string{"src/parser.go", "https://ci.example/run/42"}, Input: `{"files":3}`,
+			Conversation: []prompts.Line{{Author: "user", Content: "Is the parser safe?"}, {Author: "kyra", Content: "Luke will check."}}}, identity +
 			"Task: Review the parser\nType: review; priority: urgent\nContext: It panics\n" +
-			"Input artifacts:\n- src/parser.go\n- https://ci.example/run/42\n" +
+			"Input artifacts:\n- src/parser.go\n- https://ci.example/run/42\n" + "Input (JSON): {\"files\":3}\n" +
 			"The conversation this task came from (its last messages, oldest first):\n[user] Is the parser safe?\n[kyra] Luke will check.\n"},
 		"task with a priority alone": {prompts.Task{Title: "T", Priority: "low"}, identity + "Task: T\nPriority: low\n"},
 		"identity alone":             {nil, identity},

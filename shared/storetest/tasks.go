@@ -392,3 +392,37 @@ func approvalOrder(t *testing.T, f *fixture) {
 	}
 	assert.Equal(t, []string{made[2], made[1], made[0]}, got, "newest first")
 }
+
+// taskPayloads: a task's input and output read back exactly as written
+// (unicode, escapes, numbers beyond float64 and DynamoDB's range), by get
+// and by list; a task without them has none.
+func taskPayloads(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	in := json.RawMessage(`{"name":"Zoë \u00e9 😀","n":123456789012345678901234567890.10,"e":1e400,"list":[true,null,"x"]}`)
+	tk, err := f.tasks.Create(ctx, f.team, user, tasks.CreateInput{Assignee: "ann", Title: "payload", Input: in}, false)
+	require.NoError(t, err)
+	_, err = f.tasks.Start(ctx, f.team, tk.ID, "user:key_contract")
+	require.NoError(t, err)
+	_, err = f.tasks.CompleteWith(ctx, f.team, tk.ID, "user:key_contract", tasks.CompleteInput{Output: json.RawMessage(`["ünïcode",-0.0000000000000000000001]`)})
+	require.NoError(t, err)
+	got := f.get(t, tk.ID)
+	assert.Equal(t, string(in), string(got.Input))
+	assert.Equal(t, `["ünïcode",-0.0000000000000000000001]`, string(got.Output))
+	plain := f.queued(t, "bob")
+	list, _, err := f.Tasks.ListTasks(ctx, f.team, tasks.Filter{}, paging.Page{Limit: 10})
+	require.NoError(t, err)
+	seen := 0
+	for _, l := range list {
+		switch l.ID {
+		case tk.ID:
+			seen++
+			assert.Equal(t, string(in), string(l.Input))
+			assert.Equal(t, string(got.Output), string(l.Output))
+		case plain.ID:
+			seen++
+			assert.Nil(t, l.Input)
+			assert.Nil(t, l.Output)
+		}
+	}
+	assert.Equal(t, 2, seen)
+}

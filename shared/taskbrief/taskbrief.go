@@ -23,6 +23,9 @@ import (
 const (
 	RecentMessages = 10
 	MaxLine        = 500
+	// MaxInput bounds the task's JSON input in the prompt (characters):
+	// the input may be 32 KiB, the task's token budget is 4000.
+	MaxInput = 2000
 )
 
 // TaskReader reads a task record (tasks.Store).
@@ -51,7 +54,8 @@ func (r Reader) Brief(ctx context.Context, p workflow.TaskInput) (worker.Brief, 
 	if err != nil {
 		return worker.Brief{}, err
 	}
-	b := worker.Brief{Type: t.Type, Priority: t.Priority, InputArtifacts: t.InputArtifacts, CostCapUSD: t.CostCapUSD}
+	b := worker.Brief{Type: t.Type, Priority: t.Priority, InputArtifacts: t.InputArtifacts, CostCapUSD: t.CostCapUSD,
+		Input: clip.Clip(string(t.Input), MaxInput)}
 	if t.ConversationID == "" || r.Conversations == nil {
 		return b, nil
 	}

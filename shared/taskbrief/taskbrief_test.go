@@ -2,6 +2,7 @@ package taskbrief_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -149,4 +150,19 @@ func TestTheWorkersRequestCarriesTheBriefAndTheMemories(t *testing.T) {
 		"[kyra] I'll ask Luke.", "What the team knows:\n- The login flow moved to OAuth in March", "What you remember:\n- Sessions are stored in Redis"} {
 		assert.Contains(t, system, want)
 	}
+}
+
+// The task's JSON input reaches the brief as one line, clipped.
+func TestTheBriefCarriesTheInputClipped(t *testing.T) {
+	f := newFixture(t)
+	small := f.task(t, tasks.CreateInput{Assignee: "luke", Title: "Sum", Input: json.RawMessage(`{"rows": [1, 2]}`)})
+	b, err := taskbrief.Reader{Tasks: f.store}.Brief(context.Background(), input(small))
+	require.NoError(t, err)
+	assert.Equal(t, `{"rows":[1,2]}`, b.Input)
+
+	big := f.task(t, tasks.CreateInput{Assignee: "luke", Title: "Sum", Input: json.RawMessage(`"` + strings.Repeat(`x\n`, 5000) + `"`)})
+	b, err = taskbrief.Reader{Tasks: f.store}.Brief(context.Background(), input(big))
+	require.NoError(t, err)
+	assert.Len(t, []rune(b.Input), taskbrief.MaxInput)
+	assert.NotContains(t, b.Input, "\n", "JSON text is one line")
 }

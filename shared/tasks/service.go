@@ -3,6 +3,7 @@ package tasks
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -102,20 +103,22 @@ type BudgetsInput struct {
 
 // CreateInput is a new task.
 type CreateInput struct {
-	Assignee       string        `json:"assignee"`
-	CreatedByAgent string        `json:"created_by_agent"`
-	ParentID       string        `json:"parent_task_id"`
-	ConversationID string        `json:"conversation_id"`
-	Type           string        `json:"type"`
-	Title          string        `json:"title"`
-	Instructions   string        `json:"instructions"`
-	Context        string        `json:"context"`
-	ExpectedOutput string        `json:"expected_output"`
-	InputArtifacts []string      `json:"input_artifacts"`
-	Priority       string        `json:"priority"`
-	DueAt          *time.Time    `json:"due_at"`
-	Budgets        *BudgetsInput `json:"budgets"`
-	CostCapUSD     *float64      `json:"cost_cap_usd"`
+	Assignee       string   `json:"assignee"`
+	CreatedByAgent string   `json:"created_by_agent"`
+	ParentID       string   `json:"parent_task_id"`
+	ConversationID string   `json:"conversation_id"`
+	Type           string   `json:"type"`
+	Title          string   `json:"title"`
+	Instructions   string   `json:"instructions"`
+	Context        string   `json:"context"`
+	ExpectedOutput string   `json:"expected_output"`
+	InputArtifacts []string `json:"input_artifacts"`
+	// Input is the task's JSON payload (see Payload).
+	Input      json.RawMessage `json:"input"`
+	Priority   string          `json:"priority"`
+	DueAt      *time.Time      `json:"due_at"`
+	Budgets    *BudgetsInput   `json:"budgets"`
+	CostCapUSD *float64        `json:"cost_cap_usd"`
 	// Execute runs the task through the delegation state machine. Board
 	// tasks (the default for POST /v1/tasks) are driven by start/complete
 	// calls instead; delegations execute unless told otherwise.
@@ -215,6 +218,11 @@ func (s *Service) Create(ctx context.Context, teamID string, creator Creator, in
 	if err := in.validate(); err != nil {
 		return Task{}, err
 	}
+	input, err := Payload("input", in.Input)
+	if err != nil {
+		return Task{}, err
+	}
+	in.Input = input
 	now := s.now()
 	t := in.newTask(teamID, creator, executeByDefault, now)
 	parent, err := s.place(ctx, &t, in)
@@ -244,7 +252,7 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		TeamID: teamID, ID: ids.New("task"), CreatedBy: creator, Assignee: in.Assignee,
 		ConversationID: in.ConversationID, Type: cmp.Or(in.Type, "execute"), Title: strings.TrimSpace(in.Title),
 		Instructions: in.Instructions, Context: in.Context, ExpectedOutput: in.ExpectedOutput,
-		InputArtifacts: in.InputArtifacts, Priority: cmp.Or(in.Priority, "normal"), DueAt: in.DueAt,
+		InputArtifacts: in.InputArtifacts, Input: in.Input, Priority: cmp.Or(in.Priority, "normal"), DueAt: in.DueAt,
 		Budgets:    workflow.Budgets{MaxTokens: workflow.MaxTaskTokens, MaxToolCalls: workflow.MaxTaskToolCalls, TimeoutSeconds: workflow.MaxTaskSeconds},
 		CostCapUSD: DefaultCostCapUSD, Status: Queued, ResultArtifacts: []string{},
 		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now, EventSeq: 1,

@@ -7,6 +7,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -165,16 +166,20 @@ type Task struct {
 	// ResultDelivery is where the result goes when the task ends
 	// (DeliverToConversation or DeliverInReply); empty for a task whose
 	// result stays on the task (no conversation_id of its own).
-	ResultDelivery string           `json:"result_delivery,omitempty"`
-	Type           string           `json:"type"`
-	Title          string           `json:"title"`
-	Instructions   string           `json:"instructions"`
-	Context        string           `json:"context,omitempty"`
-	ExpectedOutput string           `json:"expected_output,omitempty"`
-	InputArtifacts []string         `json:"input_artifacts"`
-	Priority       string           `json:"priority"`
-	DueAt          *time.Time       `json:"due_at,omitempty"`
-	Budgets        workflow.Budgets `json:"budgets"`
+	ResultDelivery string   `json:"result_delivery,omitempty"`
+	Type           string   `json:"type"`
+	Title          string   `json:"title"`
+	Instructions   string   `json:"instructions"`
+	Context        string   `json:"context,omitempty"`
+	ExpectedOutput string   `json:"expected_output,omitempty"`
+	InputArtifacts []string `json:"input_artifacts"`
+	// Input is the task's JSON payload (an object, an array or a string,
+	// at most MaxPayloadBytes), beside the text of Instructions; absent on
+	// a task created without one (and on every task stored before it).
+	Input    json.RawMessage  `json:"input,omitempty"`
+	Priority string           `json:"priority"`
+	DueAt    *time.Time       `json:"due_at,omitempty"`
+	Budgets  workflow.Budgets `json:"budgets"`
 	// ModelTier is the tier the worker picks the model from (unless the
 	// agent names its own model); empty is the provider's default.
 	ModelTier string `json:"model_tier,omitempty"`
@@ -192,18 +197,21 @@ type Task struct {
 	Depth       int     `json:"delegation_depth"`
 	// Chain is the agents from the root creator to the assignee; a new
 	// delegation may not assign anyone already in it.
-	Chain           []string   `json:"delegation_chain"`
-	Status          Status     `json:"status"`
-	Result          string     `json:"result,omitempty"`
-	ResultArtifacts []string   `json:"result_artifacts"`
-	Error           string     `json:"error,omitempty"`
-	TokensUsed      int        `json:"tokens_used"`
-	ToolCalls       int        `json:"tool_calls"`
-	CostUSD         float64    `json:"cost_usd"`
-	Execute         bool       `json:"execute"`
-	Execution       string     `json:"execution_arn,omitempty"`
-	Runs            int        `json:"runs,omitempty"`
-	Deadline        *time.Time `json:"deadline,omitempty"`
+	Chain  []string `json:"delegation_chain"`
+	Status Status   `json:"status"`
+	Result string   `json:"result,omitempty"`
+	// Output is the JSON payload the task ended with (complete or fail),
+	// beside the text of Result; absent when none was given.
+	Output          json.RawMessage `json:"output,omitempty"`
+	ResultArtifacts []string        `json:"result_artifacts"`
+	Error           string          `json:"error,omitempty"`
+	TokensUsed      int             `json:"tokens_used"`
+	ToolCalls       int             `json:"tool_calls"`
+	CostUSD         float64         `json:"cost_usd"`
+	Execute         bool            `json:"execute"`
+	Execution       string          `json:"execution_arn,omitempty"`
+	Runs            int             `json:"runs,omitempty"`
+	Deadline        *time.Time      `json:"deadline,omitempty"`
 	// StatusReason says why a blocked task waits (ReasonAwaitingApproval:
 	// a tool call waits for a human); cleared when it leaves blocked.
 	StatusReason string `json:"status_reason,omitempty"`

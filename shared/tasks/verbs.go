@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -21,28 +22,87 @@ func (s *Service) Start(ctx context.Context, teamID, id, by string) (Task, error
 	})
 }
 
-// Complete finishes a running task with its output.
-func (s *Service) Complete(ctx context.Context, teamID, id, by string, output string, artifacts []string) (Task, error) {
-	if utf8.RuneCountInString(output) > maxInstructions {
-		return Task{}, apperr.Invalid("output", "output is longer than %d characters", maxInstructions)
+// Complete finishes a running task with its text result (an agent's
+// answer); CompleteWith also takes a JSON output.
+func (s *Service) Complete(ctx context.Context, teamID, id, by string, result string, artifacts []string) (Task, error) {
+	return s.CompleteWith(ctx, teamID, id, by, CompleteInput{Result: result, ResultArtifacts: artifacts})
+}
+
+// CompleteInput is what completing a task records.
+type CompleteInput struct {
+	// Result is the text result (at most 20,000 characters).
+	Result string `json:"result"`
+	// Output is the JSON payload (see Payload). A string output is at
+	// most 20,000 characters and is also the result when Result is
+	// empty: the route took the text result as a string "output" before
+	// payloads existed, and clients that send one keep their result.
+	Output          json.RawMessage `json:"output"`
+	ResultArtifacts []string        `json:"result_artifacts"`
+}
+
+// CompleteWith finishes a running task with its result and output.
+// EINVALID names result or output; see transition for the rest.
+func (s *Service) CompleteWith(ctx context.Context, teamID, id, by string, in CompleteInput) (Task, error) {
+	if utf8.RuneCountInString(in.Result) > maxInstructions {
+		return Task{}, apperr.Invalid("result", "result is longer than %d characters", maxInstructions)
+	}
+	output, err := Payload("output", in.Output)
+	if err != nil {
+		return Task{}, err
+	}
+	result := in.Result
+	if len(output) > 0 && output[0] == '"' {
+		var text string
+		if err := json.Unmarshal(output, &text); err != nil {
+			return Task{}, apperr.Invalid("output", "output must be valid JSON")
+		}
+		if utf8.RuneCountInString(text) > maxInstructions {
+			return Task{}, apperr.Invalid("output", "output is longer than %d characters", maxInstructions)
+		}
+		if result == "" {
+			result = text
+		}
 	}
 	return s.transition(ctx, teamID, id, ActComplete, by, func(_ Task, after *Task) ([]Event, error) {
-		after.Result = output
-		if artifacts != nil {
-			after.ResultArtifacts = artifacts
+		after.Result = result
+		after.Output = output
+		if in.ResultArtifacts != nil {
+			after.ResultArtifacts = in.ResultArtifacts
 		}
-		return []Event{{Type: EvCompleted, Payload: map[string]any{"output_chars": utf8.RuneCountInString(output)}}}, nil
+		payload := map[string]any{"output_chars": utf8.RuneCountInString(result)}
+		if output != nil {
+			// The timeline records the size, not the payload: the task
+			// holds it, and events stay small.
+			payload["output_bytes"] = len(output)
+		}
+		return []Event{{Type: EvCompleted, Payload: payload}}, nil
 	})
 }
 
 // Fail ends a running task with a reason.
 func (s *Service) Fail(ctx context.Context, teamID, id, by, reason string) (Task, error) {
+	return s.FailWith(ctx, teamID, id, by, reason, nil)
+}
+
+// FailWith ends a running task with a reason and a JSON output (see
+// Payload; nil for none). EINVALID names reason or output; see transition
+// for the rest.
+func (s *Service) FailWith(ctx context.Context, teamID, id, by, reason string, output json.RawMessage) (Task, error) {
 	if strings.TrimSpace(reason) == "" {
 		return Task{}, apperr.Invalid("reason", "reason is required")
 	}
+	output, err := Payload("output", output)
+	if err != nil {
+		return Task{}, err
+	}
 	return s.transition(ctx, teamID, id, ActFail, by, func(_ Task, after *Task) ([]Event, error) {
 		after.Error = reason
-		return []Event{{Type: EvFailed, Payload: map[string]any{"reason": reason}}}, nil
+		after.Output = output
+		payload := map[string]any{"reason": reason}
+		if output != nil {
+			payload["output_bytes"] = len(output)
+		}
+		return []Event{{Type: EvFailed, Payload: payload}}, nil
 	})
 }
 

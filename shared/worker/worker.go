@@ -85,7 +85,9 @@ type Brief struct {
 	Type           string
 	Priority       string
 	InputArtifacts []string
-	Conversation   []prompts.Line
+	// Input is the task's JSON input as one clipped line (prompts.Task).
+	Input        string
+	Conversation []prompts.Line
 	// CostCapUSD is the task's delegation tree's cost cap: what a
 	// delegation from it is estimated to cost (approvals.EstimatedCost).
 	CostCapUSD float64
@@ -479,6 +481,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 			return fail(err)
 		}
 		task.Type, task.Priority, task.InputArtifacts, task.Conversation = br.Type, br.Priority, br.InputArtifacts, br.Conversation
+		task.Input = br.Input
 		costCap = br.CostCapUSD
 	}
 	var tools []models.Tool

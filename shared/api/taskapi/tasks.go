@@ -2,6 +2,7 @@ package taskapi
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -18,9 +19,9 @@ func TaskRoutes(rt *httpapi.Router, svc *tasks.Service) {
 	rt.Handle("GET /v1/tasks/{id}", h.get)
 	rt.Handle("POST /v1/tasks/{id}/start", h.start)
 	rt.Handle("POST /v1/tasks/{id}/complete", h.complete)
-	rt.Handle("POST /v1/tasks/{id}/fail", h.withReason(true, svc.Fail))
-	rt.Handle("POST /v1/tasks/{id}/block", h.withReason(false, svc.Block))
-	rt.Handle("POST /v1/tasks/{id}/cancel", h.withReason(false, func(ctx context.Context, teamID, id, by, reason string) (tasks.Task, error) {
+	rt.Handle("POST /v1/tasks/{id}/fail", h.fail)
+	rt.Handle("POST /v1/tasks/{id}/block", h.withReason(svc.Block))
+	rt.Handle("POST /v1/tasks/{id}/cancel", h.withReason(func(ctx context.Context, teamID, id, by, reason string) (tasks.Task, error) {
 		if reason == "" {
 			reason = "canceled by " + by
 		}
@@ -98,28 +99,32 @@ func (h taskHandlers) start(ctx context.Context, r *httpapi.Request) (httpapi.Re
 }
 
 func (h taskHandlers) complete(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	var in struct {
-		Output          string   `json:"output"`
-		ResultArtifacts []string `json:"result_artifacts"`
-	}
+	var in tasks.CompleteInput
 	if err := api.DecodeOptional(r, &in); err != nil {
 		return httpapi.Response{}, err
 	}
-	return result(h.svc.Complete(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in.Output, in.ResultArtifacts))
+	return result(h.svc.CompleteWith(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in))
 }
 
-// withReason serves a verb whose body is {"reason": …}; the body is
-// required when required is set (fail), optional otherwise.
-func (h taskHandlers) withReason(required bool, verb func(ctx context.Context, teamID, id, by, reason string) (tasks.Task, error)) httpapi.HandlerFunc {
+// fail takes a required body: the reason, and an optional JSON output.
+func (h taskHandlers) fail(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	var in struct {
+		Reason string          `json:"reason"`
+		Output json.RawMessage `json:"output"`
+	}
+	if err := r.Decode(&in); err != nil {
+		return httpapi.Response{}, err
+	}
+	return result(h.svc.FailWith(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in.Reason, in.Output))
+}
+
+// withReason serves a verb whose body, optional, is {"reason": …}.
+func (h taskHandlers) withReason(verb func(ctx context.Context, teamID, id, by, reason string) (tasks.Task, error)) httpapi.HandlerFunc {
 	return func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in struct {
 			Reason string `json:"reason"`
 		}
-		decode := api.DecodeOptional
-		if required {
-			decode = func(r *httpapi.Request, v any) error { return r.Decode(v) }
-		}
-		if err := decode(r, &in); err != nil {
+		if err := api.DecodeOptional(r, &in); err != nil {
 			return httpapi.Response{}, err
 		}
 		return result(verb(ctx, r.TeamID, r.Param("id"), api.ByUser(r), in.Reason))

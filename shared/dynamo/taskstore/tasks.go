@@ -33,26 +33,33 @@ type taskItem struct {
 	GSI3PK string `dynamodbav:"gsi3pk,omitempty"`
 	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
 
-	TeamID         string           `dynamodbav:"team_id"`
-	ID             string           `dynamodbav:"id"`
-	CreatedByType  string           `dynamodbav:"created_by_type"`
-	CreatedByID    string           `dynamodbav:"created_by_id"`
-	Assignee       string           `dynamodbav:"assignee"`
-	ParentID       string           `dynamodbav:"parent_task_id"`
-	RootID         string           `dynamodbav:"root_task_id"`
-	ConversationID string           `dynamodbav:"conversation_id"`
-	ResultDelivery string           `dynamodbav:"result_delivery,omitempty"`
-	TaskType       string           `dynamodbav:"task_type"`
-	Title          string           `dynamodbav:"title"`
-	Instructions   string           `dynamodbav:"instructions"`
-	Context        string           `dynamodbav:"context"`
-	ExpectedOutput string           `dynamodbav:"expected_output"`
-	InputArtifacts []string         `dynamodbav:"input_artifacts"`
-	Priority       string           `dynamodbav:"priority"`
-	DueAt          *time.Time       `dynamodbav:"due_at,omitempty"`
-	Budgets        budgetsItem      `dynamodbav:"budgets"`
-	ModelTier      string           `dynamodbav:"model_tier,omitempty"`
-	Report         *reportCheckItem `dynamodbav:"report,omitempty"`
+	TeamID         string   `dynamodbav:"team_id"`
+	ID             string   `dynamodbav:"id"`
+	CreatedByType  string   `dynamodbav:"created_by_type"`
+	CreatedByID    string   `dynamodbav:"created_by_id"`
+	Assignee       string   `dynamodbav:"assignee"`
+	ParentID       string   `dynamodbav:"parent_task_id"`
+	RootID         string   `dynamodbav:"root_task_id"`
+	ConversationID string   `dynamodbav:"conversation_id"`
+	ResultDelivery string   `dynamodbav:"result_delivery,omitempty"`
+	TaskType       string   `dynamodbav:"task_type"`
+	Title          string   `dynamodbav:"title"`
+	Instructions   string   `dynamodbav:"instructions"`
+	Context        string   `dynamodbav:"context"`
+	ExpectedOutput string   `dynamodbav:"expected_output"`
+	InputArtifacts []string `dynamodbav:"input_artifacts"`
+	// Input and Output are the task's JSON payloads stored as their JSON
+	// text (a string attribute), not as a map: the text reads back
+	// byte for byte, where a map would lose key order and escapes, turn
+	// numbers into DynamoDB numbers (38 digits, at most 9.99e125, so 1e400
+	// would fail the write) and could not hold a top-level JSON string.
+	// Absent when the task has none (and on tasks stored before them).
+	Input     string           `dynamodbav:"input,omitempty"`
+	Priority  string           `dynamodbav:"priority"`
+	DueAt     *time.Time       `dynamodbav:"due_at,omitempty"`
+	Budgets   budgetsItem      `dynamodbav:"budgets"`
+	ModelTier string           `dynamodbav:"model_tier,omitempty"`
+	Report    *reportCheckItem `dynamodbav:"report,omitempty"`
 	// HeldCall is stored as its JSON (workflow.ApprovalWait): the adapter
 	// carries it for the execution's input and never reads into it.
 	HeldCall        string     `dynamodbav:"held_call,omitempty"`
@@ -62,6 +69,7 @@ type taskItem struct {
 	Chain           []string   `dynamodbav:"chain"`
 	Status          string     `dynamodbav:"status"`
 	Result          string     `dynamodbav:"result"`
+	Output          string     `dynamodbav:"output,omitempty"`
 	ResultArtifacts []string   `dynamodbav:"result_artifacts"`
 	Error           string     `dynamodbav:"error"`
 	TokensUsed      int        `dynamodbav:"tokens_used"`
@@ -137,10 +145,10 @@ func toTaskItem(t tasks.Task) taskItem {
 		TeamID: t.TeamID, ID: t.ID, CreatedByType: t.CreatedBy.Type, CreatedByID: t.CreatedBy.ID,
 		Assignee: t.Assignee, ParentID: t.ParentID, RootID: t.RootID, ConversationID: t.ConversationID,
 		ResultDelivery: t.ResultDelivery, TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
-		InputArtifacts: t.InputArtifacts, Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
+		InputArtifacts: t.InputArtifacts, Input: string(t.Input), Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
 		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report), HeldCall: heldCallJSON(t.HeldCall),
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
-		Result: t.Result, ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
+		Result: t.Result, Output: string(t.Output), ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
 		Deadline: t.Deadline, StatusReason: t.StatusReason, ApprovalIDs: t.ApprovalIDs, Version: t.Version, EventSeq: t.EventSeq, Waiter: t.Waiter, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		StartedAt: t.StartedAt, CompletedAt: t.CompletedAt,
@@ -179,6 +187,12 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 			return tasks.Task{}, fmt.Errorf("task %s: held call: %w", it.ID, err)
 		}
 		t.HeldCall = &h
+	}
+	if it.Input != "" {
+		t.Input = json.RawMessage(it.Input)
+	}
+	if it.Output != "" {
+		t.Output = json.RawMessage(it.Output)
 	}
 	if t.InputArtifacts == nil {
 		t.InputArtifacts = []string{}
