@@ -157,7 +157,9 @@ func (s *Store) RegisterApproval(ctx context.Context, a approvals.Approval) (app
 
 // GetApproval implements approvals.Store.
 func (s *Store) GetApproval(ctx context.Context, teamID, id string) (approvals.Approval, error) {
-	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), dynamo.ApprovalSK(id)), "approval", id, func(m map[string]types.AttributeValue) (approvals.Approval, error) { return fromApprovalItem(teamID, m) })
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), dynamo.ApprovalSK(id)), "approval", id, func(m map[string]types.AttributeValue) (approvals.Approval, error) {
+		return fromApprovalItem(teamID, m)
+	})
 }
 
 // ListApprovals implements approvals.Store, newest first (approval ids

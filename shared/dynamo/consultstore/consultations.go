@@ -248,7 +248,9 @@ func (s *Store) CreateEscalated(ctx context.Context, c consultations.Consultatio
 
 // GetConsultation implements consultations.Store.
 func (s *Store) GetConsultation(ctx context.Context, teamID, id string) (consultations.Consultation, error) {
-	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), consultationSK(id)), "consultation", id, func(m map[string]types.AttributeValue) (consultations.Consultation, error) { return fromConsultationItem(teamID, m) })
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), consultationSK(id)), "consultation", id, func(m map[string]types.AttributeValue) (consultations.Consultation, error) {
+		return fromConsultationItem(teamID, m)
+	})
 }
 
 // ListConsultations implements consultations.Store: the team's CONS# range
@@ -334,7 +336,9 @@ func (s *Store) SaveConsultation(ctx context.Context, sv consultations.Save) err
 
 // GetEscalation implements consultations.Store.
 func (s *Store) GetEscalation(ctx context.Context, teamID, id string) (consultations.Escalation, error) {
-	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), escalationSK(id)), "escalation", id, func(m map[string]types.AttributeValue) (consultations.Escalation, error) { return fromEscalationItem(teamID, m) })
+	return dynamo.Get(ctx, s, dynamo.Key(dynamo.TeamPK(teamID), escalationSK(id)), "escalation", id, func(m map[string]types.AttributeValue) (consultations.Escalation, error) {
+		return fromEscalationItem(teamID, m)
+	})
 }
 
 // ListEscalations implements consultations.Store.
