@@ -376,3 +376,23 @@ func Get[T any](ctx context.Context, r ItemReader, k map[string]types.AttributeV
 	}
 	return v, nil
 }
+
+// PutNew is every store's create of one record: item (marshalled) put
+// only where no item has its key. created is false, and nothing is
+// written, when one has: the caller says what that means (a conflict, a
+// redelivery written once). EINTERNAL when the item does not marshal or
+// the put fails otherwise.
+func (s *Store) PutNew(ctx context.Context, item any) (created bool, err error) {
+	m, err := Marshal(item)
+	if err != nil {
+		return false, Internal(err, "marshal")
+	}
+	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: m, ConditionExpression: CondNew})
+	if _, failed := ConditionFailed(err); failed {
+		return false, nil
+	}
+	if err != nil {
+		return false, Internal(err, "PutItem")
+	}
+	return true, nil
+}

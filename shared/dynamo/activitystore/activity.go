@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/activity"
@@ -44,15 +43,8 @@ func (it activityItem) toEntry(teamID string) activity.Entry {
 // Record implements activity.Store: a put conditioned on the key not
 // existing, so a redelivered event is stored once.
 func (s *Store) Record(ctx context.Context, e activity.Entry) error {
-	item, err := dynamo.Marshal(toActivityItem(e))
-	if err != nil {
-		return dynamo.Internal(err, "marshal")
-	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: dynamo.CondNew})
-	if _, dup := dynamo.ConditionFailed(err); err != nil && !dup {
-		return dynamo.Internal(err, "PutItem")
-	}
-	return nil
+	_, err := s.PutNew(ctx, toActivityItem(e)) // a redelivery finds it: written once
+	return err
 }
 
 // List implements activity.Store.

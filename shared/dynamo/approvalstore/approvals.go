@@ -119,16 +119,12 @@ func (s *Store) PutApprovalPolicy(ctx context.Context, teamID string, p approval
 // the approval still pending (ALL_NEW), or the approval as it is when it
 // was decided (ALL_OLD), with no second read.
 func (s *Store) RegisterApproval(ctx context.Context, a approvals.Approval) (approvals.Approval, bool, error) {
-	item, err := dynamo.Marshal(toApprovalItem(a))
+	created, err := s.PutNew(ctx, toApprovalItem(a))
 	if err != nil {
-		return approvals.Approval{}, false, dynamo.Internal(err, "marshal")
+		return approvals.Approval{}, false, err
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: dynamo.CondNew})
-	if err == nil {
+	if created {
 		return a, true, nil
-	}
-	if _, failed := dynamo.ConditionFailed(err); !failed {
-		return approvals.Approval{}, false, dynamo.Internal(err, "PutItem")
 	}
 	u := expression.Set(dynamo.Name("task_token"), dynamo.Value(a.Token)).Set(dynamo.Name("execution_arn"), dynamo.Value(a.ExecutionARN))
 	e, err := dynamo.Build(&u, dynamo.Name("status").Equal(dynamo.Value(string(approvals.Pending))))

@@ -79,18 +79,11 @@ func (s *Store) PutAgentMessage(ctx context.Context, m messaging.Message) error 
 	if err != nil {
 		return dynamo.Internal(err, "marshal")
 	}
-	item, err := dynamo.Marshal(it)
-	if err != nil {
-		return dynamo.Internal(err, "marshal")
+	created, err := s.PutNew(ctx, it)
+	if err == nil && !created {
+		return apperr.New(apperr.ECONFLICT, "message %s exists", m.ID)
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: dynamo.CondNew})
-	if _, failed := dynamo.ConditionFailed(err); failed {
-		return apperr.Wrap(apperr.ECONFLICT, err, "message %s exists", m.ID)
-	}
-	if err != nil {
-		return dynamo.Internal(err, "PutItem")
-	}
-	return nil
+	return err
 }
 
 // GetAgentMessage implements messaging.Store.
@@ -121,18 +114,7 @@ func (s *Store) Deliver(ctx context.Context, teamID, recipient string, m messagi
 	if err != nil {
 		return false, dynamo.Internal(err, "marshal")
 	}
-	item, err := dynamo.Marshal(InboxItem{Recipient: recipient, AgentMessageItem: it})
-	if err != nil {
-		return false, dynamo.Internal(err, "marshal")
-	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: dynamo.CondNew})
-	if _, failed := dynamo.ConditionFailed(err); failed {
-		return false, nil
-	}
-	if err != nil {
-		return false, dynamo.Internal(err, "PutItem")
-	}
-	return true, nil
+	return s.PutNew(ctx, InboxItem{Recipient: recipient, AgentMessageItem: it})
 }
 
 // ListInbox implements messaging.Store, newest first. Unread-only is a

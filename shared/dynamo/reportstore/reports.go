@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -156,18 +155,11 @@ func (s *Store) CreateReport(ctx context.Context, r reports.Report) error {
 	if err != nil {
 		return dynamo.Internal(err, "marshal")
 	}
-	item, err := dynamo.Marshal(it)
-	if err != nil {
-		return dynamo.Internal(err, "marshal")
+	created, err := s.PutNew(ctx, it)
+	if err == nil && !created {
+		return apperr.New(apperr.ECONFLICT, "report %s exists", r.ID)
 	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: dynamo.CondNew})
-	if _, failed := dynamo.ConditionFailed(err); failed {
-		return apperr.Wrap(apperr.ECONFLICT, err, "report %s exists", r.ID)
-	}
-	if err != nil {
-		return dynamo.Internal(err, "PutItem")
-	}
-	return nil
+	return err
 }
 
 // GetReport implements reports.Store.

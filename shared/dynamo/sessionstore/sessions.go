@@ -160,18 +160,11 @@ func fromSessionItem(m map[string]types.AttributeValue) (sessions.Session, error
 
 // CreateSession implements sessions.Store.
 func (s *Store) CreateSession(ctx context.Context, v sessions.Session) error {
-	item, err := dynamo.Marshal(toSessionItem(v))
-	if err != nil {
-		return dynamo.Internal(err, "marshal")
-	}
-	_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item, ConditionExpression: dynamo.CondNew})
-	if _, failed := dynamo.ConditionFailed(err); failed {
+	created, err := s.PutNew(ctx, toSessionItem(v))
+	if err == nil && !created {
 		return apperr.New(apperr.ECONFLICT, "session %q exists", v.ID)
 	}
-	if err != nil {
-		return dynamo.Internal(err, "PutItem")
-	}
-	return nil
+	return err
 }
 
 // GetSession implements sessions.Store.
