@@ -89,10 +89,11 @@ func TestTheRouterModelMisbehavesOnMarkers(t *testing.T) {
 
 	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err = localmodel.New(nil).Converse(short, chooseFor("Is this API design secure? "+localmodel.RouterTimeout, sage, archie))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond, "it waited for the context")
+	// It waited for the context (not a wall-clock figure, which a loaded
+	// machine bends: the call returned only once its context had ended).
+	assert.ErrorIs(t, short.Err(), context.DeadlineExceeded, "it waited for the context")
 
 	// Without choose_agent the markers mean nothing: an agent answers.
 	resp, err = localmodel.New(nil).Converse(ctx, models.Request{Messages: []models.Message{{Role: "user", Content: "hello " + localmodel.RouterFail}}})
