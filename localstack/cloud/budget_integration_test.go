@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -504,6 +505,12 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	} {
 		list := byStep[st.name]
 		require.Len(t, list, 1, "%s ran once (%v)", st.name, byStep)
+		if st.name == "task-worker" {
+			// and the watch's read that the task still runs, one per
+			// second the attempt ran (a loaded machine's outlasts one).
+			st.max = maps.Clone(st.max)
+			st.max["DynamoDB"] += watchReads(list[0])
+		}
 		within(t, st.name, list[0].Calls, st.max)
 		table = append(table, measured{op: st.name, calls: list[0].Calls})
 	}
