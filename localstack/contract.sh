@@ -80,14 +80,16 @@ coverage() {
 #    at once: with two workers in one process this release now and then
 #    checked one operation's response against another's document (a
 #    GET /v1/routing/decisions/{id} 404, logged by the edge under that
-#    route, was reported as the listing's undocumented 404).
+#    route, was reported as the listing's undocumented 404). Every request
+#    and answer is kept in a HAR file beside the report, to read a failure
+#    the report's one line does not explain.
 fuzzing() {
   local rc=0
   st "$1" --phases fuzzing --workers 1 --max-examples "${CONTRACT_EXAMPLES:-15}" "${not_keys[@]}" --include-method GET \
-    --report junit --report-junit-path "$report/fuzzing-reads.xml" &
+    --report junit,har --report-junit-path "$report/fuzzing-reads.xml" --report-har-path "$report/fuzzing-reads.har" &
   local reads=$!
   st "$1" --phases fuzzing --workers 1 --max-examples "${CONTRACT_EXAMPLES:-15}" "${not_keys[@]}" --exclude-method GET \
-    --report junit --report-junit-path "$report/fuzzing-writes.xml" || rc=$?
+    --report junit,har --report-junit-path "$report/fuzzing-writes.xml" --report-har-path "$report/fuzzing-writes.har" || rc=$?
   wait "$reads" || rc=$?
   return $rc
 }
