@@ -85,6 +85,7 @@ var Functions = []Function{
 			{"POST", "/v1/tasks/{id}/assign"},
 			{"POST", "/v1/tasks/{id}/delegate"},
 			{"GET", "/v1/agents/{slug}/load"},
+			{"POST", "/v1/agents/{slug}/next-task"},
 			// Approvals of tasks' tool calls (docs/approvals.md).
 			{"GET", "/v1/approval-policy"},
 			{"PUT", "/v1/approval-policy"},
