@@ -333,7 +333,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// queued stays queued: no status change to announce.
 		{op: "POST /v1/tasks/{id}/assign", method: "POST", path: taskPath(&task4, "/assign"), status: 200,
 			body: map[string]any{"assignee": "dana"}, max: transition},
-		// luke's queue (docs/tasks.md, priority): one Query of its sparse
+		// luke's queue (docs/api.md, "Priority"): one Query of its sparse
 		// index, already in order.
 		{op: "POST /v1/tasks (queued work)", method: "POST", path: lit("/v1/tasks"), status: 201,
 			body: map[string]any{"assignee": "luke", "title": "budget queued", "priority": "urgent"}, max: create},
