@@ -119,6 +119,8 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels,
 		},
+		// next_task reads the agent's queue (gsi2).
+		Indexes: []string{"gsi2"},
 		// find_colleagues asks the ExpertGate function, as discovery does.
 		Invokes: []string{"expert-gate"},
 	},
@@ -154,6 +156,8 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantModels, GrantStartExecution, GrantStopExecution,
 		},
+		// A reply's next_task reads the agent's queue (gsi2).
+		Indexes: []string{"gsi2"},
 		Invokes: []string{"expert-gate"},
 	},
 	{
