@@ -334,6 +334,18 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// queued stays queued: no status change to announce.
 		{op: "POST /v1/tasks/{id}/assign", method: "POST", path: taskPath(&task4, "/assign"), status: 200,
 			body: map[string]any{"assignee": "dana"}, max: transition},
+		// luke's queue (docs/api.md, "Priority"): one Query of its sparse
+		// index, already in order.
+		{op: "POST /v1/tasks (queued work)", method: "POST", path: lit("/v1/tasks"), status: 201,
+			body: map[string]any{"assignee": "luke", "title": "budget queued", "priority": "urgent"}, max: create},
+		{op: "GET /v1/tasks?sort=priority", method: "GET", path: lit("/v1/tasks?assignee=luke&status=queued&sort=priority"), status: 200, max: dynamo(1)},
+		// one Query of the queue, one transaction from the task it read
+		// (no second read); announced.
+		{op: "POST /v1/agents/{slug}/next-task", method: "POST", path: lit("/v1/agents/luke/next-task"), status: 200,
+			max: calls{"DynamoDB": 2, "DynamoDB.Query": 1, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}},
+		// the empty queue, and the agent (an unknown one is 404).
+		{op: "POST /v1/agents/{slug}/next-task (none)", method: "POST", path: lit("/v1/agents/luke/next-task"), status: 204,
+			max: calls{"DynamoDB": 2, "DynamoDB.Query": 1, "DynamoDB.GetItem": 1}},
 		// the agent (an unknown one is 404; an agent never counted has no
 		// counter item) and its counter.
 		{op: "GET /v1/agents/{slug}/load", method: "GET", path: lit("/v1/agents/luke/load"), status: 200, max: dynamo(2)},

@@ -29,6 +29,7 @@ import (
 //	activity entry  TEAM#<team>           ACTIVITY#<time>#<event id> (expires_at TTL, 90 days)                 activityItem
 //	task            TEAM#<team>           TASK#<task id>                   TEAM#<team>#ASSIGNEE#<slug> / TASK#<id>  taskItem
 //	                  gsi2 (delegations only): TEAM#<team>#PARENT#<parent id> / TASK#<id>
+//	                  gsi2 (queued work items only): TEAM#<team>#QUEUE#<slug> / QUEUE#<priority rank 0-3>#<id>
 //	                  gsi3 (running only):     DUE#<shard 0-7> / <deadline>#<team>#<id>
 //	task event      TEAM#<team>           TEV#<task id>#<seq, 8 digits>                                        taskEventItem
 //	agent load      TEAM#<team>           LOAD#<slug>                                                          loadItem
@@ -72,6 +73,7 @@ import (
 //	list a team's tasks newest first       Query pk=TEAM#<team>, begins_with(sk, TASK#), descending (ids sort by time)
 //	list tasks of an assignee              Query gsi1 gsi1pk=TEAM#<team>#ASSIGNEE#<slug>, descending
 //	list subtasks of a task                Query gsi2 gsi2pk=TEAM#<team>#PARENT#<id>, descending
+//	an agent's queue (next-task, sort)     Query gsi2 gsi2pk=TEAM#<team>#QUEUE#<slug>, ascending (best first)
 //	a task's timeline in order             Query pk=TEAM#<team>, begins_with(sk, TEV#<id>#)
 //	an agent's active task count           GetItem TEAM#<team> / LOAD#<slug>
 //	running tasks past their deadline      Query gsi3 gsi3pk=DUE#<n>, gsi3sk < <time>, for n in 0..7
@@ -157,6 +159,8 @@ const (
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
 	infixParent   = "#PARENT#"
+	infixQueue    = "#QUEUE#"
+	prefixQueue   = "QUEUE#"
 	infixConv     = "#CONV#"
 
 	SKTeam     = "TEAM"
@@ -207,6 +211,17 @@ func AssigneeGSI1PK(teamID, slug string) string { return TeamPK(teamID) + infixA
 // ParentGSI2PK is the gsi2 partition of a task's children.
 func ParentGSI2PK(teamID, parentID string) string {
 	return TeamPK(teamID) + infixParent + parentID
+}
+
+// QueueGSI2PK is the gsi2 partition of an agent's queue: its queued work
+// items (a task has a parent or a queue entry, never both).
+func QueueGSI2PK(teamID, slug string) string { return TeamPK(teamID) + infixQueue + slug }
+
+// QueueGSI2SK is a queued work item's gsi2 sort key: its priority rank
+// (0 urgent … 3 low), then its id, which grows with its creation time, so
+// ascending is the queue order.
+func QueueGSI2SK(rank int, taskID string) string {
+	return fmt.Sprintf("%s%d#%s", prefixQueue, rank, taskID)
 }
 
 // DueShards spreads running tasks' deadlines over a few index partitions

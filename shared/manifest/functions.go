@@ -85,6 +85,7 @@ var Functions = []Function{
 			{"POST", "/v1/tasks/{id}/assign"},
 			{"POST", "/v1/tasks/{id}/delegate"},
 			{"GET", "/v1/agents/{slug}/load"},
+			{"POST", "/v1/agents/{slug}/next-task"},
 			// Approvals of tasks' tool calls (docs/approvals.md).
 			{"GET", "/v1/approval-policy"},
 			{"PUT", "/v1/approval-policy"},
@@ -118,6 +119,8 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels,
 		},
+		// next_task reads the agent's queue (gsi2).
+		Indexes: []string{"gsi2"},
 		// find_colleagues asks the ExpertGate function, as discovery does.
 		Invokes: []string{"expert-gate"},
 	},
@@ -153,6 +156,8 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantModels, GrantStartExecution, GrantStopExecution,
 		},
+		// A reply's next_task reads the agent's queue (gsi2).
+		Indexes: []string{"gsi2"},
 		Invokes: []string{"expert-gate"},
 	},
 	{

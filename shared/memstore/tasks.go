@@ -318,6 +318,23 @@ func (s *Store) ListTasks(_ context.Context, teamID string, f tasks.Filter, p pa
 	return query(rows, true, fmt.Sprintf("tasks:%s:%s", teamID, index), p, keep)
 }
 
+// QueuedWork implements tasks.Store as the adapter's sparse queue index:
+// the agent's queued work items, ascending by priority rank, then id.
+func (s *Store) QueuedWork(_ context.Context, teamID, assignee string, p paging.Page) ([]tasks.Task, string, error) {
+	if p.Limit < 1 {
+		return nil, "", internal("QueuedWork: limit must be at least 1 (DynamoDB rejects Limit 0)")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rows []row[tasks.Task]
+	for k, t := range s.tasks {
+		if k.team == teamID && t.Assignee == assignee && t.InQueue() {
+			rows = append(rows, row[tasks.Task]{sk: fmt.Sprintf("%d#%s", tasks.PriorityRank(t.Priority), t.ID), v: copyTask(t)})
+		}
+	}
+	return query(rows, false, fmt.Sprintf("queue:%s:%s", teamID, assignee), p, nil)
+}
+
 // maxTaskEvents is the adapter's bound on one timeline read: it stops
 // after the page that reaches it, so a longer timeline is cut at (about)
 // this many events.

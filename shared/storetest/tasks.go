@@ -426,3 +426,47 @@ func taskPayloads(t *testing.T, f *fixture) {
 	}
 	assert.Equal(t, 2, seen)
 }
+
+// taskQueue: the queue holds an agent's queued work items best first
+// (priority, then creation), pages in that order, and loses a task that
+// starts or moves to another agent (which gains it); delegations are never
+// in it.
+func taskQueue(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	mk := func(assignee, title, priority string) tasks.Task {
+		t.Helper()
+		tk, err := f.tasks.Create(ctx, f.team, user, tasks.CreateInput{Assignee: assignee, Title: title, Priority: priority}, false)
+		require.NoError(t, err)
+		return tk
+	}
+	low := mk("ann", "low", "low")
+	mk("ann", "normal", "")
+	urgent := mk("ann", "urgent", "urgent")
+	mk("ann", "high", "high")
+	parent := f.running(t, "bob")
+	f.child(t, parent, "ann") // ann's fifth slot: a delegation, not in the queue
+	titles := func(slug string, size int) []string {
+		t.Helper()
+		var out []string
+		p := paging.Page{Limit: size}
+		for {
+			list, next, err := f.Tasks.QueuedWork(ctx, f.team, slug, p)
+			require.NoError(t, err)
+			for _, tk := range list {
+				out = append(out, tk.Title)
+			}
+			if next == "" {
+				return out
+			}
+			p.Token = next
+		}
+	}
+	assert.Equal(t, []string{"urgent", "high", "normal", "low"}, titles("ann", 3))
+	_, err := f.tasks.Start(ctx, f.team, urgent.ID, "user:key_contract")
+	require.NoError(t, err)
+	_, err = f.tasks.Reassign(ctx, f.team, low.ID, "user:key_contract", "cat")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"high", "normal"}, titles("ann", 1))
+	assert.Equal(t, []string{"low"}, titles("cat", 10))
+	assert.Empty(t, titles("bob", 10), "a running task is in no queue")
+}

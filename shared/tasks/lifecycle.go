@@ -31,17 +31,27 @@ func (s *Service) transition(ctx context.Context, teamID, id string, act Action,
 
 // apply is the read–check–conditional-write loop every change goes through.
 // to == "" keeps the status (progress and tool events).
+func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, to Status, by string, m mutation) (Task, error) {
+	return s.applyFrom(ctx, nil, teamID, id, from, to, by, m)
+}
+
+// applyFrom is apply whose first attempt starts from seed, a copy of the
+// task already read (nil reads it): a stale seed fails the version
+// condition like any stale read, and the loop reads the task again.
 //
 // Kept whole: the loop's read, checks and conditional write share the read and
 // the retry; split, the loop's invariant would be spread out.
-func (s *Service) apply(ctx context.Context, teamID, id string, from []Status, to Status, by string, m mutation) (Task, error) {
+func (s *Service) applyFrom(ctx context.Context, seed *Task, teamID, id string, from []Status, to Status, by string, m mutation) (Task, error) {
 	// settled are approvals of the task found no longer pending (decided
 	// meanwhile, or not stored yet): not ended with it. Finding one does
 	// not count as a stale read (each approval is settled at most once).
 	settled := map[string]bool{}
 	for stale := 0; stale < maxStaleRetries; stale++ {
-		before, err := s.Store.GetTask(ctx, teamID, id)
-		if err != nil {
+		var before Task
+		var err error
+		if seed != nil {
+			before, seed = *seed, nil
+		} else if before, err = s.Store.GetTask(ctx, teamID, id); err != nil {
 			return Task{}, err
 		}
 		after := before

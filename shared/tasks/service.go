@@ -27,6 +27,10 @@ type Store interface {
 	ApplyTask(ctx context.Context, c Change) error
 	GetTask(ctx context.Context, teamID, id string) (Task, error)
 	ListTasks(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Task, string, error)
+	// QueuedWork pages through the agent's queue (Task.InQueue) in queue
+	// order (QueueOrder), read from an index kept in that order: no sort
+	// in memory, so paging stays correct however long the queue is.
+	QueuedWork(ctx context.Context, teamID, assignee string, p paging.Page) ([]Task, string, error)
 	ListTaskEvents(ctx context.Context, teamID, id string) ([]Event, error)
 	AgentLoad(ctx context.Context, teamID, slug string) (int, error)
 	DueTasks(ctx context.Context, before time.Time, limit int) ([]Ref, error)
@@ -471,7 +475,10 @@ func (s *Service) ReleaseToConversation(ctx context.Context, teamID, id string) 
 	return s.Store.ReleaseResult(ctx, teamID, id, s.now())
 }
 
-// List returns tasks newest first.
+// List returns tasks newest first, or with Sort SortPriority an agent's
+// queue in queue order (QueueOrder): that sort lists the queued work
+// items of one assignee, so it takes assignee and status=queued and no
+// other filter (EINVALID naming sort otherwise).
 func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Task, string, error) {
 	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
 		return nil, "", apperr.Invalid("status", "status must be one of queued, running, blocked, completed, failed, canceled, timed_out")
@@ -481,7 +488,17 @@ func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Pa
 			return nil, "", apperr.Invalid(name, "%s must be an agent slug", name)
 		}
 	}
-	return s.Store.ListTasks(ctx, teamID, f, p)
+	switch f.Sort {
+	case "":
+		return s.Store.ListTasks(ctx, teamID, f, p)
+	case SortPriority:
+		if f.Assignee == "" || f.Status != Queued || f.Agent != "" || f.Parent != "" {
+			return nil, "", apperr.Invalid("sort", "sort=priority lists an agent's queue: it takes assignee and status=queued, and no agent or parent_task_id")
+		}
+		return s.Store.QueuedWork(ctx, teamID, f.Assignee, p)
+	default:
+		return nil, "", apperr.Invalid("sort", "sort must be priority or empty (newest first)")
+	}
 }
 
 // Load returns how many running-or-queued tasks an agent holds.

@@ -251,6 +251,8 @@ type Filter struct {
 	Agent    string // creator or assignee
 	Assignee string
 	Parent   string
+	// Sort is "" (newest first) or SortPriority (see Service.List).
+	Sort string
 }
 
 // Agents are the agents on the task: its assignee, its delegation chain

@@ -73,6 +73,9 @@ func (f *fakeStore) GetTask(_ context.Context, _, id string) (Task, error) {
 func (f *fakeStore) ListTasks(context.Context, string, Filter, paging.Page) ([]Task, string, error) {
 	return nil, "", nil
 }
+func (f *fakeStore) QueuedWork(context.Context, string, string, paging.Page) ([]Task, string, error) {
+	return nil, "", nil
+}
 func (f *fakeStore) ListTaskEvents(context.Context, string, string) ([]Event, error) { return nil, nil }
 func (f *fakeStore) AgentLoad(context.Context, string, string) (int, error)          { return 0, nil }
 func (f *fakeStore) DueTasks(context.Context, time.Time, int) ([]Ref, error)         { return nil, nil }

@@ -69,6 +69,7 @@ var catalog = func() map[string]def {
 	for _, d := range []def{
 		define(toolset.DelegateTask, `Delegate a sub-task to a colleague (a slug of your team: find one with find_colleagues) and, by default, wait for its result.`, (*Tools).delegate),
 		define(toolset.CheckTaskStatus, `Check a task you delegated: its status and, once it ended, its result.`, (*Tools).checkStatus),
+		define(toolset.NextTask, `Start your most urgent queued board task (by priority, then oldest) and read it; says so when your queue is empty.`, (*Tools).nextTask),
 		define(toolset.RequestReport, `Request a structured report from a colleague; returns the report id (read it with get_report), or waits for it with wait_for_result.`, (*Tools).requestReport),
 		define(toolset.GetReport, `Read a report you requested: its status and, once done, its sections.`, (*Tools).getReport),
 		define(toolset.StartCollaboration, `Start a multi-agent collaboration session that you lead; follow it on the collab:<session id> channel.`, (*Tools).startCollaboration),
@@ -321,6 +322,34 @@ func (t *Tools) checkStatus(ctx context.Context, c caller, in taskIDInput) (resu
 		return refused(err)
 	}
 	return text(got.Outcome())
+}
+
+// nextTaskInput takes nothing: the caller's own queue is the one read.
+type nextTaskInput struct{}
+
+// nextTask starts the caller's best queued work item (tasks.NextTask, as
+// POST /v1/agents/{slug}/next-task) and describes it.
+func (t *Tools) nextTask(ctx context.Context, c caller, _ nextTaskInput) (result, error) {
+	got, ok, err := t.Tasks.NextTask(ctx, c.teamID, c.agent, "agent:"+c.agent)
+	if err != nil {
+		return refused(err)
+	}
+	if !ok {
+		return text("no queued task: your queue is empty")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "started task %s (%s priority): %s\n", got.ID, got.Priority, got.Title)
+	if got.DueAt != nil {
+		fmt.Fprintf(&b, "due: %s\n", got.DueAt.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(&b, "instructions: %s\n", got.Instructions)
+	if got.ExpectedOutput != "" {
+		fmt.Fprintf(&b, "expected output: %s\n", got.ExpectedOutput)
+	}
+	if len(got.Input) > 0 {
+		fmt.Fprintf(&b, "input: %s\n", got.Input)
+	}
+	return text(strings.TrimSuffix(b.String(), "\n"))
 }
 
 func (t *Tools) sendMessage(ctx context.Context, c caller, in messageInput) (result, error) {

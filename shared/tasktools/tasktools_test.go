@@ -97,7 +97,7 @@ func TestSpecsListTheTaskTools(t *testing.T) {
 		names = append(names, s.Name)
 		assert.NotEmpty(t, s.Description)
 	}
-	assert.Equal(t, []string{"delegate_task", "check_task_status", "request_report", "get_report", "send_agent_message", "get_agent_inbox"}, names,
+	assert.Equal(t, []string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report", "send_agent_message", "get_agent_inbox"}, names,
 		"no handoff_to in a task; no start_collaboration without a session service")
 }
 
@@ -354,4 +354,29 @@ func TestMessagingToolsWithoutMessaging(t *testing.T) {
 func TestAnUnknownToolIsReportedToTheModel(t *testing.T) {
 	f := newFixture(t)
 	assert.Equal(t, "tool dance is not available to you", f.call(t, f.working(t, "kyra"), "dance", `{}`))
+}
+
+// next_task starts the caller's own best queued board task and describes
+// it; an empty queue says so.
+func TestNextTaskStartsTheCallersBestQueuedTask(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	p := f.working(t, "luke") // running: not in the queue
+	user := tasks.Creator{Type: "user", ID: "key_test"}
+	_, err := f.tasks.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", Title: "later", Priority: "low"}, false)
+	require.NoError(t, err)
+	best, err := f.tasks.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", Title: "fix the build", Instructions: "the CI is red",
+		Priority: "urgent", Input: json.RawMessage(`{"job":42}`)}, false)
+	require.NoError(t, err)
+	_, err = f.tasks.Create(ctx, team, user, tasks.CreateInput{Assignee: "dana", Title: "not luke's", Priority: "urgent"}, false)
+	require.NoError(t, err)
+
+	assert.Equal(t, "started task "+best.ID+" (urgent priority): fix the build\ninstructions: the CI is red\ninput: {\"job\":42}", f.call(t, p, "next_task", `{}`))
+	got, err := f.tasks.Get(ctx, team, best.ID)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Running, got.Status)
+	assert.Equal(t, "agent:luke", got.Events[len(got.Events)-1].Actor)
+	assert.Contains(t, f.call(t, p, "next_task", ""), "(low priority): later")
+	assert.Equal(t, "no queued task: your queue is empty", f.call(t, p, "next_task", `{}`))
+	assert.Equal(t, `{"error":"invalid_arguments","field":"agent","message":"not an argument of this tool"}`, f.call(t, p, "next_task", `{"agent":"dana"}`), "only the caller's own queue")
 }

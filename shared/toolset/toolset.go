@@ -23,6 +23,7 @@ import (
 const (
 	DelegateTask       = "delegate_task"
 	CheckTaskStatus    = "check_task_status"
+	NextTask           = "next_task"
 	RequestReport      = "request_report"
 	GetReport          = "get_report"
 	StartCollaboration = "start_collaboration"
@@ -65,6 +66,9 @@ type Tool struct {
 var Catalog = []Tool{
 	{Name: DelegateTask, Flag: settings.FlagTaskDelegation, Where: Anywhere},
 	{Name: CheckTaskStatus, Flag: settings.FlagTaskDelegation, Where: Anywhere},
+	// The agent's own board: start its best queued work item (POST
+	// /v1/agents/{slug}/next-task).
+	{Name: NextTask, Flag: settings.FlagTaskDelegation, Where: Anywhere},
 	{Name: RequestReport, Flag: settings.FlagTaskDelegation, Where: Anywhere},
 	{Name: GetReport, Flag: settings.FlagTaskDelegation, Where: Anywhere},
 	{Name: StartCollaboration, Flag: settings.FlagSessions, Where: Anywhere},

@@ -13,7 +13,7 @@ var all = settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, 
 
 func TestEveryFlagGatesItsTools(t *testing.T) {
 	chat := toolset.Allowed(all, nil, toolset.InChat)
-	assert.Equal(t, []string{"delegate_task", "check_task_status", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to",
+	assert.Equal(t, []string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to",
 		"consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues"}, chat)
 	assert.NotContains(t, toolset.Allowed(all, nil, toolset.InTask), "handoff_to", "a task has no conversation to hand over")
 

@@ -29,6 +29,7 @@ func TaskRoutes(rt *httpapi.Router, svc *tasks.Service) {
 	}))
 	rt.Handle("POST /v1/tasks/{id}/assign", h.assign)
 	rt.Handle("GET /v1/agents/{slug}/load", h.load)
+	rt.Handle("POST /v1/agents/{slug}/next-task", h.nextTask)
 }
 
 // taskHandlers are the tasks function's route handlers.
@@ -73,7 +74,7 @@ func (h taskHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.Res
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	f := tasks.Filter{Status: tasks.Status(r.Query("status")), Agent: r.Query("agent"), Assignee: r.Query("assignee"), Parent: r.Query("parent_task_id")}
+	f := tasks.Filter{Status: tasks.Status(r.Query("status")), Agent: r.Query("agent"), Assignee: r.Query("assignee"), Parent: r.Query("parent_task_id"), Sort: r.Query("sort")}
 	list, next, err := h.svc.List(ctx, r.TeamID, f, p)
 	if err != nil {
 		return httpapi.Response{}, err
@@ -147,4 +148,14 @@ func (h taskHandlers) load(ctx context.Context, r *httpapi.Request) (httpapi.Res
 		return httpapi.Response{}, err
 	}
 	return httpapi.OK(map[string]any{"agent": r.Param("slug"), "active_tasks": n, "limit": tasks.MaxActivePerAgent}), nil
+}
+
+// nextTask starts the agent's best queued work item: 200 with it, or 204
+// when the agent's queue is empty.
+func (h taskHandlers) nextTask(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	t, ok, err := h.svc.NextTask(ctx, r.TeamID, r.Param("slug"), api.ByUser(r))
+	if err != nil || !ok {
+		return httpapi.NoContent(), err
+	}
+	return httpapi.OK(t), nil
 }

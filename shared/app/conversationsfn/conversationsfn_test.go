@@ -43,13 +43,13 @@ func TestTheFeatureFlagsDecideTheChatTools(t *testing.T) {
 	kyra := agents.Agent{Slug: "kyra"}
 	luke := agents.Agent{Slug: "luke", Skills: []agents.Skill{{Name: "code-review", Tools: []string{"search_memories"}}}}
 	collaboration := []string{"send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues"}
-	delegation := []string{"delegate_task", "check_task_status", "request_report", "get_report"}
+	delegation := []string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report"}
 	for _, c := range []struct {
 		name, flags string
 		kyra        []string
 	}{
 		{"every flag on", "collaboration=true,expert_gate=true,ensemble=true,task_delegation=true,sessions=true",
-			append([]string{"delegate_task", "check_task_status", "request_report", "get_report", "start_collaboration"}, collaboration...)},
+			append([]string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report", "start_collaboration"}, collaboration...)},
 		{"sessions off", "collaboration=true,expert_gate=true,ensemble=true,task_delegation=true,sessions=false",
 			append(append([]string{}, delegation...), collaboration...)},
 		{"task_delegation off (sessions need it)", "collaboration=true,expert_gate=true,ensemble=true,task_delegation=false,sessions=true", collaboration},

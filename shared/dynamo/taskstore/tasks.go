@@ -156,6 +156,11 @@ func toTaskItem(t tasks.Task) taskItem {
 	if t.ParentID != "" {
 		it.GSI2PK, it.GSI2SK = dynamo.ParentGSI2PK(t.TeamID, t.ParentID), dynamo.TaskSK(t.ID)
 	}
+	// Only queued work items are in their assignee's queue (a sparse
+	// entry, gone with the put that starts, cancels or moves the task).
+	if t.InQueue() {
+		it.GSI2PK, it.GSI2SK = dynamo.QueueGSI2PK(t.TeamID, t.Assignee), dynamo.QueueGSI2SK(tasks.PriorityRank(t.Priority), t.ID)
+	}
 	// Only running tasks are in the sweeper's index (a sparse index).
 	if t.Status == tasks.Running && t.Deadline != nil {
 		it.GSI3PK, it.GSI3SK = dynamo.DueGSI3PK(dynamo.DueShard(t.ID)), dynamo.DueGSI3SK(*t.Deadline, t.TeamID, t.ID)
@@ -414,6 +419,27 @@ func (s *Store) ListTasks(ctx context.Context, teamID string, f tasks.Filter, p 
 	}
 	list := []tasks.Task{}
 	next, err := s.QueryPage(ctx, in, fmt.Sprintf("tasks:%s:%s", teamID, index), p, func(m map[string]types.AttributeValue) error {
+		t, err := fromTaskItem(m)
+		list = append(list, t)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return list, next, nil
+}
+
+// QueuedWork implements tasks.Store: one Query of the agent's queue on
+// gsi2, ascending (best first). The index is eventually consistent: an
+// entry may be a task started a moment ago, which the start's conditional
+// write then refuses.
+func (s *Store) QueuedWork(ctx context.Context, teamID, assignee string, p paging.Page) ([]tasks.Task, string, error) {
+	in, err := dynamo.BuiltQuery(dynamo.IndexGSI2, dynamo.KeyIs(dynamo.AttrGSI2PK, dynamo.QueueGSI2PK(teamID, assignee)), expression.ConditionBuilder{}, true)
+	if err != nil {
+		return nil, "", dynamo.Internal(err, "expression")
+	}
+	list := []tasks.Task{}
+	next, err := s.QueryPage(ctx, in, fmt.Sprintf("queue:%s:%s", teamID, assignee), p, func(m map[string]types.AttributeValue) error {
 		t, err := fromTaskItem(m)
 		list = append(list, t)
 		return err
