@@ -127,12 +127,16 @@ func TestApprovalWithEditedArgumentsRunsTheCallAndItsResultReachesTheTask(t *tes
 
 	done := waitTask(t, svc, d.id, task.ID, 60*time.Second)
 	require.Equal(t, tasks.Completed, done.Status, done.Error)
-	// The call ran with the human's arguments: luke got the edited message.
-	var found bool
-	for _, m := range d.inbox("luke") {
-		found = found || strings.Contains(fmt.Sprint(m["content"]), edited)
-	}
-	assert.True(t, found, "luke's inbox has the edited message")
+	// The call ran with the human's arguments: luke got the edited message
+	// (the fan-out into inboxes runs from the bus, after the send).
+	assert.Eventually(t, func() bool {
+		for _, m := range d.inbox("luke") {
+			if strings.Contains(fmt.Sprint(m["content"]), edited) {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 250*time.Millisecond, "luke's inbox has the edited message")
 	assert.NotContains(t, done.Result, "rejected")
 	assert.Equal(t, 1, countEvents(done, "approval_requested", ""))
 	assert.Equal(t, 1, countEvents(done, "blocked", ""))
@@ -394,11 +398,14 @@ func TestChatCallWaitsForApprovalAndTheAnswerIsPostedInTheConversation(t *testin
 	assert.Equal(t, map[string]any{"type": "task", "id": taskID, "status": "completed", "agent": "ava"}, posted["result_of"])
 	assert.Contains(t, fmt.Sprint(posted["content"]), "sent message", "the model finished with the call's result")
 	assert.NotContains(t, fmt.Sprint(posted["content"]), "rejected")
-	var found bool
-	for _, m := range d.inbox("luke") {
-		found = found || m["from"] == "ava" && fmt.Sprint(m["content"]) == edited
-	}
-	assert.True(t, found, "luke got the human's edited message")
+	assert.Eventually(t, func() bool {
+		for _, m := range d.inbox("luke") {
+			if m["from"] == "ava" && fmt.Sprint(m["content"]) == edited {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 250*time.Millisecond, "luke got the human's edited message (fanned out from the bus)")
 	done := waitTask(t, svc, d.id, taskID, 30*time.Second)
 	assert.Equal(t, 1, countEvents(done, "approval_requested", ""))
 	_, history := waitExecution(t, c, done.Execution)

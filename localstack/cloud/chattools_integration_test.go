@@ -371,9 +371,9 @@ func TestChatToolsFollowTheFlags(t *testing.T) {
 		tools       []string
 	}{
 		{"every flag on", "collaboration=true,expert_gate=true,ensemble=true,task_delegation=true,sessions=true",
-			[]string{"delegate_task", "check_task_status", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation"}},
+			[]string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation"}},
 		{"sessions off", "collaboration=true,expert_gate=true,ensemble=true,task_delegation=true,sessions=false",
-			[]string{"delegate_task", "check_task_status", "request_report", "get_report", "send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation"}},
+			[]string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report", "send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation"}},
 		{"task_delegation off", "collaboration=true,expert_gate=true,ensemble=true,task_delegation=false,sessions=true",
 			[]string{"send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation"}},
 		{"collaboration off", "collaboration=false,expert_gate=true,ensemble=true,task_delegation=true,sessions=true", nil},
