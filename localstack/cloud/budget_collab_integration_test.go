@@ -66,12 +66,14 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 		// the session, the execution stopped, one conditional put (from the
 		// same read), announced; a stage under way that changed the session
 		// meanwhile costs one re-read and put (the version condition). The
-		// cancel waits until the execution's first step has run: moto 5.2.5
-		// answers a StopExecution of an execution started a moment before
-		// with a 500 (its worker has no environment yet) and the SDK retries
-		// it, once or, on a loaded machine, twice; AWS stops it in one call.
+		// cancel waits until the execution has run its steps and settled
+		// (wren's contribution stored, sage's model call hanging): moto
+		// 5.2.5 answers a StopExecution of an execution started a moment
+		// before with a 500 (its worker has no environment yet) and the SDK
+		// retries it; and the stages' own writes, racing the cancel's put,
+		// each cost it a re-read and a put.
 		{op: "POST /v1/sessions/{id}/cancel", method: "POST", path: sessionPath(&cancelled, "/cancel"), status: 200,
-			before: func() { d.waitSession(cancelled, 60*time.Second, "active") },
+			before: func() { d.waitSettled(cancelled) },
 			max:    calls{"DynamoDB": 4, "DynamoDB.GetItem": 2, "DynamoDB.PutItem": 2, "EventBridge": 1, "SFN": 1}},
 		{op: "POST /v1/sessions (to resume)", method: "POST", path: lit("/v1/sessions"), status: 201,
 			before: func() { d.script(e, "dana", "fail") },
@@ -316,4 +318,22 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 	for _, r := range runSteps(t, api, d.id, steps) {
 		t.Log(r)
 	}
+}
+
+// waitSettled waits until a cancel-me brainstorm has settled: active, with
+// wren's contribution stored, so only sage's hanging model call is left
+// and nothing writes the session while it is cancelled.
+func (d demoTeam) waitSettled(id string) {
+	d.t.Helper()
+	d.waitSession(id, 60*time.Second, "active")
+	require.Eventually(d.t, func() bool {
+		_, s := d.call("GET", "/v1/sessions/"+id, nil)
+		outs, _ := s["stage_outputs"].([]any)
+		sageWorking := false
+		for _, p := range s["participants"].([]any) {
+			pm := p.(map[string]any)
+			sageWorking = sageWorking || pm["agent"] == "sage" && pm["status"] == "working"
+		}
+		return len(outs) >= 1 && sageWorking
+	}, 60*time.Second, 250*time.Millisecond, "wren's contribution stored, sage at work")
 }
