@@ -152,6 +152,14 @@ func TestConcurrentCreatesStopAtFivePerAgent(t *testing.T) {
 
 func concurrentCreatesRound(t *testing.T, me client, round int) {
 	slug := mkAgent(t, me, "busy")
+	// The racing tasks are delegated (not executed) from a running work
+	// item of another agent's: they hold slots and stay queued. Work items
+	// hold no slot (TestTenWorkItemsForOneAgentAreAllAccepted).
+	lead := mkAgent(t, me, "lead")
+	r := me.do("POST", "/v1/tasks", map[string]any{"assignee": lead, "title": "coordinate"})
+	require.Equal(t, 201, r.Status, string(r.Body))
+	parent := r.JSON(t)["id"].(string)
+	require.Equal(t, 200, me.do("POST", "/v1/tasks/"+parent+"/start", nil).Status)
 	const n = 20
 	statuses := make([]int, n)
 	reasons := make([]string, n)
@@ -161,7 +169,7 @@ func concurrentCreatesRound(t *testing.T, me client, round int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := me.do("POST", "/v1/tasks", map[string]any{"assignee": slug, "title": fmt.Sprintf("part %d", i)})
+			r := me.do("POST", "/v1/tasks", map[string]any{"assignee": slug, "title": fmt.Sprintf("part %d", i), "parent_task_id": parent, "execute": false})
 			statuses[i] = r.Status
 			if r.Status == 201 {
 				ids[i] = r.JSON(t)["id"].(string)
@@ -215,4 +223,31 @@ func BenchmarkCreateAndCancelTask(b *testing.B) {
 			b.Fatalf("cancel: %d %s", c.Status, c.Body)
 		}
 	}
+}
+
+// Work items (board tasks) hold no slot: ten for one agent are all
+// accepted over HTTP, the load route counts them in the agent's queue and
+// not in its active tasks, and one started has no deadline.
+func TestTenWorkItemsForOneAgentAreAllAccepted(t *testing.T) {
+	me, _ := clients(t)
+	slug := mkAgent(t, me, "board")
+	var ids []string
+	for i := range 10 {
+		r := me.do("POST", "/v1/tasks", map[string]any{"assignee": slug, "title": fmt.Sprintf("board work %d", i)})
+		require.Equal(t, 201, r.Status, string(r.Body))
+		ids = append(ids, r.JSON(t)["id"].(string))
+	}
+	load := me.do("GET", "/v1/agents/"+slug+"/load", nil).JSON(t)
+	assert.EqualValues(t, 0, load["active_tasks"])
+	assert.EqualValues(t, 10, load["queued_work_items"])
+	assert.EqualValues(t, 1000, load["queue_limit"])
+
+	r := me.do("POST", "/v1/tasks/"+ids[0]+"/start", nil)
+	require.Equal(t, 200, r.Status, string(r.Body))
+	started := r.JSON(t)
+	assert.Equal(t, "running", started["status"])
+	assert.NotContains(t, started, "deadline", "a work item has no 120 s deadline")
+	load = me.do("GET", "/v1/agents/"+slug+"/load", nil).JSON(t)
+	assert.EqualValues(t, 0, load["active_tasks"])
+	assert.EqualValues(t, 9, load["queued_work_items"])
 }

@@ -213,13 +213,8 @@ func TestTaskWaitingForApprovalHoldsNoSlot(t *testing.T) {
 	id := d.pendingApproval(task.ID)["id"].(string)
 	waitBlocked(t, svc, d.id, task.ID)
 
-	var board []tasks.Task
-	for i := range tasks.MaxActivePerAgent {
-		b, err := svc.Create(ctx, d.id, user, tasks.CreateInput{Assignee: "ava", Title: fmt.Sprintf("board work %d", i)}, false)
-		require.NoError(t, err, "task %d of ava's while one waits for approval", i+2)
-		board = append(board, b)
-	}
-	_, err = svc.Create(ctx, d.id, user, tasks.CreateInput{Assignee: "ava", Title: "one too many"}, false)
+	board := holdSlots(t, svc, d.id, "luke", "ava", tasks.MaxActivePerAgent)
+	_, err = svc.Create(ctx, d.id, user, tasks.CreateInput{Assignee: "ava", ParentID: board[0].ParentID, Title: "one too many"}, false)
 	assertReason(t, err, "limit_exceeded", tasks.ReasonConcurrency)
 
 	st, got := d.call("POST", "/v1/approvals/"+id, map[string]any{"decision": "approve"})

@@ -124,11 +124,8 @@ func TestDelegationFanOutWithOneRefusedChildCompletes(t *testing.T) {
 	mustAgent(t, e, team, "dana", nil)
 	svc, _ := taskService(t, e)
 	ctx := context.Background()
-	// dana holds 5 board tasks: her slots are full.
-	for range tasks.MaxActivePerAgent {
-		_, err := svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "dana", Title: "board work"}, false)
-		require.NoError(t, err)
-	}
+	// dana holds 5 tasks: her slots are full.
+	holdSlots(t, svc, team, "luke", "dana", tasks.MaxActivePerAgent)
 
 	parent, err := svc.Create(ctx, team, user, executed(team, "kyra", "Audit the payment service", 90), false)
 	require.NoError(t, err)

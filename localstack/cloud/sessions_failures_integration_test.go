@@ -216,8 +216,15 @@ func TestSessionResumeMakesNoModelCallForDoneStages(t *testing.T) {
 func TestSessionFivePerAgentLimitHolds(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
+	// Five tasks delegated to luke from a running work item hold his five
+	// slots (work items themselves hold none).
+	st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "kyra", "title": "coordinate"})
+	require.Equal(t, 201, st, res)
+	parent := res["id"].(string)
+	st, res = d.call("POST", "/v1/tasks/"+parent+"/start", nil)
+	require.Equal(t, 200, st, res)
 	for i := 0; i < 5; i++ {
-		st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "busy work"})
+		st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "busy work", "parent_task_id": parent, "execute": false})
 		require.Equal(t, 201, st, res)
 	}
 	id := d.start(map[string]any{"pattern": "brainstorm", "participants": twoContributors("luke", "archie")})

@@ -118,7 +118,25 @@ func load(t *testing.T, svc *tasks.Service, team, slug string) int {
 	t.Helper()
 	n, err := svc.Load(context.Background(), team, slug)
 	require.NoError(t, err)
-	return n
+	return n.Active
+}
+
+// holdSlots gives slug n tasks that hold its slots and stay queued: tasks
+// delegated (not executed) from a running work item of by's. Work items
+// hold no slot, and executed tasks would run and end.
+func holdSlots(t *testing.T, svc *tasks.Service, team, by, slug string, n int) []tasks.Task {
+	t.Helper()
+	ctx := context.Background()
+	parent, err := svc.Create(ctx, team, user, tasks.CreateInput{Assignee: by, Title: "coordinate"}, false)
+	require.NoError(t, err)
+	_, err = svc.Start(ctx, team, parent.ID, "user:key_test")
+	require.NoError(t, err)
+	out := make([]tasks.Task, n)
+	for i := range n {
+		out[i], err = svc.Create(ctx, team, user, tasks.CreateInput{Assignee: slug, ParentID: parent.ID, Title: fmt.Sprintf("held %d", i), Execute: ptr(false)}, false)
+		require.NoError(t, err, "task %d of %s", i+1, slug)
+	}
+	return out
 }
 
 func executed(team, assignee, title string, timeout int) tasks.CreateInput {
@@ -400,7 +418,8 @@ func TestDelegationDepthCycleAndSelf(t *testing.T) {
 	assertReason(t, err, apperr.EINVALID, tasks.ReasonSelf)
 
 	for _, s := range []string{"ann", "bob", "cat", "dan", "eve"} {
-		want := map[string]int{"bob": 1, "cat": 1, "dan": 1}[s]
+		// bob's task is a work item (no parent, not executed): no slot.
+		want := map[string]int{"cat": 1, "dan": 1}[s]
 		assert.Equal(t, want, load(t, svc, team, s), "rejected delegations took no slot from %s", s)
 	}
 	subs, _, err := svc.List(ctx, team, tasks.Filter{Parent: ab.ID}, pageOf(100))
@@ -616,16 +635,21 @@ func TestRandomTransitionSequencesKeepTheInvariants(t *testing.T) {
 			for i, ev := range cur.Events {
 				assert.Equal(t, i+1, ev.Seq, "events are ordered without gaps")
 			}
-			holding := map[string]int{}
+			holding, queued := map[string]int{}, map[string]int{}
 			all, _, err := svc.List(ctx, team, tasks.Filter{}, pageOf(100))
 			require.NoError(t, err)
 			for _, x := range all {
-				if x.Status.HoldsSlot() {
+				if x.HoldsSlot() {
 					holding[x.Assignee]++
+				}
+				if x.InQueue() {
+					queued[x.Assignee]++
 				}
 			}
 			for _, s := range []string{"pea", "pod"} {
-				assert.Equal(t, holding[s], load(t, svc, team, s), "slot counter of %s", s)
+				n, err := svc.Load(ctx, team, s)
+				require.NoError(t, err)
+				assert.Equal(t, tasks.Load{Active: holding[s], Queued: queued[s]}, n, "counters of %s", s)
 			}
 		}
 	}

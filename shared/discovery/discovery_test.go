@@ -37,12 +37,13 @@ func newFixture(tb testing.TB) *fixture {
 	return &fixture{store: store, svc: &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}}}
 }
 
-// busy gives an agent n queued tasks (its load).
+// busy gives an agent n queued executed tasks (its load; work items
+// would not count).
 func (f *fixture) busy(tb testing.TB, slug string, n int) {
 	tb.Helper()
 	svc := tasks.NewService(f.store, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for range n {
-		_, err := svc.Create(context.Background(), team, tasks.Creator{Type: "user", ID: "key_test"}, tasks.CreateInput{Assignee: slug, Title: "work"}, false)
+		_, err := svc.Create(context.Background(), team, tasks.Creator{Type: "user", ID: "key_test"}, tasks.CreateInput{Assignee: slug, Title: "work"}, true)
 		require.NoError(tb, err)
 	}
 }

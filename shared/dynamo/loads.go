@@ -8,11 +8,13 @@ import (
 // moves a counter atomically inside the transactions that change it), so it
 // has no toItem; an agent nobody counted yet has no item.
 type LoadItem struct {
-	PK                  string  `dynamodbav:"pk"`
-	SK                  string  `dynamodbav:"sk"`
-	TeamID              string  `dynamodbav:"team_id"`
-	AgentSlug           string  `dynamodbav:"agent_slug"`
-	ActiveTasks         int     `dynamodbav:"active_tasks"`
+	PK          string `dynamodbav:"pk"`
+	SK          string `dynamodbav:"sk"`
+	TeamID      string `dynamodbav:"team_id"`
+	AgentSlug   string `dynamodbav:"agent_slug"`
+	ActiveTasks int    `dynamodbav:"active_tasks"`
+	// QueuedWork counts the agent's queued work items (tasks.Load.Queued).
+	QueuedWork          int     `dynamodbav:"queued_work"`
 	ActiveConversations int     `dynamodbav:"active_conversations"`
 	LatencyMS           float64 `dynamodbav:"latency_ms"`
 }

@@ -113,6 +113,7 @@ type Store struct {
 // the adapter's unconditional ADDs can (readers clamp them).
 type load struct {
 	activeTasks         int
+	queuedWork          int
 	activeConversations int
 	latencyMS           float64
 }

@@ -135,7 +135,7 @@ func TestApplyTaskConditions(t *testing.T) {
 	assert.Len(t, evs, 2)
 	n, err := s.AgentLoad(ctx, team, "luke")
 	require.NoError(t, err)
-	assert.Equal(t, 1, n, "queued → running keeps the slot")
+	assert.Equal(t, tasks.Load{Active: 1}, n, "queued → running keeps the slot")
 }
 
 func TestDueTasksComparesDeadlinesToTheMillisecond(t *testing.T) {

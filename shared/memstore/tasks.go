@@ -82,6 +82,13 @@ func (s *Store) slotFree(teamID, slug string) bool {
 	return l == nil || l.activeTasks < tasks.MaxActivePerAgent
 }
 
+// queueFree is the condition of the adapter's enterQueue: the assignee's
+// queue of work items is below its bound. Call with the lock held.
+func (s *Store) queueFree(teamID, slug string) bool {
+	l := s.loads[key{teamID, slug}]
+	return l == nil || l.queuedWork < tasks.MaxQueuedPerAgent
+}
+
 // assigneeActive is takeSlot's condition check on the agent item: it
 // exists and is active. Call with the lock held.
 func (s *Store) assigneeActive(teamID, slug string) bool {
@@ -129,8 +136,11 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 			return &tasks.ConditionFailed{Item: tasks.ItemConversation}
 		}
 	}
-	if !s.slotFree(t.TeamID, t.Assignee) {
+	if !t.WorkItem() && !s.slotFree(t.TeamID, t.Assignee) {
 		return &tasks.ConditionFailed{Item: tasks.ItemSlot}
+	}
+	if t.WorkItem() && !s.queueFree(t.TeamID, t.Assignee) {
+		return &tasks.ConditionFailed{Item: tasks.ItemQueue}
 	}
 	if !s.assigneeActive(t.TeamID, t.Assignee) {
 		return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
@@ -156,7 +166,11 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 	}
 	s.tasks[k] = copyTask(t)
 	s.appendEvents(t.TeamID, t.ID, events)
-	s.loadOf(t.TeamID, t.Assignee).activeTasks++
+	if t.WorkItem() {
+		s.loadOf(t.TeamID, t.Assignee).queuedWork++ // a new task is queued
+	} else {
+		s.loadOf(t.TeamID, t.Assignee).activeTasks++
+	}
 	return nil
 }
 
@@ -191,8 +205,18 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 		return &tasks.ConditionFailed{Item: tasks.ItemTask}
 	}
 	moved := b.Assignee != a.Assignee
-	release := b.Status.HoldsSlot() && (moved || !a.Status.HoldsSlot())
-	take := a.Status.HoldsSlot() && (moved || !b.Status.HoldsSlot())
+	release := b.HoldsSlot() && (moved || !a.HoldsSlot())
+	take := a.HoldsSlot() && (moved || !b.HoldsSlot())
+	leave := b.InQueue() && (moved || !a.InQueue())
+	enter := a.InQueue() && (moved || !b.InQueue())
+	if enter {
+		if !s.queueFree(a.TeamID, a.Assignee) {
+			return &tasks.ConditionFailed{Item: tasks.ItemQueue}
+		}
+		if !s.assigneeActive(a.TeamID, a.Assignee) {
+			return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
+		}
+	}
 	if take {
 		// The release item comes before the slot in the adapter's
 		// transaction but has no condition, and it is another agent's
@@ -225,6 +249,12 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 	}
 	if take {
 		s.loadOf(a.TeamID, a.Assignee).activeTasks++
+	}
+	if leave {
+		s.loadOf(b.TeamID, b.Assignee).queuedWork--
+	}
+	if enter {
+		s.loadOf(a.TeamID, a.Assignee).queuedWork++
 	}
 	if c.RootCharge > 0 && a.RootID != a.ID {
 		rk := key{a.TeamID, a.RootID}
@@ -357,15 +387,15 @@ func (s *Store) ListTaskEvents(_ context.Context, teamID, id string) ([]tasks.Ev
 	return out, nil
 }
 
-// AgentLoad implements tasks.Store: the agent's active-task counter as
-// stored (0 when it has none; not clamped, as in the adapter).
-func (s *Store) AgentLoad(_ context.Context, teamID, slug string) (int, error) {
+// AgentLoad implements tasks.Store: the agent's counters as stored (zero
+// when it has none; not clamped, as in the adapter).
+func (s *Store) AgentLoad(_ context.Context, teamID, slug string) (tasks.Load, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l := s.loads[key{teamID, slug}]; l != nil {
-		return l.activeTasks, nil
+		return tasks.Load{Active: l.activeTasks, Queued: l.queuedWork}, nil
 	}
-	return 0, nil
+	return tasks.Load{}, nil
 }
 
 // dueShards and dueShard are the adapter's: running tasks' deadlines are

@@ -39,10 +39,10 @@ type TaskModel struct{ Svc *tasks.Service }
 func (m TaskModel) BeginStage(ctx context.Context, teamID string, st StageTask) (string, error) {
 	in := tasks.CreateInput{
 		Assignee: st.Agent, Type: "execute", Title: st.Title, Instructions: st.Prompt, Context: clip.Clip(st.Context, 20000),
-		CostCapUSD: &st.CapUSD, Execute: new(bool),
+		CostCapUSD: &st.CapUSD, Execute: new(bool), SessionID: st.SessionID,
 		Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(workflow.MaxTaskSeconds)},
 	}
-	creator := tasks.Creator{Type: "user", ID: "session:" + st.SessionID}
+	creator := tasks.Creator{Type: "user", ID: tasks.SessionCreatorPrefix + st.SessionID}
 	if st.Agent != st.Lead {
 		in.CreatedByAgent = st.Lead
 	}

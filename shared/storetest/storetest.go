@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"tasks/a change is conditioned on the version read", taskVersion},
 		{"tasks/a change is conditioned on the statuses it leaves", taskFrom},
 		{"tasks/slots move with the status", taskSlotMoves},
+		{"tasks/work items hold no slot, a place in their assignee's queue", taskWorkItems},
 		{"tasks/ending a blocked task ends its pending approvals only", taskEndsApprovals},
 		{"tasks/events in order, due tasks by deadline", taskOrder},
 		{"tasks/JSON payloads read back byte for byte, absent ones absent", taskPayloads},

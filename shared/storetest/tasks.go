@@ -22,15 +22,26 @@ import (
 
 var user = tasks.Creator{Type: "user", ID: "key_contract"}
 
-// queued is a board task of assignee's, created by the service (one slot).
+// queued is an executed task of assignee's, created by the service (one
+// slot; the service has no workflow runner, so it stays queued until a
+// verb moves it).
 func (f *fixture) queued(t *testing.T, assignee string) tasks.Task {
 	t.Helper()
-	tk, err := f.tasks.Create(context.Background(), f.team, user, tasks.CreateInput{Assignee: assignee, Title: "contract work"}, false)
+	tk, err := f.tasks.Create(context.Background(), f.team, user, tasks.CreateInput{Assignee: assignee, Title: "contract work"}, true)
 	require.NoError(t, err)
 	return tk
 }
 
-// running is a board task of assignee's that has started.
+// workItem is a board task of assignee's (tasks.Task.WorkItem): no slot,
+// one place in the assignee's queue.
+func (f *fixture) workItem(t *testing.T, assignee string) tasks.Task {
+	t.Helper()
+	tk, err := f.tasks.Create(context.Background(), f.team, user, tasks.CreateInput{Assignee: assignee, Title: "board work"}, false)
+	require.NoError(t, err)
+	return tk
+}
+
+// running is an executed task of assignee's that has started.
 func (f *fixture) running(t *testing.T, assignee string) tasks.Task {
 	t.Helper()
 	tk, err := f.tasks.Start(context.Background(), f.team, f.queued(t, assignee).ID, "user:key_contract")
@@ -75,9 +86,56 @@ func (f *fixture) absent(t *testing.T, id string) {
 
 func (f *fixture) load(t *testing.T, slug string) int {
 	t.Helper()
+	return f.counters(t, slug).Active
+}
+
+func (f *fixture) counters(t *testing.T, slug string) tasks.Load {
+	t.Helper()
 	n, err := f.Tasks.AgentLoad(context.Background(), f.team, slug)
 	require.NoError(t, err)
 	return n
+}
+
+// taskWorkItems: a work item takes no slot but a place in its assignee's
+// queue, which it leaves when it starts, moves with it when reassigned,
+// and never takes back; an agent at its five slots still takes work
+// items, and a paused one does not.
+func taskWorkItems(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	for range tasks.MaxActivePerAgent {
+		f.queued(t, "ann")
+	}
+	items := []tasks.Task{f.workItem(t, "ann"), f.workItem(t, "ann"), f.workItem(t, "ann")}
+	assert.Equal(t, tasks.Load{Active: tasks.MaxActivePerAgent, Queued: 3}, f.counters(t, "ann"), "work items beside five slots")
+
+	start := func(tk tasks.Task, from tasks.Status, edit func(*tasks.Task)) tasks.Task {
+		t.Helper()
+		cur := f.get(t, tk.ID)
+		require.NoError(t, f.Tasks.ApplyTask(ctx, change(cur, []tasks.Status{from}, edit)))
+		return f.get(t, tk.ID)
+	}
+	start(items[0], tasks.Queued, func(a *tasks.Task) { a.Status = tasks.Running })
+	assert.Equal(t, tasks.Load{Active: tasks.MaxActivePerAgent, Queued: 2}, f.counters(t, "ann"), "started: out of the queue, no slot")
+	start(items[0], tasks.Running, func(a *tasks.Task) { a.Status = tasks.Blocked })
+	start(items[0], tasks.Blocked, func(a *tasks.Task) { a.Status = tasks.Running })
+	start(items[0], tasks.Running, func(a *tasks.Task) { a.Status = tasks.Completed })
+	assert.Equal(t, tasks.Load{Active: tasks.MaxActivePerAgent, Queued: 2}, f.counters(t, "ann"), "blocked, resumed, ended: no slot moves")
+
+	start(items[1], tasks.Queued, func(a *tasks.Task) { a.Assignee, a.Chain = "bob", []string{"bob"} })
+	assert.Equal(t, tasks.Load{Active: tasks.MaxActivePerAgent, Queued: 1}, f.counters(t, "ann"), "reassigned: out of ann's queue")
+	assert.Equal(t, tasks.Load{Queued: 1}, f.counters(t, "bob"), "into bob's")
+	r := start(items[2], tasks.Queued, func(a *tasks.Task) { a.Status = tasks.Running })
+	start(r, tasks.Running, func(a *tasks.Task) { a.Status, a.Assignee, a.Chain = tasks.Queued, "bob", []string{"bob"} })
+	assert.Equal(t, tasks.Load{Active: tasks.MaxActivePerAgent}, f.counters(t, "ann"))
+	assert.Equal(t, tasks.Load{Queued: 2}, f.counters(t, "bob"), "a running work item put back queued for another agent enters its queue")
+
+	_, err := f.Agents.SetStatus(ctx, f.team, "cat", agents.StatusPaused, time.Now().UTC())
+	require.NoError(t, err)
+	tk := another(items[0])
+	tk.Status, tk.Version, tk.Assignee, tk.Chain, tk.CompletedAt = tasks.Queued, 1, "cat", []string{"cat"}, nil
+	failedOn(t, f.Tasks.CreateTask(ctx, tk, nil, nil), tasks.ItemAssignee)
+	f.absent(t, tk.ID)
+	assert.Zero(t, f.counters(t, "cat"))
 }
 
 func (f *fixture) get(t *testing.T, id string) tasks.Task {
@@ -122,7 +180,7 @@ func taskSlotsConcurrent(t *testing.T, f *fixture) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := f.tasks.Create(context.Background(), f.team, user, tasks.CreateInput{Assignee: "bob", Title: "race"}, false)
+			_, err := f.tasks.Create(context.Background(), f.team, user, tasks.CreateInput{Assignee: "bob", Title: "race"}, true)
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
@@ -444,7 +502,7 @@ func taskQueue(t *testing.T, f *fixture) {
 	urgent := mk("ann", "urgent", "urgent")
 	mk("ann", "high", "high")
 	parent := f.running(t, "bob")
-	f.child(t, parent, "ann") // ann's fifth slot: a delegation, not in the queue
+	f.child(t, parent, "ann") // a delegation of ann's: a slot, not in the queue
 	titles := func(slug string, size int) []string {
 		t.Helper()
 		var out []string

@@ -108,8 +108,10 @@ func causeMessage(cause string) string {
 
 // Sweep ends every running task more than SweepGrace past its deadline as
 // timed_out and stops its execution. It covers what the state machine
-// cannot: an execution that timed out, was stopped, or a board task nobody
-// finished. Returns how many tasks it ended.
+// cannot: an execution that timed out or was stopped, or a delegated
+// board task nobody finished. A work item has no deadline (its due_at
+// says when it is late); one stored with a deadline before work items
+// lost theirs has it cleared, not ended. Returns how many tasks it ended.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	refs, err := s.Store.DueTasks(ctx, s.now().Add(-SweepGrace), 100)
 	if err != nil {
@@ -121,6 +123,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		ctx := logctx.With(ctx, "team_id", r.TeamID, "task_id", r.ID)
 		var prev Task
 		_, err := s.transition(ctx, r.TeamID, r.ID, ActTimeout, "sweeper", func(before Task, after *Task) ([]Event, error) {
+			if before.WorkItem() {
+				return nil, errWorkItem
+			}
 			if before.Deadline == nil || before.Deadline.After(s.now().Add(-SweepGrace)) {
 				return nil, ErrNotRunnable // resumed or re-read with a later deadline
 			}
@@ -128,6 +133,15 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			after.Error = "TaskTimedOut: the task was still running past its deadline"
 			return []Event{{Type: EvTimedOut, Payload: map[string]any{"deadline": before.Deadline, "swept": true}}}, nil
 		})
+		if errors.Is(err, errWorkItem) {
+			// Any write of a work item drops its deadline (applyFrom), and
+			// with it the sweeper's index entry; no event, nothing changed
+			// that a person would see.
+			_, err = s.apply(ctx, r.TeamID, r.ID, []Status{Running}, "", "sweeper", func(Task, *Task) ([]Event, error) { return nil, nil })
+			if err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, ErrNotRunnable) && apperr.Code(err) != apperr.ECONFLICT {
 				s.Log.ErrorContext(ctx, "sweep", "error", err.Error())
@@ -141,6 +155,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// errWorkItem: the sweeper read a work item (see Sweep).
+var errWorkItem = errors.New("a work item has no deadline")
 
 // RunningDeadline is the deadline of a task its assignee is running: the
 // worker's attempt runs inside it. Returns ErrNotRunnable when the task is

@@ -112,7 +112,7 @@ func TestBlockedForApprovalHoldsNoSlotAndResumesWithOne(t *testing.T) {
 
 	var board []tasks.Task
 	for range tasks.MaxActivePerAgent {
-		board = append(board, f.create(t, tasks.CreateInput{Assignee: "luke", Title: "board"}))
+		board = append(board, f.executed(t, tasks.CreateInput{Assignee: "luke", Title: "busy"}))
 	}
 	_, err = f.svc.ExecResumeApproved(ctx, team, tk.ID, arn)
 	assert.ErrorIs(t, err, tasks.ErrAgentBusy)

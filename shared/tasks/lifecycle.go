@@ -71,7 +71,9 @@ func (s *Service) applyFrom(ctx context.Context, seed *Task, teamID, id string, 
 			d := now.Add(time.Duration(after.Budgets.TimeoutSeconds) * time.Second)
 			after.Deadline = &d
 		}
-		if after.Status != Running {
+		// A work item runs at a person's pace: its due_at says when it is
+		// late (and nothing ends it), not the 120 s of an agent's run.
+		if after.Status != Running || after.WorkItem() {
 			after.Deadline = nil
 		}
 		var ends []ApprovalEnd

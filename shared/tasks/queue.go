@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
@@ -33,8 +34,17 @@ func PriorityRank(p string) int {
 
 // WorkItem reports whether t is a work item: a board task, created without
 // a parent and without execution, that a person or the agent drives with
-// the lifecycle verbs (and that next-task picks).
-func (t Task) WorkItem() bool { return t.ParentID == "" && !t.Execute }
+// the lifecycle verbs (and that next-task picks). A session's stage is
+// not one: its workflow drives it, and it holds a slot (SessionID; a
+// stage stored before SessionID existed is known by its creator, the
+// session, when the lead is its agent).
+func (t Task) WorkItem() bool {
+	return t.ParentID == "" && !t.Execute && t.SessionID == "" && !strings.HasPrefix(t.CreatedBy.ID, SessionCreatorPrefix)
+}
+
+// SessionCreatorPrefix begins the creator id of a session's stage task
+// ("session:" + the session id) that the session's creator gives the lead.
+const SessionCreatorPrefix = "session:"
 
 // InQueue reports whether t is in its assignee's queue.
 func (t Task) InQueue() bool { return t.WorkItem() && t.Status == Queued }

@@ -117,7 +117,8 @@ func TestNextTaskStartsTheBestQueuedWorkItem(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, high.ID, got.ID)
 	assert.Equal(t, tasks.Running, got.Status)
-	assert.NotNil(t, got.Deadline, "a start like POST /start: same deadline")
+	assert.Nil(t, got.Deadline, "a start like POST /start: a work item has no deadline")
+	assert.Equal(t, f.clock.Now(), *got.StartedAt)
 	stored := f.get(t, high.ID)
 	assert.Equal(t, tasks.Running, stored.Status)
 	assert.Equal(t, tasks.EvStarted, stored.Events[len(stored.Events)-1].Type)
@@ -147,8 +148,10 @@ func statuses(evs []tasks.TaskStatusChanged) []tasks.Status {
 func TestNextTaskSkipsBlockedAndAnswersNoneOrNotFound(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	blocked := f.running(t, "luke")
-	_, err := f.svc.Block(ctx, team, blocked.ID, "user:key_test", "waiting")
+	blocked := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "a work item"})
+	_, err := f.svc.Start(ctx, team, blocked.ID, "user:key_test")
+	require.NoError(t, err)
+	_, err = f.svc.Block(ctx, team, blocked.ID, "user:key_test", "waiting")
 	require.NoError(t, err)
 
 	_, ok, err := f.svc.NextTask(ctx, team, "luke", "agent:luke")
@@ -202,5 +205,5 @@ func TestNextTaskRaceStartsEachTaskOnce(t *testing.T) {
 		assert.Equal(t, tasks.Running, f.get(t, id).Status)
 	}
 	assert.Equal(t, 17, none)
-	assert.Equal(t, 3, f.load(t, "luke"), "starting moves no slot")
+	assert.Equal(t, tasks.Load{}, f.counters(t, "luke"), "each left the queue once; no slot was taken")
 }

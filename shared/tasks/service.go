@@ -32,7 +32,9 @@ type Store interface {
 	// in memory, so paging stays correct however long the queue is.
 	QueuedWork(ctx context.Context, teamID, assignee string, p paging.Page) ([]Task, string, error)
 	ListTaskEvents(ctx context.Context, teamID, id string) ([]Event, error)
-	AgentLoad(ctx context.Context, teamID, slug string) (int, error)
+	// AgentLoad is the agent's counters (zero for an agent nobody
+	// counted yet).
+	AgentLoad(ctx context.Context, teamID, slug string) (Load, error)
 	DueTasks(ctx context.Context, before time.Time, limit int) ([]Ref, error)
 	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
 	// ReleaseResult switches the task's result delivery from
@@ -50,6 +52,7 @@ const (
 	ItemParent   = "parent"   // parent not running, too deep, assignee in its chain, or (as root) over budget
 	ItemRoot     = "root"     // the collaboration's budget is spent
 	ItemSlot     = "slot"     // the assignee already has MaxActivePerAgent tasks
+	ItemQueue    = "queue"    // the assignee already has MaxQueuedPerAgent queued work items
 	ItemAssignee = "assignee" // the assignee is missing or not active
 	ItemCreator  = "creator"  // the creating agent does not exist
 	// ItemConversation: the conversation_id names no conversation of the
@@ -136,6 +139,9 @@ type CreateInput struct {
 	// conversation_id goes (DeliverToConversation by default): a chat turn
 	// that delegates and waits sets DeliverInReply. Never a client's.
 	ResultDelivery string `json:"-"`
+	// SessionID makes the task the stage of that collaboration session
+	// (set by the sessions service, never by a client): not a work item.
+	SessionID string `json:"-"`
 	// HeldCall makes the task the continuation of a chat reply whose tool
 	// call waits for a human's approval (set by the chat's tools, never by
 	// a client): the agent finishes its own reply, so this is no
@@ -260,7 +266,7 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		Budgets:    workflow.Budgets{MaxTokens: workflow.MaxTaskTokens, MaxToolCalls: workflow.MaxTaskToolCalls, TimeoutSeconds: workflow.MaxTaskSeconds},
 		CostCapUSD: DefaultCostCapUSD, Status: Queued, ResultArtifacts: []string{},
 		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now, EventSeq: 1,
-		ModelTier: in.ModelTier, Report: in.Report, HeldCall: in.HeldCall,
+		ModelTier: in.ModelTier, Report: in.Report, HeldCall: in.HeldCall, SessionID: in.SessionID,
 	}
 	t.Instructions = cmp.Or(t.Instructions, t.Title)
 	if in.ConversationID != "" && in.Report == nil {
@@ -348,6 +354,9 @@ func (s *Service) rejection(ctx context.Context, t Task, parent *Task, item stri
 	case ItemSlot:
 		return apperr.New(apperr.ELIMIT, "agent %q already has %d running or queued tasks", t.Assignee, MaxActivePerAgent).
 			WithReason(ReasonConcurrency).WithDetail("limit", MaxActivePerAgent)
+	case ItemQueue:
+		return apperr.New(apperr.ELIMIT, "agent %q already has %d queued work items", t.Assignee, MaxQueuedPerAgent).
+			WithReason(ReasonQueueFull).WithDetail("limit", MaxQueuedPerAgent)
 	case ItemAssignee:
 		a, err := s.Store.GetAgent(ctx, t.TeamID, t.Assignee)
 		if err != nil {
@@ -501,10 +510,11 @@ func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Pa
 	}
 }
 
-// Load returns how many running-or-queued tasks an agent holds.
-func (s *Service) Load(ctx context.Context, teamID, slug string) (int, error) {
+// Load returns an agent's counters: the tasks holding its slots and its
+// queued work items. ENOTFOUND for an agent that is not the team's.
+func (s *Service) Load(ctx context.Context, teamID, slug string) (Load, error) {
 	if _, err := s.Store.GetAgent(ctx, teamID, slug); err != nil {
-		return 0, err
+		return Load{}, err
 	}
 	return s.Store.AgentLoad(ctx, teamID, slug)
 }

@@ -1,6 +1,7 @@
 package tasks_test
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -51,7 +52,8 @@ func newFixture(tb testing.TB) *fixture {
 	return &fixture{store: store, bus: bus, clock: clk, svc: svc, agents: ag}
 }
 
-// create makes a board task (driven by the verbs, not the state machine).
+// create makes a task as in asks (a board task, a work item, unless it
+// says execute or names a parent).
 func (f *fixture) create(tb testing.TB, in tasks.CreateInput) tasks.Task {
 	tb.Helper()
 	t, err := f.svc.Create(context.Background(), team, user, in, false)
@@ -59,13 +61,32 @@ func (f *fixture) create(tb testing.TB, in tasks.CreateInput) tasks.Task {
 	return t
 }
 
-// running makes a task for assignee and starts it.
+// executed makes an executed task: it holds a slot and, started, has the
+// deadline of its budget. The fixture has no workflow runner, so it stays
+// queued until a verb moves it, as if its execution had not started yet.
+func (f *fixture) executed(tb testing.TB, in tasks.CreateInput) tasks.Task {
+	tb.Helper()
+	in.Execute = ptr(true)
+	return f.create(tb, in)
+}
+
+// running makes an executed task for assignee and starts it.
 func (f *fixture) running(tb testing.TB, assignee string) tasks.Task {
 	tb.Helper()
-	t := f.create(tb, tasks.CreateInput{Assignee: assignee, Title: "work for " + assignee})
+	t := f.executed(tb, tasks.CreateInput{Assignee: assignee, Title: "work for " + assignee})
 	t, err := f.svc.Start(context.Background(), team, t.ID, "user:key_test")
 	require.NoError(tb, err)
 	return t
+}
+
+// blockable makes a delegated board task of assignee's (a child of a
+// running task of kyra's, not executed): it holds a slot while queued or
+// running, and its verbs include block, which an executed task refuses.
+func (f *fixture) blockable(tb testing.TB, assignee string, in tasks.CreateInput) tasks.Task {
+	tb.Helper()
+	in.Assignee, in.ParentID = assignee, f.running(tb, "kyra").ID
+	in.Title = cmp.Or(in.Title, "help from "+assignee)
+	return f.create(tb, in)
 }
 
 // delegate has the parent's assignee delegate to another agent.
@@ -84,6 +105,19 @@ func (f *fixture) mustDelegate(tb testing.TB, parent tasks.Task, to string) task
 }
 
 func (f *fixture) load(tb testing.TB, slug string) int {
+	tb.Helper()
+	n, err := f.svc.Load(context.Background(), team, slug)
+	require.NoError(tb, err)
+	return n.Active
+}
+
+// queueLen is how many queued work items the agent's queue counts.
+func (f *fixture) queueLen(tb testing.TB, slug string) int {
+	tb.Helper()
+	return f.counters(tb, slug).Queued
+}
+
+func (f *fixture) counters(tb testing.TB, slug string) tasks.Load {
 	tb.Helper()
 	n, err := f.svc.Load(context.Background(), team, slug)
 	require.NoError(tb, err)
@@ -153,11 +187,17 @@ func TestCreateQueuesTheTaskTakesASlotAndAnnouncesIt(t *testing.T) {
 	assert.Equal(t, 1, got.Events[0].Seq)
 	assert.Equal(t, "user:key_test", got.Events[0].Actor)
 
-	assert.Equal(t, 1, f.load(t, "luke"))
+	assert.Equal(t, 0, f.load(t, "luke"), "a work item takes no slot")
+	assert.Equal(t, 1, f.queueLen(t, "luke"), "but a place in the queue")
 	assert.Equal(t, 0, f.load(t, "dana"))
 	assert.Equal(t, []tasks.TaskStatusChanged{{
 		TeamID: team, TaskID: tk.ID, Assignee: "luke", Status: tasks.Queued, RootID: tk.ID,
 	}}, f.statusEvents(tk.ID))
+
+	ex := f.executed(t, tasks.CreateInput{Assignee: "luke", Title: "Run the checks"})
+	assert.Equal(t, tasks.Queued, ex.Status)
+	assert.Equal(t, 1, f.load(t, "luke"), "an executed task takes a slot")
+	assert.Equal(t, 1, f.queueLen(t, "luke"), "and no place in the queue")
 }
 
 func TestCreateRejectsAnUnknownOrUnavailableAssignee(t *testing.T) {
@@ -169,14 +209,16 @@ func TestCreateRejectsAnUnknownOrUnavailableAssignee(t *testing.T) {
 
 	for _, status := range []string{agents.StatusPaused, agents.StatusArchived} {
 		f.setStatus(t, "dana", status)
-		_, err = f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "dana", Title: "x"}, false)
-		ae := requireAppErr(t, err, apperr.ECONFLICT, tasks.ReasonUnavailable)
-		assert.Equal(t, status, ae.Details["agent_status"])
-		assert.Equal(t, 0, f.load(t, "dana"), "a refused task takes no slot")
+		for _, execute := range []bool{false, true} {
+			_, err = f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "dana", Title: "x", Execute: &execute}, false)
+			ae := requireAppErr(t, err, apperr.ECONFLICT, tasks.ReasonUnavailable)
+			assert.Equal(t, status, ae.Details["agent_status"])
+			assert.Equal(t, tasks.Load{}, f.counters(t, "dana"), "a refused task takes no slot and no place in the queue")
+		}
 	}
 
 	f.setStatus(t, "dana", agents.StatusActive)
-	f.create(t, tasks.CreateInput{Assignee: "dana", Title: "x"})
+	f.executed(t, tasks.CreateInput{Assignee: "dana", Title: "x"})
 	assert.Equal(t, 1, f.load(t, "dana"))
 	assert.Len(t, f.bus.OfType("TaskStatusChanged"), 1, "only the accepted task was announced")
 }
@@ -276,10 +318,10 @@ func TestAnAgentHoldsAtMostFiveActiveTasks(t *testing.T) {
 	ctx := context.Background()
 	var held []tasks.Task
 	for i := range tasks.MaxActivePerAgent {
-		held = append(held, f.create(t, tasks.CreateInput{Assignee: "luke", Title: "task"}))
+		held = append(held, f.executed(t, tasks.CreateInput{Assignee: "luke", Title: "task"}))
 		assert.Equal(t, i+1, f.load(t, "luke"))
 	}
-	_, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", Title: "one too many"}, false)
+	_, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", Title: "one too many", Execute: ptr(true)}, false)
 	ae := requireAppErr(t, err, apperr.ELIMIT, tasks.ReasonConcurrency)
 	assert.Equal(t, tasks.MaxActivePerAgent, ae.Details["limit"])
 	assert.Equal(t, 5, f.load(t, "luke"))
@@ -287,27 +329,32 @@ func TestAnAgentHoldsAtMostFiveActiveTasks(t *testing.T) {
 	// Running tasks count too; a finished one gives its slot back.
 	_, err = f.svc.Start(ctx, team, held[0].ID, "agent:luke")
 	require.NoError(t, err)
-	_, err = f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", Title: "still too many"}, false)
+	_, err = f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", Title: "still too many", Execute: ptr(true)}, false)
+	requireAppErr(t, err, apperr.ELIMIT, tasks.ReasonConcurrency)
+	// A delegated task takes a slot as an executed one does.
+	_, err = f.delegate(f.running(t, "kyra"), "luke")
 	requireAppErr(t, err, apperr.ELIMIT, tasks.ReasonConcurrency)
 	_, err = f.svc.Complete(ctx, team, held[0].ID, "agent:luke", "done", nil)
 	require.NoError(t, err)
 	assert.Equal(t, 4, f.load(t, "luke"))
-	f.create(t, tasks.CreateInput{Assignee: "luke", Title: "now it fits"})
+	f.executed(t, tasks.CreateInput{Assignee: "luke", Title: "now it fits"})
 	assert.Equal(t, 5, f.load(t, "luke"))
 
 	// The limit is per agent.
-	f.create(t, tasks.CreateInput{Assignee: "dana", Title: "another agent"})
+	f.executed(t, tasks.CreateInput{Assignee: "dana", Title: "another agent"})
 }
 
 func TestABlockedTaskGivesItsSlotBackUntilItResumes(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	blocked := f.running(t, "luke")
-	_, err := f.svc.Block(ctx, team, blocked.ID, "agent:luke", "waiting for access")
+	blocked := f.blockable(t, "luke", tasks.CreateInput{})
+	_, err := f.svc.Start(ctx, team, blocked.ID, "agent:luke")
+	require.NoError(t, err)
+	_, err = f.svc.Block(ctx, team, blocked.ID, "agent:luke", "waiting for access")
 	require.NoError(t, err)
 	assert.Equal(t, 0, f.load(t, "luke"))
 	for range tasks.MaxActivePerAgent {
-		f.create(t, tasks.CreateInput{Assignee: "luke", Title: "task"})
+		f.executed(t, tasks.CreateInput{Assignee: "luke", Title: "task"})
 	}
 
 	_, err = f.svc.Start(ctx, team, blocked.ID, "agent:luke")
@@ -327,7 +374,7 @@ func TestConcurrentCreatesNeverBreakTheSlotLimit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, errs[i] = f.svc.Create(context.Background(), team, user, tasks.CreateInput{Assignee: "luke", Title: "race"}, false)
+			_, errs[i] = f.svc.Create(context.Background(), team, user, tasks.CreateInput{Assignee: "luke", Title: "race", Execute: ptr(true)}, false)
 		}()
 	}
 	close(start)
@@ -414,7 +461,7 @@ func TestLifecycleTransitions(t *testing.T) {
 		for name, do := range verbs {
 			t.Run(string(from)+"/"+name, func(t *testing.T) {
 				f := newFixture(t)
-				tk := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "x", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(30)}})
+				tk := f.blockable(t, "luke", tasks.CreateInput{Title: "x", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(30)}})
 				for _, step := range path {
 					if step == "sweep" {
 						f.clock.Advance(30*time.Second + tasks.SweepGrace + time.Second)
@@ -452,7 +499,7 @@ func ptr[T any](v T) *T { return &v }
 func TestTheTimelineSlotsAndEventsFollowTheLifecycle(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	tk := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "Review", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(60)}})
+	tk := f.blockable(t, "luke", tasks.CreateInput{Title: "Review", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(60)}})
 	loads := []int{f.load(t, "luke")}
 
 	f.clock.Advance(time.Second)
@@ -514,7 +561,7 @@ func TestCancelEndsAnUnfinishedTaskAndFreesItsSlot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			tk := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "x"})
+			tk := f.blockable(t, "luke", tasks.CreateInput{Title: "x"})
 			for _, step := range tc.prepare {
 				var err error
 				switch step {
@@ -554,8 +601,9 @@ func TestReassignMovesTheTaskAndItsSlot(t *testing.T) {
 	got, err := f.svc.Reassign(ctx, team, tk.ID, "user:key_test", "dana")
 	require.NoError(t, err)
 	assert.Equal(t, "dana", got.Assignee)
-	assert.Equal(t, tasks.Queued, got.Status, "a running task goes back to the queue")
+	assert.Equal(t, tasks.Queued, got.Status, "a running task goes back to queued")
 	assert.Equal(t, []string{"dana"}, got.Chain)
+	assert.Zero(t, f.queueLen(t, "dana"), "an executed task runs again; it is in no queue")
 	assert.Equal(t, 0, f.load(t, "luke"))
 	assert.Equal(t, 1, f.load(t, "dana"))
 
@@ -587,7 +635,7 @@ func TestReassignRejections(t *testing.T) {
 		}, apperr.ECONFLICT, tasks.ReasonUnavailable, 0},
 		{"agent at its limit", "dana", func(tb testing.TB, f *fixture) tasks.Task {
 			for range tasks.MaxActivePerAgent {
-				f.create(tb, tasks.CreateInput{Assignee: "dana", Title: "busy"})
+				f.executed(tb, tasks.CreateInput{Assignee: "dana", Title: "busy"})
 			}
 			return f.running(tb, "luke")
 		}, apperr.ELIMIT, tasks.ReasonConcurrency, 5},
@@ -625,9 +673,12 @@ func TestReassignRejections(t *testing.T) {
 func TestSweepTimesOutTasksPastTheirDeadlineAndGrace(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	short := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "short", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(60)}})
-	long := f.create(t, tasks.CreateInput{Assignee: "dana", Title: "long", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(120)}})
-	queued := f.create(t, tasks.CreateInput{Assignee: "wren", Title: "never started", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(1)}})
+	short := f.executed(t, tasks.CreateInput{Assignee: "luke", Title: "short", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(60)}})
+	long := f.executed(t, tasks.CreateInput{Assignee: "dana", Title: "long", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(120)}})
+	queued := f.executed(t, tasks.CreateInput{Assignee: "wren", Title: "never started", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(1)}})
+	board := f.create(t, tasks.CreateInput{Assignee: "wren", Title: "a work item", Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(1)}})
+	_, err := f.svc.Start(ctx, team, board.ID, "u")
+	require.NoError(t, err)
 	for _, tk := range []tasks.Task{short, long} {
 		_, err := f.svc.Start(ctx, team, tk.ID, "u")
 		require.NoError(t, err)
@@ -666,6 +717,97 @@ func TestSweepTimesOutTasksPastTheirDeadlineAndGrace(t *testing.T) {
 	assert.Equal(t, 1, n)
 	assert.Equal(t, tasks.TimedOut, f.get(t, long.ID).Status)
 	assert.Equal(t, 0, f.load(t, "dana"))
+
+	f.clock.Advance(24 * time.Hour)
+	n, err = f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	got = f.get(t, board.ID)
+	assert.Equal(t, tasks.Running, got.Status, "a work item is never swept: it has no deadline")
+	assert.Nil(t, got.Deadline)
+}
+
+// A work item (a board task: no parent, not executed) holds no slot: ten
+// of them for an agent already at its five executed tasks are all
+// accepted, and working one through its lifecycle moves no slot. Started,
+// it has no deadline, however long it runs or stays blocked.
+func TestWorkItemsHoldNoSlotAndHaveNoDeadline(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for range tasks.MaxActivePerAgent {
+		f.executed(t, tasks.CreateInput{Assignee: "luke", Title: "agent work"})
+	}
+	var items []tasks.Task
+	for i := range 10 {
+		tk := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "board work"})
+		assert.True(t, tk.WorkItem())
+		items = append(items, tk)
+		assert.Equal(t, i+1, f.queueLen(t, "luke"))
+	}
+	assert.Equal(t, tasks.MaxActivePerAgent, f.load(t, "luke"), "work items are left out of the agent's active load")
+
+	started, err := f.svc.Start(ctx, team, items[0].ID, "agent:luke")
+	require.NoError(t, err)
+	assert.Nil(t, started.Deadline, "a work item's due_at says when it is late, not a 120 s deadline")
+	assert.Equal(t, 9, f.queueLen(t, "luke"), "started: it left the queue")
+	assert.Equal(t, tasks.MaxActivePerAgent, f.load(t, "luke"))
+	_, err = f.svc.Block(ctx, team, items[0].ID, "agent:luke", "waiting for a person")
+	require.NoError(t, err)
+	_, err = f.svc.Start(ctx, team, items[0].ID, "agent:luke")
+	require.NoError(t, err, "resuming needs no slot, even for an agent at its limit")
+	f.setStatus(t, "dana", agents.StatusPaused)
+	_, err = f.svc.Reassign(ctx, team, items[1].ID, "user:key_test", "dana")
+	requireAppErr(t, err, apperr.ECONFLICT, tasks.ReasonUnavailable)
+	assert.Equal(t, "luke", f.get(t, items[1].ID).Assignee, "a paused agent takes no work item")
+	_, err = f.svc.Reassign(ctx, team, items[1].ID, "user:key_test", "wren")
+	require.NoError(t, err)
+	assert.Equal(t, 8, f.queueLen(t, "luke"))
+	assert.Equal(t, 1, f.queueLen(t, "wren"))
+	assert.Zero(t, f.load(t, "wren"))
+
+	f.clock.Advance(time.Hour)
+	n, err := f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	_, err = f.svc.Complete(ctx, team, items[0].ID, "agent:luke", "done an hour later", nil)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.MaxActivePerAgent, f.load(t, "luke"), "ending a work item releases nothing")
+	_, err = f.svc.Cancel(ctx, team, items[2].ID, "user:key_test", "not needed")
+	require.NoError(t, err)
+	assert.Equal(t, 7, f.queueLen(t, "luke"))
+}
+
+// An agent's queue of work items is bounded: MaxQueuedPerAgent are
+// accepted, one more is refused with QueueFull (429) and stores nothing,
+// and starting one makes room for exactly one.
+func TestTheQueueOfWorkItemsIsBoundedPerAgent(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var first tasks.Task
+	for i := range tasks.MaxQueuedPerAgent {
+		tk := f.create(t, tasks.CreateInput{Assignee: "wren", Title: "backlog"})
+		if i == 0 {
+			first = tk
+		}
+	}
+	assert.Equal(t, tasks.MaxQueuedPerAgent, f.queueLen(t, "wren"))
+	_, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "wren", Title: "one too many"}, false)
+	ae := requireAppErr(t, err, apperr.ELIMIT, tasks.ReasonQueueFull)
+	assert.Equal(t, tasks.MaxQueuedPerAgent, ae.Details["limit"])
+	assert.Equal(t, tasks.MaxQueuedPerAgent, f.queueLen(t, "wren"))
+	// The five-task limit is apart: an executed task still fits.
+	f.executed(t, tasks.CreateInput{Assignee: "wren", Title: "agent work"})
+
+	_, err = f.svc.Start(ctx, team, first.ID, "agent:wren")
+	require.NoError(t, err)
+	f.create(t, tasks.CreateInput{Assignee: "wren", Title: "fits again"})
+	_, err = f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "wren", Title: "full again"}, false)
+	requireAppErr(t, err, apperr.ELIMIT, tasks.ReasonQueueFull)
+	// Moving a work item into a full queue is refused the same way.
+	other := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "luke's"})
+	_, err = f.svc.Reassign(ctx, team, other.ID, "user:key_test", "wren")
+	requireAppErr(t, err, apperr.ELIMIT, tasks.ReasonQueueFull)
+	assert.Equal(t, "luke", f.get(t, other.ID).Assignee)
 }
 
 func TestListFiltersTasks(t *testing.T) {
@@ -700,4 +842,31 @@ func TestListFiltersTasks(t *testing.T) {
 	none, _, err := f.svc.List(ctx, demo.OtherTeamID, tasks.Filter{}, page)
 	require.NoError(t, err)
 	assert.Empty(t, none, "another team sees none of them")
+}
+
+// A work item stored running with a deadline (before work items lost
+// theirs) is not timed out by the sweeper: the sweep drops its deadline
+// and leaves it running, with nothing on its timeline.
+func TestTheSweeperLeavesAWorkItemStoredWithADeadlineRunning(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	tk := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "stored long ago"})
+	started, err := f.svc.Start(ctx, team, tk.ID, "agent:luke")
+	require.NoError(t, err)
+	old := started
+	d := f.clock.Now().Add(time.Minute)
+	old.Deadline, old.Version = &d, started.Version+1
+	require.NoError(t, f.store.ApplyTask(ctx, tasks.Change{Before: started, After: old, From: []tasks.Status{tasks.Running}}))
+
+	f.clock.Advance(time.Hour)
+	n, err := f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	got := f.get(t, tk.ID)
+	assert.Equal(t, tasks.Running, got.Status)
+	assert.Nil(t, got.Deadline)
+	assert.Equal(t, []string{tasks.EvCreated, tasks.EvStarted}, eventTypes(got.Events))
+	refs, err := f.store.DueTasks(ctx, f.clock.Now().Add(time.Hour), 100)
+	require.NoError(t, err)
+	assert.Empty(t, refs, "out of the sweeper's index")
 }

@@ -37,9 +37,25 @@ func (s Status) Terminal() bool {
 }
 
 // HoldsSlot reports whether a task in s counts against its assignee's limit
-// of concurrent tasks ("running or queued"). A blocked task gives its slot
-// back and takes one again when it resumes.
+// of concurrent tasks ("running or queued"), when it is a task that holds
+// slots at all (Task.HoldsSlot: work items never do). A blocked task gives
+// its slot back and takes one again when it resumes.
 func (s Status) HoldsSlot() bool { return s == Queued || s == Running }
+
+// HoldsSlot reports whether t counts against its assignee's limit of
+// MaxActivePerAgent: an executed or delegated task that is queued or
+// running. A work item (WorkItem) never does: it waits in its assignee's
+// queue (bounded by MaxQueuedPerAgent) and is worked at a person's pace,
+// so it must not starve the agent's delegations and workflow stages.
+func (t Task) HoldsSlot() bool { return !t.WorkItem() && t.Status.HoldsSlot() }
+
+// Load is an agent's task counters: Active counts the tasks holding one of
+// its MaxActivePerAgent slots, Queued its queued work items (its queue,
+// bounded by MaxQueuedPerAgent).
+type Load struct {
+	Active int
+	Queued int
+}
 
 // Action is a lifecycle verb.
 type Action string
@@ -111,8 +127,13 @@ const (
 
 // The product's safety limits.
 const (
-	MaxDepth          = 3    // A→B→C→D, never a fifth agent
-	MaxActivePerAgent = 5    // running-or-queued tasks per assignee
+	MaxDepth          = 3 // A→B→C→D, never a fifth agent
+	MaxActivePerAgent = 5 // running-or-queued executed or delegated tasks per assignee
+	// MaxQueuedPerAgent bounds an agent's queue of work items (board
+	// tasks, Task.WorkItem) instead of the five-task limit: generous, for
+	// a backlog people fill, yet bounded so one agent's queue cannot grow
+	// without end (and next-task's reads stay short).
+	MaxQueuedPerAgent = 1000
 	DefaultCostCapUSD = 0.50 // per collaboration (a root task and its delegation tree)
 	// SweepGrace is how long past its deadline a running task may stay
 	// before the sweeper ends it; it leaves the state machine time to
@@ -126,6 +147,9 @@ const (
 	ReasonCycle       = "CycleDetected"
 	ReasonSelf        = "SelfDelegation"
 	ReasonConcurrency = "ConcurrencyLimit"
+	// ReasonQueueFull: the assignee already has MaxQueuedPerAgent queued
+	// work items.
+	ReasonQueueFull   = "QueueFull"
 	ReasonUnavailable = "AgentUnavailable"
 	ReasonBudget      = "BudgetExhausted"
 	ReasonState       = "InvalidTransition"
@@ -185,6 +209,10 @@ type Task struct {
 	ModelTier string `json:"model_tier,omitempty"`
 	// Report is set on the task that delivers a report (shared/reports).
 	Report *workflow.ReportCheck `json:"report,omitempty"`
+	// SessionID is set on the task of a collaboration session's stage
+	// (CreateInput.SessionID): run by the session's workflow, it holds a
+	// slot like an executed task, though no delegation machine runs it.
+	SessionID string `json:"session_id,omitempty"`
 	// HeldCall is set on the task that continues a chat reply whose tool
 	// call waits for approval (CreateInput.HeldCall); the approval shows
 	// the call, so the task's representation does not.

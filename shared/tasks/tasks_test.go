@@ -77,7 +77,7 @@ func (f *fakeStore) QueuedWork(context.Context, string, string, paging.Page) ([]
 	return nil, "", nil
 }
 func (f *fakeStore) ListTaskEvents(context.Context, string, string) ([]Event, error) { return nil, nil }
-func (f *fakeStore) AgentLoad(context.Context, string, string) (int, error)          { return 0, nil }
+func (f *fakeStore) AgentLoad(context.Context, string, string) (Load, error)         { return Load{}, nil }
 func (f *fakeStore) DueTasks(context.Context, time.Time, int) ([]Ref, error)         { return nil, nil }
 func (f *fakeStore) ReleaseResult(_ context.Context, _, id string, _ time.Time) (Task, error) {
 	return f.GetTask(context.Background(), "", id)

@@ -146,7 +146,7 @@ func TestFanOutAtTheConcurrencyLimitRefusesOnlyTheSixth(t *testing.T) {
 	assert.Equal(t, []string{kids[0].ID}, first.Waiting.ChildTaskIDs)
 	load, err := f.tasks.Load(ctx, team, "luke")
 	require.NoError(t, err)
-	assert.Equal(t, tasks.MaxActivePerAgent, load)
+	assert.Equal(t, tasks.MaxActivePerAgent, load.Active)
 
 	parent, err := f.tasks.Get(ctx, team, p.TaskID)
 	require.NoError(t, err)

@@ -54,7 +54,9 @@ func newFixture(tb testing.TB) *fixture {
 func (f *fixture) working(tb testing.TB, agent string) workflow.TaskInput {
 	tb.Helper()
 	ctx := context.Background()
-	t, err := f.tasks.Create(ctx, team, tasks.Creator{Type: "user", ID: "key_test"}, tasks.CreateInput{Assignee: agent, Title: "work"}, false)
+	// Executed, as the tasks the worker runs are (the service has no
+	// workflow runner: Start stands for the execution's start).
+	t, err := f.tasks.Create(ctx, team, tasks.Creator{Type: "user", ID: "key_test"}, tasks.CreateInput{Assignee: agent, Title: "work"}, true)
 	require.NoError(tb, err)
 	_, err = f.tasks.Start(ctx, team, t.ID, "u")
 	require.NoError(tb, err)
@@ -143,7 +145,7 @@ func TestDelegateTaskWithoutWaitingCreatesALinkedSubtask(t *testing.T) {
 	assert.Equal(t, 1, child.Depth)
 	load, err := f.tasks.Load(context.Background(), team, "luke")
 	require.NoError(t, err)
-	assert.Equal(t, 1, load)
+	assert.Equal(t, 1, load.Active)
 }
 
 // callbacks records the task tokens the task model completes.

@@ -147,7 +147,10 @@ func (h taskHandlers) load(ctx context.Context, r *httpapi.Request) (httpapi.Res
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	return httpapi.OK(map[string]any{"agent": r.Param("slug"), "active_tasks": n, "limit": tasks.MaxActivePerAgent}), nil
+	return httpapi.OK(map[string]any{
+		"agent": r.Param("slug"), "active_tasks": n.Active, "limit": tasks.MaxActivePerAgent,
+		"queued_work_items": n.Queued, "queue_limit": tasks.MaxQueuedPerAgent,
+	}), nil
 }
 
 // nextTask starts the agent's best queued work item: 200 with it, or 204

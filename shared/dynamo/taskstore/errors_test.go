@@ -58,4 +58,13 @@ func TestTaskTransactionsNameTheFailedItem(t *testing.T) {
 	var cf *tasks.ConditionFailed
 	require.ErrorAs(t, err, &cf)
 	assert.Equal(t, tasks.ItemCreator, cf.Item)
+
+	// A work item (no parent, not executed) is refused on its queue, not
+	// on a slot: task, event, queue, assignee.
+	item := tasks.Task{TeamID: "t", ID: "w", RootID: "w", Assignee: "kyra", CreatedBy: tasks.Creator{Type: "user", ID: "key"}, Status: tasks.Queued}
+	for i, want := range []string{tasks.ItemTask, tasks.ItemTask, tasks.ItemQueue, tasks.ItemAssignee} {
+		err = New(&dynamotest.FakeDB{TxErr: dynamotest.CanceledAt(4, i, nil)}, "tbl").CreateTask(context.Background(), item, nil, events)
+		require.ErrorAs(t, err, &cf, "write %d", i)
+		assert.Equal(t, want, cf.Item, "write %d", i)
+	}
 }

@@ -18,20 +18,36 @@ func takeSlot(t *dynamo.Txn, teamID, slug string) {
 	t.Check(tasks.ItemAssignee, dynamo.Key(dynamo.TeamPK(teamID), dynamo.AgentSK(slug)), dynamo.Name("status").Equal(dynamo.Value("active")))
 }
 
+// enterQueue counts a work item into the assignee's queue unless the queue
+// is full, and checks (same transaction) that the assignee is active: a
+// work item takes no slot, but an agent that is paused or gone takes no
+// new work either.
+func enterQueue(t *dynamo.Txn, teamID, slug string) {
+	t.Update(tasks.ItemQueue, dynamo.Key(dynamo.TeamPK(teamID), dynamo.LoadSK(slug)),
+		dynamo.LoadUpdate(teamID, slug).Add(dynamo.Name("queued_work"), dynamo.Value(1)),
+		dynamo.Name("queued_work").AttributeNotExists().Or(dynamo.Name("queued_work").LessThan(dynamo.Value(tasks.MaxQueuedPerAgent))))
+	t.Check(tasks.ItemAssignee, dynamo.Key(dynamo.TeamPK(teamID), dynamo.AgentSK(slug)), dynamo.Name("status").Equal(dynamo.Value("active")))
+}
+
+// leaveQueue counts a work item out of its assignee's queue.
+func leaveQueue(t *dynamo.Txn, teamID, slug string) {
+	t.Update(dynamo.RoleRelease, dynamo.Key(dynamo.TeamPK(teamID), dynamo.LoadSK(slug)), expression.Add(dynamo.Name("queued_work"), dynamo.Value(-1)), expression.ConditionBuilder{})
+}
+
 // releaseSlot gives a slot back.
 func releaseSlot(t *dynamo.Txn, teamID, slug string) {
 	t.Update(dynamo.RoleRelease, dynamo.Key(dynamo.TeamPK(teamID), dynamo.LoadSK(slug)), expression.Add(dynamo.Name("active_tasks"), dynamo.Value(-1)), expression.ConditionBuilder{})
 }
 
 // AgentLoad implements tasks.Store.
-func (s *Store) AgentLoad(ctx context.Context, teamID, slug string) (int, error) {
+func (s *Store) AgentLoad(ctx context.Context, teamID, slug string) (tasks.Load, error) {
 	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.LoadSK(slug)))
 	if err != nil {
-		return 0, err
+		return tasks.Load{}, err
 	}
 	var it dynamo.LoadItem
 	if err := dynamo.Unmarshal(m, &it); err != nil {
-		return 0, dynamo.Internal(err, "unmarshal")
+		return tasks.Load{}, dynamo.Internal(err, "unmarshal")
 	}
-	return it.ActiveTasks, nil
+	return tasks.Load{Active: it.ActiveTasks, Queued: it.QueuedWork}, nil
 }

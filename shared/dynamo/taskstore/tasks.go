@@ -63,6 +63,7 @@ type taskItem struct {
 	// HeldCall is stored as its JSON (workflow.ApprovalWait): the adapter
 	// carries it for the execution's input and never reads into it.
 	HeldCall        string     `dynamodbav:"held_call,omitempty"`
+	SessionID       string     `dynamodbav:"session_id,omitempty"`
 	CostCapUSD      float64    `dynamodbav:"cost_cap_usd"`
 	TreeCostUSD     float64    `dynamodbav:"tree_cost_usd"`
 	Depth           int        `dynamodbav:"delegation_depth"`
@@ -146,7 +147,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		Assignee: t.Assignee, ParentID: t.ParentID, RootID: t.RootID, ConversationID: t.ConversationID,
 		ResultDelivery: t.ResultDelivery, TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
 		InputArtifacts: t.InputArtifacts, Input: string(t.Input), Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
-		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report), HeldCall: heldCallJSON(t.HeldCall),
+		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report), HeldCall: heldCallJSON(t.HeldCall), SessionID: t.SessionID,
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
 		Result: t.Result, Output: string(t.Output), ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
@@ -178,7 +179,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		Assignee: it.Assignee, ParentID: it.ParentID, RootID: it.RootID, ConversationID: it.ConversationID,
 		ResultDelivery: it.ResultDelivery, Type: it.TaskType, Title: it.Title, Instructions: it.Instructions, Context: it.Context, ExpectedOutput: it.ExpectedOutput,
 		InputArtifacts: it.InputArtifacts, Priority: it.Priority, DueAt: it.DueAt,
-		ModelTier: it.ModelTier, Report: it.Report.toCheck(),
+		ModelTier: it.ModelTier, Report: it.Report.toCheck(), SessionID: it.SessionID,
 		CostCapUSD: it.CostCapUSD, TreeCostUSD: it.TreeCostUSD, Depth: it.Depth, Chain: it.Chain, Status: tasks.Status(it.Status),
 		Result: it.Result, ResultArtifacts: it.ResultArtifacts, Error: it.Error, TokensUsed: it.TokensUsed,
 		ToolCalls: it.ToolCalls, CostUSD: it.CostUSD, Execute: it.Execute, Execution: it.Execution, Runs: it.Runs,
@@ -243,7 +244,8 @@ func delegable(t tasks.Task, parent *tasks.Task) expression.ConditionBuilder {
 }
 
 // CreateTask implements tasks.Store: the task, its first events, the
-// assignee's slot and every delegation rule in one transaction, with the
+// assignee's slot (or, for a work item, its place in the assignee's
+// queue) and every delegation rule in one transaction, with the
 // conversation it is linked to (a conversation of the team: the key is
 // under the team's partition) checked in the same transaction, second,
 // so an unknown conversation is the reason a create with several
@@ -256,7 +258,11 @@ func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task
 		tx.Exists(tasks.ItemConversation, dynamo.Key(dynamo.TeamPK(t.TeamID), dynamo.ConvSK(t.ConversationID)))
 	}
 	writeEvents(tx, t.TeamID, t.ID, events)
-	takeSlot(tx, t.TeamID, t.Assignee)
+	if t.WorkItem() {
+		enterQueue(tx, t.TeamID, t.Assignee) // a new task is queued
+	} else {
+		takeSlot(tx, t.TeamID, t.Assignee)
+	}
 	// The slot's condition already requires the assignee: a task an
 	// agent creates for itself (a chat reply held for approval) checks its
 	// agent once (a transaction names each item once).
@@ -286,8 +292,8 @@ func taskError(err error) error {
 }
 
 // ApplyTask implements tasks.Store: the new task state conditioned on the
-// version read and the allowed source states, its events, the slot moves
-// (released in the same transaction as a terminal transition) and the
+// version read and the allowed source states, its events, the slot and
+// queue moves (released in the same transaction as a terminal transition) and the
 // charge to the collaboration's root.
 func (s *Store) ApplyTask(ctx context.Context, c tasks.Change) error {
 	b, a := c.Before, c.After
@@ -303,11 +309,20 @@ func (s *Store) ApplyTask(ctx context.Context, c tasks.Change) error {
 	tx.Put(tasks.ItemTask, toTaskItem(a), cond)
 	writeEvents(tx, a.TeamID, a.ID, c.Events)
 	moved := b.Assignee != a.Assignee
-	if b.Status.HoldsSlot() && (moved || !a.Status.HoldsSlot()) {
+	if b.HoldsSlot() && (moved || !a.HoldsSlot()) {
 		releaseSlot(tx, b.TeamID, b.Assignee)
 	}
-	if a.Status.HoldsSlot() && (moved || !b.Status.HoldsSlot()) {
+	if a.HoldsSlot() && (moved || !b.HoldsSlot()) {
 		takeSlot(tx, a.TeamID, a.Assignee)
+	}
+	// A work item holds no slot: it is counted in its assignee's queue
+	// while queued (never both counters of one agent in one transaction:
+	// a task is either kind for good).
+	if b.InQueue() && (moved || !a.InQueue()) {
+		leaveQueue(tx, b.TeamID, b.Assignee)
+	}
+	if a.InQueue() && (moved || !b.InQueue()) {
+		enterQueue(tx, a.TeamID, a.Assignee)
 	}
 	if c.RootCharge > 0 && a.RootID != a.ID {
 		// The version bump makes a concurrent write of the root (which
