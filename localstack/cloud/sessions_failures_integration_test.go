@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -213,7 +214,13 @@ func TestSessionResumeMakesNoModelCallForDoneStages(t *testing.T) {
 	assert.Equal(t, 409, st, "a completed session does not resume")
 }
 
-func TestSessionFivePerAgentLimitHolds(t *testing.T) {
+// A stage whose agent holds its five tasks waits in the workflow instead
+// of failing: the session shows the wait (luke waiting_for_slot, a
+// slot_waits entry), no sixth slot is taken, and when one of luke's tasks
+// ends its slot is handed to the stage in the same transaction, so a
+// delegation racing for it right after is still refused; the stage then
+// runs on that slot and the session completes.
+func TestSessionStageWaitsForASlot(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
 	// Five tasks delegated to luke from a running work item hold his five
@@ -223,16 +230,44 @@ func TestSessionFivePerAgentLimitHolds(t *testing.T) {
 	parent := res["id"].(string)
 	st, res = d.call("POST", "/v1/tasks/"+parent+"/start", nil)
 	require.Equal(t, 200, st, res)
+	var held []string
 	for i := 0; i < 5; i++ {
 		st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "busy work", "parent_task_id": parent, "execute": false})
 		require.Equal(t, 201, st, res)
+		held = append(held, res["id"].(string))
 	}
 	id := d.start(map[string]any{"pattern": "brainstorm", "participants": twoContributors("luke", "archie")})
-	s := d.waitSession(id, 60*time.Second)
-	require.Equal(t, "failed", s["status"], s)
-	assert.Contains(t, s["convergence_reason"], "already has 5 running or queued tasks")
+
+	var waiting map[string]any
+	require.Eventually(t, func() bool {
+		_, waiting = d.call("GET", "/v1/sessions/"+id, nil)
+		waits, _ := waiting["slot_waits"].([]any)
+		return len(waits) == 1
+	}, 60*time.Second, 200*time.Millisecond, "the stage waits for a slot")
+	assert.Equal(t, "active", waiting["status"], waiting)
+	w := waiting["slot_waits"].([]any)[0].(map[string]any)
+	assert.Equal(t, "luke", w["agent"])
+	assert.Nil(t, w["granted_at"])
+	assert.Contains(t, fmt.Sprint(waiting["participants"]), "waiting_for_slot")
+	time.Sleep(2 * time.Second) // nothing polls: still waiting, no sixth slot
 	_, load := d.call("GET", "/v1/agents/luke/load", nil)
 	assert.EqualValues(t, 5, load["active_tasks"], "the session never took a sixth slot")
+	_, still := d.call("GET", "/v1/sessions/"+id, nil)
+	assert.Equal(t, "active", still["status"])
+
+	// One of luke's tasks ends: its slot goes to the stage, not to the
+	// delegation racing for it.
+	st, res = d.call("POST", "/v1/tasks/"+held[0]+"/cancel", map[string]any{"reason": "make room"})
+	require.Equal(t, 200, st, res)
+	st, res = d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "racing", "parent_task_id": parent, "execute": false})
+	assert.Equal(t, 429, st, "the freed slot was handed to the waiting stage: %v", res)
+
+	s := d.waitSession(id, 60*time.Second)
+	require.Equal(t, "completed", s["status"], s)
+	w = s["slot_waits"].([]any)[0].(map[string]any)
+	assert.NotNil(t, w["granted_at"], "the trace shows when the slot came")
+	_, load = d.call("GET", "/v1/agents/luke/load", nil)
+	assert.EqualValues(t, 4, load["active_tasks"], "the stage's slot was given back; the other four are held")
 }
 
 // The cost cap holds under concurrency on DynamoDB Local: 40 racing

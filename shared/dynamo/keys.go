@@ -155,11 +155,13 @@ const (
 	prefixResult    = "RESULT#"
 	prefixSkillVec  = "SKILLVEC#"
 	PrefixApproval  = "APPROVAL#"
+	PrefixTicket    = "SLOTTICKET#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
 	infixParent   = "#PARENT#"
 	infixQueue    = "#QUEUE#"
+	infixLine     = "#SLOTLINE#"
 	prefixQueue   = "QUEUE#"
 	infixConv     = "#CONV#"
 
@@ -216,6 +218,19 @@ func ParentGSI2PK(teamID, parentID string) string {
 // QueueGSI2PK is the gsi2 partition of an agent's queue: its queued work
 // items (a task has a parent or a queue entry, never both).
 func QueueGSI2PK(teamID, slug string) string { return TeamPK(teamID) + infixQueue + slug }
+
+// TicketSK is a slot ticket's sort key (tasks.Ticket): its key.
+func TicketSK(key string) string { return PrefixTicket + key }
+
+// LineGSI2PK is the gsi2 partition of the tickets waiting for a slot of
+// an agent: a sparse entry only while the ticket waits.
+func LineGSI2PK(teamID, slug string) string { return TeamPK(teamID) + infixLine + slug }
+
+// LineGSI2SK orders an agent's waiting tickets: priority rank, then the
+// time they began waiting (milliseconds, fixed width), then the key.
+func LineGSI2SK(rank int, since time.Time, key string) string {
+	return fmt.Sprintf("%d#%013d#%s", rank, since.UnixMilli(), key)
+}
 
 // QueueGSI2SK is a queued work item's gsi2 sort key: its priority rank
 // (0 urgent … 3 low), then its id, which grows with its creation time, so

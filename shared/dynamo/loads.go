@@ -14,7 +14,10 @@ type LoadItem struct {
 	AgentSlug   string `dynamodbav:"agent_slug"`
 	ActiveTasks int    `dynamodbav:"active_tasks"`
 	// QueuedWork counts the agent's queued work items (tasks.Load.Queued).
-	QueuedWork          int     `dynamodbav:"queued_work"`
+	QueuedWork int `dynamodbav:"queued_work"`
+	// SlotWaiters counts the tickets waiting for one of the agent's slots
+	// (tasks.Ticket): a release is conditioned on none.
+	SlotWaiters         int     `dynamodbav:"slot_waiters"`
 	ActiveConversations int     `dynamodbav:"active_conversations"`
 	LatencyMS           float64 `dynamodbav:"latency_ms"`
 }

@@ -191,6 +191,20 @@ func (t *Txn) Update(role string, k map[string]types.AttributeValue, u expressio
 	t.Add(role, types.TransactWriteItem{Update: up})
 }
 
+// Delete deletes the item at k if cond holds.
+func (t *Txn) Delete(role string, k map[string]types.AttributeValue, cond expression.ConditionBuilder) {
+	e, err := Build(nil, cond)
+	if err != nil {
+		t.fail(err)
+		return
+	}
+	t.Add(role, types.TransactWriteItem{Delete: &types.Delete{
+		TableName: &t.Store.Table, Key: k, ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}})
+}
+
 // Check conditions the transaction on the item at k.
 func (t *Txn) Check(role string, k map[string]types.AttributeValue, cond expression.ConditionBuilder) {
 	e, err := Build(nil, cond)

@@ -107,7 +107,8 @@ var Functions = []Function{
 		Domains:     []string{"agents", "approvals", "memory", "messaging", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    256, Timeout: 15,
-		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantConditionCheckItem, GrantBusPut, GrantCallback},
+		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback},
+		Indexes: []string{"gsi2"},
 	},
 	{
 		Name:        "task-worker",
@@ -254,11 +255,8 @@ var Functions = []Function{
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,
 		MemoryMB:     256, Timeout: 60,
-		Grants: []Grant{
-			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantConditionCheckItem,
-			GrantBusPut, GrantStopExecution, GrantCallback,
-		},
-		Indexes: []string{"gsi3"},
+		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStopExecution},
+		Indexes: []string{"gsi2", "gsi3"},
 	},
 	{
 		Name:        "sessions",
@@ -275,10 +273,8 @@ var Functions = []Function{
 			{"POST", "/v1/sessions/{id}/resume"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants: []Grant{
-			GrantGetItem, GrantPutItem, GrantDeleteItem, GrantQuery,
-			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
-		},
+		Grants:  []Grant{GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution},
+		Indexes: []string{"gsi2"},
 	},
 	{
 		Name:        "session-steps",
@@ -286,10 +282,8 @@ var Functions = []Function{
 		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants: []Grant{
-			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantQuery, GrantConditionCheckItem,
-			GrantBusPut, GrantCallback, GrantModels,
-		},
+		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback},
+		Indexes: []string{"gsi2"},
 	},
 	{
 		Name:        "reports",
@@ -305,10 +299,8 @@ var Functions = []Function{
 		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
 		MemoryMB: 512, Timeout: 29,
 		// Stop: a task whose report cannot be recorded is canceled.
-		Grants: []Grant{
-			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
-			GrantBusPut, GrantStartExecution, GrantStopExecution,
-		},
+		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantStartExecution, GrantStopExecution},
+		Indexes: []string{"gsi2"},
 	},
 	{
 		Name:        "consultations",

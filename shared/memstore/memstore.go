@@ -107,6 +107,9 @@ type Store struct {
 	// Approvals of tool calls and the teams' policies (approvals.go),
 	// made on first use.
 	apr *approvalRows
+
+	// Slot tickets by team and key (tickets.go), made on first use.
+	tickets map[key]tasks.Ticket
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as
@@ -114,6 +117,7 @@ type Store struct {
 type load struct {
 	activeTasks         int
 	queuedWork          int
+	slotWaiters         int
 	activeConversations int
 	latencyMS           float64
 }

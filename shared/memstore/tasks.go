@@ -136,7 +136,11 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 			return &tasks.ConditionFailed{Item: tasks.ItemConversation}
 		}
 	}
-	if !t.WorkItem() && !s.slotFree(t.TeamID, t.Assignee) {
+	if t.Ticket != "" && !t.WorkItem() {
+		if tk, ok := s.tickets[key{t.TeamID, t.Ticket}]; !ok || tk.Status != tasks.TicketGranted || tk.Agent != t.Assignee {
+			return &tasks.ConditionFailed{Item: tasks.ItemTicket}
+		}
+	} else if !t.WorkItem() && !s.slotFree(t.TeamID, t.Assignee) {
 		return &tasks.ConditionFailed{Item: tasks.ItemSlot}
 	}
 	if t.WorkItem() && !s.queueFree(t.TeamID, t.Assignee) {
@@ -166,9 +170,12 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 	}
 	s.tasks[k] = copyTask(t)
 	s.appendEvents(t.TeamID, t.ID, events)
-	if t.WorkItem() {
+	switch {
+	case t.WorkItem():
 		s.loadOf(t.TeamID, t.Assignee).queuedWork++ // a new task is queued
-	} else {
+	case t.Ticket != "":
+		delete(s.tickets, key{t.TeamID, t.Ticket}) // its slot is the ticket's
+	default:
 		s.loadOf(t.TeamID, t.Assignee).activeTasks++
 	}
 	return nil
@@ -217,6 +224,11 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 			return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
 		}
 	}
+	if release {
+		if err := s.releaseCheck(b.TeamID, b.Assignee, c.Handoff, c.ForceRelease); err != nil {
+			return err
+		}
+	}
 	if take {
 		// The release item comes before the slot in the adapter's
 		// transaction but has no condition, and it is another agent's
@@ -245,7 +257,7 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 	s.tasks[k] = copyTask(a)
 	s.appendEvents(a.TeamID, a.ID, c.Events)
 	if release {
-		s.loadOf(b.TeamID, b.Assignee).activeTasks--
+		s.releaseSlot(b.TeamID, b.Assignee, c.Handoff)
 	}
 	if take {
 		s.loadOf(a.TeamID, a.Assignee).activeTasks++

@@ -64,6 +64,9 @@ func (s *Service) updateFrom(ctx context.Context, teamID, id string, read *Sessi
 		if after.Status != before.Status {
 			s.publishStatus(ctx, after, before.Status)
 		}
+		if after.Status.Terminal() && !before.Status.Terminal() && len(after.SlotWaits) > 0 {
+			s.releaseSlots(ctx, after)
+		}
 		return after, nil
 	}
 	return Session{}, apperr.New(apperr.ECONFLICT, "session %s is changing too fast; try again", id).WithReason("Contention")

@@ -172,6 +172,8 @@ type Trace struct {
 	CostUSD      float64   `json:"cost_usd"`
 	Refused      int       `json:"refused_messages"`
 	Messages     []Message `json:"messages"`
+	// SlotWaits are the stages that waited for a slot (Session.SlotWaits).
+	SlotWaits []SlotWait `json:"slot_waits,omitempty"`
 }
 
 // Outcomes of a trace.

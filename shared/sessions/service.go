@@ -179,7 +179,7 @@ func (s *Service) Trace(ctx context.Context, teamID, id string) (Trace, error) {
 	t := Trace{
 		SessionID: ses.ID, Pattern: ses.Pattern, Status: ses.Status, Participants: ses.Agents(),
 		Outcome: ses.Outcome, Convergence: ses.Convergence, ModelCalls: ses.ModelCalls, Tokens: ses.Tokens,
-		CostUSD: ses.TotalCostUSD, Messages: msgs,
+		CostUSD: ses.TotalCostUSD, Messages: msgs, SlotWaits: ses.SlotWaits,
 	}
 	if t.Outcome == "" {
 		t.Outcome = OutcomePending

@@ -66,10 +66,13 @@ const (
 
 // Participant statuses.
 const (
-	PartWaiting   = "waiting"
-	PartWorking   = "working"
-	PartCompleted = "completed"
-	PartFailed    = "failed"
+	PartWaiting = "waiting"
+	// PartWaitingForSlot: the agent holds its five tasks; its stage waits
+	// in line for a slot (SlotWaits).
+	PartWaitingForSlot = "waiting_for_slot"
+	PartWorking        = "working"
+	PartCompleted      = "completed"
+	PartFailed         = "failed"
 )
 
 // Approval modes.
@@ -104,6 +107,16 @@ const (
 )
 
 // Participant is one agent of a session.
+// SlotWait is a stage's wait for a slot of its agent (shared/tasks,
+// slots.go): the workflow waited at no cost until a release handed one
+// over; GrantedAt is unset while it waits (or when it never came).
+type SlotWait struct {
+	Agent     string     `json:"agent"`
+	Stage     string     `json:"stage"`
+	Since     time.Time  `json:"since"`
+	GrantedAt *time.Time `json:"granted_at,omitempty"`
+}
+
 type Participant struct {
 	Agent  string `json:"agent"`
 	Role   string `json:"role"`
@@ -156,12 +169,15 @@ type Session struct {
 	// cap; no model call is made for the session after it.
 	BudgetExhausted bool          `json:"budget_exhausted,omitempty"`
 	StageOutputs    []StageOutput `json:"stage_outputs"`
-	FinalOutput     string        `json:"final_output,omitempty"`
-	Outcome         string        `json:"outcome,omitempty"`
-	Convergence     string        `json:"convergence_reason,omitempty"`
-	ApprovalComment string        `json:"approval_comment,omitempty"`
-	ExecutionARN    string        `json:"execution_arn,omitempty"`
-	ConsoleURL      string        `json:"console_url,omitempty"`
+	// SlotWaits are the stages that waited for a slot of their agent (it
+	// held its five tasks): when each began waiting and was granted one.
+	SlotWaits       []SlotWait `json:"slot_waits,omitempty"`
+	FinalOutput     string     `json:"final_output,omitempty"`
+	Outcome         string     `json:"outcome,omitempty"`
+	Convergence     string     `json:"convergence_reason,omitempty"`
+	ApprovalComment string     `json:"approval_comment,omitempty"`
+	ExecutionARN    string     `json:"execution_arn,omitempty"`
+	ConsoleURL      string     `json:"console_url,omitempty"`
 	// Runs counts executions: 1 for the first, N+1 after N resumes.
 	Runs      int        `json:"runs"`
 	Deadline  *time.Time `json:"deadline,omitempty"`

@@ -73,6 +73,8 @@ func (s *Service) Step(ctx context.Context, in workflow.SessionStepInput) (workf
 		err = s.synthesize(ctx, ses)
 	case workflow.SessionAwait:
 		err = s.await(ctx, ses, in.TaskToken)
+	case workflow.SessionAwaitSlot:
+		err = s.awaitSlot(ctx, ses, in)
 	case workflow.SessionComplete:
 		err = s.complete(ctx, ses, in.Decision)
 	default:

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"time"
 
 	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -19,6 +20,14 @@ type Tasks interface {
 	BeginStage(ctx context.Context, teamID string, st StageTask) (taskID string, err error)
 	// EndStage completes the task with output, or fails it with failure.
 	EndStage(ctx context.Context, teamID, taskID, agent, output, failure string, tokens int, costUSD float64) error
+	// AwaitSlot puts a stage whose agent is at its limit in line for a
+	// slot (its ticket, named by key): the transaction that frees one
+	// hands it over and completes token. waiting is false when a slot is
+	// free now (nothing was registered: the stage should run).
+	AwaitSlot(ctx context.Context, teamID, agent, key, token string, until time.Time) (waiting bool, err error)
+	// ReleaseSlots ends the tickets of the session (key prefix): one
+	// waiting is dropped, one granted gives its slot back.
+	ReleaseSlots(ctx context.Context, teamID, prefix string) error
 }
 
 // StageTask is the task of one stage.
@@ -30,6 +39,9 @@ type StageTask struct {
 	Prompt    string
 	Context   string
 	CapUSD    float64
+	// Ticket is the stage's slot ticket key: a granted one gives the task
+	// its slot (the stage waited for it).
+	Ticket string
 }
 
 // TaskModel implements Tasks on the task service.
@@ -41,6 +53,15 @@ func (m TaskModel) BeginStage(ctx context.Context, teamID string, st StageTask) 
 		Assignee: st.Agent, Type: "execute", Title: st.Title, Instructions: st.Prompt, Context: clip.Clip(st.Context, 20000),
 		CostCapUSD: &st.CapUSD, Execute: new(bool), SessionID: st.SessionID,
 		Budgets: &tasks.BudgetsInput{TimeoutSeconds: ptr(workflow.MaxTaskSeconds)},
+	}
+	if st.Ticket != "" {
+		// One read per stage: a stage that waited runs on the slot that
+		// was handed to its ticket, and takes no other.
+		if _, granted, err := m.Svc.GrantedTicket(ctx, teamID, st.Ticket); err != nil {
+			return "", err
+		} else if granted {
+			in.Ticket = st.Ticket
+		}
 	}
 	creator := tasks.Creator{Type: "user", ID: tasks.SessionCreatorPrefix + st.SessionID}
 	if st.Agent != st.Lead {
@@ -54,6 +75,18 @@ func (m TaskModel) BeginStage(ctx context.Context, teamID string, st StageTask) 
 		return t.ID, err
 	}
 	return t.ID, nil
+}
+
+// AwaitSlot implements Tasks.
+func (m TaskModel) AwaitSlot(ctx context.Context, teamID, agent, key, token string, until time.Time) (bool, error) {
+	return m.Svc.WaitForSlot(ctx, tasks.Ticket{TeamID: teamID, Agent: agent, Key: key, Token: token,
+		Rank: tasks.PriorityRank("normal"), Expires: until})
+}
+
+// ReleaseSlots implements Tasks.
+func (m TaskModel) ReleaseSlots(ctx context.Context, teamID, prefix string) error {
+	_, err := m.Svc.ReleaseTickets(ctx, teamID, prefix)
+	return err
 }
 
 // EndStage implements Tasks.

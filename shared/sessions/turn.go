@@ -13,6 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/logctx"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/prompts"
+	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -53,11 +54,20 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 	if a.Status != agents.StatusActive {
 		return StageOutput{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", t.Agent, a.Status)}
 	}
+	ticket := TicketKey(ses, t.Key)
 	taskID, err := s.Tasks.BeginStage(ctx, ses.TeamID, StageTask{SessionID: ses.ID, Lead: ses.Lead, Agent: t.Agent,
-		Title: clip.Clip(fmt.Sprintf("Session %s: %s", ses.ID, t.Title), 480), Prompt: t.Prompt, Context: ses.Context, CapUSD: ses.MaxCostUSD})
+		Title: clip.Clip(fmt.Sprintf("Session %s: %s", ses.ID, t.Title), 480), Prompt: t.Prompt, Context: ses.Context, CapUSD: ses.MaxCostUSD,
+		Ticket: ticket})
+	if ae, ok := apperr.As(err); ok && ae.Reason == tasks.ReasonConcurrency {
+		// The agent holds its five tasks: the machine waits in line for
+		// a slot (await_slot) and runs this stage again when one is
+		// handed over. Not a failure, and no retry spent.
+		return StageOutput{}, workflow.StageBusy(t.Agent, ticket)
+	}
 	if err != nil {
 		return StageOutput{}, err
 	}
+	s.slotGranted(ctx, ses, ticket)
 	// The stage is a task: its lines carry the task's id too.
 	ctx = logctx.With(ctx, "task_id", taskID)
 	s.markParticipant(ctx, ses, t.Agent, PartWorking, taskID, t.Kind)

@@ -46,6 +46,11 @@ func (s *Service) applyFrom(ctx context.Context, seed *Task, teamID, id string, 
 	// meanwhile, or not stored yet): not ended with it. Finding one does
 	// not count as a stale read (each approval is settled at most once).
 	settled := map[string]bool{}
+	// handoff and force say how a slot this change frees is given back:
+	// to a waiting ticket, or released even though tickets wait (see
+	// handOff); found by a first write that failed on ItemWaiting.
+	var handoff *Ticket
+	force := s.Callbacks == nil
 	for stale := 0; stale < maxStaleRetries; stale++ {
 		var before Task
 		var err error
@@ -115,11 +120,22 @@ func (s *Service) applyFrom(ctx context.Context, seed *Task, teamID, id string, 
 			}
 		}
 		after.EventSeq = seq
-		err = s.Store.ApplyTask(ctx, Change{Before: before, After: after, From: from, Events: events, RootCharge: charge, EndApprovals: ends})
+		err = s.Store.ApplyTask(ctx, Change{Before: before, After: after, From: from, Events: events, RootCharge: charge, EndApprovals: ends,
+			Handoff: handoff, ForceRelease: force})
 		switch item := failedItem(err); {
 		case item == "":
 		case item == ItemTask:
 			continue // changed under us: read again and re-check
+		case item == ItemWaiting:
+			// Tickets wait for a slot of the agent: hand this one over.
+			if handoff, force, err = s.nextTicket(ctx, before.TeamID, before.Assignee); err != nil {
+				return Task{}, err
+			}
+			stale--
+			continue
+		case item == ItemTicket && handoff != nil:
+			handoff = nil // granted or dropped meanwhile: look again
+			continue
 		case strings.HasPrefix(item, ItemApproval):
 			if aid := strings.TrimPrefix(item, ItemApproval); !settled[aid] {
 				settled[aid] = true
@@ -131,6 +147,9 @@ func (s *Service) applyFrom(ctx context.Context, seed *Task, teamID, id string, 
 		}
 		if err != nil {
 			return Task{}, err
+		}
+		if handoff != nil && before.HoldsSlot() && (!after.HoldsSlot() || before.Assignee != after.Assignee) {
+			s.wakeTicket(ctx, *handoff)
 		}
 		if after.Status != before.Status {
 			s.publish(ctx, after, before.Status)

@@ -142,6 +142,9 @@ type CreateInput struct {
 	// SessionID makes the task the stage of that collaboration session
 	// (set by the sessions service, never by a client): not a work item.
 	SessionID string `json:"-"`
+	// Ticket creates the task on this granted slot ticket (its key; see
+	// slots.go), set by a workflow stage that waited for a slot.
+	Ticket string `json:"-"`
 	// HeldCall makes the task the continuation of a chat reply whose tool
 	// call waits for a human's approval (set by the chat's tools, never by
 	// a client): the agent finishes its own reply, so this is no
@@ -266,7 +269,7 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		Budgets:    workflow.Budgets{MaxTokens: workflow.MaxTaskTokens, MaxToolCalls: workflow.MaxTaskToolCalls, TimeoutSeconds: workflow.MaxTaskSeconds},
 		CostCapUSD: DefaultCostCapUSD, Status: Queued, ResultArtifacts: []string{},
 		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now, EventSeq: 1,
-		ModelTier: in.ModelTier, Report: in.Report, HeldCall: in.HeldCall, SessionID: in.SessionID,
+		ModelTier: in.ModelTier, Report: in.Report, HeldCall: in.HeldCall, SessionID: in.SessionID, Ticket: in.Ticket,
 	}
 	t.Instructions = cmp.Or(t.Instructions, t.Title)
 	if in.ConversationID != "" && in.Report == nil {

@@ -213,6 +213,10 @@ type Task struct {
 	// (CreateInput.SessionID): run by the session's workflow, it holds a
 	// slot like an executed task, though no delegation machine runs it.
 	SessionID string `json:"session_id,omitempty"`
+	// Ticket is the granted slot ticket the task is created on (its key;
+	// CreateInput.Ticket): the create uses the ticket's slot instead of
+	// taking one. Never stored.
+	Ticket string `json:"-"`
 	// HeldCall is set on the task that continues a chat reply whose tool
 	// call waits for approval (CreateInput.HeldCall); the approval shows
 	// the call, so the task's representation does not.
@@ -310,6 +314,14 @@ type Change struct {
 	// leaves blocked for good takes its pending approvals with it. A
 	// failed condition is *ConditionFailed with ItemApproval + id.
 	EndApprovals []ApprovalEnd
+	// Handoff, when the change frees a slot (Before held one that After
+	// does not, or the task moves), gives that slot to this waiting ticket
+	// instead of releasing it: the ticket becomes granted (conditioned on
+	// still waiting: ItemTicket) and the agent's counter does not move.
+	// Without it the release is conditioned on no ticket waiting
+	// (ItemWaiting), unless ForceRelease.
+	Handoff      *Ticket
+	ForceRelease bool
 }
 
 // ApprovalEnd is an approval ended with its task (Change.EndApprovals):

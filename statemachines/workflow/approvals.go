@@ -1,6 +1,9 @@
 package workflow
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // A tool call that needs a human's approval (shared/approvals) stops the
 // task's worker: it returns TaskResult.Waiting with Approvals instead of
@@ -82,3 +85,21 @@ type ApprovalStep struct {
 type AgentBusy struct{ Msg string }
 
 func (e AgentBusy) Error() string { return e.Msg }
+
+// StageBusy is the AgentBusy of a session stage whose agent is at its
+// limit: its message names the agent and the stage's slot ticket, which
+// the state that catches it passes to the await_slot step (the error's
+// Cause is all a Catch hands on).
+func StageBusy(agent, ticket string) AgentBusy {
+	return AgentBusy{Msg: fmt.Sprintf("agent %s is at its limit; stage %s waits for a slot", agent, ticket)}
+}
+
+// ParseStageBusy reads StageBusy's message back: the agent and the
+// ticket (ok false for any other message).
+func ParseStageBusy(msg string) (agent, ticket string, ok bool) {
+	var a, t string
+	if _, err := fmt.Sscanf(msg, "agent %s is at its limit; stage %s waits for a slot", &a, &t); err != nil {
+		return "", "", false
+	}
+	return a, t, a != "" && t != ""
+}

@@ -64,5 +64,5 @@ var Errors = []error{BudgetExceeded{}, InvalidTask{}, ModelFailed{}, TaskTimedOu
 var Returns = map[string][]string{
 	"task-lifecycle": {"AgentBusy", "InvalidTask", "TaskNotRunnable"},
 	"task-worker":    {"BudgetExceeded", "InvalidTask", "ModelFailed", "TaskTimedOut", "TaskNotRunnable"},
-	"session-steps":  {"BudgetExhausted", "InvalidTask", "ModelFailed", "ProtocolViolation", "SessionNotRunnable", "TaskTimedOut"},
+	"session-steps":  {"AgentBusy", "BudgetExhausted", "InvalidTask", "ModelFailed", "ProtocolViolation", "SessionNotRunnable", "TaskTimedOut"},
 }

@@ -24,6 +24,7 @@ const (
 	SessionDecide     = "decide"     // close a round: converge, go again, or stop at max_rounds
 	SessionSynthesize = "synthesize" // the final output
 	SessionAwait      = "await"      // wait for a human with the state's task token
+	SessionAwaitSlot  = "await_slot" // a stage's agent is at its limit: wait in line for a slot with the state's task token
 	SessionComplete   = "complete"   // completed (or failed when a human rejected)
 	SessionFail       = "fail"       // failed, or timed_out when the deadline passed
 	SessionDecisionOK = "approve"    // a human's decision that completes the session

@@ -54,6 +54,7 @@ type sessionItem struct {
 	Tokens          int                `dynamodbav:"tokens"`
 	BudgetExhausted bool               `dynamodbav:"budget_exhausted"`
 	StageOutputs    []stageOutputEntry `dynamodbav:"stage_outputs"`
+	SlotWaits       []slotWaitEntry    `dynamodbav:"slot_waits,omitempty"`
 	FinalOutput     string             `dynamodbav:"final_output"`
 	Outcome         string             `dynamodbav:"outcome"`
 	Convergence     string             `dynamodbav:"convergence_reason"`
@@ -109,6 +110,15 @@ type sessionMsgItem struct {
 	At        time.Time      `dynamodbav:"at"`
 }
 
+// slotWaitEntry is a stage's wait for a slot (a nested map); it converts
+// from sessions.SlotWait like the other entries.
+type slotWaitEntry struct {
+	Agent     string     `dynamodbav:"agent"`
+	Stage     string     `dynamodbav:"stage"`
+	Since     time.Time  `dynamodbav:"since"`
+	GrantedAt *time.Time `dynamodbav:"granted_at,omitempty"`
+}
+
 func toSessionItem(v sessions.Session) sessionItem {
 	it := sessionItem{
 		PK: dynamo.TeamPK(v.TeamID), SK: dynamo.SessionSK(v.ID), Type: "session", TeamID: v.TeamID, ID: v.ID, ConversationID: v.ConversationID,
@@ -126,6 +136,9 @@ func toSessionItem(v sessions.Session) sessionItem {
 	}
 	for _, o := range v.StageOutputs {
 		it.StageOutputs = append(it.StageOutputs, stageOutputEntry(o))
+	}
+	for _, w := range v.SlotWaits {
+		it.SlotWaits = append(it.SlotWaits, slotWaitEntry(w))
 	}
 	// Unfinished sessions with a deadline are in the sweeper's index.
 	if !v.Status.Terminal() && v.Status != sessions.AwaitingApproval && v.Deadline != nil {
@@ -154,6 +167,9 @@ func fromSessionItem(m map[string]types.AttributeValue) (sessions.Session, error
 	}
 	for _, o := range it.StageOutputs {
 		v.StageOutputs = append(v.StageOutputs, sessions.StageOutput(o))
+	}
+	for _, w := range it.SlotWaits {
+		v.SlotWaits = append(v.SlotWaits, sessions.SlotWait(w))
 	}
 	return v, nil
 }

@@ -34,9 +34,21 @@ func leaveQueue(t *dynamo.Txn, teamID, slug string) {
 	t.Update(dynamo.RoleRelease, dynamo.Key(dynamo.TeamPK(teamID), dynamo.LoadSK(slug)), expression.Add(dynamo.Name("queued_work"), dynamo.Value(-1)), expression.ConditionBuilder{})
 }
 
-// releaseSlot gives a slot back.
-func releaseSlot(t *dynamo.Txn, teamID, slug string) {
-	t.Update(dynamo.RoleRelease, dynamo.Key(dynamo.TeamPK(teamID), dynamo.LoadSK(slug)), expression.Add(dynamo.Name("active_tasks"), dynamo.Value(-1)), expression.ConditionBuilder{})
+// releaseSlot gives a slot back: to handoff when set (the ticket granted,
+// the agent's counter unmoved), else released, conditioned on no ticket
+// waiting for one (tasks.ItemWaiting) unless force.
+func releaseSlot(t *dynamo.Txn, teamID, slug string, handoff *tasks.Ticket, force bool) {
+	load := dynamo.Key(dynamo.TeamPK(teamID), dynamo.LoadSK(slug))
+	if handoff != nil {
+		grantTicket(t, *handoff)
+		t.Update(dynamo.RoleRelease, load, expression.Add(dynamo.Name("slot_waiters"), dynamo.Value(-1)), expression.ConditionBuilder{})
+		return
+	}
+	var cond expression.ConditionBuilder
+	if !force {
+		cond = dynamo.Name("slot_waiters").AttributeNotExists().Or(dynamo.Name("slot_waiters").LessThanEqual(dynamo.Value(0)))
+	}
+	t.Update(tasks.ItemWaiting, load, expression.Add(dynamo.Name("active_tasks"), dynamo.Value(-1)), cond)
 }
 
 // AgentLoad implements tasks.Store.

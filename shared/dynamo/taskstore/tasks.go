@@ -258,9 +258,12 @@ func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task
 		tx.Exists(tasks.ItemConversation, dynamo.Key(dynamo.TeamPK(t.TeamID), dynamo.ConvSK(t.ConversationID)))
 	}
 	writeEvents(tx, t.TeamID, t.ID, events)
-	if t.WorkItem() {
+	switch {
+	case t.WorkItem():
 		enterQueue(tx, t.TeamID, t.Assignee) // a new task is queued
-	} else {
+	case t.Ticket != "":
+		useTicket(tx, t) // the slot a release handed to the ticket
+	default:
 		takeSlot(tx, t.TeamID, t.Assignee)
 	}
 	// The slot's condition already requires the assignee: a task an
@@ -310,7 +313,7 @@ func (s *Store) ApplyTask(ctx context.Context, c tasks.Change) error {
 	writeEvents(tx, a.TeamID, a.ID, c.Events)
 	moved := b.Assignee != a.Assignee
 	if b.HoldsSlot() && (moved || !a.HoldsSlot()) {
-		releaseSlot(tx, b.TeamID, b.Assignee)
+		releaseSlot(tx, b.TeamID, b.Assignee, c.Handoff, c.ForceRelease)
 	}
 	if a.HoldsSlot() && (moved || !b.HoldsSlot()) {
 		takeSlot(tx, a.TeamID, a.Assignee)
