@@ -92,6 +92,9 @@ var Functions = []Function{
 			{"GET", "/v1/approvals"},
 			{"GET", "/v1/approvals/{id}"},
 			{"POST", "/v1/approvals/{id}"},
+			// Due dates: whether an overdue task escalates.
+			{"GET", "/v1/board-policy"},
+			{"PUT", "/v1/board-policy"},
 		},
 		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
 		MemoryMB: 512, Timeout: 29,
@@ -249,7 +252,7 @@ var Functions = []Function{
 	},
 	{
 		Name:         "task-sweeper",
-		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions).",
+		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions); flags tasks past their due date (TaskOverdue) and escalates them under the board policy.",
 		Domains:      []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,

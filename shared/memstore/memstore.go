@@ -107,6 +107,9 @@ type Store struct {
 	// Approvals of tool calls and the teams' policies (approvals.go),
 	// made on first use.
 	apr *approvalRows
+	// boardPolicies are the teams' board policies (overdue.go), made on
+	// first use.
+	boardPolicies map[string]tasks.BoardPolicy
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as

@@ -56,6 +56,7 @@ func copyTask(t tasks.Task) tasks.Task {
 		t.HeldCall = &h
 	}
 	t.StartedAt, t.CompletedAt = cloneTime(t.StartedAt), cloneTime(t.CompletedAt)
+	t.OverdueAt, t.Escalation = cloneTime(t.OverdueAt), cloneEscalation(t.Escalation)
 	return t
 }
 
@@ -211,6 +212,10 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 			return &tasks.ConditionFailed{Item: tasks.ItemApproval + e.ID}
 		}
 	}
+	if !s.escalationWritable(b, a) {
+		return &tasks.ConditionFailed{Item: "escalation"}
+	}
+	s.writeEscalation(b, a)
 	for _, e := range c.EndApprovals {
 		rows := s.approvalsRows()
 		ap := rows.approvals[key{a.TeamID, e.ID}]
