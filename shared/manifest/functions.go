@@ -316,7 +316,7 @@ var Functions = []Function{
 	{
 		Name:        "consultations",
 		Description: "Consultations API: an agent asks for help, the ExpertGate (in process) chooses the specialist, the curated context package (secrets redacted), the specialist's answer through the model port, loop detection and escalation to a human, outcomes, metrics.",
-		Domains:     []string{"agents", "consultations", "expertgate", "memory", "messaging", "routing", "teams"},
+		Domains:     []string{"agents", "approvals", "consultations", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/consultations"},
@@ -331,7 +331,13 @@ var Functions = []Function{
 		// 29 s: the specialist's answer is bounded at 20 s, below API
 		// Gateway's 30 s; 1024 MB for the gate's scoring in process.
 		MemoryMB: 1024, Timeout: 29,
-		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut, GrantModels},
+		// ConditionCheckItem and Step Functions: resolving a task_overdue
+		// escalation cancels or requeues the task (its slot, its
+		// execution stopped or started again, a waiting parent woken).
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem, GrantBusPut, GrantModels,
+			GrantStartExecution, GrantStopExecution, GrantCallback,
+		},
 	},
 	{
 		Name:        "report-finalizer",
