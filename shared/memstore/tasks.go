@@ -213,7 +213,7 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 		}
 	}
 	if !s.escalationWritable(b, a) {
-		return &tasks.ConditionFailed{Item: "escalation"}
+		return &tasks.ConditionFailed{Item: tasks.ItemEscalation}
 	}
 	s.writeEscalation(b, a)
 	for _, e := range c.EndApprovals {

@@ -67,6 +67,11 @@ const MaxNote = 8000
 // overdueBatch is how many due entries one sweep reads.
 const overdueBatch = 100
 
+// ItemEscalation is the item a change of a task's escalation can fail on:
+// its listing is not open any more (a resolution written from a stale
+// read), or (opened) already exists.
+const ItemEscalation = "escalation"
+
 // Escalation is a task's task_overdue escalation as the task holds it;
 // the store writes its listing (EscalationRecord) in the same
 // transaction.

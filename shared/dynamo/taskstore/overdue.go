@@ -16,7 +16,7 @@ import (
 // Roles of the due-date items in a task's transactions.
 const (
 	roleDue        = "due entry"
-	roleEscalation = "escalation"
+	roleEscalation = tasks.ItemEscalation
 )
 
 // dueItem is a task's entry in the due-date index (see keys.go): in the
