@@ -271,3 +271,20 @@ func TestBoardPolicyBadInput(t *testing.T) {
 	assert.Nil(t, tk.Escalation)
 	assert.Zero(t, tk.count("escalated"))
 }
+
+// overdueEscalation makes an escalated overdue task of assignee's in d's
+// team (the policy on, the task due already, the sweeper run) and returns
+// its escalation's id.
+func overdueEscalation(t *testing.T, e env, d demoTeam, assignee string) string {
+	t.Helper()
+	st, _ := d.call("PUT", "/v1/board-policy", map[string]any{"escalate_overdue": true})
+	require.Equal(t, 200, st)
+	due := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
+	r := d.do("POST", "/v1/tasks", map[string]any{"assignee": assignee, "title": "Overdue work", "due_at": due})
+	require.Equal(t, 201, r.Status, string(r.Body))
+	var tk overdueTask
+	require.NoError(t, json.Unmarshal(r.Body, &tk))
+	tk = sweepTwiceAtOnce(t, e, d, tk.ID)
+	require.NotNil(t, tk.Escalation)
+	return tk.Escalation.ID
+}

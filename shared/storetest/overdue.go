@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/consultations"
+	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 )
@@ -36,14 +37,15 @@ func (f *fixture) overdueOf(t *testing.T, before time.Time) []string {
 }
 
 // Due entries: the tasks with a due date before the time asked that have
-// not ended and are not flagged; the flag, the escalation listed beside
-// the consultations' and its resolution are writes of the task's, the
-// resolution conditioned on the listing still open. The dates are in
-// 2001, so a sweep on that clock flags only this test's tasks (the table
-// may be shared).
+// not ended and are not flagged; the flag and the escalation listed beside
+// the consultations' are writes of the task's, its resolution conditioned
+// on the listing still open. The dates are in 2100, so no sweep of the
+// running system (the table may be shared) flags these tasks, and the
+// flag is written here as the service writes it (one change), not by a
+// sweep, which would flag every team's tasks due before then.
 func taskDue(t *testing.T, f *fixture) {
 	ctx := context.Background()
-	base := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	base := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
 	past := f.dueTask(t, base.Add(-time.Hour))
 	later := f.dueTask(t, base.Add(time.Hour))
 	ended := f.dueTask(t, base.Add(-2*time.Hour))
@@ -61,9 +63,11 @@ func taskDue(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	assert.True(t, p.EscalateOverdue)
 
-	f.tasks.Now = func() time.Time { return base }
-	_, err = f.tasks.SweepOverdue(ctx)
-	require.NoError(t, err)
+	now := time.Now().UTC()
+	require.NoError(t, f.Tasks.ApplyTask(ctx, change(past, []tasks.Status{tasks.Queued}, func(a *tasks.Task) {
+		a.OverdueAt = &now
+		a.Escalation = &tasks.Escalation{ID: ids.New("esc"), Status: tasks.EscalationOpen, CreatedAt: now}
+	})))
 	flagged, err := f.Tasks.GetTask(ctx, f.team, past.ID)
 	require.NoError(t, err)
 	require.NotNil(t, flagged.OverdueAt)
