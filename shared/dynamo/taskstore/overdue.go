@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -140,23 +141,15 @@ func writeEscalation(tx *dynamo.Txn, b *tasks.Task, a tasks.Task) {
 // OverdueTasks implements tasks.DueStore: one Query of the due entries
 // (gsi3, TDUE), earliest first.
 func (s *Store) OverdueTasks(ctx context.Context, before time.Time, limit int) ([]tasks.Ref, error) {
-	in, err := dynamo.BuiltQuery(dynamo.IndexGSI3, dynamo.KeyIs(dynamo.AttrGSI3PK, dynamo.TaskDueGSI3PK).
-		And(expression.Key(dynamo.AttrGSI3SK).LessThan(dynamo.Value(dynamo.DueKey(before)))), expression.ConditionBuilder{}, true)
-	if err != nil {
-		return nil, dynamo.Internal(err, "expression")
-	}
-	in.TableName, in.Limit = &s.Table, aws.Int32(int32(limit))
-	out, err := s.DB.Query(ctx, in)
-	if err != nil {
-		return nil, dynamo.Internal(err, "Query")
-	}
 	refs := []tasks.Ref{}
-	for _, m := range out.Items {
+	err := s.DueBefore(ctx, dynamo.TaskDueGSI3PK, before, limit, func(m map[string]types.AttributeValue) error {
 		var it dueItem
-		if err := dynamo.Unmarshal(m, &it); err != nil {
-			return nil, dynamo.Internal(err, "unmarshal")
-		}
+		err := dynamo.Unmarshal(m, &it)
 		refs = append(refs, tasks.Ref{TeamID: it.TeamID, ID: it.ID})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return refs, nil
 }

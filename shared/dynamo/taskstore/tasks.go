@@ -488,21 +488,14 @@ func (s *Store) ListTaskEvents(ctx context.Context, teamID, id string) ([]tasks.
 func (s *Store) DueTasks(ctx context.Context, before time.Time, limit int) ([]tasks.Ref, error) {
 	var refs []tasks.Ref
 	for shard := range dynamo.DueShards {
-		in, err := dynamo.BuiltQuery(dynamo.IndexGSI3, dynamo.KeyIs(dynamo.AttrGSI3PK, dynamo.DueGSI3PK(shard)).And(expression.Key(dynamo.AttrGSI3SK).LessThan(dynamo.Value(dynamo.DueKey(before)))), expression.ConditionBuilder{}, true)
-		if err != nil {
-			return nil, dynamo.Internal(err, "expression")
-		}
-		in.TableName, in.Limit = &s.Table, aws.Int32(int32(limit))
-		out, err := s.DB.Query(ctx, in)
-		if err != nil {
-			return nil, dynamo.Internal(err, "Query")
-		}
-		for _, m := range out.Items {
+		err := s.DueBefore(ctx, dynamo.DueGSI3PK(shard), before, limit, func(m map[string]types.AttributeValue) error {
 			var it taskItem
-			if err := dynamo.Unmarshal(m, &it); err != nil {
-				return nil, dynamo.Internal(err, "unmarshal")
-			}
+			err := dynamo.Unmarshal(m, &it)
 			refs = append(refs, tasks.Ref{TeamID: it.TeamID, ID: it.ID})
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return refs, nil
