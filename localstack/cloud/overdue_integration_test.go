@@ -288,3 +288,39 @@ func overdueEscalation(t *testing.T, e env, d demoTeam, assignee string) string 
 	require.NotNil(t, tk.Escalation)
 	return tk.Escalation.ID
 }
+
+// An executed task past its due date, requeued by the human who resolves
+// its escalation: its execution is stopped and it runs again under a new
+// execution (the consultations function starts it); cancelling it then
+// stops that one.
+func TestOverdueExecutedTaskRequeuedRunsAgain(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "sage", "timeout") // sage's model hangs: the task stays running
+	st, _ := d.call("PUT", "/v1/board-policy", map[string]any{"escalate_overdue": true})
+	require.Equal(t, 200, st)
+	due := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
+	st, created := d.call("POST", "/v1/tasks", map[string]any{"assignee": "sage", "title": "Audit the login flow", "due_at": due,
+		"execute": true, "budgets": map[string]any{"timeout_seconds": 60}})
+	require.Equal(t, 201, st, created)
+	id := created["id"].(string)
+	var first map[string]any
+	require.Eventually(t, func() bool {
+		_, first = d.call("GET", "/v1/tasks/"+id, nil)
+		return first["status"] == "running"
+	}, 20*time.Second, 100*time.Millisecond)
+	tk := sweepTwiceAtOnce(t, e, d, id)
+	require.NotNil(t, tk.Escalation)
+
+	st, res := d.call("POST", "/v1/escalations/"+tk.Escalation.ID+"/resolve", map[string]any{"answer": "Run it again", "action": "requeue"})
+	require.Equal(t, 200, st, res)
+	var again map[string]any
+	require.Eventually(t, func() bool {
+		_, again = d.call("GET", "/v1/tasks/"+id, nil)
+		arn, _ := again["execution_arn"].(string)
+		return again["status"] == "running" && arn != "" && arn != first["execution_arn"]
+	}, 20*time.Second, 100*time.Millisecond, "running again under a new execution")
+	assert.EqualValues(t, 2, again["runs"])
+	st, canceled := d.call("POST", "/v1/tasks/"+id+"/cancel", map[string]any{"reason": "enough"})
+	require.Equal(t, 200, st, canceled)
+}
