@@ -55,13 +55,15 @@ func dueEntry(teamID, id string, dueAt time.Time, in bool, now time.Time) dueIte
 }
 
 // writeDue keeps t's due entry in step with the change from b (nil at
-// create) to a: in the index when a is watched and b was not (or had
-// another due date), out of it when a no longer is. A task stored before
-// due entries existed gets one with its first change while it is watched.
+// create) to a: in the index when a is watched and b was not, had another
+// due date or another status; out of it when a no longer is watched. The
+// status change is there for a task stored before due entries existed
+// (watched, with no entry): it gets one the next time its status changes,
+// and the puts stay off the writes that only append progress.
 func writeDue(tx *dynamo.Txn, b *tasks.Task, a tasks.Task) {
 	was := b != nil && b.DueWatched()
 	switch {
-	case a.DueWatched() && (!was || !b.DueAt.Equal(*a.DueAt)):
+	case a.DueWatched() && (!was || !b.DueAt.Equal(*a.DueAt) || b.Status != a.Status):
 		tx.Put(roleDue, dueEntry(a.TeamID, a.ID, *a.DueAt, true, a.UpdatedAt), expression.ConditionBuilder{})
 	case was && !a.DueWatched():
 		tx.Put(roleDue, dueEntry(a.TeamID, a.ID, *b.DueAt, false, a.UpdatedAt), expression.ConditionBuilder{})
