@@ -261,3 +261,24 @@ func TestResolveRefusesBadInputAndChangesNothing(t *testing.T) {
 	assert.Equal(t, task.Version, got.Version)
 	assert.Equal(t, tasks.EscalationOpen, got.Escalation.Status)
 }
+
+func TestResolveActionOnAnEndedTaskIsRefusedButANoteIsRecorded(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	task, esc := f.overdueEscalated(t, true)
+	_, err := f.svc.Complete(ctx, team, task.ID, "agent:luke", "done late", nil)
+	require.NoError(t, err)
+	before, err := f.svc.Get(ctx, team, task.ID)
+	require.NoError(t, err)
+	for _, action := range tasks.ResolveActions {
+		_, err = f.svc.ResolveEscalation(ctx, team, task.ID, tasks.EscalationResolution{EscalationID: esc, Note: "x", Action: action})
+		assert.Equal(t, tasks.ReasonState, appErr(t, err).Reason, action)
+	}
+	got, err := f.svc.Get(ctx, team, task.ID)
+	require.NoError(t, err)
+	assert.Equal(t, before.Version, got.Version, "nothing changed")
+	got, err = f.svc.ResolveEscalation(ctx, team, task.ID, tasks.EscalationResolution{EscalationID: esc, Note: "finished late, fine", By: "ana"})
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Completed, got.Status)
+	assert.Equal(t, tasks.EscalationResolved, got.Escalation.Status)
+}
