@@ -221,7 +221,7 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
 	require.NotEmpty(t, api.Base)
 
-	var answered, escalation, backendDone string
+	var answered, escalation, backendDone, taskEscalation string
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 	lit := func(s string) func() string { return func() string { return s } }
 	consultation := func(tail string) func() string {
@@ -314,6 +314,13 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 		{op: "POST /v1/escalations/{id}/resolve", method: "POST", path: func() string { return "/v1/escalations/" + escalation + "/resolve" }, status: 200,
 			body: map[string]any{"answer": "the key_prefix index"},
 			max:  calls{"DynamoDB": 3, "DynamoDB.GetItem": 2, "DynamoDB.TransactWriteItems": 1}},
+		// A task's (task_overdue): the escalation and the task; the task
+		// canceled with the note and the escalation resolved in the
+		// task's one transaction; the status change announced.
+		{op: "POST /v1/escalations/{id}/resolve (task_overdue, cancel)", method: "POST", path: func() string { return "/v1/escalations/" + taskEscalation + "/resolve" }, status: 200,
+			before: func() { taskEscalation = overdueEscalation(t, e, d, "backend") },
+			body:   map[string]any{"answer": "not this sprint", "action": "cancel"},
+			max:    calls{"DynamoDB": 3, "DynamoDB.GetItem": 2, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}},
 	}
 	for _, r := range runSteps(t, api, d.id, steps) {
 		t.Log(r)

@@ -366,6 +366,14 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 				require.NoError(t, err)
 			}},
 		{op: "GET /v1/approval-policy", method: "GET", path: lit("/v1/approval-policy"), status: 200, max: dynamo(1)},
+		// due dates (docs/api.md, "Due dates"): the whole policy, one put;
+		// a task due already is created in the one transaction (its due
+		// entry is an item of it).
+		{op: "PUT /v1/board-policy", method: "PUT", path: lit("/v1/board-policy"), status: 200,
+			body: map[string]any{"escalate_overdue": true}, max: calls{"DynamoDB": 1, "DynamoDB.PutItem": 1}},
+		{op: "GET /v1/board-policy", method: "GET", path: lit("/v1/board-policy"), status: 200, max: dynamo(1)},
+		{op: "POST /v1/tasks (due already)", method: "POST", path: lit("/v1/tasks"), status: 201,
+			body: map[string]any{"assignee": "dana", "title": "budget overdue", "due_at": "2020-01-01T00:00:00Z"}, max: create},
 		// a page (a gated task of ava's waits for its approval).
 		{op: "GET /v1/approvals", method: "GET", path: lit("/v1/approvals"), status: 200, max: dynamo(1),
 			before: func() {
@@ -603,15 +611,18 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	var swept struct {
 		TimedOut         int `json:"timed_out"`
 		SessionsTimedOut int `json:"sessions_timed_out"`
+		Overdue          int `json:"overdue"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &swept))
 	sweeps, _ := invocations(t, before, "task-sweeper", "")
 	require.Len(t, sweeps, 1)
-	// One query per shard of the tasks' deadline index and one of the
-	// sessions'; then per task or session ended its writes.
-	n := swept.TimedOut + swept.SessionsTimedOut
-	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 9, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n,
-		"DynamoDB": 1 << 20 /* plus one read per task or session due */})
+	// One query per shard of the tasks' deadline index, one of the
+	// sessions' and one of the tasks' due entries; then per task or
+	// session ended its writes, and per task flagged overdue one
+	// transaction (the flag, its events, the escalation) and TaskOverdue.
+	n := swept.TimedOut + swept.SessionsTimedOut + swept.Overdue
+	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 10, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n,
+		"DynamoDB": 1 << 20 /* plus one read per task or session due, and a team's board policy */})
 	table = append(table, measured{op: "task-sweeper", calls: sweeps[0].Calls, extra: fmt.Sprintf("%d swept", n)})
 
 	for _, r := range table {

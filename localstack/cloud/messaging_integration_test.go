@@ -623,7 +623,12 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	svc, _ := taskService(t, e)
 	waitTask(t, svc, d.id, gated["id"].(string), 60*time.Second)
 
-	want := []string{"AgentMessageSent", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskStatusChanged"}
+	// A task past its due date, flagged by the sweeper (TaskOverdue).
+	d.pastDue("Overdue from the start")
+	_, err = invokeFunction(t, e, "task-sweeper", `{"source":"aws.events","detail-type":"Scheduled Event"}`)
+	require.NoError(t, err)
+
+	want := []string{"AgentMessageSent", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

@@ -129,7 +129,7 @@ func (a inMemoryAPI) callQuery(method, path, routeKey, body string, params, quer
 func (a inMemoryAPI) snapshot(tb testing.TB) string {
 	tb.Helper()
 	var b strings.Builder
-	for _, p := range []string{"GET /v1/agents", "GET /v1/tasks", "GET /v1/conversations", "GET /v1/keys", "GET /v1/team", "GET /v1/sessions", "GET /v1/reports", "GET /v1/approval-policy", "GET /v1/approvals"} {
+	for _, p := range []string{"GET /v1/agents", "GET /v1/tasks", "GET /v1/conversations", "GET /v1/keys", "GET /v1/team", "GET /v1/sessions", "GET /v1/reports", "GET /v1/approval-policy", "GET /v1/approvals", "GET /v1/board-policy"} {
 		resp := a.call("GET", strings.TrimPrefix(p, "GET "), p, "", nil)
 		require.Equal(tb, 200, resp.StatusCode, resp.Body)
 		b.WriteString(resp.Body)

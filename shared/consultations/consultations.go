@@ -310,22 +310,29 @@ const (
 	EscalationResolved EscalationStatus = "resolved"
 )
 
-// Escalation hands a consultation to a human.
+// Escalation hands a consultation, or an overdue task, to a human. Type
+// is a loop type (a consultation's: ConsultationID, the agents and the
+// question are set) or tasks.EscalationTypeOverdue (a task's: TaskID is
+// set, and the task service writes and resolves it with the task).
 type Escalation struct {
 	TeamID          string           `json:"-"`
 	ID              string           `json:"id"`
-	ConsultationID  string           `json:"consultation_id"`
-	RequestingAgent string           `json:"requesting_agent"`
-	ConsultedAgent  string           `json:"consulted_agent"`
-	Question        string           `json:"question"`
+	ConsultationID  string           `json:"consultation_id,omitempty"`
+	TaskID          string           `json:"task_id,omitempty"`
+	RequestingAgent string           `json:"requesting_agent,omitempty"`
+	ConsultedAgent  string           `json:"consulted_agent,omitempty"`
+	Question        string           `json:"question,omitempty"`
 	Type            string           `json:"type"`
 	Evidence        map[string]any   `json:"evidence"`
 	Status          EscalationStatus `json:"status"`
 	Resolution      string           `json:"resolution,omitempty"`
 	ResolvedBy      string           `json:"resolved_by,omitempty"`
-	MessageID       string           `json:"message_id,omitempty"`
-	CreatedAt       time.Time        `json:"created_at"`
-	ResolvedAt      *time.Time       `json:"resolved_at,omitempty"`
+	// Action is what resolving a task's escalation did to the task
+	// (tasks.ResolveCancel, tasks.ResolveRequeue; empty: nothing).
+	Action     string     `json:"action,omitempty"`
+	MessageID  string     `json:"message_id,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
 }
 
 // EscalatedEvent is the ConsultationEscalated detail.

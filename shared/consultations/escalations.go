@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/tasks"
 )
 
 // detect runs the loop checks before an exchange of c with message msg:
@@ -149,12 +150,16 @@ func (s *Service) Escalations(ctx context.Context, teamID string, st EscalationS
 type ResolveInput struct {
 	Answer     string `json:"answer"`
 	ResolvedBy string `json:"resolved_by"`
+	// Action acts on a task_overdue escalation's task: cancel or requeue
+	// (empty: the note only). A consultation's escalation takes none.
+	Action string `json:"action"`
 }
 
 // Resolve records a human's answer to an escalation: the escalation is
 // resolved, the consultation completed with the answer, and the answer
-// put in the requesting agent's inbox, in one transaction. Returns
-// EINVALID, ENOTFOUND, ECONFLICT (Resolved).
+// put in the requesting agent's inbox, in one transaction. A task's
+// escalation is resolved by the task service instead (resolveTask).
+// Returns EINVALID, ENOTFOUND, ECONFLICT (Resolved).
 func (s *Service) Resolve(ctx context.Context, teamID, id string, in ResolveInput) (Escalation, error) {
 	answer := strings.TrimSpace(in.Answer)
 	if answer == "" || utf8.RuneCountInString(answer) > MaxAnswer {
@@ -163,9 +168,18 @@ func (s *Service) Resolve(ctx context.Context, teamID, id string, in ResolveInpu
 	if utf8.RuneCountInString(in.ResolvedBy) > 200 {
 		return Escalation{}, apperr.Invalid("resolved_by", "resolved_by is longer than 200 characters")
 	}
+	if err := tasks.CheckResolution(answer, in.Action); err != nil {
+		return Escalation{}, err
+	}
 	e, err := s.Store.GetEscalation(ctx, teamID, id)
 	if err != nil {
 		return Escalation{}, err
+	}
+	if e.Type == tasks.EscalationTypeOverdue {
+		return s.resolveTask(ctx, e, in)
+	}
+	if in.Action != "" {
+		return Escalation{}, apperr.Invalid("action", "action applies to task_overdue escalations only")
 	}
 	if e.Status != EscalationOpen {
 		return Escalation{}, apperr.New(apperr.ECONFLICT, "escalation %s is already resolved", e.ID).WithReason("Resolved")

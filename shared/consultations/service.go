@@ -36,6 +36,9 @@ type Service struct {
 	Model    models.Model
 	Memories Memories
 	Bus      Publisher
+	// Tasks resolves tasks' escalations (task_overdue); nil where no
+	// route resolves escalations (the chat's and tasks' tools).
+	Tasks TaskResolver
 	// ModelID is the default model id ("" the provider's default).
 	ModelID string
 	Log     *slog.Logger

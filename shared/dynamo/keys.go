@@ -31,6 +31,12 @@ import (
 //	                  gsi2 (delegations only): TEAM#<team>#PARENT#<parent id> / TASK#<id>
 //	                  gsi2 (queued work items only): TEAM#<team>#QUEUE#<slug> / QUEUE#<priority rank 0-3>#<id>
 //	                  gsi3 (running only):     DUE#<shard 0-7> / <deadline>#<team>#<id>
+//	task due entry  TEAM#<team>           TDUE#<task id>  (while the task has a due_at, is not terminal and    dueItem
+//	                  not flagged overdue; written and deleted in the task's own transactions)
+//	                  gsi3: TDUE / <due_at>#<team>#<id>
+//	escalation      TEAM#<team>           ESC#<id>  (esc_status filters it; a consultation's, or a task's    escalationItem
+//	                  task_overdue one written in the task's transactions: consultstore, taskstore)
+//	board policy    TEAM#<team>           BOARDPOLICY  (escalate_overdue)                                  boardPolicyItem
 //	task event      TEAM#<team>           TEV#<task id>#<seq, 8 digits>                                        taskEventItem
 //	agent load      TEAM#<team>           LOAD#<slug>                                                          loadItem
 //	                  (active_tasks: running-or-queued count; active_conversations: open conversations
@@ -77,6 +83,8 @@ import (
 //	a task's timeline in order             Query pk=TEAM#<team>, begins_with(sk, TEV#<id>#)
 //	an agent's active task count           GetItem TEAM#<team> / LOAD#<slug>
 //	running tasks past their deadline      Query gsi3 gsi3pk=DUE#<n>, gsi3sk < <time>, for n in 0..7
+//	tasks past their due date, unflagged   Query gsi3 gsi3pk=TDUE, gsi3sk < <time> (the due entries)
+//	get the board policy                   GetItem TEAM#<team> / BOARDPOLICY
 //	a team's agents' counters (the gate)   Query pk=TEAM#<team>, begins_with(sk, LOAD#)
 //	conversations newest first             Query pk=TEAM#<team>, begins_with(sk, CONV#), descending
 //	a conversation's participants          Query pk=TEAM#<team>, begins_with(sk, CPART#<id>#)
@@ -156,6 +164,10 @@ const (
 	prefixSkillVec  = "SKILLVEC#"
 	PrefixApproval  = "APPROVAL#"
 	PrefixTicket    = "SLOTTICKET#"
+	prefixTaskDue   = "TDUE#"
+	// PrefixEscalation is the sort key prefix of escalations (of
+	// consultations and of tasks alike).
+	PrefixEscalation = "ESC#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -169,6 +181,8 @@ const (
 	SKAPIKey   = "APIKEY"
 	SKMemEpoch = "MEMEPOCH"
 	SKPolicy   = "APPROVALPOLICY"
+	// SKBoardPolicy is the sort key of a team's board policy.
+	SKBoardPolicy = "BOARDPOLICY"
 
 	// RangeEnd sorts after every id (ids are lower-case base32), so
 	// BETWEEN <prefix><floor> AND <prefix>~ is "this prefix, from floor on".
@@ -260,6 +274,22 @@ func DueGSI3PK(shard int) string { return fmt.Sprintf("%s%d", prefixDue, shard) 
 func DueGSI3SK(deadline time.Time, teamID, taskID string) string {
 	return DueKey(deadline) + "#" + teamID + "#" + taskID
 }
+
+// TaskDueSK is the sort key of a task's due entry.
+func TaskDueSK(taskID string) string { return prefixTaskDue + taskID }
+
+// TaskDueGSI3PK is the one gsi3 partition of tasks' due dates: people set
+// them on board tasks, far below one partition's write rate.
+const TaskDueGSI3PK = "TDUE"
+
+// TaskDueGSI3SK is a due entry's gsi3 sort key: the due date, then team
+// and task.
+func TaskDueGSI3SK(dueAt time.Time, teamID, taskID string) string {
+	return DueKey(dueAt) + "#" + teamID + "#" + taskID
+}
+
+// EscalationSK is an escalation's sort key.
+func EscalationSK(id string) string { return PrefixEscalation + id }
 
 // ConvSK is a conversation's sort key.
 func ConvSK(id string) string { return PrefixConv + id }

@@ -44,7 +44,9 @@ var Env = map[string][]string{
 	"sessions":           {table, flags, bus, settings.EnvStateMachines},
 	"session-steps":      append([]string{table, flags, bus}, models...),
 	"reports":            {table, flags, bus, settings.EnvStateMachines},
-	"consultations":      append([]string{table, flags, bus, settings.EnvModelTiers}, models...),
+	// STATE_MACHINE_ARNS: resolving a task's escalation stops or starts
+	// the task's execution.
+	"consultations": append([]string{table, flags, bus, settings.EnvModelTiers, settings.EnvStateMachines}, models...),
 }
 
 // Shorthands for the variables most functions read.

@@ -92,6 +92,9 @@ var Functions = []Function{
 			{"GET", "/v1/approvals"},
 			{"GET", "/v1/approvals/{id}"},
 			{"POST", "/v1/approvals/{id}"},
+			// Due dates: whether an overdue task escalates.
+			{"GET", "/v1/board-policy"},
+			{"PUT", "/v1/board-policy"},
 		},
 		// 29 s: the long-poll waits at most 25 s, below API Gateway's 30 s.
 		MemoryMB: 512, Timeout: 29,
@@ -250,7 +253,7 @@ var Functions = []Function{
 	},
 	{
 		Name:         "task-sweeper",
-		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions).",
+		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions); flags tasks past their due date (TaskOverdue) and escalates them under the board policy.",
 		Domains:      []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,
@@ -305,7 +308,7 @@ var Functions = []Function{
 	{
 		Name:        "consultations",
 		Description: "Consultations API: an agent asks for help, the ExpertGate (in process) chooses the specialist, the curated context package (secrets redacted), the specialist's answer through the model port, loop detection and escalation to a human, outcomes, metrics.",
-		Domains:     []string{"agents", "consultations", "expertgate", "memory", "messaging", "routing", "teams"},
+		Domains:     []string{"agents", "approvals", "consultations", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/consultations"},
@@ -320,7 +323,13 @@ var Functions = []Function{
 		// 29 s: the specialist's answer is bounded at 20 s, below API
 		// Gateway's 30 s; 1024 MB for the gate's scoring in process.
 		MemoryMB: 1024, Timeout: 29,
-		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantBusPut, GrantModels},
+		// ConditionCheckItem and Step Functions: resolving a task_overdue
+		// escalation cancels or requeues the task (its slot, its
+		// execution stopped or started again, a waiting parent woken).
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem, GrantBusPut, GrantModels,
+			GrantStartExecution, GrantStopExecution, GrantCallback,
+		},
 	},
 	{
 		Name:        "report-finalizer",

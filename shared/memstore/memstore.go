@@ -110,6 +110,10 @@ type Store struct {
 
 	// Slot tickets by team and key (tickets.go), made on first use.
 	tickets map[key]tasks.Ticket
+
+	// boardPolicies are the teams' board policies (overdue.go), made on
+	// first use.
+	boardPolicies map[string]tasks.BoardPolicy
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as

@@ -56,6 +56,7 @@ func copyTask(t tasks.Task) tasks.Task {
 		t.HeldCall = &h
 	}
 	t.StartedAt, t.CompletedAt = cloneTime(t.StartedAt), cloneTime(t.CompletedAt)
+	t.OverdueAt, t.Escalation = cloneTime(t.OverdueAt), cloneEscalation(t.Escalation)
 	return t
 }
 
@@ -211,34 +212,9 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 		!s.eventsFree(a.TeamID, a.ID, c.Events) {
 		return &tasks.ConditionFailed{Item: tasks.ItemTask}
 	}
-	moved := b.Assignee != a.Assignee
-	release := b.HoldsSlot() && (moved || !a.HoldsSlot())
-	take := a.HoldsSlot() && (moved || !b.HoldsSlot())
-	leave := b.InQueue() && (moved || !a.InQueue())
-	enter := a.InQueue() && (moved || !b.InQueue())
-	if enter {
-		if !s.queueFree(a.TeamID, a.Assignee) {
-			return &tasks.ConditionFailed{Item: tasks.ItemQueue}
-		}
-		if !s.assigneeActive(a.TeamID, a.Assignee) {
-			return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
-		}
-	}
-	if release {
-		if err := s.releaseCheck(b.TeamID, b.Assignee, c.Handoff, c.ForceRelease); err != nil {
-			return err
-		}
-	}
-	if take {
-		// The release item comes before the slot in the adapter's
-		// transaction but has no condition, and it is another agent's
-		// counter whenever both happen: the take sees the counter as is.
-		if !s.slotFree(a.TeamID, a.Assignee) {
-			return &tasks.ConditionFailed{Item: tasks.ItemSlot}
-		}
-		if !s.assigneeActive(a.TeamID, a.Assignee) {
-			return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
-		}
+	mv := movesOf(c)
+	if err := s.checkMoves(c, mv); err != nil {
+		return err
 	}
 	// The task's approvals still pending end with it, each conditioned
 	// on pending, as in the adapter's transaction.
@@ -247,6 +223,10 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 			return &tasks.ConditionFailed{Item: tasks.ItemApproval + e.ID}
 		}
 	}
+	if !s.escalationWritable(b, a) {
+		return &tasks.ConditionFailed{Item: tasks.ItemEscalation}
+	}
+	s.writeEscalation(b, a)
 	for _, e := range c.EndApprovals {
 		rows := s.approvalsRows()
 		ap := rows.approvals[key{a.TeamID, e.ID}]
@@ -256,18 +236,7 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 	}
 	s.tasks[k] = copyTask(a)
 	s.appendEvents(a.TeamID, a.ID, c.Events)
-	if release {
-		s.releaseSlot(b.TeamID, b.Assignee, c.Handoff)
-	}
-	if take {
-		s.loadOf(a.TeamID, a.Assignee).activeTasks++
-	}
-	if leave {
-		s.loadOf(b.TeamID, b.Assignee).queuedWork--
-	}
-	if enter {
-		s.loadOf(a.TeamID, a.Assignee).queuedWork++
-	}
+	s.applyMoves(c, mv)
 	if c.RootCharge > 0 && a.RootID != a.ID {
 		rk := key{a.TeamID, a.RootID}
 		if root, ok := s.tasks[rk]; ok {
@@ -279,6 +248,70 @@ func (s *Store) ApplyTask(_ context.Context, c tasks.Change) error {
 		}
 	}
 	return nil
+}
+
+// moves are the counter moves of a change: a slot released (or handed to
+// a ticket) and taken, a work item leaving and entering a queue.
+type moves struct{ release, take, leave, enter bool }
+
+func movesOf(c tasks.Change) moves {
+	b, a := c.Before, c.After
+	moved := b.Assignee != a.Assignee
+	return moves{
+		release: b.HoldsSlot() && (moved || !a.HoldsSlot()),
+		take:    a.HoldsSlot() && (moved || !b.HoldsSlot()),
+		leave:   b.InQueue() && (moved || !a.InQueue()),
+		enter:   a.InQueue() && (moved || !b.InQueue()),
+	}
+}
+
+// checkMoves is the conditions of the adapter's counter writes, in its
+// transaction's order. Call with the lock held.
+func (s *Store) checkMoves(c tasks.Change, mv moves) error {
+	b, a := c.Before, c.After
+	if mv.enter {
+		if !s.queueFree(a.TeamID, a.Assignee) {
+			return &tasks.ConditionFailed{Item: tasks.ItemQueue}
+		}
+		if !s.assigneeActive(a.TeamID, a.Assignee) {
+			return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
+		}
+	}
+	if mv.release {
+		if err := s.releaseCheck(b.TeamID, b.Assignee, c.Handoff, c.ForceRelease); err != nil {
+			return err
+		}
+	}
+	if mv.take {
+		// The release item comes before the slot in the adapter's
+		// transaction but has no condition, and it is another agent's
+		// counter whenever both happen: the take sees the counter as is.
+		if !s.slotFree(a.TeamID, a.Assignee) {
+			return &tasks.ConditionFailed{Item: tasks.ItemSlot}
+		}
+		if !s.assigneeActive(a.TeamID, a.Assignee) {
+			return &tasks.ConditionFailed{Item: tasks.ItemAssignee}
+		}
+	}
+	return nil
+}
+
+// applyMoves moves the counters checkMoves allowed. Call with the lock
+// held.
+func (s *Store) applyMoves(c tasks.Change, mv moves) {
+	b, a := c.Before, c.After
+	if mv.release {
+		s.releaseSlot(b.TeamID, b.Assignee, c.Handoff)
+	}
+	if mv.take {
+		s.loadOf(a.TeamID, a.Assignee).activeTasks++
+	}
+	if mv.leave {
+		s.loadOf(b.TeamID, b.Assignee).queuedWork--
+	}
+	if mv.enter {
+		s.loadOf(a.TeamID, a.Assignee).queuedWork++
+	}
 }
 
 // ReleaseResult implements tasks.Store: DeliverInReply becomes

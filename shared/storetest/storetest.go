@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"tasks/events in order, due tasks by deadline", taskOrder},
 		{"tasks/JSON payloads read back byte for byte, absent ones absent", taskPayloads},
 		{"tasks/an agent's queue: queued work items by priority, then age", taskQueue},
+		{"tasks/due entries, the overdue flag, the escalation and its resolution", taskDue},
 		{"approvals/registered once, decided once", approvalOnce},
 		{"approvals/listed newest first", approvalOrder},
 		{"sessions/created once, written from the version read", sessionOnce},

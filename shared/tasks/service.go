@@ -44,6 +44,8 @@ type Store interface {
 	// the condition fails nothing is written and the task as stored is
 	// returned (ended, or not waited for in a reply). ENOTFOUND.
 	ReleaseResult(ctx context.Context, teamID, id string, at time.Time) (Task, error)
+	// DueStore: due dates and the board policy (overdue.go).
+	DueStore
 }
 
 // Items a condition can fail on.

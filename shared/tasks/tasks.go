@@ -264,6 +264,12 @@ type Task struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 	StartedAt   *time.Time `json:"started_at,omitempty"`
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// OverdueAt is when the sweeper found the task past its DueAt and
+	// flagged it (TaskOverdue published once); see overdue.go.
+	OverdueAt *time.Time `json:"overdue_at,omitempty"`
+	// Escalation is the task's task_overdue escalation, when the board
+	// policy escalated it (see overdue.go).
+	Escalation *Escalation `json:"escalation,omitempty"`
 	// Events is the timeline, filled by Get.
 	Events []Event `json:"events,omitempty"`
 }

@@ -30,6 +30,7 @@ func TaskRoutes(rt *httpapi.Router, svc *tasks.Service) {
 	rt.Handle("POST /v1/tasks/{id}/assign", h.assign)
 	rt.Handle("GET /v1/agents/{slug}/load", h.load)
 	rt.Handle("POST /v1/agents/{slug}/next-task", h.nextTask)
+	BoardPolicyRoutes(rt, svc)
 }
 
 // taskHandlers are the tasks function's route handlers.

@@ -1,6 +1,7 @@
 // Package sweeperfn wires the "task-sweeper" function (every minute): it
 // ends running tasks past their deadline and collaboration sessions past
-// theirs (plus a grace), and stops their executions. It links DynamoDB,
+// theirs (plus a grace), and stops their executions; it flags tasks past
+// their due date (TaskOverdue, escalated under the board policy). It links DynamoDB,
 // EventBridge and Step Functions.
 package sweeperfn
 
@@ -24,6 +25,9 @@ func Build(d lambdafn.Deps) (any, error) {
 	return func(ctx context.Context) (map[string]int, error) {
 		n, err := svc.Sweep(ctx)
 		m, serr := ses.Sweep(ctx)
-		return map[string]int{"timed_out": n, "sessions_timed_out": m}, errors.Join(err, serr)
+		// Due dates ride the same schedule: every minute, so a task is
+		// flagged overdue within a minute of its due_at.
+		o, oerr := svc.SweepOverdue(ctx)
+		return map[string]int{"timed_out": n, "sessions_timed_out": m, "overdue": o}, errors.Join(err, serr, oerr)
 	}, nil
 }

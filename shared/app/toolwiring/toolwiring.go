@@ -7,7 +7,7 @@ package toolwiring
 import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/conclave-ai/conclave/shared/app/consultationsfn"
+	"github.com/conclave-ai/conclave/shared/app/consultwiring"
 	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
@@ -48,7 +48,7 @@ func New(d lambdafn.Deps, w taskwiring.Wiring, starter workflow.Starter, mem *me
 		// in tasks; the worker gates a task's calls itself).
 		Approvals: &approvals.Service{Store: approvalstore.New(db, table), Log: d.Log}}
 	// The consultation tools: the same service as POST /v1/consultations.
-	tools.Consultations = consultationsfn.Service(d, w.Core, w.Bus)
+	tools.Consultations = consultwiring.Service(d, w.Core, w.Bus)
 	if d.Config.Flags.On(settings.FlagSessions) {
 		tools.Sessions = sessionwiring.New(d, w.Core, starter, nil, nil)
 	}

@@ -25,7 +25,8 @@ var _ consultations.Store = (*Store)(nil)
 // while other slices change keys.go; they follow its conventions):
 //
 //	consultation    TEAM#<team>  CONS#<id>  (status, requesting_agent, consulted_agent filter it)  consultationItem
-//	escalation      TEAM#<team>  ESC#<id>   (esc_status filters it)                               escalationItem
+//	escalation      TEAM#<team>  ESC#<id>   (esc_status filters it; keys.go, since a task's
+//	                task_overdue escalation is written by taskstore)                              escalationItem
 //	active counter  TEAM#<team>  CONSLOAD#<slug>  (active: the agent's pending/in_progress
 //	                consultations as requester; ids: a string set of their ids; written only
 //	                by ADD/DELETE updates in the consultations' own version-conditioned
@@ -38,12 +39,11 @@ var _ consultations.Store = (*Store)(nil)
 //	escalations newest first by status  Query pk=TEAM#<team>, sk BETWEEN ESC# AND ESC#DEL, descending, filter esc_status
 const (
 	prefixConsultation = "CONS#"
-	prefixEscalation   = "ESC#"
 	prefixConsLoad     = "CONSLOAD#"
 )
 
 func consultationSK(id string) string { return prefixConsultation + id }
-func escalationSK(id string) string   { return prefixEscalation + id }
+func escalationSK(id string) string   { return dynamo.EscalationSK(id) }
 func consLoadSK(slug string) string   { return prefixConsLoad + slug }
 
 // Roles of the consultation transactions.
@@ -343,7 +343,7 @@ func (s *Store) GetEscalation(ctx context.Context, teamID, id string) (consultat
 
 // ListEscalations implements consultations.Store.
 func (s *Store) ListEscalations(ctx context.Context, teamID string, st consultations.EscalationStatus, p paging.Page) ([]consultations.Escalation, string, error) {
-	in, err := dynamo.BuiltQuery("", dynamo.KeyIs(dynamo.AttrPK, dynamo.TeamPK(teamID)).And(dynamo.HasPrefix(dynamo.AttrSK, prefixEscalation)), dynamo.Name("esc_status").Equal(dynamo.Value(string(st))), false)
+	in, err := dynamo.BuiltQuery("", dynamo.KeyIs(dynamo.AttrPK, dynamo.TeamPK(teamID)).And(dynamo.HasPrefix(dynamo.AttrSK, dynamo.PrefixEscalation)), dynamo.Name("esc_status").Equal(dynamo.Value(string(st))), false)
 	if err != nil {
 		return nil, "", dynamo.Internal(err, "expression")
 	}

@@ -316,22 +316,15 @@ func (s *Store) ListSessionMessages(ctx context.Context, teamID, id string) ([]s
 // DueSessions implements sessions.Store: unfinished sessions whose
 // deadline is before the given time (the sweeper's index).
 func (s *Store) DueSessions(ctx context.Context, before time.Time, limit int) ([]sessions.Ref, error) {
-	in, err := dynamo.BuiltQuery(dynamo.IndexGSI3, dynamo.KeyIs(dynamo.AttrGSI3PK, dynamo.SessionDueGSI3PK).And(expression.Key(dynamo.AttrGSI3SK).LessThan(dynamo.Value(dynamo.DueKey(before)))), expression.ConditionBuilder{}, true)
-	if err != nil {
-		return nil, dynamo.Internal(err, "expression")
-	}
-	in.TableName, in.Limit = &s.Table, aws.Int32(int32(limit))
-	out, err := s.DB.Query(ctx, in)
-	if err != nil {
-		return nil, dynamo.Internal(err, "Query")
-	}
 	var refs []sessions.Ref
-	for _, m := range out.Items {
+	err := s.DueBefore(ctx, dynamo.SessionDueGSI3PK, before, limit, func(m map[string]types.AttributeValue) error {
 		var it sessionItem
-		if err := dynamo.Unmarshal(m, &it); err != nil {
-			return nil, dynamo.Internal(err, "unmarshal")
-		}
+		err := dynamo.Unmarshal(m, &it)
 		refs = append(refs, sessions.Ref{TeamID: it.TeamID, ID: it.ID})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return refs, nil
 }

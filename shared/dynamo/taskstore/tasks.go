@@ -89,6 +89,9 @@ type taskItem struct {
 	UpdatedAt       time.Time  `dynamodbav:"updated_at"`
 	StartedAt       *time.Time `dynamodbav:"started_at,omitempty"`
 	CompletedAt     *time.Time `dynamodbav:"completed_at,omitempty"`
+	// OverdueAt and Escalation: due dates (overdue.go).
+	OverdueAt  *time.Time      `dynamodbav:"overdue_at,omitempty"`
+	Escalation *escalationItem `dynamodbav:"escalation,omitempty"`
 }
 
 // budgetsItem is a task's worker budgets (a nested map). It converts from
@@ -152,7 +155,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		Result: t.Result, Output: string(t.Output), ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
 		Deadline: t.Deadline, StatusReason: t.StatusReason, ApprovalIDs: t.ApprovalIDs, Version: t.Version, EventSeq: t.EventSeq, Waiter: t.Waiter, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
-		StartedAt: t.StartedAt, CompletedAt: t.CompletedAt,
+		StartedAt: t.StartedAt, CompletedAt: t.CompletedAt, OverdueAt: t.OverdueAt, Escalation: toEscalationItem(t.Escalation),
 	}
 	if t.ParentID != "" {
 		it.GSI2PK, it.GSI2SK = dynamo.ParentGSI2PK(t.TeamID, t.ParentID), dynamo.TaskSK(t.ID)
@@ -184,7 +187,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		Result: it.Result, ResultArtifacts: it.ResultArtifacts, Error: it.Error, TokensUsed: it.TokensUsed,
 		ToolCalls: it.ToolCalls, CostUSD: it.CostUSD, Execute: it.Execute, Execution: it.Execution, Runs: it.Runs,
 		Deadline: it.Deadline, StatusReason: it.StatusReason, ApprovalIDs: it.ApprovalIDs, Version: it.Version, EventSeq: it.EventSeq, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
-		StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
+		StartedAt: it.StartedAt, CompletedAt: it.CompletedAt, OverdueAt: it.OverdueAt, Escalation: it.Escalation.toEscalation(),
 	}
 	t.Budgets.MaxTokens, t.Budgets.MaxToolCalls, t.Budgets.TimeoutSeconds = it.Budgets.MaxTokens, it.Budgets.MaxToolCalls, it.Budgets.TimeoutSeconds
 	if it.HeldCall != "" {
@@ -258,6 +261,7 @@ func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task
 		tx.Exists(tasks.ItemConversation, dynamo.Key(dynamo.TeamPK(t.TeamID), dynamo.ConvSK(t.ConversationID)))
 	}
 	writeEvents(tx, t.TeamID, t.ID, events)
+	writeDue(tx, nil, t)
 	switch {
 	case t.WorkItem():
 		enterQueue(tx, t.TeamID, t.Assignee) // a new task is queued
@@ -311,6 +315,7 @@ func (s *Store) ApplyTask(ctx context.Context, c tasks.Change) error {
 	tx := s.Txn()
 	tx.Put(tasks.ItemTask, toTaskItem(a), cond)
 	writeEvents(tx, a.TeamID, a.ID, c.Events)
+	writeDue(tx, &b, a)
 	moved := b.Assignee != a.Assignee
 	if b.HoldsSlot() && (moved || !a.HoldsSlot()) {
 		releaseSlot(tx, b.TeamID, b.Assignee, c.Handoff, c.ForceRelease)
@@ -501,21 +506,14 @@ func (s *Store) ListTaskEvents(ctx context.Context, teamID, id string) ([]tasks.
 func (s *Store) DueTasks(ctx context.Context, before time.Time, limit int) ([]tasks.Ref, error) {
 	var refs []tasks.Ref
 	for shard := range dynamo.DueShards {
-		in, err := dynamo.BuiltQuery(dynamo.IndexGSI3, dynamo.KeyIs(dynamo.AttrGSI3PK, dynamo.DueGSI3PK(shard)).And(expression.Key(dynamo.AttrGSI3SK).LessThan(dynamo.Value(dynamo.DueKey(before)))), expression.ConditionBuilder{}, true)
-		if err != nil {
-			return nil, dynamo.Internal(err, "expression")
-		}
-		in.TableName, in.Limit = &s.Table, aws.Int32(int32(limit))
-		out, err := s.DB.Query(ctx, in)
-		if err != nil {
-			return nil, dynamo.Internal(err, "Query")
-		}
-		for _, m := range out.Items {
+		err := s.DueBefore(ctx, dynamo.DueGSI3PK(shard), before, limit, func(m map[string]types.AttributeValue) error {
 			var it taskItem
-			if err := dynamo.Unmarshal(m, &it); err != nil {
-				return nil, dynamo.Internal(err, "unmarshal")
-			}
+			err := dynamo.Unmarshal(m, &it)
 			refs = append(refs, tasks.Ref{TeamID: it.TeamID, ID: it.ID})
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return refs, nil
