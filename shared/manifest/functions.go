@@ -326,10 +326,8 @@ var Functions = []Function{
 		// ConditionCheckItem and Step Functions: resolving a task_overdue
 		// escalation cancels or requeues the task (its slot, its
 		// execution stopped or started again, a waiting parent woken).
-		Grants: []Grant{
-			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem, GrantBusPut, GrantModels,
-			GrantStartExecution, GrantStopExecution, GrantCallback,
-		},
+		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution},
+		Indexes: []string{"gsi2"},
 	},
 	{
 		Name:        "report-finalizer",
