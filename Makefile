@@ -25,6 +25,7 @@ TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_
 # each test's waits.
 INTEGRATION_PARALLEL ?= 8
 SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_PORT=4595 CONCLAVE_MOTO_PORT=4596 CONCLAVE_DYNAMO_PORT=4597
+LOAD_ENV := CONCLAVE_STATE_DIR=.local/load CONCLAVE_API_PORT=4600 CONCLAVE_EDGE_PORT=4601 CONCLAVE_MOTO_PORT=4602 CONCLAVE_DYNAMO_PORT=4603
 
 .PHONY: run up down status venv dynamodb wordllama test unit fuzz integration integration-go contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
         localstack-up localstack-deploy localstack-down team
@@ -150,7 +151,7 @@ golint:
 	@out=$$(gofmt -l functions shared localstack infra statemachines events); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@out=$$(grep -rl --include='*.go' '^//go:build.*!' functions shared localstack infra statemachines events); \
 	  if [ -n "$$out" ]; then echo "a file excluded by a build tag, which the one vet pass below would not vet:"; echo "$$out"; exit 1; fi
-	go vet -tags integration,e2e,soak ./...
+	go vet -tags integration,e2e,soak,load ./...
 
 cfn-lint:
 	@localstack/cfnlint.sh
@@ -169,6 +170,13 @@ bench: bench-gate
 	  status=0; localstack/bench.sh e2e-bench go test -tags e2e -run '^$$' -bench . -benchtime 200x ./infra/e2e/ || status=$$?; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
+## bench-load: 40 sessions at once on the demo agents (8 of each pattern) beside 50 chat turns and 30 board tasks, against a fresh local cloud; all must complete
+bench-load:
+	@$(LOAD_ENV) localstack/cloud.sh up >/dev/null
+	@set -a; $(LOAD_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
+	  status=0; localstack/bench.sh load go test -tags e2e,load -run '^$$' -bench '^BenchmarkFortySessionsAtOnce$$' -benchtime 1x -timeout 30m ./infra/e2e/ || status=$$?; \
+	  $(LOAD_ENV) localstack/cloud.sh down >/dev/null; exit $$status
+
 ## soak: 3,000 chat turns and 3,000 task create+cancel pairs against one local cloud (p50/p99 first vs last thousand, memory); SOAK_N=… to change
 soak:
 	@$(SOAK_ENV) localstack/cloud.sh up >/dev/null
@@ -177,7 +185,7 @@ soak:
 	  $(SOAK_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 ## bench-gate: the ExpertGate against the seed's scikit-learn design (seed_gate.py) at 10, 100 and 1,000 agents; fails below 50x
-.PHONY: bench-gate bench-routing
+.PHONY: bench-gate bench-routing bench-load
 bench-gate:
 	@shared/routing/testdata/compare.sh
 
