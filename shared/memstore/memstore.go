@@ -107,6 +107,10 @@ type Store struct {
 	// Approvals of tool calls and the teams' policies (approvals.go),
 	// made on first use.
 	apr *approvalRows
+
+	// Team budgets, their months and usage counters (budget.go), made on
+	// first use.
+	bud *budgetRows
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as

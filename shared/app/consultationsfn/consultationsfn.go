@@ -9,6 +9,7 @@ package consultationsfn
 
 import (
 	"github.com/conclave-ai/conclave/shared/api/consultapi"
+	"github.com/conclave-ai/conclave/shared/app/budgetwiring"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -30,5 +31,5 @@ func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 // tools use the same).
 func Service(d lambdafn.Deps, core *dynamo.Store, bus consultations.Publisher) *consultations.Service {
 	store := consultstore.New(core.DB, core.Table)
-	return consultations.New(store, providers.New(d.Config, d.AWS, store), bus, d.Config.Tiers, d.Log)
+	return consultations.New(store, providers.New(d.Config, d.AWS, store, budgetwiring.Guard(d, core, bus)), bus, d.Config.Tiers, d.Log)
 }
