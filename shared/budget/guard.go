@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/models"
 )
 
@@ -170,7 +171,10 @@ func (g *Guard) warn(ctx context.Context, teamID, month string, led Ledger, spen
 	w := Warning{TeamID: teamID, Month: month, MonthlyLimitUSD: led.Limit.Dollars(), WarnAt: led.WarnAt, SpentUSD: spent.Dollars(), At: g.now()}
 	if err := g.Bus.Publish(ctx, EvWarning, w); err != nil {
 		g.log().ErrorContext(ctx, "budget: the warning could not be published", "team_id", teamID, "month", month, "error", err.Error())
+		return
 	}
+	// The line the stage's team-budget-warnings alarm counts.
+	g.log().InfoContext(ctx, manifest.BudgetWarningLog, "team_id", teamID, "month", month, "spent_usd", w.SpentUSD, "monthly_limit_usd", w.MonthlyLimitUSD)
 }
 
 // WorstCase is the most req can cost: its input estimate plus its output
