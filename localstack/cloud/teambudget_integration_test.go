@@ -10,6 +10,7 @@ package cloud_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -280,4 +281,71 @@ func TestTeamBudgetOverHTTP(t *testing.T) {
 	}
 	_, b = d.call("GET", "/v1/budget", nil)
 	assert.InDelta(t, spent+0.000001, num(t, b, "monthly_limit_usd"), 1e-12, "a refused PUT changes nothing")
+}
+
+// A scripted workload of every kind of model call (chat turns, an
+// executed task, a report, a consultation, a collaboration session), all
+// on a priced model: the usage the CostGuard counted is, to the cent,
+// what each of them recorded (the routing decision log, the task's usage,
+// the report's, the consultation's and the session's cost), and by agent
+// it sums to the team's total.
+func TestTeamUsageReconcilesWithEveryRecordedCost(t *testing.T) {
+	e := mustEnv(t)
+	d := budgetTeam(t, e)
+	for _, slug := range []string{"quinn", "rhea"} {
+		mustAgent(t, e, d.id, slug, &agents.Model{Provider: "local", ID: pricedModel})
+	}
+	recorded := map[string]float64{}
+
+	conv := d.conversation("")
+	for _, q := range []string{"Can you review this Go function for bugs?", "What should we test first?"} {
+		turn := d.post(conv, map[string]any{"content": q})
+		st, dec := d.call("GET", "/v1/routing/decisions/"+turn["routing"].(map[string]any)["id"].(string), nil)
+		require.Equal(t, 200, st, dec)
+		recorded["decision log"] += num(t, dec, "actual_cost")
+	}
+
+	st, task := d.call("POST", "/v1/tasks", map[string]any{"assignee": "quinn", "title": "Summarize the release notes", "execute": true,
+		"instructions": "Summarize the release notes in three lines."})
+	require.Equal(t, 201, st, task)
+	st, task = d.call("GET", "/v1/tasks/"+task["id"].(string)+"?wait=25", nil)
+	require.Equal(t, 200, st)
+	require.Equal(t, "completed", task["status"], task)
+	recorded["task usage"] += num(t, task, "cost_usd")
+
+	rep := d.waitReport(d.report(map[string]any{"type": "research_summary", "to": "rhea", "from": "penny", "title": "JWT",
+		"parameters": reportParams["research_summary"]})["id"].(string))
+	require.Equal(t, "completed", rep["status"], rep)
+	recorded["report"] += num(t, rep, "cost_usd")
+
+	c := d.consult(map[string]any{"requesting_agent": "penny", "question": "What should the release checklist hold?", "suggested_agent": "quinn"})
+	st, c = d.call("GET", "/v1/consultations/"+c["collaboration_id"].(string), nil)
+	require.Equal(t, 200, st, c)
+	recorded["consultation"] += num(t, c, "cost_usd")
+
+	st, ses := d.call("POST", "/v1/sessions", map[string]any{"pattern": "brainstorm", "lead": "penny", "goal": "Name the release",
+		"participants": twoContributors("quinn", "rhea")})
+	require.Equal(t, 201, st, ses)
+	ses = d.waitSession(ses["id"].(string), 90*time.Second)
+	require.Equal(t, "completed", ses["status"], ses)
+	recorded["session"] += num(t, ses, "total_cost_usd")
+
+	var want float64
+	for what, usd := range recorded {
+		require.Positive(t, usd, "%s recorded a cost", what)
+		want += usd
+	}
+	st, u := d.call("GET", "/v1/usage?group_by=agent", nil)
+	require.Equal(t, 200, st, u)
+	total := num(t, u["total"].(map[string]any), "usd")
+	assert.Equal(t, math.Round(want*100), math.Round(total*100), "usage %v and the recorded costs %v, to the cent", total, recorded)
+	assert.InDelta(t, want, total, 1e-6, "and to the micro-dollar")
+	var sum float64
+	for _, it := range u["items"].([]any) {
+		sum += num(t, it.(map[string]any), "usd")
+	}
+	assert.InDelta(t, total, sum, 1e-9, "usage by agent sums to the team's total")
+	_, b := d.call("GET", "/v1/budget", nil)
+	assert.InDelta(t, total, num(t, b, "spent_usd"), 1e-9, "the month's spend")
+	t.Logf("recorded %v; usage total %.9f by agent %v", recorded, total, u["items"])
 }
