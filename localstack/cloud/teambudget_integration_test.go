@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo/budgetstore"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/storetest"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
@@ -74,25 +74,9 @@ func TestTeamBudgetHoldsUnderFortyRacingCalls(t *testing.T) {
 	_, err := svc.Put(ctx, team, budget.PutInput{MonthlyLimitUSD: &limit})
 	require.NoError(t, err)
 
-	var made, refused atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 40 {
-		wg.Go(func() {
-			r := budgetRequest(team, []string{"ann", "bob"}[i%2])
-			_, err := g.Converse(ctx, r)
-			switch {
-			case err == nil:
-				made.Add(1)
-			case budget.IsExhausted(err):
-				refused.Add(1)
-			default:
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	assert.Equal(t, int32(fit), made.Load(), "exactly the calls that fit")
-	assert.Equal(t, int32(40-fit), refused.Load())
+	made, refused := storetest.RaceCalls(t, g, 40, func(i int) models.Request { return budgetRequest(team, []string{"ann", "bob"}[i%2]) })
+	assert.Equal(t, fit, made, "exactly the calls that fit")
+	assert.Equal(t, 40-fit, refused)
 	assert.Equal(t, int32(fit), m.calls.Load(), "a refused call is never made")
 
 	st, err := svc.Get(ctx, team)

@@ -2,7 +2,6 @@ package budget_test
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/budget"
 	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/storetest"
 )
 
 // priced is a model listed in models.Pricing ($0.25 / $1.25 per MTok).
@@ -116,24 +116,9 @@ func TestRacingCallsMakeExactlyThoseThatFit(t *testing.T) {
 	lim := (7 * worst).Dollars()
 	_, err := f.svc.Put(ctx, "t1", budget.PutInput{MonthlyLimitUSD: &lim})
 	require.NoError(t, err)
-	var made, refused atomic.Int32
-	var wg sync.WaitGroup
-	for range 40 {
-		wg.Go(func() {
-			_, err := f.guard.Converse(ctx, req)
-			switch {
-			case err == nil:
-				made.Add(1)
-			case budget.IsExhausted(err):
-				refused.Add(1)
-			default:
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	assert.Equal(t, int32(7), made.Load())
-	assert.Equal(t, int32(33), refused.Load())
+	made, refused := storetest.RaceCalls(t, f.guard, 40, func(int) models.Request { return req })
+	assert.Equal(t, 7, made)
+	assert.Equal(t, 33, refused)
 	assert.Equal(t, int32(7), f.model.calls.Load())
 	st, err := f.svc.Get(ctx, "t1")
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/budget"
+	"github.com/conclave-ai/conclave/shared/models"
 )
 
 const contractMonth = "2026-11"
@@ -138,4 +139,29 @@ func budgetUsage(t *testing.T, f *fixture) {
 	again, err := f.Budgets.MarkWarned(ctx, f.team, contractMonth)
 	require.NoError(t, err)
 	assert.False(t, again, "once per month")
+}
+
+// RaceCalls makes n model calls through g at once (the i-th with req(i))
+// and counts those made and those the team's budget refused; any other
+// error fails t. The CostGuard's race tests share it: on the in-memory
+// store (shared/budget) and on DynamoDB Local (localstack/cloud).
+func RaceCalls(t *testing.T, g *budget.Guard, n int, req func(i int) models.Request) (made, refused int) {
+	t.Helper()
+	var ok, no atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, err := g.Converse(context.Background(), req(i))
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case budget.IsExhausted(err):
+				no.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	return int(ok.Load()), int(no.Load())
 }
