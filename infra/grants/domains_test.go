@@ -23,7 +23,7 @@ import (
 // decision to write down here and in the Domains of the functions that
 // serve it.
 var domains = []string{
-	"activity", "agents", "approvals", "consultations", "conversations", "discovery",
+	"activity", "agents", "approvals", "budget", "consultations", "conversations", "discovery",
 	"dispatch", "expertgate", "memory", "messaging", "reports", "results",
 	"routing", "sessions", "tasks", "teams",
 }

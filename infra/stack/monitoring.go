@@ -1,11 +1,14 @@
 package stack
 
 import (
+	"slices"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -66,6 +69,7 @@ func NewMonitoring(scope constructs.Construct, id string, props *MonitoringProps
 	m.machineAlarms(props)
 	m.functionAlarms(props)
 	m.apiAlarms(props)
+	m.budgetAlarm(props)
 	m.Dashboard = newDashboard(c, props)
 	return m
 }
@@ -139,6 +143,34 @@ func (m *Monitoring) apiAlarms(props *MonitoringProps) {
 	m.alarm("Api5xxRateAlarm", prefix+"-api-5xx-rate", "More than the stage's share of API answers are 5xx.", rate, props.Env.API5xxPercent, 3)
 	latency := props.API.MetricLatency(&awscloudwatch.MetricOptions{Period: alarmPeriod, Statistic: jsii.String("p99")})
 	m.alarm("ApiLatencyP99Alarm", prefix+"-api-latency-p99", "The API's p99 latency is over the stage's threshold.", latency, float64(props.Env.APILatencyP99Ms), 3)
+}
+
+// budgetAlarm: a team's model spend reached the warning share of its
+// monthly budget (TeamBudgetWarning, once per team and month). Every
+// function whose model calls go through the CostGuard (it links the
+// budget domain and calls models) counts the guard's warning line with a
+// metric filter on its log group; the alarm fires on any warning, so the
+// operator hears of it before the team's calls are refused.
+func (m *Monitoring) budgetAlarm(props *MonitoringProps) {
+	names := props.Stage.Names
+	namespace := manifest.MetricNamespace + "/" + names.Prefix()
+	for _, f := range manifest.Functions {
+		if !slices.Contains(f.Domains, "budget") || !slices.Contains(f.Grants, manifest.GrantModels) {
+			continue
+		}
+		awslogs.NewMetricFilter(m.Construct, jsii.String(camel(f.Name)+"BudgetWarnings"), &awslogs.MetricFilterProps{
+			LogGroup:        props.Functions[f.Name].LogGroup(),
+			FilterPattern:   awslogs.FilterPattern_StringValue(jsii.String("$.msg"), jsii.String("="), jsii.String(manifest.BudgetWarningLog)),
+			MetricNamespace: jsii.String(namespace), MetricName: jsii.String(manifest.BudgetWarningMetric),
+			MetricValue: jsii.String("1"), DefaultValue: jsii.Number(0),
+		})
+	}
+	metric := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(namespace), MetricName: jsii.String(manifest.BudgetWarningMetric),
+		Period: alarmPeriod, Statistic: jsii.String("Sum"),
+	})
+	m.alarm("TeamBudgetWarningsAlarm", names.Prefix()+"-team-budget-warnings",
+		"A team's model spend reached the warning share of its monthly budget (TeamBudgetWarning): its calls are refused once the budget is spent.", metric, 1, 1)
 }
 
 // newDashboard shows the same figures, plus the throughput of tasks (the

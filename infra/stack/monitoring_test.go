@@ -38,7 +38,7 @@ func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 		assert.Equal(t, []any{topic}, p["OKActions"], p["AlarmName"])
 		assert.Equal(t, "notBreaching", p["TreatMissingData"], p["AlarmName"])
 	}
-	want := []string{"conclave-prod-api-5xx-rate", "conclave-prod-api-latency-p99"}
+	want := []string{"conclave-prod-api-5xx-rate", "conclave-prod-api-latency-p99", "conclave-prod-team-budget-warnings"}
 	for _, q := range manifest.Queues {
 		dlq := q.DLQName()
 		if q.DeadLetterOnly {
@@ -61,6 +61,31 @@ func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 	assert.EqualValues(t, 1, alarms["conclave-prod-api-5xx-rate"]["Threshold"], "prod pages above 1% 5xx")
 	assert.EqualValues(t, 10000, alarms["conclave-prod-api-latency-p99"]["Threshold"])
 	assert.Equal(t, "p99", alarms["conclave-prod-api-latency-p99"]["ExtendedStatistic"])
+
+	// Team budgets: any TeamBudgetWarning, counted from the CostGuard's log
+	// line in every function whose model calls it guards.
+	budget := alarms["conclave-prod-team-budget-warnings"]
+	assert.Equal(t, "Conclave/conclave-prod", budget["Namespace"])
+	assert.Equal(t, manifest.BudgetWarningMetric, budget["MetricName"])
+	assert.EqualValues(t, 1, budget["Threshold"])
+	assert.Equal(t, "Sum", budget["Statistic"])
+	var filtered []string
+	for _, mf := range resources(m, "AWS::Logs::MetricFilter") {
+		p := props(mf)
+		assert.Equal(t, fmt.Sprintf(`{ $.msg = "%s" }`, manifest.BudgetWarningLog), p["FilterPattern"])
+		tr := p["MetricTransformations"].([]any)[0].(map[string]any)
+		assert.Equal(t, "Conclave/conclave-prod", tr["MetricNamespace"])
+		assert.Equal(t, manifest.BudgetWarningMetric, tr["MetricName"])
+		filtered = append(filtered, fmt.Sprint(p["LogGroupName"]))
+	}
+	var guarded []string
+	for _, f := range manifest.Functions {
+		if slices.Contains(f.Domains, "budget") && slices.Contains(f.Grants, manifest.GrantModels) {
+			guarded = append(guarded, f.Name)
+		}
+	}
+	assert.ElementsMatch(t, []string{"task-worker", "conversations", "session-steps", "consultations"}, guarded)
+	require.Len(t, filtered, len(guarded), "a metric filter per function whose model calls the guard charges")
 
 	var emails []any
 	for _, s := range resources(m, "AWS::SNS::Subscription") {

@@ -341,11 +341,12 @@ func (d demoTeam) heldChat(conv string) (apr map[string]any, taskID, after strin
 	// tools (three model calls: the held call, the inbox read (one Query),
 	// the answer), plus holding the call: the policy read, the held task
 	// created (its conversation, slot and agent in one transaction),
-	// announced and its execution started.
+	// announced and its execution started. Each model call charged to the
+	// team's budget (charged; the turn's first is the team's first).
 	turns, _ := invocations(t, start, "conversations", d.id)
 	require.Len(t, turns, 1)
 	within(t, "a chat turn holding a call for approval", turns[0].Calls,
-		calls{"DynamoDB": 16, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 3, "Lambda": 1, "EventBridge": 1, "SFN": 1, "SFN.StartExecution": 1})
+		charged(calls{"DynamoDB": 16, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 3, "Lambda": 1, "EventBridge": 1, "SFN": 1, "SFN.StartExecution": 1}, 3, true))
 	assert.Contains(t, fmt.Sprint(reply["content"]), "awaiting_approval", "the model read that its call waits")
 	pending, _ := reply["pending"].([]any)
 	require.Len(t, pending, 2, "the approval and the task that finishes the reply: %v", reply)

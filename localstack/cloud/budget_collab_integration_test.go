@@ -128,7 +128,10 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 	// the cancel watch reads the session once a second while the model
 	// works (the local model answers at once; about one read per second of
 	// a Bedrock call in AWS).
-	stage := calls{"DynamoDB": 25 + 4, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 5, "BedrockRuntime": 1}
+	// And the model call charged to the team's budget (charged): the
+	// contributors' stages run at once, so each may be the team's first
+	// call of the month.
+	stage := charged(calls{"DynamoDB": 25 + 4, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 5, "BedrockRuntime": 1}, 1, true)
 	perAction := map[string]calls{
 		// status planning → active (a read and a put, announced), the
 		// history (empty: the first run), the participants invited (a
@@ -139,7 +142,7 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 		"stage": stage,
 		// the lead's turn: a stage with the other outputs in its prompt,
 		// one more put and announcement for the final output.
-		"synthesize": calls{"DynamoDB": 29 + 2, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 6, "BedrockRuntime": 1},
+		"synthesize": charged(calls{"DynamoDB": 29 + 2, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 6, "BedrockRuntime": 1}, 1, false),
 		// the task token stored (status awaiting_approval, announced) and
 		// the participants told (one message, announced).
 		"await": stateChange,
@@ -177,7 +180,9 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 			// checked in memory, a revision would add one model call; and
 			// the watch's read that the task still runs, once a second of
 			// the attempt (a loaded machine's attempt outlasts one).
-			within(t, "task-worker (a report)", inv.Calls, calls{"DynamoDB": 12 + watchReads(inv), "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1})
+			// The model call charged to the team's budget (charged; the
+			// report may run before the sessions' stages).
+			within(t, "task-worker (a report)", inv.Calls, charged(calls{"DynamoDB": 12 + watchReads(inv), "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}, 1, true))
 			table = append(table, measured{op: "task-worker (a report)", calls: inv.Calls})
 		}
 	}
@@ -236,12 +241,14 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 	// answer and the slot given back (one more); escalated, it is one
 	// transaction with its escalation, announced (ConsultationEscalated).
 	// model is the specialist's model calls (Converse).
+	// Each model call is charged to the team's budget (charged); the
+	// first consultation's is the team's first of the month.
 	request := func(writes, model int) calls {
 		c := calls{"DynamoDB": 5 + writes, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": writes, "BedrockRuntime": model}
 		if model == 0 {
 			c["EventBridge"] = 1
 		}
-		return c
+		return charged(c, model, model > 0)
 	}
 	steps := []step{
 		{op: "POST /v1/consultations (answered)", method: "POST", path: lit("/v1/consultations"), status: 201,
@@ -256,7 +263,7 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 		// completed, with the slot given back (one more).
 		{op: "POST /v1/consultations/{id}/exchanges", method: "POST", path: consultation("/exchanges"), status: 200,
 			body: map[string]any{"message": "Is created_at in UTC?"},
-			max:  calls{"DynamoDB": 5, "DynamoDB.GetItem": 1, "DynamoDB.Query": 2, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1}},
+			max:  charged(calls{"DynamoDB": 5, "DynamoDB.GetItem": 1, "DynamoDB.Query": 2, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1}, 1, false)},
 		// the consultation; the outcome and the lesson stored as a shared
 		// memory in one transaction (completed already, it holds no slot);
 		// the memory announced.

@@ -54,6 +54,30 @@ type invocation struct {
 	DurationMS int64 `json:"duration_ms"`
 }
 
+// guardUpdates are the team budget's writes per model call (the CostGuard,
+// docs/operations.md "Team budgets"): the worst case reserved on the
+// team's month, the month settled to the real cost, and the day's usage
+// counter, one UpdateItem each. The team's first call of a month also
+// finds the month without its budget (the refused reservation), reads the
+// budget and initializes the month: two more updates and a read.
+const guardUpdates = 3
+
+// charged is c plus the CostGuard's calls for modelCalls model calls, the
+// first of which may be the team's first of the month.
+func charged(c calls, modelCalls int, mayBeFirst bool) calls {
+	out := maps.Clone(c)
+	n, get := guardUpdates*modelCalls, 0
+	if mayBeFirst {
+		n, get = n+2, 1
+	}
+	out["DynamoDB"] += n + get
+	out["DynamoDB.UpdateItem"] += n
+	if _, ok := out["DynamoDB.GetItem"]; ok {
+		out["DynamoDB.GetItem"] += get
+	}
+	return out
+}
+
 // watchReads is how many reads a task-worker attempt's watch made at most:
 // one per worker.WatchInterval it ran. A loaded machine's attempt runs
 // longer and reads more; the budget follows what it measured.
@@ -254,8 +278,10 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	// preferred, removed ones never routed to): one Query.
 	// And the answering agent's unread inbox (one Query; shown messages
 	// are marked read after the commit, one write, none here).
-	turnBuilt := calls{"DynamoDB": 11, "DynamoDB.GetItem": 4, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1}
-	turnCached := calls{"DynamoDB": 8, "DynamoDB.GetItem": 3, "DynamoDB.Query": 4, "DynamoDB.TransactWriteItems": 1, "BedrockRuntime": 1}
+	// And the model call charged to the team's budget (charged; the
+	// team's month is initialized by the task run above).
+	turnBuilt := charged(calls{"DynamoDB": 11, "DynamoDB.GetItem": 4, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1}, 1, false)
+	turnCached := charged(calls{"DynamoDB": 8, "DynamoDB.GetItem": 3, "DynamoDB.Query": 4, "DynamoDB.TransactWriteItems": 1, "BedrockRuntime": 1}, 1, false)
 	gate := calls{"DynamoDB": 2, "DynamoDB.Query": 2}
 	withGate := func(c calls) calls {
 		out := calls{"Lambda": 1}
@@ -374,6 +400,16 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		{op: "GET /v1/board-policy", method: "GET", path: lit("/v1/board-policy"), status: 200, max: dynamo(1)},
 		{op: "POST /v1/tasks (due already)", method: "POST", path: lit("/v1/tasks"), status: 201,
 			body: map[string]any{"assignee": "dana", "title": "budget overdue", "due_at": "2020-01-01T00:00:00Z"}, max: create},
+
+		// team budgets (docs/operations.md, "Team budgets")
+		// the budget and its month in one transaction, both read back for
+		// the answer.
+		{op: "PUT /v1/budget", method: "PUT", path: lit("/v1/budget"), status: 200,
+			body: map[string]any{"monthly_limit_usd": 500}, max: calls{"DynamoDB": 3, "DynamoDB.TransactWriteItems": 1, "DynamoDB.GetItem": 2}},
+		// the budget and the month's ledger.
+		{op: "GET /v1/budget", method: "GET", path: lit("/v1/budget"), status: 200, max: calls{"DynamoDB": 2, "DynamoDB.GetItem": 2}},
+		// one Query of the range's counters, summed in memory.
+		{op: "GET /v1/usage", method: "GET", path: lit("/v1/usage?group_by=model"), status: 200, max: calls{"DynamoDB": 1, "DynamoDB.Query": 1}},
 		// a page (a gated task of ava's waits for its approval).
 		{op: "GET /v1/approvals", method: "GET", path: lit("/v1/approvals"), status: 200, max: dynamo(1),
 			before: func() {
@@ -519,8 +555,9 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// context, the epoch, the recent memories, and the context cached:
 		// one transaction); a cached context is the one read. The agent is
 		// read with its team (one Query: the roster) and its unread inbox
-		// (one Query).
-		{"task-worker", calls{"DynamoDB": 12, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}},
+		// (one Query). The model call is charged to the team's budget:
+		// the team's first of the month (charged).
+		{"task-worker", charged(calls{"DynamoDB": 12, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}, 1, true)},
 		{"task-lifecycle complete", transition},
 	} {
 		list := byStep[st.name]

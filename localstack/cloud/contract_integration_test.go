@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/conclave-ai/conclave/shared/dynamo/approvalstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/budgetstore"
 	"github.com/conclave-ai/conclave/shared/storetest"
 )
 
@@ -17,6 +18,7 @@ func TestStoreContract(t *testing.T) {
 	apr := approvalstore.New(e.db.core.DB, e.db.core.Table)
 	storetest.Run(t, func(*testing.T) storetest.Stores {
 		return storetest.Stores{Teams: e.db.teams, Agents: e.db.agents, Tasks: e.db.tasks, Approvals: apr,
-			Conversations: e.db.convs, Sessions: e.db.sessions, Consultations: e.db.consults}
+			Conversations: e.db.convs, Sessions: e.db.sessions, Consultations: e.db.consults,
+			Budgets: budgetstore.New(e.db.core.DB, e.db.core.Table)}
 	})
 }

@@ -628,7 +628,14 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	_, err = invokeFunction(t, e, "task-sweeper", `{"source":"aws.events","detail-type":"Scheduled Event"}`)
 	require.NoError(t, err)
 
-	want := []string{"AgentMessageSent", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged"}
+	// A budget whose warning share one priced call crosses
+	// (TeamBudgetWarning).
+	mustAgent(t, e, d.id, "pricey", &agents.Model{Provider: "local", ID: pricedModel})
+	st, _ = d.call("PUT", "/v1/budget", map[string]any{"monthly_limit_usd": 100, "warn_at": 1e-7})
+	require.Equal(t, 200, st)
+	d.post(d.conversation("pricey"), map[string]any{"content": "What will this cost?"})
+
+	want := []string{"AgentMessageSent", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged", "TeamBudgetWarning"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

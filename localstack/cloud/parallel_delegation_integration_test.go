@@ -177,8 +177,9 @@ func fanOutBudgets(t *testing.T, since int64, team, parentID string, children in
 		// worker.WatchInterval the attempt ran: creating two children on a
 		// loaded machine outlasts one), and the team's approval policy,
 		// read once at the attempt's first response with tool calls
-		// (docs/approvals.md).
-		{"task-worker (a fan-out of 2)", workers[:1], calls{"DynamoDB": 12 + 4*n + watchReads(workers[0]) + 1, "DynamoDB.TransactWriteItems": 3 + 2*n, "EventBridge": n, "SFN": n, "BedrockRuntime": 1}},
+		// (docs/approvals.md). Each attempt's model call is charged to
+		// the team's budget (charged; the first, the team's first).
+		{"task-worker (a fan-out of 2)", workers[:1], charged(calls{"DynamoDB": 12 + 4*n + watchReads(workers[0]) + 1, "DynamoDB.TransactWriteItems": 3 + 2*n, "EventBridge": n, "SFN": n, "BedrockRuntime": 1}, 1, true)},
 		// Per child: the parent (still running for this execution), the
 		// child, its token stored in one conditional write (or, ended
 		// already, the token sent at once). The children's waits register
@@ -188,7 +189,7 @@ func fanOutBudgets(t *testing.T, since int64, team, parentID string, children in
 		{"task-lifecycle await (per child)", byStep["task-lifecycle await"], calls{"DynamoDB": 5, "DynamoDB.TransactWriteItems": 2, "SFN": 1}},
 		// The resumed attempt: its start, every child's result in one
 		// write, its end; the memory context cached by the first.
-		{"task-worker (resumed with 2 results)", workers[1:], calls{"DynamoDB": 10, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}},
+		{"task-worker (resumed with 2 results)", workers[1:], charged(calls{"DynamoDB": 10, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}, 1, false)},
 	} {
 		require.NotEmpty(t, st.inv, st.name)
 		for _, inv := range st.inv {

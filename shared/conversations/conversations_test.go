@@ -254,7 +254,8 @@ func TestWithCollaborationOffTheTeamsDefaultAgentAnswersANewConversation(t *test
 	assert.Equal(t, r.ID, msgs[1].ID)
 
 	req := f.model.last(t)
-	assert.Equal(t, map[string]string{models.MetadataTeamID: demo.TeamID, models.MetadataAgent: "kyra"}, req.Metadata)
+	assert.Equal(t, map[string]string{models.MetadataTeamID: demo.TeamID, models.MetadataAgent: "kyra", models.MetadataConversationID: c.ID}, req.Metadata,
+		"the call is attributed to the team, the agent and the conversation (budget usage)")
 	assert.Contains(t, req.System, "You are Kyra (@kyra)")
 	assert.Contains(t, req.System, "general-assistance")
 }

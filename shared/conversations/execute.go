@@ -34,6 +34,9 @@ type outcome struct {
 	// seen is, per attempt, the inbox messages its context showed
 	// (marked read when the turn commits with its reply kept: seenBy).
 	seen [][]string
+	// refused is the team budget's first refusal of a model call: a turn
+	// no agent answered because of it answers it (422), not EUPSTREAM.
+	refused error
 }
 
 // undelivered is the work whose result no stored message will carry: that
@@ -84,6 +87,9 @@ type answer struct {
 	delivered []WorkRef
 	// seen: the inbox messages the agent's context showed.
 	seen []string
+	// refused is the team budget's refusal of the agent's model call
+	// (budget.RefusedError), if it was refused.
+	refused error
 }
 
 // execute runs the selected agents by strategy: one agent (direct,
@@ -162,6 +168,9 @@ func (r *run) record(ans answer) {
 	r.out.attempts = append(r.out.attempts, ans.attempt)
 	r.out.carried = append(r.out.carried, ans.delivered)
 	r.out.seen = append(r.out.seen, ans.seen)
+	if ans.refused != nil && r.out.refused == nil {
+		r.out.refused = ans.refused
+	}
 	if ans.attempt.Outcome == dispatch.OutcomeAnswered {
 		r.out.latency[ans.agent.Slug] = float64(ans.attempt.LatencyMS)
 	}
@@ -241,7 +250,13 @@ func (r *run) keepBest(ok []answer) {
 // relevant contributor and listing every contributor.
 func (r *run) ensemble(ctx context.Context, ok []answer) {
 	s := r.s
-	agg, usage, err := routing.Aggregate(ctx, s.Synth, r.user.Content, r.replies(ok))
+	syn := s.Synth
+	if syn != nil {
+		turn := *syn
+		turn.Metadata = map[string]string{models.MetadataTeamID: r.p.Decision().TeamID, models.MetadataConversationID: r.p.conv.ID}
+		syn = &turn
+	}
+	agg, usage, err := routing.Aggregate(ctx, syn, r.user.Content, r.replies(ok))
 	if err != nil {
 		s.log().WarnContext(ctx, "ensemble synthesis failed; using the deterministic merge", "error", err.Error())
 	}
@@ -317,6 +332,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 		}
 	}
 	req := prompts.Request(d.TeamID, a, system, MaxReplyTokens, d.Model)
+	req.Metadata[models.MetadataConversationID] = p.conv.ID
 	for _, m := range history {
 		switch m.Role {
 		case AuthorUser:
@@ -362,6 +378,9 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 		att.Outcome = dispatch.OutcomeAnswered
 	}
 	ans := answer{agent: a, attempt: att, resp: resp, seen: seen}
+	if errors.Is(err, models.ErrBudgetExhausted) {
+		ans.refused = err
+	}
 	if lp != nil {
 		if len(lp.pending) > 0 && att.Outcome != dispatch.OutcomeAnswered {
 			// The work goes on; its result will be posted in the

@@ -148,7 +148,8 @@ func (s *Service) router() *dispatch.Router {
 // decision are still recorded and the error is EUPSTREAM. When too little
 // of ctx's deadline is left to commit and answer (deadline.go), nothing is
 // stored and the error is EUNAVAILABLE. Returns EINVALID, ENOTFOUND,
-// ECONFLICT, EUPSTREAM, EUNAVAILABLE.
+// ECONFLICT, EUPSTREAM, EUNAVAILABLE, and EREJECTED (reason
+// TeamBudgetExhausted) when the team's budget refused every agent's call.
 //
 // Kept whole: it is the outline of a turn (check, route, answer, commit), each
 // step a call to a helper.
@@ -234,6 +235,12 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 		cancel()
 	}
 	res := PostResult{UserMessage: user, Replies: msgs[1:], Routing: d}
+	if out.reply == nil && out.refused != nil {
+		// The team's budget refused the calls: not an upstream failure,
+		// and retrying cannot help until the budget is raised or the
+		// month ends (the turn is recorded with its note all the same).
+		return res, out.refused
+	}
 	if out.reply == nil {
 		return res, apperr.New(apperr.EUPSTREAM, "no agent could answer: %s", failureNote(out.attempts)).
 			WithReason("AllAgentsFailed").WithDetail("decision_id", d.ID).WithDetail("attempts", out.attempts)

@@ -77,8 +77,11 @@ type Candidate struct {
 // ChoiceRequest is what the router model is asked: who of the candidates
 // (the gate's best, most confident first) should answer the question.
 type ChoiceRequest struct {
-	TeamID   string
-	Question string
+	TeamID string
+	// ConversationID is the conversation routed in: the call is charged
+	// to it (budget usage).
+	ConversationID string
+	Question       string
 	// CurrentAgent is the conversation's current agent ("" for none): a
 	// hint for follow-ups; it is always a candidate when set.
 	CurrentAgent string
@@ -237,7 +240,7 @@ func (r *Router) askModel(ctx context.Context, req Request, scores []routing.Exp
 		// anyway, so nobody is clearly better): nothing to second-guess.
 		return false
 	}
-	creq := ChoiceRequest{TeamID: req.TeamID, Question: req.Query, CurrentAgent: current(req), Candidates: candidates(req, scores)}
+	creq := ChoiceRequest{TeamID: req.TeamID, ConversationID: req.ConversationID, Question: req.Query, CurrentAgent: current(req), Candidates: candidates(req, scores)}
 	if len(creq.Candidates) < 2 {
 		return false
 	}

@@ -174,7 +174,7 @@ func TestTheRouterModelIsToldTheCandidates(t *testing.T) {
 	luke.MatchingSkills = []string{"code-review"}
 	c := picks("luke", 0.9)
 	routeModel(t, []routing.ExpertScore{luke, sc("dana", 0.78)}, c, nil)
-	assert.Equal(t, dispatch.ChoiceRequest{TeamID: "team_1", Question: "Which of you should look at this?", Candidates: []dispatch.Candidate{
+	assert.Equal(t, dispatch.ChoiceRequest{TeamID: "team_1", ConversationID: "conv_1", Question: "Which of you should look at this?", Candidates: []dispatch.Candidate{
 		{Agent: "luke", Name: "Luke", Skill: "code-review", Description: "Review code for bugs"},
 		{Agent: "dana", Name: "Dana", Skill: "data-analysis", Description: "Analyze metrics"},
 		{Agent: "kyra", Name: "Kyra", Skill: "general-assistance", Description: "Answer general questions"}, // the default

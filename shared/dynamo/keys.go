@@ -62,6 +62,11 @@ import (
 //	posted result   TEAM#<team>           RESULT#<task, report id | session id#r<run>>  (message_id; never expires)  resultItem
 //	approval        TEAM#<team>           APPROVAL#<approval id>  (status filters it; never expires)            approvalItem
 //	approval policy TEAM#<team>           APPROVALPOLICY                                                       policyItem
+//	team budget     TEAM#<team>           BUDGET  (limit_nanos, warn_at)                                        budgetItem
+//	budget month    TEAM#<team>           SPEND#<YYYY-MM>  (the CostGuard's ledger: spent, reserved, committed,  monthItem
+//	                  headroom in nano-dollars; limited, limit, warn_at, warned; written only by updates)
+//	usage counter   TEAM#<team>           USAGE#<YYYY-MM-DD>#<hash of agent, model, conversation, session>      usageItem
+//	                  (calls, input_tokens, output_tokens, nanos; written only by ADD; expires_at TTL, 400 days)
 //	skill vectors   TEAM#<team>           SKILLVEC#<embedder id>#<slug>#<version>  (an agent version's skill embeddings,     skillVecItem
 //	                  float32 little-endian in skill order; texts_hash; no TTL: see shared/expertgate/vectors.go)
 //
@@ -109,6 +114,9 @@ import (
 //	get an approval / the policy           GetItem TEAM#<team> / APPROVAL#<id>, TEAM#<team> / APPROVALPOLICY
 //	approvals newest first (pending)       Query pk=TEAM#<team>, begins_with(sk, APPROVAL#), descending (filter status, task_id)
 //	decide an approval once                UpdateItem APPROVAL#<id>, condition status = pending (and expires_at > now)
+//	a team's budget / a month's ledger     GetItem TEAM#<team> / BUDGET, TEAM#<team> / SPEND#<month>
+//	reserve a model call's worst case      UpdateItem SPEND#<month>, ADD, condition limited = false OR headroom >= amount
+//	usage of a range of days               Query pk=TEAM#<team>, sk BETWEEN USAGE#<from># AND USAGE#<to>#DEL
 //	a team's skill vectors (the gate)      Query pk=TEAM#<team>, begins_with(sk, SKILLVEC#<embedder id>#)
 //	an agent version's skill vectors       GetItem / Put / Delete TEAM#<team> / SKILLVEC#<embedder id>#<slug>#<version>
 //
@@ -168,6 +176,8 @@ const (
 	// PrefixEscalation is the sort key prefix of escalations (of
 	// consultations and of tasks alike).
 	PrefixEscalation = "ESC#"
+	prefixSpend      = "SPEND#"
+	prefixUsage      = "USAGE#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -183,6 +193,7 @@ const (
 	SKPolicy   = "APPROVALPOLICY"
 	// SKBoardPolicy is the sort key of a team's board policy.
 	SKBoardPolicy = "BOARDPOLICY"
+	SKBudget      = "BUDGET"
 
 	// RangeEnd sorts after every id (ids are lower-case base32), so
 	// BETWEEN <prefix><floor> AND <prefix>~ is "this prefix, from floor on".
@@ -359,6 +370,25 @@ func SkillVecPrefix(embedder string) string { return prefixSkillVec + embedder +
 // SkillVecSK is the sort key of one agent version's skill vectors.
 func SkillVecSK(embedder, slug string, version int) string {
 	return SkillVecPrefix(embedder) + slug + "#" + strconv.Itoa(version)
+}
+
+// SpendSK is the sort key of a team's month (YYYY-MM) ledger.
+func SpendSK(month string) string { return prefixSpend + month }
+
+// UsagePrefix is the sort key prefix of a day's (YYYY-MM-DD) usage
+// counters.
+func UsagePrefix(day string) string { return prefixUsage + day + "#" }
+
+// UsageSK is the sort key of one usage counter: its day and a hash of what
+// it counts (the item holds the names; a hash keeps any character of a
+// model id or slug out of the key).
+func UsageSK(day string, parts ...string) string {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return UsagePrefix(day) + strconv.FormatUint(h.Sum64(), 36)
 }
 
 // Key is the primary key of the item at pk, sk.

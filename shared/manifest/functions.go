@@ -44,8 +44,8 @@ var Functions = []Function{
 	},
 	{
 		Name:        "team",
-		Description: "The team, its API keys (list, create, rotate, revoke) and its activity log.",
-		Domains:     []string{"activity", "teams"},
+		Description: "The team, its API keys (list, create, rotate, revoke), its activity log, its monthly budget (CostGuard) and the attribution of its model spend.",
+		Domains:     []string{"activity", "budget", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/team"},
@@ -54,6 +54,9 @@ var Functions = []Function{
 			{"POST", "/v1/keys/{id}/rotate"},
 			{"DELETE", "/v1/keys/{id}"},
 			{"GET", "/v1/activity"},
+			{"GET", "/v1/budget"},
+			{"PUT", "/v1/budget"},
+			{"GET", "/v1/usage"},
 		},
 		MemoryMB: 256, Timeout: 10,
 		Grants:  []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem},
@@ -116,7 +119,7 @@ var Functions = []Function{
 	{
 		Name:        "task-worker",
 		Description: "Runs an agent on a task through the model port, with the collaboration tools (delegation state machine task).",
-		Domains:     []string{"agents", "approvals", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "budget", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
 		Grants: []Grant{
@@ -131,7 +134,7 @@ var Functions = []Function{
 	{
 		Name:        "conversations",
 		Description: "Conversations and chat: routes each message (direct, AgentRouter or ExpertGate + strategy), runs the agents, records the turn and its routing decision; feedback; the tools an agent's model receives.",
-		Domains:     []string{"agents", "approvals", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "reports", "results", "routing", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "budget", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "reports", "results", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/conversations"},
@@ -282,7 +285,7 @@ var Functions = []Function{
 	{
 		Name:        "session-steps",
 		Description: "Every state of the collaboration machines: begin, plan, one agent's stage (a task of the task model, through the model port), decide a round, synthesize, wait for a human, complete, fail.",
-		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "budget", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
 		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback},
@@ -308,7 +311,7 @@ var Functions = []Function{
 	{
 		Name:        "consultations",
 		Description: "Consultations API: an agent asks for help, the ExpertGate (in process) chooses the specialist, the curated context package (secrets redacted), the specialist's answer through the model port, loop detection and escalation to a human, outcomes, metrics.",
-		Domains:     []string{"agents", "approvals", "consultations", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "budget", "consultations", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/consultations"},

@@ -270,6 +270,21 @@ type GSI struct {
 // EventSource is the source of every event Conclave publishes.
 const EventSource = "conclave"
 
+// BudgetWarningLog is the message (slog "msg") of the log line the
+// CostGuard writes when it publishes TeamBudgetWarning: each stage's
+// functions that call models count these lines with a metric filter, and
+// the stage's team-budget-warnings alarm watches that metric
+// (infra/stack/monitoring.go). A log line rather than the event's rule
+// metric: it is counted in the very function that emitted the warning,
+// without a rule that delivers nowhere.
+const BudgetWarningLog = "team budget warning emitted"
+
+// BudgetWarningMetric is that metric, in namespace MetricNamespace.
+const BudgetWarningMetric = "TeamBudgetWarnings"
+
+// MetricNamespace is the CloudWatch namespace of Conclave's own metrics.
+const MetricNamespace = "Conclave"
+
 // The resources.
 var (
 	MainTable = Table{

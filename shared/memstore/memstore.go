@@ -114,6 +114,10 @@ type Store struct {
 	// boardPolicies are the teams' board policies (overdue.go), made on
 	// first use.
 	boardPolicies map[string]tasks.BoardPolicy
+
+	// Team budgets, their months and usage counters (budget.go), made on
+	// first use.
+	bud *budgetRows
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as

@@ -61,7 +61,8 @@ type Request struct {
 	// Provider picks the adapter in a Switch ("" is the default one).
 	Provider string
 	// Metadata is request metadata for attribution and tracing, with the
-	// keys MetadataTeamID and MetadataAgent. It is never part of the
+	// keys below (team, agent, conversation, session: the CostGuard
+	// charges and attributes the call by them). It is never part of the
 	// prompt: adapters hand it to providers that record it (Bedrock logs it
 	// with the invocation) or ignore it, and the local model reads the
 	// agent it names.
@@ -72,8 +73,14 @@ type Request struct {
 const (
 	// MetadataTeamID is the team the call is made for (costs, logs).
 	MetadataTeamID = "team_id"
-	// MetadataAgent is the slug of the agent answering.
+	// MetadataAgent is the slug of the agent answering; absent for a
+	// call made for no agent (routing, planning, synthesis).
 	MetadataAgent = "agent"
+	// MetadataConversationID is the conversation the call serves, if any.
+	MetadataConversationID = "conversation_id"
+	// MetadataSessionID is the collaboration session the call serves, if
+	// any.
+	MetadataSessionID = "session_id"
 )
 
 // Response is the model's answer.
@@ -96,6 +103,12 @@ type Model interface {
 // ErrModel is a model failure (provider error or scripted failure); callers
 // treat it as retryable.
 var ErrModel = errors.New("model error")
+
+// ErrBudgetExhausted is a call the team's CostGuard refused before it was
+// made (shared/budget): the team's monthly budget cannot hold its worst
+// case. Not retryable; the error that wraps it is EREJECTED with reason
+// TeamBudgetExhausted and the details a client sees.
+var ErrBudgetExhausted = errors.New("the team's monthly budget is exhausted")
 
 // EstimateTokens approximates tokens as words × 4/3, the usual rule of thumb
 // for English; the local model reports this so budgets behave realistically.

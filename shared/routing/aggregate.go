@@ -157,6 +157,10 @@ func lowerFirst(s string) string {
 type Synthesizer struct {
 	Model   models.Model
 	ModelID string
+	// Metadata attributes the call (models.Request.Metadata: the team
+	// and conversation, no agent: a synthesis is the system's); a turn
+	// sets it on its own copy.
+	Metadata map[string]string
 }
 
 // Aggregate merges replies and, with a synthesizer, has the model write the
@@ -171,6 +175,7 @@ func Aggregate(ctx context.Context, syn *Synthesizer, query string, replies []Ex
 	resp, err := syn.Model.Converse(ctx, models.Request{
 		ModelID:   syn.ModelID,
 		MaxTokens: 1200,
+		Metadata:  syn.Metadata,
 		System: "You combine answers from several expert agents into one answer to the user's question. " +
 			"Keep every distinct point, drop repetition, and attribute each point to the expert who made it by name, " +
 			"as in \"According to Luke (code review), …\". Do not add facts of your own.",

@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/budget"
 	"github.com/conclave-ai/conclave/shared/demo"
 	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
@@ -310,6 +312,21 @@ func TestConsensusNeedsASecondRound(t *testing.T) {
 	assert.Equal(t, sessions.Completed, s.Status)
 	assert.Equal(t, 2, s.Rounds)
 	assert.Contains(t, s.Convergence, "two-thirds")
+}
+
+// The team's monthly budget ends a session as its own cap does: the stage
+// whose call it refuses fails with BudgetExhausted, and no call is made.
+func TestTheTeamsBudgetEndsASessionWithBudgetExhausted(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Model = &budget.Guard{Model: f.svc.Model, Store: f.store}
+	require.NoError(t, f.store.PutBudget(context.Background(), team, budget.MonthOf(time.Now()), budget.Budget{Limit: 1, WarnAt: 0.8}))
+	for _, a := range []string{"luke", "archie"} {
+		f.script(t, a, "")
+	}
+	s := f.drive(t, f.create(t, sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie")}))
+	assert.Equal(t, sessions.Failed, s.Status)
+	assert.Equal(t, sessions.ReasonBudget, s.StatusReason)
+	assert.Zero(t, s.TotalCostUSD, "the refused calls cost nothing")
 }
 
 func TestOverspendEndsWithBudgetExhausted(t *testing.T) {

@@ -143,6 +143,10 @@ func (s *Service) bounded(ctx context.Context, ses Session) (context.Context, fu
 func (s *Service) answer(ctx context.Context, ses Session, a agents.Agent, t turn) (StageOutput, error) {
 	var out StageOutput
 	req := prompts.Request(ses.TeamID, a, s.system(ctx, ses, a), maxTurnTokens, "")
+	req.Metadata[models.MetadataSessionID] = ses.ID
+	if ses.ConversationID != "" {
+		req.Metadata[models.MetadataConversationID] = ses.ConversationID
+	}
 	req.Messages = []models.Message{{Role: "user", Content: t.Prompt}}
 	if t.Tool != nil {
 		req.Tools = []models.Tool{*t.Tool}
@@ -192,6 +196,10 @@ func (s *Service) call(ctx context.Context, ses Session, req models.Request) (mo
 	if err != nil {
 		if ctx.Err() != nil {
 			return resp, ctx.Err()
+		}
+		if errors.Is(err, models.ErrBudgetExhausted) {
+			// The team's monthly budget: the session ends as on its own.
+			return resp, workflow.BudgetExhausted{Msg: err.Error()}
 		}
 		return resp, workflow.ModelFailed{Msg: err.Error()}
 	}

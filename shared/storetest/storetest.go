@@ -21,6 +21,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/approvals"
+	"github.com/conclave-ai/conclave/shared/budget"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/sessions"
@@ -38,6 +39,7 @@ type Stores struct {
 	Conversations conversations.Store
 	Sessions      sessions.Store
 	Consultations consultations.Store
+	Budgets       budget.Store
 }
 
 // Run runs the contract against the stores open returns (called once per
@@ -72,6 +74,9 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"agents/slugs, versions, the default agent", agentConditions},
 		{"teams/keys revoked once, by their team", keyConditions},
 		{"consultations/three active per requester", consultationLimit},
+		{"budget/reservations fit the month's limit, to the nano", budgetLimit},
+		{"budget/40 racing reservations: exactly those that fit", budgetConcurrent},
+		{"budget/usage counters by day and attribution; warned once", budgetUsage},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

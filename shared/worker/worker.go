@@ -88,6 +88,9 @@ type Brief struct {
 	// Input is the task's JSON input as one clipped line (prompts.Task).
 	Input        string
 	Conversation []prompts.Line
+	// ConversationID is the task's conversation, if any: its model calls
+	// are charged to it (budget usage by conversation).
+	ConversationID string
 	// CostCapUSD is the task's delegation tree's cost cap: what a
 	// delegation from it is estimated to cost (approvals.EstimatedCost).
 	CostCapUSD float64
@@ -343,10 +346,7 @@ func (w *Worker) loop(ctx context.Context, p workflow.TaskInput, b workflow.Budg
 	for {
 		resp, err := w.Model.Converse(ctx, req)
 		if err != nil {
-			if ctx.Err() != nil {
-				return res, ctx.Err()
-			}
-			return res, workflow.ModelFailed{Msg: err.Error()}
+			return res, modelError(ctx, err)
 		}
 		res.ModelID = resp.ModelID
 		res.TokensUsed += resp.InputTokens + resp.OutputTokens
@@ -471,7 +471,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		return fail(workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)})
 	}
 	task := prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput}
-	var costCap float64
+	costCap, convID := 0.0, ""
 	if w.Briefs != nil {
 		br, err := w.Briefs.Brief(ctx, p)
 		if apperr.Is(err, apperr.ENOTFOUND) {
@@ -482,7 +482,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		}
 		task.Type, task.Priority, task.InputArtifacts, task.Conversation = br.Type, br.Priority, br.InputArtifacts, br.Conversation
 		task.Input = br.Input
-		costCap = br.CostCapUSD
+		costCap, convID = br.CostCapUSD, br.ConversationID
 	}
 	var tools []models.Tool
 	if w.Tools != nil {
@@ -516,6 +516,9 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	}
 	// The task's tier picks the model unless the agent names its own.
 	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, w.Tiers[p.ModelTier])
+	if convID != "" {
+		req.Metadata[models.MetadataConversationID] = convID
+	}
 	req.Tools = tools
 	if p.Resume == nil {
 		req.Messages = []models.Message{{Role: "user", Content: p.Instructions}}

@@ -6,6 +6,7 @@
 package consultwiring
 
 import (
+	"github.com/conclave-ai/conclave/shared/app/budgetwiring"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/consultstore"
@@ -16,5 +17,5 @@ import (
 // Service builds the consultation service on store.
 func Service(d lambdafn.Deps, core *dynamo.Store, bus consultations.Publisher) *consultations.Service {
 	store := consultstore.New(core.DB, core.Table)
-	return consultations.New(store, providers.New(d.Config, d.AWS, store), bus, d.Config.Tiers, d.Log)
+	return consultations.New(store, providers.New(d.Config, d.AWS, store, budgetwiring.Guard(d, core, bus)), bus, d.Config.Tiers, d.Log)
 }

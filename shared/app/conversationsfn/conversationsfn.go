@@ -9,6 +9,7 @@ package conversationsfn
 import (
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/api/convapi"
+	"github.com/conclave-ai/conclave/shared/app/budgetwiring"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
@@ -55,7 +56,7 @@ func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
 	store := convstore.New(core.DB, core.Table)
 	cfg := d.Config
 	bus := eventbus.FromConfig(d.AWS, cfg.BusName)
-	model := providers.New(cfg, d.AWS, store)
+	model := providers.New(cfg, d.AWS, store, budgetwiring.Guard(d, core, bus))
 	gate := toolwiring.Gate(d)
 	var synth *routing.Synthesizer
 	if cfg.Synthesis != "" {

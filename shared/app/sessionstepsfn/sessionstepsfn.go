@@ -6,9 +6,11 @@
 package sessionstepsfn
 
 import (
+	"github.com/conclave-ai/conclave/shared/app/budgetwiring"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
+	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/models/providers"
@@ -18,7 +20,8 @@ import (
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	svc := sessionwiring.New(d, core, nil, executions.CallbacksFromConfig(d.AWS), providers.New(d.Config, d.AWS, agentstore.New(core.DB, core.Table)))
+	svc := sessionwiring.New(d, core, nil, executions.CallbacksFromConfig(d.AWS), providers.New(d.Config, d.AWS, agentstore.New(core.DB, core.Table),
+		budgetwiring.Guard(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName))))
 	// The steps answer their machine whatever the flag says: a session
 	// that started runs to its end.
 	svc.Enabled = true

@@ -8,6 +8,7 @@
 package workerfn
 
 import (
+	"github.com/conclave-ai/conclave/shared/app/budgetwiring"
 	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/app/toolwiring"
@@ -35,7 +36,7 @@ func Build(d lambdafn.Deps) (any, error) {
 	// The same tools as a chat reply's (toolwiring), so GET
 	// /v1/agents/{slug}/tools?context=task answers what a task offers.
 	tools := toolwiring.New(d, w, starter, &memory.Service{Store: mem, Dir: mem, Bus: w.Bus}, toolwiring.Gate(d))
-	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store),
+	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store, budgetwiring.Guard(d, w.Core, w.Bus)),
 		Tools: tools, Tracker: tasktools.Tracker{Tasks: w.Tasks},
 		Tiers: routing.TiersOrDefault(d.Config.Tiers), Reviewer: tasktools.Reviewer{},
 		// The task record's fields and its conversation, and the

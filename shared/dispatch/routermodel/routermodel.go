@@ -88,7 +88,8 @@ func Request(req dispatch.ChoiceRequest, modelID string) models.Request {
 		Messages:  []models.Message{{Role: "user", Content: req.Question}},
 		Tools:     []models.Tool{Tool(req.Candidates)},
 		MaxTokens: MaxTokens,
-		Metadata:  map[string]string{models.MetadataTeamID: req.TeamID},
+		// For no agent: the call is the system's (budget usage).
+		Metadata: map[string]string{models.MetadataTeamID: req.TeamID, models.MetadataConversationID: req.ConversationID},
 	}
 }
 

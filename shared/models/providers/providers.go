@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
+	"github.com/conclave-ai/conclave/shared/budget"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/models/bedrock"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
@@ -22,7 +23,11 @@ import (
 // OPENAI_BASE_URL is set, the OpenAI-compatible endpoint. An unknown
 // MODEL_PROVIDER falls back to the local model, as make run expects. The
 // local model reads agents (their scripts and voices) through agentStore.
-func New(cfg settings.Config, awsCfg aws.Config, agentStore localmodel.AgentReader) models.Model {
+//
+// Every call goes through the team's CostGuard: guard (its Store, Bus and
+// Log set; nil Store: no guard, for tests) wraps the switch, knowing each
+// provider's default model so a request naming none reserves at its price.
+func New(cfg settings.Config, awsCfg aws.Config, agentStore localmodel.AgentReader, guard budget.Guard) models.Model {
 	local := localmodel.New(agentStore)
 	providers := map[string]models.Model{
 		"local":   local,
@@ -31,9 +36,16 @@ func New(cfg settings.Config, awsCfg aws.Config, agentStore localmodel.AgentRead
 	if cfg.OpenAIBaseURL != "" {
 		providers["openai"] = openai.Model{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
 	}
+	defaults := map[string]string{"local": localmodel.ModelID, "bedrock": routing.DefaultTierModels[routing.Tier1], "openai": ""}
 	def, ok := providers[cfg.ModelProvider]
+	defaults[""] = defaults[cfg.ModelProvider]
 	if !ok {
-		def = local
+		def, defaults[""] = local, localmodel.ModelID
 	}
-	return models.Switch{Default: def, Providers: providers}
+	sw := models.Switch{Default: def, Providers: providers}
+	if guard.Store == nil {
+		return sw
+	}
+	guard.Model, guard.DefaultModels = sw, defaults
+	return &guard
 }

@@ -1,0 +1,38 @@
+package teamapi
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/budget"
+	"github.com/conclave-ai/conclave/shared/httpapi"
+)
+
+// BudgetRoutes registers the team's budget (its CostGuard) and the
+// attribution of its model spend.
+func BudgetRoutes(rt *httpapi.Router, svc *budget.Service) {
+	rt.Handle("GET /v1/budget", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		st, err := svc.Get(ctx, r.TeamID)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(st), nil
+	})
+	rt.Handle("PUT /v1/budget", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in budget.PutInput
+		if err := r.Decode(&in); err != nil {
+			return httpapi.Response{}, err
+		}
+		st, err := svc.Put(ctx, r.TeamID, in)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(st), nil
+	})
+	rt.Handle("GET /v1/usage", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		rep, err := svc.Usage(ctx, r.TeamID, budget.UsageQuery{From: r.Query("from"), To: r.Query("to"), GroupBy: r.Query("group_by")})
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(rep), nil
+	})
+}
