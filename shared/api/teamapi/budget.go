@@ -2,6 +2,7 @@ package teamapi
 
 import (
 	"context"
+	"github.com/conclave-ai/conclave/shared/apperr"
 
 	"github.com/conclave-ai/conclave/shared/budget"
 	"github.com/conclave-ai/conclave/shared/httpapi"
@@ -29,6 +30,13 @@ func BudgetRoutes(rt *httpapi.Router, svc *budget.Service) {
 		return httpapi.OK(st), nil
 	})
 	rt.Handle("GET /v1/usage", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		// A date given empty (`?to=`) is refused, not read as the default:
+		// the document asks for a date when the parameter is there.
+		for _, name := range []string{"from", "to"} {
+			if r.HasQuery(name) && r.Query(name) == "" {
+				return httpapi.Response{}, apperr.Invalid(name, "%s must be a date, YYYY-MM-DD (leave it out for the default)", name)
+			}
+		}
 		rep, err := svc.Usage(ctx, r.TeamID, budget.UsageQuery{From: r.Query("from"), To: r.Query("to"), GroupBy: r.Query("group_by")})
 		if err != nil {
 			return httpapi.Response{}, err
