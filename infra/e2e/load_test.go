@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -145,6 +146,8 @@ func loadPart(agent, role string, stage int) map[string]any {
 // how many of its stages waited for a slot, and its final status.
 func runSession(me client, body map[string]any) (time.Duration, int, string, error) {
 	start := time.Now()
+	body = maps.Clone(body)
+	body["lead"] = "kyra"
 	r := me.do("POST", "/v1/sessions", body)
 	if r.Status != 201 && r.Status != 202 {
 		return 0, 0, "", fmt.Errorf("start %v: %d %s", body["pattern"], r.Status, r.Body)
