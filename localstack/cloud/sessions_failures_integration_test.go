@@ -270,6 +270,40 @@ func TestSessionStageWaitsForASlot(t *testing.T) {
 	assert.EqualValues(t, 4, load["active_tasks"], "the stage's slot was given back; the other four are held")
 }
 
+// A session cancelled while a stage waits for a slot leaves nothing
+// behind: its ticket is dropped when it ends, so the next slot luke frees
+// is released (his load falls), not handed to a stage nobody runs.
+func TestACancelledSessionLeavesNoTicketBehind(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "kyra", "title": "coordinate"})
+	require.Equal(t, 201, st, res)
+	parent := res["id"].(string)
+	st, res = d.call("POST", "/v1/tasks/"+parent+"/start", nil)
+	require.Equal(t, 200, st, res)
+	var held []string
+	for i := 0; i < 5; i++ {
+		st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "busy work", "parent_task_id": parent, "execute": false})
+		require.Equal(t, 201, st, res)
+		held = append(held, res["id"].(string))
+	}
+	id := d.start(map[string]any{"pattern": "brainstorm", "participants": twoContributors("luke", "archie")})
+	require.Eventually(t, func() bool {
+		_, s := d.call("GET", "/v1/sessions/"+id, nil)
+		waits, _ := s["slot_waits"].([]any)
+		return len(waits) == 1
+	}, 60*time.Second, 200*time.Millisecond, "the stage waits for a slot")
+
+	st, res = d.call("POST", "/v1/sessions/"+id+"/cancel", nil)
+	require.Equal(t, 200, st, res)
+	st, res = d.call("POST", "/v1/tasks/"+held[0]+"/cancel", map[string]any{"reason": "make room"})
+	require.Equal(t, 200, st, res)
+	_, load := d.call("GET", "/v1/agents/luke/load", nil)
+	assert.EqualValues(t, 4, load["active_tasks"], "the freed slot was released, not handed to the cancelled session")
+	st, res = d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "takes it", "parent_task_id": parent, "execute": false})
+	assert.Equal(t, 201, st, "a delegation takes the free slot: %v", res)
+}
+
 // The cost cap holds under concurrency on DynamoDB Local: 40 racing
 // charges of $0.03 against a $0.50 cap, while the session is also being
 // rewritten from stale reads; exactly 16 land and the total never
