@@ -34,7 +34,7 @@ const (
 	minBridgeAnswer = 32
 	// chatBridgeTokens is a chat reply's bridging budget (input and
 	// answer), in tokens.
-	chatBridgeTokens = 8000
+	chatBridgeTokens = 2000
 )
 
 type summarizeInput struct {

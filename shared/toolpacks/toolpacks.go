@@ -137,3 +137,27 @@ func Tools(packs []string) []string {
 	}
 	return out
 }
+
+// View is a pack as GET /v1/tool-packs shows it: each tool as the model
+// receives it (name, description, input schema), with the feature flag it
+// needs.
+type View struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Tools       []ViewTool `json:"tools"`
+}
+
+// ViewTool is one tool of a View.
+type ViewTool struct {
+	toolset.OfferedTool
+	// Flag is the feature flag the tool needs (settings.Flag*).
+	Flag string `json:"flag"`
+	// Where is where it can be given: "task" or "anywhere" (a task or a
+	// chat reply).
+	Where string `json:"where"`
+}
+
+// List is GET /v1/tool-packs.
+type List struct {
+	ToolPacks []View `json:"tool_packs"`
+}
