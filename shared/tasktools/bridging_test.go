@@ -226,3 +226,18 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// delegate_task may give the colleague packs for that task only; an
+// unknown pack is an argument error naming the field.
+func TestDelegateTaskGivesPacks(t *testing.T) {
+	f := newFixture(t)
+	p := f.working(t, "kyra")
+	out := f.call(t, p, "delegate_task", map[string]any{"to_agent": "luke", "instructions": "summarize it", "tool_packs": []string{"bridging"}, "wait_for_result": false})
+	m := delegatedRE.FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	child, err := f.tasks.Get(context.Background(), team, m[1])
+	require.NoError(t, err)
+	assert.Equal(t, []string{"bridging"}, child.ToolPacks)
+	out = f.call(t, p, "delegate_task", map[string]any{"to_agent": "luke", "instructions": "x", "tool_packs": []string{"capture"}})
+	assert.Contains(t, out, `"field":"tool_packs"`, out)
+}

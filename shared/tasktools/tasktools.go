@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/consultations"
@@ -212,6 +214,9 @@ type delegateInput struct {
 	TaskType       string `json:"task_type,omitempty" jsonschema:"the kind of work"`
 	Priority       string `json:"priority,omitempty" jsonschema:"the task's priority (default normal)"`
 	WaitForResult  *bool  `json:"wait_for_result,omitempty" jsonschema:"wait for the result (default true); false returns the task id at once"`
+	// ToolPacks gives the colleague tool packs for this task only
+	// (shared/toolpacks).
+	ToolPacks []string `json:"tool_packs,omitempty" jsonschema:"tool packs the colleague gets for this task only, on top of its own tools"`
 }
 
 func (delegateInput) constrain(c constraints) {
@@ -221,6 +226,11 @@ func (delegateInput) constrain(c constraints) {
 	c.length("expected_output", 0, 20000)
 	c.enum("task_type", tasks.Types...)
 	c.enum("priority", tasks.Priorities...)
+	packs := c.prop("tool_packs")
+	packs.MaxItems, packs.UniqueItems = jsonschema.Ptr(toolpacks.MaxPerTask), true
+	for _, name := range toolpacks.Names() {
+		packs.Items.Enum = append(packs.Items.Enum, name)
+	}
 }
 
 // maxID bounds an id argument (task, report, consultation).
@@ -286,6 +296,7 @@ func (t *Tools) delegate(ctx context.Context, c caller, in delegateInput) (resul
 	create := tasks.CreateInput{
 		Assignee: in.ToAgent, ParentID: c.taskID, Type: in.TaskType, Title: in.Title, Instructions: in.Instructions,
 		ExpectedOutput: in.ExpectedOutput, Priority: in.Priority, ConversationID: c.conversationID, CreatedByAgent: c.agent,
+		ToolPacks: in.ToolPacks,
 	}
 	if c.inChat() && wait {
 		create.ResultDelivery = tasks.DeliverInReply // released to the conversation if it runs late
