@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -118,4 +119,56 @@ func TestABridgingCallChargesTheTaskBudget(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, res.ToolCalls)
 	assert.Greater(t, res.TokensUsed, 10)
+}
+
+// stepModel asks request_tool_pack, then check_task_status, then answers
+// with the tools it was offered.
+type stepModel struct{}
+
+func (stepModel) Converse(_ context.Context, req models.Request) (models.Response, error) {
+	answered := 0
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			answered++
+		}
+	}
+	resp := models.Response{InputTokens: 10, OutputTokens: 5}
+	switch answered {
+	case 0:
+		resp.ToolCalls = []models.ToolCall{{ID: "c1", Name: "request_tool_pack", Input: `{"pack":"bridging"}`}}
+	case 1:
+		resp.ToolCalls = []models.ToolCall{{ID: "c2", Name: "check_task_status", Input: `{}`}}
+	default:
+		var names []string
+		for _, t := range req.Tools {
+			names = append(names, t.Name)
+		}
+		resp.Text = "offered: " + strings.Join(names, ",")
+	}
+	return resp, nil
+}
+
+// waitingTools is packTools whose check_task_status waits for a child.
+type waitingTools struct{ packTools }
+
+func (w *waitingTools) Call(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, error) {
+	if call.Name == "check_task_status" {
+		return "", worker.WaitFor{ChildTaskID: "task_child"}
+	}
+	return w.packTools.Call(ctx, p, call)
+}
+
+// A pack added before the attempt waited for a delegation is still the
+// task's when the resumed attempt runs (its saved state keeps it).
+func TestAnAddedPackOutlivesAWait(t *testing.T) {
+	w := newWorker(&waitingTools{})
+	w.Model = stepModel{}
+	p := payload("ok")
+	first, err := w.Run(context.Background(), p)
+	require.NoError(t, err)
+	require.NotNil(t, first.Waiting)
+	p.Resume = &workflow.Resume{State: first.Waiting.State, Children: []workflow.ChildOutcome{{TaskID: "task_child", Status: "completed", Summary: "done"}}}
+	res, err := w.Run(context.Background(), p)
+	require.NoError(t, err)
+	assert.Equal(t, "offered: check_task_status,request_tool_pack,summarize_text,clipboard_get", res.Output)
 }
