@@ -55,6 +55,7 @@ func TestAStepAugmentedWithAPackSeesItsToolsAndTheNextDoesNot(t *testing.T) {
 	}
 
 	step1 := run(map[string]any{"title": "step 1", "instructions": "[list-tools] gather the findings", "tool_packs": []any{"bridging", "memory"}})
+	assert.Equal(t, []any{"bridging", "memory"}, step1["tool_packs"], "kept on the task item")
 	for _, tool := range []string{"summarize_text", "extract_structured_data", "compare_texts", "clipboard_store", "clipboard_get", "search_memories", "share_memory", "request_tool_pack"} {
 		assert.Contains(t, step1["result"], tool, "step 1 was given %s", tool)
 	}
