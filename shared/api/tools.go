@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 	"github.com/conclave-ai/conclave/shared/toolset"
 )
 
@@ -28,5 +29,29 @@ func AgentToolRoutes(rt *httpapi.Router, tools ToolLister) {
 			return httpapi.Response{}, err
 		}
 		return httpapi.OK(out), nil
+	})
+}
+
+// ToolPacks answers the tool-pack routes (tasktools.Packs).
+type ToolPacks interface {
+	List(ctx context.Context) toolpacks.List
+	// Get returns ENOTFOUND for a pack that does not exist.
+	Get(ctx context.Context, name string) (toolpacks.View, error)
+}
+
+// ToolPackRoutes registers GET /v1/tool-packs and GET
+// /v1/tool-packs/{name}: the built-in packs with their tools and the
+// tools' input schemas (docs/tools.md). They are the same for every team;
+// the routes are authorized as every route is.
+func ToolPackRoutes(rt *httpapi.Router, packs ToolPacks) {
+	rt.Handle("GET /v1/tool-packs", func(ctx context.Context, _ *httpapi.Request) (httpapi.Response, error) {
+		return httpapi.OK(packs.List(ctx)), nil
+	})
+	rt.Handle("GET /v1/tool-packs/{name}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		v, err := packs.Get(ctx, r.Param("name"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(v), nil
 	})
 }

@@ -27,6 +27,7 @@ var adapters = map[string]bool{
 	"shared/dynamo/activitystore":  true, // the team activity log
 	"shared/dynamo/agentstore":     true, // agents
 	"shared/dynamo/budgetstore":    true, // team budgets, their months and usage counters
+	"shared/dynamo/clipstore":      true, // the tool packs' clipboard
 	"shared/dynamo/approvalstore":  true, // approvals and policies
 	"shared/dynamo/consultstore":   true, // consultations
 	"shared/dynamo/convstore":      true, // conversations, messages, handoffs, feedback

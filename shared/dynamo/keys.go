@@ -67,6 +67,8 @@ import (
 //	                  headroom in nano-dollars; limited, limit, warn_at, warned; written only by updates)
 //	usage counter   TEAM#<team>           USAGE#<YYYY-MM-DD>#<hash of agent, model, conversation, session>      usageItem
 //	                  (calls, input_tokens, output_tokens, nanos; written only by ADD; expires_at TTL, 400 days)
+//	clipboard value TEAM#<team>           CLIP#<scope>#<key>  (scope task:<root task id> or conv:<conversation id>;  clipItem
+//	                  value, stored_by; expires_at TTL, 1 day: toolpacks.ClipTTL)
 //	skill vectors   TEAM#<team>           SKILLVEC#<embedder id>#<slug>#<version>  (an agent version's skill embeddings,     skillVecItem
 //	                  float32 little-endian in skill order; texts_hash; no TTL: see shared/expertgate/vectors.go)
 //
@@ -75,6 +77,7 @@ import (
 //	resolve an API key to its team        GetItem APIKEY#<hash>
 //	list a team's keys                     Query gsi1 gsi1pk=TEAM#<team>, begins_with(gsi1sk, KEY#)
 //	find a key by id (revoke, rotate)      Query gsi1 gsi1pk=TEAM#<team>, gsi1sk=KEY#<id>
+//	read a clipboard value                 GetItem TEAM#<team> / CLIP#<scope>#<key> (expired: ignored until TTL deletes it)
 //	get a team / its default agent         GetItem TEAM#<team> / TEAM
 //	get an agent by slug                   GetItem TEAM#<team> / AGENT#<slug>
 //	list agents by slug                    Query pk=TEAM#<team>, begins_with(sk, AGENT#)
@@ -178,6 +181,7 @@ const (
 	PrefixEscalation = "ESC#"
 	prefixSpend      = "SPEND#"
 	prefixUsage      = "USAGE#"
+	prefixClip       = "CLIP#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -358,6 +362,10 @@ func ReportSK(id string) string { return PrefixReport + id }
 
 // ResultSK is the sort key of a posted result's marker.
 func ResultSK(marker string) string { return prefixResult + marker }
+
+// ClipSK is a clipboard value's sort key: its scope (task:<root id> or
+// conv:<conversation id>; neither holds "#") and its key.
+func ClipSK(scope, key string) string { return prefixClip + scope + "#" + key }
 
 // ApprovalSK is an approval request's sort key.
 func ApprovalSK(id string) string { return PrefixApproval + id }

@@ -133,7 +133,7 @@ var Functions = []Function{
 	},
 	{
 		Name:        "conversations",
-		Description: "Conversations and chat: routes each message (direct, AgentRouter or ExpertGate + strategy), runs the agents, records the turn and its routing decision; feedback; the tools an agent's model receives.",
+		Description: "Conversations and chat: routes each message (direct, AgentRouter or ExpertGate + strategy), runs the agents, records the turn and its routing decision; feedback; the tools an agent's model receives and the tool packs.",
 		Domains:     []string{"agents", "approvals", "budget", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "reports", "results", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
@@ -153,6 +153,9 @@ var Functions = []Function{
 			// catalog is linked already (a chat reply's tools), not by
 			// the agents function, which would link it for this alone.
 			{"GET", "/v1/agents/{slug}/tools"},
+			// The tool packs with their tools' schemas: the same catalog.
+			{"GET", "/v1/tool-packs"},
+			{"GET", "/v1/tool-packs/{name}"},
 		},
 		// 29 s: a turn spends at most 24 s on models, below API Gateway's 30 s.
 		MemoryMB: 1024, Timeout: 29,

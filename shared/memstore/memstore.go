@@ -37,6 +37,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 )
 
 var (
@@ -97,6 +98,9 @@ type Store struct {
 	// resultMarkers are the results posted into conversations, by team
 	// and marker (the message id), made on first use.
 	resultMarkers map[key]string
+	// clips are the clipboard values (toolpacks.Clip), by team, scope and
+	// key.
+	clips map[clipKey]toolpacks.Clip
 
 	// Consultations (consultations.go), made on first use.
 	consultations map[key][]byte          // consultation documents

@@ -27,6 +27,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 )
 
 // Stores are the ports under contract, as one implementation provides them
@@ -40,6 +41,8 @@ type Stores struct {
 	Sessions      sessions.Store
 	Consultations consultations.Store
 	Budgets       budget.Store
+	// Clipboard is the tool packs' clipboard; nil skips its contract.
+	Clipboard toolpacks.ClipboardStore
 }
 
 // Run runs the contract against the stores open returns (called once per
@@ -77,6 +80,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"budget/reservations fit the month's limit, to the nano", budgetLimit},
 		{"budget/40 racing reservations: exactly those that fit", budgetConcurrent},
 		{"budget/usage counters by day and attribution; warned once", budgetUsage},
+		{"clipboard/by team, scope and key; replaced; gone once expired", clipboardScopes},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -17,6 +17,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/backoff"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -132,6 +133,9 @@ type CreateInput struct {
 	// tasks (the default for POST /v1/tasks) are driven by start/complete
 	// calls instead; delegations execute unless told otherwise.
 	Execute *bool `json:"execute"`
+	// ToolPacks are tool packs (shared/toolpacks) whose tools the task's
+	// agent is given for this task only (a plan step's, or a client's).
+	ToolPacks []string `json:"tool_packs"`
 	// ModelTier and Report are set by the reports service, never by a
 	// client of the tasks API (a report is requested with POST
 	// /v1/reports, which builds its instructions from the template).
@@ -216,6 +220,9 @@ func (in CreateInput) validate() error {
 			return apperr.Invalid("budgets.timeout_seconds", "timeout_seconds must be between 1 and %d", workflow.MaxTaskSeconds)
 		}
 	}
+	if err := toolpacks.Validate("tool_packs", in.ToolPacks); err != nil {
+		return err
+	}
 	if in.CostCapUSD != nil && (*in.CostCapUSD <= 0 || *in.CostCapUSD > DefaultCostCapUSD) {
 		return apperr.Invalid("cost_cap_usd", "cost_cap_usd must be above 0 and at most %.2f", DefaultCostCapUSD)
 	}
@@ -272,6 +279,7 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		CostCapUSD: DefaultCostCapUSD, Status: Queued, ResultArtifacts: []string{},
 		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now, EventSeq: 1,
 		ModelTier: in.ModelTier, Report: in.Report, HeldCall: in.HeldCall, SessionID: in.SessionID, Ticket: in.Ticket,
+		ToolPacks: slices.Clone(in.ToolPacks),
 	}
 	t.Instructions = cmp.Or(t.Instructions, t.Title)
 	if in.ConversationID != "" && in.Report == nil {
@@ -441,6 +449,7 @@ func payload(t Task) workflow.TaskInput {
 		TeamID: t.TeamID, TaskID: t.ID, Assignee: t.Assignee, Title: t.Title, Instructions: t.Instructions,
 		Context: t.Context, ExpectedOutput: t.ExpectedOutput, Budgets: t.Budgets,
 		ModelTier: t.ModelTier, Report: t.Report, HeldCall: t.HeldCall,
+		ToolPacks: t.ToolPacks, RootTaskID: t.RootID,
 	}
 }
 

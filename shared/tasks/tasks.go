@@ -123,6 +123,9 @@ const (
 	// EvApprovalRequested: a tool call of the task waits for a human's
 	// approval (shared/approvals); written by the worker.
 	EvApprovalRequested = "approval_requested"
+	// EvToolPackAdded: the agent added a tool pack to the running task
+	// (request_tool_pack); written by the worker.
+	EvToolPackAdded = "tool_pack_added"
 )
 
 // The product's safety limits.
@@ -209,6 +212,11 @@ type Task struct {
 	ModelTier string `json:"model_tier,omitempty"`
 	// Report is set on the task that delivers a report (shared/reports).
 	Report *workflow.ReportCheck `json:"report,omitempty"`
+	// ToolPacks are the tool packs the task was created with
+	// (CreateInput.ToolPacks): their tools are the task's, on top of its
+	// agent's. A pack added while it runs (request_tool_pack) is on its
+	// timeline (EvToolPackAdded), not here.
+	ToolPacks []string `json:"tool_packs,omitempty"`
 	// SessionID is set on the task of a collaboration session's stage
 	// (CreateInput.SessionID): run by the session's workflow, it holds a
 	// slot like an executed task, though no delegation machine runs it.

@@ -23,6 +23,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasktools"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 	"github.com/conclave-ai/conclave/shared/toolset"
 )
 
@@ -33,6 +34,8 @@ func fullyWired(f *fixture) {
 	f.tools.Consultations = consultations.New(f.store, localmodel.New(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.tools.Memories = &memory.Service{Store: f.store, Dir: f.store, Bus: f.bus}
 	f.tools.Colleagues = &fakeColleagues{}
+	f.tools.Model = localmodel.New(f.store)
+	f.tools.Clipboard = &toolpacks.Clipboard{Store: f.store}
 }
 
 // Every tool of every context, for an agent declaring every declared

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/consultations"
@@ -26,6 +28,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 	"github.com/conclave-ai/conclave/shared/toolset"
 	"github.com/conclave-ai/conclave/shared/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -58,6 +61,14 @@ type Tools struct {
 	// held in a task that finishes the reply once a human decides (chat.go;
 	// in a task the worker gates calls itself); nil gates nothing.
 	Approvals worker.Policies
+	// Model answers the bridging tools that ask a model (summarize_text,
+	// extract_structured_data, compare_texts); nil leaves them out.
+	Model models.Model
+	// BridgeModelID is the model they ask ("" is the provider's default).
+	BridgeModelID string
+	// Clipboard keeps clipboard_store's values; nil leaves the clipboard
+	// tools out.
+	Clipboard *toolpacks.Clipboard
 }
 
 var _ worker.Tools = (*Tools)(nil)
@@ -83,6 +94,12 @@ var catalog = func() map[string]def {
 		define(toolset.CloseConsultation, `Rate a consultation you asked once it has answered you (rating and lessons learned, shared with the team); it then takes no more follow-ups.`, (*Tools).closeConsultation),
 		define(toolset.ReadConsultation, `Read a consultation you asked: its status and answer (a human's, after an escalation).`, (*Tools).readConsultation),
 		define(toolset.FindColleagues, `Ask the ExpertGate which colleagues fit a need: each candidate's slug, name, matching skills, confidence, availability and load.`, (*Tools).findColleagues),
+		define(toolset.RequestToolPack, `Add a tool pack to this task: its tools are yours from your next step to the end of this task (collaboration, memory, board, reporting, bridging).`, (*Tools).requestPack),
+		define(toolset.SummarizeText, `Summarize a text (a colleague's result, a long answer) to pass it on; charged to your task's token budget.`, (*Tools).summarize),
+		define(toolset.ExtractStructuredData, `Extract data from a text as JSON valid against a JSON Schema you give; an answer that does not fit the schema comes back as an error. Charged to your task's token budget.`, (*Tools).extract),
+		define(toolset.CompareTexts, `Compare two texts: what they agree on and where they differ; charged to your task's token budget.`, (*Tools).compare),
+		define(toolset.ClipboardStore, `Keep a value on the clipboard of this plan (every step of it reads it) or of this conversation, for a day.`, (*Tools).clipStore),
+		define(toolset.ClipboardGet, `Read a value from the clipboard of this plan or of this conversation.`, (*Tools).clipGet),
 	} {
 		out[d.spec.Name] = d
 	}
@@ -105,6 +122,10 @@ func (t *Tools) available(name string) bool {
 		return t.Consultations != nil
 	case toolset.FindColleagues:
 		return t.Colleagues != nil
+	case toolset.SummarizeText, toolset.ExtractStructuredData, toolset.CompareTexts:
+		return t.Model != nil
+	case toolset.ClipboardStore, toolset.ClipboardGet:
+		return t.Clipboard != nil
 	}
 	return true
 }
@@ -133,6 +154,9 @@ type caller struct {
 	teamID, agent string
 	// taskID is the task worked on ("" in a chat).
 	taskID string
+	// rootTaskID is the root of its delegation tree (its plan): the
+	// clipboard's scope.
+	rootTaskID string
 	// conversationID is the chat answered in ("" working on a task).
 	conversationID string
 	context        string
@@ -190,6 +214,9 @@ type delegateInput struct {
 	TaskType       string `json:"task_type,omitempty" jsonschema:"the kind of work"`
 	Priority       string `json:"priority,omitempty" jsonschema:"the task's priority (default normal)"`
 	WaitForResult  *bool  `json:"wait_for_result,omitempty" jsonschema:"wait for the result (default true); false returns the task id at once"`
+	// ToolPacks gives the colleague tool packs for this task only
+	// (shared/toolpacks).
+	ToolPacks []string `json:"tool_packs,omitempty" jsonschema:"tool packs the colleague gets for this task only, on top of its own tools"`
 }
 
 func (delegateInput) constrain(c constraints) {
@@ -199,6 +226,11 @@ func (delegateInput) constrain(c constraints) {
 	c.length("expected_output", 0, 20000)
 	c.enum("task_type", tasks.Types...)
 	c.enum("priority", tasks.Priorities...)
+	packs := c.prop("tool_packs")
+	packs.MaxItems, packs.UniqueItems = jsonschema.Ptr(toolpacks.MaxPerTask), true
+	for _, name := range toolpacks.Names() {
+		packs.Items.Enum = append(packs.Items.Enum, name)
+	}
 }
 
 // maxID bounds an id argument (task, report, consultation).
@@ -243,7 +275,7 @@ func (handoffInput) constrain(c constraints) {
 // Call implements worker.Tools. The worker runs only the tools it offered
 // (Specs), so the call is not checked again here.
 func (t *Tools) Call(ctx context.Context, p workflow.TaskInput, call models.ToolCall) (string, error) {
-	c := caller{teamID: p.TeamID, agent: p.Assignee, taskID: p.TaskID, context: p.Context}
+	c := caller{teamID: p.TeamID, agent: p.Assignee, taskID: p.TaskID, rootTaskID: p.RootTaskID, context: p.Context}
 	res, err := t.call(ctx, c, call)
 	return res.text, err
 }
@@ -264,6 +296,7 @@ func (t *Tools) delegate(ctx context.Context, c caller, in delegateInput) (resul
 	create := tasks.CreateInput{
 		Assignee: in.ToAgent, ParentID: c.taskID, Type: in.TaskType, Title: in.Title, Instructions: in.Instructions,
 		ExpectedOutput: in.ExpectedOutput, Priority: in.Priority, ConversationID: c.conversationID, CreatedByAgent: c.agent,
+		ToolPacks: in.ToolPacks,
 	}
 	if c.inChat() && wait {
 		create.ResultDelivery = tasks.DeliverInReply // released to the conversation if it runs late

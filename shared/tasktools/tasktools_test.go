@@ -99,7 +99,7 @@ func TestSpecsListTheTaskTools(t *testing.T) {
 		names = append(names, s.Name)
 		assert.NotEmpty(t, s.Description)
 	}
-	assert.Equal(t, []string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report", "send_agent_message", "get_agent_inbox"}, names,
+	assert.Equal(t, []string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report", "send_agent_message", "get_agent_inbox", "request_tool_pack"}, names,
 		"no handoff_to in a task; no start_collaboration without a session service")
 }
 
@@ -111,7 +111,7 @@ func TestFlagsAndDeclaredToolsDecideTheSpecs(t *testing.T) {
 	assert.Contains(t, names(f.tools.Specs(luke)), "search_memories")
 	assert.NotContains(t, names(f.tools.Specs(agents.Agent{Slug: "kyra"})), "search_memories")
 	f.tools.Flags.TaskDelegation = false
-	assert.Equal(t, []string{"send_agent_message", "get_agent_inbox", "search_memories"}, names(f.tools.Specs(luke)))
+	assert.Equal(t, []string{"send_agent_message", "get_agent_inbox", "search_memories", "request_tool_pack"}, names(f.tools.Specs(luke)))
 	f.tools.Flags.Collaboration = false
 	assert.Empty(t, f.tools.Specs(luke), "collaboration off: no tool at all")
 	chat := tasktools.Chat{Tools: f.tools}

@@ -39,6 +39,17 @@ const (
 	CloseConsultation    = "close_consultation"
 	ReadConsultation     = "read_consultation"
 	FindColleagues       = "find_colleagues"
+	// RequestToolPack adds a tool pack (shared/toolpacks) to the running
+	// task, for the rest of that task only.
+	RequestToolPack = "request_tool_pack"
+	// The bridging tools: the bridging pack's (shared/toolpacks). The
+	// first three ask the model; the clipboard is the plan's or the
+	// conversation's.
+	SummarizeText         = "summarize_text"
+	ExtractStructuredData = "extract_structured_data"
+	CompareTexts          = "compare_texts"
+	ClipboardStore        = "clipboard_store"
+	ClipboardGet          = "clipboard_get"
 )
 
 // Where a tool is called from.
@@ -88,6 +99,33 @@ var Catalog = []Tool{
 	// /v1/agents/recommend), with availability and load: what the
 	// delegation and messaging tools need to name a colleague.
 	{Name: FindColleagues, Flag: settings.FlagCollaboration, Where: Anywhere},
+	// Every running task may pull in a tool pack (shared/toolpacks) for
+	// the rest of that task; a chat reply has no task to augment.
+	{Name: RequestToolPack, Flag: settings.FlagCollaboration, Where: InTask},
+	// The bridging tools come with the bridging pack, or to an agent
+	// whose skills declare them.
+	{Name: SummarizeText, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
+	{Name: ExtractStructuredData, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
+	{Name: CompareTexts, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
+	{Name: ClipboardStore, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
+	{Name: ClipboardGet, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
+}
+
+// Get returns the catalog entry of name.
+func Get(name string) (Tool, bool) {
+	i := slices.IndexFunc(Catalog, func(t Tool) bool { return t.Name == name })
+	if i < 0 {
+		return Tool{}, false
+	}
+	return Catalog[i], true
+}
+
+// Usable reports whether a pack's tool may be given at where with flags:
+// a pack adds tools an agent did not declare, never a tool its flag (or
+// the collaboration flag) turns off, nor one of another place.
+func Usable(flags settings.Flags, name string, where Where) bool {
+	t, ok := Get(name)
+	return ok && t.Where&where != 0 && flags.On(t.Flag) && flags.On(settings.FlagCollaboration)
 }
 
 // Known reports whether name is a tool of the catalog.

@@ -72,7 +72,7 @@ func (w *Worker) gate(ctx context.Context, p workflow.TaskInput, tc teamContext,
 // awaitApprovals saves the conversation up to the response whose calls
 // wait for approval and returns the wait: the machine blocks the task and
 // resumes it with every decision.
-func (w *Worker) awaitApprovals(res workflow.TaskResult, msgs []models.Message, calls []models.ToolCall, gated []workflow.ApprovalWait, rv review, team string, p workflow.TaskInput, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
+func (w *Worker) awaitApprovals(res workflow.TaskResult, msgs []models.Message, calls []models.ToolCall, gated []workflow.ApprovalWait, rv review, tc teamContext, p workflow.TaskInput, record func(Usage, ...TrackEvent) error) (workflow.TaskResult, error) {
 	pending := make([]pendingCall, len(calls))
 	byCall := map[string]string{}
 	evs := make([]TrackEvent, 0, len(gated))
@@ -88,7 +88,7 @@ func (w *Worker) awaitApprovals(res workflow.TaskResult, msgs []models.Message, 
 	if err := record(Usage{}, evs...); err != nil {
 		return res, notRunnable(p, err)
 	}
-	st, err := json.Marshal(savedState{Messages: msgs, Pending: pending, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: team})
+	st, err := json.Marshal(savedState{Messages: msgs, Pending: pending, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: tc.block, Packs: tc.packs})
 	if err != nil {
 		return res, err
 	}
@@ -109,7 +109,7 @@ func (w *Worker) holdChatCall(res workflow.TaskResult, req models.Request, h wor
 	h.Agent = p.Assignee
 	call := models.ToolCall{ID: h.CallID, Name: h.Tool, Input: string(h.Arguments)}
 	msgs := append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
-	return w.awaitApprovals(res, msgs, []models.ToolCall{call}, []workflow.ApprovalWait{h}, rv, tc.block, p, record)
+	return w.awaitApprovals(res, msgs, []models.ToolCall{call}, []workflow.ApprovalWait{h}, rv, tc, p, record)
 }
 
 // pendingCall is a call of a response that waited for approvals (with

@@ -55,6 +55,9 @@ type savedState struct {
 	// told again to the resumed attempt: at most prompts.TeamBudget
 	// tokens, about 2 KB of the payload.
 	Team string `json:"team,omitempty"`
+	// Packs are the tool packs the task runs with: its own and the ones
+	// request_tool_pack added, which the resumed attempt offers again.
+	Packs []string `json:"packs,omitempty"`
 }
 
 // answers are the saved calls, a pre-fan-out state's one call included.
@@ -97,8 +100,8 @@ func appendAnswers(msgs []models.Message, answers []answer) []models.Message {
 	return msgs
 }
 
-func suspend(res workflow.TaskResult, msgs []models.Message, answers []answer, rv review, team string) (workflow.TaskResult, error) {
-	st, err := json.Marshal(savedState{Messages: msgs, Answers: answers, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: team})
+func suspend(res workflow.TaskResult, msgs []models.Message, answers []answer, rv review, tc teamContext) (workflow.TaskResult, error) {
+	st, err := json.Marshal(savedState{Messages: msgs, Answers: answers, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: tc.block, Packs: tc.packs})
 	if err != nil {
 		return res, err
 	}

@@ -328,12 +328,12 @@ func (w *Worker) loop(ctx context.Context, p workflow.TaskInput, b workflow.Budg
 	if tc.resumed != nil {
 		// The response that waited for approvals runs now, each gated
 		// call as a human decided.
-		answers, waiting, err := w.runCalls(ctx, p, req.Tools, tc.resumed.calls, tc.resumed.decisions, &res, record)
+		answers, waiting, err := w.runCalls(ctx, p, b, &req.Tools, &tc, tc.resumed.calls, tc.resumed.decisions, &res, record)
 		if err != nil {
 			return res, err
 		}
 		if waiting {
-			return suspend(res, req.Messages, answers, rv, tc.block)
+			return suspend(res, req.Messages, answers, rv, tc)
 		}
 		req.Messages = appendAnswers(req.Messages, answers)
 	}
@@ -381,17 +381,17 @@ func (w *Worker) loop(ctx context.Context, p workflow.TaskInput, b workflow.Budg
 			return res, err
 		}
 		if len(gated) > 0 {
-			return w.awaitApprovals(res, req.Messages, resp.ToolCalls, gated, rv, tc.block, p, record)
+			return w.awaitApprovals(res, req.Messages, resp.ToolCalls, gated, rv, tc, p, record)
 		}
 		// Every call of the response runs, in order: one that waits for a
 		// task it delegated (a fan-out when there are several) leaves its
 		// answer to the resumed attempt; the others are answered now.
-		answers, waiting, err := w.runCalls(ctx, p, req.Tools, resp.ToolCalls, nil, &res, record)
+		answers, waiting, err := w.runCalls(ctx, p, b, &req.Tools, &tc, resp.ToolCalls, nil, &res, record)
 		if err != nil {
 			return res, err
 		}
 		if waiting {
-			return suspend(res, req.Messages, answers, rv, tc.block)
+			return suspend(res, req.Messages, answers, rv, tc)
 		}
 		req.Messages = appendAnswers(req.Messages, answers)
 	}
@@ -406,44 +406,10 @@ type teamContext struct {
 	agent   agents.Agent
 	costCap float64
 	resumed *approvedCalls
-}
-
-// runCalls runs the calls of one response in order; decisions (by call
-// id) are the human's on the calls that waited for approval. It returns
-// each call's answer and whether one waits for a delegated task.
-func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, offered []models.Tool, calls []models.ToolCall, decisions map[string]workflow.ApprovalOutcome, res *workflow.TaskResult, record func(Usage, ...TrackEvent) error) ([]answer, bool, error) {
-	answers := make([]answer, 0, len(calls))
-	waiting := false
-	for _, call := range calls {
-		res.ToolCalls++
-		if err := record(Usage{}, TrackEvent{Type: "tool_call", Payload: map[string]any{"tool": call.Name, "input": call.Input, "call": res.ToolCalls}}); err != nil {
-			return nil, false, notRunnable(p, err)
-		}
-		if d, gated := decisions[call.ID]; gated {
-			if d.Decision != workflow.DecisionApprove {
-				out := rejection(d)
-				if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "approval_id": d.ApprovalID, "decision": d.Decision, "output": clip.Clip(out, 500)}}); err != nil {
-					return nil, false, notRunnable(p, err)
-				}
-				answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
-				continue
-			}
-			if len(d.Arguments) > 0 {
-				call.Input = string(d.Arguments)
-			}
-		}
-		out, wait := w.callTool(ctx, p, offered, call)
-		if wait != nil {
-			answers = append(answers, answer{CallID: call.ID, Tool: call.Name, ChildTaskID: wait.ChildTaskID})
-			waiting = true
-			continue
-		}
-		if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": clip.Clip(out, 500)}}); err != nil {
-			return nil, false, notRunnable(p, err)
-		}
-		answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
-	}
-	return answers, waiting, nil
+	// packs are the tool packs the attempt offers the tools of: the
+	// task's (workflow.TaskInput.ToolPacks), a resumed attempt's saved
+	// ones, and those request_tool_pack added.
+	packs []string
 }
 
 // prepare checks the payload and the agent and returns the model request
@@ -484,10 +450,6 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		task.Input = br.Input
 		costCap, convID = br.CostCapUSD, br.ConversationID
 	}
-	var tools []models.Tool
-	if w.Tools != nil {
-		tools = w.Tools.Specs(a)
-	}
 	// A resumed attempt is told what the first one was (its saved team
 	// block): the model's conversation so far was written with it, and
 	// the messages it showed are read by now.
@@ -497,11 +459,23 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 			return fail(workflow.InvalidTask{Msg: "the resumed attempt's saved state is unreadable"})
 		}
 	}
+	// The agent's own tools, and those of the task's packs (its own and,
+	// resumed, the ones it added): for this task only.
+	packs := slices.Clone(p.ToolPacks)
+	for _, pk := range st.Packs {
+		if !slices.Contains(packs, pk) {
+			packs = append(packs, pk)
+		}
+	}
+	var tools []models.Tool
+	if w.Tools != nil {
+		tools = w.augment(a, w.Tools.Specs(a), packs)
+	}
 	tc := teamContext{block: st.Team}
 	if p.Resume == nil {
 		tc = w.teamContext(ctx, p, a, team, tools)
 	}
-	tc.agent, tc.costCap = a, costCap
+	tc.agent, tc.costCap, tc.packs = a, costCap, packs
 	system := prompts.System(a, task) + tc.block
 	if w.Memories != nil {
 		mc, err := w.Memories.ForAgent(ctx, p.TeamID, a.Slug)
@@ -578,23 +552,4 @@ func (w *Worker) teamContext(ctx context.Context, p workflow.TaskInput, a agents
 	}
 	block, seen := prompts.TeamBlock(t)
 	return teamContext{block: block, seen: seen}
-}
-
-// callTool runs one tool call; an error the agent can read becomes the
-// tool's output. A WaitFor ends the attempt instead (returned apart).
-func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, offered []models.Tool, call models.ToolCall) (string, *WaitFor) {
-	if w.Tools == nil || !slices.ContainsFunc(offered, func(t models.Tool) bool { return t.Name == call.Name }) {
-		// A model may name a tool it was not given (or one the flags
-		// turned off): it is not run.
-		return "tool " + call.Name + " is not available", nil
-	}
-	out, err := w.Tools.Call(ctx, p, call)
-	var wait WaitFor
-	if errors.As(err, &wait) {
-		return "", &wait
-	}
-	if err != nil {
-		return "error: " + err.Error(), nil
-	}
-	return out, nil
 }

@@ -48,6 +48,13 @@ type TaskInput struct {
 	// if the model had just made it, and the resumed attempt runs it as
 	// decided and lets the model finish the answer.
 	HeldCall *ApprovalWait `json:"held_call,omitempty"`
+	// ToolPacks are the tool packs (shared/toolpacks) whose tools the
+	// worker offers this task on top of its agent's own: for this task
+	// only, never its sub-tasks.
+	ToolPacks []string `json:"tool_packs,omitempty"`
+	// RootTaskID is the root of the task's delegation tree (a plan): the
+	// scope of its clipboard (the bridging tools).
+	RootTaskID string `json:"root_task_id,omitempty"`
 }
 
 // ReportCheck is what the worker needs to hold a report task's answer to

@@ -28,6 +28,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/models/providers"
 	"github.com/conclave-ai/conclave/shared/results"
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -46,6 +47,8 @@ func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	// toolwiring).
 	chat := svc.Tools.(tasktools.Chat)
 	api.AgentToolRoutes(rt, tasktools.Lister{Agents: agentstore.New(core.DB, core.Table), Chat: chat, Task: chat.Tools})
+	// The tool packs, with the same catalog's schemas (no store call).
+	api.ToolPackRoutes(rt, tasktools.Packs{})
 }
 
 // Service builds the chat service the function serves, as its routes get
@@ -74,7 +77,7 @@ func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
 	memories := memorystore.New(core.DB, core.Table)
 	mem := &memory.Service{Store: memories, Dir: memories, Bus: bus}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
-		Memories: mem, Bus: bus, Tools: chatTools(d, core, mem, gate), Tail: store, Log: d.Log,
+		Memories: mem, Bus: bus, Tools: chatTools(d, core, mem, gate, model), Tail: store, Log: d.Log,
 		// Each agent's unread messages in its context, read once the turn
 		// commits (docs/agents-context.md).
 		Inbox: messagingwiring.Service(core, bus),
@@ -87,8 +90,8 @@ func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
 // chatTools are the tools of agents answering in a chat, built as the
 // task worker's are (toolwiring): delegations and sessions start their
 // executions from here; find_colleagues asks gate.
-func chatTools(d lambdafn.Deps, core *dynamo.Store, mem *memory.Service, gate expertgate.Gate) conversations.Tools {
+func chatTools(d lambdafn.Deps, core *dynamo.Store, mem *memory.Service, gate expertgate.Gate, model models.Model) conversations.Tools {
 	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
 	w := taskwiring.New(d, core, starter, nil)
-	return tasktools.Chat{Tools: toolwiring.New(d, w, starter, mem, gate)}
+	return tasktools.Chat{Tools: toolwiring.New(d, w, starter, mem, gate, model)}
 }

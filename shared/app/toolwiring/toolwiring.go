@@ -14,6 +14,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/discovery"
 	"github.com/conclave-ai/conclave/shared/dynamo/approvalstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/clipstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/gatestore"
 	"github.com/conclave-ai/conclave/shared/dynamo/reportstore"
@@ -21,9 +22,12 @@ import (
 	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/reports"
+	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/tasktools"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -38,15 +42,21 @@ func Gate(d lambdafn.Deps) expertgate.Gate {
 
 // New builds the tools on the function's task wiring: delegations and
 // sessions start executions with starter; mem is the memory service the
-// function already has; gate answers find_colleagues (nil leaves it out).
-func New(d lambdafn.Deps, w taskwiring.Wiring, starter workflow.Starter, mem *memory.Service, gate expertgate.Gate) *tasktools.Tools {
+// function already has; gate answers find_colleagues (nil leaves it out);
+// model answers the bridging tools (the function's own model port, so
+// the team's CostGuard charges their calls too).
+func New(d lambdafn.Deps, w taskwiring.Wiring, starter workflow.Starter, mem *memory.Service, gate expertgate.Gate, model models.Model) *tasktools.Tools {
 	db, table := w.Core.DB, w.Core.Table
 	tools := &tasktools.Tools{Flags: d.Config.Flags, Tasks: w.Tasks, Memories: mem,
 		Messages: messagingwiring.Service(w.Core, w.Bus),
 		Reports:  &reports.Service{Store: reportstore.New(db, table), Tasks: w.Tasks, Conversations: convstore.New(db, table), Bus: w.Bus, Log: d.Log},
 		// A chat call the approval policy gates is refused (approvals run
 		// in tasks; the worker gates a task's calls itself).
-		Approvals: &approvals.Service{Store: approvalstore.New(db, table), Log: d.Log}}
+		Approvals: &approvals.Service{Store: approvalstore.New(db, table), Log: d.Log},
+		// The bridging pack (shared/toolpacks): the tier-1 model, and the
+		// clipboard of the plan or the conversation.
+		Model: model, BridgeModelID: routing.TiersOrDefault(d.Config.Tiers)[routing.Tier1],
+		Clipboard: &toolpacks.Clipboard{Store: clipstore.New(db, table)}}
 	// The consultation tools: the same service as POST /v1/consultations.
 	tools.Consultations = consultwiring.Service(d, w.Core, w.Bus)
 	if d.Config.Flags.On(settings.FlagSessions) {

@@ -35,8 +35,9 @@ func Build(d lambdafn.Deps) (any, error) {
 	msgs := messagingwiring.Service(w.Core, w.Bus)
 	// The same tools as a chat reply's (toolwiring), so GET
 	// /v1/agents/{slug}/tools?context=task answers what a task offers.
-	tools := toolwiring.New(d, w, starter, &memory.Service{Store: mem, Dir: mem, Bus: w.Bus}, toolwiring.Gate(d))
-	run := &worker.Worker{Agents: w.Store, Model: providers.New(d.Config, d.AWS, w.Store, budgetwiring.Guard(d, w.Core, w.Bus)),
+	model := providers.New(d.Config, d.AWS, w.Store, budgetwiring.Guard(d, w.Core, w.Bus))
+	tools := toolwiring.New(d, w, starter, &memory.Service{Store: mem, Dir: mem, Bus: w.Bus}, toolwiring.Gate(d), model)
+	run := &worker.Worker{Agents: w.Store, Model: model,
 		Tools: tools, Tracker: tasktools.Tracker{Tasks: w.Tasks},
 		Tiers: routing.TiersOrDefault(d.Config.Tiers), Reviewer: tasktools.Reviewer{},
 		// The task record's fields and its conversation, and the

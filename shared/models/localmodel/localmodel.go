@@ -76,6 +76,9 @@ type AgentReader interface {
 // Otherwise it chooses the candidate sharing the most words with the
 // question.
 //
+// The tool packs' markers ([list-tools], [request-pack:NAME]) and the
+// answers to extract_structured_data are in packs.go.
+//
 // Each scripted call is made only when the request offers its tool (the
 // flags and the agent's declared tools decide): otherwise the model
 // answers at once, as a model without the tool would.
@@ -179,6 +182,12 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 	}
 	kind, arg, _ := strings.Cut(v.script, ":")
 	n, _ := strconv.Atoi(arg)
+	if v.script == "" || strings.Contains(req.System, ExtractMarker) {
+		// The tool packs' markers (packs.go).
+		if r, ok := packAnswer(req, resp); ok {
+			return r, nil
+		}
+	}
 	if kind != "fail" && kind != "timeout" {
 		if r, ok := structuredAnswer(req, resp, kind, n); ok {
 			return r, nil
@@ -259,6 +268,9 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 		}
 	}
 	resp.Text = answer(req, v)
+	if strings.Contains(lastUser(req), ListTools) {
+		resp.Text += " " + offered(req)
+	}
 	resp.OutputTokens = models.EstimateTokens(resp.Text)
 	if kind == "tokens" {
 		resp.OutputTokens = n
