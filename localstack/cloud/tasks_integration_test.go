@@ -215,7 +215,7 @@ func TestFailingWorkerRetriesTwiceThenDeadLetters(t *testing.T) {
 		TeamID: team, TaskID: created.ID, Assignee: "flaky", Title: "Flaky work",
 		Instructions: "Review the error handling of the payment handler", ExpectedOutput: "a list of findings",
 		RootTaskID: created.ID, // a root task is its own root (the clipboard's scope)
-		Budgets: workflow.Budgets{MaxTokens: 4000, MaxToolCalls: 10, TimeoutSeconds: 30},
+		Budgets:    workflow.Budgets{MaxTokens: 4000, MaxToolCalls: 10, TimeoutSeconds: 30},
 	}, got.TaskInput, "the full task payload is in the dead-letter queue")
 	assert.Equal(t, "ModelFailed", got.Error.Error)
 
