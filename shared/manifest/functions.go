@@ -24,7 +24,7 @@ var Functions = []Function{
 	},
 	{
 		Name:        "agents",
-		Description: "Agents API: create, list, get, update, pause, archive, default agent.",
+		Description: "Agents API: create, list, get, update, pause, archive, default agent; the team's skill registry.",
 		Domains:     []string{"agents", "expertgate", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
@@ -36,6 +36,9 @@ var Functions = []Function{
 			{"POST", "/v1/agents/{slug}/activate"},
 			{"POST", "/v1/agents/{slug}/archive"},
 			{"PUT", "/v1/team/default-agent"},
+			// The team's skill registry, read from the agents.
+			{"GET", "/v1/skills"},
+			{"GET", "/v1/skills/{agent}/{name}"},
 		},
 		MemoryMB: 512, Timeout: 15,
 		// GrantModels: Titan's InvokeModel, for the skill vectors of an
