@@ -331,6 +331,11 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 			memIDs = mc.IDs()
 		}
 	}
+	if sk, ok := p.chosenSkill(a); ok {
+		// The skill that chose the agent: its prompt and context last,
+		// nearest the conversation.
+		system += s.skillPrompt(ctx, r, a, sk)
+	}
 	req := prompts.Request(d.TeamID, a, system, MaxReplyTokens, d.Model)
 	req.Metadata[models.MetadataConversationID] = p.conv.ID
 	for _, m := range history {

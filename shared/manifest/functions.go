@@ -166,8 +166,9 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantModels, GrantStartExecution, GrantStopExecution,
 		},
-		// A reply's next_task reads the agent's queue (gsi2).
-		Indexes: []string{"gsi2"},
+		// A reply's next_task reads the agent's queue (gsi2); a skill's
+		// open_tasks loader lists the agent's tasks (gsi1).
+		Indexes: []string{"gsi1", "gsi2"},
 		Invokes: []string{"expert-gate"},
 	},
 	{
