@@ -154,6 +154,10 @@ func (r *run) answerOf(ctx context.Context, slug string) answer {
 	if !ok {
 		return answer{attempt: dispatch.Attempt{Agent: slug, Outcome: dispatch.OutcomeFailed, Error: "agent is not active"}}
 	}
+	if ans, ok := r.s.kindAnswer(ctx, r, a); ok {
+		// Its skill requests a report or starts a session (kinds.go).
+		return ans
+	}
 	return r.s.ask(ctx, a, r, r.history, r.user)
 }
 
