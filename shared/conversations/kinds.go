@@ -63,7 +63,7 @@ func (s *Service) kindAnswer(ctx context.Context, r *run, a agents.Agent) (answe
 	raw, _ := json.Marshal(input)
 	d := r.p.Decision()
 	lp := &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: r.p.conv, returning: r.returning,
-		caller: ToolCaller{TeamID: d.TeamID, ConversationID: r.p.conv.ID, Agent: a.Slug, Skills: a.Skills, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: offered}}
+		caller: ToolCaller{TeamID: d.TeamID, ConversationID: r.p.conv.ID, Agent: a.Slug, Skills: a.Skills, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: offered, ForUser: r.p.userKey}}
 	start := time.Now()
 	out := lp.call(ctx, models.ToolCall{ID: ids.New("call"), Name: tool, Input: string(raw)})
 	if len(lp.pending) == 0 {
@@ -85,8 +85,13 @@ func (s *Service) kindAnswer(ctx context.Context, r *run, a agents.Agent) (answe
 func (s *Service) kindCall(r *run, a agents.Agent, sk agents.Skill, typ, target string) (tool string, input map[string]any, why string) {
 	content := r.user.Content
 	if typ == agents.KindReport {
-		return kindReportTool, map[string]any{"to_agent": a.Slug, "report_type": target, "title": clip.Clip(content, 500),
-			"parameters": map[string]any{"topic": clip.Clip(content, 4000)}}, ""
+		in := map[string]any{"to_agent": a.Slug, "report_type": target, "title": clip.Clip(content, 500)}
+		if s.ReportParameters != nil {
+			if p := s.ReportParameters(target, clip.Clip(content, 2000)); len(p) > 0 {
+				in["parameters"] = p
+			}
+		}
+		return kindReportTool, in, ""
 	}
 	parts := kindParticipants(r, a, sk)
 	if len(parts) < 2 {

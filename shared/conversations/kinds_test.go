@@ -1,6 +1,7 @@
 package conversations_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/reports"
 )
 
 // kindFixture routes by skill (the AgentRouter) with tools that start
@@ -38,8 +40,10 @@ func toolInput(t *testing.T, m conversations.Message) map[string]any {
 func TestAReportSkillRequestsItsReport(t *testing.T) {
 	f, tools := kindFixture(t, "request_report", "start_collaboration")
 	f.withSkill(t, func(sk *agents.Skill) { sk.Kind = "report:code_review" })
+	f.svc.ReportParameters = reports.ParametersFrom
 	c := f.create(t, "")
-	res := f.post(t, c.ID, "Can you review this Go function for bugs?")
+	res, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "Can you review this Go function for bugs?", UserKey: "key_u"})
+	require.NoError(t, err)
 	r := reply(t, res)
 	assert.Equal(t, "luke", r.Agent)
 	assert.Equal(t, []conversations.WorkRef{{Type: "report", ID: "rep_1", Agent: "luke", Status: "requested"}}, r.Pending)
@@ -47,10 +51,12 @@ func TestAReportSkillRequestsItsReport(t *testing.T) {
 	assert.Equal(t, []string{"request_report"}, tools.names)
 	assert.Equal(t, c.ID, tools.calls[0].ConversationID, "the conversation is linked: the report is posted back")
 	assert.Equal(t, "request_report", tools.calls[0].Offered[0].Name)
+	assert.Equal(t, "key_u", tools.calls[0].ForUser, "the user's request, written by the agent")
 	in := toolInput(t, r)
 	assert.Equal(t, "luke", in["to_agent"])
 	assert.Equal(t, "code_review", in["report_type"])
 	assert.Equal(t, "Can you review this Go function for bugs?", in["title"])
+	assert.Equal(t, map[string]any{"files": []any{"Can you review this Go function for bugs?"}}, in["parameters"], "the template's required parameters")
 	assert.Empty(t, f.model.requests, "no model call")
 	assert.Equal(t, []string{"luke"}, res.Routing.AnsweredBy)
 }

@@ -66,6 +66,10 @@ type Service struct {
 	// add nothing.
 	MemoryLog MemoryLog
 	Tasks     TaskLister
+	// ReportParameters fills a report's parameters from the message a
+	// report:<type> skill answers (reports.ParametersFrom; kinds.go); nil
+	// sends none.
+	ReportParameters func(reportType, message string) map[string]any
 	// Tail reads a conversation's messages after one (the long-poll of
 	// GET …/messages?after=; wait.go).
 	Tail   MessageTail

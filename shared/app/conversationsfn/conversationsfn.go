@@ -30,6 +30,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/results"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/tasktools"
@@ -77,7 +78,7 @@ func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
 		Memories: mem, Bus: bus, Tools: chatTools(d, core, mem, gate), Tail: store, Log: d.Log,
 		// The reads of the skills' context loaders (docs/skills.md).
-		MemoryLog: memories, Tasks: taskstore.New(core.DB, core.Table),
+		MemoryLog: memories, Tasks: taskstore.New(core.DB, core.Table), ReportParameters: reports.ParametersFrom,
 		// Each agent's unread messages in its context, read once the turn
 		// commits (docs/agents-context.md).
 		Inbox: messagingwiring.Service(core, bus),
