@@ -185,11 +185,21 @@ func offeredTool(specs []models.Tool, tool string) []models.Tool {
 	return nil
 }
 
-// kindReply is what the agent says of the work its skill started.
+// kindReply is what the agent says of the work its skill started, or of
+// the approval its call waits for (the approval policy held it).
 func kindReply(a agents.Agent, sk agents.Skill, typ, target string, pending []WorkRef) string {
+	what := fmt.Sprintf("a %s report", target)
+	if typ == agents.KindSession {
+		what = fmt.Sprintf("a %s session that I lead", target)
+	}
+	for _, w := range pending {
+		if w.Type == WorkApproval {
+			return fmt.Sprintf("Starting %s with my %s skill needs a human's approval (%s); once it is decided, the outcome will be posted in this conversation.", what, sk.Name, w.ID)
+		}
+	}
 	w := pending[len(pending)-1]
 	if typ == agents.KindReport {
-		return fmt.Sprintf("I have requested a %s report (%s) for this, with my %s skill; it will be posted in this conversation when it is done.", target, w.ID, sk.Name)
+		return fmt.Sprintf("I have requested %s (%s) for this, with my %s skill; it will be posted in this conversation when it is done.", what, w.ID, sk.Name)
 	}
-	return fmt.Sprintf("I have started a %s session (%s) that I lead, with my %s skill; its outcome will be posted in this conversation when it ends.", target, w.ID, sk.Name)
+	return fmt.Sprintf("I have started %s (%s), with my %s skill; its outcome will be posted in this conversation when it ends.", what, w.ID, sk.Name)
 }

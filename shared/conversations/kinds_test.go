@@ -108,3 +108,19 @@ func TestAKindSkillThatCannotRunAnswersAsChat(t *testing.T) {
 		})
 	}
 }
+
+// A kind's call held by the approval policy is pending with its approval:
+// the reply says it waits for a human.
+func TestAKindSkillHeldForApprovalSaysSo(t *testing.T) {
+	f, tools := kindFixture(t, "request_report")
+	tools.answers["request_report"] = conversations.ToolResult{Text: "held for approval apr_1",
+		Approval: &conversations.WorkRef{Type: conversations.WorkApproval, ID: "apr_1", Agent: "luke", Status: "pending"},
+		Pending:  &conversations.WorkRef{Type: "task", ID: "task_1", Agent: "luke", Status: "blocked"}}
+	f.withSkill(t, func(sk *agents.Skill) { sk.Kind = "report:code_review" })
+	c := f.create(t, "")
+	r := reply(t, f.post(t, c.ID, "Can you review this Go function for bugs?"))
+	require.Len(t, r.Pending, 2)
+	assert.Equal(t, "apr_1", r.Pending[0].ID)
+	assert.Contains(t, r.Content, "needs a human's approval (apr_1)")
+	assert.Empty(t, f.model.requests)
+}
