@@ -304,6 +304,11 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		{op: "GET /v1/agents", method: "GET", path: lit("/v1/agents"), status: 200, max: dynamo(2)},
 		// the agent and the team item (is_default).
 		{op: "GET /v1/agents/{slug}", method: "GET", path: lit("/v1/agents/budgie"), status: 200, max: dynamo(2)},
+		// the skill registry (docs/skills.md): one page of agents; one
+		// agent by its key.
+		{op: "GET /v1/skills", method: "GET", path: lit("/v1/skills?domain=code"), status: 200, max: calls{"DynamoDB": 1, "DynamoDB.Query": 1}},
+		{op: "GET /v1/skills?agent=", method: "GET", path: lit("/v1/skills?agent=budgie"), status: 200, max: calls{"DynamoDB": 1, "DynamoDB.GetItem": 1}},
+		{op: "GET /v1/skills/{agent}/{name}", method: "GET", path: lit("/v1/skills/budgie/testing"), status: 200, max: calls{"DynamoDB": 1, "DynamoDB.GetItem": 1}},
 		// the agent and the team item (is_default), one conditional put.
 		{op: "PATCH /v1/agents/{slug}", method: "PATCH", path: lit("/v1/agents/budgie"), status: 200,
 			body: func() any { return map[string]any{"tagline": "counts calls", "version": version} }, max: dynamo(3)},

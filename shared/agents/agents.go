@@ -58,6 +58,19 @@ type Skill struct {
 	RequiresImageContext bool `json:"requires_image_context,omitempty"`
 	// SupportsHITL: the skill may pause for a human's confirmation.
 	SupportsHITL bool `json:"supports_hitl,omitempty"`
+	// SystemPrompt is added to the agent's system prompt when this skill
+	// is the reason the agent was chosen (at most MaxSystemPrompt
+	// characters; skills.go).
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	// ContextLoaders name what the agent is given beside its usual context
+	// when this skill chose it: names of ContextLoaders (skills.go).
+	ContextLoaders []string `json:"context_loaders,omitempty"`
+	// Kind is how the skill executes: KindChat (a model turn with tools,
+	// the default), "report:<type>" or "session:<pattern>" (skills.go).
+	Kind string `json:"kind,omitempty"`
+	// Public skills are offered outside the team (A2A's agent card);
+	// stored and shown only for now.
+	Public bool `json:"public,omitempty"`
 }
 
 // Model chooses how the agent answers. Script is honoured only by the local
@@ -204,6 +217,7 @@ func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Ag
 	if a.Skills == nil {
 		a.Skills = []Skill{}
 	}
+	normalize(&a)
 	if err := validate(a); err != nil {
 		return Agent{}, err
 	}
@@ -244,6 +258,7 @@ func (s *Service) markDefault(ctx context.Context, teamID string, a Agent, err e
 		return Agent{}, err
 	}
 	a.IsDefault = def == a.Slug
+	normalize(&a)
 	return a, nil
 }
 
@@ -266,6 +281,7 @@ func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Pa
 	}
 	for i := range list {
 		list[i].IsDefault = list[i].Slug == def
+		normalize(&list[i])
 	}
 	return list, next, nil
 }
@@ -299,6 +315,7 @@ func (s *Service) Update(ctx context.Context, teamID, slug string, in UpdateInpu
 	if in.Model != nil {
 		a.Model = in.Model
 	}
+	normalize(&a)
 	if err := validate(a); err != nil {
 		return Agent{}, err
 	}
@@ -331,6 +348,7 @@ func (s *Service) SetStatus(ctx context.Context, teamID, slug, status string) (A
 	if err == nil && status != StatusActive {
 		// The store refused to move the default away from active, so an
 		// agent that left it is not the default: no need to read the team.
+		normalize(&a)
 		return a, nil
 	}
 	return s.markDefault(ctx, teamID, a, err)
@@ -353,6 +371,7 @@ func (s *Service) SetDefault(ctx context.Context, teamID, slug string) (Agent, e
 		return Agent{}, err
 	}
 	a.IsDefault = true // it just became the default
+	normalize(&a)
 	return a, nil
 }
 
@@ -379,43 +398,10 @@ func validate(a Agent) error {
 		return apperr.Invalid("skills", "at most %d skills", MaxSkills)
 	}
 	seen := map[string]bool{}
+	prompts := 0
 	for i, sk := range a.Skills {
-		f := func(name string) string { return "skills[" + itoa(i) + "]." + name }
-		if !skillRE.MatchString(sk.Name) {
-			return apperr.Invalid(f("name"), "skill name must be kebab-case (a-z, 0-9, '-'), 2-64 characters")
-		}
-		if seen[sk.Name] {
-			return apperr.Invalid(f("name"), "duplicate skill %q", sk.Name)
-		}
-		seen[sk.Name] = true
-		if strings.TrimSpace(sk.Description) == "" {
-			return apperr.Invalid(f("description"), "skill description is required")
-		}
-		if utf8.RuneCountInString(sk.Description) > MaxDescription {
-			return apperr.Invalid(f("description"), "skill description must be at most %d characters", MaxDescription)
-		}
-		if sk.Priority < 0 || sk.Priority > 100 {
-			return apperr.Invalid(f("priority"), "priority must be between 0 and 100")
-		}
-		for name, list := range map[string][]string{"domains": sk.Domains, "actions": sk.Actions, "keywords": sk.Keywords, "tools": sk.Tools, "editor_types": sk.EditorTypes} {
-			if len(list) > MaxListItems {
-				return apperr.Invalid(f(name), "at most %d items", MaxListItems)
-			}
-			for _, item := range list {
-				if strings.TrimSpace(item) == "" || utf8.RuneCountInString(item) > MaxItemLength {
-					return apperr.Invalid(f(name), "items must be 1-%d characters", MaxItemLength)
-				}
-			}
-		}
-		for _, tool := range sk.Tools {
-			if !toolset.Known(tool) {
-				// A tool nobody implements would be offered to no model
-				// and fail silently: refused where it is declared.
-				return apperr.Invalid(f("tools"), "unknown tool %q; tools are %s", tool, strings.Join(toolset.Names(), ", "))
-			}
-		}
-		if sk.RequiresExplicitKeywords && len(sk.Keywords) == 0 {
-			return apperr.Invalid(f("keywords"), "requires_explicit_keywords needs at least one keyword")
+		if err := validateSkill(sk, i, seen, &prompts); err != nil {
+			return err
 		}
 	}
 	if m := a.Model; m != nil {
@@ -430,6 +416,56 @@ func validate(a Agent) error {
 		if m.Script != "" && !ValidScript(m.Script) {
 			return apperr.Invalid("model.script", "script must be one of fail, timeout, refuse, tools:N, tokens:N, delegate:<slug>, delegate2:<slug>,<slug>, delegate-fail:<slug>, delegate-async:<slug>, report:<slug>, report-async:<slug>, spend:N, handoff:<slug>, message:<slug>, collab:<slug>,<slug>, recall, omit:<sections>, omit-once:<sections>, approve-after:N, never-approve, reject, violate:N, overspend")
 		}
+	}
+	return nil
+}
+
+// validateSkill checks skill i of an agent; seen holds the names of the
+// skills before it and prompts the length of their system prompts.
+func validateSkill(sk Skill, i int, seen map[string]bool, prompts *int) error {
+	f := func(name string) string { return "skills[" + itoa(i) + "]." + name }
+	if !skillRE.MatchString(sk.Name) {
+		return apperr.Invalid(f("name"), "skill name must be kebab-case (a-z, 0-9, '-'), 2-64 characters")
+	}
+	if seen[sk.Name] {
+		return apperr.Invalid(f("name"), "duplicate skill %q", sk.Name)
+	}
+	seen[sk.Name] = true
+	if strings.TrimSpace(sk.Description) == "" {
+		return apperr.Invalid(f("description"), "skill description is required")
+	}
+	if utf8.RuneCountInString(sk.Description) > MaxDescription {
+		return apperr.Invalid(f("description"), "skill description must be at most %d characters", MaxDescription)
+	}
+	if sk.Priority < 0 || sk.Priority > 100 {
+		return apperr.Invalid(f("priority"), "priority must be between 0 and 100")
+	}
+	for name, list := range map[string][]string{"domains": sk.Domains, "actions": sk.Actions, "keywords": sk.Keywords, "tools": sk.Tools, "editor_types": sk.EditorTypes} {
+		if len(list) > MaxListItems {
+			return apperr.Invalid(f(name), "at most %d items", MaxListItems)
+		}
+		for _, item := range list {
+			if strings.TrimSpace(item) == "" || utf8.RuneCountInString(item) > MaxItemLength {
+				return apperr.Invalid(f(name), "items must be 1-%d characters", MaxItemLength)
+			}
+		}
+	}
+	for _, tool := range sk.Tools {
+		if !toolset.Known(tool) {
+			// A tool nobody implements would be offered to no model
+			// and fail silently: refused where it is declared.
+			return apperr.Invalid(f("tools"), "unknown tool %q; tools are %s", tool, strings.Join(toolset.Names(), ", "))
+		}
+	}
+	if sk.RequiresExplicitKeywords && len(sk.Keywords) == 0 {
+		return apperr.Invalid(f("keywords"), "requires_explicit_keywords needs at least one keyword")
+	}
+	if err := validateExecution(sk, f); err != nil {
+		return err
+	}
+	if *prompts += utf8.RuneCountInString(sk.SystemPrompt); *prompts > MaxSystemPrompts {
+		// The agent is one item (DynamoDB's 400 KB).
+		return apperr.Invalid(f("system_prompt"), "the skills' system prompts together must be at most %d characters", MaxSystemPrompts)
 	}
 	return nil
 }

@@ -74,6 +74,19 @@ func TestCreateRejectsInvalidAgents(t *testing.T) {
 		{"empty keyword", func(in *agents.CreateInput) { in.Skills[0].Keywords = []string{""} }, "skills[0].keywords"},
 		{"unknown tool", func(in *agents.CreateInput) { in.Skills[0].Tools = []string{"search_memories", "read_file"} }, "skills[0].tools"},
 		{"explicit keywords without keywords", func(in *agents.CreateInput) { in.Skills[0].RequiresExplicitKeywords = true }, "skills[0].keywords"},
+		{"long system prompt", func(in *agents.CreateInput) { in.Skills[0].SystemPrompt = strings.Repeat("x", 4001) }, "skills[0].system_prompt"},
+		{"system prompts too long together", func(in *agents.CreateInput) {
+			for i := range 6 {
+				in.Skills = append(in.Skills, agents.Skill{Name: "s" + string(rune('a'+i)), Description: "d", SystemPrompt: strings.Repeat("x", 4000)})
+			}
+		}, "skills[6].system_prompt"},
+		{"unknown context loader", func(in *agents.CreateInput) { in.Skills[0].ContextLoaders = []string{"open_tasks", "weather"} }, "skills[0].context_loaders"},
+		{"duplicate context loader", func(in *agents.CreateInput) { in.Skills[0].ContextLoaders = []string{"open_tasks", "open_tasks"} }, "skills[0].context_loaders"},
+		{"unknown kind", func(in *agents.CreateInput) { in.Skills[0].Kind = "workflow" }, "skills[0].kind"},
+		{"unknown report type", func(in *agents.CreateInput) { in.Skills[0].Kind = "report:haiku" }, "skills[0].kind"},
+		{"report without type", func(in *agents.CreateInput) { in.Skills[0].Kind = "report:" }, "skills[0].kind"},
+		{"unknown session pattern", func(in *agents.CreateInput) { in.Skills[0].Kind = "session:debate" }, "skills[0].kind"},
+		{"chat with a target", func(in *agents.CreateInput) { in.Skills[0].Kind = "chat:x" }, "skills[0].kind"},
 		{"unknown provider", func(in *agents.CreateInput) { in.Model = &agents.Model{Provider: "acme"} }, "model.provider"},
 		{"unknown script", func(in *agents.CreateInput) { in.Model = &agents.Model{Script: "explode"} }, "model.script"},
 	}

@@ -154,6 +154,10 @@ func (r *run) answerOf(ctx context.Context, slug string) answer {
 	if !ok {
 		return answer{attempt: dispatch.Attempt{Agent: slug, Outcome: dispatch.OutcomeFailed, Error: "agent is not active"}}
 	}
+	if ans, ok := r.s.kindAnswer(ctx, r, a); ok {
+		// Its skill requests a report or starts a session (kinds.go).
+		return ans
+	}
 	return r.s.ask(ctx, a, r, r.history, r.user)
 }
 
@@ -330,6 +334,11 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 			system += prompts.Memories(mc)
 			memIDs = mc.IDs()
 		}
+	}
+	if sk, ok := p.chosenSkill(a); ok {
+		// The skill that chose the agent: its prompt and context last,
+		// nearest the conversation.
+		system += s.skillPrompt(ctx, r, a, sk)
 	}
 	req := prompts.Request(d.TeamID, a, system, MaxReplyTokens, d.Model)
 	req.Metadata[models.MetadataConversationID] = p.conv.ID

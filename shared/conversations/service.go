@@ -61,6 +61,15 @@ type Service struct {
 	// Results posts the result of work a reply waited for and carried when
 	// that reply is not stored (nil: it is only logged).
 	Results ResultPoster
+	// MemoryLog and Tasks are the reads of the skills' context loaders
+	// recent_memories and open_tasks (skills.go); nil: those loaders
+	// add nothing.
+	MemoryLog MemoryLog
+	Tasks     TaskLister
+	// ReportParameters fills a report's parameters from the message a
+	// report:<type> skill answers (reports.ParametersFrom; kinds.go); nil
+	// sends none.
+	ReportParameters func(reportType, message string) map[string]any
 	// Tail reads a conversation's messages after one (the long-poll of
 	// GET …/messages?after=; wait.go).
 	Tail   MessageTail

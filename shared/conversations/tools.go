@@ -75,6 +75,11 @@ type ToolCaller struct {
 	// calls and results): a call held for a human's approval is finished
 	// from them later, in a task.
 	Messages []models.Message
+	// ForUser, when set, is the API key id of the user whose message a
+	// kind skill turned into this call (kinds.go): the report or session
+	// it starts is the user's request, led or written by the agent (an
+	// agent cannot request a report from itself).
+	ForUser string
 }
 
 // ToolResult is what a tool answered.

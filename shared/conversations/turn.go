@@ -27,6 +27,10 @@ type PostInput struct {
 	// editor the user has open and references to attachments (seed 003:
 	// requires_editor, editor_types, requires_image_context).
 	Context *routing.MessageContext `json:"context"`
+	// UserKey is the id of the API key that sent the message (set by the
+	// handler, never decoded): work a kind skill starts for the message is
+	// requested by that user, as POST /v1/reports would record it (kinds.go).
+	UserKey string `json:"-"`
 }
 
 // PostResult is the turn: the user's message, the replies (and any system
@@ -53,6 +57,8 @@ func (in PostInput) validate() (dispatch.Options, error) {
 type plan struct {
 	dispatch.Plan
 	conv Conversation
+	// userKey is PostInput.UserKey.
+	userKey string
 }
 
 // thread is what a turn reads before it is routed.
@@ -189,7 +195,7 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	if err != nil {
 		return PostResult{}, err
 	}
-	out := s.execute(ctx, plan{Plan: routed, conv: th.conv}, th.byslug, th.history, user, ret != nil)
+	out := s.execute(ctx, plan{Plan: routed, conv: th.conv, userKey: in.UserKey}, th.byslug, th.history, user, ret != nil)
 	d := routed.Finish(out.result())
 	if ret != nil && (out.reply == nil || out.answeredBy[0] != ret.handoff.To) {
 		ret = nil // the agent asked for did not answer: nothing returned

@@ -92,6 +92,12 @@ type Plan struct {
 	Loads  map[string]routing.Load
 	Labels map[string]string
 	Scores map[string]float64
+	// Skills are, for each selected agent chosen because one of its
+	// skills matched, that skill's name (its best match): the skill's
+	// system_prompt, context loaders and kind apply to its turn
+	// (docs/skills.md). An agent chosen otherwise (a mention, a handoff,
+	// continuity, a greeting, the default or a fallback) has none.
+	Skills map[string]string
 }
 
 // Decision returns the routing decision, without its outcome.
@@ -166,7 +172,7 @@ func (r *Router) tiers() routing.TierModels {
 // gate fails). The plan's decision is complete but for its outcome.
 // Returns ECONFLICT (AgentUnavailable) when no agent can answer.
 func (r *Router) Route(ctx context.Context, req Request) (Plan, error) {
-	p := Plan{Loads: map[string]routing.Load{}, Labels: map[string]string{}, Scores: map[string]float64{}}
+	p := Plan{Loads: map[string]routing.Load{}, Labels: map[string]string{}, Scores: map[string]float64{}, Skills: map[string]string{}}
 	p.decision = Decision{
 		ID: ids.New("rdec"), TeamID: req.TeamID, ConversationID: req.ConversationID, MessageID: req.MessageID,
 		Query: clip.Clip(req.Query, MaxLoggedQuery), Threshold: req.Options.Threshold, Scores: []routing.ExpertScore{},
@@ -337,6 +343,9 @@ func (r *Router) baseline(req Request, p *Plan) {
 	for _, a := range req.Active {
 		p.Labels[a.Slug] = ix.PrimaryLabel(a.Slug)
 	}
+	if res.Reason == routing.ReasonSkill && len(res.MatchingSkills) > 0 {
+		p.Skills[res.Agent] = res.MatchingSkills[0]
+	}
 	r.localTier(d, req.Query, len(res.MatchingSkills))
 }
 
@@ -371,6 +380,26 @@ func (r *Router) selectExperts(ctx context.Context, req Request, gate expertgate
 	p.Loads = gate.Loads
 	for _, sc := range gate.Scores {
 		p.Labels[sc.AgentSlug], p.Scores[sc.AgentSlug] = sc.Label, sc.Overall
+	}
+	chosenSkills(p, scores, sel, kept)
+}
+
+// chosenSkills sets p.Skills for a selection from the gate's scores: each
+// selected agent's best matching skill, unless the selection fell back or
+// continuity kept the current agent (who answers first).
+func chosenSkills(p *Plan, scores []routing.ExpertScore, sel routing.Selection, kept bool) {
+	if sel.Fallback {
+		return
+	}
+	for i, slug := range sel.Agents {
+		if kept && i == 0 {
+			continue // continuity chose it, not a skill
+		}
+		for _, sc := range scores {
+			if sc.AgentSlug == slug && len(sc.MatchingSkills) > 0 {
+				p.Skills[slug] = sc.MatchingSkills[0]
+			}
+		}
 	}
 }
 

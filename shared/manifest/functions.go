@@ -24,7 +24,7 @@ var Functions = []Function{
 	},
 	{
 		Name:        "agents",
-		Description: "Agents API: create, list, get, update, pause, archive, default agent.",
+		Description: "Agents API: create, list, get, update, pause, archive, default agent; the team's skill registry.",
 		Domains:     []string{"agents", "expertgate", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
@@ -36,6 +36,9 @@ var Functions = []Function{
 			{"POST", "/v1/agents/{slug}/activate"},
 			{"POST", "/v1/agents/{slug}/archive"},
 			{"PUT", "/v1/team/default-agent"},
+			// The team's skill registry, read from the agents.
+			{"GET", "/v1/skills"},
+			{"GET", "/v1/skills/{agent}/{name}"},
 		},
 		MemoryMB: 512, Timeout: 15,
 		// GrantModels: Titan's InvokeModel, for the skill vectors of an
@@ -166,8 +169,9 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantModels, GrantStartExecution, GrantStopExecution,
 		},
-		// A reply's next_task reads the agent's queue (gsi2).
-		Indexes: []string{"gsi2"},
+		// A reply's next_task reads the agent's queue (gsi2); a skill's
+		// open_tasks loader lists the agent's tasks (gsi1).
+		Indexes: []string{"gsi1", "gsi2"},
 		Invokes: []string{"expert-gate"},
 	},
 	{

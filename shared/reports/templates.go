@@ -203,3 +203,32 @@ func obj(name, description string) Param {
 // depth is the optional parameter that makes a standard report complex
 // ("comprehensive" or "deep" asks for the powerful tier).
 var depth = str("depth", "brief, standard, comprehensive or deep; comprehensive and deep use the powerful model tier", false)
+
+// ParametersFrom are the parameters of a report of type typ asked for in
+// one message (a chat turn routed to a report:<type> skill): each required
+// parameter holds the message (a list: MinItems copies of it, the fewest
+// it takes). Nil for an unknown type.
+func ParametersFrom(typ, message string) map[string]any {
+	t, ok := Templates[typ]
+	if !ok {
+		return nil
+	}
+	out := map[string]any{}
+	for _, p := range t.Params {
+		if !p.Required {
+			continue
+		}
+		switch p.Kind {
+		case "string":
+			out[p.Name] = message
+		case "list":
+			n := max(p.MinItems, 1)
+			list := make([]string, n)
+			for i := range list {
+				list[i] = message
+			}
+			out[p.Name] = list
+		}
+	}
+	return out
+}

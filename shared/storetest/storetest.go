@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"sessions/charges stop at the cap", sessionBudget},
 		{"sessions/the trace in order", sessionTrace},
 		{"agents/slugs, versions, the default agent", agentConditions},
+		{"agents/skills read back whole; the registry pages by agent", agentSkills},
 		{"teams/keys revoked once, by their team", keyConditions},
 		{"consultations/three active per requester", consultationLimit},
 		{"budget/reservations fit the month's limit, to the nano", budgetLimit},

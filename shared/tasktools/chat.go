@@ -35,7 +35,7 @@ func (c Chat) Specs(a agents.Agent) []models.Tool { return c.offered(a, toolset.
 func (c Chat) Call(ctx context.Context, tc conversations.ToolCaller, call models.ToolCall) (conversations.ToolResult, error) {
 	// Only what the agent was offered runs (never nil: nothing offered
 	// runs nothing).
-	who := caller{teamID: tc.TeamID, agent: tc.Agent, conversationID: tc.ConversationID, waitUntil: tc.WaitUntil, allowed: append([]models.Tool{}, tc.Offered...)}
+	who := caller{teamID: tc.TeamID, agent: tc.Agent, conversationID: tc.ConversationID, waitUntil: tc.WaitUntil, allowed: append([]models.Tool{}, tc.Offered...), forUser: tc.ForUser}
 	if held, gated := c.holdForApproval(ctx, tc, call); gated {
 		return held, nil
 	}

@@ -64,7 +64,11 @@ func (t *Tools) startCollaboration(ctx context.Context, c caller, in collabInput
 	for _, x := range in.Participants {
 		create.Participants = append(create.Participants, sessions.ParticipantInput{Agent: x.Slug, Role: x.Role, Stage: x.Stage})
 	}
-	ses, err := t.Sessions.Create(ctx, c.teamID, "agent:"+c.agent, create)
+	by := "agent:" + c.agent
+	if c.forUser != "" {
+		by = "user:" + c.forUser // as POST /v1/sessions records it
+	}
+	ses, err := t.Sessions.Create(ctx, c.teamID, by, create)
 	if err != nil {
 		return refused(err)
 	}

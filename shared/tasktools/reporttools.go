@@ -8,7 +8,6 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/reports"
-	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -66,7 +65,7 @@ func (t *Tools) requestReport(ctx context.Context, c caller, in reportInput) (re
 	if in.MaxSections > 0 {
 		req.MaxSections = &in.MaxSections
 	}
-	r, err := t.Reports.Request(ctx, c.teamID, tasks.Creator{Type: "agent", ID: c.agent}, req)
+	r, err := t.Reports.Request(ctx, c.teamID, c.requester(), req)
 	if err != nil {
 		return refused(err)
 	}

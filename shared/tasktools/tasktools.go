@@ -166,6 +166,18 @@ type caller struct {
 	// allowed are the tools the agent was offered; nil when the caller
 	// (the worker) checks that itself.
 	allowed []models.Tool
+	// forUser is conversations.ToolCaller.ForUser: the work is requested
+	// by that user (its API key id), not by the agent.
+	forUser string
+}
+
+// requester is who the work the caller starts is requested by: the agent,
+// or the user whose message a kind skill turned into the call.
+func (c caller) requester() tasks.Creator {
+	if c.forUser != "" {
+		return tasks.Creator{Type: "user", ID: c.forUser}
+	}
+	return tasks.Creator{Type: "agent", ID: c.agent}
 }
 
 func (c caller) inChat() bool { return c.conversationID != "" && c.taskID == "" }

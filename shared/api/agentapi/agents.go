@@ -74,3 +74,27 @@ func AgentRoutes(rt *httpapi.Router, svc *agents.Service) {
 		return httpapi.OK(a), nil
 	})
 }
+
+// SkillRoutes registers the team's skill registry (the agents function
+// serves it: the skills are read from the agents).
+func SkillRoutes(rt *httpapi.Router, svc *agents.Service) {
+	rt.Handle("GET /v1/skills", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		p, err := r.Page()
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		f := agents.SkillFilter{Agent: r.Query("agent"), Domain: r.Query("domain"), Kind: r.Query("kind"), Tool: r.Query("tool")}
+		list, next, err := svc.Skills(ctx, r.TeamID, f, p)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(api.ListResponse[agents.SkillEntry]{Items: list, NextToken: next}), nil
+	})
+	rt.Handle("GET /v1/skills/{agent}/{name}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		e, err := svc.Skill(ctx, r.TeamID, r.Param("agent"), r.Param("name"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(e), nil
+	})
+}

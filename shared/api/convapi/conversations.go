@@ -73,6 +73,7 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 		if err := r.Decode(&in); err != nil {
 			return httpapi.Response{}, err
 		}
+		in.UserKey = r.KeyID
 		res, err := svc.Post(ctx, r.TeamID, r.Param("id"), in)
 		if err != nil {
 			return httpapi.Response{}, err

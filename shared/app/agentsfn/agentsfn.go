@@ -35,4 +35,5 @@ func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 		svc.Vectors = &expertgate.VectorWriter{Store: gatestore.New(core.DB, core.Table), Embedder: bedrock.TitanFromConfig(d.AWS, settings.TitanEmbedModel), Timeout: vectorTimeout}
 	}
 	agentapi.AgentRoutes(rt, svc)
+	agentapi.SkillRoutes(rt, svc)
 }

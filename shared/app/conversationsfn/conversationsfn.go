@@ -22,6 +22,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/memorystore"
 	"github.com/conclave-ai/conclave/shared/dynamo/resultstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/taskstore"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/expertgate"
@@ -30,6 +31,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/results"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/tasktools"
@@ -78,6 +80,8 @@ func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
 	mem := &memory.Service{Store: memories, Dir: memories, Bus: bus}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
 		Memories: mem, Bus: bus, Tools: chatTools(d, core, mem, gate, model), Tail: store, Log: d.Log,
+		// The reads of the skills' context loaders (docs/skills.md).
+		MemoryLog: memories, Tasks: taskstore.New(core.DB, core.Table), ReportParameters: reports.ParametersFrom,
 		// Each agent's unread messages in its context, read once the turn
 		// commits (docs/agents-context.md).
 		Inbox: messagingwiring.Service(core, bus),

@@ -56,6 +56,10 @@ type skillItem struct {
 	EditorTypes              []string `dynamodbav:"editor_types,omitempty"`
 	RequiresImageContext     bool     `dynamodbav:"requires_image_context,omitempty"`
 	SupportsHITL             bool     `dynamodbav:"supports_hitl,omitempty"`
+	SystemPrompt             string   `dynamodbav:"system_prompt,omitempty"`
+	ContextLoaders           []string `dynamodbav:"context_loaders,omitempty"`
+	Kind                     string   `dynamodbav:"kind,omitempty"`
+	Public                   bool     `dynamodbav:"public,omitempty"`
 }
 
 type modelItem struct {
