@@ -180,6 +180,9 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 		}
 		return routerAnswer(req, resp), nil
 	}
+	if hasTool(req, plannerTool) {
+		return plannerAnswer(req, resp), nil
+	}
 	kind, arg, _ := strings.Cut(v.script, ":")
 	n, _ := strconv.Atoi(arg)
 	if v.script == "" || strings.Contains(req.System, ExtractMarker) {
