@@ -159,6 +159,9 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 		p, ok := s.tasks[key{t.TeamID, parent.ID}]
 		okParent := ok && p.Status == tasks.Running && p.Depth < tasks.MaxDepth &&
 			!slices.Contains(p.Chain, t.Assignee) && p.Assignee == t.CreatedBy.ID
+		if t.PlanStep() {
+			okParent = ok && p.Status == tasks.Running && p.Depth < tasks.MaxDepth && p.PlanID == t.PlanID
+		}
 		if okParent && parent.RootID == parent.ID {
 			okParent = p.TreeCostUSD < p.CostCapUSD // the parent is the collaboration's root
 		}

@@ -77,8 +77,10 @@ func (s *Service) applyFrom(ctx context.Context, seed *Task, teamID, id string, 
 			after.Deadline = &d
 		}
 		// A work item runs at a person's pace: its due_at says when it is
-		// late (and nothing ends it), not the 120 s of an agent's run.
-		if after.Status != Running || after.WorkItem() {
+		// late (and nothing ends it), not the 120 s of an agent's run. A
+		// plan's root lasts as long as its steps: the plan machine's
+		// timeout bounds it.
+		if after.Status != Running || after.WorkItem() || after.PlanRoot() {
 			after.Deadline = nil
 		}
 		var ends []ApprovalEnd

@@ -39,8 +39,17 @@ func PriorityRank(p string) int {
 // stage stored before SessionID existed is known by its creator, the
 // session, when the lead is its agent).
 func (t Task) WorkItem() bool {
-	return t.ParentID == "" && !t.Execute && t.SessionID == "" && !strings.HasPrefix(t.CreatedBy.ID, SessionCreatorPrefix)
+	return t.ParentID == "" && !t.Execute && t.SessionID == "" && t.PlanID == "" && !strings.HasPrefix(t.CreatedBy.ID, SessionCreatorPrefix)
 }
+
+// PlanRoot reports whether t is a compound plan's root task.
+func (t Task) PlanRoot() bool { return t.PlanID != "" && t.ParentID == "" }
+
+// PlanStep reports whether t is a step of a compound plan: a child of its
+// plan's root. The plan composes skills of any agents, so a step is not
+// held to the delegation chain (the lead's own step, two steps of one
+// agent); depth and the tree's budget hold as for any child.
+func (t Task) PlanStep() bool { return t.PlanID != "" && t.ParentID != "" }
 
 // SessionCreatorPrefix begins the creator id of a session's stage task
 // ("session:" + the session id) that the session's creator gives the lead.

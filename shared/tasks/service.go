@@ -148,6 +148,9 @@ type CreateInput struct {
 	// SessionID makes the task the stage of that collaboration session
 	// (set by the sessions service, never by a client): not a work item.
 	SessionID string `json:"-"`
+	// PlanID makes the task a compound plan's root (no parent) or step
+	// (ParentID the root), set by the plans service, never by a client.
+	PlanID string `json:"-"`
 	// Ticket creates the task on this granted slot ticket (its key; see
 	// slots.go), set by a workflow stage that waited for a slot.
 	Ticket string `json:"-"`
@@ -278,7 +281,7 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		Budgets:    workflow.Budgets{MaxTokens: workflow.MaxTaskTokens, MaxToolCalls: workflow.MaxTaskToolCalls, TimeoutSeconds: workflow.MaxTaskSeconds},
 		CostCapUSD: DefaultCostCapUSD, Status: Queued, ResultArtifacts: []string{},
 		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now, EventSeq: 1,
-		ModelTier: in.ModelTier, Report: in.Report, HeldCall: in.HeldCall, SessionID: in.SessionID, Ticket: in.Ticket,
+		ModelTier: in.ModelTier, Report: in.Report, HeldCall: in.HeldCall, SessionID: in.SessionID, Ticket: in.Ticket, PlanID: in.PlanID,
 		ToolPacks: slices.Clone(in.ToolPacks),
 	}
 	t.Instructions = cmp.Or(t.Instructions, t.Title)
@@ -338,6 +341,9 @@ func (s *Service) place(ctx context.Context, t *Task, in CreateInput) (*Task, er
 	if err != nil {
 		return nil, err
 	}
+	if in.PlanID != "" && p.PlanID != in.PlanID {
+		return nil, apperr.Invalid("parent_task_id", "task %s is not the root of plan %s", p.ID, in.PlanID)
+	}
 	if in.CreatedByAgent != "" && in.CreatedByAgent != p.Assignee {
 		return nil, apperr.Invalid("created_by_agent", "only the parent task's assignee (%s) can delegate from it", p.Assignee)
 	}
@@ -348,12 +354,16 @@ func (s *Service) place(ctx context.Context, t *Task, in CreateInput) (*Task, er
 	t.ParentID, t.RootID, t.CostCapUSD = p.ID, p.RootID, p.CostCapUSD
 	t.Depth = p.Depth + 1
 	t.Chain = append(slices.Clone(p.Chain), t.Assignee)
-	t.ConversationID = cmp.Or(t.ConversationID, p.ConversationID)
+	if t.PlanStep() {
+		t.ConversationID = "" // the plan posts its synthesis, not each step
+	} else {
+		t.ConversationID = cmp.Or(t.ConversationID, p.ConversationID)
+	}
 	return &p, selfDelegation(*t)
 }
 
 func selfDelegation(t Task) error {
-	if t.CreatedBy.Type == "agent" && t.CreatedBy.ID == t.Assignee && t.HeldCall == nil {
+	if t.CreatedBy.Type == "agent" && t.CreatedBy.ID == t.Assignee && t.HeldCall == nil && !t.PlanStep() {
 		return apperr.New(apperr.EINVALID, "an agent cannot delegate a task to itself").WithReason(ReasonSelf)
 	}
 	return nil

@@ -221,6 +221,12 @@ type Task struct {
 	// (CreateInput.SessionID): run by the session's workflow, it holds a
 	// slot like an executed task, though no delegation machine runs it.
 	SessionID string `json:"session_id,omitempty"`
+	// PlanID is set on a compound plan's root task and on its steps
+	// (CreateInput.PlanID, shared/plans): the root is the plan's lead's
+	// work (a slot, no 120 s deadline: the plan machine bounds it), and a
+	// step is a child of the root that may be any agent of the team, the
+	// lead included (PlanStep).
+	PlanID string `json:"plan_id,omitempty"`
 	// Ticket is the granted slot ticket the task is created on (its key;
 	// CreateInput.Ticket): the create uses the ticket's slot instead of
 	// taking one. Never stored.

@@ -65,6 +65,7 @@ type taskItem struct {
 	HeldCall        string     `dynamodbav:"held_call,omitempty"`
 	SessionID       string     `dynamodbav:"session_id,omitempty"`
 	ToolPacks       []string   `dynamodbav:"tool_packs,omitempty"`
+	PlanID          string     `dynamodbav:"plan_id,omitempty"`
 	CostCapUSD      float64    `dynamodbav:"cost_cap_usd"`
 	TreeCostUSD     float64    `dynamodbav:"tree_cost_usd"`
 	Depth           int        `dynamodbav:"delegation_depth"`
@@ -151,7 +152,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		Assignee: t.Assignee, ParentID: t.ParentID, RootID: t.RootID, ConversationID: t.ConversationID,
 		ResultDelivery: t.ResultDelivery, TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
 		InputArtifacts: t.InputArtifacts, Input: string(t.Input), Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
-		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report), HeldCall: heldCallJSON(t.HeldCall), SessionID: t.SessionID, ToolPacks: t.ToolPacks,
+		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report), HeldCall: heldCallJSON(t.HeldCall), SessionID: t.SessionID, ToolPacks: t.ToolPacks, PlanID: t.PlanID,
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
 		Result: t.Result, Output: string(t.Output), ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
@@ -183,7 +184,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		Assignee: it.Assignee, ParentID: it.ParentID, RootID: it.RootID, ConversationID: it.ConversationID,
 		ResultDelivery: it.ResultDelivery, Type: it.TaskType, Title: it.Title, Instructions: it.Instructions, Context: it.Context, ExpectedOutput: it.ExpectedOutput,
 		InputArtifacts: it.InputArtifacts, Priority: it.Priority, DueAt: it.DueAt,
-		ModelTier: it.ModelTier, Report: it.Report.toCheck(), SessionID: it.SessionID, ToolPacks: it.ToolPacks,
+		ModelTier: it.ModelTier, Report: it.Report.toCheck(), SessionID: it.SessionID, ToolPacks: it.ToolPacks, PlanID: it.PlanID,
 		CostCapUSD: it.CostCapUSD, TreeCostUSD: it.TreeCostUSD, Depth: it.Depth, Chain: it.Chain, Status: tasks.Status(it.Status),
 		Result: it.Result, ResultArtifacts: it.ResultArtifacts, Error: it.Error, TokensUsed: it.TokensUsed,
 		ToolCalls: it.ToolCalls, CostUSD: it.CostUSD, Execute: it.Execute, Execution: it.Execution, Runs: it.Runs,
@@ -236,6 +237,18 @@ func budgetLeft() expression.ConditionBuilder {
 // too deep, the assignee not already in its chain, the creator its
 // assignee, and (when the parent is the collaboration's root) budget left.
 func delegable(t tasks.Task, parent *tasks.Task) expression.ConditionBuilder {
+	if t.PlanStep() {
+		// A plan's step: its root is running and is that plan's (the
+		// chain does not bind: a plan composes any agents' skills).
+		c := dynamo.Name("status").Equal(dynamo.Value(string(tasks.Running))).And(
+			dynamo.Name("delegation_depth").LessThan(dynamo.Value(tasks.MaxDepth)),
+			dynamo.Name("plan_id").Equal(dynamo.Value(t.PlanID)),
+		)
+		if parent.RootID == parent.ID {
+			c = c.And(budgetLeft())
+		}
+		return c
+	}
 	c := dynamo.Name("status").Equal(dynamo.Value(string(tasks.Running))).And(
 		dynamo.Name("delegation_depth").LessThan(dynamo.Value(tasks.MaxDepth)),
 		dynamo.Name("chain").Contains(t.Assignee).Not(),
