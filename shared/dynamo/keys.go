@@ -175,6 +175,7 @@ const (
 	prefixSkillVec  = "SKILLVEC#"
 	PrefixApproval  = "APPROVAL#"
 	PrefixTicket    = "SLOTTICKET#"
+	PrefixPlan      = "PLAN#"
 	prefixTaskDue   = "TDUE#"
 	// PrefixEscalation is the sort key prefix of escalations (of
 	// consultations and of tasks alike).
@@ -247,6 +248,9 @@ func ParentGSI2PK(teamID, parentID string) string {
 // QueueGSI2PK is the gsi2 partition of an agent's queue: its queued work
 // items (a task has a parent or a queue entry, never both).
 func QueueGSI2PK(teamID, slug string) string { return TeamPK(teamID) + infixQueue + slug }
+
+// PlanSK is a compound plan's sort key.
+func PlanSK(id string) string { return PrefixPlan + id }
 
 // TicketSK is a slot ticket's sort key (tasks.Ticket): its key.
 func TicketSK(key string) string { return PrefixTicket + key }

@@ -112,6 +112,9 @@ type Store struct {
 	// made on first use.
 	apr *approvalRows
 
+	// Compound plans (plans.go), made on first use.
+	plans map[key][]byte
+
 	// Slot tickets by team and key (tickets.go), made on first use.
 	tickets map[key]tasks.Ticket
 

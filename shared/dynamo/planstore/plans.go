@@ -1,0 +1,124 @@
+// Package planstore stores compound plans (shared/plans) on the single
+// table: one item per plan under its team, the plan as its JSON document
+// beside the keys (a plan is read and written whole, a handful of steps).
+package planstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/plans"
+)
+
+// Store is the planstore half of the single-table store.
+type Store struct{ *dynamo.Store }
+
+// New returns the store on table.
+func New(db dynamo.API, table string) *Store { return &Store{dynamo.New(db, table)} }
+
+var _ plans.Store = (*Store)(nil)
+
+type planItem struct {
+	PK      string `dynamodbav:"pk"`
+	SK      string `dynamodbav:"sk"`
+	Type    string `dynamodbav:"type"`
+	TeamID  string `dynamodbav:"team_id"`
+	ID      string `dynamodbav:"id"`
+	Status  string `dynamodbav:"status"`
+	Version int    `dynamodbav:"version"`
+	Doc     string `dynamodbav:"doc"`
+}
+
+func toItem(p plans.Plan) (planItem, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return planItem{}, err
+	}
+	return planItem{PK: dynamo.TeamPK(p.TeamID), SK: dynamo.PlanSK(p.ID), Type: "plan", TeamID: p.TeamID, ID: p.ID,
+		Status: string(p.Status), Version: p.Version, Doc: string(b)}, nil
+}
+
+func fromItem(m map[string]types.AttributeValue) (plans.Plan, error) {
+	var it planItem
+	if err := dynamo.Unmarshal(m, &it); err != nil {
+		return plans.Plan{}, err
+	}
+	var p plans.Plan
+	if err := json.Unmarshal([]byte(it.Doc), &p); err != nil {
+		return plans.Plan{}, fmt.Errorf("plan %s: %w", it.ID, err)
+	}
+	p.TeamID = it.TeamID
+	return p, nil
+}
+
+// CreatePlan implements plans.Store.
+func (s *Store) CreatePlan(ctx context.Context, p plans.Plan) error {
+	it, err := toItem(p)
+	if err != nil {
+		return dynamo.Internal(err, "marshal")
+	}
+	created, err := s.PutNew(ctx, it)
+	if err == nil && !created {
+		return apperr.New(apperr.ECONFLICT, "plan %q exists", p.ID)
+	}
+	return err
+}
+
+// GetPlan implements plans.Store.
+func (s *Store) GetPlan(ctx context.Context, teamID, id string) (plans.Plan, error) {
+	m, err := s.GetItem(ctx, dynamo.Key(dynamo.TeamPK(teamID), dynamo.PlanSK(id)))
+	if err != nil {
+		return plans.Plan{}, err
+	}
+	if m == nil {
+		return plans.Plan{}, apperr.NotFound("plan", id)
+	}
+	p, err := fromItem(m)
+	if err != nil {
+		return plans.Plan{}, dynamo.Internal(err, "unmarshal")
+	}
+	return p, nil
+}
+
+// PutPlan implements plans.Store: one PutItem conditioned on the version
+// read (plans.ErrChanged when it moved).
+func (s *Store) PutPlan(ctx context.Context, p plans.Plan) error {
+	it, err := toItem(p)
+	if err != nil {
+		return dynamo.Internal(err, "marshal")
+	}
+	tx := s.Txn()
+	tx.Put("plan", it, dynamo.Name("version").Equal(dynamo.Value(p.Version-1)))
+	err = tx.Run(ctx)
+	if c, ok := dynamo.AsCanceled(err); ok {
+		if c.Role == "plan" {
+			return errors.Join(plans.ErrChanged, err)
+		}
+		return dynamo.RetryConflict(err, "the plan's change conflicted with a concurrent one; try again")
+	}
+	return err
+}
+
+// ListPlans implements plans.Store, newest first (plan ids grow with
+// their creation time).
+func (s *Store) ListPlans(ctx context.Context, teamID string, pg paging.Page) ([]plans.Plan, string, error) {
+	in := dynamo.PrefixQuery(dynamo.TeamPK(teamID), dynamo.PlanSK(""), false)
+	in.TableName = &s.Table
+	list := []plans.Plan{}
+	next, err := s.QueryPage(ctx, in, "plans:"+teamID, pg, func(m map[string]types.AttributeValue) error {
+		p, err := fromItem(m)
+		list = append(list, p)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return list, next, nil
+}

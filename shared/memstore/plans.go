@@ -1,0 +1,69 @@
+package memstore
+
+import (
+	"context"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/plans"
+)
+
+var _ plans.Store = (*Store)(nil)
+
+func (s *Store) planOf(teamID string, b []byte) plans.Plan {
+	p := readDoc[plans.Plan](b)
+	p.TeamID = teamID
+	return p
+}
+
+// CreatePlan implements plans.Store.
+func (s *Store) CreatePlan(_ context.Context, p plans.Plan) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.plans == nil {
+		s.plans = map[key][]byte{}
+	}
+	k := key{p.TeamID, p.ID}
+	if _, ok := s.plans[k]; ok {
+		return apperr.New(apperr.ECONFLICT, "plan %s exists", p.ID)
+	}
+	s.plans[k] = doc(p)
+	return nil
+}
+
+// GetPlan implements plans.Store.
+func (s *Store) GetPlan(_ context.Context, teamID, id string) (plans.Plan, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.plans[key{teamID, id}]
+	if !ok {
+		return plans.Plan{}, apperr.NotFound("plan", id)
+	}
+	return s.planOf(teamID, b), nil
+}
+
+// PutPlan implements plans.Store: conditioned on the stored version.
+func (s *Store) PutPlan(_ context.Context, p plans.Plan) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{p.TeamID, p.ID}
+	b, ok := s.plans[k]
+	if !ok || s.planOf(p.TeamID, b).Version != p.Version-1 {
+		return plans.ErrChanged
+	}
+	s.plans[k] = doc(p)
+	return nil
+}
+
+// ListPlans implements plans.Store, newest first.
+func (s *Store) ListPlans(_ context.Context, teamID string, pg paging.Page) ([]plans.Plan, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rows []row[plans.Plan]
+	for k, b := range s.plans {
+		if k.team == teamID {
+			rows = append(rows, row[plans.Plan]{sk: k.id, v: s.planOf(teamID, b)})
+		}
+	}
+	return query(rows, true, "plans:"+teamID, pg, func(plans.Plan) bool { return true })
+}

@@ -1,0 +1,235 @@
+package plans
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/prompts"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// Publisher puts the plan's events on the bus.
+type Publisher interface {
+	Publish(ctx context.Context, detailType string, detail any) error
+}
+
+// Service runs plans: Start from a chat turn, the machine's steps, reads
+// and cancel for the API.
+type Service struct {
+	Store     Store
+	Tasks     *tasks.Service
+	Model     models.Model
+	Workflows workflow.Starter
+	Callbacks workflow.Callbacks
+	Bus       Publisher
+	Log       *slog.Logger
+	Now       func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Start records a validated plan and starts its machine: the root task
+// (the lead's, linked to the plan) first, then the plan, then the
+// execution named by the plan id. A plan whose machine cannot start is
+// failed at once (its root with it), so nothing waits for it.
+func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, message, trigger string, ep ExecutionPlan) (Plan, error) {
+	now := s.now()
+	p := Plan{TeamID: teamID, ID: ids.New("plan"), ConversationID: conversationID, Lead: lead, Message: message,
+		Reasoning: ep.Reasoning, Trigger: trigger, Status: Running, Version: 1, CreatedAt: now, UpdatedAt: now}
+	for _, st := range ep.Steps {
+		_, agent, skill, _ := ParseTarget(st.Target)
+		p.Steps = append(p.Steps, StepState{Step: st, Agent: agent, Skill: skill, Status: StepPending})
+	}
+	sort.Slice(p.Steps, func(i, j int) bool { return p.Steps[i].StepID < p.Steps[j].StepID })
+	root, err := s.Tasks.Create(ctx, teamID, tasks.Creator{Type: "user", ID: "plan:" + p.ID}, tasks.CreateInput{
+		Assignee: lead, Type: "plan", Title: "Plan: " + clipRunes(oneLine(message), 400), Instructions: message, PlanID: p.ID,
+	}, false)
+	if err != nil {
+		return Plan{}, err
+	}
+	p.RootTaskID = root.ID
+	if err := s.Store.CreatePlan(ctx, p); err != nil {
+		return Plan{}, err
+	}
+	if _, err := s.Workflows.Start(ctx, workflow.PlanMachine, p.ID, workflow.PlanStepInput{TeamID: teamID, PlanID: p.ID}); err != nil {
+		_, _ = s.end(ctx, teamID, p.ID, Failed, "the plan's execution could not be started")
+		return Plan{}, apperr.Wrap(apperr.EINTERNAL, err, "could not start the plan")
+	}
+	s.publish(ctx, "PlanStarted", p, nil)
+	return p, nil
+}
+
+// Get returns a plan (ENOTFOUND).
+func (s *Service) Get(ctx context.Context, teamID, id string) (Plan, error) {
+	if !ids.Valid("plan", id) {
+		return Plan{}, apperr.NotFound("plan", id)
+	}
+	return s.Store.GetPlan(ctx, teamID, id)
+}
+
+// List returns the team's plans, newest first.
+func (s *Service) List(ctx context.Context, teamID string, pg paging.Page) ([]Plan, string, error) {
+	return s.Store.ListPlans(ctx, teamID, pg)
+}
+
+// Cancel ends a running plan cancelled: its execution is stopped, its
+// running steps and its root cancelled (their slots given back).
+func (s *Service) Cancel(ctx context.Context, teamID, id, by string) (Plan, error) {
+	p, err := s.Get(ctx, teamID, id)
+	if err != nil {
+		return Plan{}, err
+	}
+	if p.Status.Terminal() {
+		return Plan{}, apperr.New(apperr.ECONFLICT, "cannot cancel a plan that is %s", p.Status).WithReason("InvalidTransition").WithDetail("status", string(p.Status))
+	}
+	if s.Workflows != nil && p.ExecutionARN != "" {
+		if err := s.Workflows.Stop(ctx, p.ExecutionARN, "cancelled by "+by); err != nil {
+			s.Log.WarnContext(ctx, "stop plan execution", "plan_id", p.ID, "error", err.Error())
+		}
+	}
+	p, err = s.end(ctx, teamID, id, Cancelled, "cancelled by "+by)
+	if err != nil {
+		return Plan{}, err
+	}
+	for _, st := range p.Steps {
+		if st.TaskID != "" && (st.Status == StepRunning) {
+			_, _ = s.Tasks.Cancel(ctx, teamID, st.TaskID, by, "the plan was cancelled")
+		}
+	}
+	_, _ = s.Tasks.Cancel(ctx, teamID, p.RootTaskID, by, "the plan was cancelled")
+	_, _ = s.Tasks.ReleaseTickets(ctx, teamID, p.ID+"#")
+	return p, nil
+}
+
+// update is the read–change–conditional-write loop of every plan change;
+// errSkip leaves the plan as it is.
+func (s *Service) update(ctx context.Context, teamID, id string, change func(p *Plan) error) (Plan, error) {
+	for range 10 {
+		p, err := s.Store.GetPlan(ctx, teamID, id)
+		if err != nil {
+			return Plan{}, err
+		}
+		before := p
+		p.Steps = append([]StepState(nil), before.Steps...)
+		if err := change(&p); err != nil {
+			if errors.Is(err, errSkip) {
+				return before, nil
+			}
+			return Plan{}, err
+		}
+		now := s.now()
+		p.Version, p.UpdatedAt = before.Version+1, now
+		if p.Status.Terminal() && !before.Status.Terminal() {
+			p.CompletedAt = &now
+		}
+		err = s.Store.PutPlan(ctx, p)
+		if errors.Is(err, ErrChanged) {
+			continue
+		}
+		return p, err
+	}
+	return Plan{}, apperr.New(apperr.ECONFLICT, "plan %s is changing too fast; try again", id).WithReason("Contention")
+}
+
+var errSkip = errors.New("skip")
+
+// end moves a running plan to a terminal status (a terminal one is left).
+func (s *Service) end(ctx context.Context, teamID, id string, to Status, why string) (Plan, error) {
+	return s.update(ctx, teamID, id, func(p *Plan) error {
+		if p.Status.Terminal() {
+			return errSkip
+		}
+		p.Status, p.Error = to, why
+		return nil
+	})
+}
+
+func (s *Service) publish(ctx context.Context, kind string, p Plan, step *StepState) {
+	if s.Bus == nil {
+		return
+	}
+	ev := Event{TeamID: p.TeamID, PlanID: p.ID, ConversationID: p.ConversationID, Lead: p.Lead, Status: p.Status,
+		RootTaskID: p.RootTaskID, Steps: len(p.Steps), CostUSD: p.CostUSD}
+	if step != nil {
+		ev.StepID, ev.StepStatus, ev.Agent, ev.TaskID = step.StepID, step.Status, step.Agent, step.TaskID
+	}
+	if kind == "PlanCompleted" {
+		ev.Synthesis = p.Synthesis
+	}
+	if err := s.Bus.Publish(ctx, kind, ev); err != nil {
+		s.Log.ErrorContext(ctx, "publish "+kind, "plan_id", p.ID, "error", err.Error())
+	}
+}
+
+// Event is the detail of PlanStarted, PlanStepCompleted and PlanCompleted.
+type Event struct {
+	TeamID         string  `json:"team_id"`
+	PlanID         string  `json:"plan_id"`
+	ConversationID string  `json:"conversation_id,omitempty"`
+	Lead           string  `json:"lead"`
+	Status         Status  `json:"status"`
+	RootTaskID     string  `json:"root_task_id"`
+	Steps          int     `json:"steps"`
+	CostUSD        float64 `json:"cost_usd"`
+	StepID         int     `json:"step_id,omitempty"`
+	StepStatus     string  `json:"step_status,omitempty"`
+	Agent          string  `json:"agent,omitempty"`
+	TaskID         string  `json:"task_id,omitempty"`
+	// Synthesis is the answer (PlanCompleted): the result-poster posts it
+	// into the conversation.
+	Synthesis string `json:"synthesis,omitempty"`
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// synthesisPrompt is what the lead is asked to answer with: the request
+// and every step's result, attributed.
+func synthesisPrompt(p Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The user asked: %s\n\nYour team worked on it in steps:\n", clipRunes(p.Message, 4000))
+	for _, st := range p.Steps {
+		switch st.Status {
+		case StepCompleted:
+			fmt.Fprintf(&b, "- step %d, @%s (%s): %s\n", st.StepID, st.Agent, st.Skill, clipRunes(oneLine(st.Output), 2000))
+		default:
+			fmt.Fprintf(&b, "- step %d, @%s (%s): %s, no result (%s)\n", st.StepID, st.Agent, st.Skill, st.Status, clipRunes(st.Error, 300))
+		}
+	}
+	b.WriteString("\nWrite one answer for the user from these results, naming each contributor (@agent) beside what they found. " +
+		"If a step has no result, say what is missing.")
+	return b.String()
+}
+
+// synthesize asks the lead for the answer (a model call charged to the
+// plan; the machine retries a model failure).
+func (s *Service) synthesize(ctx context.Context, p Plan) (string, float64, error) {
+	lead, err := s.Tasks.Store.GetAgent(ctx, p.TeamID, p.Lead)
+	if err != nil {
+		return "", 0, err
+	}
+	req := prompts.Request(p.TeamID, lead, prompts.System(lead, nil), workflow.MaxTaskTokens, "")
+	if p.ConversationID != "" {
+		req.Metadata[models.MetadataConversationID] = p.ConversationID
+	}
+	req.Messages = []models.Message{{Role: "user", Content: synthesisPrompt(p)}}
+	resp, err := s.Model.Converse(ctx, req)
+	if err != nil {
+		return "", 0, workflow.ModelFailed{Msg: err.Error()}
+	}
+	return resp.Text, models.Cost(resp.ModelID, resp.InputTokens, resp.OutputTokens), nil
+}

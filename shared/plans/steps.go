@@ -1,0 +1,359 @@
+package plans
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// Steps is the plan machine's entry in the plan-steps function.
+func (s *Service) Steps() workflow.Step {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var in workflow.PlanStepInput
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, workflow.InvalidTask{Msg: "unreadable plan step payload: " + err.Error()}
+		}
+		return s.Step(ctx, in)
+	}
+}
+
+// Step runs one state of the plan machine. A plan that ended (cancelled)
+// is workflow.TaskNotRunnable, which the machine catches and ends on.
+func (s *Service) Step(ctx context.Context, in workflow.PlanStepInput) (workflow.PlanStepOutput, error) {
+	if in.TeamID == "" || in.PlanID == "" {
+		return workflow.PlanStepOutput{}, workflow.InvalidTask{Msg: "team_id and plan_id are required"}
+	}
+	p, err := s.Store.GetPlan(ctx, in.TeamID, in.PlanID)
+	if apperr.Is(err, apperr.ENOTFOUND) {
+		return workflow.PlanStepOutput{}, workflow.InvalidTask{Msg: err.Error()}
+	}
+	if err != nil {
+		return workflow.PlanStepOutput{}, err
+	}
+	if in.Action == workflow.PlanFail {
+		return s.fail(ctx, p, in)
+	}
+	if p.Status.Terminal() {
+		return workflow.PlanStepOutput{Status: string(p.Status)}, workflow.TaskNotRunnable{Msg: fmt.Sprintf("plan %s is %s", p.ID, p.Status)}
+	}
+	switch in.Action {
+	case workflow.PlanBegin:
+		return s.begin(ctx, p, in.ExecutionARN)
+	case workflow.PlanStartStep:
+		return s.startStep(ctx, p, in)
+	case workflow.PlanAwaitSlot:
+		return workflow.PlanStepOutput{}, s.awaitSlot(ctx, p, in)
+	case workflow.PlanAwaitStep:
+		return workflow.PlanStepOutput{}, s.awaitStep(ctx, p, in)
+	case workflow.PlanEndStep:
+		return workflow.PlanStepOutput{}, s.endStep(ctx, p, in)
+	case workflow.PlanNext:
+		return s.next(ctx, p)
+	case workflow.PlanSynthesize:
+		return workflow.PlanStepOutput{}, s.synthesizeStep(ctx, p)
+	case workflow.PlanComplete:
+		return s.complete(ctx, p)
+	}
+	return workflow.PlanStepOutput{}, workflow.InvalidTask{Msg: fmt.Sprintf("unknown plan action %q", in.Action)}
+}
+
+func items(ids []int) []workflow.PlanItem {
+	out := make([]workflow.PlanItem, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, workflow.PlanItem{StepID: id})
+	}
+	return out
+}
+
+// begin runs the root task for this execution and answers the first
+// round.
+func (s *Service) begin(ctx context.Context, p Plan, arn string) (workflow.PlanStepOutput, error) {
+	if _, err := s.Tasks.ExecStartPlan(ctx, p.TeamID, p.RootTaskID, arn); err != nil {
+		return workflow.PlanStepOutput{}, err
+	}
+	p, err := s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
+		if x.ExecutionARN == arn {
+			return errSkip
+		}
+		x.ExecutionARN = arn
+		return nil
+	})
+	if err != nil {
+		return workflow.PlanStepOutput{}, err
+	}
+	ready := p.Ready()
+	return workflow.PlanStepOutput{Ready: items(ready), More: len(ready) > 0}, nil
+}
+
+// TicketKey is a step's slot ticket (unique in the team; prefixed by the
+// plan so its end finds every ticket it left).
+func TicketKey(planID string, step int) string { return fmt.Sprintf("%s#%d", planID, step) }
+
+// startStep creates the step's task: a child of the root, executed by its
+// agent with the step's question and the bridged results of the steps it
+// depends on. An agent holding its five tasks is workflow.StageBusy: the
+// machine waits for a slot (await_slot) and starts the step again, on the
+// slot handed to its ticket. A retried start finds the task it created.
+func (s *Service) startStep(ctx context.Context, p Plan, in workflow.PlanStepInput) (workflow.PlanStepOutput, error) {
+	st := p.Step(in.StepID)
+	if st == nil {
+		return workflow.PlanStepOutput{}, workflow.InvalidTask{Msg: fmt.Sprintf("plan %s has no step %d", p.ID, in.StepID)}
+	}
+	if st.TaskID != "" {
+		return workflow.PlanStepOutput{TaskID: st.TaskID}, nil
+	}
+	results := map[int]Result{}
+	for _, x := range p.Steps {
+		if x.Status == StepCompleted {
+			results[x.StepID] = Result{Response: x.Output, Agent: x.Agent}
+		}
+	}
+	bridged := Bridge(st.Step, results, bridgeRunes(len(st.DependsOn)))
+	ticket := TicketKey(p.ID, st.StepID)
+	create := tasks.CreateInput{
+		Assignee: st.Agent, ParentID: p.RootTaskID, PlanID: p.ID, Type: "execute",
+		Title:        clipRunes(fmt.Sprintf("Plan %s step %d: %s", p.ID, st.StepID, oneLine(st.SubQuery)), 480),
+		Instructions: st.SubQuery, Context: bridgeText(bridged), Execute: ptr(true),
+	}
+	if _, granted, err := s.Tasks.GrantedTicket(ctx, p.TeamID, ticket); err != nil {
+		return workflow.PlanStepOutput{}, err
+	} else if granted {
+		create.Ticket = ticket
+	}
+	t, err := s.Tasks.Create(ctx, p.TeamID, tasks.Creator{Type: "agent", ID: p.Lead}, create, true)
+	if ae, ok := apperr.As(err); ok && ae.Reason == tasks.ReasonConcurrency {
+		return workflow.PlanStepOutput{}, workflow.StageBusy(st.Agent, ticket)
+	}
+	if err != nil {
+		return workflow.PlanStepOutput{}, err
+	}
+	now := s.now()
+	_, err = s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
+		xs := x.Step(in.StepID)
+		xs.TaskID, xs.Status, xs.StartedAt = t.ID, StepRunning, &now
+		return nil
+	})
+	return workflow.PlanStepOutput{TaskID: t.ID}, err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// bridgeRunes is each bridged result's share of a step's context: the
+// task's context field holds 20,000 characters, shared by its
+// predecessors (and a step's 4,000 tokens read about 16,000 characters).
+func bridgeRunes(deps int) int { return 12000 / max(1, deps) }
+
+// bridgeText lays the bridged results out for the step's agent.
+func bridgeText(b map[string]string) string {
+	if len(b) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(b))
+	for k := range b {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out strings.Builder
+	out.WriteString("Results of the earlier steps of this plan:\n")
+	for _, k := range keys {
+		fmt.Fprintf(&out, "%s: %s\n", k, b[k])
+	}
+	return out.String()
+}
+
+// awaitSlot puts a step whose agent is full in line for a slot (see
+// shared/tasks, slots.go); a slot free by now wakes the state at once.
+func (s *Service) awaitSlot(ctx context.Context, p Plan, in workflow.PlanStepInput) error {
+	agent, ticket, ok := workflow.ParseStageBusy(causeOf(in.Error.Cause))
+	if !ok || !strings.HasPrefix(ticket, p.ID+"#") || in.TaskToken == "" {
+		return workflow.InvalidTask{Msg: "await_slot needs the step's AgentBusy error and a task token"}
+	}
+	waiting, err := s.Tasks.WaitForSlot(ctx, tasks.Ticket{TeamID: p.TeamID, Agent: agent, Key: ticket, Token: in.TaskToken,
+		Rank: tasks.PriorityRank("normal"), Expires: p.CreatedAt.Add(workflow.PlanMaxSeconds * time.Second)})
+	if err != nil {
+		return err
+	}
+	if !waiting {
+		return s.Callbacks.Succeed(ctx, in.TaskToken, tasks.SlotGranted{Agent: agent})
+	}
+	_, err = s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
+		if xs := x.Step(in.StepID); xs != nil && xs.Status == StepPending {
+			xs.Status = StepWaiting
+			return nil
+		}
+		return errSkip
+	})
+	return err
+}
+
+// causeOf is the message of a Lambda error's cause ({"errorMessage": …}).
+func causeOf(cause string) string {
+	var c struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if json.Unmarshal([]byte(cause), &c) == nil && c.ErrorMessage != "" {
+		return c.ErrorMessage
+	}
+	return cause
+}
+
+// awaitStep registers the state's token on the step's task: its end (or
+// its having ended) completes the token with the outcome.
+func (s *Service) awaitStep(ctx context.Context, p Plan, in workflow.PlanStepInput) error {
+	st := p.Step(in.StepID)
+	if st == nil || st.TaskID == "" || in.TaskToken == "" {
+		return workflow.InvalidTask{Msg: fmt.Sprintf("step %d of plan %s has no task to wait for", in.StepID, p.ID)}
+	}
+	err := s.Tasks.Await(ctx, p.TeamID, p.RootTaskID, p.ExecutionARN, st.TaskID, in.TaskToken)
+	if err == tasks.ErrNotRunnable {
+		return workflow.TaskNotRunnable{Msg: fmt.Sprintf("plan %s's root is no longer this execution's", p.ID)}
+	}
+	return err
+}
+
+// endStep records a step's outcome from its task; a failed step fails
+// the steps that depend on it (skipped: they never run).
+func (s *Service) endStep(ctx context.Context, p Plan, in workflow.PlanStepInput) error {
+	st := p.Step(in.StepID)
+	if st == nil || st.TaskID == "" {
+		return workflow.InvalidTask{Msg: fmt.Sprintf("step %d of plan %s has no task", in.StepID, p.ID)}
+	}
+	t, err := s.Tasks.Get(ctx, p.TeamID, st.TaskID)
+	if err != nil {
+		return err
+	}
+	if !t.Status.Terminal() {
+		return fmt.Errorf("step %d's task %s is still %s", st.StepID, t.ID, t.Status)
+	}
+	now := s.now()
+	var ended StepState
+	updated, err := s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
+		xs := x.Step(in.StepID)
+		if xs.Status == StepCompleted || xs.Status == StepFailed {
+			return errSkip // a retried end
+		}
+		xs.Tokens, xs.CostUSD, xs.CompletedAt = t.TokensUsed, t.CostUSD, &now
+		x.CostUSD += t.CostUSD
+		if t.Status == tasks.Completed {
+			xs.Status, xs.Output = StepCompleted, t.Result
+		} else {
+			xs.Status, xs.Error = StepFailed, fmt.Sprintf("%s: %s", t.Status, t.Error)
+			for _, d := range Dependants(stepsOf(x.Steps), xs.StepID) {
+				if ds := x.Step(d); ds.Status == StepPending || ds.Status == StepWaiting {
+					ds.Status, ds.Error = StepSkipped, fmt.Sprintf("step %d it depends on failed", xs.StepID)
+				}
+			}
+		}
+		ended = *xs
+		return nil
+	})
+	if err == nil && ended.StepID != 0 {
+		s.publish(ctx, "PlanStepCompleted", updated, &ended)
+	}
+	return err
+}
+
+func stepsOf(ss []StepState) []Step {
+	out := make([]Step, len(ss))
+	for i, s := range ss {
+		out[i] = s.Step
+	}
+	return out
+}
+
+// next answers the next round: the steps whose dependencies completed.
+func (s *Service) next(_ context.Context, p Plan) (workflow.PlanStepOutput, error) {
+	ready := p.Ready()
+	return workflow.PlanStepOutput{Ready: items(ready), More: len(ready) > 0}, nil
+}
+
+// synthesizeStep asks the lead for one answer from the steps' results
+// (once: a retried state finds it stored).
+func (s *Service) synthesizeStep(ctx context.Context, p Plan) error {
+	if p.Synthesis != "" {
+		return nil
+	}
+	if p.Outcome() == Failed {
+		_, err := s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
+			x.Synthesis = "No step of the plan succeeded: " + firstError(x.Steps)
+			return nil
+		})
+		return err
+	}
+	text, cost, err := s.synthesize(ctx, p)
+	if err != nil {
+		return err
+	}
+	_, err = s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
+		if x.Synthesis != "" {
+			return errSkip
+		}
+		x.Synthesis, x.CostUSD = text, x.CostUSD+cost
+		return nil
+	})
+	return err
+}
+
+func firstError(ss []StepState) string {
+	for _, s := range ss {
+		if s.Error != "" {
+			return s.Error
+		}
+	}
+	return "unknown"
+}
+
+// complete ends the plan with its outcome and its root task with the
+// synthesis; PlanCompleted has the result-poster post it.
+func (s *Service) complete(ctx context.Context, p Plan) (workflow.PlanStepOutput, error) {
+	outcome := p.Outcome()
+	failure := ""
+	if outcome == Failed {
+		failure = p.Synthesis
+	}
+	if _, err := s.Tasks.ExecEndPlan(ctx, p.TeamID, p.RootTaskID, p.ExecutionARN, p.Synthesis, failure); err != nil && err != tasks.ErrNotRunnable {
+		return workflow.PlanStepOutput{}, err
+	}
+	ended, err := s.end(ctx, p.TeamID, p.ID, outcome, "")
+	if err != nil {
+		return workflow.PlanStepOutput{}, err
+	}
+	if ended.Version != p.Version {
+		s.publish(ctx, "PlanCompleted", ended, nil)
+	}
+	return workflow.PlanStepOutput{Status: string(ended.Status)}, nil
+}
+
+// fail ends a plan whose machine failed: failed, its root failed, and
+// the slot tickets it left released.
+func (s *Service) fail(ctx context.Context, p Plan, in workflow.PlanStepInput) (workflow.PlanStepOutput, error) {
+	why := in.Error.Error
+	if c := causeOf(in.Error.Cause); c != "" {
+		why += ": " + c
+	}
+	if p.Status.Terminal() {
+		return workflow.PlanStepOutput{Status: string(p.Status)}, nil
+	}
+	if p.ExecutionARN != "" {
+		if _, err := s.Tasks.ExecEndPlan(ctx, p.TeamID, p.RootTaskID, p.ExecutionARN, "", why); err != nil && err != tasks.ErrNotRunnable {
+			s.Log.WarnContext(ctx, "fail plan root", "plan_id", p.ID, "error", err.Error())
+		}
+	}
+	ended, err := s.end(ctx, p.TeamID, p.ID, Failed, why)
+	if err != nil {
+		return workflow.PlanStepOutput{}, err
+	}
+	_, _ = s.Tasks.ReleaseTickets(ctx, p.TeamID, p.ID+"#")
+	if ended.Version != p.Version {
+		ended.Synthesis = "The plan failed: " + why
+		s.publish(ctx, "PlanCompleted", ended, nil)
+	}
+	return workflow.PlanStepOutput{Status: string(ended.Status)}, nil
+}
