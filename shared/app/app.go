@@ -23,6 +23,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/lifecyclefn"
 	"github.com/conclave-ai/conclave/shared/app/memoriesfn"
 	"github.com/conclave-ai/conclave/shared/app/messagesfn"
+	"github.com/conclave-ai/conclave/shared/app/plansfn"
+	"github.com/conclave-ai/conclave/shared/app/planstepsfn"
 	"github.com/conclave-ai/conclave/shared/app/posterfn"
 	"github.com/conclave-ai/conclave/shared/app/recorderfn"
 	"github.com/conclave-ai/conclave/shared/app/reportsfn"
@@ -59,6 +61,8 @@ var Builders = map[string]lambdafn.Build{
 	"activity-recorder":  recorderfn.Build,
 	"sessions":           sessionsfn.Build,
 	"session-steps":      sessionstepsfn.Build,
+	"plans":              plansfn.Build,
+	"plan-steps":         planstepsfn.Build,
 	"reports":            reportsfn.Build,
 	"consultations":      consultationsfn.Build,
 	"report-finalizer":   finalizerfn.Build,
@@ -78,6 +82,7 @@ var Routers = map[string]func(lambdafn.Deps) *httpapi.Router{
 	"messages":      messagesfn.Router,
 	"memories":      memoriesfn.Router,
 	"sessions":      sessionsfn.Router,
+	"plans":         plansfn.Router,
 	"reports":       reportsfn.Router,
 	"consultations": consultationsfn.Router,
 }

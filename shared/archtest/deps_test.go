@@ -39,6 +39,7 @@ var adapters = map[string]bool{
 	"shared/dynamo/reportstore":    true, // reports
 	"shared/dynamo/resultstore":    true, // results posted into conversations
 	"shared/dynamo/sessionstore":   true, // collaboration sessions
+	"shared/dynamo/planstore":      true, // compound plans
 	"shared/dynamo/taskstore":      true, // tasks and task slots
 	"shared/dynamo/teamstore":      true, // teams and API keys
 	"shared/eventbus":              true, // the EventBridge bus

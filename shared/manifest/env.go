@@ -43,7 +43,10 @@ var Env = map[string][]string{
 	"report-finalizer":   {table, bus, settings.EnvQueues},
 	"sessions":           {table, flags, bus, settings.EnvStateMachines},
 	"session-steps":      append([]string{table, flags, bus}, models...),
-	"reports":            {table, flags, bus, settings.EnvStateMachines},
+	"plans":              {table, flags, bus, settings.EnvStateMachines},
+	// STATE_MACHINE_ARNS: a plan's steps are executed tasks.
+	"plan-steps": append([]string{table, flags, bus, settings.EnvStateMachines}, models...),
+	"reports":    {table, flags, bus, settings.EnvStateMachines},
 	// STATE_MACHINE_ARNS: resolving a task's escalation stops or starts
 	// the task's execution.
 	"consultations": append([]string{table, flags, bus, settings.EnvModelTiers, settings.EnvStateMachines}, models...),

@@ -313,6 +313,9 @@ var (
 		// The full payload of a session state that failed after its
 		// retries (the session machines' Catch).
 		{Name: "session-dlq", DeadLetterOnly: true},
+		// The full payload of a plan state that failed after its retries
+		// (the plan machine's Catch).
+		{Name: "plan-dlq", DeadLetterOnly: true},
 		// Every task status change, for the reports whose tasks they are; its
 		// consumer times out after 30 s.
 		{Name: "report-tasks", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 180},
@@ -328,7 +331,7 @@ var (
 		// Only the tasks that deliver a report (reports.Sync skips the rest).
 		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, DetailPresent: []string{"report_id"}, Queue: "report-tasks"},
 		// Only work linked to a conversation (results.Poster skips the rest).
-		{Name: "conversation-results", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged"},
+		{Name: "conversation-results", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged", "PlanCompleted"},
 			DetailPresent: []string{"conversation_id"}, Queue: "conversation-results"},
 	}
 
@@ -348,6 +351,15 @@ var (
 		sessionMachine("peer_review"),
 		sessionMachine("brainstorm"),
 		sessionMachine("consensus"),
+		{
+			Name: "plan",
+			File: "plan.asl.json",
+			Substitutions: map[string]string{
+				"StepsFunctionArn":   "function:plan-steps",
+				"DeadLetterQueueUrl": "queue:plan-dlq",
+			},
+			Timeout: 900,
+		},
 	}
 )
 

@@ -1,0 +1,27 @@
+// Package planstepsfn wires the "plan-steps" function: every state of the
+// plan machine (begin, start a step, wait for a slot or a step, end a
+// step, the next round, synthesize, complete, fail). It links DynamoDB,
+// EventBridge, Step Functions (a step is an executed task: its execution
+// is started, its end wakes the waiting state) and the models (the lead's
+// synthesis).
+package planstepsfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/app/budgetwiring"
+	"github.com/conclave-ai/conclave/shared/app/planwiring"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
+	"github.com/conclave-ai/conclave/shared/eventbus"
+	"github.com/conclave-ai/conclave/shared/executions"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
+)
+
+// Build implements lambdafn.Build.
+func Build(d lambdafn.Deps) (any, error) {
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	model := providers.New(d.Config, d.AWS, agentstore.New(core.DB, core.Table), budgetwiring.Guard(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
+	svc := planwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS), model)
+	return workflow.Steps{workflow.PlanMachine: svc.Steps()}.Handle, nil
+}
