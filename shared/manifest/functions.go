@@ -137,7 +137,7 @@ var Functions = []Function{
 	{
 		Name:        "conversations",
 		Description: "Conversations and chat: routes each message (direct, AgentRouter or ExpertGate + strategy), runs the agents, records the turn and its routing decision; feedback; the tools an agent's model receives and the tool packs.",
-		Domains:     []string{"agents", "approvals", "budget", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "reports", "results", "routing", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "budget", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "plans", "reports", "results", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/conversations"},
@@ -375,7 +375,7 @@ var Functions = []Function{
 	{
 		Name:        "result-poster",
 		Description: "Posts the result (or failure) of a task, report or session linked to a conversation into it, once, as the message of the agent that did the work (bus -> rule -> SQS).",
-		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "reports", "results", "routing", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "reports", "results", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerSQS,
 		Queue:       "conversation-results",
 		BatchSize:   10,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -170,6 +171,11 @@ func (s *Service) publish(ctx context.Context, kind string, p Plan, step *StepSt
 	}
 	if kind == "PlanCompleted" {
 		ev.Synthesis = p.Synthesis
+		for _, st := range p.Steps {
+			if !slices.Contains(ev.Agents, st.Agent) {
+				ev.Agents = append(ev.Agents, st.Agent)
+			}
+		}
 	}
 	if err := s.Bus.Publish(ctx, kind, ev); err != nil {
 		s.Log.ErrorContext(ctx, "publish "+kind, "plan_id", p.ID, "error", err.Error())
@@ -191,8 +197,10 @@ type Event struct {
 	Agent          string  `json:"agent,omitempty"`
 	TaskID         string  `json:"task_id,omitempty"`
 	// Synthesis is the answer (PlanCompleted): the result-poster posts it
-	// into the conversation.
-	Synthesis string `json:"synthesis,omitempty"`
+	// into the conversation, naming Agents (the steps' agents) as its
+	// contributors.
+	Synthesis string   `json:"synthesis,omitempty"`
+	Agents    []string `json:"agents,omitempty"`
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -35,7 +35,7 @@ func (m *machine) Start(_ context.Context, sm, name string, _ any) (string, erro
 	return "arn:" + sm + ":" + name, nil
 }
 func (m *machine) Stop(context.Context, string, string) error { return nil }
-func (m *machine) ExecutionARN(sm, name string) string       { return "arn:" + sm + ":" + name }
+func (m *machine) ExecutionARN(sm, name string) string        { return "arn:" + sm + ":" + name }
 func (m *machine) Succeed(_ context.Context, token string, out any) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

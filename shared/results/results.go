@@ -31,6 +31,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/plans"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -42,10 +43,12 @@ const (
 	WorkTask    = "task"
 	WorkReport  = "report"
 	WorkSession = "session"
+	WorkPlan    = "plan"
 
 	StrategyDelegated     = "delegated"
 	StrategyReport        = "report"
 	StrategyCollaboration = "collaboration"
+	StrategyPlan          = "plan"
 )
 
 // Store is what posting needs: the work's records and the conversation.
@@ -228,6 +231,25 @@ func (p *Poster) SessionEnded(ctx context.Context, ev sessions.SessionStatusChan
 		m.Contributors = append(m.Contributors, part.Agent)
 	}
 	return p.post(ctx, s.TeamID, m, fmt.Sprintf("%s#r%d", s.ID, s.Runs))
+}
+
+// PlanEnded posts a compound plan's answer into its conversation, as the
+// lead's message naming the steps' agents (attributed like an ensemble
+// reply), once per plan: the synthesis of a completed or partial plan, or
+// why it failed or was cancelled. The event carries the answer, so nothing
+// is read.
+func (p *Poster) PlanEnded(ctx context.Context, ev plans.Event) (Outcome, error) {
+	if !ev.Status.Terminal() || ev.ConversationID == "" {
+		return Skipped, nil
+	}
+	content := ev.Synthesis
+	if strings.TrimSpace(content) == "" {
+		content = ended("Plan "+ev.PlanID, string(ev.Status), "")
+	}
+	m := p.message(ev.ConversationID, ev.Lead, StrategyPlan, content,
+		conversations.WorkRef{Type: WorkPlan, ID: ev.PlanID, Status: string(ev.Status), Agent: ev.Lead})
+	m.Contributors = append(m.Contributors, ev.Agents...)
+	return p.post(ctx, ev.TeamID, m, ev.PlanID)
 }
 
 // ended says how work ended: "Task … failed: BudgetExceeded: …".

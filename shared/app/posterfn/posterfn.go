@@ -13,6 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/resultstore"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/plans"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/results"
 	"github.com/conclave-ai/conclave/shared/sessions"
@@ -48,6 +49,11 @@ func Build(d lambdafn.Deps) (any, error) {
 		func(ctx context.Context, ev sessions.SessionStatusChanged) error {
 			out, err := p.SessionEnded(ctx, ev)
 			return logged(ctx, results.WorkSession, ev.SessionID, out, err)
+		})
+	consumers.On(h, "PlanCompleted", func(ev plans.Event) bool { return ev.TeamID != "" && ev.PlanID != "" },
+		func(ctx context.Context, ev plans.Event) error {
+			out, err := p.PlanEnded(ctx, ev)
+			return logged(ctx, results.WorkPlan, ev.PlanID, out, err)
 		})
 	h.Retry = retry
 	return h.Handle, nil
