@@ -44,7 +44,9 @@ type Service struct {
 	Agents AgentDirectory
 	// Router decides who answers each turn (the flags, the ExpertGate).
 	Router *dispatch.Router
-	Model  models.Model
+	// Planner is the compound planner (planner.go); nil plans nothing.
+	Planner Planner
+	Model   models.Model
 	// Synth synthesizes ENSEMBLE replies with the tier-1 model; nil merges
 	// deterministically.
 	Synth *routing.Synthesizer

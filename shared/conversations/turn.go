@@ -195,7 +195,13 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	if err != nil {
 		return PostResult{}, err
 	}
-	out := s.execute(ctx, plan{Plan: routed, conv: th.conv, userKey: in.UserKey}, th.byslug, th.history, user, ret != nil)
+	routed, planned := s.askPlanner(ctx, teamID, routed, th, user)
+	var out outcome
+	if planned != nil {
+		out = s.planReply(routed.Decision(), user, planned)
+	} else {
+		out = s.execute(ctx, plan{Plan: routed, conv: th.conv, userKey: in.UserKey}, th.byslug, th.history, user, ret != nil)
+	}
 	d := routed.Finish(out.result())
 	if ret != nil && (out.reply == nil || out.answeredBy[0] != ret.handoff.To) {
 		ret = nil // the agent asked for did not answer: nothing returned

@@ -86,7 +86,34 @@ type Decision struct {
 	// not its choice stood.
 	DecidedBy   string           `json:"decided_by,omitempty"`
 	RouterModel *RouterModelCall `json:"router_model,omitempty"`
+	// Planner is the compound planner's call when the message looked
+	// compound (shared/plans): what triggered it, what it answered, and
+	// why a plan it proposed fell back to single dispatch.
+	Planner *PlannerCall `json:"planner,omitempty"`
 }
+
+// PlannerCall is the compound planner's call for a turn.
+type PlannerCall struct {
+	Trigger string `json:"trigger"`
+	// Outcome is planned (a plan runs: PlanID), single (the planner found
+	// one intent) or fallback (no valid plan: Reason says why).
+	Outcome      string  `json:"outcome"`
+	Reason       string  `json:"reason,omitempty"`
+	PlanID       string  `json:"plan_id,omitempty"`
+	Steps        int     `json:"steps"`
+	Model        string  `json:"model"`
+	LatencyMS    float64 `json:"latency_ms"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// Planner outcomes (PlannerCall.Outcome).
+const (
+	PlannerPlanned  = "planned"
+	PlannerSingle   = "single"
+	PlannerFallback = "fallback"
+)
 
 // MarshalJSON writes the decision's lists and dimensions as [] and {} when
 // there are none, never null: the document types them as arrays and an

@@ -103,6 +103,12 @@ type Plan struct {
 // Decision returns the routing decision, without its outcome.
 func (p Plan) Decision() Decision { return p.decision }
 
+// WithPlanner records the compound planner's call on the decision.
+func (p Plan) WithPlanner(c *PlannerCall) Plan {
+	p.decision.Planner = c
+	return p
+}
+
 // Result is what the agents asked did with a turn.
 type Result struct {
 	Attempts    []Attempt
@@ -126,6 +132,9 @@ func (p Plan) Finish(r Result) Decision {
 	d.ActualCost += r.SynthesisCostUSD
 	if d.RouterModel != nil {
 		d.ActualCost += d.RouterModel.CostUSD
+	}
+	if d.Planner != nil {
+		d.ActualCost += d.Planner.CostUSD
 	}
 	d.Outcome = OutcomeFailed
 	if r.Answered {

@@ -292,7 +292,7 @@ var Functions = []Function{
 	{
 		Name:        "plans",
 		Description: "Compound plans API: list, read (steps, statuses, outputs, timings, cost) and cancel the plans chat turns start.",
-		Domains:     []string{"agents", "approvals", "memory", "messaging", "plans", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/plans"},
@@ -306,7 +306,7 @@ var Functions = []Function{
 	{
 		Name:        "plan-steps",
 		Description: "Every state of the plan machine: begin, start a step (an executed task delegated from the plan's root), wait for a slot or for the step, end a step, the next round, the lead's synthesis, complete, fail.",
-		Domains:     []string{"agents", "approvals", "budget", "memory", "messaging", "plans", "routing", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "budget", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
 		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution},

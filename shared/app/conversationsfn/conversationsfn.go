@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/budgetwiring"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/messagingwiring"
+	"github.com/conclave-ai/conclave/shared/app/planwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/app/toolwiring"
 	"github.com/conclave-ai/conclave/shared/conversations"
@@ -31,6 +32,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/shared/plans"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/results"
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -88,6 +90,10 @@ func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
 		// A reply that waited for a delegation and was not stored: its
 		// result is posted as the result-poster function would have.
 		Results: &results.Poster{Store: resultstore.New(core.DB, core.Table), Log: d.Log}}
+	// The compound planner: the tier-0 (fast) model, asked only when a
+	// message looks compound; a plan runs on the plan machine.
+	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
+	svc.Planner = &plans.Planner{Plans: planwiring.New(d, core, starter, nil, nil), Model: model, ModelID: tiers[routing.Tier0]}
 	return svc
 }
 

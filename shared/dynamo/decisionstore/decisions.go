@@ -37,6 +37,7 @@ type decisionItem struct {
 	Strategy           string             `dynamodbav:"strategy"`
 	DecidedBy          string             `dynamodbav:"decided_by,omitempty"`
 	RouterModel        *routerModelItem   `dynamodbav:"router_model,omitempty"`
+	Planner            *plannerItem       `dynamodbav:"planner,omitempty"`
 	RequestedStrategy  string             `dynamodbav:"requested_strategy,omitempty"`
 	Reason             string             `dynamodbav:"reason"`
 	Scores             []scoreItem        `dynamodbav:"scores"`
@@ -138,6 +139,10 @@ func ToDecisionItem(d dispatch.Decision) decisionItem {
 		rm := routerModelItem(*d.RouterModel)
 		it.RouterModel = &rm
 	}
+	if d.Planner != nil {
+		pl := plannerItem(*d.Planner)
+		it.Planner = &pl
+	}
 	if d.Scores != nil {
 		it.Scores = make([]scoreItem, len(d.Scores))
 		for i, sc := range d.Scores {
@@ -177,6 +182,10 @@ func (it decisionItem) toDecision() dispatch.Decision {
 	if it.RouterModel != nil {
 		rm := dispatch.RouterModelCall(*it.RouterModel)
 		d.RouterModel = &rm
+	}
+	if it.Planner != nil {
+		pl := dispatch.PlannerCall(*it.Planner)
+		d.Planner = &pl
 	}
 	if it.Scores != nil {
 		d.Scores = make([]routing.ExpertScore, len(it.Scores))
@@ -272,4 +281,19 @@ func (s *Store) RecentDecisions(ctx context.Context, teamID string, since time.T
 	return paging.Collect(limit, paging.MaxLimit, func(p paging.Page) ([]dispatch.Decision, string, error) {
 		return s.ListDecisions(ctx, teamID, dispatch.DecisionFilter{Since: since}, p)
 	})
+}
+
+// plannerItem is a decision's planner call (a nested map); it converts
+// from dispatch.PlannerCall, so a field added there fails to compile here.
+type plannerItem struct {
+	Trigger      string  `dynamodbav:"trigger"`
+	Outcome      string  `dynamodbav:"outcome"`
+	Reason       string  `dynamodbav:"reason,omitempty"`
+	PlanID       string  `dynamodbav:"plan_id,omitempty"`
+	Steps        int     `dynamodbav:"steps"`
+	Model        string  `dynamodbav:"model"`
+	LatencyMS    float64 `dynamodbav:"latency_ms"`
+	InputTokens  int     `dynamodbav:"input_tokens"`
+	OutputTokens int     `dynamodbav:"output_tokens"`
+	CostUSD      float64 `dynamodbav:"cost_usd"`
 }
