@@ -1,0 +1,154 @@
+//go:build integration
+
+package cloud_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// planMarker is the local model's scripted plan (localmodel.PlanOpen).
+func planMarker(steps string) string {
+	return `[[plan]]{"is_compound":true,"reasoning":"scripted","steps":[` + steps + `]}[[/plan]]`
+}
+
+const threeStepPlan = `{"step_id":1,"target":"luke/code-review","sub_query":"Review the payment handler for bugs","depends_on":[]},
+	{"step_id":2,"target":"sage/security-review","sub_query":"Check the payment handler for security issues","depends_on":[]},
+	{"step_id":3,"target":"wren/writing","sub_query":"Write release notes for the fixes","depends_on":[1,2]}`
+
+func (d demoTeam) waitPlan(id string, within time.Duration) map[string]any {
+	d.t.Helper()
+	var p map[string]any
+	require.Eventually(d.t, func() bool {
+		st, got := d.call("GET", "/v1/plans/"+id, nil)
+		require.Equal(d.t, 200, st, got)
+		p = got
+		return p["status"] != "running"
+	}, within, 250*time.Millisecond, "plan %s ends", id)
+	return p
+}
+
+func pendingPlan(t *testing.T, turn map[string]any) string {
+	t.Helper()
+	reply := lastReply(t, turn)
+	pending, _ := reply["pending"].([]any)
+	require.Len(t, pending, 1, "the plan is the reply's pending work: %v", reply)
+	ref := pending[0].(map[string]any)
+	require.Equal(t, "plan", ref["type"])
+	return ref["id"].(string)
+}
+
+func (d demoTeam) decisionOf(turn map[string]any) map[string]any {
+	d.t.Helper()
+	id := turn["routing"].(map[string]any)["id"].(string)
+	st, dec := d.call("GET", "/v1/routing/decisions/"+id, nil)
+	require.Equal(d.t, 200, st, dec)
+	return dec
+}
+
+// A three-step message plans: two steps with no dependency in the first
+// round, the third after them with both results bridged into its context;
+// the lead's synthesis arrives in the conversation as the plan's result,
+// naming its contributors; the plan is one root task with three children.
+func TestAThreeStepMessageRunsAsAPlan(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	conv := d.conversation("kyra")
+	turn := d.post(conv, map[string]any{"content": "Review the payment handler for bugs and security issues, then write release notes " + planMarker(threeStepPlan)})
+	assert.Equal(t, "kyra", lastReply(t, turn)["agent"])
+	id := pendingPlan(t, turn)
+	dec := d.decisionOf(turn)
+	planner := dec["planner"].(map[string]any)
+	assert.Equal(t, "planned", planner["outcome"])
+	assert.Equal(t, id, planner["plan_id"])
+	assert.Contains(t, planner["trigger"], "multi-step")
+
+	p := d.waitPlan(id, 90*time.Second)
+	require.Equal(t, "completed", p["status"], p)
+	steps := p["steps"].([]any)
+	require.Len(t, steps, 3)
+	at := func(i int, k string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, steps[i].(map[string]any)[k].(string))
+		require.NoError(t, err)
+		return v
+	}
+	assert.True(t, !at(2, "started_at").Before(at(0, "completed_at")) && !at(2, "started_at").Before(at(1, "completed_at")),
+		"step 3 starts after both steps it depends on")
+	assert.True(t, at(0, "started_at").Before(at(1, "completed_at")) && at(1, "started_at").Before(at(0, "completed_at")),
+		"steps 1 and 2 run in the same round, side by side")
+	third := d.task(steps[2].(map[string]any)["task_id"].(string))
+	assert.Contains(t, third["context"], "prior_step_1_response: ")
+	assert.Contains(t, third["context"], "prior_step_2_response: ")
+	assert.Equal(t, p["root_task_id"], third["parent_task_id"])
+	assert.EqualValues(t, 1, third["delegation_depth"])
+	root := d.task(p["root_task_id"].(string))
+	assert.Equal(t, "completed", root["status"])
+
+	var answer map[string]any
+	require.Eventually(t, func() bool {
+		for _, m := range d.messages(conv) {
+			if ref, ok := m["result_of"].(map[string]any); ok && ref["id"] == id {
+				answer = m
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 250*time.Millisecond, "the synthesis is posted into the conversation")
+	assert.Equal(t, "kyra", answer["agent"])
+	assert.Equal(t, p["synthesis"], answer["content"])
+	assert.ElementsMatch(t, []any{"luke", "sage", "wren"}, answer["contributors"])
+}
+
+// A plan the rules refuse falls back to single dispatch, and the decision
+// log says why; a message that does not look compound asks no planner.
+func TestInvalidPlansFallBackAndSingleIntentsAreNotPlanned(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	conv := d.conversation("kyra")
+	five := threeStepPlan + `,{"step_id":4,"target":"archie/architecture","sub_query":"x","depends_on":[]},{"step_id":5,"target":"dana/data-analysis","sub_query":"y","depends_on":[]}`
+	cycle := `{"step_id":1,"target":"luke/code-review","sub_query":"a","depends_on":[2]},{"step_id":2,"target":"wren/writing","sub_query":"b","depends_on":[1]}`
+	for name, tc := range map[string]struct{ steps, why string }{
+		"five steps": {five, "over the cap of 4"},
+		"a cycle":    {cycle, "cycle"},
+		"a made-up skill": {`{"step_id":1,"target":"luke/poetry","sub_query":"a","depends_on":[]},{"step_id":2,"target":"wren/writing","sub_query":"b","depends_on":[1]}`,
+			`agent "luke" has no skill "poetry"`},
+	} {
+		turn := d.post(conv, map[string]any{"content": "Review the handler, then write the notes " + planMarker(tc.steps)})
+		reply := lastReply(t, turn)
+		assert.Empty(t, reply["pending"], name)
+		assert.NotEmpty(t, reply["content"], "%s: answered by single dispatch", name)
+		planner := d.decisionOf(turn)["planner"].(map[string]any)
+		assert.Equal(t, "fallback", planner["outcome"], name)
+		assert.Contains(t, planner["reason"], tc.why, name)
+	}
+	turn := d.post(conv, map[string]any{"content": "Can you review this Go function for bugs? " + planMarker(threeStepPlan)})
+	_, asked := d.decisionOf(turn)["planner"]
+	assert.False(t, asked, "no sequencing words and one confident agent: no planner call")
+	st, list := d.call("GET", "/v1/plans?limit=50", nil)
+	require.Equal(t, 200, st)
+	assert.Empty(t, list["items"], "no plan started")
+}
+
+// A failed step fails the step that depends on it; the other runs, and
+// the plan ends partial with the synthesis saying what is missing.
+func TestAFailedStepEndsThePlanPartial(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "sage", "fail")
+	conv := d.conversation("kyra")
+	turn := d.post(conv, map[string]any{"content": "Review the handler, then write the notes " + planMarker(threeStepPlan)})
+	id := pendingPlan(t, turn)
+	p := d.waitPlan(id, 120*time.Second)
+	require.Equal(t, "partial", p["status"], p)
+	var statuses []string
+	for _, s := range p["steps"].([]any) {
+		statuses = append(statuses, s.(map[string]any)["status"].(string))
+	}
+	assert.Equal(t, []string{"completed", "failed", "skipped"}, statuses)
+	assert.True(t, strings.Contains(fmt.Sprint(p["synthesis"]), "@") || p["synthesis"] != "", "the lead still answers with what succeeded")
+}
