@@ -4,12 +4,15 @@ package cloud_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 )
 
 // planMarker is the local model's scripted plan (localmodel.PlanOpen).
@@ -151,4 +154,73 @@ func TestAFailedStepEndsThePlanPartial(t *testing.T) {
 	}
 	assert.Equal(t, []string{"completed", "failed", "skipped"}, statuses)
 	assert.True(t, strings.Contains(fmt.Sprint(p["synthesis"]), "@") || p["synthesis"] != "", "the lead still answers with what succeeded")
+}
+
+// The plans routes keep their AWS call budgets: a listing and a read are
+// one DynamoDB call each; a cancel reads the plan, stops its execution,
+// writes it, and cancels its running step and its root (each a read, a
+// conditional write and its event; the step's execution stopped, and its
+// waiter, the plan's stopped execution, sent the step's end) and looks for
+// the slot tickets it left.
+func TestAWSCallBudgetsPlans(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	d.script(e, "sage", "timeout")
+	conv := d.conversation("kyra")
+	turn := d.post(conv, map[string]any{"content": "Review the handler, then write the notes " + planMarker(threeStepPlan)})
+	id := pendingPlan(t, turn)
+	require.Eventually(t, func() bool {
+		_, p := d.call("GET", "/v1/plans/"+id, nil)
+		return p["steps"].([]any)[1].(map[string]any)["status"] == "running" && p["steps"].([]any)[0].(map[string]any)["status"] == "completed"
+	}, 60*time.Second, 250*time.Millisecond, "luke's step done, sage's hanging")
+	lit := func(s string) func() string { return func() string { return s } }
+	steps := []step{
+		{op: "GET /v1/plans", method: "GET", path: lit("/v1/plans"), status: 200, max: calls{"DynamoDB": 1}},
+		{op: "GET /v1/plans/{id}", method: "GET", path: lit("/v1/plans/" + id), status: 200, max: calls{"DynamoDB": 1}},
+		{op: "POST /v1/plans/{id}/cancel", method: "POST", path: lit("/v1/plans/" + id + "/cancel"), status: 200,
+			max: calls{"DynamoDB": 8, "DynamoDB.TransactWriteItems": 3, "EventBridge": 2, "SFN": 3, "SFN.StopExecution": 2}},
+	}
+	runSteps(t, api, d.id, steps)
+	p := d.waitPlan(id, 10*time.Second)
+	assert.Equal(t, "cancelled", p["status"])
+	assert.Equal(t, "canceled", d.task(p["root_task_id"].(string))["status"])
+	assert.Equal(t, "canceled", d.task(p["steps"].([]any)[1].(map[string]any)["task_id"].(string))["status"])
+}
+
+// Plans are the team's: another team's key sees none and cancels none;
+// bad input is refused naming the field, and changes nothing; a cancel
+// replayed with its Idempotency-Key answers the same.
+func TestPlansAreIsolatedAndRefuseBadInput(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	other := mustDemoTeam(t, e)
+	d.script(e, "sage", "timeout")
+	turn := d.post(d.conversation("kyra"), map[string]any{"content": "Review the handler, then write the notes " + planMarker(threeStepPlan)})
+	id := pendingPlan(t, turn)
+
+	st, res := other.call("GET", "/v1/plans/"+id, nil)
+	assert.Equal(t, 404, st, res)
+	st, res = other.call("POST", "/v1/plans/"+id+"/cancel", nil)
+	assert.Equal(t, 404, st, res)
+	st, list := other.call("GET", "/v1/plans", nil)
+	require.Equal(t, 200, st)
+	assert.Empty(t, list["items"])
+
+	st, res = d.call("GET", "/v1/plans/not-a-plan", nil)
+	assert.Equal(t, 404, st, res)
+	st, res = d.call("GET", "/v1/plans?limit=abc", nil)
+	assert.Equal(t, 400, st, res)
+	assert.Equal(t, "limit", res["error"].(map[string]any)["field"])
+	_, p := d.call("GET", "/v1/plans/"+id, nil)
+	assert.Equal(t, "running", p["status"], "nothing changed")
+
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	first := api.Do("POST", "/v1/plans/"+id+"/cancel", nil, "Idempotency-Key", "cancel-"+id)
+	require.Equal(t, 200, first.Status, string(first.Body))
+	again := api.Do("POST", "/v1/plans/"+id+"/cancel", nil, "Idempotency-Key", "cancel-"+id)
+	assert.Equal(t, 200, again.Status, "replayed")
+	assert.JSONEq(t, string(first.Body), string(again.Body))
+	st, res = d.call("POST", "/v1/plans/"+id+"/cancel", nil)
+	assert.Equal(t, 409, st, "a cancelled plan cannot be cancelled again: %v", res)
 }
