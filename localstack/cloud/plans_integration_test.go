@@ -224,3 +224,21 @@ func TestPlansAreIsolatedAndRefuseBadInput(t *testing.T) {
 	st, res = d.call("POST", "/v1/plans/"+id+"/cancel", nil)
 	assert.Equal(t, 409, st, "a cancelled plan cannot be cancelled again: %v", res)
 }
+
+// A step augmented with a tool pack sees the pack's tools; the step after
+// it, without the pack, does not.
+func TestAPlanStepsToolPackIsItsOwn(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	steps := `{"step_id":1,"target":"luke/code-review","sub_query":"Review the handler [list-tools]","depends_on":[],"tool_packs":["bridging"]},
+		{"step_id":2,"target":"wren/writing","sub_query":"Write the notes [list-tools]","depends_on":[1]}`
+	turn := d.post(d.conversation("kyra"), map[string]any{"content": "Review the handler, then write the notes " + planMarker(steps)})
+	p := d.waitPlan(pendingPlan(t, turn), 90*time.Second)
+	require.Equal(t, "completed", p["status"], p)
+	first := p["steps"].([]any)[0].(map[string]any)["output"].(string)
+	second := p["steps"].([]any)[1].(map[string]any)["output"].(string)
+	assert.Contains(t, first, "summarize_text", "the pack's tools are offered to its step")
+	assert.Contains(t, first, "extract_structured_data")
+	assert.NotContains(t, second, "summarize_text", "the next step does not get them")
+	assert.Contains(t, second, "Tools offered", "the second step listed its tools too")
+}

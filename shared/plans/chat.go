@@ -10,6 +10,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 )
 
 // Planner is the compound planner of chat turns (conversations.Planner):
@@ -86,10 +87,10 @@ func (p *Planner) Plan(ctx context.Context, in conversations.PlanRequest) (conve
 
 // catalog is what the team's plans may name: its active agents' skills
 // that users may reach (internal-only skills are how agents reach each
-// other). Plans compose skills; reports, sessions and tool packs are not
-// plan targets yet, so a plan naming them falls back.
+// other), and the tool packs a step may add. Reports and sessions are not
+// step targets yet, so a plan naming one falls back (saying so).
 func catalog(in conversations.PlanRequest) ([]Skill, Known) {
-	known := Known{Skills: map[string]bool{}}
+	known := Known{Skills: map[string]bool{}, Packs: toolpacks.Names()}
 	var skills []Skill
 	for _, a := range in.Agents {
 		for _, s := range a.Skills {

@@ -141,6 +141,12 @@ func (k Known) target(t string) error {
 		return err
 	}
 	switch kind {
+	case KindReport, KindSession:
+		if len(k.Reports) == 0 && len(k.Patterns) == 0 {
+			return fmt.Errorf("step target %q: plans do not run reports or sessions as steps yet", t)
+		}
+	}
+	switch kind {
 	case KindReport:
 		if !slices.Contains(k.Reports, a) {
 			return fmt.Errorf("report type %q does not exist", a)

@@ -121,6 +121,9 @@ func (s *Service) startStep(ctx context.Context, p Plan, in workflow.PlanStepInp
 		Assignee: st.Agent, ParentID: p.RootTaskID, PlanID: p.ID, Type: "execute",
 		Title:        clipRunes(fmt.Sprintf("Plan %s step %d: %s", p.ID, st.StepID, oneLine(st.SubQuery)), 480),
 		Instructions: st.SubQuery, Context: bridgeText(bridged), Execute: ptr(true),
+		// The step's packs, for this step only (the next step does not
+		// get them).
+		ToolPacks: st.ToolPacks,
 	}
 	if _, granted, err := s.Tasks.GrantedTicket(ctx, p.TeamID, ticket); err != nil {
 		return workflow.PlanStepOutput{}, err
