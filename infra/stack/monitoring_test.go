@@ -84,7 +84,7 @@ func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 			guarded = append(guarded, f.Name)
 		}
 	}
-	assert.ElementsMatch(t, []string{"task-worker", "conversations", "session-steps", "consultations"}, guarded)
+	assert.ElementsMatch(t, []string{"task-worker", "conversations", "session-steps", "plan-steps", "consultations"}, guarded)
 	require.Len(t, filtered, len(guarded), "a metric filter per function whose model calls the guard charges")
 
 	var emails []any

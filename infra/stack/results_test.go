@@ -33,7 +33,7 @@ func TestResultPosterGetsExactlyItsGrantsAndItsEvents(t *testing.T) {
 	tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
 		"Name": "conclave-dev-conversation-results",
 		"EventPattern": assertions.Match_ObjectEquals(&map[string]any{"source": []any{"conclave"},
-			"detail-type": []any{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged"},
+			"detail-type": []any{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged", "PlanCompleted"},
 			"detail":      map[string]any{"conversation_id": []any{map[string]any{"exists": true}}}}),
 	})
 	tpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), map[string]any{

@@ -635,7 +635,12 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	require.Equal(t, 200, st)
 	d.post(d.conversation("pricey"), map[string]any{"content": "What will this cost?"})
 
-	want := []string{"AgentMessageSent", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged", "TeamBudgetWarning"}
+	// A compound plan (PlanStarted, PlanStepCompleted, PlanCompleted).
+	planTurn := d.post(d.conversation("kyra"), map[string]any{"content": "Review the handler, then write the notes " + planMarker(threeStepPlan)})
+	d.waitPlan(pendingPlan(t, planTurn), 90*time.Second)
+
+	want := []string{"AgentMessageSent", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined",
+		"PlanCompleted", "PlanStarted", "PlanStepCompleted", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged", "TeamBudgetWarning"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

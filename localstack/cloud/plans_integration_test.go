@@ -158,10 +158,10 @@ func TestAFailedStepEndsThePlanPartial(t *testing.T) {
 
 // The plans routes keep their AWS call budgets: a listing and a read are
 // one DynamoDB call each; a cancel reads the plan, stops its execution,
-// writes it, and cancels its running step and its root (each a read, a
-// conditional write and its event; the step's execution stopped, and its
-// waiter, the plan's stopped execution, sent the step's end) and looks for
-// the slot tickets it left.
+// writes it cancelled, cancels its running step and its root (each a
+// read, a conditional write and its event; the step's execution stopped,
+// its waiter, the plan's execution, sent the step's end), looks for the
+// slot tickets it left, and stops the plan's execution.
 func TestAWSCallBudgetsPlans(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/plans"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -125,6 +126,8 @@ func publishedEvent(t *testing.T, dt, team string, linked bool) any {
 		return reports.Finished{TeamID: team, ReportID: "rep_twin", TaskID: "task_twin", ConversationID: conv}
 	case sessions.EventStatusChanged:
 		return sessions.SessionStatusChanged{TeamID: team, SessionID: "ses_twin", ConversationID: conv}
+	case "PlanCompleted":
+		return plans.Event{TeamID: team, PlanID: "plan_twin", ConversationID: conv, Lead: "kyra", Status: plans.Completed, RootTaskID: "task_twin", Steps: 2}
 	}
 	t.Fatalf("no publisher's event for detail type %s", dt)
 	return nil

@@ -98,11 +98,9 @@ func (s *Service) Cancel(ctx context.Context, teamID, id, by string) (Plan, erro
 	if p.Status.Terminal() {
 		return Plan{}, apperr.New(apperr.ECONFLICT, "cannot cancel a plan that is %s", p.Status).WithReason("InvalidTransition").WithDetail("status", string(p.Status))
 	}
-	if s.Workflows != nil && p.ExecutionARN != "" {
-		if err := s.Workflows.Stop(ctx, p.ExecutionARN, "cancelled by "+by); err != nil {
-			s.Log.WarnContext(ctx, "stop plan execution", "plan_id", p.ID, "error", err.Error())
-		}
-	}
+	// Ended first: a step's end that wakes the execution now finds the
+	// plan cancelled and the execution ends on its own (Superseded); the
+	// stop after the steps' cancels is for an execution still elsewhere.
 	p, err = s.end(ctx, teamID, id, Cancelled, "cancelled by "+by)
 	if err != nil {
 		return Plan{}, err
@@ -114,6 +112,11 @@ func (s *Service) Cancel(ctx context.Context, teamID, id, by string) (Plan, erro
 	}
 	_, _ = s.Tasks.Cancel(ctx, teamID, p.RootTaskID, by, "the plan was cancelled")
 	_, _ = s.Tasks.ReleaseTickets(ctx, teamID, p.ID+"#")
+	if s.Workflows != nil && p.ExecutionARN != "" {
+		if err := s.Workflows.Stop(ctx, p.ExecutionARN, "cancelled by "+by); err != nil {
+			s.Log.WarnContext(ctx, "stop plan execution", "plan_id", p.ID, "error", err.Error())
+		}
+	}
 	return p, nil
 }
 
