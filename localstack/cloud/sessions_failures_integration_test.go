@@ -214,6 +214,24 @@ func TestSessionResumeMakesNoModelCallForDoneStages(t *testing.T) {
 	assert.Equal(t, 409, st, "a completed session does not resume")
 }
 
+// holdFive fills slug's five slots over HTTP with tasks delegated (not
+// executed) from a running work item of kyra's (work items hold none):
+// they stay queued. It returns the parent and the five tasks.
+func (d demoTeam) holdFive(slug string) (parent string, held []string) {
+	d.t.Helper()
+	st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "kyra", "title": "coordinate"})
+	require.Equal(d.t, 201, st, res)
+	parent = res["id"].(string)
+	st, res = d.call("POST", "/v1/tasks/"+parent+"/start", nil)
+	require.Equal(d.t, 200, st, res)
+	for i := 0; i < 5; i++ {
+		st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": slug, "title": "busy work", "parent_task_id": parent, "execute": false})
+		require.Equal(d.t, 201, st, res)
+		held = append(held, res["id"].(string))
+	}
+	return parent, held
+}
+
 // A stage whose agent holds its five tasks waits in the workflow instead
 // of failing: the session shows the wait (luke waiting_for_slot, a
 // slot_waits entry), no sixth slot is taken, and when one of luke's tasks
@@ -223,19 +241,7 @@ func TestSessionResumeMakesNoModelCallForDoneStages(t *testing.T) {
 func TestSessionStageWaitsForASlot(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
-	// Five tasks delegated to luke from a running work item hold his five
-	// slots (work items themselves hold none).
-	st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "kyra", "title": "coordinate"})
-	require.Equal(t, 201, st, res)
-	parent := res["id"].(string)
-	st, res = d.call("POST", "/v1/tasks/"+parent+"/start", nil)
-	require.Equal(t, 200, st, res)
-	var held []string
-	for i := 0; i < 5; i++ {
-		st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "busy work", "parent_task_id": parent, "execute": false})
-		require.Equal(t, 201, st, res)
-		held = append(held, res["id"].(string))
-	}
+	parent, held := d.holdFive("luke")
 	id := d.start(map[string]any{"pattern": "brainstorm", "participants": twoContributors("luke", "archie")})
 
 	var waiting map[string]any
@@ -257,7 +263,7 @@ func TestSessionStageWaitsForASlot(t *testing.T) {
 
 	// One of luke's tasks ends: its slot goes to the stage, not to the
 	// delegation racing for it.
-	st, res = d.call("POST", "/v1/tasks/"+held[0]+"/cancel", map[string]any{"reason": "make room"})
+	st, res := d.call("POST", "/v1/tasks/"+held[0]+"/cancel", map[string]any{"reason": "make room"})
 	require.Equal(t, 200, st, res)
 	st, res = d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "racing", "parent_task_id": parent, "execute": false})
 	assert.Equal(t, 429, st, "the freed slot was handed to the waiting stage: %v", res)
@@ -276,17 +282,7 @@ func TestSessionStageWaitsForASlot(t *testing.T) {
 func TestACancelledSessionLeavesNoTicketBehind(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
-	st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "kyra", "title": "coordinate"})
-	require.Equal(t, 201, st, res)
-	parent := res["id"].(string)
-	st, res = d.call("POST", "/v1/tasks/"+parent+"/start", nil)
-	require.Equal(t, 200, st, res)
-	var held []string
-	for i := 0; i < 5; i++ {
-		st, res := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "busy work", "parent_task_id": parent, "execute": false})
-		require.Equal(t, 201, st, res)
-		held = append(held, res["id"].(string))
-	}
+	parent, held := d.holdFive("luke")
 	id := d.start(map[string]any{"pattern": "brainstorm", "participants": twoContributors("luke", "archie")})
 	require.Eventually(t, func() bool {
 		_, s := d.call("GET", "/v1/sessions/"+id, nil)
@@ -294,7 +290,7 @@ func TestACancelledSessionLeavesNoTicketBehind(t *testing.T) {
 		return len(waits) == 1
 	}, 60*time.Second, 200*time.Millisecond, "the stage waits for a slot")
 
-	st, res = d.call("POST", "/v1/sessions/"+id+"/cancel", nil)
+	st, res := d.call("POST", "/v1/sessions/"+id+"/cancel", nil)
 	require.Equal(t, 200, st, res)
 	st, res = d.call("POST", "/v1/tasks/"+held[0]+"/cancel", map[string]any{"reason": "make room"})
 	require.Equal(t, 200, st, res)
