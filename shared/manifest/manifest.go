@@ -358,7 +358,7 @@ var (
 				"StepsFunctionArn":   "function:plan-steps",
 				"DeadLetterQueueUrl": "queue:plan-dlq",
 			},
-			Timeout: 900,
+			Timeout: 3600, // workflow.PlanMaxSeconds
 		},
 	}
 )

@@ -141,7 +141,7 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 		if tk, ok := s.tickets[key{t.TeamID, t.Ticket}]; !ok || tk.Status != tasks.TicketGranted || tk.Agent != t.Assignee {
 			return &tasks.ConditionFailed{Item: tasks.ItemTicket}
 		}
-	} else if !t.WorkItem() && !s.slotFree(t.TeamID, t.Assignee) {
+	} else if !t.WorkItem() && !t.PlanRoot() && !s.slotFree(t.TeamID, t.Assignee) {
 		return &tasks.ConditionFailed{Item: tasks.ItemSlot}
 	}
 	if t.WorkItem() && !s.queueFree(t.TeamID, t.Assignee) {
@@ -177,6 +177,8 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 	switch {
 	case t.WorkItem():
 		s.loadOf(t.TeamID, t.Assignee).queuedWork++ // a new task is queued
+	case t.PlanRoot():
+		// no slot (Task.HoldsSlot)
 	case t.Ticket != "":
 		delete(s.tickets, key{t.TeamID, t.Ticket}) // its slot is the ticket's
 	default:

@@ -99,6 +99,20 @@ func (s *Store) GetTicket(_ context.Context, teamID, k string) (tasks.Ticket, er
 	return t, nil
 }
 
+// RefreshToken implements tasks.TicketStore.
+func (s *Store) RefreshToken(_ context.Context, t tasks.Ticket) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{t.TeamID, t.Key}
+	cur, ok := s.tickets[k]
+	if !ok || cur.Status != tasks.TicketWaiting {
+		return &tasks.ConditionFailed{Item: tasks.ItemTicket}
+	}
+	cur.Token = t.Token
+	s.tickets[k] = cur
+	return nil
+}
+
 // DropTicket implements tasks.TicketStore.
 func (s *Store) DropTicket(_ context.Context, t tasks.Ticket) error {
 	s.mu.Lock()

@@ -65,10 +65,12 @@ func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, messa
 	}
 	p.RootTaskID = root.ID
 	if err := s.Store.CreatePlan(ctx, p); err != nil {
+		s.cancelRoot(ctx, p, "the plan could not be recorded")
 		return Plan{}, err
 	}
 	if _, err := s.Workflows.Start(ctx, workflow.PlanMachine, p.ID, workflow.PlanStepInput{TeamID: teamID, PlanID: p.ID}); err != nil {
-		_, _ = s.end(ctx, teamID, p.ID, Failed, "the plan's execution could not be started")
+		_, _, _ = s.end(ctx, teamID, p.ID, Failed, "the plan's execution could not be started")
+		s.cancelRoot(ctx, p, "the plan's execution could not be started")
 		return Plan{}, apperr.Wrap(apperr.EINTERNAL, err, "could not start the plan")
 	}
 	s.publish(ctx, "PlanStarted", p, nil)
@@ -101,9 +103,14 @@ func (s *Service) Cancel(ctx context.Context, teamID, id, by string) (Plan, erro
 	// Ended first: a step's end that wakes the execution now finds the
 	// plan cancelled and the execution ends on its own (Superseded); the
 	// stop after the steps' cancels is for an execution still elsewhere.
-	p, err = s.end(ctx, teamID, id, Cancelled, "cancelled by "+by)
+	p, changed, err := s.end(ctx, teamID, id, Cancelled, "cancelled by "+by)
 	if err != nil {
 		return Plan{}, err
+	}
+	if changed {
+		p.Synthesis = "The plan was cancelled by " + by + "."
+		s.publish(ctx, "PlanCompleted", p, nil)
+		p.Synthesis = ""
 	}
 	for _, st := range p.Steps {
 		if st.TaskID != "" && (st.Status == StepRunning) {
@@ -152,15 +159,27 @@ func (s *Service) update(ctx context.Context, teamID, id string, change func(p *
 
 var errSkip = errors.New("skip")
 
-// end moves a running plan to a terminal status (a terminal one is left).
-func (s *Service) end(ctx context.Context, teamID, id string, to Status, why string) (Plan, error) {
-	return s.update(ctx, teamID, id, func(p *Plan) error {
+// end moves a running plan to a terminal status (a terminal one is left:
+// changed is false, and the plan is as stored).
+func (s *Service) end(ctx context.Context, teamID, id string, to Status, why string) (Plan, bool, error) {
+	changed := false
+	p, err := s.update(ctx, teamID, id, func(p *Plan) error {
 		if p.Status.Terminal() {
 			return errSkip
 		}
-		p.Status, p.Error = to, why
+		p.Status, p.Error, changed = to, why, true
 		return nil
 	})
+	return p, changed, err
+}
+
+// cancelRoot ends the plan's root task when the plan will not run (it was
+// never started by the machine, or the machine failed): no task of the
+// plan stays open.
+func (s *Service) cancelRoot(ctx context.Context, p Plan, why string) {
+	if _, err := s.Tasks.Cancel(ctx, p.TeamID, p.RootTaskID, "plan", why); err != nil && apperr.Code(err) != apperr.ECONFLICT {
+		s.Log.WarnContext(ctx, "cancel the root of a plan that will not run", "plan_id", p.ID, "error", err.Error())
+	}
 }
 
 func (s *Service) publish(ctx context.Context, kind string, p Plan, step *StepState) {

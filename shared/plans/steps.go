@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -41,6 +43,10 @@ func (s *Service) Step(ctx context.Context, in workflow.PlanStepInput) (workflow
 		return s.fail(ctx, p, in)
 	}
 	if p.Status.Terminal() {
+		if in.Action == workflow.PlanStartStep && in.StepID != 0 {
+			// A slot granted to this step after the plan ended: given back.
+			_, _ = s.Tasks.ReleaseTickets(ctx, p.TeamID, TicketKey(p.ID, in.StepID))
+		}
 		return workflow.PlanStepOutput{Status: string(p.Status)}, workflow.TaskNotRunnable{Msg: fmt.Sprintf("plan %s is %s", p.ID, p.Status)}
 	}
 	switch in.Action {
@@ -109,6 +115,19 @@ func (s *Service) startStep(ctx context.Context, p Plan, in workflow.PlanStepInp
 	if st.TaskID != "" {
 		return workflow.PlanStepOutput{TaskID: st.TaskID}, nil
 	}
+	// A retried start whose first attempt created the task but did not
+	// record it: the step's task is found among the root's children (by
+	// its title), not created twice.
+	title := clipRunes(fmt.Sprintf("Plan %s step %d: %s", p.ID, st.StepID, oneLine(st.SubQuery)), 480)
+	kids, _, err := s.Tasks.List(ctx, p.TeamID, tasks.Filter{Parent: p.RootTaskID}, paging.Page{Limit: 50})
+	if err != nil {
+		return workflow.PlanStepOutput{}, err
+	}
+	for _, k := range kids {
+		if k.Title == title {
+			return workflow.PlanStepOutput{TaskID: k.ID}, s.recordStart(ctx, p, in.StepID, k.ID)
+		}
+	}
 	results := map[int]Result{}
 	for _, x := range p.Steps {
 		if x.Status == StepCompleted {
@@ -119,7 +138,7 @@ func (s *Service) startStep(ctx context.Context, p Plan, in workflow.PlanStepInp
 	ticket := TicketKey(p.ID, st.StepID)
 	create := tasks.CreateInput{
 		Assignee: st.Agent, ParentID: p.RootTaskID, PlanID: p.ID, Type: "execute",
-		Title:        clipRunes(fmt.Sprintf("Plan %s step %d: %s", p.ID, st.StepID, oneLine(st.SubQuery)), 480),
+		Title:        title,
 		Instructions: st.SubQuery, Context: bridgeText(bridged), Execute: ptr(true),
 		// The step's packs, for this step only (the next step does not
 		// get them).
@@ -137,13 +156,21 @@ func (s *Service) startStep(ctx context.Context, p Plan, in workflow.PlanStepInp
 	if err != nil {
 		return workflow.PlanStepOutput{}, err
 	}
+	return workflow.PlanStepOutput{TaskID: t.ID}, s.recordStart(ctx, p, in.StepID, t.ID)
+}
+
+// recordStart records the step's task on the plan.
+func (s *Service) recordStart(ctx context.Context, p Plan, step int, taskID string) error {
 	now := s.now()
-	_, err = s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
-		xs := x.Step(in.StepID)
-		xs.TaskID, xs.Status, xs.StartedAt = t.ID, StepRunning, &now
+	_, err := s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
+		xs := x.Step(step)
+		if xs.TaskID == taskID {
+			return errSkip
+		}
+		xs.TaskID, xs.Status, xs.StartedAt = taskID, StepRunning, &now
 		return nil
 	})
-	return workflow.PlanStepOutput{TaskID: t.ID}, err
+	return err
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -216,7 +243,10 @@ func (s *Service) awaitStep(ctx context.Context, p Plan, in workflow.PlanStepInp
 	}
 	err := s.Tasks.Await(ctx, p.TeamID, p.RootTaskID, p.ExecutionARN, st.TaskID, in.TaskToken)
 	if err == tasks.ErrNotRunnable {
-		return workflow.TaskNotRunnable{Msg: fmt.Sprintf("plan %s's root is no longer this execution's", p.ID)}
+		// The plan is running (Step checked) but its root is not: ended
+		// through the tasks API. A failure, so the plan ends failed
+		// (MarkFailed), not silently.
+		return fmt.Errorf("plan %s's root task is no longer running", p.ID)
 	}
 	return err
 }
@@ -233,7 +263,11 @@ func (s *Service) endStep(ctx context.Context, p Plan, in workflow.PlanStepInput
 		return err
 	}
 	if !t.Status.Terminal() {
-		return fmt.Errorf("step %d's task %s is still %s", st.StepID, t.ID, t.Status)
+		// The wait for it ran out (AwaitStep's timeout): the step is ended
+		// so the plan goes on without it.
+		if t, err = s.Tasks.Cancel(ctx, p.TeamID, t.ID, "plan", "the plan stopped waiting for this step"); err != nil {
+			return err
+		}
 	}
 	now := s.now()
 	var ended StepState
@@ -324,11 +358,11 @@ func (s *Service) complete(ctx context.Context, p Plan) (workflow.PlanStepOutput
 	if _, err := s.Tasks.ExecEndPlan(ctx, p.TeamID, p.RootTaskID, p.ExecutionARN, p.Synthesis, failure); err != nil && err != tasks.ErrNotRunnable {
 		return workflow.PlanStepOutput{}, err
 	}
-	ended, err := s.end(ctx, p.TeamID, p.ID, outcome, "")
+	ended, changed, err := s.end(ctx, p.TeamID, p.ID, outcome, "")
 	if err != nil {
 		return workflow.PlanStepOutput{}, err
 	}
-	if ended.Version != p.Version {
+	if changed {
 		s.publish(ctx, "PlanCompleted", ended, nil)
 	}
 	return workflow.PlanStepOutput{Status: string(ended.Status)}, nil
@@ -344,17 +378,24 @@ func (s *Service) fail(ctx context.Context, p Plan, in workflow.PlanStepInput) (
 	if p.Status.Terminal() {
 		return workflow.PlanStepOutput{Status: string(p.Status)}, nil
 	}
-	if p.ExecutionARN != "" {
-		if _, err := s.Tasks.ExecEndPlan(ctx, p.TeamID, p.RootTaskID, p.ExecutionARN, "", why); err != nil && err != tasks.ErrNotRunnable {
-			s.Log.WarnContext(ctx, "fail plan root", "plan_id", p.ID, "error", err.Error())
-		}
-	}
-	ended, err := s.end(ctx, p.TeamID, p.ID, Failed, why)
+	ended, changed, err := s.end(ctx, p.TeamID, p.ID, Failed, why)
 	if err != nil {
 		return workflow.PlanStepOutput{}, err
 	}
+	// No task of the plan stays open: running steps are cancelled, the
+	// root failed (or cancelled when it is not running for this
+	// execution: the machine failed before or while it began).
+	for _, st := range ended.Steps {
+		if st.TaskID != "" && st.Status == StepRunning {
+			_, _ = s.Tasks.Cancel(ctx, p.TeamID, st.TaskID, "plan", "the plan failed")
+		}
+	}
+	arn := cmp.Or(p.ExecutionARN, in.ExecutionARN)
+	if _, err := s.Tasks.ExecEndPlan(ctx, p.TeamID, p.RootTaskID, arn, "", why); err != nil {
+		s.cancelRoot(ctx, p, "the plan failed: "+why)
+	}
 	_, _ = s.Tasks.ReleaseTickets(ctx, p.TeamID, p.ID+"#")
-	if ended.Version != p.Version {
+	if changed {
 		ended.Synthesis = "The plan failed: " + why
 		s.publish(ctx, "PlanCompleted", ended, nil)
 	}

@@ -237,7 +237,9 @@ var errNotWaiting = errors.New("the parent is not running")
 func (s *Service) blockAncestors(ctx context.Context, t Task) {
 	for cur := t; cur.ParentID != "" && cur.Waiter != ""; {
 		p, err := s.transition(ctx, cur.TeamID, cur.ParentID, ActBlock, "execution", func(before Task, after *Task) ([]Event, error) {
-			if before.Status != Running {
+			if before.Status != Running || before.PlanRoot() {
+				// A plan's root holds no slot and no deadline: its
+				// machine waits for the step, and it stays running.
 				return nil, errNotWaiting
 			}
 			after.StatusReason = ReasonAwaitingApproval

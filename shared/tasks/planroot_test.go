@@ -13,15 +13,15 @@ import (
 
 // A plan is one root task and its steps are its children: a step may be
 // any agent, the lead included and twice the same, which a delegation's
-// chain would refuse; the root holds the lead's slot, has no 120 s
-// deadline, and depth and the tree's budget hold for the steps.
+// chain would refuse; the root holds no slot (its steps take theirs) and
+// no 120 s deadline, and depth and the tree's budget hold for the steps.
 func TestAPlanIsARootTaskAndItsSteps(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	root := f.create(t, tasks.CreateInput{Assignee: "kyra", Title: "Plan: review then notes", PlanID: "plan_1"})
 	assert.True(t, root.PlanRoot())
 	assert.False(t, root.WorkItem(), "a plan's root is agent work")
-	assert.Equal(t, 1, f.load(t, "kyra"))
+	assert.Equal(t, 0, f.load(t, "kyra"), "the root takes no slot of the lead's")
 	_, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", ParentID: root.ID, Title: "early", PlanID: "plan_1", Execute: ptr(true)}, false)
 	requireAppErr(t, err, apperr.ECONFLICT, tasks.ReasonState) // the root is not running yet
 

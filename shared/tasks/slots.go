@@ -77,6 +77,9 @@ type TicketStore interface {
 	NextTickets(ctx context.Context, teamID, agent string, n int) ([]Ticket, error)
 	// GetTicket reads a ticket by its key (ENOTFOUND when there is none).
 	GetTicket(ctx context.Context, teamID, key string) (Ticket, error)
+	// RefreshToken sets a waiting ticket's token (ItemTicket when it is no
+	// longer waiting): a retried waiting state has a new token.
+	RefreshToken(ctx context.Context, t Ticket) error
 	// DropTicket deletes a waiting ticket and uncounts it (ItemTicket when
 	// it is no longer waiting).
 	DropTicket(ctx context.Context, t Ticket) error
@@ -129,6 +132,15 @@ func (s *Service) WaitForSlot(ctx context.Context, t Ticket) (ok bool, err error
 		if cur.Status == TicketGranted && s.Callbacks != nil {
 			// Granted before this retry registered: hand it over now.
 			return true, s.Callbacks.Succeed(ctx, t.Token, SlotGranted{Granted: cur.Key, Agent: cur.Agent})
+		}
+		if cur.Status == TicketWaiting && cur.Token != t.Token {
+			// A retried waiting state has a new token: the grant must wake
+			// this one. Granted meanwhile: woken now.
+			if err := ts.RefreshToken(ctx, t); failedItem(err) == ItemTicket && s.Callbacks != nil {
+				return true, s.Callbacks.Succeed(ctx, t.Token, SlotGranted{Granted: cur.Key, Agent: cur.Agent})
+			} else if err != nil {
+				return false, err
+			}
 		}
 		return true, nil
 	default:

@@ -210,3 +210,24 @@ func TestConcurrentReleasesGrantEachTicketOnce(t *testing.T) {
 	assert.ElementsMatch(t, []string{"tok-a", "tok-b", "tok-c", "tok-d", "tok-e"}, got, "the five first in line, each once")
 	assert.Equal(t, tasks.MaxActivePerAgent, f.load(t, "luke"))
 }
+
+// A retried waiting state registers again with a new token: the ticket
+// keeps its place and the grant wakes the new token.
+func TestARetriedWaitWakesItsNewToken(t *testing.T) {
+	f := newFixture(t)
+	w := &wakes{}
+	f.svc.Callbacks = w
+	ctx := context.Background()
+	held := f.busy(t, "luke")
+	tk := tasks.Ticket{TeamID: team, Agent: "luke", Key: "ses_a#1#work", Token: "tok-old", Rank: tasks.PriorityRank("normal"), Expires: f.clock.Now().Add(time.Hour)}
+	ok, err := f.svc.WaitForSlot(ctx, tk)
+	require.NoError(t, err)
+	require.True(t, ok)
+	tk.Token = "tok-new"
+	ok, err = f.svc.WaitForSlot(ctx, tk)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = f.svc.Cancel(ctx, team, held[0].ID, "u", "room")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tok-new"}, w.woken())
+}

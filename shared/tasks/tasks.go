@@ -47,7 +47,11 @@ func (s Status) HoldsSlot() bool { return s == Queued || s == Running }
 // running. A work item (WorkItem) never does: it waits in its assignee's
 // queue (bounded by MaxQueuedPerAgent) and is worked at a person's pace,
 // so it must not starve the agent's delegations and workflow stages.
-func (t Task) HoldsSlot() bool { return !t.WorkItem() && t.Status.HoldsSlot() }
+//
+// A plan's root (PlanRoot) holds none either: its steps take their
+// agents' slots, and a root holding its lead's would let five plans led
+// by one agent lock out every step of that agent.
+func (t Task) HoldsSlot() bool { return !t.WorkItem() && !t.PlanRoot() && t.Status.HoldsSlot() }
 
 // Load is an agent's task counters: Active counts the tasks holding one of
 // its MaxActivePerAgent slots, Queued its queued work items (its queue,

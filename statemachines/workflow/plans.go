@@ -47,7 +47,8 @@ type PlanItem struct {
 	StepID int `json:"step_id"`
 }
 
-// PlanMaxSeconds bounds a plan's execution (the plan machine's timeout):
-// at most 4 steps of 120 s one after another, a synthesis, and waits for
-// slots.
-const PlanMaxSeconds = 900
+// PlanMaxSeconds bounds a plan's execution (the plan machine's timeout),
+// above the longest path its states' own (caught) timeouts allow: 4
+// rounds of a slot wait (600 s) and a step (150 s), a synthesis. A state's
+// timeout ends the plan through MarkFailed; this one is the backstop.
+const PlanMaxSeconds = 3600

@@ -279,6 +279,9 @@ func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task
 	switch {
 	case t.WorkItem():
 		enterQueue(tx, t.TeamID, t.Assignee) // a new task is queued
+	case t.PlanRoot():
+		// No slot (Task.HoldsSlot); the lead must still be active.
+		tx.Check(tasks.ItemAssignee, dynamo.Key(dynamo.TeamPK(t.TeamID), dynamo.AgentSK(t.Assignee)), dynamo.Name("status").Equal(dynamo.Value("active")))
 	case t.Ticket != "":
 		useTicket(tx, t) // the slot a release handed to the ticket
 	default:

@@ -122,6 +122,13 @@ func (s *Store) GetTicket(ctx context.Context, teamID, key string) (tasks.Ticket
 	return it.ticket(), nil
 }
 
+// RefreshToken implements tasks.TicketStore.
+func (s *Store) RefreshToken(ctx context.Context, t tasks.Ticket) error {
+	tx := s.Txn()
+	tx.Update(tasks.ItemTicket, ticketKey(t.TeamID, t.Key), expression.Set(dynamo.Name("token"), dynamo.Value(t.Token)), ticketStatusIs(tasks.TicketWaiting))
+	return taskError(tx.Run(ctx))
+}
+
 // DropTicket implements tasks.TicketStore.
 func (s *Store) DropTicket(ctx context.Context, t tasks.Ticket) error {
 	tx := s.Txn()
