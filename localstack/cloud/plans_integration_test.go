@@ -161,7 +161,8 @@ func TestAFailedStepEndsThePlanPartial(t *testing.T) {
 // writes it cancelled, cancels its running step and its root (each a
 // read, a conditional write and its event; the step's execution stopped,
 // its waiter, the plan's execution, sent the step's end), looks for the
-// slot tickets it left, and stops the plan's execution.
+// slot tickets it left, stops the plan's execution, and announces the
+// end (PlanCompleted: the conversation is told).
 func TestAWSCallBudgetsPlans(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
@@ -179,7 +180,7 @@ func TestAWSCallBudgetsPlans(t *testing.T) {
 		{op: "GET /v1/plans", method: "GET", path: lit("/v1/plans"), status: 200, max: calls{"DynamoDB": 1}},
 		{op: "GET /v1/plans/{id}", method: "GET", path: lit("/v1/plans/" + id), status: 200, max: calls{"DynamoDB": 1}},
 		{op: "POST /v1/plans/{id}/cancel", method: "POST", path: lit("/v1/plans/" + id + "/cancel"), status: 200,
-			max: calls{"DynamoDB": 8, "DynamoDB.TransactWriteItems": 3, "EventBridge": 2, "SFN": 3, "SFN.StopExecution": 2}},
+			max: calls{"DynamoDB": 8, "DynamoDB.TransactWriteItems": 3, "EventBridge": 3, "SFN": 3, "SFN.StopExecution": 2}},
 	}
 	runSteps(t, api, d.id, steps)
 	p := d.waitPlan(id, 10*time.Second)
