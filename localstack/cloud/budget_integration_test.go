@@ -657,16 +657,19 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		TimedOut         int `json:"timed_out"`
 		SessionsTimedOut int `json:"sessions_timed_out"`
 		Overdue          int `json:"overdue"`
+		PlansFailed      int `json:"plans_failed"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &swept))
 	sweeps, _ := invocations(t, before, "task-sweeper", "")
 	require.Len(t, sweeps, 1)
 	// One query per shard of the tasks' deadline index, one of the
-	// sessions' and one of the tasks' due entries; then per task or
-	// session ended its writes, and per task flagged overdue one
-	// transaction (the flag, its events, the escalation) and TaskOverdue.
+	// sessions', one of the tasks' due entries and one of the plans'
+	// backstops; then per task or session ended its writes, and per task
+	// flagged overdue one transaction (the flag, its events, the
+	// escalation) and TaskOverdue. No plan is past its hour here.
+	require.Zero(t, swept.PlansFailed)
 	n := swept.TimedOut + swept.SessionsTimedOut + swept.Overdue
-	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 10, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n,
+	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 11, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n,
 		"DynamoDB": 1 << 20 /* plus one read per task or session due, and a team's board policy */})
 	table = append(table, measured{op: "task-sweeper", calls: sweeps[0].Calls, extra: fmt.Sprintf("%d swept", n)})
 

@@ -3,6 +3,7 @@
 package cloud_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
+	"github.com/conclave-ai/conclave/shared/dynamo/planstore"
+	"github.com/conclave-ai/conclave/shared/plans"
 )
 
 // planMarker is the local model's scripted plan (localmodel.PlanOpen).
@@ -242,4 +245,31 @@ func TestAPlanStepsToolPackIsItsOwn(t *testing.T) {
 	assert.Contains(t, first, "extract_structured_data")
 	assert.NotContains(t, second, "summarize_text", "the next step does not get them")
 	assert.Contains(t, second, "Tools offered", "the second step listed its tools too")
+}
+
+// Running plans are in the sweeper's index on the table from their
+// creation until they end, due at their backstop (the plan machine's
+// timeout and a grace); an ended plan leaves it.
+func TestRunningPlansAreInTheSweepersIndex(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	d.script(e, "sage", "timeout")
+	turn := d.post(d.conversation("kyra"), map[string]any{"content": "Review the handler, then write the notes " + planMarker(threeStepPlan)})
+	id := pendingPlan(t, turn)
+	store := planstore.New(e.db.core.DB, e.names.Table())
+	p, err := store.GetPlan(context.Background(), d.id, id)
+	require.NoError(t, err)
+	ref := plans.Ref{TeamID: d.id, ID: id}
+	due, err := store.DuePlans(context.Background(), p.Due(), 1000)
+	require.NoError(t, err)
+	assert.NotContains(t, due, ref, "not due before its backstop")
+	due, err = store.DuePlans(context.Background(), p.Due().Add(time.Millisecond), 1000)
+	require.NoError(t, err)
+	assert.Contains(t, due, ref, "due at its backstop")
+
+	st, res := d.call("POST", "/v1/plans/"+id+"/cancel", nil)
+	require.Equal(t, 200, st, res)
+	due, err = store.DuePlans(context.Background(), p.Due().Add(time.Hour), 1000)
+	require.NoError(t, err)
+	assert.NotContains(t, due, ref, "an ended plan leaves the index")
 }

@@ -420,3 +420,7 @@ func SessionMsgSK(id, msgID string) string { return SessionMsgPrefix(id) + msgID
 // SessionDueGSI3PK is the one partition of unfinished sessions' deadlines
 // (sessions are few next to tasks).
 const SessionDueGSI3PK = "SDUE"
+
+// PlanDueGSI3PK is the one partition of running plans' backstops
+// (plans.Plan.Due): a handful at a time, read by the sweeper every minute.
+const PlanDueGSI3PK = "PDUE"

@@ -263,8 +263,8 @@ var Functions = []Function{
 	},
 	{
 		Name:         "task-sweeper",
-		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions); flags tasks past their due date (TaskOverdue) and escalates them under the board policy.",
-		Domains:      []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
+		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions); flags tasks past their due date (TaskOverdue) and escalates them under the board policy; fails compound plans whose machine was lost (past its hour).",
+		Domains:      []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "routing", "sessions", "tasks", "teams"},
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,
 		MemoryMB:     256, Timeout: 60,

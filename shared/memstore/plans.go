@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/paging"
@@ -53,6 +54,20 @@ func (s *Store) PutPlan(_ context.Context, p plans.Plan) error {
 	}
 	s.plans[k] = doc(p)
 	return nil
+}
+
+// DuePlans implements plans.Store.
+func (s *Store) DuePlans(_ context.Context, before time.Time, limit int) ([]plans.Ref, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []plans.Ref
+	for k, b := range s.plans {
+		p := s.planOf(k.team, b)
+		if !p.Status.Terminal() && p.Due().Before(before) && len(out) < limit {
+			out = append(out, plans.Ref{TeamID: k.team, ID: k.id})
+		}
+	}
+	return out, nil
 }
 
 // ListPlans implements plans.Store, newest first.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 // Status is a plan's state.
@@ -126,9 +127,26 @@ func (p Plan) Outcome() Status {
 // moved); the service reads again.
 var ErrChanged = errors.New("the plan changed")
 
+// Due is a running plan's backstop: its machine's timeout from its
+// creation, plus a grace for the machine to end it itself. A plan still
+// running then (its machine was lost) is failed by the sweeper.
+func (p Plan) Due() time.Time {
+	return p.CreatedAt.Add(time.Duration(workflow.PlanMaxSeconds)*time.Second + SweepGrace)
+}
+
+// SweepGrace is how long past its backstop a plan may still be running
+// before the sweeper fails it.
+const SweepGrace = time.Minute
+
+// Ref names a plan across teams (the sweeper's view).
+type Ref struct{ TeamID, ID string }
+
 // Store persists plans. PutPlan is conditioned on the stored version
 // being p.Version-1 (ErrChanged otherwise).
 type Store interface {
+	// DuePlans lists running plans whose backstop (Due) is before
+	// before, across teams, up to limit.
+	DuePlans(ctx context.Context, before time.Time, limit int) ([]Ref, error)
 	CreatePlan(ctx context.Context, p Plan) error
 	GetPlan(ctx context.Context, teamID, id string) (Plan, error)
 	PutPlan(ctx context.Context, p Plan) error

@@ -263,3 +263,35 @@ func (s *Service) synthesize(ctx context.Context, p Plan) (string, float64, erro
 	}
 	return resp.Text, models.Cost(resp.ModelID, resp.InputTokens, resp.OutputTokens), nil
 }
+
+// Sweep fails every running plan past its backstop (Plan.Due): its
+// machine was lost (a state that never answered, an execution stopped
+// from outside), so nothing else would end it. It ends as MarkFailed
+// would: the plan failed, no task of it open, its tickets released, the
+// conversation told. Returns how many it ended.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	refs, err := s.Store.DuePlans(ctx, s.now(), 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range refs {
+		p, err := s.Store.GetPlan(ctx, r.TeamID, r.ID)
+		if err != nil || p.Status.Terminal() || !p.Due().Before(s.now()) {
+			continue
+		}
+		if s.Workflows != nil && p.ExecutionARN != "" {
+			_ = s.Workflows.Stop(ctx, p.ExecutionARN, "the plan was still running past its backstop")
+		}
+		out, err := s.fail(ctx, p, workflow.PlanStepInput{TeamID: r.TeamID, PlanID: r.ID,
+			Error: workflow.StepError{Error: "PlanTimedOut", Cause: "the plan was still running past its backstop"}})
+		if err != nil {
+			s.Log.ErrorContext(ctx, "sweep plan", "plan_id", r.ID, "error", err.Error())
+			continue
+		}
+		if out.Status == string(Failed) {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -44,6 +44,7 @@ func (m *machine) Succeed(_ context.Context, token string, out any) error {
 }
 
 type fixture struct {
+	clock *memstore.Clock
 	store *memstore.Store
 	bus   *memstore.Publisher
 	m     *machine
@@ -59,9 +60,10 @@ func newFixture(t *testing.T) *fixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ts := tasks.NewService(store, nil, bus, log)
 	ts.Callbacks = m
+	clk := memstore.NewClock(time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC))
 	svc := &plans.Service{Store: store, Tasks: ts, Model: localmodel.New(store), Workflows: m, Callbacks: m, Bus: bus, Log: log,
-		Now: func() time.Time { return time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC) }}
-	return &fixture{store: store, bus: bus, m: m, tasks: ts, svc: svc}
+		Now: clk.Now}
+	return &fixture{clock: clk, store: store, bus: bus, m: m, tasks: ts, svc: svc}
 }
 
 func (f *fixture) step(t *testing.T, in workflow.PlanStepInput) workflow.PlanStepOutput {
@@ -176,4 +178,39 @@ func TestAFailedStepEndsThePlanPartial(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{plans.StepCompleted, plans.StepFailed, plans.StepSkipped}, []string{got.Steps[0].Status, got.Steps[1].Status, got.Steps[2].Status})
 	assert.Contains(t, got.Steps[2].Error, "step 2")
+}
+
+// A plan whose machine was lost is failed by the sweeper once past its
+// backstop (the machine's timeout and a grace), not a second before; no
+// task of it stays open and the conversation is told.
+func TestTheSweeperFailsAPlanWhoseMachineWasLost(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	p, err := f.svc.Start(ctx, team, "", "kyra", "x", "t", threeSteps())
+	require.NoError(t, err)
+	f.step(t, workflow.PlanStepInput{Action: workflow.PlanBegin, PlanID: p.ID, ExecutionARN: "arn:plan:" + p.ID})
+	st := f.step(t, workflow.PlanStepInput{Action: workflow.PlanStartStep, PlanID: p.ID, StepID: 1})
+
+	f.clock.Advance(workflow.PlanMaxSeconds*time.Second + plans.SweepGrace)
+	n, err := f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "exactly at the backstop: not yet")
+	f.clock.Advance(time.Second)
+	n, err = f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	got, err := f.svc.Get(ctx, team, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, plans.Failed, got.Status)
+	assert.Contains(t, got.Error, "PlanTimedOut")
+	step, err := f.tasks.Get(ctx, team, st.TaskID)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Canceled, step.Status, "its running step is cancelled")
+	root, err := f.tasks.Get(ctx, team, p.RootTaskID)
+	require.NoError(t, err)
+	assert.True(t, root.Status.Terminal(), "its root ended: %s", root.Status)
+	assert.Len(t, f.bus.OfType("PlanCompleted"), 1)
+	n, err = f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "a failed plan is not swept again")
 }

@@ -1,6 +1,7 @@
 // Package sweeperfn wires the "task-sweeper" function (every minute): it
 // ends running tasks past their deadline and collaboration sessions past
-// theirs (plus a grace), and stops their executions; it flags tasks past
+// theirs (plus a grace), and stops their executions; it fails compound
+// plans whose machine was lost; it flags tasks past
 // their due date (TaskOverdue, escalated under the board policy). It links DynamoDB,
 // EventBridge and Step Functions.
 package sweeperfn
@@ -9,6 +10,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/conclave-ai/conclave/shared/app/planwiring"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
@@ -22,12 +24,15 @@ func Build(d lambdafn.Deps) (any, error) {
 	starter, callbacks := executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS)
 	svc := taskwiring.New(d, core, starter, callbacks).Tasks
 	ses := sessionwiring.New(d, core, starter, callbacks, nil)
+	pl := planwiring.New(d, core, starter, callbacks, nil)
 	return func(ctx context.Context) (map[string]int, error) {
 		n, err := svc.Sweep(ctx)
 		m, serr := ses.Sweep(ctx)
 		// Due dates ride the same schedule: every minute, so a task is
 		// flagged overdue within a minute of its due_at.
 		o, oerr := svc.SweepOverdue(ctx)
-		return map[string]int{"timed_out": n, "sessions_timed_out": m, "overdue": o}, errors.Join(err, serr, oerr)
+		// Plans whose machine was lost (past their backstop).
+		p, perr := pl.Sweep(ctx)
+		return map[string]int{"timed_out": n, "sessions_timed_out": m, "overdue": o, "plans_failed": p}, errors.Join(err, serr, oerr, perr)
 	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -26,9 +27,12 @@ func New(db dynamo.API, table string) *Store { return &Store{dynamo.New(db, tabl
 var _ plans.Store = (*Store)(nil)
 
 type planItem struct {
-	PK      string `dynamodbav:"pk"`
-	SK      string `dynamodbav:"sk"`
-	Type    string `dynamodbav:"type"`
+	PK   string `dynamodbav:"pk"`
+	SK   string `dynamodbav:"sk"`
+	Type string `dynamodbav:"type"`
+	// Running plans are in the sweeper's index until their backstop.
+	GSI3PK  string `dynamodbav:"gsi3pk,omitempty"`
+	GSI3SK  string `dynamodbav:"gsi3sk,omitempty"`
 	TeamID  string `dynamodbav:"team_id"`
 	ID      string `dynamodbav:"id"`
 	Status  string `dynamodbav:"status"`
@@ -41,8 +45,12 @@ func toItem(p plans.Plan) (planItem, error) {
 	if err != nil {
 		return planItem{}, err
 	}
-	return planItem{PK: dynamo.TeamPK(p.TeamID), SK: dynamo.PlanSK(p.ID), Type: "plan", TeamID: p.TeamID, ID: p.ID,
-		Status: string(p.Status), Version: p.Version, Doc: string(b)}, nil
+	it := planItem{PK: dynamo.TeamPK(p.TeamID), SK: dynamo.PlanSK(p.ID), Type: "plan", TeamID: p.TeamID, ID: p.ID,
+		Status: string(p.Status), Version: p.Version, Doc: string(b)}
+	if !p.Status.Terminal() {
+		it.GSI3PK, it.GSI3SK = dynamo.PlanDueGSI3PK, dynamo.DueGSI3SK(p.Due(), p.TeamID, p.ID)
+	}
+	return it, nil
 }
 
 func fromItem(m map[string]types.AttributeValue) (plans.Plan, error) {
@@ -104,6 +112,19 @@ func (s *Store) PutPlan(ctx context.Context, p plans.Plan) error {
 		return dynamo.RetryConflict(err, "the plan's change conflicted with a concurrent one; try again")
 	}
 	return err
+}
+
+// DuePlans implements plans.Store: running plans whose backstop is before
+// before, across teams (one Query of the sweeper's partition).
+func (s *Store) DuePlans(ctx context.Context, before time.Time, limit int) ([]plans.Ref, error) {
+	var refs []plans.Ref
+	err := s.DueBefore(ctx, dynamo.PlanDueGSI3PK, before, limit, func(m map[string]types.AttributeValue) error {
+		var it planItem
+		err := dynamo.Unmarshal(m, &it)
+		refs = append(refs, plans.Ref{TeamID: it.TeamID, ID: it.ID})
+		return err
+	})
+	return refs, err
 }
 
 // ListPlans implements plans.Store, newest first (plan ids grow with
