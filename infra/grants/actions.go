@@ -16,6 +16,7 @@ var prefixes = map[string]string{
 	"sqs":            "sqs",
 	"lambda":         "lambda",
 	"bedrockruntime": "bedrock",
+	"secretsmanager": "secretsmanager",
 }
 
 // credentialChain are the services config.LoadDefaultConfig links for its

@@ -45,6 +45,9 @@ func TestEveryStageSetsWhatEachFunctionDeclares(t *testing.T) {
 				for k := range env {
 					assert.True(t, slices.Contains(declared, k), "%s %s: sets %s, which %s does not declare (manifest.Env)", stage, name, k, name)
 				}
+				// AND no deployed stage lets an MCP pack reach loopback
+				// (the local cloud's tests alone set it)
+				assert.NotContains(t, env, settings.EnvMCPLoopbackOnly, "%s %s", stage, name)
 				// AND the values the template spells out parse (a value
 				// CloudFormation resolves at deploy, a Ref or a Join,
 				// stands in as a well-formed one of its kind).

@@ -157,11 +157,13 @@ func (fs *Functions) newFunction(f manifest.Function, props *FunctionsProps, env
 // StateMachines.GrantExecutions', the describes of machines and queues
 // grantDescribes'.
 func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
-	var table []string
+	var table, secrets []string
 	for _, g := range StageGrants(f, props.Env) {
 		switch {
 		case g.Service() == "dynamodb":
 			table = append(table, string(g))
+		case g.Service() == "secretsmanager":
+			secrets = append(secrets, string(g))
 		case g == manifest.GrantBusPut || g == manifest.GrantDescribeEventBus:
 			fn.AddToRolePolicy(statement([]string{string(g)}, props.Bus.EventBusArn()))
 		case g == manifest.GrantModels && slices.Contains(manifest.EmbedderGrants[f.Name], g):
@@ -179,6 +181,9 @@ func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
 	}
 	if len(table) > 0 {
 		fn.AddToRolePolicy(statement(table, props.Table.TableArn()))
+	}
+	if len(secrets) > 0 {
+		fn.AddToRolePolicy(statement(secrets, jsii.String(SecretsArn(props.Stage.Names.Stage))))
 	}
 	// Queries on an index need the index's ARN: only the ones it queries.
 	if len(f.Indexes) > 0 {
@@ -207,6 +212,15 @@ func StageGrants(f manifest.Function, env EnvConfig) []manifest.Grant {
 		}
 	}
 	return out
+}
+
+// SecretsArn is the ARN pattern of the stage's secrets, the MCP packs'
+// credentials (manifest.SecretsPrefix): this stage's, in this account and
+// region, and no other secret. Secrets Manager ends a secret's ARN with a
+// dash and six random characters, hence the trailing wildcard.
+func SecretsArn(stage string) string {
+	return fmt.Sprintf("arn:%s:secretsmanager:%s:%s:secret:%s*", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), *awscdk.Aws_ACCOUNT_ID(),
+		manifest.SecretsPrefix(stage))
 }
 
 // embedderPolicy allows Titan's InvokeModel (settings.TitanEmbedModel) in

@@ -105,6 +105,25 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 	gate := rolePairs(t, m, roleOf(t, m, "conclave-dev-expert-gate"))
 	assert.Equal(t, []string{string(manifest.GrantQuery), "xray:PutTelemetryRecords", "xray:PutTraceSegments"}, actionsOf(gate))
 	assert.NotContains(t, actionsOf(rolePairs(t, m, roleOf(t, m, "conclave-dev-agents"))), string(manifest.GrantModels))
+	// AND only the functions that register and call MCP packs reach
+	// Secrets Manager: conversations writes a pack's credential, the
+	// task-worker only reads it
+	for _, f := range manifest.Functions {
+		var secrets []string
+		for _, a := range actionsOf(rolePairs(t, m, roleOf(t, m, "conclave-dev-"+f.Name))) {
+			if strings.HasPrefix(a, "secretsmanager:") {
+				secrets = append(secrets, a)
+			}
+		}
+		switch f.Name {
+		case "conversations":
+			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}, secrets)
+		case "task-worker":
+			assert.Equal(t, []string{"secretsmanager:GetSecretValue"}, secrets)
+		default:
+			assert.Empty(t, secrets, f.Name)
+		}
+	}
 }
 
 // A stage whose embedder is Titan grants the expert-gate and agents
@@ -217,6 +236,11 @@ func checkFunctionRoles(t *testing.T, m map[string]any, cfg stack.EnvConfig) {
 		targets[manifest.GrantModels] = append(targets[manifest.GrantModels],
 			stackARN(":bedrock:*::foundation-model/"+id, false, ""),
 			stackARN(":bedrock:", true, ":inference-profile/*."+id))
+	}
+	// The MCP packs' credentials: this stage's secret prefix alone.
+	secrets := stackARN(":secretsmanager:", true, ":secret:"+manifest.SecretsPrefix("dev")+"*")
+	for _, g := range []manifest.Grant{manifest.GrantGetSecret, manifest.GrantCreateSecret, manifest.GrantPutSecret, manifest.GrantDeleteSecret} {
+		targets[g] = []string{secrets}
 	}
 	for _, f := range manifest.Functions {
 		t.Run(f.Name, func(t *testing.T) {

@@ -385,7 +385,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		{op: "GET /v1/agents/{slug}/tools", method: "GET", path: lit("/v1/agents/kyra/tools"), status: 200, max: dynamo(1)},
 		{op: "GET /v1/agents/{slug}/tools?context=task", method: "GET", path: lit("/v1/agents/kyra/tools?context=task"), status: 200, max: dynamo(1)},
 		// the tool packs: built in, with the catalog's schemas; no call.
-		{op: "GET /v1/tool-packs", method: "GET", path: lit("/v1/tool-packs"), status: 200, max: calls{}},
+		{op: "GET /v1/tool-packs", method: "GET", path: lit("/v1/tool-packs"), status: 200, max: calls{"DynamoDB": 1, "DynamoDB.Query": 1}},
 		{op: "GET /v1/tool-packs/{name}", method: "GET", path: lit("/v1/tool-packs/bridging"), status: 200, max: calls{}},
 
 		// approvals (docs/approvals.md)

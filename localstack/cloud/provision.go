@@ -85,6 +85,10 @@ func (r Resources) Environment() map[string]string {
 		// only stops a runaway client; TEAM_RATE_LIMIT overrides it, and
 		// the limit's own test uses a team and a limit of its own.
 		settings.EnvTeamRateLimit: "2000",
+		// MCP packs reach loopback servers only (toolpacks.NetPolicy):
+		// the tests start theirs on 127.0.0.1, and nothing a test
+		// registers reaches outside the machine.
+		settings.EnvMCPLoopbackOnly: "true",
 	}
 	// What the developer's environment overrides, checked as in AWS (a
 	// TEAM_RATE_LIMIT=abc stops the local cloud's start, naming it).

@@ -92,8 +92,9 @@ func TestAStepAugmentedWithAPackSeesItsToolsAndTheNextDoesNot(t *testing.T) {
 }
 
 // GET /v1/tool-packs and /v1/tool-packs/{name} over HTTP: every pack with
-// its tools' complete schemas, the same for every team (the packs are
-// built in), 404 for an unknown name, 401 without a key; no AWS call.
+// its tools' complete schemas, the same for every team without MCP packs
+// of its own, 404 for an unknown name, 401 without a key; a built-in
+// pack costs no AWS call.
 func TestToolPackRoutesOnTheLocalCloud(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
@@ -142,10 +143,17 @@ func TestToolPackRoutesOnTheLocalCloud(t *testing.T) {
 	}
 
 	api := apitest.Client{Base: base, Key: d.key, T: t}
-	for _, path := range []string{"/v1/tool-packs", "/v1/tool-packs/bridging", "/v1/tool-packs/capture"} {
+	for path, want := range map[string]map[string]int{
+		// The team's MCP packs: one query of its packs.
+		"/v1/tool-packs": {"DynamoDB.Query": 1},
+		// A built-in pack: in memory.
+		"/v1/tool-packs/bridging": {},
+		// Any other name may be one of the team's MCP packs: one read.
+		"/v1/tool-packs/capture": {"DynamoDB.GetItem": 1},
+	} {
 		resp := api.Do("GET", path, nil)
 		got := map[string]int{}
 		require.NoError(t, json.Unmarshal([]byte(resp.Header.Get(cloud.AWSCallsHeader)), &got), path)
-		assert.Empty(t, got, "%s: built in memory, no AWS call", path)
+		assert.Equal(t, want, got, path)
 	}
 }

@@ -34,24 +34,55 @@ func AgentToolRoutes(rt *httpapi.Router, tools ToolLister) {
 
 // ToolPacks answers the tool-pack routes (tasktools.Packs).
 type ToolPacks interface {
-	List(ctx context.Context) toolpacks.List
-	// Get returns ENOTFOUND for a pack that does not exist.
-	Get(ctx context.Context, name string) (toolpacks.View, error)
+	// List is the built-in packs, then the team's MCP packs.
+	List(ctx context.Context, teamID string) (toolpacks.List, error)
+	// Get returns ENOTFOUND for a pack the team does not have.
+	Get(ctx context.Context, teamID, name string) (toolpacks.View, error)
+	// Put registers or replaces the team's MCP pack (toolpacks.Registry.Put).
+	Put(ctx context.Context, teamID, by, name string, in toolpacks.RemoteInput) (toolpacks.View, bool, error)
+	// Delete removes the team's MCP pack and its credential.
+	Delete(ctx context.Context, teamID, name string) error
 }
 
-// ToolPackRoutes registers GET /v1/tool-packs and GET
-// /v1/tool-packs/{name}: the built-in packs with their tools and the
-// tools' input schemas (docs/tools.md). They are the same for every team;
-// the routes are authorized as every route is.
+// ToolPackRoutes registers the tool-pack routes (docs/tools.md): GET
+// /v1/tool-packs and GET /v1/tool-packs/{name}, the built-in packs and
+// the team's MCP packs with their tools and the tools' input schemas;
+// PUT /v1/tool-packs/{name}, an MCP server registered as a pack (201
+// new, 200 replaced: a PUT is idempotent by itself); DELETE
+// /v1/tool-packs/{name}.
 func ToolPackRoutes(rt *httpapi.Router, packs ToolPacks) {
-	rt.Handle("GET /v1/tool-packs", func(ctx context.Context, _ *httpapi.Request) (httpapi.Response, error) {
-		return httpapi.OK(packs.List(ctx)), nil
+	rt.Handle("GET /v1/tool-packs", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		l, err := packs.List(ctx, r.TeamID)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(l), nil
 	})
 	rt.Handle("GET /v1/tool-packs/{name}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-		v, err := packs.Get(ctx, r.Param("name"))
+		v, err := packs.Get(ctx, r.TeamID, r.Param("name"))
 		if err != nil {
 			return httpapi.Response{}, err
 		}
 		return httpapi.OK(v), nil
+	})
+	rt.Handle("PUT /v1/tool-packs/{name}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		var in toolpacks.RemoteInput
+		if err := r.Decode(&in); err != nil {
+			return httpapi.Response{}, err
+		}
+		v, created, err := packs.Put(ctx, r.TeamID, r.KeyID, r.Param("name"), in)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		if created {
+			return httpapi.Created(v), nil
+		}
+		return httpapi.OK(v), nil
+	})
+	rt.Handle("DELETE /v1/tool-packs/{name}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		if err := packs.Delete(ctx, r.TeamID, r.Param("name")); err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.NoContent(), nil
 	})
 }

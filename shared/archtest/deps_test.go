@@ -40,6 +40,8 @@ var adapters = map[string]bool{
 	"shared/dynamo/resultstore":    true, // results posted into conversations
 	"shared/dynamo/sessionstore":   true, // collaboration sessions
 	"shared/dynamo/planstore":      true, // compound plans
+	"shared/dynamo/packstore":      true, // the teams' MCP packs
+	"shared/secretstore":           true, // Secrets Manager: the MCP packs' credentials
 	"shared/dynamo/taskstore":      true, // tasks and task slots
 	"shared/dynamo/teamstore":      true, // teams and API keys
 	"shared/eventbus":              true, // the EventBridge bus

@@ -183,6 +183,8 @@ const (
 	prefixSpend      = "SPEND#"
 	prefixUsage      = "USAGE#"
 	prefixClip       = "CLIP#"
+	// PrefixToolPack is the sort key prefix of a team's MCP packs.
+	PrefixToolPack = "TOOLPACK#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -199,6 +201,8 @@ const (
 	// SKBoardPolicy is the sort key of a team's board policy.
 	SKBoardPolicy = "BOARDPOLICY"
 	SKBudget      = "BUDGET"
+	// SKToolPacks is the counter of a team's MCP packs.
+	SKToolPacks = "TOOLPACKS"
 
 	// RangeEnd sorts after every id (ids are lower-case base32), so
 	// BETWEEN <prefix><floor> AND <prefix>~ is "this prefix, from floor on".
@@ -370,6 +374,9 @@ func ResultSK(marker string) string { return prefixResult + marker }
 // ClipSK is a clipboard value's sort key: its scope (task:<root id> or
 // conv:<conversation id>; neither holds "#") and its key.
 func ClipSK(scope, key string) string { return prefixClip + scope + "#" + key }
+
+// ToolPackSK is an MCP pack's sort key.
+func ToolPackSK(name string) string { return PrefixToolPack + name }
 
 // ApprovalSK is an approval request's sort key.
 func ApprovalSK(id string) string { return PrefixApproval + id }

@@ -26,10 +26,13 @@ var Env = map[string][]string{
 	// Lifecycle and session-steps only complete task tokens: no machine
 	// ARNs (a token names its execution).
 	"task-lifecycle": {table, bus},
-	"task-worker":    append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers}, models...),
-	"task-sweeper":   {table, flags, bus, settings.EnvStateMachines},
+	// STAGE and MCP_LOOPBACK_ONLY: the MCP packs' secrets are named by
+	// stage, and their network policy.
+	"task-worker": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
+		settings.EnvStage, settings.EnvMCPLoopbackOnly}, models...),
+	"task-sweeper": {table, flags, bus, settings.EnvStateMachines},
 	"conversations": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions,
-		settings.EnvModelTiers, settings.EnvSynthesis}, models...),
+		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage, settings.EnvMCPLoopbackOnly}, models...),
 	"expert-gate": {table, settings.EnvModelTiers, settings.EnvEmbedder},
 	"discovery":   {table, settings.EnvFunctions},
 	"routing":     {table},

@@ -128,6 +128,8 @@ var Functions = []Function{
 		Grants: []Grant{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels,
+			// An MCP pack's tool call sends the pack's credential.
+			GrantGetSecret,
 		},
 		// next_task reads the agent's queue (gsi2).
 		Indexes: []string{"gsi2"},
@@ -156,9 +158,13 @@ var Functions = []Function{
 			// catalog is linked already (a chat reply's tools), not by
 			// the agents function, which would link it for this alone.
 			{"GET", "/v1/agents/{slug}/tools"},
-			// The tool packs with their tools' schemas: the same catalog.
+			// The tool packs with their tools' schemas: the same catalog,
+			// and the team's MCP packs (their credentials in Secrets
+			// Manager).
 			{"GET", "/v1/tool-packs"},
 			{"GET", "/v1/tool-packs/{name}"},
+			{"PUT", "/v1/tool-packs/{name}"},
+			{"DELETE", "/v1/tool-packs/{name}"},
 		},
 		// 29 s: a turn spends at most 24 s on models, below API Gateway's 30 s.
 		MemoryMB: 1024, Timeout: 29,
@@ -168,6 +174,8 @@ var Functions = []Function{
 		Grants: []Grant{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantModels, GrantStartExecution, GrantStopExecution,
+			// PUT and DELETE /v1/tool-packs/{name}: an MCP pack's credential.
+			GrantGetSecret, GrantCreateSecret, GrantPutSecret, GrantDeleteSecret,
 		},
 		// A reply's next_task reads the agent's queue (gsi2); a skill's
 		// open_tasks loader lists the agent's tasks (gsi1).

@@ -77,7 +77,19 @@ const (
 	// GrantGetQueueAttributes reads the attributes of every queue (the
 	// health function's probe).
 	GrantGetQueueAttributes Grant = "sqs:GetQueueAttributes"
+	// The MCP packs' credentials in Secrets Manager, on the stage's
+	// prefix alone (SecretsPrefix): read by whoever calls a pack's
+	// server, written by whoever registers one.
+	GrantGetSecret    Grant = "secretsmanager:GetSecretValue"
+	GrantCreateSecret Grant = "secretsmanager:CreateSecret"
+	GrantPutSecret    Grant = "secretsmanager:PutSecretValue"
+	GrantDeleteSecret Grant = "secretsmanager:DeleteSecret"
 )
+
+// SecretsPrefix is the name prefix of a stage's secrets (the MCP packs'
+// credentials: SecretsPrefix(stage) + team + "/" + pack), the only
+// secrets the Secrets Manager grants reach.
+func SecretsPrefix(stage string) string { return "conclave/" + stage + "/mcp/" }
 
 // ActionInvokeFunction is the action Function.Invokes grants on each
 // function it names.
@@ -89,6 +101,7 @@ var knownGrants = map[Grant]bool{
 	GrantConditionCheckItem: true, GrantDescribeTable: true, GrantBusPut: true, GrantDescribeEventBus: true,
 	GrantStartExecution: true, GrantStopExecution: true, GrantCallback: true, GrantDescribeStateMachine: true,
 	GrantModels: true, GrantDeadLetter: true, GrantGetQueueAttributes: true,
+	GrantGetSecret: true, GrantCreateSecret: true, GrantPutSecret: true, GrantDeleteSecret: true,
 }
 
 // Service is the IAM service prefix of g ("dynamodb").
@@ -119,6 +132,7 @@ func (f Function) Actions() []string {
 var clientOf = map[string]string{
 	"dynamodb": "dynamodb", "events": "eventbridge", "states": "sfn",
 	"bedrock": "bedrockruntime", "sqs": "sqs", "lambda": "lambda",
+	"secretsmanager": "secretsmanager",
 }
 
 // Clients returns the AWS SDK service clients (the last element of

@@ -101,6 +101,8 @@ type Store struct {
 	// clips are the clipboard values (toolpacks.Clip), by team, scope and
 	// key.
 	clips map[clipKey]toolpacks.Clip
+	// remotes are the MCP packs, by team and name.
+	remotes map[string]map[string]toolpacks.Remote
 
 	// Consultations (consultations.go), made on first use.
 	consultations map[key][]byte          // consultation documents

@@ -23,6 +23,15 @@ type Planner struct {
 	ModelID string
 	// Timeout bounds the planner's call (0: DefaultTimeout).
 	Timeout time.Duration
+	// Packs lists the team's own tool packs (its MCP packs), which a
+	// step may add besides the built-in ones; nil offers the built-in
+	// packs only.
+	Packs PackLister
+}
+
+// PackLister lists a team's own tool packs (toolpacks.Registry).
+type PackLister interface {
+	List(ctx context.Context, teamID string) ([]toolpacks.Remote, error)
 }
 
 // DefaultTimeout bounds the planner's model call: a turn that waits longer
@@ -42,6 +51,15 @@ func (p *Planner) Plan(ctx context.Context, in conversations.PlanRequest) (conve
 		return conversations.PlanResult{}, nil
 	}
 	skills, known := catalog(in)
+	if p.Packs != nil {
+		// A team's pack that cannot be listed now is not offered: the
+		// plan goes on with the built-in ones.
+		if own, err := p.Packs.List(ctx, in.TeamID); err == nil {
+			for _, r := range own {
+				known.Packs = append(known.Packs, r.Name)
+			}
+		}
+	}
 	call := &dispatch.PlannerCall{Trigger: why, Model: p.ModelID}
 	timeout := p.Timeout
 	if timeout <= 0 {

@@ -81,6 +81,8 @@ var Vars = map[string]Var{
 		Choices: []string{EmbedderWordLlama, EmbedderTitan, EmbedderNone}, Doc: "the ExpertGate's semantic signal"},
 	EnvTeamRateLimit: {Name: EnvTeamRateLimit, Kind: KindCount, Default: "0",
 		Doc: "requests per second one team may make; 0: no per-team limit"},
+	EnvMCPLoopbackOnly: {Name: EnvMCPLoopbackOnly, Kind: KindChoice, Default: "false", Choices: []string{"true", "false"},
+		Doc: "true keeps MCP packs to servers on loopback, over http or https (the local cloud only; never set deployed, where packs reach public https servers only)"},
 }
 
 // VarError is a variable that is missing or malformed.
@@ -230,6 +232,8 @@ func assign(c *Config, name string, value any) error {
 		c.Embedder = value.(string)
 	case EnvTeamRateLimit:
 		c.TeamRateLimit = value.(int)
+	case EnvMCPLoopbackOnly:
+		c.MCPLoopbackOnly = value.(string) == "true"
 	default:
 		return fmt.Errorf("no Config field for %s", name)
 	}

@@ -37,6 +37,12 @@ const (
 	// EnvTeamRateLimit is the most requests per second one team may make
 	// (the authorizer's; 0 or unset: no per-team limit).
 	EnvTeamRateLimit = "TEAM_RATE_LIMIT"
+	// EnvMCPLoopbackOnly=true keeps MCP packs to loopback servers
+	// (toolpacks.NetPolicy): set by the local cloud alone, whose tests
+	// start their MCP server on 127.0.0.1 and must reach nothing else.
+	// The CDK app never sets it: deployed, a pack reaches public https
+	// servers only.
+	EnvMCPLoopbackOnly = "MCP_LOOPBACK_ONLY"
 )
 
 // Flag names in FEATURE_FLAGS.
@@ -174,6 +180,8 @@ type Config struct {
 	TeamRateLimit int
 	// Embedder is EnvEmbedder ("" is the default, wordllama).
 	Embedder string
+	// MCPLoopbackOnly is EnvMCPLoopbackOnly.
+	MCPLoopbackOnly bool
 }
 
 // Embedders EnvEmbedder may name.
@@ -209,6 +217,8 @@ func FromLookup(get func(string) string) Config {
 		OpenAIAPIKey:  get(EnvOpenAIAPIKey),
 		TeamRateLimit: atoi(get(EnvTeamRateLimit)),
 		Embedder:      get(EnvEmbedder),
+
+		MCPLoopbackOnly: get(EnvMCPLoopbackOnly) == "true",
 	}
 }
 

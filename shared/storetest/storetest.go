@@ -43,6 +43,8 @@ type Stores struct {
 	Budgets       budget.Store
 	// Clipboard is the tool packs' clipboard; nil skips its contract.
 	Clipboard toolpacks.ClipboardStore
+	// Remotes are the MCP packs; nil skips their contract.
+	Remotes toolpacks.RemoteStore
 }
 
 // Run runs the contract against the stores open returns (called once per
@@ -82,6 +84,8 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"budget/40 racing reservations: exactly those that fit", budgetConcurrent},
 		{"budget/usage counters by day and attribution; warned once", budgetUsage},
 		{"clipboard/by team, scope and key; replaced; gone once expired", clipboardScopes},
+		{"toolpacks/MCP packs: created once, replaced, by team, deleted", remotePacks},
+		{"toolpacks/16 racing creates: exactly the cap", remotePacksConcurrent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

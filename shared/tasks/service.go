@@ -97,6 +97,14 @@ type Service struct {
 	Bus       Publisher
 	Log       *slog.Logger
 	Now       func() time.Time
+	// Packs knows the team's own tool packs (toolpacks.Registry: its MCP
+	// packs); nil lets a task name only the built-in packs.
+	Packs PackChecker
+}
+
+// PackChecker answers whether a team may name a tool pack.
+type PackChecker interface {
+	Exists(ctx context.Context, teamID, name string) (bool, error)
 }
 
 // NewService returns a Service.
@@ -223,7 +231,7 @@ func (in CreateInput) validate() error {
 			return apperr.Invalid("budgets.timeout_seconds", "timeout_seconds must be between 1 and %d", workflow.MaxTaskSeconds)
 		}
 	}
-	if err := toolpacks.Validate("tool_packs", in.ToolPacks); err != nil {
+	if err := toolpacks.ValidateNames("tool_packs", in.ToolPacks); err != nil {
 		return err
 	}
 	if in.CostCapUSD != nil && (*in.CostCapUSD <= 0 || *in.CostCapUSD > DefaultCostCapUSD) {
@@ -234,6 +242,27 @@ func (in CreateInput) validate() error {
 
 func (s *Service) now() time.Time { return s.Now().UTC() }
 
+// checkPacks refuses a pack the team does not have: a built-in pack, or
+// one of its MCP packs (Packs). Returns EINVALID (tool_packs).
+func (s *Service) checkPacks(ctx context.Context, teamID string, packs []string) error {
+	for _, p := range packs {
+		if toolpacks.Known(p) {
+			continue
+		}
+		ok := false
+		if s.Packs != nil {
+			var err error
+			if ok, err = s.Packs.Exists(ctx, teamID, p); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			return apperr.Invalid("tool_packs", "tool_packs: unknown tool pack %q (built-in: %s; or one of the team's MCP packs)", p, strings.Join(toolpacks.Names(), ", "))
+		}
+	}
+	return nil
+}
+
 // Create makes a task. With a parent it is a delegation: the creator is the
 // parent's assignee and the database checks, in the same transaction, that
 // the parent is running, is not at the maximum depth, does not have the
@@ -241,6 +270,9 @@ func (s *Service) now() time.Time { return s.Now().UTC() }
 // it also takes one of the assignee's slots and checks it is active.
 func (s *Service) Create(ctx context.Context, teamID string, creator Creator, in CreateInput, executeByDefault bool) (Task, error) {
 	if err := in.validate(); err != nil {
+		return Task{}, err
+	}
+	if err := s.checkPacks(ctx, teamID, in.ToolPacks); err != nil {
 		return Task{}, err
 	}
 	input, err := Payload("input", in.Input)

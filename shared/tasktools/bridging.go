@@ -100,14 +100,11 @@ type requestPackInput struct {
 }
 
 func (requestPackInput) constrain(c constraints) {
-	c.enum("pack", toolpacks.Names()...)
+	// A built-in pack or one of the team's MCP packs: a pattern, not an
+	// enum (the team's packs are its own, the schema is every team's).
+	c.length("pack", 1, 24)
+	c.prop("pack").Pattern = PackPattern
 	c.length("reason", 0, 500)
-}
-
-// PackSpecs implements worker.PackTools: the tools of packs an agent is
-// given in a task, behind their flags and services as every tool is.
-func (t *Tools) PackSpecs(_ agents.Agent, packs []string) []models.Tool {
-	return t.packSpecs(packs)
 }
 
 var _ worker.PackTools = (*Tools)(nil)
@@ -135,12 +132,15 @@ func (t *Tools) packSpecs(packs []string) []models.Tool {
 
 // requestPack adds a pack to the running task: the worker offers its
 // tools from the model's next step (worker.AddPack).
-func (t *Tools) requestPack(_ context.Context, c caller, in requestPackInput) (result, error) {
+func (t *Tools) requestPack(ctx context.Context, c caller, in requestPackInput) (result, error) {
 	if c.taskID == "" {
 		return text("there is no task to add a tool pack to")
 	}
+	if known, err := t.Remote.Exists(ctx, c.teamID, in.Pack); err != nil || !known {
+		return text(fmt.Sprintf("there is no tool pack %s (built-in: %s; your team's MCP packs are listed by GET /v1/tool-packs)", in.Pack, strings.Join(toolpacks.Names(), ", ")))
+	}
 	var names []string
-	for _, s := range t.packSpecs([]string{in.Pack}) {
+	for _, s := range t.PackSpecs(ctx, c.teamID, agents.Agent{}, []string{in.Pack}) {
 		names = append(names, s.Name)
 	}
 	if len(names) == 0 {

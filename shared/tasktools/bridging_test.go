@@ -45,7 +45,8 @@ func bridgingFixture(t *testing.T, m models.Model) *fixture {
 // Every tool of every pack, as GET /v1/tool-packs shows it, has the
 // complete schema its model receives (the same check as the catalog's).
 func TestEveryPackToolHasACompleteSchema(t *testing.T) {
-	list := tasktools.Packs{}.List(context.Background())
+	list, err := tasktools.Packs{}.List(context.Background(), team)
+	require.NoError(t, err)
 	require.Len(t, list.ToolPacks, len(toolpacks.Builtin))
 	for _, p := range list.ToolPacks {
 		require.NotEmpty(t, p.Tools, p.Name)
@@ -62,9 +63,9 @@ func TestEveryPackToolHasACompleteSchema(t *testing.T) {
 			checkObject(t, p.Name+"/"+tool.Name, &s)
 		}
 	}
-	_, err := tasktools.Packs{}.Get(context.Background(), "capture")
+	_, err = tasktools.Packs{}.Get(context.Background(), team, "capture")
 	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), err)
-	b, err := tasktools.Packs{}.Get(context.Background(), "bridging")
+	b, err := tasktools.Packs{}.Get(context.Background(), team, "bridging")
 	require.NoError(t, err)
 	assert.Equal(t, "extract_structured_data", b.Tools[1].Name)
 	assert.Contains(t, b.Tools[1].InputSchema["required"], "schema")
@@ -78,14 +79,14 @@ func TestEveryPackToolHasACompleteSchema(t *testing.T) {
 func TestPackSpecsKeepFlagsAndServices(t *testing.T) {
 	f := newFixture(t)
 	kyra := agents.Agent{Slug: "kyra"}
-	assert.Equal(t, []string{"search_memories", "share_memory"}, names(f.tools.PackSpecs(kyra, []string{"memory"})))
-	assert.Empty(t, f.tools.PackSpecs(kyra, []string{"bridging"}), "no model, no clipboard: no bridging tool")
+	assert.Equal(t, []string{"search_memories", "share_memory"}, names(f.tools.PackSpecs(context.Background(), "", kyra, []string{"memory"})))
+	assert.Empty(t, f.tools.PackSpecs(context.Background(), "", kyra, []string{"bridging"}), "no model, no clipboard: no bridging tool")
 	f.tools.Clipboard = &toolpacks.Clipboard{Store: f.store}
-	assert.Equal(t, []string{"clipboard_store", "clipboard_get"}, names(f.tools.PackSpecs(kyra, []string{"bridging"})))
+	assert.Equal(t, []string{"clipboard_store", "clipboard_get"}, names(f.tools.PackSpecs(context.Background(), "", kyra, []string{"bridging"})))
 	f.tools.Model = &scriptedModel{}
-	assert.Len(t, f.tools.PackSpecs(kyra, []string{"bridging"}), 5)
+	assert.Len(t, f.tools.PackSpecs(context.Background(), "", kyra, []string{"bridging"}), 5)
 	f.tools.Flags.TaskDelegation = false
-	assert.Empty(t, f.tools.PackSpecs(kyra, []string{"reporting"}), "reports need task_delegation")
+	assert.Empty(t, f.tools.PackSpecs(context.Background(), "", kyra, []string{"reporting"}), "reports need task_delegation")
 	assert.NotContains(t, names(f.tools.Specs(kyra)), "summarize_text", "the agent's own tools are unchanged")
 }
 
@@ -100,8 +101,10 @@ func TestRequestToolPackAsksTheWorker(t *testing.T) {
 	assert.Equal(t, "bridging", add.Pack)
 	assert.Contains(t, add.Output, "summarize_text, extract_structured_data, compare_texts, clipboard_store, clipboard_get")
 
-	out := f.call(t, p, "request_tool_pack", `{"pack":"capture"}`)
-	assert.Contains(t, out, `"field":"pack"`, "an unknown pack is an argument error")
+	out := f.call(t, p, "request_tool_pack", `{"pack":"Capture!"}`)
+	assert.Contains(t, out, `"field":"pack"`, "a name no pack can have is an argument error")
+	out = f.call(t, p, "request_tool_pack", `{"pack":"capture"}`)
+	assert.Contains(t, out, "there is no tool pack capture", "a pack the team does not have is named as such")
 	assert.Contains(t, names(f.tools.Specs(agents.Agent{Slug: "kyra"})), toolset.RequestToolPack, "every task may ask")
 	assert.NotContains(t, names(tasktools.Chat{Tools: f.tools}.Specs(agents.Agent{Slug: "kyra"})), toolset.RequestToolPack, "a chat reply has no task")
 }
@@ -238,6 +241,8 @@ func TestDelegateTaskGivesPacks(t *testing.T) {
 	child, err := f.tasks.Get(context.Background(), team, m[1])
 	require.NoError(t, err)
 	assert.Equal(t, []string{"bridging"}, child.ToolPacks)
-	out = f.call(t, p, "delegate_task", map[string]any{"to_agent": "luke", "instructions": "x", "tool_packs": []string{"capture"}})
+	out = f.call(t, p, "delegate_task", map[string]any{"to_agent": "luke", "instructions": "x", "tool_packs": []string{"Capture!"}})
 	assert.Contains(t, out, `"field":"tool_packs"`, out)
+	out = f.call(t, p, "delegate_task", map[string]any{"to_agent": "luke", "instructions": "x", "tool_packs": []string{"capture"}})
+	assert.Contains(t, out, `unknown tool pack "capture"`, "a pack the team does not have: refused by the task service")
 }

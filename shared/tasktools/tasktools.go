@@ -69,6 +69,9 @@ type Tools struct {
 	// Clipboard keeps clipboard_store's values; nil leaves the clipboard
 	// tools out.
 	Clipboard *toolpacks.Clipboard
+	// Remote is the team's MCP packs (toolpacks.Registry); nil offers
+	// none of them.
+	Remote *toolpacks.Registry
 }
 
 var _ worker.Tools = (*Tools)(nil)
@@ -199,6 +202,12 @@ func text(s string) (result, error) { return result{text: s}, nil }
 // given).
 func (t *Tools) call(ctx context.Context, c caller, call models.ToolCall) (result, error) {
 	d, ok := catalog[call.Name]
+	if !ok && c.taskID != "" && c.allowed == nil {
+		// An MCP pack's tool: the worker offered it (a chat has none).
+		if res, remote := t.callRemote(ctx, c, call); remote {
+			return res, nil
+		}
+	}
 	offered := c.allowed == nil
 	for _, sp := range c.allowed {
 		offered = offered || sp.Name == call.Name
@@ -240,9 +249,7 @@ func (delegateInput) constrain(c constraints) {
 	c.enum("priority", tasks.Priorities...)
 	packs := c.prop("tool_packs")
 	packs.MaxItems, packs.UniqueItems = jsonschema.Ptr(toolpacks.MaxPerTask), true
-	for _, name := range toolpacks.Names() {
-		packs.Items.Enum = append(packs.Items.Enum, name)
-	}
+	packs.Items.Pattern = PackPattern
 }
 
 // maxID bounds an id argument (task, report, consultation).

@@ -22,6 +22,7 @@ package toolpacks
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/toolset"
@@ -119,6 +120,25 @@ func Validate(field string, packs []string) error {
 	return nil
 }
 
+// ValidateNames checks the packs a task is created with before the
+// team's own packs are known: at most MaxPerTask, each once, each a
+// built-in pack or a name an MCP pack may have (whether the team has it
+// is the caller's to check). Returns EINVALID naming field.
+func ValidateNames(field string, packs []string) error {
+	if len(packs) > MaxPerTask {
+		return apperr.Invalid(field, "%s names at most %d packs", field, MaxPerTask)
+	}
+	for i, p := range packs {
+		if !Known(p) && !remoteName.MatchString(p) {
+			return apperr.Invalid(field, "%s: unknown tool pack %q (known: %s)", field, p, strings.Join(Names(), ", "))
+		}
+		if slices.Contains(packs[:i], p) {
+			return apperr.Invalid(field, "%s names %q twice", field, p)
+		}
+	}
+	return nil
+}
+
 // Tools is the union of the packs' tools, in pack order, each once;
 // unknown packs are skipped (they were validated when the task was
 // created).
@@ -142,9 +162,30 @@ func Tools(packs []string) []string {
 // receives it (name, description, input schema), with the feature flag it
 // needs.
 type View struct {
-	Name        string     `json:"name"`
+	Name string `json:"name"`
+	// Kind is KindBuiltin or KindMCP.
+	Kind        string     `json:"kind"`
 	Description string     `json:"description"`
 	Tools       []ViewTool `json:"tools"`
+	// MCP is the server of an MCP pack (absent for a built-in one).
+	MCP *MCPView `json:"mcp,omitempty"`
+}
+
+// Kinds of pack.
+const (
+	KindBuiltin = "builtin"
+	KindMCP     = "mcp"
+)
+
+// MCPView is an MCP pack's server as the routes show it: never the
+// credential, only whether there is one and its header.
+type MCPView struct {
+	URL              string    `json:"url"`
+	HasCredential    bool      `json:"has_credential"`
+	CredentialHeader string    `json:"credential_header,omitempty"`
+	ListedAt         time.Time `json:"listed_at"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
 }
 
 // ViewTool is one tool of a View.
@@ -153,8 +194,11 @@ type ViewTool struct {
 	// Flag is the feature flag the tool needs (settings.Flag*).
 	Flag string `json:"flag"`
 	// Where is where it can be given: "task" or "anywhere" (a task or a
-	// chat reply).
+	// chat reply). An MCP pack's tools are given in tasks.
 	Where string `json:"where"`
+	// ServerName is an MCP tool's name on its server (Name is what the
+	// model calls it).
+	ServerName string `json:"server_name,omitempty"`
 }
 
 // List is GET /v1/tool-packs.

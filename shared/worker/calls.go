@@ -52,7 +52,7 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, b workflow.
 		}
 		if add != nil {
 			out = add.Output
-			if err := w.addPack(p, tools, tc, add.Pack, record); err != nil {
+			if err := w.addPack(ctx, p, tools, tc, add.Pack, record); err != nil {
 				return nil, false, err
 			}
 		}
@@ -69,9 +69,9 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, b workflow.
 
 // addPack offers pack's tools from the model's next step to the end of
 // the task and records it on the task's timeline.
-func (w *Worker) addPack(p workflow.TaskInput, tools *[]models.Tool, tc *teamContext, pack string, record func(Usage, ...TrackEvent) error) error {
+func (w *Worker) addPack(ctx context.Context, p workflow.TaskInput, tools *[]models.Tool, tc *teamContext, pack string, record func(Usage, ...TrackEvent) error) error {
 	before := len(*tools)
-	*tools = w.augment(tc.agent, *tools, []string{pack})
+	*tools = w.augment(ctx, p.TeamID, tc.agent, *tools, []string{pack})
 	if !slices.Contains(tc.packs, pack) {
 		tc.packs = append(tc.packs, pack)
 	}

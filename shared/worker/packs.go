@@ -13,7 +13,8 @@ import (
 // services still decide). tasktools.Tools implements it; a Tools without
 // it gives no pack any tool.
 type PackTools interface {
-	PackSpecs(a agents.Agent, packs []string) []models.Tool
+	// PackSpecs may read the team's packs (its MCP packs): ctx bounds it.
+	PackSpecs(ctx context.Context, teamID string, a agents.Agent, packs []string) []models.Tool
 }
 
 // AddPack is what the request_tool_pack tool returns (as its error) to add
@@ -34,12 +35,12 @@ const EvToolPackAdded = "tool_pack_added"
 
 // augment returns tools with the specs of packs' tools a is not offered
 // yet, in order, each once.
-func (w *Worker) augment(a agents.Agent, tools []models.Tool, packs []string) []models.Tool {
+func (w *Worker) augment(ctx context.Context, teamID string, a agents.Agent, tools []models.Tool, packs []string) []models.Tool {
 	pt, ok := w.Tools.(PackTools)
 	if !ok || len(packs) == 0 {
 		return tools
 	}
-	for _, s := range pt.PackSpecs(a, packs) {
+	for _, s := range pt.PackSpecs(ctx, teamID, a, packs) {
 		if !slices.ContainsFunc(tools, func(t models.Tool) bool { return t.Name == s.Name }) {
 			tools = append(tools, s)
 		}

@@ -27,7 +27,7 @@ func (p *packTools) Specs(agents.Agent) []models.Tool {
 	return []models.Tool{{Name: "check_task_status"}, {Name: "request_tool_pack"}}
 }
 
-func (p *packTools) PackSpecs(_ agents.Agent, packs []string) []models.Tool {
+func (p *packTools) PackSpecs(_ context.Context, _ string, _ agents.Agent, packs []string) []models.Tool {
 	var out []models.Tool
 	for _, pk := range packs {
 		if pk == "bridging" {

@@ -469,7 +469,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	}
 	var tools []models.Tool
 	if w.Tools != nil {
-		tools = w.augment(a, w.Tools.Specs(a), packs)
+		tools = w.augment(ctx, p.TeamID, a, w.Tools.Specs(a), packs)
 	}
 	tc := teamContext{block: st.Team}
 	if p.Resume == nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/memorystore"
+	"github.com/conclave-ai/conclave/shared/dynamo/packstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/resultstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/taskstore"
 	"github.com/conclave-ai/conclave/shared/eventbus"
@@ -37,6 +38,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/results"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/tasktools"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 )
 
 // Build and Router wire the function (Router for tests of its routes).
@@ -51,8 +53,9 @@ func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	// toolwiring).
 	chat := svc.Tools.(tasktools.Chat)
 	api.AgentToolRoutes(rt, tasktools.Lister{Agents: agentstore.New(core.DB, core.Table), Chat: chat, Task: chat.Tools})
-	// The tool packs, with the same catalog's schemas (no store call).
-	api.ToolPackRoutes(rt, tasktools.Packs{})
+	// The tool packs, with the same catalog's schemas, and the team's
+	// MCP packs (registered here: the credential goes to Secrets Manager).
+	api.ToolPackRoutes(rt, tasktools.Packs{Remote: toolwiring.Remote(d, core)})
 }
 
 // Service builds the chat service the function serves, as its routes get
@@ -93,7 +96,8 @@ func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
 	// The compound planner: the tier-0 (fast) model, asked only when a
 	// message looks compound; a plan runs on the plan machine.
 	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
-	svc.Planner = &plans.Planner{Plans: planwiring.New(d, core, starter, nil, nil), Model: model, ModelID: tiers[routing.Tier0]}
+	svc.Planner = &plans.Planner{Plans: planwiring.New(d, core, starter, nil, nil), Model: model, ModelID: tiers[routing.Tier0],
+		Packs: &toolpacks.Registry{Store: packstore.New(core.DB, core.Table)}}
 	return svc
 }
 

@@ -5,10 +5,12 @@ package taskwiring
 
 import (
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/packstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/taskstore"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -30,5 +32,8 @@ func New(d lambdafn.Deps, core *dynamo.Store, workflows workflow.Starter, callba
 	store := taskstore.New(core.DB, core.Table)
 	svc := tasks.NewService(store, workflows, bus, d.Log)
 	svc.Callbacks = callbacks
+	// A task may name the team's MCP packs: whether the team has one is
+	// a read of the pack store (no secret, no server involved).
+	svc.Packs = &toolpacks.Registry{Store: packstore.New(core.DB, core.Table)}
 	return Wiring{Core: core, Store: store, Bus: bus, Tasks: svc}
 }

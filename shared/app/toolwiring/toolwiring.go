@@ -13,18 +13,23 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/approvals"
 	"github.com/conclave-ai/conclave/shared/discovery"
+	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/approvalstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/clipstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/gatestore"
+	"github.com/conclave-ai/conclave/shared/dynamo/packstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/reportstore"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/mcpclient"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/secretstore"
 	"github.com/conclave-ai/conclave/shared/settings"
 	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/toolpacks"
@@ -38,6 +43,16 @@ func Gate(d lambdafn.Deps) expertgate.Gate {
 		return &gateclient.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
 	}
 	return nil
+}
+
+// Remote is the team MCP packs' registry of d (credentials under
+// manifest.SecretsPrefix, which the CDK app grants alone): the pack store, the
+// credentials in Secrets Manager, the official MCP SDK's client under the
+// stage's network policy.
+func Remote(d lambdafn.Deps, core *dynamo.Store) *toolpacks.Registry {
+	policy := toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly}
+	return &toolpacks.Registry{Store: packstore.New(core.DB, core.Table), Secrets: secretstore.New(d.AWS),
+		MCP: &mcpclient.Client{Policy: policy, Version: "1"}, SecretPrefix: manifest.SecretsPrefix(d.Config.Stage), Policy: policy}
 }
 
 // New builds the tools on the function's task wiring: delegations and
@@ -56,7 +71,8 @@ func New(d lambdafn.Deps, w taskwiring.Wiring, starter workflow.Starter, mem *me
 		// The bridging pack (shared/toolpacks): the tier-1 model, and the
 		// clipboard of the plan or the conversation.
 		Model: model, BridgeModelID: routing.TiersOrDefault(d.Config.Tiers)[routing.Tier1],
-		Clipboard: &toolpacks.Clipboard{Store: clipstore.New(db, table)}}
+		Clipboard: &toolpacks.Clipboard{Store: clipstore.New(db, table)},
+		Remote:    Remote(d, w.Core)}
 	// The consultation tools: the same service as POST /v1/consultations.
 	tools.Consultations = consultwiring.Service(d, w.Core, w.Bus)
 	if d.Config.Flags.On(settings.FlagSessions) {
