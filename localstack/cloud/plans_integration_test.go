@@ -273,3 +273,42 @@ func TestRunningPlansAreInTheSweepersIndex(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, due, ref, "an ended plan leaves the index")
 }
+
+// A report as a plan step: report:<type> is written by the agent of the
+// team's skill of that kind, as a report of the task model (its template,
+// its sections) whose task is the step under the plan's root; the next
+// step reads it bridged. A session as a step falls back, saying why.
+func TestAReportIsAPlanStep(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	st, res := d.call("POST", "/v1/agents", map[string]any{"slug": "scribe", "name": "Scribe",
+		"skills": []any{map[string]any{"name": "summaries", "description": "writes research summaries", "kind": "report:research_summary"}}})
+	require.Equal(t, 201, st, res)
+	conv := d.conversation("kyra")
+	steps := `{"step_id":1,"target":"report:research_summary","sub_query":"Summarize what we know about payment retries","depends_on":[]},
+	{"step_id":2,"target":"wren/writing","sub_query":"Write release notes from the summary","depends_on":[1]}`
+	turn := d.post(conv, map[string]any{"content": "Summarize the payment retries, then write release notes " + planMarker(steps)})
+	id := pendingPlan(t, turn)
+	p := d.waitPlan(id, 90*time.Second)
+	require.Equal(t, "completed", p["status"], p)
+	first := p["steps"].([]any)[0].(map[string]any)
+	assert.Equal(t, "scribe", first["agent"], "the writer of the report type")
+	assert.Equal(t, "research_summary", first["report"])
+	require.NotEmpty(t, first["report_id"])
+	st, rep := d.call("GET", "/v1/reports/"+first["report_id"].(string), nil)
+	require.Equal(t, 200, st, rep)
+	assert.Equal(t, "completed", rep["status"], rep)
+	assert.Equal(t, "research_summary", rep["type"])
+	assert.Equal(t, first["task_id"], rep["task_id"])
+	assert.Equal(t, p["root_task_id"], rep["parent_task_id"])
+	assert.NotEmpty(t, rep["sections"])
+	second := d.task(p["steps"].([]any)[1].(map[string]any)["task_id"].(string))
+	assert.Contains(t, second["context"], "prior_step_1_response: ")
+
+	session := `{"step_id":1,"target":"session:brainstorm","sub_query":"ideas","depends_on":[]},
+	{"step_id":2,"target":"wren/writing","sub_query":"notes","depends_on":[1]}`
+	turn = d.post(conv, map[string]any{"content": "Brainstorm ideas, then write notes " + planMarker(session)})
+	planner := d.decisionOf(turn)["planner"].(map[string]any)
+	assert.Equal(t, "fallback", planner["outcome"])
+	assert.Contains(t, planner["reason"], "not a plan step")
+}

@@ -272,7 +272,7 @@ var Functions = []Function{
 	{
 		Name:         "task-sweeper",
 		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions); flags tasks past their due date (TaskOverdue) and escalates them under the board policy; fails compound plans whose machine was lost (past its hour).",
-		Domains:      []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "routing", "sessions", "tasks", "teams"},
+		Domains:      []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,
 		MemoryMB:     256, Timeout: 60,
@@ -300,7 +300,7 @@ var Functions = []Function{
 	{
 		Name:        "plans",
 		Description: "Compound plans API: list, read (steps, statuses, outputs, timings, cost) and cancel the plans chat turns start.",
-		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "routing", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/plans"},
@@ -314,7 +314,7 @@ var Functions = []Function{
 	{
 		Name:        "plan-steps",
 		Description: "Every state of the plan machine: begin, start a step (an executed task delegated from the plan's root), wait for a slot or for the step, end a step, the next round, the lead's synthesis, complete, fail.",
-		Domains:     []string{"agents", "approvals", "budget", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "routing", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "budget", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
 		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution},

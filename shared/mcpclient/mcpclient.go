@@ -42,8 +42,10 @@ var _ toolpacks.MCP = (*Client)(nil)
 var errAddress = errors.New("the address is outside what MCP packs may reach")
 
 // httpClient is a client for one server: the policy's dialer, the
-// credential's headers, no proxy, no redirect, bounded bodies.
-func (c *Client) httpClient(conn toolpacks.Conn) *http.Client {
+// credential's headers, no proxy, no redirect, bounded bodies. Its
+// transport is the caller's to close (its idle connections would
+// otherwise outlive the call in a warm function).
+func (c *Client) httpClient(conn toolpacks.Conn) (*http.Client, *http.Transport) {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 		if !c.Policy.AllowedHostPort(address) {
 			return fmt.Errorf("%w: %s", errAddress, address)
@@ -57,7 +59,7 @@ func (c *Client) httpClient(conn toolpacks.Conn) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return errors.New("the MCP server answered with a redirect; give its final URL")
 		},
-	}
+	}, tr
 }
 
 // headers adds the credential to every request and bounds every body.
@@ -86,32 +88,43 @@ type bounded struct {
 }
 
 func (b *bounded) Read(p []byte) (int, error) {
-	if b.left <= 0 {
+	if b.left < 0 {
 		return 0, fmt.Errorf("the MCP server's answer is larger than %d bytes", toolpacks.MaxResponseBytes)
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
+	// One byte past the limit is read to tell "exactly the limit" from
+	// "more".
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
 	}
 	n, err := b.r.Read(p)
 	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, fmt.Errorf("the MCP server's answer is larger than %d bytes", toolpacks.MaxResponseBytes)
+	}
 	return n, err
 }
 
 func (b *bounded) Close() error { return b.r.Close() }
 
-func (c *Client) connect(ctx context.Context, conn toolpacks.Conn) (*mcp.ClientSession, error) {
+// connect opens a session; close ends it and drops its connections.
+func (c *Client) connect(ctx context.Context, conn toolpacks.Conn) (s *mcp.ClientSession, closeAll func(), err error) {
 	if err := c.Policy.CheckURL(conn.URL); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "conclave", Version: cmpOr(c.Version, "1")}, nil)
-	t := &mcp.StreamableClientTransport{Endpoint: conn.URL, HTTPClient: c.httpClient(conn), MaxRetries: -1,
+	hc, tr := c.httpClient(conn)
+	t := &mcp.StreamableClientTransport{Endpoint: conn.URL, HTTPClient: hc, MaxRetries: -1,
 		// A call is one request and its answer: no standing stream.
 		DisableStandaloneSSE: true, MaxEventSize: toolpacks.MaxResponseBytes}
-	s, err := client.Connect(ctx, t, nil)
+	s, err = client.Connect(ctx, t, nil)
 	if err != nil {
-		return nil, refusedOr(err)
+		tr.CloseIdleConnections()
+		return nil, nil, refusedOr(err)
 	}
-	return s, nil
+	return s, func() {
+		_ = s.Close()
+		tr.CloseIdleConnections()
+	}, nil
 }
 
 // refusedOr maps a connection the policy refused to EREJECTED.
@@ -124,11 +137,11 @@ func refusedOr(err error) error {
 
 // ListTools implements toolpacks.MCP: every page of tools/list.
 func (c *Client) ListTools(ctx context.Context, conn toolpacks.Conn) ([]toolpacks.RemoteTool, error) {
-	s, err := c.connect(ctx, conn)
+	s, closeAll, err := c.connect(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	defer closeAll()
 	var out []toolpacks.RemoteTool
 	for t, err := range s.Tools(ctx, nil) {
 		if err != nil {
@@ -150,18 +163,17 @@ func (c *Client) ListTools(ctx context.Context, conn toolpacks.Conn) ([]toolpack
 // (text parts as they are; any other part named by its kind), or its
 // structured content as JSON when it has no text.
 func (c *Client) CallTool(ctx context.Context, conn toolpacks.Conn, tool string, args json.RawMessage) (toolpacks.CallResult, error) {
-	s, err := c.connect(ctx, conn)
+	s, closeAll, err := c.connect(ctx, conn)
 	if err != nil {
 		return toolpacks.CallResult{}, err
 	}
-	defer s.Close()
-	var a map[string]any
-	if len(args) > 0 {
-		if err := json.Unmarshal(args, &a); err != nil {
-			return toolpacks.CallResult{}, fmt.Errorf("arguments are not a JSON object: %w", err)
-		}
+	defer closeAll()
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
 	}
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: a})
+	// The arguments as the model wrote them (decoded, a large integer
+	// would lose digits as a float).
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		return toolpacks.CallResult{}, refusedOr(err)
 	}

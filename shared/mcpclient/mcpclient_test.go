@@ -96,7 +96,8 @@ func TestBoundsAndRedirects(t *testing.T) {
 func TestTheDialerChecksTheAddressItConnectsTo(t *testing.T) {
 	srv, auth := server(t)
 	c := &Client{}
-	resp, err := c.httpClient(toolpacks.Conn{}).Get(srv.URL + "/mcp")
+	hc, _ := c.httpClient(toolpacks.Conn{})
+	resp, err := hc.Get(srv.URL + "/mcp")
 	if resp != nil {
 		resp.Body.Close()
 	}

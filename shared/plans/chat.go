@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/models"
@@ -94,6 +95,7 @@ func (p *Planner) Plan(ctx context.Context, in conversations.PlanRequest) (conve
 	if err := plan.Validate(known); err != nil {
 		return fallback(err.Error())
 	}
+	known.Resolve(&plan)
 	started, err := p.Plans.Start(ctx, in.TeamID, in.ConversationID, in.Lead, in.Message, why, plan)
 	if err != nil {
 		return fallback("the plan could not start: " + err.Error())
@@ -105,12 +107,16 @@ func (p *Planner) Plan(ctx context.Context, in conversations.PlanRequest) (conve
 
 // catalog is what the team's plans may name: its active agents' skills
 // that users may reach (internal-only skills are how agents reach each
-// other), and the tool packs a step may add. Reports and sessions are not
-// step targets yet, so a plan naming one falls back (saying so).
+// other), the report types some skill of the team writes (report:<type>,
+// written by that skill's agent, the first by slug), and the tool packs a
+// step may add. Sessions are not step targets, so a plan naming one falls
+// back (saying so).
 func catalog(in conversations.PlanRequest) ([]Skill, Known) {
-	known := Known{Skills: map[string]bool{}, Packs: toolpacks.Names()}
+	known := Known{Skills: map[string]bool{}, Packs: toolpacks.Names(), Writers: map[string]string{}, Kinds: map[string]string{}}
 	var skills []Skill
-	for _, a := range in.Agents {
+	agentsBySlug := slices.Clone(in.Agents)
+	slices.SortFunc(agentsBySlug, func(a, b agents.Agent) int { return strings.Compare(a.Slug, b.Slug) })
+	for _, a := range agentsBySlug {
 		for _, s := range a.Skills {
 			if s.InternalOnly {
 				continue
@@ -118,9 +124,17 @@ func catalog(in conversations.PlanRequest) ([]Skill, Known) {
 			t := a.Slug + "/" + s.Name
 			known.Skills[t] = true
 			skills = append(skills, Skill{Target: t, Description: s.Description})
+			if typ, target, ok := agents.ParseKind(s.Kind); ok && typ == agents.KindReport {
+				known.Kinds[t] = s.Kind
+				if known.Writers[target] == "" {
+					known.Writers[target] = a.Slug
+					known.Reports = append(known.Reports, target)
+				}
+			}
 		}
 	}
 	slices.SortFunc(skills, func(a, b Skill) int { return strings.Compare(a.Target, b.Target) })
+	slices.Sort(known.Reports)
 	return skills, known
 }
 

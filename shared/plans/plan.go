@@ -40,8 +40,13 @@ const (
 // StepState is a step of a stored plan: what it was asked and how it went.
 type StepState struct {
 	Step
-	Agent       string     `json:"agent"`
-	Skill       string     `json:"skill"`
+	Agent string `json:"agent"`
+	Skill string `json:"skill"`
+	// Report is the report type of a report step (a report:<type>
+	// target, or a skill of that kind): the step's task is the report's,
+	// ReportID.
+	Report      string     `json:"report,omitempty"`
+	ReportID    string     `json:"report_id,omitempty"`
 	Status      string     `json:"status"`
 	TaskID      string     `json:"task_id,omitempty"`
 	Output      string     `json:"output,omitempty"`

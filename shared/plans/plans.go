@@ -33,6 +33,10 @@ type Step struct {
 	ContextKeys []string `json:"context_keys"`
 	// ToolPacks are tool packs the step's agent gets for this step only.
 	ToolPacks []string `json:"tool_packs"`
+
+	// writer and report are the step resolved (Known.Resolve): who runs
+	// it and, for a report step, the report type. Never the model's.
+	writer, report string
 }
 
 // ExecutionPlan is what the planner answers (seed 003's ExecutionPlan).
@@ -85,6 +89,30 @@ type Known struct {
 	Reports  []string
 	Patterns []string
 	Packs    []string
+	// Writers is who writes a report:<type> step: the agent of the
+	// team's skill of kind report:<type> (the first by slug).
+	Writers map[string]string
+	// Kinds are the skills' kinds by target ("agent/skill" →
+	// "report:<type>"): a step naming a report skill requests that report
+	// from its agent, as a chat turn routed to the skill does.
+	Kinds map[string]string
+}
+
+// Resolve fills in who runs each step of a validated plan and, for a
+// report step, its type.
+func (k Known) Resolve(p *ExecutionPlan) {
+	for i := range p.Steps {
+		st := &p.Steps[i]
+		kind, a, b, _ := ParseTarget(st.Target)
+		switch {
+		case kind == KindReport:
+			st.writer, st.report = k.Writers[a], a
+		case strings.HasPrefix(k.Kinds[a+"/"+b], "report:"):
+			st.writer, st.report = a, strings.TrimPrefix(k.Kinds[a+"/"+b], "report:")
+		default:
+			st.writer = a
+		}
+	}
 }
 
 // Validate reports why a plan cannot run, or nil: a compound plan of 2 to
@@ -141,20 +169,16 @@ func (k Known) target(t string) error {
 		return err
 	}
 	switch kind {
-	case KindReport, KindSession:
-		if len(k.Reports) == 0 && len(k.Patterns) == 0 {
-			return fmt.Errorf("step target %q: plans do not run reports or sessions as steps yet", t)
-		}
-	}
-	switch kind {
 	case KindReport:
-		if !slices.Contains(k.Reports, a) {
-			return fmt.Errorf("report type %q does not exist", a)
+		if !slices.Contains(k.Reports, a) || k.Writers[a] == "" {
+			return fmt.Errorf("report type %q has no writer: no skill of the team is of kind report:%s", a, a)
 		}
 	case KindSession:
-		if !slices.Contains(k.Patterns, a) {
-			return fmt.Errorf("session pattern %q does not exist", a)
-		}
+		// A session is a workflow of several agents of its own, with its
+		// own budget and rounds; a plan's step is one task under the
+		// plan's root. A session is started by a turn of its own
+		// (a session:<pattern> skill, start_collaboration).
+		return fmt.Errorf("step target %q: a collaboration session is not a plan step (start it from a turn of its own)", t)
 	default:
 		if !k.Skills[a+"/"+b] {
 			return fmt.Errorf("agent %q has no skill %q", a, b)

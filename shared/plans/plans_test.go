@@ -10,10 +10,12 @@ import (
 )
 
 var known = plans.Known{
-	Skills:   map[string]bool{"luke/code_review": true, "wren/writing": true, "sage/security": true, "kyra/general": true},
+	Skills:   map[string]bool{"luke/code_review": true, "wren/writing": true, "sage/security": true, "kyra/general": true, "dana/summaries": true},
 	Reports:  []string{"research_summary"},
 	Patterns: []string{"brainstorm"},
 	Packs:    []string{"bridging", "memory"},
+	Writers:  map[string]string{"research_summary": "dana"},
+	Kinds:    map[string]string{"dana/summaries": "report:research_summary"},
 }
 
 func step(id int, target string, deps ...int) plans.Step {
@@ -59,8 +61,10 @@ func TestInvalidPlansFallBackWithAReason(t *testing.T) {
 		"inside a skill": {plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{step(1, "luke/code_review/lint"), step(2, "wren/writing")}}, "inside a skill"},
 		"bad target":     {plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{step(1, "luke"), step(2, "wren/writing")}}, "is not agent/skill"},
 		"unknown report": {plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{step(1, "report:poem"), step(2, "wren/writing")}}, "report type"},
-		"unknown pattern": {plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{step(1, "session:debate"), step(2, "wren/writing")}},
-			"session pattern"},
+		"a session": {plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{step(1, "session:brainstorm"), step(2, "wren/writing")}},
+			"not a plan step"},
+		"a report nobody writes": {plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{step(1, "report:code_review"), step(2, "wren/writing")}},
+			"has no writer"},
 		"unknown pack": {plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{{StepID: 1, Target: "luke/code_review", SubQuery: "x", ToolPacks: []string{"email"}},
 			step(2, "wren/writing")}}, "tool pack"},
 		"empty sub_query": {plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{{StepID: 1, Target: "luke/code_review"}, step(2, "wren/writing")}},
@@ -72,8 +76,8 @@ func TestInvalidPlansFallBackWithAReason(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.why)
 		})
 	}
-	ok := plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{step(1, "report:research_summary"), step(2, "session:brainstorm", 1)}}
-	assert.NoError(t, ok.Validate(known), "reports and sessions are step targets")
+	ok := plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{step(1, "report:research_summary"), step(2, "wren/writing", 1)}}
+	assert.NoError(t, ok.Validate(known), "a report some skill writes is a step target")
 }
 
 func TestTheBridgeHandsOnPredecessorsResults(t *testing.T) {
@@ -118,4 +122,15 @@ func TestTheTrigger(t *testing.T) {
 	got, why := plans.Trigger("review this for bugs and security", scores, 0.6)
 	assert.True(t, got, "two agents at or above the threshold")
 	assert.Contains(t, why, "luke, sage")
+}
+
+// A report step is resolved to its writer: report:<type> to the agent of
+// the team's skill of that kind, and a skill of kind report:<type> to
+// its own agent, as a report; a chat skill stays a chat step.
+func TestReportStepsAreResolvedToTheirWriter(t *testing.T) {
+	p := plans.ExecutionPlan{IsCompound: true, Steps: []plans.Step{step(1, "report:research_summary"), step(2, "dana/summaries"), step(3, "wren/writing", 1, 2)}}
+	require.NoError(t, p.Validate(known))
+	known.Resolve(&p)
+	got := plans.Resolved(p)
+	assert.Equal(t, [][2]string{{"dana", "research_summary"}, {"dana", "research_summary"}, {"wren", ""}}, got)
 }

@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,9 +16,15 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/prompts"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
+
+// ReportRequester requests reports (reports.Service).
+type ReportRequester interface {
+	Request(ctx context.Context, teamID string, creator tasks.Creator, in reports.RequestInput) (reports.Report, error)
+}
 
 // Publisher puts the plan's events on the bus.
 type Publisher interface {
@@ -27,8 +34,11 @@ type Publisher interface {
 // Service runs plans: Start from a chat turn, the machine's steps, reads
 // and cancel for the API.
 type Service struct {
-	Store     Store
-	Tasks     *tasks.Service
+	Store Store
+	Tasks *tasks.Service
+	// Reports requests a report step's report (reports.Service); nil
+	// fails report steps.
+	Reports   ReportRequester
 	Model     models.Model
 	Workflows workflow.Starter
 	Callbacks workflow.Callbacks
@@ -53,8 +63,12 @@ func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, messa
 	p := Plan{TeamID: teamID, ID: ids.New("plan"), ConversationID: conversationID, Lead: lead, Message: message,
 		Reasoning: ep.Reasoning, Trigger: trigger, Status: Running, Version: 1, CreatedAt: now, UpdatedAt: now}
 	for _, st := range ep.Steps {
-		_, agent, skill, _ := ParseTarget(st.Target)
-		p.Steps = append(p.Steps, StepState{Step: st, Agent: agent, Skill: skill, Status: StepPending})
+		kind, agent, skill, _ := ParseTarget(st.Target)
+		if kind != KindSkill {
+			skill = ""
+		}
+		state := StepState{Step: st, Agent: cmp.Or(st.writer, agent), Skill: skill, Report: st.report, Status: StepPending}
+		p.Steps = append(p.Steps, state)
 	}
 	sort.Slice(p.Steps, func(i, j int) bool { return p.Steps[i].StepID < p.Steps[j].StepID })
 	root, err := s.Tasks.Create(ctx, teamID, tasks.Creator{Type: "user", ID: "plan:" + p.ID}, tasks.CreateInput{

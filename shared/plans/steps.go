@@ -11,6 +11,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -149,6 +150,9 @@ func (s *Service) startStep(ctx context.Context, p Plan, in workflow.PlanStepInp
 	} else if granted {
 		create.Ticket = ticket
 	}
+	if st.Report != "" {
+		return s.startReport(ctx, p, *st, create)
+	}
 	t, err := s.Tasks.Create(ctx, p.TeamID, tasks.Creator{Type: "agent", ID: p.Lead}, create, true)
 	if ae, ok := apperr.As(err); ok && ae.Reason == tasks.ReasonConcurrency {
 		return workflow.PlanStepOutput{}, workflow.StageBusy(st.Agent, ticket)
@@ -157,6 +161,41 @@ func (s *Service) startStep(ctx context.Context, p Plan, in workflow.PlanStepInp
 		return workflow.PlanStepOutput{}, err
 	}
 	return workflow.PlanStepOutput{TaskID: t.ID}, s.recordStart(ctx, p, in.StepID, t.ID)
+}
+
+// startReport requests a report step's report from the step's agent: a
+// report of the task model (its template's instructions, sections and
+// check) whose task is the step's, under the plan's root. Its required
+// parameters hold the step's question (reports.ParametersFrom), and the
+// bridged results of earlier steps are its context.
+func (s *Service) startReport(ctx context.Context, p Plan, st StepState, create tasks.CreateInput) (workflow.PlanStepOutput, error) {
+	if s.Reports == nil {
+		return workflow.PlanStepOutput{}, workflow.InvalidTask{Msg: "this function requests no reports"}
+	}
+	params, err := json.Marshal(reports.ParametersFrom(st.Report, st.SubQuery))
+	if err != nil {
+		return workflow.PlanStepOutput{}, err
+	}
+	rep, err := s.Reports.Request(ctx, p.TeamID, tasks.Creator{Type: "agent", ID: p.Lead}, reports.RequestInput{
+		Type: st.Report, To: st.Agent, Title: create.Title, Parameters: params, ParentTaskID: p.RootTaskID,
+		PlanID: p.ID, Ticket: create.Ticket, Context: create.Context,
+	})
+	if ae, ok := apperr.As(err); ok && ae.Reason == tasks.ReasonConcurrency {
+		return workflow.PlanStepOutput{}, workflow.StageBusy(st.Agent, TicketKey(p.ID, st.StepID))
+	}
+	if err != nil {
+		return workflow.PlanStepOutput{}, err
+	}
+	_, err = s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
+		xs := x.Step(st.StepID)
+		if xs.TaskID == rep.TaskID {
+			return errSkip
+		}
+		now := s.now()
+		xs.TaskID, xs.ReportID, xs.Status, xs.StartedAt = rep.TaskID, rep.ID, StepRunning, &now
+		return nil
+	})
+	return workflow.PlanStepOutput{TaskID: rep.TaskID}, err
 }
 
 // recordStart records the step's task on the plan.

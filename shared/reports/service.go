@@ -63,6 +63,13 @@ type RequestInput struct {
 	Format         string          `json:"format"`
 	ConversationID string          `json:"conversation_id"`
 	ParentTaskID   string          `json:"parent_task_id"`
+
+	// A plan's report step (shared/plans): its plan, the slot ticket
+	// it waited on, and the bridged results of earlier steps. Never from
+	// a request body.
+	PlanID  string `json:"-"`
+	Ticket  string `json:"-"`
+	Context string `json:"-"`
 }
 
 // request is a validated RequestInput.
@@ -217,6 +224,7 @@ func (s *Service) Request(ctx context.Context, teamID string, creator tasks.Crea
 		Assignee: r.To, CreatedByAgent: r.From, ParentID: r.ParentTaskID, ConversationID: r.ConversationID,
 		Type: r.template.TaskType, Title: rep.Title, Instructions: Instructions(r.template, rep.Title, rep.Format, rep.MaxSections, r.params),
 		ExpectedOutput: ExpectedOutput(r.template, rep.Format), ModelTier: rep.ModelTier, Report: check, Execute: &execute,
+		PlanID: r.PlanID, Ticket: r.Ticket, Context: r.Context,
 	}, true)
 	if err != nil {
 		return Report{}, renameFields(err)

@@ -136,7 +136,11 @@ func (t *Tools) requestPack(ctx context.Context, c caller, in requestPackInput) 
 	if c.taskID == "" {
 		return text("there is no task to add a tool pack to")
 	}
-	if known, err := t.Remote.Exists(ctx, c.teamID, in.Pack); err != nil || !known {
+	known, err := t.Remote.Exists(ctx, c.teamID, in.Pack)
+	if err != nil {
+		return text("the tool packs could not be read now; try again: " + err.Error())
+	}
+	if !known {
 		return text(fmt.Sprintf("there is no tool pack %s (built-in: %s; your team's MCP packs are listed by GET /v1/tool-packs)", in.Pack, strings.Join(toolpacks.Names(), ", ")))
 	}
 	var names []string

@@ -92,6 +92,9 @@ var reserved = func() []netip.Prefix {
 		"2002::/16",          // 6to4: embeds an IPv4 address
 		"fec0::/10",          // site-local (deprecated)
 		"::ffff:0:0:0/96",    // IPv4-translated
+		"::/96",              // IPv4-compatible (deprecated): embeds an IPv4 address
+		"192.88.99.0/24",     // 6to4 relay anycast
+		"2001:10::/28",       // ORCHID
 		"100::/64",           // discard
 		"2001::/32",          // Teredo
 		"fd00:ec2::/32",      // EC2's IPv6 metadata service and DNS (inside fc00::/7 too)

@@ -11,10 +11,13 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/planwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/reportstore"
 	"github.com/conclave-ai/conclave/shared/eventbus"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/models/providers"
+	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -23,5 +26,9 @@ func Build(d lambdafn.Deps) (any, error) {
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	model := providers.New(d.Config, d.AWS, agentstore.New(core.DB, core.Table), budgetwiring.Guard(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
 	svc := planwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS), model)
+	// A report step's report: the same service as POST /v1/reports, on
+	// the plan's task service (its task is a step under the plan's root).
+	svc.Reports = &reports.Service{Store: reportstore.New(core.DB, core.Table), Tasks: svc.Tasks,
+		Conversations: convstore.New(core.DB, core.Table), Bus: svc.Bus, Log: d.Log}
 	return workflow.Steps{workflow.PlanMachine: svc.Steps()}.Handle, nil
 }

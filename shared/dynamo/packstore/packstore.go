@@ -109,7 +109,7 @@ func (s *Store) ReplaceRemote(ctx context.Context, teamID string, r toolpacks.Re
 	}
 	tx := s.Txn()
 	tx.Put(rolePack, it, expression.AttributeExists(dynamo.Name("pk")))
-	err = tx.Run(ctx)
+	err = tx.RunConflicting(ctx)
 	if c, ok := dynamo.AsCanceled(err); ok && c.Role == rolePack {
 		return apperr.NotFound("tool pack", r.Name)
 	}

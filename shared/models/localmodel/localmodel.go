@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
 	textclip "github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/models"
 )
@@ -128,15 +129,21 @@ type voice struct {
 
 // voiceOf looks up the agent the metadata names. Internal-only skills are
 // left out: they are what other agents reach the agent for, not what it
-// tells a user about.
-func (l Model) voiceOf(ctx context.Context, md map[string]string) voice {
+// tells a user about. An agent that is not found has no script; one that
+// cannot be read now fails the call (as a provider's error would): a
+// scripted agent never answers as an unscripted one because a read
+// failed under load.
+func (l Model) voiceOf(ctx context.Context, md map[string]string) (voice, error) {
 	team, slug := md[models.MetadataTeamID], md[models.MetadataAgent]
 	if l.Agents == nil || team == "" || slug == "" {
-		return voice{}
+		return voice{}, nil
 	}
 	a, err := l.Agents.GetAgent(ctx, team, slug)
+	if apperr.Is(err, apperr.ENOTFOUND) {
+		return voice{}, nil
+	}
 	if err != nil {
-		return voice{}
+		return voice{}, fmt.Errorf("%w: the agent's script could not be read: %v", models.ErrModel, err)
 	}
 	v := voice{name: a.Name}
 	if a.Model != nil {
@@ -148,7 +155,7 @@ func (l Model) voiceOf(ctx context.Context, md map[string]string) voice {
 			v.notes = append(v.notes, sk.Description)
 		}
 	}
-	return v
+	return v, nil
 }
 
 // Converse implements models.Model.
@@ -159,7 +166,10 @@ func (l Model) Converse(ctx context.Context, req models.Request) (models.Respons
 	if err := ctx.Err(); err != nil {
 		return models.Response{}, err
 	}
-	v := l.voiceOf(ctx, req.Metadata)
+	v, err := l.voiceOf(ctx, req.Metadata)
+	if err != nil {
+		return models.Response{}, err
+	}
 	in := models.EstimateTokens(req.System)
 	for _, m := range req.Messages {
 		in += models.EstimateTokens(m.Content)

@@ -197,3 +197,21 @@ func TestWithoutAnAgentItAnswersPlainly(t *testing.T) {
 	require.NoError(t, err, "no agent reader: no script")
 	assert.Equal(t, "amazon.nova-lite-v1:0", r.ModelID)
 }
+
+// brokenDirectory cannot be read (the table is unavailable).
+type brokenDirectory struct{}
+
+func (brokenDirectory) GetAgent(context.Context, string, string) (agents.Agent, error) {
+	return agents.Agent{}, apperr.New(apperr.EINTERNAL, "the table did not answer")
+}
+
+// An agent that cannot be read fails the call, as a provider's error
+// would: a scripted agent (a "timeout" one) never answers as an
+// unscripted one because a read failed. An unknown agent has no script.
+func TestAnUnreadableAgentFailsTheCall(t *testing.T) {
+	_, err := localmodel.New(brokenDirectory{}).Converse(context.Background(), ask("timeout", "x"))
+	assert.ErrorIs(t, err, models.ErrModel)
+	r, err := localmodel.New(directory{}).Converse(context.Background(), ask("timeout", "x"))
+	require.NoError(t, err, "not found: no script")
+	assert.NotEmpty(t, r.Text)
+}
