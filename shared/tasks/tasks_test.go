@@ -127,6 +127,57 @@ func TestCreateValidatesAndNamesTheField(t *testing.T) {
 	assert.Empty(t, st.tasks, "invalid input writes nothing")
 }
 
+// Every budget a task may be given is accepted at both its bounds and
+// refused one step outside them: 1 to 4,000 tokens, 0 to 10 tool calls,
+// 1 to 120 seconds, a cost cap above $0 and at most $0.50.
+func TestCreateBudgetsAtTheirBounds(t *testing.T) {
+	n := func(v int) *int { return &v }
+	usd := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		name  string
+		in    CreateInput
+		field string // "" when accepted
+	}{
+		{"1 token", CreateInput{Budgets: &BudgetsInput{MaxTokens: n(1)}}, ""},
+		{"0 tokens", CreateInput{Budgets: &BudgetsInput{MaxTokens: n(0)}}, "budgets.max_tokens"},
+		{"4,000 tokens", CreateInput{Budgets: &BudgetsInput{MaxTokens: n(4000)}}, ""},
+		{"4,001 tokens", CreateInput{Budgets: &BudgetsInput{MaxTokens: n(4001)}}, "budgets.max_tokens"},
+		{"0 tool calls", CreateInput{Budgets: &BudgetsInput{MaxToolCalls: n(0)}}, ""},
+		{"-1 tool calls", CreateInput{Budgets: &BudgetsInput{MaxToolCalls: n(-1)}}, "budgets.max_tool_calls"},
+		{"10 tool calls", CreateInput{Budgets: &BudgetsInput{MaxToolCalls: n(10)}}, ""},
+		{"11 tool calls", CreateInput{Budgets: &BudgetsInput{MaxToolCalls: n(11)}}, "budgets.max_tool_calls"},
+		{"1 second", CreateInput{Budgets: &BudgetsInput{TimeoutSeconds: n(1)}}, ""},
+		{"0 seconds", CreateInput{Budgets: &BudgetsInput{TimeoutSeconds: n(0)}}, "budgets.timeout_seconds"},
+		{"120 seconds", CreateInput{Budgets: &BudgetsInput{TimeoutSeconds: n(120)}}, ""},
+		{"121 seconds", CreateInput{Budgets: &BudgetsInput{TimeoutSeconds: n(121)}}, "budgets.timeout_seconds"},
+		{"a cent", CreateInput{CostCapUSD: usd(0.01)}, ""},
+		{"$0", CreateInput{CostCapUSD: usd(0)}, "cost_cap_usd"},
+		{"$0.50", CreateInput{CostCapUSD: usd(0.50)}, ""},
+		{"$0.51", CreateInput{CostCapUSD: usd(0.51)}, "cost_cap_usd"},
+	} {
+		svc, _ := newFake()
+		c.in.Assignee, c.in.Title = "luke", "x"
+		tk, err := svc.Create(context.Background(), "t", user, c.in, false)
+		if c.field == "" {
+			require.NoError(t, err, c.name)
+			if b := c.in.Budgets; b != nil && b.MaxTokens != nil {
+				assert.Equal(t, *b.MaxTokens, tk.Budgets.MaxTokens, c.name)
+			}
+			if b := c.in.Budgets; b != nil && b.MaxToolCalls != nil {
+				assert.Equal(t, *b.MaxToolCalls, tk.Budgets.MaxToolCalls, c.name)
+			}
+			if c.in.CostCapUSD != nil {
+				assert.Equal(t, *c.in.CostCapUSD, tk.CostCapUSD, c.name)
+			}
+			continue
+		}
+		ae, ok := apperr.As(err)
+		require.True(t, ok, c.name)
+		assert.Equal(t, apperr.EINVALID, ae.Code, c.name)
+		assert.Equal(t, c.field, ae.Field, c.name)
+	}
+}
+
 func TestCreateDefaultsToTheProductLimits(t *testing.T) {
 	svc, _ := newFake()
 	tk, err := svc.Create(context.Background(), "t", user, CreateInput{Assignee: "luke", Title: "Summarize"}, false)
