@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# mutation.sh: mutation testing of the domain packages (make mutation). Runs
+# gremlins (the pinned one make mutation installs in .local/bin) on each
+# package's unit tests (no build tags) with the conditional-boundary and
+# conditional-negation mutators only: the mutants that move a promised
+# limit by one or turn a rule around. One package at a time, one worker,
+# at the lowest priority: a mutant is a rebuild and a test run, and the
+# machine is shared. Each package's report goes to .local/mutation; then,
+# unless MUTATION_DOC=off, the table of every domain package's latest
+# report is written into the "mutation" section of docs/measurements.md.
+#
+#   MUTATION_PACKAGES="routing tasks" make mutation   # only these, then the table
+set -euo pipefail
+cd "$(dirname "$0")/.."
+all=(routing tasks sessions consultations conversations dispatch reports authorizer)
+read -r -a pkgs <<<"${MUTATION_PACKAGES:-${all[*]}}"
+gremlins="${GREMLINS:-.local/bin/gremlins}"
+out=.local/mutation
+mkdir -p "$out"
+# -trimpath (the Makefile exports it): gremlins builds each mutant in a
+# copy of the module, which without it shares no build cache with the
+# checkout and recompiles every dependency of the package per mutant.
+export GOFLAGS="${GOFLAGS:--trimpath}"
+for p in "${pkgs[@]}"; do
+  echo "== shared/$p"
+  rm -f "$out/$p.json"
+  # --timeout-coefficient: a mutant's tests may take this many times the
+  # unmutated run before they count as timed out (not killed, not lived);
+  # the default was too short on a busy two-core machine.
+  nice -n 19 "$gremlins" unleash --workers 1 --test-cpu 1 --timeout-coefficient 10 \
+    --arithmetic-base=false --increment-decrement=false --invert-negatives=false \
+    --conditionals-boundary --conditionals-negation \
+    -o "$out/$p.json" "./shared/$p"
+  git rev-parse --short HEAD >"$out/$p.commit" 2>/dev/null || true
+done
+table="$(go run ./localstack/mutationtable -dir "$out" "${all[@]}")"
+echo "$table"
+if [[ "${MUTATION_DOC:-docs/measurements.md}" != off ]]; then
+  {
+    echo "Written by \`make mutation\` on commit \`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)'), $(date -u +%Y-%m-%d); $(uname -m), $(nproc) CPUs; packages run: ${pkgs[*]}."
+    echo
+    echo "$table"
+  } | go run ./localstack/benchdoc -doc "${MUTATION_DOC:-docs/measurements.md}" -section mutation
+fi
