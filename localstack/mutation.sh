@@ -8,6 +8,7 @@
 # machine is shared. Each package's report goes to .local/mutation; then,
 # unless MUTATION_DOC=off, the table of every domain package's latest
 # report is written into the "mutation" section of docs/measurements.md.
+# shared/routing's tests need the wordllama model (make wordllama).
 #
 #   MUTATION_PACKAGES="routing tasks" make mutation   # only these, then the table
 set -euo pipefail
@@ -21,6 +22,7 @@ mkdir -p "$out"
 # copy of the module, which without it shares no build cache with the
 # checkout and recompiles every dependency of the package per mutant.
 export GOFLAGS="${GOFLAGS:--trimpath}"
+status=0
 for p in "${pkgs[@]}"; do
   echo "== shared/$p"
   rm -f "$out/$p.json"
@@ -30,7 +32,7 @@ for p in "${pkgs[@]}"; do
   nice -n 19 "$gremlins" unleash --workers 1 --test-cpu 1 --timeout-coefficient 10 \
     --arithmetic-base=false --increment-decrement=false --invert-negatives=false \
     --conditionals-boundary --conditionals-negation \
-    -o "$out/$p.json" "./shared/$p"
+    -o "$out/$p.json" "./shared/$p" || { echo "gremlins failed on shared/$p" >&2; status=1; rm -f "$out/$p.json"; continue; }
   git rev-parse --short HEAD >"$out/$p.commit" 2>/dev/null || true
 done
 table="$(go run ./localstack/mutationtable -dir "$out" "${all[@]}")"
@@ -42,3 +44,4 @@ if [[ "${MUTATION_DOC:-docs/measurements.md}" != off ]]; then
     echo "$table"
   } | go run ./localstack/benchdoc -doc "${MUTATION_DOC:-docs/measurements.md}" -section mutation
 fi
+exit $status
