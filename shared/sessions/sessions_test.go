@@ -421,3 +421,45 @@ func TestSynthesisAttributesTheContributions(t *testing.T) {
 	require.Equal(t, sessions.Completed, s.Status)
 	assert.Contains(t, s.FinalOutput, "Contributors: @luke, @archie.")
 }
+
+// Two of three voters are exactly two thirds: the consensus is decided in
+// the first round, the dissent recorded.
+func TestTwoOfThreeVotesAreAConsensus(t *testing.T) {
+	f := newFixture(t)
+	f.script(t, "archie", "never-approve")
+	s := f.drive(t, f.create(t, sessions.CreateInput{Pattern: sessions.Consensus, Lead: "kyra", Goal: "Ship on Friday?", Participants: parts("contributor", "luke", "archie", "sage")}))
+	require.Equal(t, sessions.Completed, s.Status)
+	assert.Equal(t, 1, s.Rounds)
+	assert.Contains(t, s.Convergence, "(2 of 3)")
+}
+
+// One of three is no majority either way: rounds go on until max_rounds.
+func TestOneOfThreeVotesIsNoConsensus(t *testing.T) {
+	f := newFixture(t)
+	f.script(t, "archie", "never-approve")
+	f.script(t, "sage", "never-approve")
+	f.script(t, "luke", "approve-after:1")
+	s := f.drive(t, f.create(t, sessions.CreateInput{Pattern: sessions.Consensus, Lead: "kyra", Goal: "Ship on Friday?", Participants: parts("contributor", "luke", "archie", "sage")}))
+	assert.Contains(t, s.Convergence, "reject", "two of three reject: decided against")
+}
+
+// Pipeline stages run in the order of their stage numbers, whatever the
+// order they were given in.
+func TestPipelineStagesGivenOutOfOrderRunInStageOrder(t *testing.T) {
+	f := newFixture(t)
+	in := sessions.CreateInput{Pattern: sessions.Pipeline, Lead: "kyra", Goal: "Review", Participants: []sessions.ParticipantInput{
+		{Agent: "sage", Role: "worker", Stage: 3}, {Agent: "luke", Role: "worker", Stage: 1}, {Agent: "archie", Role: "worker", Stage: 2}}}
+	s := f.create(t, in)
+	var order []string
+	for _, p := range s.Participants {
+		order = append(order, p.Agent)
+	}
+	assert.Equal(t, []string{"luke", "archie", "sage"}, order)
+	done := f.drive(t, s)
+	require.Equal(t, sessions.Completed, done.Status)
+	var ran []string
+	for _, o := range done.StageOutputs {
+		ran = append(ran, o.Agent)
+	}
+	assert.Equal(t, []string{"luke", "archie", "sage"}, ran[:3])
+}
