@@ -313,6 +313,12 @@ func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) 
 		require.NotNil(t, c.Loop)
 		assert.Equal(t, consultations.LoopIdentical, c.Loop.Type)
 	})
+	t.Run("exactly an hour old", func(t *testing.T) {
+		svc, clk, t0 := twice(t)
+		clk.Set(t0.Add(consultations.IdenticalWindow))
+		c := third(t, svc, "frontend", q)
+		assert.Equal(t, consultations.Escalated, c.Status, "the hour includes its last instant")
+	})
 	t.Run("older than the hour", func(t *testing.T) {
 		svc, clk, t0 := twice(t)
 		clk.Set(t0.Add(61 * time.Minute))
@@ -335,6 +341,44 @@ func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) 
 		c := third(t, svc, "security", q)
 		assert.Equal(t, consultations.Completed, c.Status)
 		assert.Nil(t, c.Loop)
+	})
+}
+
+// A question the requester already asked as a clarification of another
+// consultation counts toward the three, as do the follow-ups of the same
+// consultation.
+func TestIdenticalQuestionsCountClarificationsAndFollowUps(t *testing.T) {
+	ctx := context.Background()
+	again := "Is the created_at field of the User model in UTC?"
+	t.Run("a clarification of another consultation", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		first, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+		require.NoError(t, err)
+		_, err = svc.Exchange(ctx, team, first.ID, consultations.ExchangeInput{Message: again})
+		require.NoError(t, err)
+		second, err := svc.Request(ctx, team, ask("frontend", again))
+		require.NoError(t, err)
+		require.Equal(t, consultations.Completed, second.Status, "twice is not a loop")
+		third, err := svc.Request(ctx, team, ask("frontend", again))
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Escalated, third.Status)
+		require.NotNil(t, third.Loop)
+		assert.ElementsMatch(t, []string{first.ID, second.ID}, third.Loop.Evidence["previous"])
+	})
+	t.Run("follow-ups of the same consultation", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		c, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+		require.NoError(t, err)
+		for range 2 {
+			c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: again})
+			require.NoError(t, err)
+			require.Equal(t, consultations.Completed, c.Status)
+		}
+		c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: again})
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Escalated, c.Status, "the third time the same follow-up")
+		require.NotNil(t, c.Loop)
+		assert.Equal(t, consultations.LoopIdentical, c.Loop.Type)
 	})
 }
 
