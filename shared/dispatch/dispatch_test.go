@@ -276,3 +276,52 @@ func TestDecisionJSONHasNoNullLists(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), `"answered_by":["luke"]`)
 }
+
+// k is accepted from 1 to routing.MaxK and the confidence threshold from 0
+// to 1, both bounds included.
+func TestParseOptionsAcceptsTheBounds(t *testing.T) {
+	for _, k := range []int{1, routing.MaxK} {
+		o, err := dispatch.ParseOptions("top_k", &k, nil)
+		require.NoError(t, err, k)
+		assert.Equal(t, k, o.K)
+	}
+	for _, th := range []float64{0, 1} {
+		o, err := dispatch.ParseOptions("", nil, &th)
+		require.NoError(t, err, th)
+		assert.Equal(t, th, o.Threshold)
+	}
+	for _, th := range []float64{-0.01, 1.01} {
+		_, err := dispatch.ParseOptions("", nil, &th)
+		assert.Equal(t, apperr.EINVALID, apperr.Code(err), th)
+	}
+}
+
+// The estimated cost of a turn is the tier's per agent that answers: an
+// ensemble of two costs twice one agent's; a cascade stops at the first
+// that answers and a fallback asks one agent, so each costs one agent's.
+func TestTheEstimatedCostCountsTheAgentsThatAnswer(t *testing.T) {
+	scores := []routing.ExpertScore{{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Confidence: 0.9}, {AgentSlug: "dana", AgentName: "Dana", Overall: 0.7, Confidence: 0.7}}
+	for _, c := range []struct {
+		name     string
+		strategy routing.Strategy
+		thresh   float64
+		agents   int
+		cost     float64
+	}{
+		{"top_1", routing.Top1, 0.6, 1, 0.01},
+		{"ensemble of two", routing.Ensemble, 0.6, 2, 0.02},
+		{"top_k of two", routing.TopK, 0.6, 2, 0.02},
+		{"cascade", routing.Cascade, 0.6, 2, 0.01},
+		{"fallback", routing.Ensemble, 0.95, 1, 0.01},
+	} {
+		req := request("Can you review this Go function for bugs?")
+		req.Options.Strategy, req.Options.Threshold, req.Options.K, req.CurrentAgent = c.strategy, c.thresh, 2, ""
+		r := &dispatch.Router{Flags: dispatch.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, Gate: &gate{scores: scores},
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		p, err := r.Route(context.Background(), req)
+		require.NoError(t, err, c.name)
+		d := p.Decision()
+		assert.Len(t, d.SelectedAgents, c.agents, c.name)
+		assert.InDelta(t, c.cost, d.EstimatedCost, 1e-9, c.name)
+	}
+}

@@ -383,6 +383,8 @@ func (r *Router) selectExperts(ctx context.Context, req Request, gate expertgate
 	d.Complexity, d.Dimensions = gate.Complexity.Score, gate.Complexity.Dimensions
 	d.Tier, d.Model, d.EstimatedCost = gate.Tier.Tier, gate.Tier.ModelID, gate.Tier.EstimatedCost
 	d.GateLatencyMS = gate.GateLatencyMS
+	// n > 1 only skips a multiplication by 1: `>= 1` computes the same (a
+	// mutation testing survivor that changes nothing).
 	if n := len(sel.Agents); n > 1 && !sel.Fallback && sel.Strategy != routing.Cascade {
 		d.EstimatedCost *= float64(n)
 	}
