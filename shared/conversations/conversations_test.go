@@ -387,6 +387,12 @@ func TestRateAReply(t *testing.T) {
 	assert.Equal(t, 4, msgs[1].Rating)
 	assert.Equal(t, 0, msgs[0].Rating)
 
+	// Both ends of the scale are ratings.
+	for _, rating := range []int{1, 5} {
+		fb, err := f.svc.Rate(ctx, team, c.ID, r.ID, conversations.RateInput{Rating: rating})
+		require.NoError(t, err, rating)
+		assert.Equal(t, rating, fb.Rating)
+	}
 	// A later rating replaces the earlier one, for the gate too.
 	_, err = f.svc.Rate(ctx, team, c.ID, r.ID, conversations.RateInput{Rating: 2})
 	require.NoError(t, err)
