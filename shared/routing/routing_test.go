@@ -429,6 +429,34 @@ func TestBestKeepsTheMostRelevantReply(t *testing.T) {
 	assert.Positive(t, rel)
 }
 
+// Replies equally relevant to the question: TOP_K keeps the one of the
+// higher gate score, and at equal scores the first given; the same order
+// decides who leads a merge.
+func TestTiesGoToTheHigherGateScoreThenInputOrder(t *testing.T) {
+	q := "how do I index this SQL query"
+	text := "Add an index on the columns of the SQL query's WHERE clause."
+	for _, c := range []struct {
+		name   string
+		scores [2]float64
+		want   string
+	}{
+		{"the higher score", [2]float64{0.5, 0.9}, "b"},
+		{"the higher score, first", [2]float64{0.9, 0.5}, "a"},
+		{"equal scores: input order", [2]float64{0.7, 0.7}, "a"},
+	} {
+		replies := []routing.ExpertReply{{Agent: "a", Name: "A", Score: c.scores[0], Text: text}, {Agent: "b", Name: "B", Score: c.scores[1], Text: text}}
+		r, _ := routing.Best(q, replies)
+		assert.Equal(t, c.want, r.Agent, "best: %s", c.name)
+		agg := routing.Merge(q, replies)
+		require.Len(t, agg.Contributions, 2)
+		assert.Equal(t, c.want, agg.Contributions[0].Agent, "merge: %s", c.name)
+		assert.True(t, strings.HasPrefix(agg.Text, "According to "+strings.ToUpper(c.want)), "merge: %s: %s", c.name, agg.Text)
+	}
+	r, rel := routing.Best(q, nil)
+	assert.Equal(t, routing.ExpertReply{}, r, "no reply, none kept")
+	assert.Zero(t, rel)
+}
+
 type scriptedModel struct {
 	text string
 	err  error
