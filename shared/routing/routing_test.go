@@ -363,6 +363,41 @@ func TestBaselineRouter(t *testing.T) {
 	assert.Equal(t, "sage", d.Agent)
 }
 
+// The baseline router needs a skill match of at least MinSkillMatch: a
+// match of exactly 0.35 keeps the current agent or chooses the best one;
+// 0.349 falls back to the default. (The two queries were found to score
+// these on the demo team; the preconditions say so if scoring changes.)
+func TestBaselineRouterAtExactlyTheMinimumSkillMatch(t *testing.T) {
+	ix := routing.BuildIndex(demoTeam())
+	at := ix.Route("review metrics design", "", "kyra")
+	require.Equal(t, routing.MinSkillMatch, at.Confidence, "the query scores exactly the minimum")
+	assert.Equal(t, "archie", at.Agent)
+	assert.Equal(t, routing.ReasonSkill, at.Reason)
+
+	kept := ix.Route("review metrics design", "archie", "kyra")
+	assert.Equal(t, "archie", kept.Agent)
+	assert.Equal(t, routing.ReasonCurrent, kept.Reason, "the current agent at exactly the minimum stays")
+
+	below := ix.Route("review metrics plan", "", "kyra")
+	require.Equal(t, 0.349, below.Confidence)
+	assert.Equal(t, "kyra", below.Agent)
+	assert.Equal(t, routing.ReasonDefault, below.Reason)
+}
+
+// Two agents whose skills match equally: the first of the team wins.
+func TestBaselineRouterTieGoesToTheFirstAgent(t *testing.T) {
+	skill := agents.Skill{Name: "code-review", Description: "Review code for bugs", Keywords: []string{"code", "review", "bug"}}
+	team := []agents.Agent{
+		{Slug: "kyra", Name: "Kyra", Status: agents.StatusActive, Skills: []agents.Skill{{Name: "general", Description: "Answer general questions", Keywords: []string{"help"}}}},
+		{Slug: "luke", Name: "Luke", Status: agents.StatusActive, Skills: []agents.Skill{skill}},
+		{Slug: "lena", Name: "Lena", Status: agents.StatusActive, Skills: []agents.Skill{skill}},
+	}
+	d := routing.BuildIndex(team).Route("review this code for a bug", "", "kyra")
+	assert.Equal(t, "luke", d.Agent)
+	team[1], team[2] = team[2], team[1]
+	assert.Equal(t, "lena", routing.BuildIndex(team).Route("review this code for a bug", "", "kyra").Agent)
+}
+
 func TestComplexityAndTier(t *testing.T) {
 	simple := routing.ComplexityOf("hi, what time is standup?", 0)
 	hard := routing.ComplexityOf("Compare two designs for migrating our monolith to microservices: how should we split the database, "+
