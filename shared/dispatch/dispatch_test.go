@@ -325,3 +325,38 @@ func TestTheEstimatedCostCountsTheAgentsThatAnswer(t *testing.T) {
 		assert.InDelta(t, c.cost, d.EstimatedCost, 1e-9, c.name)
 	}
 }
+
+// The analytics accept their bounds: a query of exactly MaxQuery
+// characters, a min_similarity of exactly 1, which an identical logged
+// query meets (a similarity equal to the minimum counts).
+func TestSelectedForAtItsBounds(t *testing.T) {
+	ctx := context.Background()
+	q := "review this function for bugs"
+	svc := &dispatch.Service{Store: memLog{
+		{ID: "rdec_2", Query: q, Strategy: routing.Top1, SelectedAgents: []string{"luke"}, Confidence: 0.9},
+		{ID: "rdec_1", Query: "review the function for bugs in the parser", Strategy: routing.Top1, SelectedAgents: []string{"luke"}, Confidence: 0.7},
+	}}
+	rep, err := svc.SelectedFor(ctx, "team_1", q, 1, time.Time{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.MatchedDecisions, "only the identical query is as similar as 1")
+	_, err = svc.SelectedFor(ctx, "team_1", q, 1.01, time.Time{})
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+
+	_, err = svc.SelectedFor(ctx, "team_1", strings.Repeat("x", dispatch.MaxQuery), 0, time.Time{})
+	assert.NoError(t, err)
+	_, err = svc.SelectedFor(ctx, "team_1", strings.Repeat("x", dispatch.MaxQuery+1), 0, time.Time{})
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+}
+
+// The router model's choice is checked: a candidate, with a confidence
+// from 0 to 1, both included.
+func TestAChoiceIsACandidateWithAConfidenceFromZeroToOne(t *testing.T) {
+	req := dispatch.ChoiceRequest{Candidates: []dispatch.Candidate{{Agent: "luke"}, {Agent: "dana"}}}
+	for _, c := range []float64{0, 1} {
+		assert.NoError(t, req.Check(dispatch.Choice{Agent: "luke", Confidence: c}), c)
+	}
+	for _, c := range []float64{-0.01, 1.01} {
+		assert.ErrorIs(t, req.Check(dispatch.Choice{Agent: "luke", Confidence: c}), dispatch.ErrInvalidChoice, c)
+	}
+	assert.ErrorIs(t, req.Check(dispatch.Choice{Agent: "kyra", Confidence: 0.5}), dispatch.ErrInvalidChoice, "not a candidate")
+}
