@@ -145,6 +145,9 @@ type RouterModelCall struct {
 // 0.10); the threshold is not, as in routing.Confident.
 func unsure(scores []routing.ExpertScore, threshold float64) bool {
 	const eps = 1e-9
+	// Compared against a bound moved by eps, a score never equals it: `<`
+	// and `<=` (at both margins below) decide alike, two survivors of
+	// mutation testing that change nothing.
 	conf := make([]float64, len(scores))
 	for i, s := range scores {
 		conf[i] = s.Confidence

@@ -80,6 +80,7 @@ func TestTheRouterModelIsAskedOnlyWhenTheGateIsUnsure(t *testing.T) {
 		{"best just under the threshold", []routing.ExpertScore{sc("luke", th-0.001), sc("dana", 0.1)}, true},
 		{"best exactly at the threshold, alone", []routing.ExpertScore{sc("luke", th), sc("dana", th-m-0.001)}, false},
 		{"nobody near", []routing.ExpertScore{sc("luke", 0.2), sc("dana", 0.1)}, false},
+		{"one confident agent, alone", []routing.ExpertScore{sc("luke", 0.9)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := picks("kyra", 0.9)
