@@ -207,6 +207,9 @@ func candidateOf(a agents.Agent, matching []string) Candidate {
 			break
 		}
 	}
+	// `pick <= 0` would only look again when the match is skill 0, and find
+	// it again: the gate matches no internal skill (a survivor that changes
+	// nothing).
 	if pick < 0 {
 		pick = slices.IndexFunc(a.Skills, func(s agents.Skill) bool { return !s.InternalOnly })
 	}

@@ -287,3 +287,28 @@ func TestTheRouterModelsCallIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, 0.5, c.left.Seconds(), 0.1, "a quarter of the 2 s left")
 }
+
+// A candidate added as the default agent (outside the most confident)
+// comes with the skill the gate matched for it, the first of its matches
+// the agent has; without a match, its first user-facing skill.
+func TestACandidateComesWithItsMatchedSkill(t *testing.T) {
+	var big []agents.Agent
+	var scores []routing.ExpertScore
+	for i := range 12 {
+		slug := fmt.Sprintf("a%02d", i)
+		big = append(big, agents.Agent{Slug: slug, Name: slug, Status: agents.StatusActive, Skills: []agents.Skill{
+			{Name: "triage-" + slug, Description: "internal", InternalOnly: true},
+			{Name: "s" + slug, Description: "d"},
+			{Name: "deep-" + slug, Description: "deep d"}}})
+		scores = append(scores, sc(slug, 0.8-float64(i)*0.01))
+	}
+	scores[11].MatchingSkills = []string{"deep-a11", "gone"}
+	c := picks("a00", 0.9)
+	routeModel(t, scores, c, func(r *dispatch.Request, _ *dispatch.Router) { r.Active, r.DefaultAgent = big, "a11" })
+	got := map[string]string{}
+	for _, cand := range c.got.Candidates {
+		got[cand.Agent] = cand.Skill
+	}
+	assert.Equal(t, "deep-a11", got["a11"], "the default agent's matched skill")
+	assert.Equal(t, "sa00", got["a00"], "no match: the first user-facing skill")
+}
