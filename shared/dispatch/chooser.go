@@ -241,6 +241,8 @@ func (r *Router) askModel(ctx context.Context, req Request, scores []routing.Exp
 		!unsure(scores, req.Options.Threshold) {
 		return false
 	}
+	// Select always names one agent at least, so `len > 0` is a guard only
+	// (`>= 0` survives mutation testing and changes nothing).
 	if cur := current(req); cur != "" && len(sel.Agents) > 0 && sel.Agents[0] == cur {
 		// The current agent answers by continuity (or is the gate's choice
 		// anyway, so nobody is clearly better): nothing to second-guess.

@@ -312,3 +312,18 @@ func TestACandidateComesWithItsMatchedSkill(t *testing.T) {
 	assert.Equal(t, "deep-a11", got["a11"], "the default agent's matched skill")
 	assert.Equal(t, "sa00", got["a00"], "no match: the first user-facing skill")
 }
+
+// The model chooses between two candidates or more; with one, there is
+// nothing to choose and it is not asked.
+func TestTheRouterModelNeedsTwoCandidates(t *testing.T) {
+	c := picks("dana", 0.9)
+	_, d := routeModel(t, []routing.ExpertScore{sc("luke", 0.8), sc("dana", 0.78)}, c, func(r *dispatch.Request, _ *dispatch.Router) { r.DefaultAgent = "" })
+	require.Len(t, c.got.Candidates, 2)
+	assert.Equal(t, 1, c.calls, "two candidates: asked")
+	assert.Equal(t, []string{"dana"}, d.SelectedAgents)
+
+	c = picks("luke", 0.9)
+	_, d = routeModel(t, []routing.ExpertScore{sc("luke", routing.DefaultThreshold-0.01)}, c, func(r *dispatch.Request, _ *dispatch.Router) { r.DefaultAgent = "" })
+	assert.Zero(t, c.calls, "one candidate: nothing to choose")
+	assert.Nil(t, d.RouterModel)
+}
