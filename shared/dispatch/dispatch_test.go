@@ -360,3 +360,45 @@ func TestAChoiceIsACandidateWithAConfidenceFromZeroToOne(t *testing.T) {
 	}
 	assert.ErrorIs(t, req.Check(dispatch.Choice{Agent: "kyra", Confidence: 0.5}), dispatch.ErrInvalidChoice, "not a candidate")
 }
+
+// The router's own tier models, when configured, name the model of a turn
+// the gate did not score (the baseline router here); the baseline's skill
+// match names the skill the chosen agent answers with.
+func TestTheBaselineUsesTheConfiguredTiersAndNamesTheSkill(t *testing.T) {
+	tiers := routing.TierModels{routing.Tier0: "mine-0", routing.Tier1: "mine-1", routing.Tier2: "mine-2"}
+	r := &dispatch.Router{Flags: dispatch.Flags{Collaboration: true}, Tiers: tiers, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	p, err := r.Route(context.Background(), request("Can you review this Go function for bugs?"))
+	require.NoError(t, err)
+	d := p.Decision()
+	assert.Equal(t, []string{"luke"}, d.SelectedAgents)
+	assert.True(t, strings.HasPrefix(d.Model, "mine-"), d.Model)
+	assert.Equal(t, "code-review", p.Skills["luke"])
+}
+
+// When nobody matches and the team's default agent cannot answer (paused
+// here), the conversation's current agent does.
+func TestTheFallbackIsTheCurrentAgentWhenTheDefaultCannotAnswer(t *testing.T) {
+	r := &dispatch.Router{Flags: dispatch.Flags{Collaboration: true, ExpertGate: true}, Gate: &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", AgentName: "Luke", Overall: 0.2, Confidence: 0.2}}},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	req := request("hmm, thoughts on it?")
+	req.DefaultAgent, req.CurrentAgent = "wren", "dana"
+	p, err := r.Route(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dana"}, p.Decision().SelectedAgents)
+}
+
+// The gate is asked to score the current agent wherever it ranks (for
+// continuity), and the invited participants.
+func TestTheGateScoresTheCurrentAgentAndTheInvited(t *testing.T) {
+	g := &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Confidence: 0.9}}}
+	r := &dispatch.Router{Flags: dispatch.Flags{Collaboration: true, ExpertGate: true}, Gate: g, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	req := request("Can you review this Go function for bugs?")
+	req.CurrentAgent, req.Invited = "dana", []string{"kyra"}
+	_, err := r.Route(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dana", "kyra"}, g.got.Include)
+	req.CurrentAgent = ""
+	_, err = r.Route(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"kyra"}, g.got.Include, "no current agent")
+}
