@@ -641,3 +641,24 @@ type failing struct{}
 func (failing) Converse(context.Context, models.Request) (models.Response, error) {
 	return models.Response{}, models.ErrModel
 }
+
+// An active consultation is stale only once idle for longer than
+// IdleLimit: at exactly the limit it is still being answered.
+func TestStaleIsPastTheIdleLimit(t *testing.T) {
+	t0 := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
+	c := consultations.Consultation{Status: consultations.InProgress, UpdatedAt: t0}
+	assert.False(t, c.Stale(t0.Add(consultations.IdleLimit)), "at the limit")
+	assert.True(t, c.Stale(t0.Add(consultations.IdleLimit+time.Second)))
+	c.Status = consultations.Completed
+	assert.False(t, c.Stale(t0.Add(consultations.IdleLimit+time.Hour)), "an ended consultation is never stale")
+}
+
+// The stored consultation_reason wins; one stored before the field existed
+// is derived from the decision: the selected candidate's first matched
+// skill.
+func TestReasonIsStoredOrDerived(t *testing.T) {
+	d := consultations.Decision{Selected: "backend", Candidates: []consultations.Candidate{
+		{Slug: "security", Matched: []string{"auth-review"}}, {Slug: "backend", Matched: []string{"api-design", "sql"}}}}
+	assert.Equal(t, "api-design", consultations.Consultation{Decision: d}.Reason())
+	assert.Equal(t, "stored", consultations.Consultation{Decision: d, ConsultationReason: "stored"}.Reason())
+}
