@@ -662,3 +662,51 @@ func TestReasonIsStoredOrDerived(t *testing.T) {
 	assert.Equal(t, "api-design", consultations.Consultation{Decision: d}.Reason())
 	assert.Equal(t, "stored", consultations.Consultation{Decision: d, ConsultationReason: "stored"}.Reason())
 }
+
+// Near-identical means more similar than IdenticalThreshold: a question
+// exactly at 0.95 to the earlier ones (as questions, as clarifications of
+// other consultations, or as follow-ups of this one) is another question.
+func TestAQuestionExactlyAtTheThresholdIsNotARepeat(t *testing.T) {
+	ctx := context.Background()
+	asked := "user user user api api model fields endpoint"
+	// Term counts (3,2,1,1,1) and (4,2,1,1,1,1,1): a cosine of 19/20.
+	now := "user user user user api api model fields endpoint schema database"
+	require.Equal(t, consultations.IdenticalThreshold, consultations.Similarity(asked, now))
+	unrelated := "Which database schema stores sessions?"
+
+	t.Run("as questions", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		for range 2 {
+			_, err := svc.Request(ctx, team, ask("frontend", asked))
+			require.NoError(t, err)
+		}
+		c, err := svc.Request(ctx, team, ask("frontend", now))
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Completed, c.Status)
+	})
+	t.Run("as clarifications", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		for range 2 {
+			c, err := svc.Request(ctx, team, ask("frontend", unrelated))
+			require.NoError(t, err)
+			_, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: asked})
+			require.NoError(t, err)
+		}
+		c, err := svc.Request(ctx, team, ask("frontend", now))
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Completed, c.Status)
+	})
+	t.Run("as follow-ups", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		c, err := svc.Request(ctx, team, ask("frontend", unrelated))
+		require.NoError(t, err)
+		for range 2 {
+			c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: asked})
+			require.NoError(t, err)
+			require.Equal(t, consultations.Completed, c.Status)
+		}
+		c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: now})
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Completed, c.Status)
+	})
+}
