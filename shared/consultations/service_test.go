@@ -3,9 +3,11 @@ package consultations_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/conclave-ai/conclave/shared/consultations/fakesecret"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -709,4 +711,75 @@ func TestAQuestionExactlyAtTheThresholdIsNotARepeat(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, consultations.Completed, c.Status)
 	})
+}
+
+// pagedEscalations serves the two listings from fixed lists, a page at a
+// time (the token is the offset), refusing a page of 0 as DynamoDB does.
+type pagedEscalations struct {
+	*memstore.Store
+	open, resolved []consultations.Escalation
+}
+
+func (s pagedEscalations) ListEscalations(_ context.Context, _ string, st consultations.EscalationStatus, p paging.Page) ([]consultations.Escalation, string, error) {
+	if p.Limit < 1 {
+		return nil, "", errors.New("ValidationException: Limit must be at least 1") // as DynamoDB's Query
+	}
+	list := s.open
+	if st == consultations.EscalationResolved {
+		list = s.resolved
+	}
+	off := 0
+	if p.Token != "" {
+		off, _ = strconv.Atoi(p.Token)
+	}
+	end := min(off+p.Limit, len(list))
+	next := ""
+	if end < len(list) {
+		next = strconv.Itoa(end)
+	}
+	return list[off:end], next, nil
+}
+
+// Both listings: the open escalations first, page by page, then the
+// resolved ones, no page longer than asked.
+func TestEscalationsListOpenThenResolvedAcrossPages(t *testing.T) {
+	ctx := context.Background()
+	esc := func(ids ...string) []consultations.Escalation {
+		var out []consultations.Escalation
+		for _, id := range ids {
+			out = append(out, consultations.Escalation{ID: id})
+		}
+		return out
+	}
+	idsOf := func(list []consultations.Escalation) []string {
+		out := []string{}
+		for _, e := range list {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	svc, store, _ := fixture(t)
+	svc.Store = pagedEscalations{Store: store, open: esc("o1", "o2", "o3"), resolved: esc("r1", "r2")}
+	var pages [][]string
+	token := ""
+	for range 5 {
+		list, next, err := svc.Escalations(ctx, team, "", paging.Page{Limit: 2, Token: token})
+		require.NoError(t, err)
+		pages = append(pages, idsOf(list))
+		if next == "" {
+			break
+		}
+		token = next
+	}
+	assert.Equal(t, [][]string{{"o1", "o2"}, {"o3", "r1"}, {"r2"}}, pages)
+
+	// Exactly a page of open ones: the next page starts the resolved.
+	svc.Store = pagedEscalations{Store: store, open: esc("o1", "o2"), resolved: esc("r1")}
+	list, next, err := svc.Escalations(ctx, team, "", paging.Page{Limit: 2})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"o1", "o2"}, idsOf(list))
+	list, next, err = svc.Escalations(ctx, team, "", paging.Page{Limit: 2, Token: next})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"r1"}, idsOf(list))
+	assert.Empty(t, next)
 }
