@@ -783,3 +783,43 @@ func TestEscalationsListOpenThenResolvedAcrossPages(t *testing.T) {
 	assert.Equal(t, []string{"r1"}, idsOf(list))
 	assert.Empty(t, next)
 }
+
+// A human's answer may be exactly MaxAnswer characters and resolved_by
+// exactly 200; an escalation resolved without a name is the human's.
+func TestResolveAcceptsItsBounds(t *testing.T) {
+	ctx := context.Background()
+	escalated := func(t *testing.T, svc *consultations.Service) string {
+		t.Helper()
+		var c consultations.Consultation
+		for range 3 {
+			var err error
+			c, err = svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+			require.NoError(t, err)
+		}
+		require.Equal(t, consultations.Escalated, c.Status)
+		return c.EscalationID
+	}
+	svc, _, _ := fixture(t)
+	_, err := svc.Resolve(ctx, team, escalated(t, svc), consultations.ResolveInput{Answer: strings.Repeat("é", consultations.MaxAnswer+1)})
+	assert.Equal(t, "answer", fieldOf(err))
+	_, err = svc.Resolve(ctx, team, escalated(t, svc), consultations.ResolveInput{Answer: "ok", ResolvedBy: strings.Repeat("é", 201)})
+	assert.Equal(t, "resolved_by", fieldOf(err))
+
+	svc, _, _ = fixture(t)
+	e, err := svc.Resolve(ctx, team, escalated(t, svc), consultations.ResolveInput{Answer: strings.Repeat("é", consultations.MaxAnswer), ResolvedBy: strings.Repeat("é", 200)})
+	require.NoError(t, err)
+	assert.Equal(t, consultations.EscalationResolved, e.Status)
+
+	svc, _, _ = fixture(t)
+	e, err = svc.Resolve(ctx, team, escalated(t, svc), consultations.ResolveInput{Answer: "use the schema"})
+	require.NoError(t, err)
+	assert.Equal(t, "human", e.ResolvedBy)
+}
+
+func fieldOf(err error) string {
+	ae, ok := apperr.As(err)
+	if !ok {
+		return ""
+	}
+	return ae.Field
+}
