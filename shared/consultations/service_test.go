@@ -823,3 +823,15 @@ func fieldOf(err error) string {
 	}
 	return ae.Field
 }
+
+// A follow-up may be exactly MaxQuestion characters long, not one more.
+func TestAFollowUpAtTheLengthLimit(t *testing.T) {
+	svc, _, _ := fixture(t)
+	ctx := context.Background()
+	c, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+	require.NoError(t, err)
+	_, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: strings.Repeat("é", consultations.MaxQuestion+1)})
+	assert.Equal(t, "message", fieldOf(err))
+	_, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: "And the avatar? " + strings.Repeat("é", consultations.MaxQuestion-16)})
+	assert.NoError(t, err)
+}
