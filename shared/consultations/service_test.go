@@ -835,3 +835,29 @@ func TestAFollowUpAtTheLengthLimit(t *testing.T) {
 	_, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: "And the avatar? " + strings.Repeat("é", consultations.MaxQuestion-16)})
 	assert.NoError(t, err)
 }
+
+// An outcome is rated 1 to 5, both included, with lessons of at most
+// MaxLessons characters.
+func TestAnOutcomeAtItsBounds(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		in    consultations.OutcomeInput
+		field string
+	}{
+		{consultations.OutcomeInput{Rating: 0}, "rating"},
+		{consultations.OutcomeInput{Rating: 6}, "rating"},
+		{consultations.OutcomeInput{Rating: 3, LessonsLearned: strings.Repeat("é", consultations.MaxLessons+1)}, "lessons_learned"},
+		{consultations.OutcomeInput{Rating: 1}, ""},
+		{consultations.OutcomeInput{Rating: 5, LessonsLearned: strings.Repeat("é", consultations.MaxLessons)}, ""},
+	} {
+		svc, _, _ := fixture(t)
+		cons, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+		require.NoError(t, err)
+		_, err = svc.RecordOutcome(ctx, team, cons.ID, c.in)
+		if c.field == "" {
+			assert.NoError(t, err, c.in.Rating)
+			continue
+		}
+		assert.Equal(t, c.field, fieldOf(err), c.in.Rating)
+	}
+}
