@@ -1,8 +1,10 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,9 +156,13 @@ func TestCreateBudgetsAtTheirBounds(t *testing.T) {
 		{"$0", CreateInput{CostCapUSD: usd(0)}, "cost_cap_usd"},
 		{"$0.50", CreateInput{CostCapUSD: usd(0.50)}, ""},
 		{"$0.51", CreateInput{CostCapUSD: usd(0.51)}, "cost_cap_usd"},
+		{"50 input artifacts", CreateInput{InputArtifacts: make([]string, maxArtifacts)}, ""},
+		{"51 input artifacts", CreateInput{InputArtifacts: make([]string, maxArtifacts+1)}, "input_artifacts"},
+		{"a title of 500", CreateInput{Title: strings.Repeat("é", maxTitle)}, ""},
+		{"a title of 501", CreateInput{Title: strings.Repeat("é", maxTitle+1)}, "title"},
 	} {
 		svc, _ := newFake()
-		c.in.Assignee, c.in.Title = "luke", "x"
+		c.in.Assignee, c.in.Title = "luke", cmp.Or(c.in.Title, "x")
 		tk, err := svc.Create(context.Background(), "t", user, c.in, false)
 		if c.field == "" {
 			require.NoError(t, err, c.name)
