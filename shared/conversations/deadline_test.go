@@ -215,3 +215,34 @@ func TestATurnWithTimeEnoughIsCommittedWithItsLatency(t *testing.T) {
 		assert.Equal(t, 1, loads["kyra"].ActiveConversations)
 	})
 }
+
+// losingHandoffs loses every handoff commit to a concurrent change.
+type losingHandoffs struct {
+	*memstore.Store
+	attempts int
+}
+
+func (s *losingHandoffs) CommitHandoff(context.Context, string, conversations.HandoffChange) error {
+	s.attempts++
+	return apperr.Wrap(apperr.ECONFLICT, conversations.ErrChanged, "the conversation changed during the handoff").WithReason("ConversationChanged")
+}
+
+// With time enough, a turn and a handoff that keep losing the race for
+// their conversation try twelve times each, then answer the conflict.
+func TestACommitThatKeepsLosingTriesTwelveTimes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, collaborationOn)
+		c := f.create(t, "kyra")
+		turns := &losingStore{Store: f.store}
+		f.svc.Store = turns
+		_, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "hello"})
+		assert.Equal(t, apperr.ECONFLICT, apperr.Code(err))
+		assert.Equal(t, 12, turns.attempts)
+
+		handoffs := &losingHandoffs{Store: f.store}
+		f.svc.Store = handoffs
+		_, err = f.svc.Handoff(context.Background(), team, c.ID, conversations.HandoffInput{To: "luke", Reason: "code"})
+		assert.Equal(t, apperr.ECONFLICT, apperr.Code(err))
+		assert.Equal(t, 12, handoffs.attempts)
+	})
+}
