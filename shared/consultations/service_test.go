@@ -546,6 +546,11 @@ func TestMetricsAddUp(t *testing.T) {
 	}
 	assert.Equal(t, m.Total, sum)
 	require.Len(t, pairs, 3)
+	var order []string
+	for _, p := range m.Pairs {
+		order = append(order, p.RequestingAgent+">"+p.ConsultedAgent)
+	}
+	assert.Equal(t, []string{"frontend>backend", "frontend>security", "security>backend"}, order, "the busiest pair first, then by name")
 
 	// One call of the priced model costs $0.006 (1000 input tokens at $3
 	// and 200 output tokens at $15 per million); the loop called none.
@@ -860,4 +865,28 @@ func TestAnOutcomeAtItsBounds(t *testing.T) {
 		}
 		assert.Equal(t, c.field, fieldOf(err), c.in.Rating)
 	}
+}
+
+// The requester's context lists hold at most MaxListItems items of at most
+// MaxListItem characters each, both bounds included.
+func TestARequestsContextListsAtTheirBounds(t *testing.T) {
+	ctx := context.Background()
+	items := func(n, size int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = strings.Repeat("é", size)
+		}
+		return out
+	}
+	svc, _, _ := fixture(t)
+	in := ask("frontend", "What fields does the User model API return?")
+	in.Context.RelevantFiles = items(consultations.MaxListItems+1, 5)
+	_, err := svc.Request(ctx, team, in)
+	assert.Equal(t, "context.relevant_files", fieldOf(err))
+	in.Context.RelevantFiles = items(1, consultations.MaxListItem+1)
+	_, err = svc.Request(ctx, team, in)
+	assert.Equal(t, "context.relevant_files", fieldOf(err))
+	in.Context.RelevantFiles = items(consultations.MaxListItems, consultations.MaxListItem)
+	_, err = svc.Request(ctx, team, in)
+	assert.NoError(t, err)
 }
