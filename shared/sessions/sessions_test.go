@@ -521,3 +521,13 @@ func TestCreateAcceptsEveryLimitAtItsBounds(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	assert.NotEqual(t, "participants", ae.Field, ae.Message)
 }
+
+// A pipeline needs two stages at least: two are enough, one is not.
+func TestAPipelineOfTwoStages(t *testing.T) {
+	f := newFixture(t)
+	two := []sessions.ParticipantInput{{Agent: "luke", Role: "worker", Stage: 1}, {Agent: "archie", Role: "worker", Stage: 2}}
+	_, err := f.svc.Create(context.Background(), team, "key_test", sessions.CreateInput{Pattern: sessions.Pipeline, Lead: "kyra", Goal: "Review", Participants: two})
+	assert.NoError(t, err)
+	_, err = f.svc.Create(context.Background(), team, "key_test", sessions.CreateInput{Pattern: sessions.Pipeline, Lead: "kyra", Goal: "Review", Participants: two[:1]})
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+}
