@@ -3,6 +3,7 @@ package tasks
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -258,4 +259,30 @@ func TestTaskAgentsAreTheAssigneeTheChainAndTheCreatingAgent(t *testing.T) {
 	assert.Equal(t, []string{"luke", "kyra", "luke", "kyra"}, tk.Agents())
 	tk.CreatedBy = Creator{Type: "user", ID: "key_1"}
 	assert.Equal(t, []string{"luke", "kyra", "luke"}, tk.Agents(), "a user is not an agent")
+}
+
+// A result, and a string output, may be exactly maxInstructions
+// characters; a resolution's note exactly MaxNote.
+func TestResultsAndNotesAtTheirBounds(t *testing.T) {
+	svc, _ := newFake()
+	ctx := context.Background()
+	fieldOf := func(err error) string {
+		if ae, ok := apperr.As(err); ok {
+			return ae.Field
+		}
+		return ""
+	}
+	// The task does not exist: what matters is which check refuses.
+	_, err := svc.CompleteWith(ctx, "t", "tsk_none", "agent:luke", CompleteInput{Result: strings.Repeat("é", maxInstructions)})
+	assert.NotEqual(t, "result", fieldOf(err))
+	_, err = svc.CompleteWith(ctx, "t", "tsk_none", "agent:luke", CompleteInput{Result: strings.Repeat("é", maxInstructions+1)})
+	assert.Equal(t, "result", fieldOf(err))
+	quoted := func(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("x", n) + `"`) }
+	_, err = svc.CompleteWith(ctx, "t", "tsk_none", "agent:luke", CompleteInput{Output: quoted(maxInstructions)})
+	assert.NotEqual(t, "output", fieldOf(err))
+	_, err = svc.CompleteWith(ctx, "t", "tsk_none", "agent:luke", CompleteInput{Output: quoted(maxInstructions + 1)})
+	assert.Equal(t, "output", fieldOf(err))
+
+	assert.NoError(t, CheckResolution(strings.Repeat("é", MaxNote), ""))
+	assert.Equal(t, "answer", fieldOf(CheckResolution(strings.Repeat("é", MaxNote+1), "")))
 }
