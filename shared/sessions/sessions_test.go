@@ -531,3 +531,12 @@ func TestAPipelineOfTwoStages(t *testing.T) {
 	_, err = f.svc.Create(context.Background(), team, "key_test", sessions.CreateInput{Pattern: sessions.Pipeline, Lead: "kyra", Goal: "Review", Participants: two[:1]})
 	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
 }
+
+// A session asks for approval of its final output only when told to.
+func TestApprovalIsNoneUnlessAsked(t *testing.T) {
+	f := newFixture(t)
+	in := sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie")}
+	assert.Equal(t, sessions.ApprovalNone, f.create(t, in).Approval)
+	in.Approval = sessions.ApprovalFinal
+	assert.Equal(t, sessions.ApprovalFinal, f.create(t, in).Approval)
+}
