@@ -11,10 +11,13 @@
 # shared/routing's tests need the wordllama model (make wordllama).
 #
 #   MUTATION_PACKAGES="routing tasks" make mutation   # only these, then the table
+#   MUTATION_PACKAGES=none make mutation              # the table only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all=(routing tasks sessions consultations conversations dispatch reports authorizer)
 read -r -a pkgs <<<"${MUTATION_PACKAGES:-${all[*]}}"
+# MUTATION_PACKAGES=none writes the table of the reports already there.
+[[ "${pkgs[*]}" == none ]] && pkgs=()
 gremlins="${GREMLINS:-.local/bin/gremlins}"
 out=.local/mutation
 mkdir -p "$out"
@@ -26,7 +29,7 @@ mkdir -p "$out"
 # their rebuild.
 export GOFLAGS="${GOFLAGS:--trimpath} -count=1"
 status=0
-for p in "${pkgs[@]}"; do
+for p in ${pkgs[@]+"${pkgs[@]}"}; do
   echo "== shared/$p"
   rm -f "$out/$p.json"
   # --timeout-coefficient: a mutant's tests may take this many times the
@@ -44,7 +47,7 @@ table="$(go run ./localstack/mutationtable -dir "$out" "${all[@]}")"
 echo "$table"
 if [[ "${MUTATION_DOC:-docs/measurements.md}" != off ]]; then
   {
-    echo "Written by \`make mutation\` on commit \`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)'), $(date -u +%Y-%m-%d); $(uname -m), $(nproc) CPUs; packages run: ${pkgs[*]}."
+    echo "Written by \`make mutation\` on commit \`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)'), $(date -u +%Y-%m-%d); $(uname -m), $(nproc) CPUs; packages run by this invocation: ${pkgs[*]:-none}; each row's commit is its report's."
     echo
     echo "$table"
   } | go run ./localstack/benchdoc -doc "${MUTATION_DOC:-docs/measurements.md}" -section mutation
