@@ -22,14 +22,9 @@ import (
 
 // report is the part of gremlins' JSON output (v0.6.0) the table reads.
 type report struct {
-	Total      int     `json:"mutants_total"`
-	Killed     int     `json:"mutants_killed"`
-	Lived      int     `json:"mutants_lived"`
-	NotCovered int     `json:"mutants_not_covered"`
-	NotViable  int     `json:"mutants_not_viable"`
-	Coverage   float64 `json:"mutations_coverage"`
-	Elapsed    float64 `json:"elapsed_time"`
-	Files      []struct {
+	Coverage float64 `json:"mutations_coverage"`
+	Elapsed  float64 `json:"elapsed_time"`
+	Files    []struct {
 		Name      string `json:"file_name"`
 		Mutations []struct {
 			Type   string `json:"type"`
@@ -64,14 +59,23 @@ func write(w io.Writer, dir string, pkgs []string) error {
 		if err != nil {
 			return err
 		}
-		// gremlins counts a mutant whose tests ran out of time in the
-		// total only: the rest of the total, after the other statuses.
-		timedOut := r.Total - r.Killed - r.Lived - r.NotCovered - r.NotViable
+		// Counted from the mutants listed: gremlins' mutants_total leaves
+		// out those not covered, and its summary has no timed-out count.
+		n := map[string]int{}
+		for _, f := range r.Files {
+			for _, m := range f.Mutations {
+				n[m.Status]++
+			}
+		}
+		generated := 0
+		for _, c := range n {
+			generated += c
+		}
 		// The commit each report was made on (mutation.sh writes it
 		// beside the report): packages may be run one at a time.
 		commit, _ := os.ReadFile(filepath.Join(dir, p+".commit"))
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %s | %s | %.0f s | %s |\n", p, r.Total, r.Killed, r.Lived, r.NotCovered, timedOut,
-			percent(r.Killed, r.Killed+r.Lived), fmt.Sprintf("%.1f %%", r.Coverage), r.Elapsed, strings.TrimSpace(string(commit)))
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %s | %s | %.0f s | %s |\n", p, generated, n["KILLED"], n["LIVED"], n["NOT COVERED"], n["TIMED OUT"],
+			percent(n["KILLED"], n["KILLED"]+n["LIVED"]), fmt.Sprintf("%.1f %%", r.Coverage), r.Elapsed, strings.TrimSpace(string(commit)))
 		for _, f := range r.Files {
 			for _, m := range f.Mutations {
 				if m.Status == "LIVED" {
