@@ -32,6 +32,8 @@ status=0
 for p in ${pkgs[@]+"${pkgs[@]}"}; do
   echo "== shared/$p"
   rm -f "$out/$p.json"
+  # The commit the run starts from (gremlins copies the tree then).
+  commit="$(git rev-parse --short HEAD 2>/dev/null || true)"
   # --timeout-coefficient: a mutant's tests may take this many times the
   # unmutated run before they count as timed out (not killed, not lived);
   # the default was too short on a busy two-core machine.
@@ -41,7 +43,7 @@ for p in ${pkgs[@]+"${pkgs[@]}"}; do
     --arithmetic-base=false --increment-decrement=false --invert-negatives=false \
     --conditionals-boundary --conditionals-negation \
     -o "$out/$p.json" "./shared/$p" || { echo "gremlins failed on shared/$p" >&2; status=1; rm -f "$out/$p.json"; continue; }
-  git rev-parse --short HEAD >"$out/$p.commit" 2>/dev/null || true
+  echo "$commit" >"$out/$p.commit"
 done
 table="$(go run ./localstack/mutationtable -dir "$out" "${all[@]}")"
 echo "$table"
