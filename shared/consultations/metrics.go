@@ -135,10 +135,9 @@ func Aggregate(list []Consultation) Metrics {
 	}
 	sort.Slice(m.Pairs, func(i, j int) bool {
 		if m.Pairs[i].Count != m.Pairs[j].Count {
-			// The counts differ here: `>` and `>=` alike (a harmless survivor).
-			return m.Pairs[i].Count > m.Pairs[j].Count
+			return m.Pairs[i].Count > m.Pairs[j].Count // counts differ: `>=` alike (harmless survivor)
 		}
-		// Pairs are unique, so `<=` sorts alike (a survivor that changes nothing).
+		// Pairs are unique: `<=` sorts alike (a harmless survivor).
 		return m.Pairs[i].RequestingAgent+"/"+m.Pairs[i].ConsultedAgent < m.Pairs[j].RequestingAgent+"/"+m.Pairs[j].ConsultedAgent
 	})
 	return m
