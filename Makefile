@@ -28,7 +28,7 @@ SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_
 LOAD_ENV := CONCLAVE_STATE_DIR=.local/load CONCLAVE_API_PORT=4600 CONCLAVE_EDGE_PORT=4601 CONCLAVE_MOTO_PORT=4602 CONCLAVE_DYNAMO_PORT=4603
 
 .PHONY: run up down status venv dynamodb wordllama test unit fuzz integration integration-go contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
-        localstack-up localstack-deploy localstack-down team
+        localstack-up localstack-deploy localstack-down team mutation
 
 ## run: the whole API locally on the local cloud with demo data (Ctrl-C stops it)
 run:
@@ -193,6 +193,15 @@ bench-gate:
 bench-routing:
 	@shared/routing/testdata/bfcl.sh
 
+## mutation: gremlins (pinned, installed in .local/bin) on the unit tests of the domain packages with the
+## conditional-boundary and conditional-negation mutators, one package at a time at the lowest priority; the
+## per-package table goes into docs/measurements.md (localstack/mutation.sh). Not in CI: it takes tens of minutes.
+## Run it before resolving an issue that changes a limit. MUTATION_PACKAGES="routing tasks" for some only.
+GREMLINS_VERSION := v0.6.0
+mutation:
+	@GOBIN=$(CURDIR)/.local/bin go install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
+	@GREMLINS=$(CURDIR)/.local/bin/gremlins localstack/mutation.sh
+
 clean:
 	-localstack/cloud.sh down >/dev/null 2>&1
-	rm -rf dist infra/cdk.out .local/bin .local/logs .local/test .local/soak .local/dynamodb
+	rm -rf dist infra/cdk.out .local/bin .local/mutation .local/logs .local/test .local/soak .local/dynamodb

@@ -77,3 +77,13 @@ func TestFailingCounterLetsRequestsThrough(t *testing.T) {
 		assert.NotContains(t, authorize(t, h, secret).Context, authorizer.ContextRateLimited)
 	}
 }
+
+// A rate of 0 switches the limiter off: no request is ever marked.
+func TestARateOfZeroLimitsNothing(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	h, secret := limitedHandler(t, nil, &now)
+	h.Rate.PerSecond = 0
+	for range 10 {
+		assert.NotContains(t, authorize(t, h, secret).Context, authorizer.ContextRateLimited)
+	}
+}

@@ -113,6 +113,8 @@ func Aggregate(list []Consultation) Metrics {
 		p.AvgExchanges = round(float64(p.exchanges) / float64(p.Count))
 		loops := 0
 		for k, n := range p.ByOutcome {
+			// No outcome is "loop:" alone (every loop has a type), so `>= 5`
+			// counts the same: a mutation testing survivor that changes nothing.
 			if len(k) > 5 && k[:5] == "loop:" && k != "loop:"+EscalSpecialistError {
 				loops += n
 			}
@@ -133,8 +135,9 @@ func Aggregate(list []Consultation) Metrics {
 	}
 	sort.Slice(m.Pairs, func(i, j int) bool {
 		if m.Pairs[i].Count != m.Pairs[j].Count {
-			return m.Pairs[i].Count > m.Pairs[j].Count
+			return m.Pairs[i].Count > m.Pairs[j].Count // counts differ: `>=` alike (harmless survivor)
 		}
+		// Pairs are unique: `<=` sorts alike (a harmless survivor).
 		return m.Pairs[i].RequestingAgent+"/"+m.Pairs[i].ConsultedAgent < m.Pairs[j].RequestingAgent+"/"+m.Pairs[j].ConsultedAgent
 	})
 	return m

@@ -265,6 +265,9 @@ func (s *Service) takeSlot(ctx context.Context, teamID, agent string, history []
 	if rerr != nil {
 		return nil, rerr
 	}
+	// A shortcut: with nothing freed and every slot live the second take
+	// would be refused the same way. Mutating either bound (`>= 0`, `<=`)
+	// only adds that refused write; mutation testing lets both live.
 	if freed > 0 || len(live) < MaxActivePerAgent {
 		err = take()
 	}

@@ -3,9 +3,11 @@ package consultations_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/conclave-ai/conclave/shared/consultations/fakesecret"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -313,6 +315,12 @@ func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) 
 		require.NotNil(t, c.Loop)
 		assert.Equal(t, consultations.LoopIdentical, c.Loop.Type)
 	})
+	t.Run("exactly an hour old", func(t *testing.T) {
+		svc, clk, t0 := twice(t)
+		clk.Set(t0.Add(consultations.IdenticalWindow))
+		c := third(t, svc, "frontend", q)
+		assert.Equal(t, consultations.Escalated, c.Status, "the hour includes its last instant")
+	})
 	t.Run("older than the hour", func(t *testing.T) {
 		svc, clk, t0 := twice(t)
 		clk.Set(t0.Add(61 * time.Minute))
@@ -335,6 +343,44 @@ func TestIdenticalQuestionsCountOnlyTheSameRequesterWithinTheHour(t *testing.T) 
 		c := third(t, svc, "security", q)
 		assert.Equal(t, consultations.Completed, c.Status)
 		assert.Nil(t, c.Loop)
+	})
+}
+
+// A question the requester already asked as a clarification of another
+// consultation counts toward the three, as do the follow-ups of the same
+// consultation.
+func TestIdenticalQuestionsCountClarificationsAndFollowUps(t *testing.T) {
+	ctx := context.Background()
+	again := "Is the created_at field of the User model in UTC?"
+	t.Run("a clarification of another consultation", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		first, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+		require.NoError(t, err)
+		_, err = svc.Exchange(ctx, team, first.ID, consultations.ExchangeInput{Message: again})
+		require.NoError(t, err)
+		second, err := svc.Request(ctx, team, ask("frontend", again))
+		require.NoError(t, err)
+		require.Equal(t, consultations.Completed, second.Status, "twice is not a loop")
+		third, err := svc.Request(ctx, team, ask("frontend", again))
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Escalated, third.Status)
+		require.NotNil(t, third.Loop)
+		assert.ElementsMatch(t, []string{first.ID, second.ID}, third.Loop.Evidence["previous"])
+	})
+	t.Run("follow-ups of the same consultation", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		c, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+		require.NoError(t, err)
+		for range 2 {
+			c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: again})
+			require.NoError(t, err)
+			require.Equal(t, consultations.Completed, c.Status)
+		}
+		c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: again})
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Escalated, c.Status, "the third time the same follow-up")
+		require.NotNil(t, c.Loop)
+		assert.Equal(t, consultations.LoopIdentical, c.Loop.Type)
 	})
 }
 
@@ -500,6 +546,11 @@ func TestMetricsAddUp(t *testing.T) {
 	}
 	assert.Equal(t, m.Total, sum)
 	require.Len(t, pairs, 3)
+	var order []string
+	for _, p := range m.Pairs {
+		order = append(order, p.RequestingAgent+">"+p.ConsultedAgent)
+	}
+	assert.Equal(t, []string{"frontend>backend", "frontend>security", "security>backend"}, order, "the busiest pair first, then by name")
 
 	// One call of the priced model costs $0.006 (1000 input tokens at $3
 	// and 200 output tokens at $15 per million); the loop called none.
@@ -596,4 +647,246 @@ type failing struct{}
 
 func (failing) Converse(context.Context, models.Request) (models.Response, error) {
 	return models.Response{}, models.ErrModel
+}
+
+// An active consultation is stale only once idle for longer than
+// IdleLimit: at exactly the limit it is still being answered.
+func TestStaleIsPastTheIdleLimit(t *testing.T) {
+	t0 := time.Date(2025, 11, 1, 9, 0, 0, 0, time.UTC)
+	c := consultations.Consultation{Status: consultations.InProgress, UpdatedAt: t0}
+	assert.False(t, c.Stale(t0.Add(consultations.IdleLimit)), "at the limit")
+	assert.True(t, c.Stale(t0.Add(consultations.IdleLimit+time.Second)))
+	c.Status = consultations.Completed
+	assert.False(t, c.Stale(t0.Add(consultations.IdleLimit+time.Hour)), "an ended consultation is never stale")
+}
+
+// The stored consultation_reason wins; one stored before the field existed
+// is derived from the decision: the selected candidate's first matched
+// skill.
+func TestReasonIsStoredOrDerived(t *testing.T) {
+	d := consultations.Decision{Selected: "backend", Candidates: []consultations.Candidate{
+		{Slug: "security", Matched: []string{"auth-review"}}, {Slug: "backend", Matched: []string{"api-design", "sql"}}}}
+	assert.Equal(t, "api-design", consultations.Consultation{Decision: d}.Reason())
+	assert.Equal(t, "stored", consultations.Consultation{Decision: d, ConsultationReason: "stored"}.Reason())
+}
+
+// Near-identical means more similar than IdenticalThreshold: a question
+// exactly at 0.95 to the earlier ones (as questions, as clarifications of
+// other consultations, or as follow-ups of this one) is another question.
+func TestAQuestionExactlyAtTheThresholdIsNotARepeat(t *testing.T) {
+	ctx := context.Background()
+	asked := "user user user api api model fields endpoint"
+	// Term counts (3,2,1,1,1) and (4,2,1,1,1,1,1): a cosine of 19/20.
+	now := "user user user user api api model fields endpoint schema database"
+	require.Equal(t, consultations.IdenticalThreshold, consultations.Similarity(asked, now))
+	unrelated := "Which database schema stores sessions?"
+
+	t.Run("as questions", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		for range 2 {
+			_, err := svc.Request(ctx, team, ask("frontend", asked))
+			require.NoError(t, err)
+		}
+		c, err := svc.Request(ctx, team, ask("frontend", now))
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Completed, c.Status)
+	})
+	t.Run("as clarifications", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		for range 2 {
+			c, err := svc.Request(ctx, team, ask("frontend", unrelated))
+			require.NoError(t, err)
+			_, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: asked})
+			require.NoError(t, err)
+		}
+		c, err := svc.Request(ctx, team, ask("frontend", now))
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Completed, c.Status)
+	})
+	t.Run("as follow-ups", func(t *testing.T) {
+		svc, _, _ := fixture(t)
+		c, err := svc.Request(ctx, team, ask("frontend", unrelated))
+		require.NoError(t, err)
+		for range 2 {
+			c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: asked})
+			require.NoError(t, err)
+			require.Equal(t, consultations.Completed, c.Status)
+		}
+		c, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: now})
+		require.NoError(t, err)
+		assert.Equal(t, consultations.Completed, c.Status)
+	})
+}
+
+// pagedEscalations serves the two listings from fixed lists, a page at a
+// time (the token is the offset), refusing a page of 0 as DynamoDB does.
+type pagedEscalations struct {
+	*memstore.Store
+	open, resolved []consultations.Escalation
+}
+
+func (s pagedEscalations) ListEscalations(_ context.Context, _ string, st consultations.EscalationStatus, p paging.Page) ([]consultations.Escalation, string, error) {
+	if p.Limit < 1 {
+		return nil, "", errors.New("ValidationException: Limit must be at least 1") // as DynamoDB's Query
+	}
+	list := s.open
+	if st == consultations.EscalationResolved {
+		list = s.resolved
+	}
+	off := 0
+	if p.Token != "" {
+		off, _ = strconv.Atoi(p.Token)
+	}
+	end := min(off+p.Limit, len(list))
+	next := ""
+	if end < len(list) {
+		next = strconv.Itoa(end)
+	}
+	return list[off:end], next, nil
+}
+
+// Both listings: the open escalations first, page by page, then the
+// resolved ones, no page longer than asked.
+func TestEscalationsListOpenThenResolvedAcrossPages(t *testing.T) {
+	ctx := context.Background()
+	esc := func(ids ...string) []consultations.Escalation {
+		var out []consultations.Escalation
+		for _, id := range ids {
+			out = append(out, consultations.Escalation{ID: id})
+		}
+		return out
+	}
+	idsOf := func(list []consultations.Escalation) []string {
+		out := []string{}
+		for _, e := range list {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	svc, store, _ := fixture(t)
+	svc.Store = pagedEscalations{Store: store, open: esc("o1", "o2", "o3"), resolved: esc("r1", "r2")}
+	var pages [][]string
+	token := ""
+	for range 5 {
+		list, next, err := svc.Escalations(ctx, team, "", paging.Page{Limit: 2, Token: token})
+		require.NoError(t, err)
+		pages = append(pages, idsOf(list))
+		if next == "" {
+			break
+		}
+		token = next
+	}
+	assert.Equal(t, [][]string{{"o1", "o2"}, {"o3", "r1"}, {"r2"}}, pages)
+
+	// Exactly a page of open ones: the next page starts the resolved.
+	svc.Store = pagedEscalations{Store: store, open: esc("o1", "o2"), resolved: esc("r1")}
+	list, next, err := svc.Escalations(ctx, team, "", paging.Page{Limit: 2})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"o1", "o2"}, idsOf(list))
+	list, next, err = svc.Escalations(ctx, team, "", paging.Page{Limit: 2, Token: next})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"r1"}, idsOf(list))
+	assert.Empty(t, next)
+}
+
+// A human's answer may be exactly MaxAnswer characters and resolved_by
+// exactly 200; an escalation resolved without a name is the human's.
+func TestResolveAcceptsItsBounds(t *testing.T) {
+	ctx := context.Background()
+	escalated := func(t *testing.T, svc *consultations.Service) string {
+		t.Helper()
+		var c consultations.Consultation
+		for range 3 {
+			var err error
+			c, err = svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+			require.NoError(t, err)
+		}
+		require.Equal(t, consultations.Escalated, c.Status)
+		return c.EscalationID
+	}
+	svc, _, _ := fixture(t)
+	_, err := svc.Resolve(ctx, team, escalated(t, svc), consultations.ResolveInput{Answer: strings.Repeat("é", consultations.MaxAnswer+1)})
+	assert.Equal(t, "answer", fieldOf(err))
+	_, err = svc.Resolve(ctx, team, escalated(t, svc), consultations.ResolveInput{Answer: "ok", ResolvedBy: strings.Repeat("é", 201)})
+	assert.Equal(t, "resolved_by", fieldOf(err))
+
+	svc, _, _ = fixture(t)
+	e, err := svc.Resolve(ctx, team, escalated(t, svc), consultations.ResolveInput{Answer: strings.Repeat("é", consultations.MaxAnswer), ResolvedBy: strings.Repeat("é", 200)})
+	require.NoError(t, err)
+	assert.Equal(t, consultations.EscalationResolved, e.Status)
+
+	svc, _, _ = fixture(t)
+	e, err = svc.Resolve(ctx, team, escalated(t, svc), consultations.ResolveInput{Answer: "use the schema"})
+	require.NoError(t, err)
+	assert.Equal(t, "human", e.ResolvedBy)
+}
+
+func fieldOf(err error) string {
+	ae, ok := apperr.As(err)
+	if !ok {
+		return ""
+	}
+	return ae.Field
+}
+
+// A follow-up may be exactly MaxQuestion characters long, not one more.
+func TestAFollowUpAtTheLengthLimit(t *testing.T) {
+	svc, _, _ := fixture(t)
+	ctx := context.Background()
+	c, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+	require.NoError(t, err)
+	_, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: strings.Repeat("é", consultations.MaxQuestion+1)})
+	assert.Equal(t, "message", fieldOf(err))
+	_, err = svc.Exchange(ctx, team, c.ID, consultations.ExchangeInput{Message: "And the avatar? " + strings.Repeat("é", consultations.MaxQuestion-16)})
+	assert.NoError(t, err)
+}
+
+// An outcome is rated 1 to 5, both included, with lessons of at most
+// MaxLessons characters.
+func TestAnOutcomeAtItsBounds(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		in    consultations.OutcomeInput
+		field string
+	}{
+		{consultations.OutcomeInput{Rating: 0}, "rating"},
+		{consultations.OutcomeInput{Rating: 6}, "rating"},
+		{consultations.OutcomeInput{Rating: 3, LessonsLearned: strings.Repeat("é", consultations.MaxLessons+1)}, "lessons_learned"},
+		{consultations.OutcomeInput{Rating: 1}, ""},
+		{consultations.OutcomeInput{Rating: 5, LessonsLearned: strings.Repeat("é", consultations.MaxLessons)}, ""},
+	} {
+		svc, _, _ := fixture(t)
+		cons, err := svc.Request(ctx, team, ask("frontend", "What fields does the User model API return?"))
+		require.NoError(t, err)
+		_, err = svc.RecordOutcome(ctx, team, cons.ID, c.in)
+		if c.field == "" {
+			assert.NoError(t, err, c.in.Rating)
+			continue
+		}
+		assert.Equal(t, c.field, fieldOf(err), c.in.Rating)
+	}
+}
+
+// The requester's context lists hold at most MaxListItems items of at most
+// MaxListItem characters each, both bounds included.
+func TestARequestsContextListsAtTheirBounds(t *testing.T) {
+	ctx := context.Background()
+	items := func(n, size int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = strings.Repeat("é", size)
+		}
+		return out
+	}
+	svc, _, _ := fixture(t)
+	in := ask("frontend", "What fields does the User model API return?")
+	in.Context.RelevantFiles = items(consultations.MaxListItems+1, 5)
+	_, err := svc.Request(ctx, team, in)
+	assert.Equal(t, "context.relevant_files", fieldOf(err))
+	in.Context.RelevantFiles = items(1, consultations.MaxListItem+1)
+	_, err = svc.Request(ctx, team, in)
+	assert.Equal(t, "context.relevant_files", fieldOf(err))
+	in.Context.RelevantFiles = items(consultations.MaxListItems, consultations.MaxListItem)
+	_, err = svc.Request(ctx, team, in)
+	assert.NoError(t, err)
 }

@@ -578,3 +578,41 @@ func TestASlotFreedMeanwhileIsTaken(t *testing.T) {
 	assert.Equal(t, consultations.Completed, c.Status)
 	assert.Len(t, c.Exchanges, 2)
 }
+
+// legacyCounter is a store whose agents' counters were written before
+// they recorded the ids of the consultations holding them.
+type legacyCounter struct{ *memstore.Store }
+
+func (legacyCounter) ActiveConsultations(context.Context, string, string) ([]string, error) {
+	return nil, nil
+}
+
+// With a counter that records no ids, the requester's idle consultations
+// are found in its history and closed to free its slots; another agent's
+// idle consultations are not its to close.
+func TestIdleConsultationsAreFoundInTheRequestersHistory(t *testing.T) {
+	svc, store, _ := fixture(t)
+	ctx := context.Background()
+	clk, t0 := withClock(svc)
+	idle := func(id, agent string) {
+		c := consultations.Consultation{TeamID: team, ID: id, Status: consultations.Pending, RequestingAgent: agent,
+			ConsultedAgent: "backend", Question: "probe " + id, Version: 1, CreatedAt: t0, UpdatedAt: t0}
+		require.NoError(t, store.CreateConsultation(ctx, c, consultations.MaxActivePerAgent))
+	}
+	for i := range consultations.MaxActivePerAgent {
+		idle(fmt.Sprintf("cons_mine%d", i), "frontend")
+	}
+	idle("cons_theirs", "security")
+	clk.Set(t0.Add(consultations.IdleLimit + time.Minute))
+	svc.Store = legacyCounter{store}
+
+	c, err := svc.Request(ctx, team, ask("frontend", frontendQuestions[0]))
+	require.NoError(t, err)
+	assert.Equal(t, consultations.Completed, c.Status, "a slot was freed")
+	mine, err := svc.Get(ctx, team, "cons_mine0")
+	require.NoError(t, err)
+	assert.Equal(t, consultations.ClosedIdle, mine.ClosedReason)
+	theirs, err := svc.Get(ctx, team, "cons_theirs")
+	require.NoError(t, err)
+	assert.Equal(t, consultations.Pending, theirs.Status, "another agent's consultation is left alone")
+}

@@ -387,6 +387,12 @@ func TestRateAReply(t *testing.T) {
 	assert.Equal(t, 4, msgs[1].Rating)
 	assert.Equal(t, 0, msgs[0].Rating)
 
+	// Both ends of the scale are ratings.
+	for _, rating := range []int{1, 5} {
+		fb, err := f.svc.Rate(ctx, team, c.ID, r.ID, conversations.RateInput{Rating: rating})
+		require.NoError(t, err, rating)
+		assert.Equal(t, rating, fb.Rating)
+	}
 	// A later rating replaces the earlier one, for the gate too.
 	_, err = f.svc.Rate(ctx, team, c.ID, r.ID, conversations.RateInput{Rating: 2})
 	require.NoError(t, err)
@@ -691,4 +697,44 @@ func apperrReason(err error) string {
 		return ae.Reason
 	}
 	return ""
+}
+
+// Every length limit of a conversation is accepted at its bound and
+// refused one character over: a title of 200, a message of 8,000, a
+// rating's comment of 1,000, a handoff's reason of 500 and summary of
+// 4,000.
+func TestTheLengthLimitsAtTheirBounds(t *testing.T) {
+	ctx := context.Background()
+	long := func(n int) string { return strings.Repeat("é", n) }
+	field := func(err error) string {
+		ae, ok := apperr.As(err)
+		if !ok {
+			return ""
+		}
+		return ae.Field
+	}
+
+	f := newFixture(t, collaborationOn)
+	_, err := f.svc.Create(ctx, team, conversations.CreateInput{Title: long(conversations.MaxTitle)})
+	assert.NoError(t, err)
+	_, err = f.svc.Create(ctx, team, conversations.CreateInput{Title: long(conversations.MaxTitle + 1)})
+	assert.Equal(t, "title", field(err))
+
+	c := f.create(t, "kyra")
+	_, err = f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: long(conversations.MaxContent + 1)})
+	assert.Equal(t, "content", field(err))
+	res, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "Plan the launch " + long(conversations.MaxContent-16)})
+	require.NoError(t, err)
+	r := reply(t, res)
+	_, err = f.svc.Rate(ctx, team, c.ID, r.ID, conversations.RateInput{Rating: 3, Comment: long(conversations.MaxComment)})
+	assert.NoError(t, err)
+	_, err = f.svc.Rate(ctx, team, c.ID, r.ID, conversations.RateInput{Rating: 3, Comment: long(conversations.MaxComment + 1)})
+	assert.Equal(t, "comment", field(err))
+
+	_, err = f.svc.Handoff(ctx, team, c.ID, conversations.HandoffInput{To: "luke", Reason: long(conversations.MaxReason + 1)})
+	assert.Equal(t, "reason", field(err))
+	_, err = f.svc.Handoff(ctx, team, c.ID, conversations.HandoffInput{To: "luke", Reason: "code", ContextSummary: long(conversations.MaxSummary + 1)})
+	assert.Equal(t, "context_summary", field(err))
+	_, err = f.svc.Handoff(ctx, team, c.ID, conversations.HandoffInput{To: "luke", Reason: long(conversations.MaxReason), ContextSummary: long(conversations.MaxSummary)})
+	assert.NoError(t, err)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -409,24 +410,32 @@ func TestAResultTheReplyCarriedIsInTheConversationOnceWhateverTheCommit(t *testi
 
 	t.Run("cut off before it applied", func(t *testing.T) {
 		t.Parallel()
-		f, c, ref := setup(t)
-		f.svc.Store = hangingStore{f.store}
-		cutOff(t, f, c)
-		msgs := f.messages(t, c.ID)
-		require.Len(t, msgs, 1, "nothing of the turn, the posted result")
-		assert.Equal(t, "luke", msgs[0].Agent)
-		assert.Equal(t, &ref, msgs[0].ResultOf)
+		// The commit's cut-off waits on the fake clock of a synctest
+		// bubble (it jumps to the deadline), not seconds of real time.
+		synctest.Test(t, func(t *testing.T) {
+			f, c, ref := setup(t)
+			f.svc.Store = hangingStore{f.store}
+			cutOff(t, f, c)
+			msgs := f.messages(t, c.ID)
+			require.Len(t, msgs, 1, "nothing of the turn, the posted result")
+			assert.Equal(t, "luke", msgs[0].Agent)
+			assert.Equal(t, &ref, msgs[0].ResultOf)
+		})
 	})
 
 	t.Run("cut off after it applied", func(t *testing.T) {
 		t.Parallel()
-		f, c, _ := setup(t)
-		f.svc.Store = appliedStore{f.store}
-		cutOff(t, f, c)
-		carrying := withResult(f.messages(t, c.ID))
-		require.Len(t, carrying, 1, "the stored reply, and no posted result")
-		assert.Equal(t, "kyra", carrying[0].Agent)
-		assert.Nil(t, carrying[0].ResultOf)
+		// The commit's cut-off waits on the fake clock of a synctest
+		// bubble (it jumps to the deadline), not seconds of real time.
+		synctest.Test(t, func(t *testing.T) {
+			f, c, _ := setup(t)
+			f.svc.Store = appliedStore{f.store}
+			cutOff(t, f, c)
+			carrying := withResult(f.messages(t, c.ID))
+			require.Len(t, carrying, 1, "the stored reply, and no posted result")
+			assert.Equal(t, "kyra", carrying[0].Agent)
+			assert.Nil(t, carrying[0].ResultOf)
+		})
 	})
 
 	t.Run("posted before the commit", func(t *testing.T) {

@@ -3,6 +3,7 @@ package conversations_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -89,34 +90,42 @@ func TestMessagesAfterAMessageAreReturnedOldestFirstAndPaged(t *testing.T) {
 
 // A waiting read returns as soon as a message arrives.
 func TestAWaitingReadReturnsWhenAResultIsPosted(t *testing.T) {
-	w := newTail(t)
-	last := w.post(t, "seen")
-	go func() {
-		time.Sleep(3 * conversations.PollInterval / 2)
-		w.post(t, "the delegated result")
-	}()
-	list, _, err := w.svc.MessagesAfter(context.Background(), team, w.conv, last.ID, conversations.MaxWait*time.Second, paging.Page{})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"the delegated result"}, contents(list))
+	// A bubble of synctest: the deadlines, sleeps and waits below run on
+	// its fake clock, which jumps ahead whenever every goroutine waits.
+	synctest.Test(t, func(t *testing.T) {
+		w := newTail(t)
+		last := w.post(t, "seen")
+		go func() {
+			time.Sleep(3 * conversations.PollInterval / 2)
+			w.post(t, "the delegated result")
+		}()
+		list, _, err := w.svc.MessagesAfter(context.Background(), team, w.conv, last.ID, conversations.MaxWait*time.Second, paging.Page{})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"the delegated result"}, contents(list))
+	})
 }
 
 // A wait that runs out, or whose context's deadline comes within the
 // margin kept to answer, is an empty page, not an error.
 func TestAWaitThatRunsOutIsAnEmptyPage(t *testing.T) {
-	w := newTail(t)
-	last := w.post(t, "seen")
-	start := time.Now()
-	list, _, err := w.svc.MessagesAfter(context.Background(), team, w.conv, last.ID, time.Second, paging.Page{})
-	require.NoError(t, err)
-	assert.Empty(t, list)
-	assert.GreaterOrEqual(t, time.Since(start), time.Second, "it waited the whole second")
+	// A bubble of synctest: the deadlines, sleeps and waits below run on
+	// its fake clock, which jumps ahead whenever every goroutine waits.
+	synctest.Test(t, func(t *testing.T) {
+		w := newTail(t)
+		last := w.post(t, "seen")
+		start := time.Now()
+		list, _, err := w.svc.MessagesAfter(context.Background(), team, w.conv, last.ID, time.Second, paging.Page{})
+		require.NoError(t, err)
+		assert.Empty(t, list)
+		assert.GreaterOrEqual(t, time.Since(start), time.Second, "it waited the whole second")
 
-	ctx, cancel := context.WithTimeout(context.Background(), conversations.WaitMargin+conversations.PollInterval)
-	defer cancel()
-	list, _, err = w.svc.MessagesAfter(ctx, team, w.conv, last.ID, conversations.MaxWait*time.Second, paging.Page{})
-	require.NoError(t, err)
-	assert.Empty(t, list)
-	assert.NoError(t, ctx.Err(), "answered before the deadline, inside the margin")
+		ctx, cancel := context.WithTimeout(context.Background(), conversations.WaitMargin+conversations.PollInterval)
+		defer cancel()
+		list, _, err = w.svc.MessagesAfter(ctx, team, w.conv, last.ID, conversations.MaxWait*time.Second, paging.Page{})
+		require.NoError(t, err)
+		assert.Empty(t, list)
+		assert.NoError(t, ctx.Err(), "answered before the deadline, inside the margin")
+	})
 }
 
 // Bad parameters are refused before anything is read; another team's or

@@ -145,6 +145,9 @@ type RouterModelCall struct {
 // 0.10); the threshold is not, as in routing.Confident.
 func unsure(scores []routing.ExpertScore, threshold float64) bool {
 	const eps = 1e-9
+	// Compared against a bound moved by eps, a score never equals it: `<`
+	// and `<=` (at both margins below) decide alike, two survivors of
+	// mutation testing that change nothing.
 	conf := make([]float64, len(scores))
 	for i, s := range scores {
 		conf[i] = s.Confidence
@@ -204,6 +207,9 @@ func candidateOf(a agents.Agent, matching []string) Candidate {
 			break
 		}
 	}
+	// `pick <= 0` would only look again when the match is skill 0, and find
+	// it again: the gate matches no internal skill (a survivor that changes
+	// nothing).
 	if pick < 0 {
 		pick = slices.IndexFunc(a.Skills, func(s agents.Skill) bool { return !s.InternalOnly })
 	}
@@ -235,6 +241,8 @@ func (r *Router) askModel(ctx context.Context, req Request, scores []routing.Exp
 		!unsure(scores, req.Options.Threshold) {
 		return false
 	}
+	// Select always names one agent at least, so `len > 0` is a guard only
+	// (`>= 0` survives mutation testing and changes nothing).
 	if cur := current(req); cur != "" && len(sel.Agents) > 0 && sel.Agents[0] == cur {
 		// The current agent answers by continuity (or is the gate's choice
 		// anyway, so nobody is clearly better): nothing to second-guess.

@@ -80,6 +80,7 @@ func TestTheRouterModelIsAskedOnlyWhenTheGateIsUnsure(t *testing.T) {
 		{"best just under the threshold", []routing.ExpertScore{sc("luke", th-0.001), sc("dana", 0.1)}, true},
 		{"best exactly at the threshold, alone", []routing.ExpertScore{sc("luke", th), sc("dana", th-m-0.001)}, false},
 		{"nobody near", []routing.ExpertScore{sc("luke", 0.2), sc("dana", 0.1)}, false},
+		{"one confident agent, alone", []routing.ExpertScore{sc("luke", 0.9)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := picks("kyra", 0.9)
@@ -285,4 +286,44 @@ func TestTheRouterModelsCallIsBounded(t *testing.T) {
 	_, err = r.Route(ctx, req)
 	require.NoError(t, err)
 	assert.InDelta(t, 0.5, c.left.Seconds(), 0.1, "a quarter of the 2 s left")
+}
+
+// A candidate added as the default agent (outside the most confident)
+// comes with the skill the gate matched for it, the first of its matches
+// the agent has; without a match, its first user-facing skill.
+func TestACandidateComesWithItsMatchedSkill(t *testing.T) {
+	var big []agents.Agent
+	var scores []routing.ExpertScore
+	for i := range 12 {
+		slug := fmt.Sprintf("a%02d", i)
+		big = append(big, agents.Agent{Slug: slug, Name: slug, Status: agents.StatusActive, Skills: []agents.Skill{
+			{Name: "triage-" + slug, Description: "internal", InternalOnly: true},
+			{Name: "s" + slug, Description: "d"},
+			{Name: "deep-" + slug, Description: "deep d"}}})
+		scores = append(scores, sc(slug, 0.8-float64(i)*0.01))
+	}
+	scores[11].MatchingSkills = []string{"deep-a11", "gone"}
+	c := picks("a00", 0.9)
+	routeModel(t, scores, c, func(r *dispatch.Request, _ *dispatch.Router) { r.Active, r.DefaultAgent = big, "a11" })
+	got := map[string]string{}
+	for _, cand := range c.got.Candidates {
+		got[cand.Agent] = cand.Skill
+	}
+	assert.Equal(t, "deep-a11", got["a11"], "the default agent's matched skill")
+	assert.Equal(t, "sa00", got["a00"], "no match: the first user-facing skill")
+}
+
+// The model chooses between two candidates or more; with one, there is
+// nothing to choose and it is not asked.
+func TestTheRouterModelNeedsTwoCandidates(t *testing.T) {
+	c := picks("dana", 0.9)
+	_, d := routeModel(t, []routing.ExpertScore{sc("luke", 0.8), sc("dana", 0.78)}, c, func(r *dispatch.Request, _ *dispatch.Router) { r.DefaultAgent = "" })
+	require.Len(t, c.got.Candidates, 2)
+	assert.Equal(t, 1, c.calls, "two candidates: asked")
+	assert.Equal(t, []string{"dana"}, d.SelectedAgents)
+
+	c = picks("luke", 0.9)
+	_, d = routeModel(t, []routing.ExpertScore{sc("luke", routing.DefaultThreshold-0.01)}, c, func(r *dispatch.Request, _ *dispatch.Router) { r.DefaultAgent = "" })
+	assert.Zero(t, c.calls, "one candidate: nothing to choose")
+	assert.Nil(t, d.RouterModel)
 }

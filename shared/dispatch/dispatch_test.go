@@ -276,3 +276,129 @@ func TestDecisionJSONHasNoNullLists(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), `"answered_by":["luke"]`)
 }
+
+// k is accepted from 1 to routing.MaxK and the confidence threshold from 0
+// to 1, both bounds included.
+func TestParseOptionsAcceptsTheBounds(t *testing.T) {
+	for _, k := range []int{1, routing.MaxK} {
+		o, err := dispatch.ParseOptions("top_k", &k, nil)
+		require.NoError(t, err, k)
+		assert.Equal(t, k, o.K)
+	}
+	for _, th := range []float64{0, 1} {
+		o, err := dispatch.ParseOptions("", nil, &th)
+		require.NoError(t, err, th)
+		assert.Equal(t, th, o.Threshold)
+	}
+	for _, th := range []float64{-0.01, 1.01} {
+		_, err := dispatch.ParseOptions("", nil, &th)
+		assert.Equal(t, apperr.EINVALID, apperr.Code(err), th)
+	}
+}
+
+// The estimated cost of a turn is the tier's per agent that answers: an
+// ensemble of two costs twice one agent's; a cascade stops at the first
+// that answers and a fallback asks one agent, so each costs one agent's.
+func TestTheEstimatedCostCountsTheAgentsThatAnswer(t *testing.T) {
+	scores := []routing.ExpertScore{{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Confidence: 0.9}, {AgentSlug: "dana", AgentName: "Dana", Overall: 0.7, Confidence: 0.7}}
+	for _, c := range []struct {
+		name     string
+		strategy routing.Strategy
+		thresh   float64
+		agents   int
+		cost     float64
+	}{
+		{"top_1", routing.Top1, 0.6, 1, 0.01},
+		{"ensemble of two", routing.Ensemble, 0.6, 2, 0.02},
+		{"top_k of two", routing.TopK, 0.6, 2, 0.02},
+		{"cascade", routing.Cascade, 0.6, 2, 0.01},
+		{"fallback", routing.Ensemble, 0.95, 1, 0.01},
+	} {
+		req := request("Can you review this Go function for bugs?")
+		req.Options.Strategy, req.Options.Threshold, req.Options.K, req.CurrentAgent = c.strategy, c.thresh, 2, ""
+		r := &dispatch.Router{Flags: dispatch.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}, Gate: &gate{scores: scores},
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		p, err := r.Route(context.Background(), req)
+		require.NoError(t, err, c.name)
+		d := p.Decision()
+		assert.Len(t, d.SelectedAgents, c.agents, c.name)
+		assert.InDelta(t, c.cost, d.EstimatedCost, 1e-9, c.name)
+	}
+}
+
+// The analytics accept their bounds: a query of exactly MaxQuery
+// characters, a min_similarity of exactly 1, which an identical logged
+// query meets (a similarity equal to the minimum counts).
+func TestSelectedForAtItsBounds(t *testing.T) {
+	ctx := context.Background()
+	q := "review this function for bugs"
+	svc := &dispatch.Service{Store: memLog{
+		{ID: "rdec_2", Query: q, Strategy: routing.Top1, SelectedAgents: []string{"luke"}, Confidence: 0.9},
+		{ID: "rdec_1", Query: "review the function for bugs in the parser", Strategy: routing.Top1, SelectedAgents: []string{"luke"}, Confidence: 0.7},
+	}}
+	rep, err := svc.SelectedFor(ctx, "team_1", q, 1, time.Time{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.MatchedDecisions, "only the identical query is as similar as 1")
+	_, err = svc.SelectedFor(ctx, "team_1", q, 1.01, time.Time{})
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+
+	_, err = svc.SelectedFor(ctx, "team_1", strings.Repeat("x", dispatch.MaxQuery), 0, time.Time{})
+	assert.NoError(t, err)
+	_, err = svc.SelectedFor(ctx, "team_1", strings.Repeat("x", dispatch.MaxQuery+1), 0, time.Time{})
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+}
+
+// The router model's choice is checked: a candidate, with a confidence
+// from 0 to 1, both included.
+func TestAChoiceIsACandidateWithAConfidenceFromZeroToOne(t *testing.T) {
+	req := dispatch.ChoiceRequest{Candidates: []dispatch.Candidate{{Agent: "luke"}, {Agent: "dana"}}}
+	for _, c := range []float64{0, 1} {
+		assert.NoError(t, req.Check(dispatch.Choice{Agent: "luke", Confidence: c}), c)
+	}
+	for _, c := range []float64{-0.01, 1.01} {
+		assert.ErrorIs(t, req.Check(dispatch.Choice{Agent: "luke", Confidence: c}), dispatch.ErrInvalidChoice, c)
+	}
+	assert.ErrorIs(t, req.Check(dispatch.Choice{Agent: "kyra", Confidence: 0.5}), dispatch.ErrInvalidChoice, "not a candidate")
+}
+
+// The router's own tier models, when configured, name the model of a turn
+// the gate did not score (the baseline router here); the baseline's skill
+// match names the skill the chosen agent answers with.
+func TestTheBaselineUsesTheConfiguredTiersAndNamesTheSkill(t *testing.T) {
+	tiers := routing.TierModels{routing.Tier0: "mine-0", routing.Tier1: "mine-1", routing.Tier2: "mine-2"}
+	r := &dispatch.Router{Flags: dispatch.Flags{Collaboration: true}, Tiers: tiers, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	p, err := r.Route(context.Background(), request("Can you review this Go function for bugs?"))
+	require.NoError(t, err)
+	d := p.Decision()
+	assert.Equal(t, []string{"luke"}, d.SelectedAgents)
+	assert.True(t, strings.HasPrefix(d.Model, "mine-"), d.Model)
+	assert.Equal(t, "code-review", p.Skills["luke"])
+}
+
+// When nobody matches and the team's default agent cannot answer (paused
+// here), the conversation's current agent does.
+func TestTheFallbackIsTheCurrentAgentWhenTheDefaultCannotAnswer(t *testing.T) {
+	r := &dispatch.Router{Flags: dispatch.Flags{Collaboration: true, ExpertGate: true}, Gate: &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", AgentName: "Luke", Overall: 0.2, Confidence: 0.2}}},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	req := request("hmm, thoughts on it?")
+	req.DefaultAgent, req.CurrentAgent = "wren", "dana"
+	p, err := r.Route(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dana"}, p.Decision().SelectedAgents)
+}
+
+// The gate is asked to score the current agent wherever it ranks (for
+// continuity), and the invited participants.
+func TestTheGateScoresTheCurrentAgentAndTheInvited(t *testing.T) {
+	g := &gate{scores: []routing.ExpertScore{{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Confidence: 0.9}}}
+	r := &dispatch.Router{Flags: dispatch.Flags{Collaboration: true, ExpertGate: true}, Gate: g, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	req := request("Can you review this Go function for bugs?")
+	req.CurrentAgent, req.Invited = "dana", []string{"kyra"}
+	_, err := r.Route(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dana", "kyra"}, g.got.Include)
+	req.CurrentAgent = ""
+	_, err = r.Route(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"kyra"}, g.got.Include, "no current agent")
+}

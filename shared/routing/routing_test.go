@@ -363,6 +363,41 @@ func TestBaselineRouter(t *testing.T) {
 	assert.Equal(t, "sage", d.Agent)
 }
 
+// The baseline router needs a skill match of at least MinSkillMatch: a
+// match of exactly 0.35 keeps the current agent or chooses the best one;
+// 0.349 falls back to the default. (The two queries were found to score
+// these on the demo team; the preconditions say so if scoring changes.)
+func TestBaselineRouterAtExactlyTheMinimumSkillMatch(t *testing.T) {
+	ix := routing.BuildIndex(demoTeam())
+	at := ix.Route("review metrics design", "", "kyra")
+	require.Equal(t, routing.MinSkillMatch, at.Confidence, "the query scores exactly the minimum")
+	assert.Equal(t, "archie", at.Agent)
+	assert.Equal(t, routing.ReasonSkill, at.Reason)
+
+	kept := ix.Route("review metrics design", "archie", "kyra")
+	assert.Equal(t, "archie", kept.Agent)
+	assert.Equal(t, routing.ReasonCurrent, kept.Reason, "the current agent at exactly the minimum stays")
+
+	below := ix.Route("review metrics plan", "", "kyra")
+	require.Equal(t, 0.349, below.Confidence)
+	assert.Equal(t, "kyra", below.Agent)
+	assert.Equal(t, routing.ReasonDefault, below.Reason)
+}
+
+// Two agents whose skills match equally: the first of the team wins.
+func TestBaselineRouterTieGoesToTheFirstAgent(t *testing.T) {
+	skill := agents.Skill{Name: "code-review", Description: "Review code for bugs", Keywords: []string{"code", "review", "bug"}}
+	team := []agents.Agent{
+		{Slug: "kyra", Name: "Kyra", Status: agents.StatusActive, Skills: []agents.Skill{{Name: "general", Description: "Answer general questions", Keywords: []string{"help"}}}},
+		{Slug: "luke", Name: "Luke", Status: agents.StatusActive, Skills: []agents.Skill{skill}},
+		{Slug: "lena", Name: "Lena", Status: agents.StatusActive, Skills: []agents.Skill{skill}},
+	}
+	d := routing.BuildIndex(team).Route("review this code for a bug", "", "kyra")
+	assert.Equal(t, "luke", d.Agent)
+	team[1], team[2] = team[2], team[1]
+	assert.Equal(t, "lena", routing.BuildIndex(team).Route("review this code for a bug", "", "kyra").Agent)
+}
+
 func TestComplexityAndTier(t *testing.T) {
 	simple := routing.ComplexityOf("hi, what time is standup?", 0)
 	hard := routing.ComplexityOf("Compare two designs for migrating our monolith to microservices: how should we split the database, "+
@@ -427,6 +462,34 @@ func TestBestKeepsTheMostRelevantReply(t *testing.T) {
 	})
 	assert.Equal(t, "dana", r.Agent)
 	assert.Positive(t, rel)
+}
+
+// Replies equally relevant to the question: TOP_K keeps the one of the
+// higher gate score, and at equal scores the first given; the same order
+// decides who leads a merge.
+func TestTiesGoToTheHigherGateScoreThenInputOrder(t *testing.T) {
+	q := "how do I index this SQL query"
+	text := "Add an index on the columns of the SQL query's WHERE clause."
+	for _, c := range []struct {
+		name   string
+		scores [2]float64
+		want   string
+	}{
+		{"the higher score", [2]float64{0.5, 0.9}, "b"},
+		{"the higher score, first", [2]float64{0.9, 0.5}, "a"},
+		{"equal scores: input order", [2]float64{0.7, 0.7}, "a"},
+	} {
+		replies := []routing.ExpertReply{{Agent: "a", Name: "A", Score: c.scores[0], Text: text}, {Agent: "b", Name: "B", Score: c.scores[1], Text: text}}
+		r, _ := routing.Best(q, replies)
+		assert.Equal(t, c.want, r.Agent, "best: %s", c.name)
+		agg := routing.Merge(q, replies)
+		require.Len(t, agg.Contributions, 2)
+		assert.Equal(t, c.want, agg.Contributions[0].Agent, "merge: %s", c.name)
+		assert.True(t, strings.HasPrefix(agg.Text, "According to "+strings.ToUpper(c.want)), "merge: %s: %s", c.name, agg.Text)
+	}
+	r, rel := routing.Best(q, nil)
+	assert.Equal(t, routing.ExpertReply{}, r, "no reply, none kept")
+	assert.Zero(t, rel)
 }
 
 type scriptedModel struct {

@@ -199,3 +199,66 @@ func TestSweepEndsSessionsPastTheirDeadlineAndGrace(t *testing.T) {
 	n, _ = f.svc.Sweep(context.Background())
 	assert.Zero(t, n, "an ended session is not swept again")
 }
+
+// The first run's execution, ending late (its Catch path, with or without
+// its run number), fails nothing of a session resumed under a new one.
+func TestAnOldExecutionsFailureDoesNotEndTheResumedSession(t *testing.T) {
+	f := newFixture(t)
+	withStarter(f)
+	f.script(t, "archie", "fail")
+	s := f.create(t, sessions.CreateInput{Pattern: sessions.Pipeline, Lead: "kyra", Goal: "Review", Participants: parts("worker", "luke", "archie", "sage")})
+	require.Equal(t, sessions.Failed, f.drive(t, s).Status)
+	r, err := f.svc.Resume(context.Background(), team, s.ID)
+	require.NoError(t, err)
+	old := "arn:" + s.ID // the first run's execution, as drive began it
+	require.NotEqual(t, old, r.ExecutionARN)
+	_, err = f.svc.Step(context.Background(), workflow.SessionStepInput{Action: workflow.SessionBegin, TeamID: team, SessionID: s.ID, Run: 2, ExecutionARN: r.ExecutionARN})
+	require.NoError(t, err)
+
+	for _, run := range []int{1, 0} {
+		_, err = f.svc.Step(context.Background(), workflow.SessionStepInput{Action: workflow.SessionFail, TeamID: team, SessionID: s.ID, Run: run,
+			ExecutionARN: old, Error: workflow.StepError{Error: "States.TaskFailed", Cause: "late"}})
+		assert.IsType(t, workflow.SessionNotRunnable{}, err, "run %d", run)
+		got, err := f.svc.Get(context.Background(), team, s.ID)
+		require.NoError(t, err)
+		assert.Equal(t, sessions.Active, got.Status, "run %d: the resumed session is untouched", run)
+	}
+	// Its own execution's failure still ends it.
+	_, err = f.svc.Step(context.Background(), workflow.SessionStepInput{Action: workflow.SessionFail, TeamID: team, SessionID: s.ID, Run: 2,
+		ExecutionARN: r.ExecutionARN, Error: workflow.StepError{Error: "States.TaskFailed", Cause: "now"}})
+	require.NoError(t, err)
+	got, err := f.svc.Get(context.Background(), team, s.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sessions.Failed, got.Status)
+}
+
+// A failed session resumes while some of its budget is left, a cent
+// included; with the budget exactly spent it cannot.
+func TestResumeNeedsBudgetLeft(t *testing.T) {
+	for _, c := range []struct {
+		spent float64
+		ok    bool
+	}{{0.39, true}, {0.40, false}} {
+		f := newFixture(t)
+		withStarter(f)
+		f.script(t, "luke", "fail")
+		cap := 0.40
+		s := f.create(t, sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie"), MaxCostUSD: &cap})
+		require.Equal(t, sessions.Failed, f.drive(t, s).Status)
+		stored, err := f.store.GetSession(context.Background(), team, s.ID)
+		require.NoError(t, err)
+		stored.TotalCostUSD, stored.BudgetExhausted = c.spent, false
+		stored.Version++
+		require.NoError(t, f.store.PutSession(context.Background(), stored))
+
+		_, err = f.svc.Resume(context.Background(), team, s.ID)
+		if c.ok {
+			assert.NoError(t, err, "$%.2f of $0.40 spent", c.spent)
+			continue
+		}
+		ae, isApp := apperr.As(err)
+		require.True(t, isApp, "$%.2f of $0.40 spent: %v", c.spent, err)
+		assert.Equal(t, apperr.EREJECTED, ae.Code)
+		assert.Equal(t, sessions.ReasonBudget, ae.Reason)
+	}
+}

@@ -3,8 +3,10 @@ package sessions_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -420,4 +422,121 @@ func TestSynthesisAttributesTheContributions(t *testing.T) {
 	s := f.drive(t, f.create(t, sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie")}))
 	require.Equal(t, sessions.Completed, s.Status)
 	assert.Contains(t, s.FinalOutput, "Contributors: @luke, @archie.")
+}
+
+// Two of three voters are exactly two thirds: the consensus is decided in
+// the first round, the dissent recorded.
+func TestTwoOfThreeVotesAreAConsensus(t *testing.T) {
+	f := newFixture(t)
+	f.script(t, "archie", "never-approve")
+	s := f.drive(t, f.create(t, sessions.CreateInput{Pattern: sessions.Consensus, Lead: "kyra", Goal: "Ship on Friday?", Participants: parts("contributor", "luke", "archie", "sage")}))
+	require.Equal(t, sessions.Completed, s.Status)
+	assert.Equal(t, 1, s.Rounds)
+	assert.Contains(t, s.Convergence, "(2 of 3)")
+}
+
+// One of three is no majority either way: rounds go on until max_rounds.
+func TestOneOfThreeVotesIsNoConsensus(t *testing.T) {
+	f := newFixture(t)
+	f.script(t, "archie", "never-approve")
+	f.script(t, "sage", "never-approve")
+	f.script(t, "luke", "approve-after:1")
+	s := f.drive(t, f.create(t, sessions.CreateInput{Pattern: sessions.Consensus, Lead: "kyra", Goal: "Ship on Friday?", Participants: parts("contributor", "luke", "archie", "sage")}))
+	assert.Contains(t, s.Convergence, "reject", "two of three reject: decided against")
+}
+
+// Pipeline stages run in the order of their stage numbers, whatever the
+// order they were given in.
+func TestPipelineStagesGivenOutOfOrderRunInStageOrder(t *testing.T) {
+	f := newFixture(t)
+	in := sessions.CreateInput{Pattern: sessions.Pipeline, Lead: "kyra", Goal: "Review", Participants: []sessions.ParticipantInput{
+		{Agent: "sage", Role: "worker", Stage: 3}, {Agent: "luke", Role: "worker", Stage: 1}, {Agent: "archie", Role: "worker", Stage: 2}}}
+	s := f.create(t, in)
+	var order []string
+	for _, p := range s.Participants {
+		order = append(order, p.Agent)
+	}
+	assert.Equal(t, []string{"luke", "archie", "sage"}, order)
+	done := f.drive(t, s)
+	require.Equal(t, sessions.Completed, done.Status)
+	var ran []string
+	for _, o := range done.StageOutputs {
+		ran = append(ran, o.Agent)
+	}
+	assert.Equal(t, []string{"luke", "archie", "sage"}, ran[:3])
+}
+
+// Every limit of a session's request is accepted at its bounds and refused
+// one step outside: a goal of 4,000 characters, a context of 20,000, 1 to
+// 600 seconds, a cost cap above $0 and at most $0.50, 1 to 5 rounds, 10
+// participants.
+func TestCreateAcceptsEveryLimitAtItsBounds(t *testing.T) {
+	usd := func(v float64) *float64 { return &v }
+	crowd := func(n int) []sessions.ParticipantInput {
+		var out []sessions.ParticipantInput
+		for i := range n {
+			out = append(out, sessions.ParticipantInput{Agent: fmt.Sprintf("agent-%02d", i), Role: "contributor"})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(*sessions.CreateInput)
+		field string // "" when accepted
+	}{
+		{"goal of 4,000", func(in *sessions.CreateInput) { in.Goal = strings.Repeat("é", 4000) }, ""},
+		{"goal of 4,001", func(in *sessions.CreateInput) { in.Goal = strings.Repeat("é", 4001) }, "goal"},
+		{"context of 20,000", func(in *sessions.CreateInput) { in.Context = strings.Repeat("é", 20000) }, ""},
+		{"context of 20,001", func(in *sessions.CreateInput) { in.Context = strings.Repeat("é", 20001) }, "context"},
+		{"1 second", func(in *sessions.CreateInput) { in.MaxDurationSeconds = ptr(1) }, ""},
+		{"0 seconds", func(in *sessions.CreateInput) { in.MaxDurationSeconds = ptr(0) }, "max_duration_seconds"},
+		{"600 seconds", func(in *sessions.CreateInput) { in.MaxDurationSeconds = ptr(sessions.MaxDurationSeconds) }, ""},
+		{"601 seconds", func(in *sessions.CreateInput) { in.MaxDurationSeconds = ptr(sessions.MaxDurationSeconds + 1) }, "max_duration_seconds"},
+		{"a cent", func(in *sessions.CreateInput) { in.MaxCostUSD = usd(0.01) }, ""},
+		{"$0", func(in *sessions.CreateInput) { in.MaxCostUSD = usd(0) }, "max_cost_usd"},
+		{"$0.50", func(in *sessions.CreateInput) { in.MaxCostUSD = usd(sessions.MaxCostUSD) }, ""},
+		{"$0.51", func(in *sessions.CreateInput) { in.MaxCostUSD = usd(0.51) }, "max_cost_usd"},
+		{"1 round", func(in *sessions.CreateInput) { in.MaxRounds = ptr(1) }, ""},
+		{"0 rounds", func(in *sessions.CreateInput) { in.MaxRounds = ptr(0) }, "max_rounds"},
+		{"5 rounds", func(in *sessions.CreateInput) { in.MaxRounds = ptr(sessions.MaxRounds) }, ""},
+		{"6 rounds", func(in *sessions.CreateInput) { in.MaxRounds = ptr(sessions.MaxRounds + 1) }, "max_rounds"},
+		{"11 participants", func(in *sessions.CreateInput) { in.Participants = crowd(11) }, "participants"},
+	} {
+		f := newFixture(t)
+		in := sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie")}
+		c.edit(&in)
+		_, err := f.svc.Create(context.Background(), team, "key_test", in)
+		if c.field == "" {
+			assert.NoError(t, err, c.name)
+			continue
+		}
+		ae, ok := apperr.As(err)
+		require.True(t, ok, "%s: %v", c.name, err)
+		assert.Equal(t, apperr.EINVALID, ae.Code, c.name)
+		assert.Equal(t, c.field, ae.Field, c.name)
+	}
+	// Ten participants pass the count (these agents are not on the team).
+	_, err := newFixture(t).svc.Create(context.Background(), team, "key_test", sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: crowd(10)})
+	ae, ok := apperr.As(err)
+	require.True(t, ok, "%v", err)
+	assert.NotEqual(t, "participants", ae.Field, ae.Message)
+}
+
+// A pipeline needs two stages at least: two are enough, one is not.
+func TestAPipelineOfTwoStages(t *testing.T) {
+	f := newFixture(t)
+	two := []sessions.ParticipantInput{{Agent: "luke", Role: "worker", Stage: 1}, {Agent: "archie", Role: "worker", Stage: 2}}
+	_, err := f.svc.Create(context.Background(), team, "key_test", sessions.CreateInput{Pattern: sessions.Pipeline, Lead: "kyra", Goal: "Review", Participants: two})
+	assert.NoError(t, err)
+	_, err = f.svc.Create(context.Background(), team, "key_test", sessions.CreateInput{Pattern: sessions.Pipeline, Lead: "kyra", Goal: "Review", Participants: two[:1]})
+	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+}
+
+// A session asks for approval of its final output only when told to.
+func TestApprovalIsNoneUnlessAsked(t *testing.T) {
+	f := newFixture(t)
+	in := sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie")}
+	assert.Equal(t, sessions.ApprovalNone, f.create(t, in).Approval)
+	in.Approval = sessions.ApprovalFinal
+	assert.Equal(t, sessions.ApprovalFinal, f.create(t, in).Approval)
 }

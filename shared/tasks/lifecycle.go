@@ -105,6 +105,8 @@ func (s *Service) applyFrom(ctx context.Context, seed *Task, teamID, id string, 
 		// Spend is charged to the collaboration as it happens, so a
 		// delegation sees the tree's live cost.
 		var charge float64
+		// A delta of 0 adds nothing: `>= 0` survives mutation testing and
+		// changes nothing.
 		if delta := after.CostUSD - before.CostUSD; delta > 0 {
 			if after.RootID == after.ID {
 				after.TreeCostUSD += delta

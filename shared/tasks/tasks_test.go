@@ -1,8 +1,11 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +130,61 @@ func TestCreateValidatesAndNamesTheField(t *testing.T) {
 	assert.Empty(t, st.tasks, "invalid input writes nothing")
 }
 
+// Every budget a task may be given is accepted at both its bounds and
+// refused one step outside them: 1 to 4,000 tokens, 0 to 10 tool calls,
+// 1 to 120 seconds, a cost cap above $0 and at most $0.50.
+func TestCreateBudgetsAtTheirBounds(t *testing.T) {
+	n := func(v int) *int { return &v }
+	usd := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		name  string
+		in    CreateInput
+		field string // "" when accepted
+	}{
+		{"1 token", CreateInput{Budgets: &BudgetsInput{MaxTokens: n(1)}}, ""},
+		{"0 tokens", CreateInput{Budgets: &BudgetsInput{MaxTokens: n(0)}}, "budgets.max_tokens"},
+		{"4,000 tokens", CreateInput{Budgets: &BudgetsInput{MaxTokens: n(4000)}}, ""},
+		{"4,001 tokens", CreateInput{Budgets: &BudgetsInput{MaxTokens: n(4001)}}, "budgets.max_tokens"},
+		{"0 tool calls", CreateInput{Budgets: &BudgetsInput{MaxToolCalls: n(0)}}, ""},
+		{"-1 tool calls", CreateInput{Budgets: &BudgetsInput{MaxToolCalls: n(-1)}}, "budgets.max_tool_calls"},
+		{"10 tool calls", CreateInput{Budgets: &BudgetsInput{MaxToolCalls: n(10)}}, ""},
+		{"11 tool calls", CreateInput{Budgets: &BudgetsInput{MaxToolCalls: n(11)}}, "budgets.max_tool_calls"},
+		{"1 second", CreateInput{Budgets: &BudgetsInput{TimeoutSeconds: n(1)}}, ""},
+		{"0 seconds", CreateInput{Budgets: &BudgetsInput{TimeoutSeconds: n(0)}}, "budgets.timeout_seconds"},
+		{"120 seconds", CreateInput{Budgets: &BudgetsInput{TimeoutSeconds: n(120)}}, ""},
+		{"121 seconds", CreateInput{Budgets: &BudgetsInput{TimeoutSeconds: n(121)}}, "budgets.timeout_seconds"},
+		{"a cent", CreateInput{CostCapUSD: usd(0.01)}, ""},
+		{"$0", CreateInput{CostCapUSD: usd(0)}, "cost_cap_usd"},
+		{"$0.50", CreateInput{CostCapUSD: usd(0.50)}, ""},
+		{"$0.51", CreateInput{CostCapUSD: usd(0.51)}, "cost_cap_usd"},
+		{"50 input artifacts", CreateInput{InputArtifacts: make([]string, maxArtifacts)}, ""},
+		{"51 input artifacts", CreateInput{InputArtifacts: make([]string, maxArtifacts+1)}, "input_artifacts"},
+		{"a title of 500", CreateInput{Title: strings.Repeat("é", maxTitle)}, ""},
+		{"a title of 501", CreateInput{Title: strings.Repeat("é", maxTitle+1)}, "title"},
+	} {
+		svc, _ := newFake()
+		c.in.Assignee, c.in.Title = "luke", cmp.Or(c.in.Title, "x")
+		tk, err := svc.Create(context.Background(), "t", user, c.in, false)
+		if c.field == "" {
+			require.NoError(t, err, c.name)
+			if b := c.in.Budgets; b != nil && b.MaxTokens != nil {
+				assert.Equal(t, *b.MaxTokens, tk.Budgets.MaxTokens, c.name)
+			}
+			if b := c.in.Budgets; b != nil && b.MaxToolCalls != nil {
+				assert.Equal(t, *b.MaxToolCalls, tk.Budgets.MaxToolCalls, c.name)
+			}
+			if c.in.CostCapUSD != nil {
+				assert.Equal(t, *c.in.CostCapUSD, tk.CostCapUSD, c.name)
+			}
+			continue
+		}
+		ae, ok := apperr.As(err)
+		require.True(t, ok, c.name)
+		assert.Equal(t, apperr.EINVALID, ae.Code, c.name)
+		assert.Equal(t, c.field, ae.Field, c.name)
+	}
+}
+
 func TestCreateDefaultsToTheProductLimits(t *testing.T) {
 	svc, _ := newFake()
 	tk, err := svc.Create(context.Background(), "t", user, CreateInput{Assignee: "luke", Title: "Summarize"}, false)
@@ -201,4 +259,30 @@ func TestTaskAgentsAreTheAssigneeTheChainAndTheCreatingAgent(t *testing.T) {
 	assert.Equal(t, []string{"luke", "kyra", "luke", "kyra"}, tk.Agents())
 	tk.CreatedBy = Creator{Type: "user", ID: "key_1"}
 	assert.Equal(t, []string{"luke", "kyra", "luke"}, tk.Agents(), "a user is not an agent")
+}
+
+// A result, and a string output, may be exactly maxInstructions
+// characters; a resolution's note exactly MaxNote.
+func TestResultsAndNotesAtTheirBounds(t *testing.T) {
+	svc, _ := newFake()
+	ctx := context.Background()
+	fieldOf := func(err error) string {
+		if ae, ok := apperr.As(err); ok {
+			return ae.Field
+		}
+		return ""
+	}
+	// The task does not exist: what matters is which check refuses.
+	_, err := svc.CompleteWith(ctx, "t", "tsk_none", "agent:luke", CompleteInput{Result: strings.Repeat("é", maxInstructions)})
+	assert.NotEqual(t, "result", fieldOf(err))
+	_, err = svc.CompleteWith(ctx, "t", "tsk_none", "agent:luke", CompleteInput{Result: strings.Repeat("é", maxInstructions+1)})
+	assert.Equal(t, "result", fieldOf(err))
+	quoted := func(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("x", n) + `"`) }
+	_, err = svc.CompleteWith(ctx, "t", "tsk_none", "agent:luke", CompleteInput{Output: quoted(maxInstructions)})
+	assert.NotEqual(t, "output", fieldOf(err))
+	_, err = svc.CompleteWith(ctx, "t", "tsk_none", "agent:luke", CompleteInput{Output: quoted(maxInstructions + 1)})
+	assert.Equal(t, "output", fieldOf(err))
+
+	assert.NoError(t, CheckResolution(strings.Repeat("é", MaxNote), ""))
+	assert.Equal(t, "answer", fieldOf(CheckResolution(strings.Repeat("é", MaxNote+1), "")))
 }
