@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -27,12 +28,30 @@ func main() {
 		os.Exit(2)
 	}
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &flags})
-	// The stage and what the deploy chose for it: -c env=…, -c
-	// alarmEmails=…, -c logRetentionDays=N (stack.ConfigFromContext).
-	cfg, err := stack.ConfigFromContext(app.Node(), os.Getenv("CONCLAVE_ENV"))
+	// CONCLAVE_ENV may name several stages, comma-separated (the
+	// template checks synthesize dev and prod in one process: one load of
+	// the CDK library instead of one per stage); -c env=… names one, and
+	// wins.
+	names := strings.Split(os.Getenv("CONCLAVE_ENV"), ",")
+	if app.Node().TryGetContext(jsii.String(stack.ContextEnv)) != nil {
+		names = []string{""}
+	}
+	for _, name := range names {
+		if err := addStack(app, strings.TrimSpace(name)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	app.Synth(nil)
+}
+
+// addStack adds the Conclave stack of the stage the context names (-c
+// env=…), or else name, with what the deploy chose for it: -c
+// alarmEmails=…, -c logRetentionDays=N (stack.ConfigFromContext).
+func addStack(app awscdk.App, name string) error {
+	cfg, err := stack.ConfigFromContext(app.Node(), name)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		return err
 	}
 	dist := os.Getenv("CONCLAVE_DIST")
 	if dist == "" {
@@ -50,7 +69,7 @@ func main() {
 		props.StackProps.Env = &awscdk.Environment{Account: strPtr(account), Region: strPtr(region)}
 	}
 	stack.NewConclaveStack(app, "Conclave-"+cfg.Name, props)
-	app.Synth(nil)
+	return nil
 }
 
 func strPtr(s string) *string {

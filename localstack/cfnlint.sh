@@ -18,12 +18,15 @@ for f in functions/*/; do
   mkdir -p "$dist/$(basename "$f")"
   echo placeholder > "$dist/$(basename "$f")/bootstrap"
 done
+# Every stage in one app, one process: the CDK library (jsii, Node) is
+# loaded once, not once per stage.
+stages="${CFN_LINT_STAGES:-dev prod}"
+rm -rf "$out/app"
+(cd infra && CDK_OUTDIR="../$out/app" CONCLAVE_ENV="${stages// /,}" CONCLAVE_DIST="../$dist" go run . >/dev/null 2>"../$out/synth.log") ||
+  { cat "$out/synth.log"; exit 1; }
 templates=()
-for env in ${CFN_LINT_STAGES:-dev prod}; do
-  rm -rf "$out/$env"
-  (cd infra && CDK_OUTDIR="../$out/$env" CONCLAVE_ENV="$env" CONCLAVE_DIST="../$dist" go run . >/dev/null 2>"../$out/$env.synth.log") ||
-    { cat "$out/$env.synth.log"; exit 1; }
-  templates+=("$out/$env"/*.template.json)
+for env in $stages; do
+  templates+=("$out/app/Conclave-$env.template.json")
 done
 "$VENV/bin/cfn-lint" --config-file localstack/cfnlintrc.yaml -- "${templates[@]}"
 echo "cfn-lint: ${templates[*]}: no error, no warning"
