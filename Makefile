@@ -151,7 +151,7 @@ golint:
 	@out=$$(gofmt -l functions shared localstack infra statemachines events); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@out=$$(grep -rl --include='*.go' '^//go:build.*!' functions shared localstack infra statemachines events); \
 	  if [ -n "$$out" ]; then echo "a file excluded by a build tag, which the one vet pass below would not vet:"; echo "$$out"; exit 1; fi
-	go vet -tags integration,e2e,soak,load ./...
+	go vet -tags integration,e2e,soak,load $(or $(VET_PKGS),./...) # VET_PKGS: make test vets the CDK packages after the unit tests
 
 cfn-lint:
 	@localstack/cfnlint.sh

@@ -1,0 +1,39 @@
+package archtest_test
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// make test vets every package: the patterns of localstack/test.sh's vet
+// (no_cdk) and, after the unit tests, the two CDK packages. A package
+// outside both (a new top-level directory) would be vetted by neither.
+func TestMakeTestVetsEveryPackage(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	script, err := os.ReadFile("../../localstack/test.sh")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^no_cdk=\(([^)]*)\)`).FindSubmatch(script)
+	require.NotNil(t, m, "localstack/test.sh names its vet's packages in no_cdk=(…)")
+	patterns := strings.Fields(string(m[1]))
+	tags := []string{"-tags", "integration,e2e,soak,load"}
+	listed := func(args ...string) []string {
+		cmd := exec.Command("go", append(append([]string{"list"}, tags...), args...)...)
+		cmd.Dir = "../.."
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		return strings.Fields(string(out))
+	}
+	vetted := append(listed(patterns...), module+"infra", module+"infra/stack")
+	for _, p := range listed("./...") {
+		assert.True(t, slices.Contains(vetted, p), "%s is vetted by neither make test's vet nor the unit step's", p)
+	}
+}
