@@ -234,6 +234,8 @@ func (s *Service) decide(ctx context.Context, teamID string, in RequestInput, ac
 		d.Reason = fmt.Sprintf("suggestion %s overridden: %s scored %.3f, above the suggestion's %.3f (%.3f + %.2f bonus)",
 			in.SuggestedAgent, best.Slug, best.Total, sug.Total, sug.Score, SuggestionBonus)
 	}
+	// At exactly five the slice is the whole: `>=` changes nothing (a
+	// harmless mutation testing survivor).
 	if len(d.Candidates) > 5 {
 		d.Candidates = d.Candidates[:5]
 	}
@@ -267,7 +269,10 @@ func (s *Service) takeSlot(ctx context.Context, teamID, agent string, history []
 	}
 	// A shortcut: with nothing freed and every slot live the second take
 	// would be refused the same way. Mutating either bound (`>= 0`, `<=`)
-	// only adds that refused write; mutation testing lets both live.
+	// only adds that refused write; mutation testing lets both live. So
+	// does `freed <= 0`: every active consultation holds a slot, so
+	// freed > 0 leaves fewer than MaxActivePerAgent live and the second
+	// test takes again anyway.
 	if freed > 0 || len(live) < MaxActivePerAgent {
 		err = take()
 	}
@@ -345,6 +350,7 @@ func (s *Service) curate(ctx context.Context, teamID string, c Consultation, his
 			Why: fmt.Sprintf("a resolved consultation of the team with a similar question (similarity %.2f)", sim)})
 	}
 	sort.SliceStable(p.SimilarPast, func(i, j int) bool { return p.SimilarPast[i].Similarity > p.SimilarPast[j].Similarity })
+	// At exactly the limit the slice is the whole: `>=` is a harmless survivor.
 	if len(p.SimilarPast) > SimilarPast {
 		p.SimilarPast = p.SimilarPast[:SimilarPast]
 	}
@@ -368,6 +374,7 @@ func (s *Service) curate(ctx context.Context, teamID string, c Consultation, his
 				Why: fmt.Sprintf("a shared memory of the team relevant to the question (similarity %.2f)", sim)})
 		}
 		sort.SliceStable(p.Memories, func(i, j int) bool { return p.Memories[i].Similarity > p.Memories[j].Similarity })
+		// At exactly the limit the slice is the whole: `>=` is a harmless survivor.
 		if len(p.Memories) > MaxMemories {
 			p.Memories = p.Memories[:MaxMemories]
 		}

@@ -173,6 +173,8 @@ func (s *Service) decide(ctx context.Context, ses Session, round int) (workflow.
 		if before.Rounds >= round+1 {
 			return errSkip // retried: already counted
 		}
+		// round < MaxRounds (returned above) and Rounds == round here, so `>=`
+		// and `>` alike are false: a mutation testing survivor that changes nothing.
 		if before.Rounds != round || before.Rounds >= before.MaxRounds {
 			return workflow.InvalidTask{Msg: fmt.Sprintf("round %d cannot follow round %d of %d", round+1, before.Rounds, before.MaxRounds)}
 		}

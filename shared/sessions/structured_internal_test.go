@@ -30,3 +30,14 @@ func TestStructuredAnswersAtTheirBounds(t *testing.T) {
 		assert.Equal(t, c.want, m.Type, "round %d of %d", c.round, c.max)
 	}
 }
+
+// A vote is approve, reject or abstain, and nothing else.
+func TestAVoteIsApproveRejectOrAbstain(t *testing.T) {
+	vote := turn{Agent: "luke", Tool: voteTool()}
+	for _, v := range []string{"approve", "reject", "abstain"} {
+		_, err := structured(vote, Message{}, map[string]any{"vote": v, "confidence": 0.5, "reasoning": "ok"})
+		assert.NoError(t, err, v)
+	}
+	_, err := structured(vote, Message{}, map[string]any{"vote": "maybe", "confidence": 0.5, "reasoning": "ok"})
+	assert.Error(t, err)
+}

@@ -28,11 +28,13 @@ type Set struct {
 // distinct values).
 func New(tag string) Set {
 	clean := strings.Map(func(r rune) rune {
+		// MaxASCII (DEL) is no letter or digit: `<=` keeps the same runes.
 		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
 			return unicode.ToUpper(r)
 		}
 		return -1
 	}, tag)
+	// At exactly 12 the cut keeps all: `>=` is a harmless survivor.
 	if len(clean) > 12 {
 		clean = clean[:12]
 	}
