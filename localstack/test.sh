@@ -26,6 +26,10 @@ make=("${MAKE:-make}" --no-print-directory)
 out=.local/make-test
 mkdir -p "$out"
 rm -f "$out"/*.rc "$out"/*.rc.tmp "$out/timings"
+# The stack tests' templates, for cfn-lint (localstack/cfnlint.sh); an
+# absolute path: the tests run in infra/stack.
+templates="$PWD/$out/templates"
+rm -rf "$templates"
 
 # setrc NAME CODE records a step's exit status. Written whole, then renamed:
 # a step waiting on it (await) never reads a half-written file.
@@ -95,7 +99,8 @@ pids=($!)
   step tools localstack/contract.sh venv
   await golint
   ok tools && ok golint || exit 0 # reported as failed steps below
-  step cfn-lint "${make[@]}" cfn-lint
+  # The templates the unit step's stack tests synthesize (cfnlint.sh).
+  step cfn-lint env CONCLAVE_TEMPLATES_DIR="$templates" CONCLAVE_TEMPLATES_DONE="$out/unit.rc" "${make[@]}" cfn-lint
 ) &
 pids+=($!)
 (
@@ -152,7 +157,7 @@ mark golint end
 ok golint || status=1
 if [[ $status == 0 ]]; then
   mark unit start
-  { "${make[@]}" unit GOTESTFLAGS=-vet=off && go vet -tags integration,e2e,soak,load ./infra ./infra/stack; } 2>&1 | tee "$out/unit.log"
+  { CONCLAVE_TEMPLATES_DIR="$templates" "${make[@]}" unit GOTESTFLAGS=-vet=off && go vet -tags integration,e2e,soak,load ./infra ./infra/stack; } 2>&1 | tee "$out/unit.log"
   setrc unit "${PIPESTATUS[0]}"
   mark unit end
   ok unit || status=1

@@ -49,6 +49,7 @@ func synth(t *testing.T, env string) (assertions.Template, map[string]any) {
 		raw, err := json.Marshal(s.tpl.ToJSON())
 		require.NoError(t, err)
 		s.raw = raw
+		handOff(t, env, raw)
 		synthMu.Lock()
 		synthCache[env] = s
 		synthMu.Unlock()
@@ -56,6 +57,22 @@ func synth(t *testing.T, env string) (assertions.Template, map[string]any) {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(s.raw, &m))
 	return s.tpl, m
+}
+
+// handOff writes a stage's template into CONCLAVE_TEMPLATES_DIR, when
+// set: make test's cfn-lint lints these instead of synthesizing the
+// stages again in a process of its own (the CDK bindings compiled twice
+// at once, and a second load of the CDK library). Written whole, then
+// renamed: the linter never reads half a file.
+func handOff(t *testing.T, env string, raw []byte) {
+	dir := os.Getenv("CONCLAVE_TEMPLATES_DIR")
+	if dir == "" {
+		return
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	tmp := filepath.Join(dir, env+".template.json.tmp")
+	require.NoError(t, os.WriteFile(tmp, raw, 0o644))
+	require.NoError(t, os.Rename(tmp, filepath.Join(dir, env+".template.json")))
 }
 
 // assetDir holds the placeholder binaries of the shared syntheses, for
