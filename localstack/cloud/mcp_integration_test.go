@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,14 +39,31 @@ type mcpServer struct {
 	token string
 }
 
-// startMCPServer starts the server with the test tools' Python (the venv
-// make test installs, localstack/requirements-tools.txt pins mcp) and
-// stops it when the test ends. No venv is a failure, not a skip: make
-// test installs it before the integration tests run.
+// startMCPServer returns the package's MCP server, started on first use
+// with the test tools' Python (the venv make test installs,
+// localstack/requirements-tools.txt pins mcp) and killed with the test
+// binary. One server for the package: Python and the SDK take seconds to
+// import on a busy machine, and the tests tell their calls apart by what
+// they ask. No venv is a failure, not a skip: make test installs it
+// before the integration tests run.
 func startMCPServer(t *testing.T) mcpServer {
 	t.Helper()
+	mcpOnce.Do(func() { mcpShared, mcpErr = launchMCPServer() })
+	require.NoError(t, mcpErr)
+	return mcpShared
+}
+
+var (
+	mcpOnce   sync.Once
+	mcpShared mcpServer
+	mcpErr    error
+)
+
+func launchMCPServer() (mcpServer, error) {
 	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
+	if err != nil {
+		return mcpServer{}, err
+	}
 	venv := os.Getenv("CONCLAVE_TOOLS_VENV")
 	if venv == "" {
 		venv = filepath.Join(root, ".local", "tools-venv")
@@ -53,19 +71,21 @@ func startMCPServer(t *testing.T) mcpServer {
 		venv = filepath.Join(root, venv)
 	}
 	python := filepath.Join(venv, "bin", "python")
-	_, err = os.Stat(python)
-	require.NoError(t, err, "the test tools' venv (localstack/contract.sh venv) has the mcp SDK")
+	if _, err := os.Stat(python); err != nil {
+		return mcpServer{}, fmt.Errorf("the test tools' venv (localstack/contract.sh venv) has the mcp SDK: %w", err)
+	}
 	token := fmt.Sprintf("mcp-token-%d", time.Now().UnixNano())
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, python, filepath.Join(root, "localstack", "mcpserver", "server.py"), "--token", token)
+	cmd := exec.Command(python, filepath.Join(root, "localstack", "mcpserver", "server.py"), "--token", token)
+	// Killed with the test binary, whichever test started it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
+	if err != nil {
+		return mcpServer{}, err
+	}
 	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
+	if err := cmd.Start(); err != nil {
+		return mcpServer{}, err
+	}
 	port := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -78,11 +98,11 @@ func startMCPServer(t *testing.T) mcpServer {
 	select {
 	case p := <-port:
 		base := "http://127.0.0.1:" + p
-		return mcpServer{url: base + "/mcp", base: base, token: token}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the MCP server did not start in 30 s")
+		return mcpServer{url: base + "/mcp", base: base, token: token}, nil
+	case <-time.After(120 * time.Second):
+		_ = cmd.Process.Kill()
+		return mcpServer{}, fmt.Errorf("the MCP server did not start in 120 s")
 	}
-	return mcpServer{}
 }
 
 // calls are the tools/call requests the server received, in order.
