@@ -157,19 +157,7 @@ mark golint end
 ok golint || status=1
 if [[ $status == 0 ]]; then
   mark unit start
-  # The stack tests (the CDK bindings' single-threaded compile, then jsii
-  # loading the CDK library) are the unit step's longest chain: started at
-  # once in a go command of their own, beside the other packages' tests
-  # (which share none of the bindings), not queued behind them.
-  unit_all() {
-    CONCLAVE_TEMPLATES_DIR="$templates" go test -vet=off -count=1 ./infra/stack/ >"$out/unit-stack.log" 2>&1 &
-    local stack=$! rc=0
-    "${make[@]}" unit GOTESTFLAGS=-vet=off UNIT_PKGS="${no_cdk[*]}" || rc=1
-    wait "$stack" || rc=1
-    cat "$out/unit-stack.log"
-    [[ $rc == 0 ]] && go vet -tags integration,e2e,soak,load ./infra ./infra/stack
-  }
-  unit_all 2>&1 | tee "$out/unit.log"
+  { CONCLAVE_TEMPLATES_DIR="$templates" "${make[@]}" unit GOTESTFLAGS=-vet=off && go vet -tags integration,e2e,soak,load ./infra ./infra/stack; } 2>&1 | tee "$out/unit.log"
   setrc unit "${PIPESTATUS[0]}"
   mark unit end
   ok unit || status=1
