@@ -73,7 +73,7 @@ unit:
 ## fuzzes as much, only slower (3 s of a busy machine, or 3 s mostly spent re-running a grown corpus, did a third).
 ## FUZZTIME=1m (or =1000000x) for longer, all four.
 fuzz:
-	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),45000x) ./shared/httpapi/
+	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),45000x) ./shared/api/
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(or $(FUZZTIME),4000x) ./shared/api/
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzQueryParameters$$' -fuzztime $(or $(FUZZTIME),30000x) ./shared/api/
 	go test $(GOTESTFLAGS) -run '^$$' -fuzz '^FuzzMessagesLongPoll$$' -fuzztime $(or $(FUZZTIME),25000x) ./shared/api/

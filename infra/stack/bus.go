@@ -3,7 +3,6 @@ package stack
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -88,8 +87,7 @@ func (b *Bus) addRule(r manifest.Rule, stage Stage) {
 	// An event EventBridge cannot put on the queue (the queue's policy, a
 	// throttle that outlasts the retries) lands in the delivery DLQ instead
 	// of vanishing after 24 hours.
-	rule.AddTarget(awseventstargets.NewSqsQueue(b.Queues[r.Queue], &awseventstargets.SqsQueueProps{
-		DeadLetterQueue: b.Queues[manifest.EventDeliveryDLQ],
-		RetryAttempts:   jsii.Number(185), MaxEventAge: awscdk.Duration_Hours(jsii.Number(24)),
-	}))
+	rule.AddTarget(&queueTarget{queue: b.Queues[r.Queue], retried: retried{
+		rule: rule, dlq: b.Queues[manifest.EventDeliveryDLQ], retries: 185, maxAge: awscdk.Duration_Hours(jsii.Number(24)),
+	}})
 }

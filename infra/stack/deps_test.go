@@ -30,9 +30,15 @@ func TestCDKAppLinksNoRuntime(t *testing.T) {
 	require.NoError(t, err, string(out))
 	deps := strings.Fields(string(out))
 	require.Contains(t, deps, "github.com/aws/aws-cdk-go/awscdk/v2", "the listing is the CDK app's")
-	// THEN neither the runtime nor an AWS service client is among them
+	// THEN neither the runtime nor an AWS service client is among them,
+	// nor the bindings of services the stack never deploys (targets.go:
+	// awseventstargets and awscloudwatchactions link ECS, RDS, AppSync
+	// and forty more, a quarter of the bindings' cold compile)
 	for _, dep := range deps {
 		assert.NotEqual(t, "github.com/conclave-ai/conclave/shared/app", dep)
 		assert.False(t, strings.HasPrefix(dep, "github.com/aws/aws-sdk-go-v2/service/"), "the CDK app links %s", dep)
+		for _, unused := range []string{"awseventstargets", "awscloudwatchactions", "awsecs", "awsrds", "awsappsync"} {
+			assert.NotEqual(t, "github.com/aws/aws-cdk-go/awscdk/v2/"+unused, dep, "the CDK app links the bindings of %s", unused)
+		}
 	}
 }

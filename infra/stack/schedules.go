@@ -3,7 +3,6 @@ package stack
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -42,9 +41,7 @@ func NewSchedules(scope constructs.Construct, id string, props *SchedulesProps) 
 			RuleName: jsii.String(props.Stage.Names.Rule(f.Name + "-schedule")),
 			Schedule: awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(float64(f.EveryMinutes)))),
 		})
-		rule.AddTarget(awseventstargets.NewLambdaFunction(props.Functions[f.Name], &awseventstargets.LambdaFunctionProps{
-			RetryAttempts: jsii.Number(2), DeadLetterQueue: props.DeadLetter,
-		}))
+		rule.AddTarget(&functionTarget{fn: props.Functions[f.Name], retried: retried{rule: rule, dlq: props.DeadLetter, retries: 2}})
 		s.Rules[f.Name] = rule
 	}
 	return s
