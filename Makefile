@@ -70,7 +70,7 @@ test:
 	@MAKE='$(MAKE)' TEST_ENV='$(TEST_ENV)' localstack/test.sh
 
 unit:
-	go test $(GOTESTFLAGS) -count=1 ./...
+	go test $(GOTESTFLAGS) -count=1 $(or $(UNIT_PKGS),./...) # UNIT_PKGS: make test runs infra/stack's tests in steps of their own
 
 ## fuzz: every request decoder fuzzed briefly (never a panic, a 5xx, or a change from a refused request): a fixed
 ## number of executions per target (-fuzztime Nx), at least what 3 s gave each on the idle two-core CI machine, so a busy machine

@@ -95,12 +95,29 @@ cloud() {
 
 step up cloud &
 pids=($!)
+# The stack tests (infra/stack): the CDK bindings' compile is the run's
+# longest chain of single packages, and the tests then run one Node
+# process; both at the end of the unit step left a core idle for a
+# minute. So they are compiled here, once the test tools are installed
+# (vet has compiled the standard library and what the CDK app shares with
+# the rest by then: no package compiled twice), beside vet and the fuzz
+# tests, and run as soon as vet has passed; then the two CDK packages are
+# vetted (vet-cdk) and cfn-lint lints the templates the tests wrote.
 (
   step tools localstack/contract.sh venv
+  step stack-build go test -vet=off -c -o "$PWD/$out/stack.test" ./infra/stack
   await golint
+  ok golint && ok stack-build || exit 0 # reported as failed steps below
+  step stack env CONCLAVE_TEMPLATES_DIR="$templates" bash -c 'cd infra/stack && "$0" -test.count=1' "$PWD/$out/stack.test"
+  step vet-cdk go vet -tags integration,e2e,soak,load ./infra ./infra/stack
+) &
+pids+=($!)
+(
+  await golint
+  await tools
   ok tools && ok golint || exit 0 # reported as failed steps below
-  # The templates the unit step's stack tests synthesize (cfnlint.sh).
-  step cfn-lint env CONCLAVE_TEMPLATES_DIR="$templates" CONCLAVE_TEMPLATES_DONE="$out/unit.rc" "${make[@]}" cfn-lint
+  # The templates the stack tests synthesize (cfnlint.sh).
+  step cfn-lint env CONCLAVE_TEMPLATES_DIR="$templates" CONCLAVE_TEMPLATES_DONE="$out/stack.rc" "${make[@]}" cfn-lint
 ) &
 pids+=($!)
 (
@@ -127,19 +144,6 @@ pids+=($!)
 ) &
 pids+=($!)
 
-# vet-cdk: go vet of the two packages that link the CDK bindings (vet
-# leaves them to the unit step, see no_cdk below), once the stack tests
-# have written their first template: the bindings are compiled by then,
-# and the vet runs beside the rest of the unit tests instead of after
-# them (it was the run's last 18 s).
-(
-  await golint
-  ok golint || exit 0
-  until [[ -f "$templates/dev.template.json" || -f "$out/unit.rc" ]]; do sleep 1; done
-  step vet-cdk go vet -tags integration,e2e,soak,load ./infra ./infra/stack
-) &
-pids+=($!)
-
 status=0
 # The ExpertGate's embedding model, which unit tests read (a few seconds
 # the first time on a machine, then a link to the shared cache).
@@ -158,11 +162,9 @@ mark wordllama end
 step fuzz "${make[@]}" fuzz GOTESTFLAGS=-vet=off &
 pids+=($!)
 # vet leaves the two packages that link the CDK bindings (infra,
-# infra/stack) to the unit step: the bindings' single-threaded compile
-# was vet's tail, and the unit step compiles them for the stack tests
-# anyway, beside the other tests; the vet-cdk step vets the two once
-# they are compiled, from the build cache. (shared/archtest checks that
-# the two cover every package.)
+# infra/stack) to the stack steps above, which compile the bindings
+# anyway; vet-cdk vets the two from the build cache then.
+# (shared/archtest checks that the two cover every package.)
 no_cdk=(./events/... ./functions/... ./localstack/... ./shared/... ./statemachines/... ./infra/admin/... ./infra/e2e/... ./infra/grants/...)
 mark golint start
 "${make[@]}" golint VET_PKGS="${no_cdk[*]}" 2>&1 | tee "$out/golint.log"
@@ -171,7 +173,9 @@ mark golint end
 ok golint || status=1
 if [[ $status == 0 ]]; then
   mark unit start
-  CONCLAVE_TEMPLATES_DIR="$templates" "${make[@]}" unit GOTESTFLAGS=-vet=off 2>&1 | tee "$out/unit.log"
+  # Every package but infra/stack (its own steps, above) and infra (the
+  # CDK app: no tests; vet-cdk compiles and vets it).
+  "${make[@]}" unit GOTESTFLAGS=-vet=off UNIT_PKGS="$(go list ./... | grep -Ev '/infra(/stack)?$' | tr '\n' ' ')" 2>&1 | tee "$out/unit.log"
   setrc unit "${PIPESTATUS[0]}"
   mark unit end
   ok unit || status=1
@@ -184,8 +188,9 @@ done
 # background step that died before writing it must not pass for skipped).
 expected=(golint fuzz)
 if ok golint; then
-  expected+=(unit vet-cdk up tools)
-  ok tools && expected+=(cfn-lint)
+  expected+=(unit up tools)
+  ok tools && expected+=(stack-build cfn-lint)
+  ok tools && ok stack-build && expected+=(stack vet-cdk)
   ok up && ok tools && expected+=(integration contract moto-patches)
 fi
 for name in "${expected[@]}"; do
@@ -195,7 +200,7 @@ for name in "${expected[@]}"; do
   fi
 done
 
-for name in fuzz vet-cdk up tools cfn-lint integration contract moto-patches; do
+for name in fuzz stack-build stack vet-cdk up tools cfn-lint integration contract moto-patches; do
   [[ -f "$out/$name.rc" ]] || continue
   if [[ $name == up || $name == tools ]]; then
     ok "$name" && continue
@@ -215,11 +220,11 @@ echo "== timings (s from the start): $(awk '$2 == "start" {s[$1] = $3} $2 == "en
 if [[ $status != 0 ]]; then
   echo
   echo "== make test FAILED"
-  for name in golint fuzz unit vet-cdk up tools cfn-lint integration contract moto-patches; do
+  for name in golint fuzz unit stack-build stack vet-cdk up tools cfn-lint integration contract moto-patches; do
     [[ -f "$out/$name.rc" ]] && ! ok "$name" || continue
     echo "-- $name failed (the whole report: $out/$name.log)"
     case $name in
-    fuzz | unit | integration)
+    fuzz | unit | stack | integration)
       # Each failed test's block: from "--- FAIL" to the package's verdict
       # (or the log's end when no test got to fail: a build error, a panic).
       blocks=$(
