@@ -69,7 +69,11 @@ st() {
     --generation-with-security-parameters false \
     --request-timeout 30 --no-color --warnings off "$@"
 }
-not_keys=(--exclude-operation-id rotateKey --exclude-operation-id revokeKey)
+# Not here: key rotation (its own pass, 3.) and the A2A JSON-RPC endpoint,
+# whose protocol answers a request that breaks its envelope's params with
+# a 200 carrying a JSON-RPC error (negative_data_rejection would flag it);
+# the official A2A clients test it (localstack/cloud, docs/a2a.md).
+not_keys=(--exclude-operation-id rotateKey --exclude-operation-id revokeKey --exclude-operation-id a2aJSONRPC)
 # 1. The coverage phase: the schema's boundaries, one by one, valid and
 #    broken (each minimum, maximum, pattern, enum, required field, type).
 #    One worker: its generator is not safe across threads in this release.

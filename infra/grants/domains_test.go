@@ -24,7 +24,7 @@ import (
 // serve it.
 var domains = []string{
 	"activity", "agents", "approvals", "budget", "consultations", "conversations", "discovery",
-	"dispatch", "expertgate", "memory", "messaging", "plans", "reports", "results",
+	"dispatch", "expertgate", "interop", "memory", "messaging", "plans", "reports", "results",
 	"routing", "sessions", "tasks", "teams",
 }
 

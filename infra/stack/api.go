@@ -54,9 +54,15 @@ func NewAPI(scope constructs.Construct, id string, props *APIProps) *API {
 			integ = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(camel(rt.Function)+"Integration"), props.Functions[rt.Function], nil)
 			integrations[rt.Function] = integ
 		}
-		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+		opts := &awsapigatewayv2.AddRoutesOptions{
 			Path: jsii.String(rt.Route.Path), Methods: &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(rt.Route.Method)}, Integration: integ,
-		})
+		}
+		if rt.Public {
+			// The function answers for itself (manifest.Function.Public):
+			// no authorizer, the stage's throttling and access log still.
+			opts.Authorizer = awsapigatewayv2.NewHttpNoneAuthorizer()
+		}
+		api.AddRoutes(opts)
 	}
 	configureStage(c, api, props)
 	return &API{Construct: c, HTTPAPI: api}

@@ -215,16 +215,27 @@ func checkDevFunctions(t *testing.T, tpl assertions.Template, m map[string]any) 
 func checkDevRoutes(t *testing.T, tpl assertions.Template, m map[string]any) {
 	routes := resources(m, "AWS::ApiGatewayV2::Route")
 	require.Len(t, routes, len(manifest.Routes()))
-	keys := map[string]bool{}
+	keys := map[string]map[string]any{}
 	for _, r := range routes {
 		p := props(r)
-		keys[p["RouteKey"].(string)] = true
-		assert.Equal(t, "CUSTOM", p["AuthorizationType"], p["RouteKey"])
-		assert.Contains(t, p, "AuthorizerId")
+		keys[p["RouteKey"].(string)] = p
 	}
+	public := 0
 	for _, rt := range manifest.Routes() {
-		assert.True(t, keys[rt.Route.Key()], rt.Route.Key())
+		p, ok := keys[rt.Route.Key()]
+		require.True(t, ok, rt.Route.Key())
+		if rt.Public {
+			// A public route (the A2A agent's): no authorizer at all,
+			// its function checks the key itself.
+			public++
+			assert.Equal(t, "NONE", p["AuthorizationType"], rt.Route.Key())
+			assert.NotContains(t, p, "AuthorizerId", rt.Route.Key())
+			continue
+		}
+		assert.Equal(t, "CUSTOM", p["AuthorizationType"], rt.Route.Key())
+		assert.Contains(t, p, "AuthorizerId", rt.Route.Key())
 	}
+	assert.Equal(t, 2, public, "the A2A card and JSON-RPC routes, no other")
 	tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Authorizer"), map[string]any{
 		"AuthorizerType": "REQUEST", "AuthorizerPayloadFormatVersion": "2.0", "EnableSimpleResponses": true,
 		"IdentitySource": []any{"$request.header.X-Api-Key"}, "AuthorizerResultTtlInSeconds": 0,

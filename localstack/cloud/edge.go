@@ -386,6 +386,8 @@ type route struct {
 	parts    []string
 	key      string
 	function string
+	// public: no authorizer (manifest.Function.Public).
+	public bool
 }
 
 func (rt route) match(method, path string) (map[string]string, bool) {
@@ -433,7 +435,7 @@ func (rt route) match(method, path string) (map[string]string, bool) {
 func (e *Edge) APIHandler() http.Handler {
 	var routes []route
 	for _, rt := range manifest.Routes() {
-		routes = append(routes, route{method: rt.Route.Method, parts: strings.Split(strings.Trim(rt.Route.Path, "/"), "/"), key: rt.Route.Key(), function: rt.Function})
+		routes = append(routes, route{method: rt.Route.Method, parts: strings.Split(strings.Trim(rt.Route.Path, "/"), "/"), key: rt.Route.Key(), function: rt.Function, public: rt.Public})
 	}
 	// API Gateway picks the most specific route: a literal segment beats a
 	// {param} ("GET /v1/agents/recommend" before "GET /v1/agents/{slug}").
@@ -459,17 +461,19 @@ func (e *Edge) APIHandler() http.Handler {
 			return
 		}
 		ev := e.buildEvent(r, target, params, body, reqID)
-		if ev.Headers["x-api-key"] == "" {
-			gatewayError(w, http.StatusUnauthorized, "Unauthorized")
-			return
+		if !target.public {
+			if ev.Headers["x-api-key"] == "" {
+				gatewayError(w, http.StatusUnauthorized, "Unauthorized")
+				return
+			}
+			authCtx, status := e.authorize(r.Context(), ev, w.Header())
+			if status != 0 {
+				msg := map[int]string{http.StatusForbidden: "Forbidden", http.StatusInternalServerError: "Internal Server Error"}[status]
+				gatewayError(w, status, msg)
+				return
+			}
+			ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: authCtx}
 		}
-		authCtx, status := e.authorize(r.Context(), ev, w.Header())
-		if status != 0 {
-			msg := map[int]string{http.StatusForbidden: "Forbidden", http.StatusInternalServerError: "Internal Server Error"}[status]
-			gatewayError(w, status, msg)
-			return
-		}
-		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: authCtx}
 		payload, _ := json.Marshal(ev)
 		out, inv, err := e.invoke(r.Context(), target.function, payload)
 		w.Header().Set(AWSCallsHeader, callsJSON(inv.Calls))
@@ -517,6 +521,9 @@ func (e *Edge) buildEvent(r *http.Request, rt *route, params map[string]string, 
 	for k, vs := range r.Header {
 		headers[strings.ToLower(k)] = strings.Join(vs, ",")
 	}
+	// API Gateway adds the forwarding headers (the A2A card's URL reads
+	// the scheme from them); the edge serves plain HTTP.
+	headers["x-forwarded-proto"] = "http"
 	query := map[string]string{}
 	for k, vs := range r.URL.Query() {
 		query[k] = strings.Join(vs, ",")

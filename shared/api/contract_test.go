@@ -53,8 +53,32 @@ func operations(t *testing.T) (document, map[string]operation) {
 // they are documented.
 func TestEveryOperationListsTheStatusesItCanAnswer(t *testing.T) {
 	_, ops := operations(t)
+	public := map[string]bool{}
+	for _, rt := range manifest.Routes() {
+		public[rt.Route.Key()] = rt.Public
+	}
 	for key, op := range ops {
 		has := func(code string) bool { _, ok := op.Responses[code]; return ok }
+		if public[key] {
+			// The A2A agent's routes (no authorizer, docs/a2a.md): every
+			// error is its function's JSON-RPC error object, a 404 for
+			// an unknown agent included; no Idempotency-Key (a message
+			// has its own id).
+			for code, r := range op.Responses {
+				if code != "200" {
+					assert.Equal(t, "#/components/responses/JSONRPCError", r["$ref"], "%s: %s is a JSON-RPC error", key, code)
+				}
+			}
+			for _, code := range []string{"404", "500", "503"} {
+				assert.True(t, has(code), "%s does not document %s", key, code)
+			}
+			if strings.HasPrefix(key, "POST ") {
+				for _, code := range []string{"401", "413", "429"} {
+					assert.True(t, has(code), "%s does not document %s", key, code)
+				}
+			}
+			continue
+		}
 		// Any operation: a bad parameter or a body it does not take (400),
 		// no key (401), a refused key (403), a body over 64 KiB (413), the
 		// team's rate or the stage's throttle (429).

@@ -9,6 +9,7 @@ package app
 import (
 	"fmt"
 
+	"github.com/conclave-ai/conclave/shared/app/a2afn"
 	"github.com/conclave-ai/conclave/shared/app/adminfn"
 	"github.com/conclave-ai/conclave/shared/app/agentsfn"
 	"github.com/conclave-ai/conclave/shared/app/authorizerfn"
@@ -67,6 +68,7 @@ var Builders = map[string]lambdafn.Build{
 	"consultations":      consultationsfn.Build,
 	"report-finalizer":   finalizerfn.Build,
 	"result-poster":      posterfn.Build,
+	"a2a":                a2afn.Build,
 }
 
 // Routers maps each HTTP function to the builder of its router, so tests

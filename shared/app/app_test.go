@@ -19,6 +19,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/app"
+	"github.com/conclave-ai/conclave/shared/app/a2afn"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/settings"
@@ -45,10 +46,19 @@ func TestEveryManifestFunctionHasABuilder(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// Each HTTP function serves exactly the routes the manifest gives it.
+// Each HTTP function serves exactly the routes the manifest gives it; the
+// public one (the A2A agent) serves its two with a handler of its own.
 func TestRoutersServeManifestRoutes(t *testing.T) {
 	for _, f := range manifest.Functions {
 		if f.Trigger != manifest.TriggerHTTP {
+			continue
+		}
+		if f.Public {
+			require.Equal(t, "a2a", f.Name, "the only public function")
+			require.Len(t, f.Routes, 2)
+			assert.Equal(t, []string{a2afn.RouteCard, a2afn.RouteRPC}, []string{f.Routes[0].Key(), f.Routes[1].Key()})
+			_, isRouter := app.Routers[f.Name]
+			assert.False(t, isRouter)
 			continue
 		}
 		router, ok := app.Routers[f.Name]
@@ -181,7 +191,7 @@ func TestFlagsGateTheirRoutes(t *testing.T) {
 		d.Config.Flags = flags
 		gated := 0
 		for _, f := range manifest.Functions {
-			if f.Trigger != manifest.TriggerHTTP {
+			if f.Trigger != manifest.TriggerHTTP || f.Public {
 				continue
 			}
 			rt := app.Routers[f.Name](d)

@@ -22,7 +22,7 @@ import (
 // and lists of item structs.
 //
 //	item            pk                    sk                               gsi1pk / gsi1sk                     struct
-//	team            TEAM#<team>           TEAM                                                                 teamItem
+//	team            TEAM#<team>           TEAM                             A2A#<a2a id> / TEAM (once it has one)  teamItem
 //	api key         APIKEY#<sha256>       APIKEY                           TEAM#<team> / KEY#<key id>          apiKeyItem
 //	agent           TEAM#<team>           AGENT#<slug>                                                         agentItem
 //	idempotency     TEAM#<team>           IDEMP#<key>   (expires_at TTL)                                       idemItem
@@ -77,6 +77,7 @@ import (
 //	resolve an API key to its team        GetItem APIKEY#<hash>
 //	list a team's keys                     Query gsi1 gsi1pk=TEAM#<team>, begins_with(gsi1sk, KEY#)
 //	find a key by id (revoke, rotate)      Query gsi1 gsi1pk=TEAM#<team>, gsi1sk=KEY#<id>
+//	the team of an A2A id                  Query gsi1 gsi1pk=A2A#<a2a id>, gsi1sk=TEAM
 //	read a clipboard value                 GetItem TEAM#<team> / CLIP#<scope>#<key> (expired: ignored until TTL deletes it)
 //	get a team / its default agent         GetItem TEAM#<team> / TEAM
 //	get an agent by slug                   GetItem TEAM#<team> / AGENT#<slug>
@@ -150,6 +151,7 @@ const (
 const (
 	prefixTeam      = "TEAM#"
 	prefixAPIKey    = "APIKEY#"
+	prefixA2A       = "A2A#"
 	PrefixKey       = "KEY#"
 	PrefixAgent     = "AGENT#"
 	prefixIdem      = "IDEMP#"
@@ -211,6 +213,9 @@ const (
 
 // TeamPK is the partition of every item of a team.
 func TeamPK(teamID string) string { return prefixTeam + teamID }
+
+// A2APK is a team's gsi1 partition by its A2A id (teams.Team.A2AID).
+func A2APK(a2aID string) string { return prefixA2A + a2aID }
 
 // APIKeyPK is the partition of an API key, by the hash of its secret.
 func APIKeyPK(hash string) string { return prefixAPIKey + hash }

@@ -18,11 +18,16 @@ import "github.com/conclave-ai/conclave/shared/settings"
 // that they can change without touching the entries of functions.go.
 var Env = map[string][]string{
 	"authorizer": {table, settings.EnvTeamRateLimit},
-	"health":     {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
-	"agents":     {table, flags, settings.EnvEmbedder},
-	"team":       {table, flags},
-	"admin":      {table},
-	"tasks":      {table, flags, bus, settings.EnvStateMachines},
+	// The A2A agent checks keys as the authorizer does (its rate limit
+	// too), routes as a chat turn does (the gate, the model tiers) and runs
+	// tasks; STAGE names its card's version.
+	"a2a": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
+		settings.EnvTeamRateLimit, settings.EnvStage},
+	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
+	"agents": {table, flags, settings.EnvEmbedder},
+	"team":   {table, flags},
+	"admin":  {table},
+	"tasks":  {table, flags, bus, settings.EnvStateMachines},
 	// Lifecycle and session-steps only complete task tokens: no machine
 	// ARNs (a token names its execution).
 	"task-lifecycle": {table, bus},

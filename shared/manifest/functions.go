@@ -111,6 +111,27 @@ var Functions = []Function{
 		Indexes: []string{"gsi1", "gsi2"},
 	},
 	{
+		Name: "a2a",
+		Description: "The team as an A2A 1.0 agent (docs/a2a.md): its agent card, and the JSON-RPC endpoint whose messages are routed " +
+			"and run as tasks; the key is checked here (public routes), so every error is a JSON-RPC error.",
+		Domains: []string{"agents", "approvals", "consultations", "conversations", "discovery", "dispatch", "expertgate", "interop", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
+		Trigger: TriggerHTTP,
+		Public:  true,
+		Routes: []Route{
+			{"GET", "/a2a/{a2a_id}/.well-known/agent-card.json"},
+			{"POST", "/a2a/{a2a_id}"},
+		},
+		// 29 s: SendMessage waits for its task at most 20 s, below API
+		// Gateway's 30 s.
+		MemoryMB: 512, Timeout: 29,
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
+		},
+		Indexes: []string{"gsi1", "gsi2"},
+		Invokes: []string{"expert-gate"},
+	},
+	{
 		Name:        "task-lifecycle",
 		Description: "Marks a task running, completed, failed or timed_out for the delegation state machine, and registers a waiting parent's task token on its child.",
 		Domains:     []string{"agents", "approvals", "memory", "messaging", "sessions", "tasks", "teams"},

@@ -168,8 +168,14 @@ type Function struct {
 	Description string
 	Trigger     Trigger
 	Routes      []Route // TriggerHTTP
-	Queue       string  // TriggerSQS: the queue it consumes
-	BatchSize   int     // TriggerSQS
+	// Public routes are not authorized by the gateway: the function
+	// checks the key itself, or needs none (the A2A agent card), so that
+	// every answer is its own (A2A wants JSON-RPC errors, never the
+	// gateway's bare 401 or 403). Its routes still have the stage's
+	// throttling and access log.
+	Public    bool
+	Queue     string // TriggerSQS: the queue it consumes
+	BatchSize int    // TriggerSQS
 	// EveryMinutes is the schedule of a TriggerSchedule function.
 	EveryMinutes int
 	MemoryMB     int
@@ -423,7 +429,7 @@ func Routes() []RouteTarget {
 	var out []RouteTarget
 	for _, f := range Functions {
 		for _, r := range f.Routes {
-			out = append(out, RouteTarget{Route: r, Function: f.Name})
+			out = append(out, RouteTarget{Route: r, Function: f.Name, Public: f.Public})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Route.Key() < out[j].Route.Key() })
@@ -434,6 +440,8 @@ func Routes() []RouteTarget {
 type RouteTarget struct {
 	Route    Route
 	Function string
+	// Public: the gateway runs no authorizer (Function.Public).
+	Public bool
 }
 
 // Names builds the physical names of resources for one stage, so the CDK app

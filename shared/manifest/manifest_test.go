@@ -43,7 +43,14 @@ func TestFunctionDirectoriesMatchManifest(t *testing.T) {
 func TestRoutesAreVersionedAndUnique(t *testing.T) {
 	seen := map[string]bool{}
 	for _, rt := range manifest.Routes() {
-		assert.True(t, strings.HasPrefix(rt.Route.Path, "/v1/"), rt.Route.Key())
+		// The A2A agent's routes live under /a2a/, public (the protocol
+		// fixes its card's path and its errors' shape); the API's under
+		// /v1/, behind the authorizer.
+		if rt.Public {
+			assert.True(t, strings.HasPrefix(rt.Route.Path, "/a2a/"), rt.Route.Key())
+		} else {
+			assert.True(t, strings.HasPrefix(rt.Route.Path, "/v1/"), rt.Route.Key())
+		}
 		assert.False(t, seen[rt.Route.Key()], "duplicate %s", rt.Route.Key())
 		seen[rt.Route.Key()] = true
 	}

@@ -40,7 +40,7 @@ func (s *Store) CreateTeam(_ context.Context, t teams.Team, k teams.APIKey, hash
 		return apperr.New(apperr.ECONFLICT, "team %s already exists", t.ID)
 	}
 	// The adapter writes only these fields of the team at creation.
-	s.teams[t.ID] = teamRow{team: teams.Team{ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt}}
+	s.teams[t.ID] = teamRow{team: teams.Team{ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt, A2AID: t.A2AID}}
 	s.apiKeys[hash] = keyRow{key: copyKey(k), hash: hash}
 	return nil
 }
@@ -170,4 +170,32 @@ func (s *Store) CountRequest(_ context.Context, teamID string, second int64) (in
 	k := teamID + "#" + strconv.FormatInt(second, 10)
 	s.rates[k]++
 	return s.rates[k], nil
+}
+
+// SetA2AID implements teams.Store: the id is given only to a team that has
+// none (as the adapter's condition attribute_not_exists(a2a_id)).
+func (s *Store) SetA2AID(_ context.Context, teamID, a2aID string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.teams[teamID]
+	if !ok {
+		return "", apperr.NotFound("team", teamID)
+	}
+	if r.team.A2AID == "" {
+		r.team.A2AID = a2aID
+		s.teams[teamID] = r
+	}
+	return r.team.A2AID, nil
+}
+
+// TeamByA2AID implements teams.Store. Returns ENOTFOUND.
+func (s *Store) TeamByA2AID(_ context.Context, a2aID string) (teams.Team, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.teams {
+		if a2aID != "" && r.team.A2AID == a2aID {
+			return r.team, nil
+		}
+	}
+	return teams.Team{}, apperr.NotFound("a2a agent", a2aID)
 }

@@ -134,6 +134,56 @@ func keyConditions(t *testing.T, f *fixture) {
 	assert.Nil(t, still[0].RevokedAt)
 }
 
+// a2aIDOnce: a team's A2A id is given at its creation, or, to a team made
+// before A2A, once, whoever asks first; it resolves to that team only.
+func a2aIDOnce(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	svc := teams.NewService(f.Teams)
+	_, err := f.Teams.TeamByA2AID(ctx, teams.NewA2AID())
+	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(err), "an unknown A2A id")
+	made, err := f.Teams.GetTeam(ctx, f.team)
+	require.NoError(t, err)
+	require.Regexp(t, `^a2a_[0-9a-f]{32}$`, made.A2AID, "given at creation")
+	tm, err := f.Teams.TeamByA2AID(ctx, made.A2AID)
+	require.NoError(t, err)
+	assert.Equal(t, f.team, tm.ID)
+	// A team as stored before A2A: no id until first use, then one, the
+	// same for eight first uses at once.
+	legacy := teams.Team{ID: ids.New("team"), Name: "legacy", CreatedAt: time.Now().UTC()}
+	require.NoError(t, f.Teams.CreateTeam(ctx, legacy, teams.APIKey{ID: ids.New("key"), TeamID: legacy.ID, Name: "k", Prefix: "ck_x",
+		Status: teams.KeyActive, CreatedAt: legacy.CreatedAt}, teams.Hash(ids.New("secret"))))
+	stored, err := f.Teams.GetTeam(ctx, legacy.ID)
+	require.NoError(t, err)
+	require.Empty(t, stored.A2AID)
+	got := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id, err := svc.A2AID(ctx, legacy.ID)
+			assert.NoError(t, err)
+			got[i] = id
+		}()
+	}
+	wg.Wait()
+	require.Regexp(t, `^a2a_[0-9a-f]{32}$`, got[0])
+	for _, id := range got {
+		assert.Equal(t, got[0], id, "every first use agrees")
+	}
+	again, err := svc.A2AID(ctx, legacy.ID)
+	require.NoError(t, err)
+	assert.Equal(t, got[0], again, "given once")
+	assert.NotEqual(t, made.A2AID, got[0])
+	// gsi1 is eventually consistent: DynamoDB Local answers at once.
+	tm, err = f.Teams.TeamByA2AID(ctx, got[0])
+	require.NoError(t, err)
+	assert.Equal(t, legacy.ID, tm.ID)
+	assert.Equal(t, got[0], tm.A2AID)
+	_, err = svc.A2AID(ctx, "team_missing")
+	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(err))
+}
+
 // consultation is a new pending consultation of requester's.
 func (f *fixture) consultation(requester string) consultations.Consultation {
 	now := time.Now().UTC()

@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"agents/slugs, versions, the default agent", agentConditions},
 		{"agents/skills read back whole; the registry pages by agent", agentSkills},
 		{"teams/keys revoked once, by their team", keyConditions},
+		{"teams/the A2A id: given at creation, or once to an older team (8 racing first uses), resolving to its team", a2aIDOnce},
 		{"consultations/three active per requester", consultationLimit},
 		{"budget/reservations fit the month's limit, to the nano", budgetLimit},
 		{"budget/40 racing reservations: exactly those that fit", budgetConcurrent},

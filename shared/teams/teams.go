@@ -6,6 +6,7 @@ package teams
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
@@ -22,6 +23,11 @@ type Team struct {
 	Name         string    `json:"name"`
 	DefaultAgent string    `json:"default_agent,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
+	// A2AID is the team's id on A2A (shared/interop): its agent's base URL
+	// is /a2a/{A2AID}. Random and unrelated to ID, so the public agent
+	// card names no team id; given at creation, or on first use to a team
+	// made before A2A (Service.EnsureA2AID).
+	A2AID string `json:"-"`
 }
 
 // Key statuses.
@@ -68,6 +74,13 @@ type Store interface {
 	ListAPIKeys(ctx context.Context, teamID string) ([]APIKey, error)
 	// APIKeyByHash returns ENOTFOUND for an unknown hash.
 	APIKeyByHash(ctx context.Context, hash string) (APIKey, error)
+	// SetA2AID gives the team a2aID as its A2A id unless it has one (a
+	// conditional write: two first uses at once agree) and returns the
+	// team's A2A id either way. ENOTFOUND for an unknown team.
+	SetA2AID(ctx context.Context, teamID, a2aID string) (string, error)
+	// TeamByA2AID returns the team of an A2A id, ENOTFOUND for an unknown
+	// one.
+	TeamByA2AID(ctx context.Context, a2aID string) (Team, error)
 }
 
 // Service implements team and key use cases.
@@ -116,12 +129,42 @@ func (s *Service) CreateTeam(ctx context.Context, name string) (Team, IssuedKey,
 	if err := validName("name", name, 80); err != nil {
 		return Team{}, IssuedKey{}, err
 	}
-	t := Team{ID: ids.New("team"), Name: strings.TrimSpace(name), CreatedAt: s.Now().UTC()}
+	t := Team{ID: ids.New("team"), Name: strings.TrimSpace(name), CreatedAt: s.Now().UTC(), A2AID: NewA2AID()}
 	k, secret := s.newKey(t.ID, "initial")
 	if err := s.Store.CreateTeam(ctx, t, k, Hash(secret)); err != nil {
 		return Team{}, IssuedKey{}, err
 	}
 	return t, IssuedKey{APIKey: k, Secret: secret}, nil
+}
+
+// A2AID returns the team's A2A id, giving it one on first use (teams
+// made before A2A have none). Returns ENOTFOUND.
+func (s *Service) A2AID(ctx context.Context, teamID string) (string, error) {
+	t, err := s.Store.GetTeam(ctx, teamID)
+	if err != nil {
+		return "", err
+	}
+	return s.EnsureA2AID(ctx, t)
+}
+
+// EnsureA2AID returns the A2A id of t as read, giving it one if it has
+// none: a team made since A2A has one from its creation (no write here),
+// an older one gets one on first use.
+func (s *Service) EnsureA2AID(ctx context.Context, t Team) (string, error) {
+	if t.A2AID != "" {
+		return t.A2AID, nil
+	}
+	return s.Store.SetA2AID(ctx, t.ID, NewA2AID())
+}
+
+// NewA2AID is a fresh A2A id: a2a_ and 128 random bits, nothing of the
+// team or of the time.
+func NewA2AID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("teams: crypto/rand failed: " + err.Error())
+	}
+	return "a2a_" + hex.EncodeToString(b[:])
 }
 
 // IssueKey adds a key to a team. Returns EINVALID, ENOTFOUND.

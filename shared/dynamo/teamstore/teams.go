@@ -23,6 +23,11 @@ type teamItem struct {
 	Name         string    `dynamodbav:"name"`
 	DefaultAgent string    `dynamodbav:"default_agent,omitempty"`
 	CreatedAt    time.Time `dynamodbav:"created_at"`
+	// A2AID, once given (SetA2AID), with gsi1pk A2A#<a2a id> and gsi1sk
+	// TEAM: the team of an A2A id is one Query on gsi1.
+	A2AID  string `dynamodbav:"a2a_id,omitempty"`
+	GSI1PK string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK string `dynamodbav:"gsi1sk,omitempty"`
 }
 
 // apiKeyItem is an API key, found by its hash (pk) or by team and id (gsi1).
@@ -42,11 +47,15 @@ type apiKeyItem struct {
 }
 
 func toTeamItem(t teams.Team) teamItem {
-	return teamItem{PK: dynamo.TeamPK(t.ID), SK: dynamo.SKTeam, Type: "team", ID: t.ID, Name: t.Name, DefaultAgent: t.DefaultAgent, CreatedAt: t.CreatedAt}
+	it := teamItem{PK: dynamo.TeamPK(t.ID), SK: dynamo.SKTeam, Type: "team", ID: t.ID, Name: t.Name, DefaultAgent: t.DefaultAgent, CreatedAt: t.CreatedAt}
+	if t.A2AID != "" {
+		it.A2AID, it.GSI1PK, it.GSI1SK = t.A2AID, dynamo.A2APK(t.A2AID), dynamo.SKTeam
+	}
+	return it
 }
 
 func (i teamItem) toTeam() teams.Team {
-	return teams.Team{ID: i.ID, Name: i.Name, DefaultAgent: i.DefaultAgent, CreatedAt: i.CreatedAt}
+	return teams.Team{ID: i.ID, Name: i.Name, DefaultAgent: i.DefaultAgent, CreatedAt: i.CreatedAt, A2AID: i.A2AID}
 }
 
 func toAPIKeyItem(k teams.APIKey, hash string) apiKeyItem {
@@ -81,6 +90,56 @@ func (s *Store) GetTeam(ctx context.Context, teamID string) (teams.Team, error) 
 		err := dynamo.Unmarshal(m, &it)
 		return it.toTeam(), err
 	})
+}
+
+// SetA2AID implements teams.Store: one UpdateItem conditioned on the team
+// existing and having no A2A id; when another writer gave it one first,
+// the stored one is read back.
+func (s *Store) SetA2AID(ctx context.Context, teamID, a2aID string) (string, error) {
+	update := expression.Set(dynamo.Name("a2a_id"), dynamo.Value(a2aID)).
+		Set(dynamo.Name(dynamo.AttrGSI1PK), dynamo.Value(dynamo.A2APK(a2aID))).
+		Set(dynamo.Name(dynamo.AttrGSI1SK), dynamo.Value(dynamo.SKTeam))
+	cond := expression.AttributeExists(dynamo.Name("pk")).And(expression.AttributeNotExists(dynamo.Name("a2a_id")))
+	expr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
+	if err != nil {
+		return "", dynamo.Internal(err, "expression")
+	}
+	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.Table, Key: dynamo.Key(dynamo.TeamPK(teamID), dynamo.SKTeam),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if _, failed := dynamo.ConditionFailed(err); failed {
+		t, err := s.GetTeam(ctx, teamID)
+		return t.A2AID, err
+	}
+	if err != nil {
+		return "", dynamo.Internal(err, "UpdateItem")
+	}
+	return a2aID, nil
+}
+
+// TeamByA2AID implements teams.Store (gsi1 is eventually consistent: an id
+// given a moment ago may not resolve yet, which only the first request of
+// a client that guessed it could see).
+func (s *Store) TeamByA2AID(ctx context.Context, a2aID string) (teams.Team, error) {
+	in, err := dynamo.BuiltQuery(dynamo.IndexGSI1, dynamo.KeyIs(dynamo.AttrGSI1PK, dynamo.A2APK(a2aID)).And(dynamo.KeyIs(dynamo.AttrGSI1SK, dynamo.SKTeam)), expression.ConditionBuilder{}, true)
+	if err != nil {
+		return teams.Team{}, dynamo.Internal(err, "expression")
+	}
+	in.TableName = &s.Table
+	out, err := s.DB.Query(ctx, in)
+	if err != nil {
+		return teams.Team{}, dynamo.Internal(err, "Query")
+	}
+	if len(out.Items) == 0 {
+		return teams.Team{}, apperr.NotFound("a2a agent", a2aID)
+	}
+	var it teamItem
+	if err := dynamo.Unmarshal(out.Items[0], &it); err != nil {
+		return teams.Team{}, dynamo.Internal(err, "unmarshal")
+	}
+	return it.toTeam(), nil
 }
 
 // PutAPIKey implements teams.Store.

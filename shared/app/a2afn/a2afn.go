@@ -1,0 +1,224 @@
+// Package a2afn wires the "a2a" function: a team as an A2A 1.0 agent
+// (shared/interop; docs/a2a.md). Its routes are public at the gateway: the
+// agent card needs no key, and the JSON-RPC endpoint checks the key here,
+// with the authorizer's own code (shared/authorizer, the team's rate limit
+// included), so that every error on /a2a/* is a JSON-RPC error object with
+// its HTTP status instead of the gateway's bare {"message": …}. It links
+// DynamoDB, EventBridge, Lambda (the ExpertGate, for routing) and Step
+// Functions (the tasks' executions and the approvals' callbacks).
+package a2afn
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/authctx"
+	"github.com/conclave-ai/conclave/shared/authorizer"
+	"github.com/conclave-ai/conclave/shared/interop"
+	"github.com/conclave-ai/conclave/shared/logctx"
+	"github.com/conclave-ai/conclave/shared/teams"
+)
+
+// The routes (shared/manifest): both public at the gateway.
+const (
+	RouteCard = "GET /a2a/{a2a_id}/.well-known/agent-card.json"
+	RouteRPC  = "POST /a2a/{a2a_id}"
+)
+
+// MaxBody bounds a JSON-RPC request (bytes): a message of MaxMessage
+// characters and its envelope, with room.
+const MaxBody = 256 << 10
+
+// Handler serves the routes.
+type Handler struct {
+	Teams   teams.Store
+	Auth    *authorizer.Handler
+	Service *interop.Service
+	Log     *slog.Logger
+}
+
+var validID = regexp.MustCompile(`^a2a_[0-9a-f]{32}$`)
+
+// Serve implements the function.
+func (h *Handler) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	reqID := ev.RequestContext.RequestID
+	ctx = logctx.With(ctx, "request_id", reqID, "route", ev.RouteKey)
+	id := ev.PathParameters["a2a_id"]
+	var t teams.Team
+	var err error = apperr.NotFound("a2a agent", id)
+	if validID.MatchString(id) {
+		t, err = h.Teams.TeamByA2AID(ctx, id)
+	}
+	if err != nil {
+		return h.failure(ctx, reqID, err), nil
+	}
+	e := interop.Endpoint{TeamID: t.ID, BaseURL: baseURL(ev, id)}
+	ctx = interop.With(ctx, e)
+	if ev.RouteKey == RouteCard {
+		card, err := h.Service.PublicCard(ctx)
+		if err != nil {
+			return h.failure(ctx, reqID, err), nil
+		}
+		body, _ := json.Marshal(card)
+		return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusOK, Body: string(body),
+			Headers: map[string]string{"Content-Type": "application/json", "Cache-Control": "max-age=60"}}, nil
+	}
+	// The JSON-RPC endpoint: the key, as the authorizer checks it, and
+	// the team it names must be the agent's (another team's agent is not
+	// found, as another team's anything).
+	key, err := h.authenticate(ctx, ev)
+	if err != nil {
+		return h.failure(ctx, reqID, err), nil
+	}
+	if key.TeamID != t.ID {
+		return h.failure(ctx, reqID, apperr.NotFound("a2a agent", id)), nil
+	}
+	ctx = logctx.With(ctx, "team_id", key.TeamID, "key_id", key.KeyID)
+	body := []byte(ev.Body)
+	if ev.IsBase64Encoded {
+		if body, err = base64.StdEncoding.DecodeString(ev.Body); err != nil {
+			return h.failure(ctx, reqID, apperr.Invalid("body", "the body is not valid base64")), nil
+		}
+	}
+	if len(body) > MaxBody {
+		return h.failure(ctx, reqID, apperr.New(apperr.ETOOLARGE, "the request is larger than %d bytes", MaxBody)), nil
+	}
+	return h.rpc(ctx, ev, body), nil
+}
+
+// rpc hands the request to a2a-go's JSON-RPC transport: A2A 1.0 when the
+// client names a version (A2A-Version), its 0.3 compatibility layer when
+// it names none (the 0.3 clients send no such header).
+func (h *Handler) rpc(ctx context.Context, ev events.APIGatewayV2HTTPRequest, body []byte) events.APIGatewayV2HTTPResponse {
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
+	for k, v := range ev.Headers {
+		req.Header.Set(k, v)
+	}
+	var srv http.Handler
+	if strings.TrimSpace(req.Header.Get(a2a.SvcParamVersion)) == "" {
+		srv = a2av0.NewJSONRPCHandler(h.Service)
+	} else {
+		srv = a2asrv.NewJSONRPCHandler(h.Service)
+	}
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req)
+	headers := map[string]string{"Content-Type": "application/json"}
+	if ct := rec.Header().Get("Content-Type"); ct != "" {
+		headers["Content-Type"] = ct
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: rec.Code, Body: rec.Body.String(), Headers: headers}
+}
+
+// caller is who the key names.
+type caller struct{ TeamID, KeyID string }
+
+// authenticate runs the authorizer's check on the request's key: a denial
+// is EUNAUTHORIZED, a team over its rate limit ELIMIT (reason
+// TeamRateLimited, retry after a second), a store failure EUNAVAILABLE.
+func (h *Handler) authenticate(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (caller, error) {
+	res, err := h.Auth.Handle(ctx, events.APIGatewayV2CustomAuthorizerV2Request{
+		Version: "2.0", Type: "REQUEST", RouteKey: ev.RouteKey, RawPath: ev.RawPath,
+		Headers: ev.Headers, RequestContext: ev.RequestContext,
+	})
+	if err != nil {
+		return caller{}, apperr.Wrap(apperr.EUNAVAILABLE, err, "the key could not be checked; retry")
+	}
+	if !res.IsAuthorized {
+		return caller{}, apperr.New(apperr.EUNAUTHORIZED, "a valid Conclave API key of the team is required in X-Api-Key")
+	}
+	c := caller{}
+	c.TeamID, _ = res.Context[authctx.TeamID].(string)
+	c.KeyID, _ = res.Context[authctx.KeyID].(string)
+	if limited, _ := res.Context[authctx.RateLimited].(bool); limited {
+		return c, apperr.New(apperr.ELIMIT, "the team is over its rate limit; retry after a second").WithReason("TeamRateLimited")
+	}
+	return c, nil
+}
+
+// baseURL is the agent's URL as the client reached it: the API's host
+// (API Gateway sets X-Forwarded-Proto; the local edge too).
+func baseURL(ev events.APIGatewayV2HTTPRequest, id string) string {
+	proto := ev.Headers["x-forwarded-proto"]
+	if proto != "http" {
+		proto = "https"
+	}
+	host := ev.RequestContext.DomainName
+	if host == "" {
+		host = ev.Headers["host"]
+	}
+	return proto + "://" + host + "/a2a/" + id
+}
+
+// failure is err as a JSON-RPC error object with err's HTTP status: what
+// happens before a request reaches the protocol (an unknown agent, a
+// missing key, the rate limit, a body too large) is answered in the
+// protocol's shape too, with the Conclave code and the request id in its
+// data.
+func (h *Handler) failure(ctx context.Context, reqID string, err error) events.APIGatewayV2HTTPResponse {
+	e, ok := apperr.As(err)
+	if !ok {
+		e = apperr.New(apperr.EINTERNAL, "internal error")
+	}
+	status, code := http.StatusInternalServerError, -32603
+	headers := map[string]string{"Content-Type": "application/json"}
+	switch e.Code {
+	case apperr.ENOTFOUND:
+		status, code = http.StatusNotFound, -32600
+	case apperr.EUNAUTHORIZED:
+		status, code = http.StatusUnauthorized, -32600
+	case apperr.EINVALID:
+		status, code = http.StatusBadRequest, -32600
+	case apperr.ETOOLARGE:
+		status, code = http.StatusRequestEntityTooLarge, -32600
+	case apperr.ELIMIT:
+		status, code = http.StatusTooManyRequests, -32000
+		headers["Retry-After"] = strconv.Itoa(1)
+	case apperr.EUNAVAILABLE:
+		status, code = http.StatusServiceUnavailable, -32000
+		headers["Retry-After"] = strconv.Itoa(1)
+	default:
+		h.Log.ErrorContext(ctx, "a2a failure", "error", err.Error())
+		e = apperr.New(apperr.EINTERNAL, "internal error")
+	}
+	data := map[string]any{"code": e.Code, "request_id": reqID}
+	if e.Reason != "" {
+		data["reason"] = e.Reason
+	}
+	if e.Field != "" {
+		data["field"] = e.Field
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": code, "message": e.Message, "data": data}})
+	return events.APIGatewayV2HTTPResponse{StatusCode: status, Body: string(body), Headers: headers}
+}
+
+// registry reads the card's team and agents.
+type registry struct {
+	teams  teams.Store
+	agents interface {
+		ActiveAgents(ctx context.Context, teamID string) ([]agents.Agent, error)
+	}
+}
+
+func (r registry) GetTeam(ctx context.Context, teamID string) (teams.Team, error) {
+	return r.teams.GetTeam(ctx, teamID)
+}
+
+func (r registry) Agents(ctx context.Context, teamID string) ([]agents.Agent, error) {
+	return r.agents.ActiveAgents(ctx, teamID)
+}

@@ -1,0 +1,71 @@
+package a2afn
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/conclave-ai/conclave/shared/app/taskwiring"
+	"github.com/conclave-ai/conclave/shared/approvals"
+	"github.com/conclave-ai/conclave/shared/authorizer"
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/approvalstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/teamstore"
+	"github.com/conclave-ai/conclave/shared/executions"
+	"github.com/conclave-ai/conclave/shared/expertgate"
+	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
+	"github.com/conclave-ai/conclave/shared/interop"
+	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/tasktools"
+	"github.com/conclave-ai/conclave/shared/teams"
+)
+
+// Build implements lambdafn.Build.
+func Build(d lambdafn.Deps) (any, error) {
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	teamStore := teamstore.New(core.DB, core.Table)
+	auth := &authorizer.Handler{Teams: teams.NewService(teamStore), Log: d.Log}
+	if d.Config.TeamRateLimit > 0 {
+		auth.Rate = &authorizer.RateLimit{PerSecond: d.Config.TeamRateLimit, Counter: core}
+	}
+	callbacks := executions.CallbacksFromConfig(d.AWS)
+	w := taskwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), callbacks)
+	store := convstore.New(core.DB, core.Table)
+	// The chat turn's router, as the conversations function builds it,
+	// but for the router model (a model call per message; the gate and
+	// the default agent decide here).
+	flags := d.Config.Flags.Effective()
+	var gate expertgate.Gate
+	if fn := d.Config.Functions["expert-gate"]; fn != "" {
+		gate = &gateclient.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
+	}
+	router := &dispatch.Router{Gate: gate, Tiers: routing.TiersOrDefault(d.Config.Tiers), Log: d.Log,
+		Flags: dispatch.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble}}
+	conv := &conversations.Service{Store: store, Agents: store, Router: router, Log: d.Log}
+	svc := &interop.Service{
+		Tasks: w.Tasks, Router: conv, Conversations: contexts{conv},
+		Approvals: &approvals.Service{Store: approvalstore.New(core.DB, core.Table), Bus: w.Bus, Callbacks: callbacks,
+			Validate: tasktools.ValidateArguments, Log: d.Log},
+		Registry: registry{teams: teamStore, agents: store},
+		Version:  "1.0.0-" + d.Config.Stage,
+	}
+	h := &Handler{Teams: teamStore, Auth: auth, Service: svc, Log: d.Log}
+	return h.Serve, nil
+}
+
+// contexts are the A2A contexts: conversations of the team.
+type contexts struct{ svc *conversations.Service }
+
+func (c contexts) Open(ctx context.Context, teamID, title string) (string, error) {
+	conv, err := c.svc.Create(ctx, teamID, conversations.CreateInput{Title: title})
+	return conv.ID, err
+}
+
+func (c contexts) Check(ctx context.Context, teamID, id string) error {
+	_, err := c.svc.Get(ctx, teamID, id)
+	return err
+}

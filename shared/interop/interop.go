@@ -1,0 +1,100 @@
+// Package interop makes a team an agent of Google's Agent2Agent protocol,
+// A2A 1.0 (seed 003 phase 12; docs/a2a.md): the team's agent card, built
+// from its skill registry, and the protocol's task methods on the task
+// model. A message is routed as a chat turn's is and becomes a Conclave
+// task (the A2A task id is the Conclave task id) that runs through the
+// delegation workflow with every limit of the task model; its answer is
+// the task's artifact. The JSON-RPC transport, its errors and the 0.3
+// compatibility are a2a-go's (shared/app/a2afn serves them); this package
+// is the a2asrv.RequestHandler behind them and links no AWS SDK.
+package interop
+
+import (
+	"context"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/approvals"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/teams"
+)
+
+// Tasks is the task model (tasks.Service).
+type Tasks interface {
+	Create(ctx context.Context, teamID string, creator tasks.Creator, in tasks.CreateInput, executeByDefault bool) (tasks.Task, error)
+	Get(ctx context.Context, teamID, id string) (tasks.Task, error)
+	Wait(ctx context.Context, teamID, id string, d time.Duration) (tasks.Task, error)
+	List(ctx context.Context, teamID string, f tasks.Filter, p paging.Page) ([]tasks.Task, string, error)
+	Cancel(ctx context.Context, teamID, id, by, reason string) (tasks.Task, error)
+}
+
+// Router chooses the agent that answers a message in a conversation, as
+// a chat turn's router does (the gate's scores, continuity, the default
+// agent); it returns the agent's slug.
+type Router interface {
+	Choose(ctx context.Context, teamID, conversationID, text string) (string, error)
+}
+
+// Conversations are the A2A contexts: a message without a contextId
+// opens one, and one with a contextId must name a conversation of the
+// team.
+type Conversations interface {
+	Open(ctx context.Context, teamID, title string) (string, error)
+	// Check returns ENOTFOUND for a conversation that is not the team's.
+	Check(ctx context.Context, teamID, id string) error
+}
+
+// Approvals decides the approvals a task waits on (approvals.Service).
+type Approvals interface {
+	List(ctx context.Context, teamID string, f approvals.Filter, p paging.Page) ([]approvals.Approval, string, error)
+	Decide(ctx context.Context, teamID, id, by string, in approvals.DecideInput) (approvals.Approval, error)
+}
+
+// Registry is what the card is built from.
+type Registry interface {
+	GetTeam(ctx context.Context, teamID string) (teams.Team, error)
+	// Agents are the team's active agents.
+	Agents(ctx context.Context, teamID string) ([]agents.Agent, error)
+}
+
+// Service answers the A2A methods for the team its context names (With).
+type Service struct {
+	Tasks         Tasks
+	Router        Router
+	Conversations Conversations
+	Approvals     Approvals
+	Registry      Registry
+	// Deadline is how long SendMessage waits for the task to end before
+	// answering it WORKING (the chat turn's deadline; DefaultDeadline
+	// when zero). The caller's own deadline shortens it.
+	Deadline time.Duration
+	// Version is the card's version (the deployment's).
+	Version string
+}
+
+// DefaultDeadline is SendMessage's wait: what a chat turn waits for its
+// agents (shared/conversations' turn), well inside the API Gateway's 30 s.
+const DefaultDeadline = 20 * time.Second
+
+// Actor is who the task model records for what A2A clients do.
+const Actor = "a2a"
+
+// Endpoint is what a request is for: the team behind the A2A id it
+// addressed and the agent's base URL (the card's interface URL).
+type Endpoint struct {
+	TeamID  string
+	BaseURL string
+}
+
+type endpointKey struct{}
+
+// With returns ctx serving e: the handler answers for e's team only.
+func With(ctx context.Context, e Endpoint) context.Context {
+	return context.WithValue(ctx, endpointKey{}, e)
+}
+
+func endpoint(ctx context.Context) (Endpoint, bool) {
+	e, ok := ctx.Value(endpointKey{}).(Endpoint)
+	return e, ok && e.TeamID != ""
+}
