@@ -52,17 +52,18 @@ dynamodb:
 wordllama:
 	@localstack/wordllama.sh
 
-## test: gofmt/vet, the fuzz and unit tests (incl. CDK stack tests), integration and end-to-end tests on a fresh
-## local cloud, the contract test and cfn-lint; the cloud stops whatever happens. localstack/test.sh runs them so
-## that no core idles while something waits: after vet, the fuzz and unit tests run while the cloud starts, cfn-lint
-## runs, and, once the cloud is up, the integration tests and the contract test run together.
+## test: gofmt/vet, the unit tests (the fuzz targets' corpora among them) and the CDK stack tests, integration and
+## end-to-end tests on a fresh local cloud, the contract test and cfn-lint; the cloud stops whatever happens.
+## localstack/test.sh runs them so that no step waits on another it does not need: after vet, the unit tests run while
+## the cloud starts, the stack tests (compiled beside vet) and cfn-lint run, and, once the cloud is up, the integration
+## tests and the contract test run together. The fuzzing itself is make fuzz (docs/testing.md).
 ## go test's own vet is off here (GOTESTFLAGS): golint has vetted the same files with every analyzer, and go
 ## test's smaller set of analyzers does not share vet's cache (on a cold cache it re-vetted every dependency).
 # GOGC=400 for everything make test runs: the Go compiler collects garbage four times less often, and on this
 # repository's generated giants (the CDK bindings, the AWS SDK) a cold build took 18 % less CPU for at most 1.3 GB
 # per compile instead of 0.9. The programs it runs (the tests, the local cloud) live for minutes only.
 test: export GOGC ?= 400
-# -dwarf=false for everything make test compiles (vet's dependencies, the fuzz, unit and integration tests, the
+# -dwarf=false for everything make test compiles (vet's dependencies, the unit, stack and integration tests, the
 # edge): no debugger reads these binaries, stack traces do not need DWARF, and a cold build took 16 % less CPU
 # (the CDK bindings: 87 s instead of 103). A plain `go test` keeps its own cache entries (other flags).
 test: export GOFLAGS := $(strip $(GOFLAGS) -gcflags=all=-dwarf=false)
@@ -72,7 +73,8 @@ test:
 unit:
 	go test $(GOTESTFLAGS) -count=1 $(or $(UNIT_PKGS),./...) # UNIT_PKGS: make test runs infra/stack's tests in steps of their own
 
-## fuzz: every request decoder fuzzed briefly (never a panic, a 5xx, or a change from a refused request): a fixed
+## fuzz: every request decoder fuzzed (never a panic, a 5xx, or a change from a refused request), not part of make test
+## (its instrumented build of every package was 100 s of a cold CI run's CPU): run it after changing a decoder. A fixed
 ## number of executions per target (-fuzztime Nx), at least what 3 s gave each on the idle two-core CI machine, so a busy machine
 ## fuzzes as much, only slower (3 s of a busy machine, or 3 s mostly spent re-running a grown corpus, did a third).
 ## FUZZTIME=1m (or =1000000x) for longer, all four.

@@ -4,8 +4,9 @@
 #
 # On two cores nothing should wait while a core idles:
 #
-#   foreground  gofmt + go vet, then the fuzz tests (a fixed number of
-#               executions, not a time), then the unit tests
+#   foreground  gofmt + go vet, then the unit tests (the fuzz targets'
+#               corpora among them; the fuzzing itself is make fuzz, see
+#               docs/testing.md)
 #   background  the local cloud starting: moto's venv and DynamoDB Local at
 #               once, then, after vet, the edge
 #               | the test tools' venv, then, after vet, cfn-lint
@@ -96,12 +97,11 @@ cloud() {
 step up cloud &
 pids=($!)
 # The stack tests (infra/stack): the CDK bindings' compile is the run's
-# longest chain of single packages, and the tests then run one Node
-# process; both at the end of the unit step left a core idle for a
-# minute. So they are compiled here, once the test tools are installed
-# (vet has compiled the standard library and what the CDK app shares with
-# the rest by then: no package compiled twice), beside vet and the fuzz
-# tests, and run as soon as vet has passed; then the two CDK packages are
+# longest chain of single packages and the tests then run a Node process,
+# so they start early instead of ending the run: compiled once the test
+# tools are installed (vet has compiled the standard library and what the
+# CDK app shares with the rest by then: no package compiled twice), beside
+# vet, and run as soon as vet has passed; then the two CDK packages are
 # vetted (vet-cdk) and cfn-lint lints the templates the tests wrote.
 (
   step tools localstack/contract.sh venv
@@ -153,14 +153,12 @@ if ! localstack/wordllama.sh 2>&1 | tee "$out/wordllama.log"; then
   exit 1
 fi
 mark wordllama end
-# The fuzz tests build an instrumented copy of every package they reach
-# (the standard library and the AWS SDK included) that no other step
-# shares: 200 s of a cold run's two cores. Started here, beside vet, they
-# use what vet leaves idle (module downloads, the CDK bindings' long
-# single-threaded type check) instead of standing between vet and the
-# unit tests.
-step fuzz "${make[@]}" fuzz GOTESTFLAGS=-vet=off &
-pids+=($!)
+# No fuzzing here: go test -fuzz builds an instrumented copy of every
+# package it reaches (the standard library and the AWS SDK included) that
+# no other step shares, 100 s of a cold run's CPU for a few seconds of
+# fuzzing; the unit step runs every fuzz target on its corpus, the contract
+# step fuzzes every route over HTTP (bodies, parameters: never a 5xx, a
+# refused request changes nothing), and make fuzz explores (docs/testing.md).
 # vet leaves the two packages that link the CDK bindings (infra,
 # infra/stack) to the stack steps above, which compile the bindings
 # anyway; vet-cdk vets the two from the build cache then.
@@ -186,7 +184,7 @@ done
 
 # Every step that should have run did: a missing status is a failure (a
 # background step that died before writing it must not pass for skipped).
-expected=(golint fuzz)
+expected=(golint)
 if ok golint; then
   expected+=(unit up tools)
   ok tools && expected+=(stack-build cfn-lint)
@@ -200,7 +198,7 @@ for name in "${expected[@]}"; do
   fi
 done
 
-for name in fuzz stack-build stack vet-cdk up tools cfn-lint integration contract moto-patches; do
+for name in stack-build stack vet-cdk up tools cfn-lint integration contract moto-patches; do
   [[ -f "$out/$name.rc" ]] || continue
   if [[ $name == up || $name == tools ]]; then
     ok "$name" && continue
@@ -220,11 +218,11 @@ echo "== timings (s from the start): $(awk '$2 == "start" {s[$1] = $3} $2 == "en
 if [[ $status != 0 ]]; then
   echo
   echo "== make test FAILED"
-  for name in golint fuzz unit stack-build stack vet-cdk up tools cfn-lint integration contract moto-patches; do
+  for name in golint unit stack-build stack vet-cdk up tools cfn-lint integration contract moto-patches; do
     [[ -f "$out/$name.rc" ]] && ! ok "$name" || continue
     echo "-- $name failed (the whole report: $out/$name.log)"
     case $name in
-    fuzz | unit | stack | integration)
+    unit | stack | integration)
       # Each failed test's block: from "--- FAIL" to the package's verdict
       # (or the log's end when no test got to fail: a build error, a panic).
       blocks=$(

@@ -381,8 +381,8 @@ func announce(stateDir, logDir string, apiPort int, edgeURL, stage string, pids 
 	if err := os.WriteFile(filepath.Join(stateDir, "cloud.env"), []byte(envFile), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("Conclave local cloud is up.\n  API:      %s/v1\n  API key:  %s\n  AWS edge: %s (AWS_ENDPOINT_URL)\n  logs:     %s\nTry: curl -H 'X-Api-Key: %s' %s/v1/agents\nPress Ctrl-C to stop.\n",
-		baseURL, demo.APIKey, edgeURL, logDir, demo.APIKey, baseURL)
+	fmt.Printf("Conclave local cloud is up.\n  API:      %s/v1\n  API key:  %s\n  A2A:      %s/a2a/%s (the demo team's agent, docs/a2a.md)\n  AWS edge: %s (AWS_ENDPOINT_URL)\n  logs:     %s\nTry: curl -H 'X-Api-Key: %s' %s/v1/agents\nPress Ctrl-C to stop.\n",
+		baseURL, demo.APIKey, baseURL, demo.A2AID, edgeURL, logDir, demo.APIKey, baseURL)
 	return nil
 }
 
