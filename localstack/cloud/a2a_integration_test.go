@@ -141,7 +141,7 @@ func TestTheOfficialPythonClientWorksWithATeam(t *testing.T) {
 	assert.Less(t, len(got.Card.Skills), len(got.ExtendedSkills), "the extended card shows every reachable skill")
 	assert.Contains(t, got.ExtendedSkills, "ava.coordination")
 	assert.False(t, got.Card.Streaming)
-	assert.Equal(t, [][]string{{url, "JSONRPC", "1.0"}}, got.Card.Interfaces)
+	assert.Equal(t, [][]string{{url, "JSONRPC", "1.0"}, {url, "JSONRPC", "0.3"}}, got.Card.Interfaces)
 	assert.Equal(t, []string{"apiKey"}, got.Card.Schemes)
 
 	// The message ran as a Conclave task of the routed agent, in a new
@@ -171,6 +171,9 @@ func TestTheOfficialPythonClientWorksWithATeam(t *testing.T) {
 	assert.Equal(t, "TASK_STATE_INPUT_REQUIRED", got.Held.State)
 	assert.Contains(t, strings.Join(got.Held.Note, " "), "decision")
 	assert.Equal(t, "TASK_STATE_COMPLETED", got.Decided.State, "the rejection reached the model, which answered")
+	require.NotEmpty(t, got.Decided.Answer)
+	assert.Contains(t, got.Decided.Answer[0], "rejected by a human reviewer", "the model read the rejection as the tool's result")
+	assert.Contains(t, got.Decided.Answer[0], "not now", "with the client's reason")
 
 	require.NotNil(t, got.Missing)
 	assert.Contains(t, got.Missing["type"], "TaskNotFound")
@@ -216,8 +219,11 @@ func TestA2AIsIsolatedValidatedAndSpeaksZeroThree(t *testing.T) {
 	req.Header.Set("X-Api-Key", d.key)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	require.NoError(t, err)
 	assert.Equal(t, 413, resp.StatusCode)
+	assert.Contains(t, string(raw), `"jsonrpc":"2.0"`, "a JSON-RPC error object, not the gateway's")
 
 	// No A2A-Version: a2a-go's 0.3 layer, with 0.3's method names.
 	st, out = rpc(t, url, d.key, `{"jsonrpc":"2.0","id":9,"method":"tasks/get","params":{"id":"`+id+`"}}`)

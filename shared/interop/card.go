@@ -11,6 +11,9 @@ import (
 	"github.com/conclave-ai/conclave/shared/teams"
 )
 
+// ProtocolVersion03 is the older protocol version the agent also speaks.
+const ProtocolVersion03 a2a.ProtocolVersion = "0.3"
+
 // SecurityScheme names the API key in the card: the key of any route,
 // in the X-Api-Key header.
 const SecurityScheme = "apiKey"
@@ -28,8 +31,13 @@ func Card(t teams.Team, active []agents.Agent, baseURL, version string, extended
 		Name: t.Name,
 		Description: fmt.Sprintf("%s, a team of AI agents on Conclave. A message is routed to the agent whose skills fit it "+
 			"and answered as a task; the skills below are what the team offers.", t.Name),
-		Version:             version,
-		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(baseURL, a2a.TransportProtocolJSONRPC)},
+		Version: version,
+		// JSON-RPC at the agent's URL, in 1.0 and in 0.3 (a2a-go's 0.3
+		// layer answers a request with no A2A-Version, or 0.x).
+		SupportedInterfaces: []*a2a.AgentInterface{
+			a2a.NewAgentInterface(baseURL, a2a.TransportProtocolJSONRPC),
+			{URL: baseURL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: ProtocolVersion03},
+		},
 		// Streaming and push notifications come with the streaming API
 		// (issue 29); until then a client reads the task (GetTask).
 		Capabilities:       a2a.AgentCapabilities{ExtendedAgentCard: true},

@@ -24,7 +24,7 @@ import (
 type Tasks interface {
 	Create(ctx context.Context, teamID string, creator tasks.Creator, in tasks.CreateInput, executeByDefault bool) (tasks.Task, error)
 	Get(ctx context.Context, teamID, id string) (tasks.Task, error)
-	Wait(ctx context.Context, teamID, id string, d time.Duration) (tasks.Task, error)
+	WaitUntil(ctx context.Context, teamID, id string, d time.Duration, done func(tasks.Task) bool) (tasks.Task, error)
 	List(ctx context.Context, teamID string, f tasks.Filter, p paging.Page) ([]tasks.Task, string, error)
 	Cancel(ctx context.Context, teamID, id, by, reason string) (tasks.Task, error)
 }
@@ -43,11 +43,14 @@ type Conversations interface {
 	Open(ctx context.Context, teamID, title string) (string, error)
 	// Check returns ENOTFOUND for a conversation that is not the team's.
 	Check(ctx context.Context, teamID, id string) error
+	// Discard closes a conversation opened for a message that was then
+	// refused (best effort: a refusal leaves no open context behind).
+	Discard(ctx context.Context, teamID, id string)
 }
 
 // Approvals decides the approvals a task waits on (approvals.Service).
 type Approvals interface {
-	List(ctx context.Context, teamID string, f approvals.Filter, p paging.Page) ([]approvals.Approval, string, error)
+	Get(ctx context.Context, teamID, id string) (approvals.Approval, error)
 	Decide(ctx context.Context, teamID, id, by string, in approvals.DecideInput) (approvals.Approval, error)
 }
 

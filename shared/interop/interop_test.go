@@ -31,6 +31,8 @@ type fakeTasks struct {
 	refuse  error
 	finish  func(t *tasks.Task)
 	waited  time.Duration
+	// settled is what the waiter's condition said of the task as it ended.
+	settled bool
 }
 
 func (f *fakeTasks) Create(_ context.Context, teamID string, c tasks.Creator, in tasks.CreateInput, _ bool) (tasks.Task, error) {
@@ -57,12 +59,13 @@ func (f *fakeTasks) Get(_ context.Context, teamID, id string) (tasks.Task, error
 	return t, nil
 }
 
-func (f *fakeTasks) Wait(ctx context.Context, teamID, id string, d time.Duration) (tasks.Task, error) {
+func (f *fakeTasks) WaitUntil(ctx context.Context, teamID, id string, d time.Duration, done func(tasks.Task) bool) (tasks.Task, error) {
 	f.mu.Lock()
 	f.waited = d
 	if t, ok := f.byID[id]; ok && t.TeamID == teamID && f.finish != nil {
 		f.finish(&t)
 		f.byID[id] = t
+		f.settled = done(t)
 	}
 	f.mu.Unlock()
 	return f.Get(ctx, teamID, id)
@@ -103,12 +106,14 @@ func (r *fakeRouter) Choose(_ context.Context, _, _, text string) (string, error
 }
 
 // fakeContexts: team_a has conv_a; opening makes conv_new.
-type fakeContexts struct{ opened int }
+type fakeContexts struct{ opened, discarded int }
 
 func (c *fakeContexts) Open(context.Context, string, string) (string, error) {
 	c.opened++
 	return "conv_new", nil
 }
+
+func (c *fakeContexts) Discard(context.Context, string, string) { c.discarded++ }
 
 func (c *fakeContexts) Check(_ context.Context, teamID, id string) error {
 	if teamID == "team_a" && id == "conv_a" {
@@ -117,14 +122,23 @@ func (c *fakeContexts) Check(_ context.Context, teamID, id string) error {
 	return apperr.NotFound("conversation", id)
 }
 
-type fakeApprovals struct{ decided []approvals.DecideInput }
-
-func (a *fakeApprovals) List(_ context.Context, _ string, f approvals.Filter, _ paging.Page) ([]approvals.Approval, string, error) {
-	return []approvals.Approval{{ID: "appr_1", TaskID: f.TaskID, Status: approvals.Pending}}, "", nil
+// fakeApprovals: the pending and decided approvals by id, of team_a.
+type fakeApprovals struct {
+	status  map[string]approvals.Status
+	decided map[string]approvals.DecideInput
 }
 
-func (a *fakeApprovals) Decide(_ context.Context, _, _, _ string, in approvals.DecideInput) (approvals.Approval, error) {
-	a.decided = append(a.decided, in)
+func (a *fakeApprovals) Get(_ context.Context, teamID, id string) (approvals.Approval, error) {
+	st, ok := a.status[id]
+	if !ok || teamID != "team_a" {
+		return approvals.Approval{}, apperr.NotFound("approval", id)
+	}
+	return approvals.Approval{ID: id, Status: st}, nil
+}
+
+func (a *fakeApprovals) Decide(_ context.Context, _, id, _ string, in approvals.DecideInput) (approvals.Approval, error) {
+	a.decided[id] = in
+	a.status[id] = approvals.Status(in.Decision + "d")
 	return approvals.Approval{}, nil
 }
 
@@ -153,7 +167,8 @@ type world struct {
 }
 
 func newWorld() *world {
-	w := &world{tasks: &fakeTasks{byID: map[string]tasks.Task{}}, router: &fakeRouter{}, contexts: &fakeContexts{}, approvals: &fakeApprovals{}}
+	w := &world{tasks: &fakeTasks{byID: map[string]tasks.Task{}}, router: &fakeRouter{}, contexts: &fakeContexts{},
+		approvals: &fakeApprovals{status: map[string]approvals.Status{}, decided: map[string]approvals.DecideInput{}}}
 	w.svc = &interop.Service{Tasks: w.tasks, Router: w.router, Conversations: w.contexts, Approvals: w.approvals,
 		Registry: fakeRegistry{}, Deadline: 5 * time.Second, Version: "test"}
 	return w
@@ -191,9 +206,12 @@ func TestStatesMapAsDocumented(t *testing.T) {
 		{tasks.Canceled, "", a2a.TaskStateCanceled},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, interop.State(tasks.Task{Status: c.status, StatusReason: c.reason}), "%s %q", c.status, c.reason)
+		assert.Equal(t, c.want, interop.State(tasks.Task{Status: c.status, StatusReason: c.reason, ApprovalIDs: []string{"apr_1"}}), "%s %q", c.status, c.reason)
 	}
 	assert.Len(t, cases, len(tasks.Statuses)+1, "every status (blocked twice)")
+	// A parent blocked while its sub-task waits for an approval has none
+	// of its own: the sub-task is the one to decide, the parent works on.
+	assert.Equal(t, a2a.TaskStateWorking, interop.State(tasks.Task{Status: tasks.Blocked, StatusReason: tasks.ReasonAwaitingApproval}))
 }
 
 func TestTaskCarriesTheAnswerAsItsArtifact(t *testing.T) {
@@ -224,10 +242,12 @@ func TestPublicCardShowsPublicSkillsOnly(t *testing.T) {
 	require.Len(t, card.Skills, 1, "public, and never internal_only")
 	assert.Equal(t, "kyra.code-review", card.Skills[0].ID)
 	assert.Equal(t, []string{"code"}, card.Skills[0].Tags)
-	require.Len(t, card.SupportedInterfaces, 1)
-	assert.Equal(t, "https://api.example/a2a/a2a_x", card.SupportedInterfaces[0].URL)
-	assert.Equal(t, a2a.TransportProtocolJSONRPC, card.SupportedInterfaces[0].ProtocolBinding)
-	assert.Equal(t, a2a.ProtocolVersion("1.0"), card.SupportedInterfaces[0].ProtocolVersion)
+	require.Len(t, card.SupportedInterfaces, 2)
+	for i, version := range []a2a.ProtocolVersion{"1.0", "0.3"} {
+		assert.Equal(t, "https://api.example/a2a/a2a_x", card.SupportedInterfaces[i].URL)
+		assert.Equal(t, a2a.TransportProtocolJSONRPC, card.SupportedInterfaces[i].ProtocolBinding)
+		assert.Equal(t, version, card.SupportedInterfaces[i].ProtocolVersion)
+	}
 	assert.False(t, card.Capabilities.Streaming)
 	assert.True(t, card.Capabilities.ExtendedAgentCard)
 	scheme, ok := card.SecuritySchemes[interop.SecurityScheme].(a2a.APIKeySecurityScheme)
@@ -296,37 +316,79 @@ func TestSendMessageRefusalsCreateNothing(t *testing.T) {
 	_, err = w.svc.SendMessage(ctx, &a2a.SendMessageRequest{Message: textMessage(string(long))})
 	e, _ = protocolErr(t, err)
 	assert.ErrorIs(t, e, a2a.ErrInvalidParams, "one past MaxMessage")
+	assert.Zero(t, w.contexts.opened, "checked before a context is opened")
 	w.tasks.refuse = apperr.New(apperr.ELIMIT, "kyra has 5 active tasks").WithReason("AgentTaskLimit")
 	_, err = w.svc.SendMessage(ctx, &a2a.SendMessageRequest{Message: textMessage(string(long[:interop.MaxMessage]))})
 	e, data = protocolErr(t, err)
 	assert.ErrorIs(t, e, a2a.ErrUnsupportedOperation)
 	assert.Equal(t, "AgentTaskLimit", data["reason"], "a limit refusal carries its reason")
 	assert.Equal(t, apperr.ELIMIT, data["code"])
+	assert.Equal(t, []string{string(long[:interop.MaxMessage])}, w.router.asked, "exactly MaxMessage characters are routed")
 	assert.Empty(t, w.tasks.created, "no task from any refusal")
+	assert.Equal(t, 1, w.contexts.opened)
+	assert.Equal(t, 1, w.contexts.discarded, "the context the refused message opened is closed again")
 	_, err = w.svc.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: textMessage("hi")})
 	assert.ErrorIs(t, err, a2a.ErrUnauthenticated)
 }
 
-func TestAMessageDecidesTheApprovalATaskWaitsFor(t *testing.T) {
+func TestAMessageDecidesTheApprovalsATaskWaitsFor(t *testing.T) {
 	w := newWorld()
-	w.tasks.byID["task_1"] = tasks.Task{TeamID: "team_a", ID: "task_1", Status: tasks.Blocked, StatusReason: tasks.ReasonAwaitingApproval}
+	w.approvals.status["apr_1"] = approvals.Pending
+	w.approvals.status["apr_2"] = approvals.Approved // decided already
+	w.approvals.status["apr_3"] = approvals.Pending
+	w.tasks.byID["task_1"] = tasks.Task{TeamID: "team_a", ID: "task_1", Status: tasks.Blocked, StatusReason: tasks.ReasonAwaitingApproval,
+		ApprovalIDs: []string{"apr_1", "apr_2", "apr_3"}}
 	ctx := teamA()
 	reply := &a2a.Message{TaskID: "task_1", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("ok")}}
 	_, err := w.svc.SendMessage(ctx, &a2a.SendMessageRequest{Message: reply})
 	e, _ := protocolErr(t, err)
 	assert.ErrorIs(t, e, a2a.ErrInvalidParams, "a decision is a data part")
 	assert.Empty(t, w.approvals.decided)
-	reply.Parts = a2a.ContentParts{a2a.NewDataPart(map[string]any{"decision": "approve", "reason": "fine"})}
-	w.tasks.finish = func(t *tasks.Task) { t.Status, t.StatusReason, t.Result = tasks.Completed, "", "Done." }
+	reply.Parts = a2a.ContentParts{a2a.NewDataPart(map[string]any{"decision": "reject", "reason": "not now"})}
+	w.tasks.finish = func(t *tasks.Task) {
+		t.Status, t.StatusReason, t.ApprovalIDs, t.Result = tasks.Completed, "", nil, "Done."
+	}
 	res, err := w.svc.SendMessage(ctx, &a2a.SendMessageRequest{Message: reply})
 	require.NoError(t, err)
-	require.Len(t, w.approvals.decided, 1)
-	assert.Equal(t, approvals.DecideInput{Decision: "approve", Reason: "fine"}, w.approvals.decided[0])
+	assert.Equal(t, map[string]approvals.DecideInput{
+		"apr_1": {Decision: "reject", Reason: "not now"}, "apr_3": {Decision: "reject", Reason: "not now"},
+	}, w.approvals.decided, "the task's own pending approvals, by id; the decided one left alone")
 	assert.Equal(t, a2a.TaskStateCompleted, res.(*a2a.Task).Status.State)
 	_, err = w.svc.SendMessage(ctx, &a2a.SendMessageRequest{Message: reply})
 	e, _ = protocolErr(t, err)
 	assert.ErrorIs(t, e, a2a.ErrUnsupportedOperation, "an ended task needs no input")
-	assert.Len(t, w.approvals.decided, 1)
+	// Blocked for approvals all decided since: nothing left to decide.
+	w.tasks.byID["task_1"] = tasks.Task{TeamID: "team_a", ID: "task_1", Status: tasks.Blocked, StatusReason: tasks.ReasonAwaitingApproval,
+		ApprovalIDs: []string{"apr_2"}}
+	_, err = w.svc.SendMessage(ctx, &a2a.SendMessageRequest{Message: reply})
+	_, data := protocolErr(t, err)
+	assert.Equal(t, "NothingToDecide", data["reason"])
+	assert.Len(t, w.approvals.decided, 2)
+}
+
+func TestABlockingSendEndsWhenTheTaskNeedsInput(t *testing.T) {
+	w := newWorld()
+	w.tasks.finish = func(t *tasks.Task) {
+		t.Status, t.StatusReason, t.ApprovalIDs = tasks.Blocked, tasks.ReasonAwaitingApproval, []string{"apr_1"}
+	}
+	res, err := w.svc.SendMessage(teamA(), &a2a.SendMessageRequest{Message: textMessage("Ask luke")})
+	require.NoError(t, err)
+	assert.Equal(t, a2a.TaskStateInputRequired, res.(*a2a.Task).Status.State)
+	assert.True(t, w.tasks.settled, "the wait's condition ends it at INPUT_REQUIRED, not at the deadline")
+	w.tasks.finish = func(t *tasks.Task) { t.Status = tasks.Running }
+	_, err = w.svc.SendMessage(teamA(), &a2a.SendMessageRequest{Message: textMessage("Slow")})
+	require.NoError(t, err)
+	assert.False(t, w.tasks.settled, "a running task does not end the wait")
+}
+
+func TestTheDeadlineLeavesTimeToAnswer(t *testing.T) {
+	w := newWorld()
+	ctx, cancel := context.WithTimeout(teamA(), 4*time.Second)
+	defer cancel()
+	_, err := w.svc.SendMessage(ctx, &a2a.SendMessageRequest{Message: textMessage("hi")})
+	require.NoError(t, err)
+	assert.Less(t, w.tasks.waited, 2*time.Second+time.Millisecond, "the invocation's deadline less 2 s to answer")
+	assert.Greater(t, w.tasks.waited, time.Second)
 }
 
 func TestAnotherTeamsTasksAreNotFound(t *testing.T) {
@@ -377,7 +439,17 @@ func TestPushNotificationsAreNotOffered(t *testing.T) {
 	assert.ErrorIs(t, err, a2a.ErrPushNotificationNotSupported)
 	_, err = w.svc.ListTaskPushConfigs(teamA(), &a2a.ListTaskPushConfigRequest{})
 	assert.ErrorIs(t, err, a2a.ErrPushNotificationNotSupported)
-	for _, err := range w.svc.SendStreamingMessage(teamA(), &a2a.SendMessageRequest{}) {
-		assert.ErrorIs(t, err, a2a.ErrUnsupportedOperation)
+	_, err = w.svc.GetTaskPushConfig(teamA(), &a2a.GetTaskPushConfigRequest{})
+	assert.ErrorIs(t, err, a2a.ErrPushNotificationNotSupported)
+	assert.ErrorIs(t, w.svc.DeleteTaskPushConfig(teamA(), &a2a.DeleteTaskPushConfigRequest{}), a2a.ErrPushNotificationNotSupported)
+	for _, stream := range []func(yield func(a2a.Event, error) bool){
+		w.svc.SendStreamingMessage(teamA(), &a2a.SendMessageRequest{}), w.svc.SubscribeToTask(teamA(), &a2a.SubscribeToTaskRequest{}),
+	} {
+		n := 0
+		for _, err := range stream {
+			n++
+			assert.ErrorIs(t, err, a2a.ErrUnsupportedOperation)
+		}
+		assert.Equal(t, 1, n, "one event: the error")
 	}
 }

@@ -12,14 +12,16 @@ import (
 )
 
 // State is the A2A state of a Conclave task (docs/a2a.md has the table):
-// a task that waits for a human's approval of a tool call is the one that
-// needs input from the client; any other blocked task is still working.
+// a task that waits for a human's approval of one of its own tool calls
+// is the one that needs input from the client; any other blocked task (a
+// parent whose sub-task waits for an approval included: the sub-task is
+// the one to decide) is still working.
 func State(t tasks.Task) a2a.TaskState {
 	switch t.Status {
 	case tasks.Queued:
 		return a2a.TaskStateSubmitted
 	case tasks.Blocked:
-		if t.StatusReason == tasks.ReasonAwaitingApproval {
+		if t.StatusReason == tasks.ReasonAwaitingApproval && len(t.ApprovalIDs) > 0 {
 			return a2a.TaskStateInputRequired
 		}
 		return a2a.TaskStateWorking

@@ -136,6 +136,27 @@ func TestBlockedForApprovalHoldsNoSlotAndResumesWithOne(t *testing.T) {
 	failed, err := f.svc.ExecFail(ctx, team, tk.ID, arn, "States.TaskFailed", "boom")
 	require.NoError(t, err)
 	assert.Equal(t, tasks.Failed, failed.Status)
+	assert.Equal(t, "States.TaskFailed: boom", failed.Error, "the error names the failure and its cause")
+}
+
+// A failure without a cause is named alone (no dangling separator); a
+// Lambda error's cause is its message.
+func TestAFailedExecutionsErrorNamesItsCause(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, c := range []struct{ name, cause, want string }{
+		{"States.TaskFailed", "", "States.TaskFailed"},
+		{"Error", `{"errorMessage":"no luck","errorType":"Error"}`, "Error: no luck"},
+		{"States.Timeout", "", "States.Timeout"},
+	} {
+		tk := f.create(t, executing("luke"))
+		arn := "arn:execution:delegation:" + tk.ID
+		_, err := f.svc.ExecStart(ctx, team, tk.ID, arn)
+		require.NoError(t, err)
+		failed, err := f.svc.ExecFail(ctx, team, tk.ID, arn, c.name, c.cause)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, failed.Error, c.name)
+	}
 }
 
 // A task that ends while it waits for approvals (canceled, or failed from

@@ -515,9 +515,15 @@ func (s *Service) Get(ctx context.Context, teamID, id string) (Task, error) {
 // Wait returns the task once it is terminal or when d has passed,
 // whichever comes first (long-poll).
 func (s *Service) Wait(ctx context.Context, teamID, id string, d time.Duration) (Task, error) {
+	return s.WaitUntil(ctx, teamID, id, d, func(t Task) bool { return t.Status.Terminal() })
+}
+
+// WaitUntil is Wait with its own end: the task once done says so (an A2A
+// client's blocking call also ends when the task needs its input).
+func (s *Service) WaitUntil(ctx context.Context, teamID, id string, d time.Duration, done func(Task) bool) (Task, error) {
 	t, err := backoff.Poll(ctx, d, func(ctx context.Context) (Task, bool, error) {
 		t, err := s.Store.GetTask(ctx, teamID, id)
-		return t, t.Status.Terminal(), err
+		return t, err == nil && done(t), err
 	})
 	if err != nil {
 		return t, err

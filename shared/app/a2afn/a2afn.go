@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -55,12 +56,29 @@ type Handler struct {
 var validID = regexp.MustCompile(`^a2a_[0-9a-f]{32}$`)
 
 // Serve implements the function.
-func (h *Handler) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+func (h *Handler) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (res events.APIGatewayV2HTTPResponse, err error) {
 	reqID := ev.RequestContext.RequestID
 	ctx = logctx.With(ctx, "request_id", reqID, "route", ev.RouteKey)
+	// A panic answers as every other failure: a JSON-RPC error object,
+	// never the gateway's bare 500.
+	defer func() {
+		if r := recover(); r != nil {
+			h.Log.ErrorContext(ctx, "a2a panic", "panic", fmt.Sprint(r))
+			res, err = h.failure(ctx, reqID, apperr.New(apperr.EINTERNAL, "internal error")), nil
+		}
+	}()
 	id := ev.PathParameters["a2a_id"]
+	// The JSON-RPC endpoint checks the key first, as the authorizer
+	// would (nothing of the agent is read for a caller without one).
+	var key caller
+	if ev.RouteKey == RouteRPC {
+		if key, err = h.authenticate(ctx, ev); err != nil {
+			return h.failure(ctx, reqID, err), nil
+		}
+		ctx = logctx.With(ctx, "team_id", key.TeamID, "key_id", key.KeyID)
+	}
 	var t teams.Team
-	var err error = apperr.NotFound("a2a agent", id)
+	err = apperr.NotFound("a2a agent", id)
 	if validID.MatchString(id) {
 		t, err = h.Teams.TeamByA2AID(ctx, id)
 	}
@@ -70,25 +88,13 @@ func (h *Handler) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	e := interop.Endpoint{TeamID: t.ID, BaseURL: baseURL(ev, id)}
 	ctx = interop.With(ctx, e)
 	if ev.RouteKey == RouteCard {
-		card, err := h.Service.PublicCard(ctx)
-		if err != nil {
-			return h.failure(ctx, reqID, err), nil
-		}
-		body, _ := json.Marshal(card)
-		return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusOK, Body: string(body),
-			Headers: map[string]string{"Content-Type": "application/json", "Cache-Control": "max-age=60"}}, nil
+		return h.card(ctx, reqID)
 	}
-	// The JSON-RPC endpoint: the key, as the authorizer checks it, and
-	// the team it names must be the agent's (another team's agent is not
-	// found, as another team's anything).
-	key, err := h.authenticate(ctx, ev)
-	if err != nil {
-		return h.failure(ctx, reqID, err), nil
-	}
+	// The team the key names must be the agent's (another team's agent
+	// is not found, as another team's anything).
 	if key.TeamID != t.ID {
 		return h.failure(ctx, reqID, apperr.NotFound("a2a agent", id)), nil
 	}
-	ctx = logctx.With(ctx, "team_id", key.TeamID, "key_id", key.KeyID)
 	body := []byte(ev.Body)
 	if ev.IsBase64Encoded {
 		if body, err = base64.StdEncoding.DecodeString(ev.Body); err != nil {
@@ -101,19 +107,51 @@ func (h *Handler) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	return h.rpc(ctx, ev, body), nil
 }
 
+// card is the public card, written as a2a-go's 0.3 layer writes it: one
+// JSON both a 1.0 client and a 0.3 one read (the 1.0 fields, and 0.3's
+// url, preferredTransport and protocolVersion).
+func (h *Handler) card(ctx context.Context, reqID string) (events.APIGatewayV2HTTPResponse, error) {
+	card, err := h.Service.PublicCard(ctx)
+	if err != nil {
+		return h.failure(ctx, reqID, err), nil
+	}
+	producer, ok := a2av0.NewStaticAgentCardProducer(card).(interface {
+		CardJSON(context.Context) ([]byte, error)
+	})
+	var body []byte
+	if ok {
+		body, err = producer.CardJSON(ctx)
+	} else {
+		body, err = json.Marshal(card)
+	}
+	if err != nil {
+		return h.failure(ctx, reqID, apperr.Wrap(apperr.EINTERNAL, err, "card")), nil
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusOK, Body: string(body),
+		Headers: map[string]string{"Content-Type": "application/json"}}, nil
+}
+
 // rpc hands the request to a2a-go's JSON-RPC transport: A2A 1.0 when the
-// client names a version (A2A-Version), its 0.3 compatibility layer when
-// it names none (the 0.3 clients send no such header).
+// client names a 1.x version (A2A-Version), its 0.3 compatibility layer
+// when it names 0.x or none (0.3 clients send none, or 0.3); any other
+// version is VersionNotSupported.
 func (h *Handler) rpc(ctx context.Context, ev events.APIGatewayV2HTTPRequest, body []byte) events.APIGatewayV2HTTPResponse {
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
 	for k, v := range ev.Headers {
 		req.Header.Set(k, v)
 	}
+	panics := a2asrv.WithTransportPanicHandler(func(r any) error {
+		h.Log.ErrorContext(ctx, "a2a handler panic", "panic", fmt.Sprint(r))
+		return a2a.ErrInternalError
+	})
 	var srv http.Handler
-	if strings.TrimSpace(req.Header.Get(a2a.SvcParamVersion)) == "" {
-		srv = a2av0.NewJSONRPCHandler(h.Service)
-	} else {
-		srv = a2asrv.NewJSONRPCHandler(h.Service)
+	switch v := strings.TrimSpace(req.Header.Get(a2a.SvcParamVersion)); {
+	case v == "" || v == "0" || strings.HasPrefix(v, "0."):
+		srv = a2av0.NewJSONRPCHandler(h.Service, panics)
+	case v == "1" || strings.HasPrefix(v, "1."):
+		srv = a2asrv.NewJSONRPCHandler(h.Service, panics)
+	default:
+		return h.failure(ctx, ev.RequestContext.RequestID, apperr.Invalid("A2A-Version", "A2A-Version %q is not served: 1.0, or 0.3 (or none)", v).WithReason("VersionNotSupported"))
 	}
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, req)
@@ -183,6 +221,9 @@ func (h *Handler) failure(ctx context.Context, reqID string, err error) events.A
 		status, code = http.StatusUnauthorized, -32600
 	case apperr.EINVALID:
 		status, code = http.StatusBadRequest, -32600
+		if e.Reason == "VersionNotSupported" {
+			code = -32009
+		}
 	case apperr.ETOOLARGE:
 		status, code = http.StatusRequestEntityTooLarge, -32600
 	case apperr.ELIMIT:

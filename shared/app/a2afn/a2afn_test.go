@@ -119,6 +119,9 @@ func TestTheCardIsPublicAndNamesNoTeamID(t *testing.T) {
 	iface := card["supportedInterfaces"].([]any)[0].(map[string]any)
 	assert.Equal(t, "https://api.example/a2a/"+f.idA, iface["url"])
 	assert.Len(t, card["skills"], 1, "public skills only")
+	// The 0.3 fields too: one card both a 0.3 and a 1.0 client read.
+	assert.Equal(t, "https://api.example/a2a/"+f.idA, card["url"])
+	assert.Equal(t, "JSONRPC", card["preferredTransport"])
 	raw, _ := json.Marshal(card)
 	assert.NotContains(t, string(raw), teamA, "the card never names the team id")
 }
@@ -133,6 +136,7 @@ func TestEveryFailureIsAJSONRPCErrorWithItsStatus(t *testing.T) {
 		{"unknown agent", a2afn.RouteRPC, "a2a_00000000000000000000000000000000", f.keyA, v1, 404, apperr.ENOTFOUND},
 		{"malformed agent id", a2afn.RouteCard, "team_x", "", "", 404, apperr.ENOTFOUND},
 		{"no key", a2afn.RouteRPC, f.idA, "", v1, 401, apperr.EUNAUTHORIZED},
+		{"no key, unknown agent: the key first", a2afn.RouteRPC, "a2a_00000000000000000000000000000000", "", v1, 401, apperr.EUNAUTHORIZED},
 		{"bad key", a2afn.RouteRPC, f.idA, "ck_nope", v1, 401, apperr.EUNAUTHORIZED},
 		{"another team's agent", a2afn.RouteRPC, f.idB, f.keyA, v1, 404, apperr.ENOTFOUND},
 		{"body over 256 KiB", a2afn.RouteRPC, f.idA, f.keyA, `{"x":"` + strings.Repeat("a", a2afn.MaxBody) + `"}`, 413, apperr.ETOOLARGE},
@@ -171,12 +175,20 @@ func TestVersionsAndMethods(t *testing.T) {
 	task := out["result"].(map[string]any)
 	assert.Equal(t, "task_1", task["id"])
 	assert.Equal(t, "TASK_STATE_WORKING", task["status"].(map[string]any)["state"])
-	// No A2A-Version: a2a-go's 0.3 layer, its method names and shapes.
-	res, out = f.call(t, a2afn.RouteRPC, f.idA, f.keyA, `{"jsonrpc":"2.0","id":"a","method":"tasks/get","params":{"id":"task_1"}}`, nil)
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	task = out["result"].(map[string]any)
-	assert.Equal(t, "task_1", task["id"])
-	assert.Equal(t, "working", task["status"].(map[string]any)["state"], "0.3's lower-case states")
+	// No A2A-Version, or 0.3: a2a-go's 0.3 layer, its method names and
+	// shapes.
+	for _, h := range []map[string]string{nil, {"a2a-version": "0.3"}} {
+		res, out = f.call(t, a2afn.RouteRPC, f.idA, f.keyA, `{"jsonrpc":"2.0","id":"a","method":"tasks/get","params":{"id":"task_1"}}`, h)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		task = out["result"].(map[string]any)
+		assert.Equal(t, "task_1", task["id"])
+		assert.Equal(t, "working", task["status"].(map[string]any)["state"], "0.3's lower-case states")
+	}
+	// A version neither layer speaks.
+	res, out = f.call(t, a2afn.RouteRPC, f.idA, f.keyA, v1, map[string]string{"a2a-version": "2.0"})
+	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+	code, _ := rpcError(t, out)
+	assert.Equal(t, float64(-32009), code, "VersionNotSupported")
 	// Protocol errors: bad JSON, an unknown method, a task of no one.
 	for body, want := range map[string]float64{
 		`{"jsonrpc":"2.0","id":1,"method":`:                                    -32700,

@@ -2,6 +2,7 @@ package a2afn
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
@@ -47,7 +48,7 @@ func Build(d lambdafn.Deps) (any, error) {
 		Flags: dispatch.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble}}
 	conv := &conversations.Service{Store: store, Agents: store, Router: router, Log: d.Log}
 	svc := &interop.Service{
-		Tasks: w.Tasks, Router: conv, Conversations: contexts{conv},
+		Tasks: w.Tasks, Router: conv, Conversations: contexts{svc: conv, log: d.Log},
 		Approvals: &approvals.Service{Store: approvalstore.New(core.DB, core.Table), Bus: w.Bus, Callbacks: callbacks,
 			Validate: tasktools.ValidateArguments, Log: d.Log},
 		Registry: registry{teams: teamStore, agents: store},
@@ -58,7 +59,10 @@ func Build(d lambdafn.Deps) (any, error) {
 }
 
 // contexts are the A2A contexts: conversations of the team.
-type contexts struct{ svc *conversations.Service }
+type contexts struct {
+	svc *conversations.Service
+	log *slog.Logger
+}
 
 func (c contexts) Open(ctx context.Context, teamID, title string) (string, error) {
 	conv, err := c.svc.Create(ctx, teamID, conversations.CreateInput{Title: title})
@@ -68,4 +72,12 @@ func (c contexts) Open(ctx context.Context, teamID, title string) (string, error
 func (c contexts) Check(ctx context.Context, teamID, id string) error {
 	_, err := c.svc.Get(ctx, teamID, id)
 	return err
+}
+
+// Discard closes a conversation a refused message opened; a failure to
+// close it leaves an empty open conversation, which nothing reads.
+func (c contexts) Discard(ctx context.Context, teamID, id string) {
+	if _, err := c.svc.Close(ctx, teamID, id); err != nil {
+		c.log.WarnContext(ctx, "a2a: the refused message's conversation stays open", "conversation_id", id, "error", err.Error())
+	}
 }
