@@ -118,8 +118,10 @@ var Environments = map[string]EnvConfig{
 		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 500, APIBurst: 1000, TeamRatePerSecond: 50,
 		// Out of the account's 1,000: the authorizer fronts every request;
 		// the task worker and the gate are the ones a burst of work piles
-		// onto. What is left stays unreserved for the rest.
-		ReservedConcurrency: map[string]int{"authorizer": 100, "task-worker": 200, "expert-gate": 150}},
+		// onto; the A2A agent's routes are public at the gateway (its card
+		// needs no key), so a flood of them is capped at its 50. What is
+		// left stays unreserved for the rest.
+		ReservedConcurrency: map[string]int{"authorizer": 100, "task-worker": 200, "expert-gate": 150, "a2a": 50}},
 	// localstack is the stage deployed by `make localstack-deploy`.
 	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, LogPayloads: true, Account: "000000000000", Region: "us-east-1",
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}, ModelProvider: "local",

@@ -50,6 +50,7 @@ func TestProdLimits(t *testing.T) {
 	}
 	assert.Equal(t, want, reserved)
 	assert.Contains(t, reserved, "authorizer", "nothing can starve the authorizer")
+	assert.Contains(t, reserved, "a2a", "the public A2A routes (no authorizer) cannot take the account's concurrency")
 
 	esms := resources(m, "AWS::Lambda::EventSourceMapping")
 	require.NotEmpty(t, esms)
