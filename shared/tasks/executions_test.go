@@ -346,3 +346,33 @@ func TestAWaitRegisteredOnABlockedChildBlocksTheParent(t *testing.T) {
 	assert.Equal(t, tasks.ReasonAwaitingApproval, p.StatusReason)
 	assert.Zero(t, f.load(t, "kyra"))
 }
+
+// The block climbs: a grandparent waiting on a parent that waits on a child
+// awaiting approval is blocked too (each a conditional write of its own).
+func TestABlockClimbsEveryWaitingAncestor(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Workflows = &starter{}
+	ctx := context.Background()
+	start := func(to, parentID string) (tasks.Task, string) {
+		yes := true
+		c, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: to, ParentID: parentID, Title: "work", Execute: &yes}, false)
+		require.NoError(t, err)
+		arn := "arn:execution:delegation:" + c.ID
+		_, err = f.svc.ExecStart(ctx, team, c.ID, arn)
+		require.NoError(t, err)
+		return c, arn
+	}
+	grand, grandARN := start("kyra", "")
+	parent, parentARN := start("luke", grand.ID)
+	child, childARN := start("sage", parent.ID)
+	require.NoError(t, f.svc.Await(ctx, team, grand.ID, grandARN, parent.ID, "token-g"))
+	require.NoError(t, f.svc.Await(ctx, team, parent.ID, parentARN, child.ID, "token-p"))
+	_, err := f.svc.ExecBlockForApproval(ctx, team, child.ID, childARN, []string{"apr_1"})
+	require.NoError(t, err)
+	for _, id := range []string{parent.ID, grand.ID} {
+		got := f.get(t, id)
+		assert.Equal(t, tasks.Blocked, got.Status, id)
+		assert.Equal(t, tasks.ReasonAwaitingApproval, got.StatusReason, id)
+	}
+	assert.Zero(t, f.load(t, "kyra")+f.load(t, "luke"), "neither ancestor holds a slot")
+}

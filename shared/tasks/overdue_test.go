@@ -282,3 +282,37 @@ func TestResolveActionOnAnEndedTaskIsRefusedButANoteIsRecorded(t *testing.T) {
 	assert.Equal(t, tasks.Completed, got.Status)
 	assert.Equal(t, tasks.EscalationResolved, got.Escalation.Status)
 }
+
+// The board policy escalates only when told to: absent and false both
+// leave overdue tasks unescalated.
+func TestTheBoardPolicyEscalatesOnlyWhenAskedTo(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	yes, no := true, false
+	for _, c := range []struct {
+		in   *bool
+		want bool
+	}{{nil, false}, {&no, false}, {&yes, true}} {
+		p, err := f.svc.SetBoardPolicy(ctx, team, tasks.BoardPolicyInput{EscalateOverdue: c.in})
+		require.NoError(t, err)
+		assert.Equal(t, c.want, p.EscalateOverdue)
+		stored, err := f.svc.BoardPolicy(ctx, team)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, stored.EscalateOverdue)
+	}
+}
+
+// An escalation's evidence names the due date and when the task was found
+// overdue when it has them, and nothing in their place when it has not.
+func TestAnEscalationsEvidenceHasItsDates(t *testing.T) {
+	due := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	found := due.Add(time.Hour)
+	tk := tasks.Task{ID: "task_1", Title: "ship", Assignee: "luke", DueAt: &due, OverdueAt: &found, Escalation: &tasks.Escalation{ID: "esc_1"}}
+	ev := tk.EscalationRecord().Evidence
+	assert.Equal(t, "2026-11-01T09:00:00Z", ev["due_at"])
+	assert.Equal(t, "2026-11-01T10:00:00Z", ev["overdue_at"])
+	tk.DueAt, tk.OverdueAt = nil, nil
+	ev = tk.EscalationRecord().Evidence
+	assert.NotContains(t, ev, "due_at")
+	assert.NotContains(t, ev, "overdue_at")
+}
