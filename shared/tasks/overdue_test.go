@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -315,4 +316,35 @@ func TestAnEscalationsEvidenceHasItsDates(t *testing.T) {
 	ev = tk.EscalationRecord().Evidence
 	assert.NotContains(t, ev, "due_at")
 	assert.NotContains(t, ev, "overdue_at")
+}
+
+// An executing task's escalation resolved with an action stops its
+// execution (a cancel ends the work; a requeue starts it afresh); one
+// resolved with a note alone leaves the execution running.
+func TestResolvingAnExecutingTasksEscalationStopsItsExecution(t *testing.T) {
+	for _, c := range []struct {
+		action  string
+		stopped bool
+	}{{tasks.ResolveCancel, true}, {"", false}} {
+		f := newFixture(t)
+		wf := &starter{}
+		f.svc.Workflows = wf
+		ctx := context.Background()
+		f.policy(t, true)
+		due, yes := f.clock.Now().Add(time.Minute), true
+		task, err := f.svc.Create(ctx, team, user, tasks.CreateInput{Assignee: "luke", Title: "ship", DueAt: &due, Execute: &yes}, false)
+		require.NoError(t, err)
+		arn := "arn:execution:delegation:" + task.ID
+		_, err = f.svc.ExecStart(ctx, team, task.ID, arn)
+		require.NoError(t, err)
+		f.clock.Advance(2 * time.Minute)
+		_, err = f.svc.SweepOverdue(ctx)
+		require.NoError(t, err)
+		got, err := f.svc.Get(ctx, team, task.ID)
+		require.NoError(t, err)
+		require.NotNil(t, got.Escalation, c.action)
+		_, err = f.svc.ResolveEscalation(ctx, team, task.ID, tasks.EscalationResolution{EscalationID: got.Escalation.ID, Note: "seen", Action: c.action, By: "ana"})
+		require.NoError(t, err, c.action)
+		assert.Equal(t, c.stopped, slices.Contains(wf.stopped, arn), "action %q", c.action)
+	}
 }
