@@ -870,3 +870,34 @@ func TestTheSweeperLeavesAWorkItemStoredWithADeadlineRunning(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, refs, "out of the sweeper's index")
 }
+
+// alwaysStale is a store whose every change finds the task changed under
+// it (another writer won each time).
+type alwaysStale struct {
+	tasks.Store
+	reads, writes int
+}
+
+func (s *alwaysStale) GetTask(ctx context.Context, teamID, id string) (tasks.Task, error) {
+	s.reads++
+	return s.Store.GetTask(ctx, teamID, id)
+}
+
+func (s *alwaysStale) ApplyTask(context.Context, tasks.Change) error {
+	s.writes++
+	return &tasks.ConditionFailed{Item: tasks.ItemTask}
+}
+
+// A change that keeps losing to other writers reads and tries again at
+// most maxStaleRetries (10) times, then answers 409 Contention.
+func TestAChangeGivesUpAfterTenStaleReads(t *testing.T) {
+	f := newFixture(t)
+	task := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "contended"})
+	stale := &alwaysStale{Store: f.store}
+	f.svc.Store = stale
+	_, err := f.svc.Start(context.Background(), team, task.ID, "agent:luke")
+	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err))
+	assert.Equal(t, "Contention", appErr(t, err).Reason)
+	assert.Equal(t, 10, stale.writes, "ten tries")
+	assert.Equal(t, 10, stale.reads, "each after a fresh read")
+}
