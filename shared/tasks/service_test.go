@@ -901,3 +901,58 @@ func TestAChangeGivesUpAfterTenStaleReads(t *testing.T) {
 	assert.Equal(t, 10, stale.writes, "ten tries")
 	assert.Equal(t, 10, stale.reads, "each after a fresh read")
 }
+
+// A task keeps the input artifacts it was given (only absent ones become
+// the empty list).
+func TestATaskKeepsItsInputArtifacts(t *testing.T) {
+	f := newFixture(t)
+	got := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "read these", InputArtifacts: []string{"art_1", "art_2"}})
+	assert.Equal(t, []string{"art_1", "art_2"}, got.InputArtifacts)
+	stored, err := f.svc.Get(context.Background(), team, got.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"art_1", "art_2"}, stored.InputArtifacts)
+	none := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "nothing to read"})
+	assert.Equal(t, []string{}, none.InputArtifacts)
+}
+
+// A failure's event says how large its output was, and only when there is
+// one.
+func TestAFailuresEventSizesItsOutput(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		output []byte
+		size   any
+	}{{[]byte(`{"partial":true}`), 16}, {nil, nil}} {
+		tk := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "try"})
+		_, err := f.svc.Start(ctx, team, tk.ID, "agent:luke")
+		require.NoError(t, err)
+		_, err = f.svc.FailWith(ctx, team, tk.ID, "agent:luke", "could not", c.output)
+		require.NoError(t, err)
+		got, err := f.svc.Get(ctx, team, tk.ID)
+		require.NoError(t, err)
+		last := got.Events[len(got.Events)-1]
+		require.Equal(t, tasks.EvFailed, last.Type)
+		size, ok := last.Payload["output_bytes"]
+		if c.size == nil {
+			assert.False(t, ok, "no output, no size")
+			continue
+		}
+		assert.EqualValues(t, c.size, size)
+	}
+}
+
+// Reassigning to an agent the team does not have names the agent; a task
+// the team does not have names the task.
+func TestReassignNamesWhatIsMissing(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	tk := f.create(t, tasks.CreateInput{Assignee: "luke", Title: "move me"})
+	_, err := f.svc.Reassign(ctx, team, tk.ID, "user:ana", "nobody")
+	require.Equal(t, apperr.ENOTFOUND, apperr.Code(err))
+	assert.Contains(t, appErr(t, err).Message, `agent "nobody"`)
+	_, err = f.svc.Reassign(ctx, team, "task_missing", "user:ana", "sage")
+	require.Equal(t, apperr.ENOTFOUND, apperr.Code(err))
+	assert.Contains(t, appErr(t, err).Message, `"task_missing"`)
+	assert.NotContains(t, appErr(t, err).Message, "agent")
+}
