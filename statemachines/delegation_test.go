@@ -79,9 +79,10 @@ func TestDelegationAwaitsEveryChildOfAFanOut(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(raw), &def))
 	s := def.States
-	require.Len(t, s.WaitingForChild.Choices, 2)
-	assert.Equal(t, "BlockForApproval", s.WaitingForChild.Choices[0].Next, "a wait for approvals is told apart first")
-	assert.Equal(t, "AwaitChildren", s.WaitingForChild.Choices[1].Next)
+	require.Len(t, s.WaitingForChild.Choices, 3)
+	assert.Equal(t, "WaitForRemote", s.WaitingForChild.Choices[0].Next, "a remote agent's task is told apart first (it has no children)")
+	assert.Equal(t, "BlockForApproval", s.WaitingForChild.Choices[1].Next, "a wait for approvals is told apart before children")
+	assert.Equal(t, "AwaitChildren", s.WaitingForChild.Choices[2].Next)
 
 	m := s.AwaitChildren
 	assert.Equal(t, "Map", m.Type)
@@ -201,4 +202,39 @@ func TestDelegationWaitsForApprovalsBlocked(t *testing.T) {
 		busy = busy || (len(x.ErrorEquals) == 1 && x.ErrorEquals[0] == "AgentBusy" && x.MaxAttempts > 2)
 	}
 	assert.True(t, busy, "a resume waits for a free slot")
+}
+
+// TestDelegationWaitsForARemoteAgentInAWaitState: a task of an A2A agent
+// outside the team waits in a Wait state (nothing runs, nothing polls in
+// a Lambda) for what the worker asked, then the worker reads the remote
+// task once with its saved state and the remote task's id.
+func TestDelegationWaitsForARemoteAgentInAWaitState(t *testing.T) {
+	raw, err := statemachines.Definition("delegation.asl.json")
+	require.NoError(t, err)
+	var def struct {
+		States map[string]struct {
+			Type        string
+			SecondsPath string
+			Parameters  map[string]any
+			ResultPath  string
+			Next        string
+			Choices     []struct {
+				Variable  string
+				IsPresent bool
+				Next      string
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(raw), &def))
+	c := def.States["WaitingForChild"].Choices[0]
+	assert.Equal(t, "$.outcome.result.waiting.remote", c.Variable)
+	assert.True(t, c.IsPresent)
+	w := def.States[c.Next]
+	assert.Equal(t, "Wait", w.Type)
+	assert.Equal(t, "$.outcome.result.waiting.remote.poll_seconds", w.SecondsPath)
+	r := def.States[w.Next]
+	assert.Equal(t, "Pass", r.Type)
+	assert.Equal(t, map[string]any{"state.$": "$.outcome.result.waiting.state", "remote.$": "$.outcome.result.waiting.remote"}, r.Parameters)
+	assert.Equal(t, "$.resume", r.ResultPath)
+	assert.Equal(t, "DropSavedOutcome", r.Next, "the saved outcome is dropped before the worker runs again")
 }

@@ -183,7 +183,7 @@ func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
 		fn.AddToRolePolicy(statement(table, props.Table.TableArn()))
 	}
 	if len(secrets) > 0 {
-		fn.AddToRolePolicy(statement(secrets, jsii.String(SecretsArn(props.Stage.Names.Stage))))
+		fn.AddToRolePolicy(statement(secrets, jsii.String(SecretsArn(props.Stage.Names.Stage)), jsii.String(A2ASecretsArn(props.Stage.Names.Stage))))
 	}
 	// Queries on an index need the index's ARN: only the ones it queries.
 	if len(f.Indexes) > 0 {
@@ -221,6 +221,13 @@ func StageGrants(f manifest.Function, env EnvConfig) []manifest.Grant {
 func SecretsArn(stage string) string {
 	return fmt.Sprintf("arn:%s:secretsmanager:%s:%s:secret:%s*", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), *awscdk.Aws_ACCOUNT_ID(),
 		manifest.SecretsPrefix(stage))
+}
+
+// A2ASecretsArn is the ARN pattern of the stage's external A2A agents'
+// credentials (manifest.A2ASecretsPrefix), as SecretsArn.
+func A2ASecretsArn(stage string) string {
+	return fmt.Sprintf("arn:%s:secretsmanager:%s:%s:secret:%s*", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), *awscdk.Aws_ACCOUNT_ID(),
+		manifest.A2ASecretsPrefix(stage))
 }
 
 // embedderPolicy allows Titan's InvokeModel (settings.TitanEmbedModel) in

@@ -105,9 +105,10 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 	gate := rolePairs(t, m, roleOf(t, m, "conclave-dev-expert-gate"))
 	assert.Equal(t, []string{string(manifest.GrantQuery), "xray:PutTelemetryRecords", "xray:PutTraceSegments"}, actionsOf(gate))
 	assert.NotContains(t, actionsOf(rolePairs(t, m, roleOf(t, m, "conclave-dev-agents"))), string(manifest.GrantModels))
-	// AND only the functions that register and call MCP packs reach
-	// Secrets Manager: conversations writes a pack's credential, the
-	// task-worker only reads it
+	// AND only the functions that register and call MCP packs or A2A
+	// agents outside the team reach Secrets Manager: conversations writes
+	// a pack's credential, agents an A2A agent's; the functions that run
+	// agents (the model port's A2A provider) only read them
 	for _, f := range manifest.Functions {
 		var secrets []string
 		for _, a := range actionsOf(rolePairs(t, m, roleOf(t, m, "conclave-dev-"+f.Name))) {
@@ -118,7 +119,9 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 		switch f.Name {
 		case "conversations":
 			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}, secrets)
-		case "task-worker":
+		case "agents":
+			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:PutSecretValue"}, secrets)
+		case "task-worker", "consultations", "session-steps", "plan-steps":
 			assert.Equal(t, []string{"secretsmanager:GetSecretValue"}, secrets)
 		default:
 			assert.Empty(t, secrets, f.Name)
@@ -237,10 +240,12 @@ func checkFunctionRoles(t *testing.T, m map[string]any, cfg stack.EnvConfig) {
 			stackARN(":bedrock:*::foundation-model/"+id, false, ""),
 			stackARN(":bedrock:", true, ":inference-profile/*."+id))
 	}
-	// The MCP packs' credentials: this stage's secret prefix alone.
+	// The MCP packs' and the A2A agents' credentials: this stage's two
+	// secret prefixes alone.
 	secrets := stackARN(":secretsmanager:", true, ":secret:"+manifest.SecretsPrefix("dev")+"*")
+	a2aSecrets := stackARN(":secretsmanager:", true, ":secret:"+manifest.A2ASecretsPrefix("dev")+"*")
 	for _, g := range []manifest.Grant{manifest.GrantGetSecret, manifest.GrantCreateSecret, manifest.GrantPutSecret, manifest.GrantDeleteSecret} {
-		targets[g] = []string{secrets}
+		targets[g] = []string{secrets, a2aSecrets}
 	}
 	for _, f := range manifest.Functions {
 		t.Run(f.Name, func(t *testing.T) {

@@ -131,9 +131,14 @@ func packTools(t *testing.T, pack map[string]any) map[string]map[string]any {
 // credential written is a secret of its own under the team and pack).
 func (d demoTeam) secrets(e env, pack string) []string {
 	d.t.Helper()
+	return d.secretsUnder(e, manifest.SecretsPrefix(e.names.Stage)+d.id+"/"+pack+"/")
+}
+
+// secretsUnder are the values of the secrets whose names start with prefix.
+func (d demoTeam) secretsUnder(e env, prefix string) []string {
+	d.t.Helper()
 	ctx := context.Background()
 	sm := secretsmanager.NewFromConfig(e.cfg)
-	prefix := manifest.SecretsPrefix(e.names.Stage) + d.id + "/" + pack + "/"
 	list, err := sm.ListSecrets(ctx, &secretsmanager.ListSecretsInput{Filters: []smtypes.Filter{{Key: smtypes.FilterNameStringTypeName, Values: []string{prefix}}}})
 	require.NoError(d.t, err)
 	out := []string{}

@@ -92,10 +92,13 @@ type Agent struct {
 	Status      string      `json:"status"`
 	Skills      []Skill     `json:"skills"`
 	Model       *Model      `json:"model,omitempty"`
-	IsDefault   bool        `json:"is_default"`
-	Version     int         `json:"version"`
-	CreatedAt   time.Time   `json:"created_at"`
-	UpdatedAt   time.Time   `json:"updated_at"`
+	// Remote is set for an external A2A agent (remote.go): its model is
+	// the remote agent itself (Model.Provider ProviderA2A).
+	Remote    *Remote   `json:"a2a,omitempty"`
+	IsDefault bool      `json:"is_default"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Filter narrows a listing.
@@ -143,6 +146,12 @@ type Service struct {
 	// logged, and the ExpertGate computes the missing vectors when it next
 	// indexes the team.
 	Vectors VectorWriter
+	// Cards and Secrets take external A2A agents (remote.go): the card
+	// fetched and checked, the credential kept under SecretPrefix + team
+	// + "/" + slug + "/" + a random id. Nil: POST /v1/agents refuses a2a.
+	Cards        Cards
+	Secrets      Secrets
+	SecretPrefix string
 }
 
 // NewService returns a service using the wall clock.
@@ -157,6 +166,9 @@ type CreateInput struct {
 	Skills      []Skill      `json:"skills"`
 	Model       *Model       `json:"model"`
 	Status      string       `json:"status"`
+	// A2A makes the agent an external A2A agent (remote.go): its card
+	// gives its skills, its name and tagline unless given.
+	A2A *RemoteInput `json:"a2a"`
 }
 
 // UpdateInput is the body of PATCH /v1/agents/{slug}: present fields replace.
@@ -217,11 +229,23 @@ func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Ag
 	if a.Skills == nil {
 		a.Skills = []Skill{}
 	}
-	normalize(&a)
-	if err := validate(a); err != nil {
-		return Agent{}, err
+	written := ""
+	if in.A2A != nil {
+		var err error
+		if written, err = s.remote(ctx, teamID, in, &a); err != nil {
+			return Agent{}, err
+		}
 	}
-	if err := s.Store.CreateAgent(ctx, a); err != nil {
+	normalize(&a)
+	err := validate(a)
+	if err == nil {
+		err = s.Store.CreateAgent(ctx, a)
+	}
+	if err != nil {
+		if written != "" {
+			// The agent is not stored: its credential goes too.
+			_ = s.Secrets.DeleteSecret(context.WithoutCancel(ctx), written)
+		}
 		return Agent{}, err
 	}
 	s.written(ctx, a, 0)
@@ -305,6 +329,9 @@ func (s *Service) Update(ctx context.Context, teamID, slug string, in UpdateInpu
 	}
 	if in.Personality != nil {
 		a.Personality = *in.Personality
+	}
+	if a.Remote != nil && (in.Skills != nil || in.Model != nil) {
+		return Agent{}, apperr.Invalid("skills", "an A2A agent's skills and model are its card's: they cannot be changed")
 	}
 	if in.Skills != nil {
 		a.Skills = *in.Skills
@@ -407,6 +434,10 @@ func validate(a Agent) error {
 	if m := a.Model; m != nil {
 		switch m.Provider {
 		case "", "local", "bedrock", "openai":
+		case ProviderA2A:
+			if a.Remote == nil {
+				return apperr.Invalid("model.provider", "provider a2a is given by the a2a object (card_url, credential)")
+			}
 		default:
 			return apperr.Invalid("model.provider", "provider must be local, bedrock or openai")
 		}

@@ -10,6 +10,7 @@ package expertgate
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -198,14 +199,17 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 
 // candidates are the agents of the request, or the team's active agents
 // read from the source when it has none. Agents sent that are not active
-// are left out, as the source would.
+// are left out, as the source would; so is an A2A agent outside the team
+// whose card could not be fetched at its last check (unavailable, not an
+// error for the user: another agent answers).
 func (s *Service) candidates(ctx context.Context, req Request) ([]agents.Agent, error) {
 	if req.Agents == nil {
-		return s.Source.ActiveAgents(ctx, req.TeamID)
+		list, err := s.Source.ActiveAgents(ctx, req.TeamID)
+		return slices.DeleteFunc(list, agents.Agent.Unavailable), err
 	}
 	list := make([]agents.Agent, 0, len(req.Agents))
 	for _, a := range req.Agents {
-		if a.Status == agents.StatusActive {
+		if a.Status == agents.StatusActive && !a.Unavailable() {
 			a.TeamID = req.TeamID
 			list = append(list, a)
 		}

@@ -24,7 +24,9 @@ var Env = map[string][]string{
 	"a2a": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
 		settings.EnvTeamRateLimit, settings.EnvStage},
 	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
-	"agents": {table, flags, settings.EnvEmbedder},
+	// STAGE and MCP_LOOPBACK_ONLY: an external A2A agent's credential is
+	// named by stage, its card fetched under the network policy.
+	"agents": {table, flags, settings.EnvEmbedder, settings.EnvStage, settings.EnvMCPLoopbackOnly},
 	"team":   {table, flags},
 	"admin":  {table},
 	"tasks":  {table, flags, bus, settings.EnvStateMachines},
@@ -34,10 +36,10 @@ var Env = map[string][]string{
 	// STAGE and MCP_LOOPBACK_ONLY: the MCP packs' secrets are named by
 	// stage, and their network policy.
 	"task-worker": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
-		settings.EnvStage, settings.EnvMCPLoopbackOnly}, models...),
+		settings.EnvStage}, models...),
 	"task-sweeper": {table, flags, bus, settings.EnvStateMachines},
 	"conversations": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions,
-		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage, settings.EnvMCPLoopbackOnly}, models...),
+		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
 	"expert-gate": {table, settings.EnvModelTiers, settings.EnvEmbedder},
 	"discovery":   {table, settings.EnvFunctions},
 	"routing":     {table},
@@ -67,8 +69,10 @@ const (
 	flags = settings.EnvFlags
 )
 
-// models are the variables of the model port (shared/models/providers).
-var models = []string{settings.EnvModelProvider, settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey}
+// models are the variables of the model port (shared/models/providers):
+// MCP_LOOPBACK_ONLY is the network policy of its A2A provider (agents
+// outside the team).
+var models = []string{settings.EnvModelProvider, settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey, settings.EnvMCPLoopbackOnly}
 
 // EnvVars returns the variables the function name reads, as settings.Vars
 // describes them, in declaration order.

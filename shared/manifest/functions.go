@@ -42,8 +42,10 @@ var Functions = []Function{
 		},
 		MemoryMB: 512, Timeout: 15,
 		// GrantModels: Titan's InvokeModel, for the skill vectors of an
-		// agent written (EmbedderGrants: in a titan stage only).
-		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem, GrantModels},
+		// agent written (EmbedderGrants: in a titan stage only). The
+		// secrets: an external A2A agent's credential (docs/a2a.md).
+		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem, GrantModels,
+			GrantCreateSecret, GrantPutSecret, GrantDeleteSecret},
 	},
 	{
 		Name:        "team",
@@ -338,7 +340,7 @@ var Functions = []Function{
 		Domains:     []string{"agents", "approvals", "budget", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution},
+		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
 		Indexes: []string{"gsi1", "gsi2"},
 	},
 	{
@@ -347,7 +349,7 @@ var Functions = []Function{
 		Domains:     []string{"agents", "approvals", "budget", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback},
+		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantGetSecret},
 		Indexes: []string{"gsi2"},
 	},
 	{
@@ -388,7 +390,9 @@ var Functions = []Function{
 		// ConditionCheckItem and Step Functions: resolving a task_overdue
 		// escalation cancels or requeues the task (its slot, its
 		// execution stopped or started again, a waiting parent woken).
-		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution},
+		// GetSecret: a specialist outside the team (an A2A agent) is
+		// called with its credential.
+		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
 		Indexes: []string{"gsi2"},
 	},
 	{

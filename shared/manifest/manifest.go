@@ -91,6 +91,14 @@ const (
 // secrets the Secrets Manager grants reach.
 func SecretsPrefix(stage string) string { return "conclave/" + stage + "/mcp/" }
 
+// A2ASecretsPrefix names the stage's secrets of external A2A agents'
+// credentials (agents.Service.SecretPrefix).
+func A2ASecretsPrefix(stage string) string { return "conclave/" + stage + "/a2a/" }
+
+// SecretsRoot is the prefix of every secret of the stage (the MCP packs'
+// and the A2A agents'): what the CDK app grants.
+func SecretsRoot(stage string) string { return "conclave/" + stage + "/" }
+
 // ActionInvokeFunction is the action Function.Invokes grants on each
 // function it names.
 const ActionInvokeFunction = "lambda:InvokeFunction"

@@ -17,6 +17,10 @@ func copyAgent(a agents.Agent) agents.Agent {
 	teamID := a.TeamID
 	c := readDoc[agents.Agent](doc(a))
 	c.TeamID, c.IsDefault = teamID, false
+	if a.Remote != nil {
+		// The secret's id is stored, never shown (json:"-").
+		c.Remote.SecretID = a.Remote.SecretID
+	}
 	if c.Skills == nil {
 		c.Skills = []agents.Skill{}
 	}

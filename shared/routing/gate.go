@@ -220,11 +220,12 @@ func appendJoin(b []byte, list []string) []byte {
 	return b
 }
 
-// Candidates returns the active agents of list (the gate scores only those).
+// Candidates returns the active agents of list (the gate scores only
+// those), less A2A agents that were unreachable at their last check.
 func Candidates(list []agents.Agent) []agents.Agent {
 	out := make([]agents.Agent, 0, len(list))
 	for _, a := range list {
-		if a.Status == agents.StatusActive {
+		if a.Status == agents.StatusActive && !a.Unavailable() {
 			out = append(out, a)
 		}
 	}

@@ -98,6 +98,21 @@ func agentConditions(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	assert.Equal(t, "Newer", got.Name)
 
+	// An external A2A agent reads back whole, its secret's id included
+	// (stored, never shown).
+	at := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	remote := a
+	remote.Slug, remote.Version = "remote-ann", 1
+	remote.Model = &agents.Model{Provider: agents.ProviderA2A}
+	remote.Remote = &agents.Remote{CardURL: "https://agent.example/", Endpoint: "https://agent.example/rpc", ProtocolVersion: "1.0",
+		CardName: "Ann outside", CardVersion: "2", HasCredential: true, SecretID: "conclave/x/a2a/t/remote-ann/cred_1",
+		Available: false, FetchedAt: at, CheckedAt: at.Add(time.Hour), LastError: "refused"}
+	require.NoError(t, f.Agents.CreateAgent(ctx, remote))
+	back, err := f.Agents.GetAgent(ctx, f.team, "remote-ann")
+	require.NoError(t, err)
+	assert.Equal(t, remote.Remote, back.Remote)
+	assert.Equal(t, remote.Model, back.Model)
+
 	_, err = f.Agents.SetStatus(ctx, f.team, "cat", agents.StatusPaused, time.Now().UTC())
 	require.NoError(t, err)
 	assert.Equal(t, apperr.ECONFLICT, apperr.Code(f.Agents.SetDefault(ctx, f.team, "cat")), "a paused agent cannot be the default")

@@ -78,7 +78,7 @@ func (s *Service) wake(ctx context.Context, child Task) error {
 		s.Log.WarnContext(ctx, "a parent waits for this task but this function cannot wake it", "task_id", child.ID)
 		return nil
 	}
-	out := workflow.ChildOutcome{TaskID: child.ID, Status: string(child.Status), Summary: child.Outcome()}
+	out := workflow.ChildOutcome{TaskID: child.ID, Status: string(child.Status), Assignee: child.Assignee, Summary: child.Outcome()}
 	err := backoff.Retry(ctx, wakeAttempts, func(ctx context.Context) error {
 		return s.Callbacks.Succeed(ctx, child.Waiter, out)
 	})

@@ -47,7 +47,7 @@ func TestAChildsEndWakesItsWaitingParentWithItsOutcome(t *testing.T) {
 	assert.Equal(t, tasks.Completed, done.Status)
 	assert.Equal(t, "the answer", done.Result)
 	require.Equal(t, []string{"token-c"}, w.woken())
-	assert.Equal(t, workflow.ChildOutcome{TaskID: child.ID, Status: "completed", Summary: "task " + child.ID + " by luke completed: the answer"}, w.output[0])
+	assert.Equal(t, workflow.ChildOutcome{TaskID: child.ID, Status: "completed", Assignee: "luke", Summary: "task " + child.ID + " by luke completed: the answer"}, w.output[0])
 
 	// A second child ends without a waiter: no token is sent.
 	yes := true

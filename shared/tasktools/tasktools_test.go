@@ -198,7 +198,7 @@ func TestDelegateTaskWaitsInTheWorkflow(t *testing.T) {
 	require.NoError(t, err)
 	got, ok := cb.get("token-1")
 	require.True(t, ok, "the child's end woke the parent")
-	assert.Equal(t, workflow.ChildOutcome{TaskID: child.ID, Status: "completed", Summary: "task " + child.ID + " by luke completed: two issues found"}, got)
+	assert.Equal(t, workflow.ChildOutcome{TaskID: child.ID, Status: "completed", Assignee: "luke", Summary: "task " + child.ID + " by luke completed: two issues found"}, got)
 }
 
 // A child that ended before the parent's execution got to wait wakes it at

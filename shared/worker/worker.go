@@ -161,6 +161,8 @@ type Worker struct {
 	// decides (docs/approvals.md); nil runs every call (skills gate
 	// nothing either).
 	Approvals Policies
+	// Remote runs the tasks of A2A agents (remote.go).
+	Remote Remote
 }
 
 // Run executes p inside the task's deadline and records the attempt on the
@@ -221,6 +223,8 @@ func (w *Worker) Run(ctx context.Context, p workflow.TaskInput) (workflow.TaskRe
 	summary := map[string]any{"message": "attempt finished", "tokens_used": res.TokensUsed, "tool_calls": res.ToolCalls, "cost_usd": res.CostUSD}
 	if res.Waiting != nil && len(res.Waiting.Approvals) > 0 {
 		summary["message"], summary["waiting_for"] = "attempt waiting for approval", strings.Join(res.Waiting.ApprovalIDs, ",")
+	} else if res.Waiting != nil && res.Waiting.Remote != nil {
+		summary["message"], summary["waiting_for"] = "attempt waiting for the remote agent", res.Waiting.Remote.TaskID
 	} else if res.Waiting != nil {
 		summary["message"], summary["waiting_for"] = "attempt waiting for a delegated task", strings.Join(res.Waiting.ChildTaskIDs, ",")
 	}
@@ -314,8 +318,16 @@ func (w *Worker) run(ctx context.Context, p workflow.TaskInput, record func(Usag
 	if b.MaxToolCalls <= 0 || b.MaxToolCalls > workflow.MaxTaskToolCalls {
 		b.MaxToolCalls = workflow.MaxTaskToolCalls
 	}
+	if p.Resume != nil && p.Resume.Remote != nil {
+		res, err := w.checkRemote(ctx, p, b)
+		return res, nil, err
+	}
 	req, res, rv, tc, err := w.prepare(ctx, p, b, record)
 	if err != nil {
+		return res, nil, err
+	}
+	if tc.remote {
+		res, err = w.sendRemote(ctx, p, b, tc.agent, res, record)
 		return res, nil, err
 	}
 	res, err = w.loop(ctx, p, b, req, res, rv, tc, record)
@@ -406,6 +418,9 @@ type teamContext struct {
 	agent   agents.Agent
 	costCap float64
 	resumed *approvedCalls
+	// remote: the agent is outside the team (remote.go); nothing else
+	// of the context is built.
+	remote bool
 	// packs are the tool packs the attempt offers the tools of: the
 	// task's (workflow.TaskInput.ToolPacks), a resumed attempt's saved
 	// ones, and those request_tool_pack added.
@@ -435,6 +450,9 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	}
 	if a.Status != agents.StatusActive {
 		return fail(workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", p.Assignee, a.Status)})
+	}
+	if a.IsRemote() {
+		return models.Request{}, res, review{}, teamContext{agent: a, remote: true}, nil
 	}
 	task := prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput}
 	costCap, convID := 0.0, ""
@@ -505,6 +523,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		return req, res, st.Review, tc, nil
 	}
 	answers := resumeAnswers(st.answers(p.Resume), p.Resume.Outcomes())
+	fenceRemote(answers, p.Resume.Outcomes(), team)
 	// Every child's result on the timeline in one write (the calls
 	// answered before the wait were recorded then).
 	var results []TrackEvent

@@ -94,6 +94,22 @@ type Waiting struct {
 	Approvals []ApprovalWait `json:"approvals,omitempty"`
 	// ApprovalIDs are the approvals' ids, for the block state's record.
 	ApprovalIDs []string `json:"approval_ids,omitempty"`
+	// Remote is a task whose assignee is an agent outside the team (an
+	// A2A agent) that has not answered yet: set instead of the children,
+	// the machine waits Remote.PollSeconds in a Wait state (nothing runs)
+	// and runs the worker again with Resume.Remote, which reads the
+	// remote task once, until it ends or the task's deadline passes.
+	Remote *RemoteWait `json:"remote,omitempty"`
+}
+
+// RemoteWait is a remote agent's task being waited for.
+type RemoteWait struct {
+	TaskID string `json:"task_id"`
+	// Polls is how many times it was read; PollSeconds the wait before
+	// the next read (it grows with Polls, and never passes the deadline
+	// by more than a second).
+	Polls       int `json:"polls"`
+	PollSeconds int `json:"poll_seconds"`
 }
 
 // Resume is what the resumed worker gets: its saved state and how each
@@ -108,6 +124,8 @@ type Resume struct {
 	// Approvals are the decisions on the calls that waited for a human
 	// (the AwaitApprovals Map's output, in Waiting.Approvals' order).
 	Approvals []ApprovalOutcome `json:"approvals,omitempty"`
+	// Remote is the remote task to read (Waiting.Remote).
+	Remote *RemoteWait `json:"remote,omitempty"`
 }
 
 // Outcomes are the children's outcomes, whichever definition sent them.
@@ -123,6 +141,9 @@ func (r Resume) Outcomes() []ChildOutcome {
 type ChildOutcome struct {
 	TaskID string `json:"task_id"`
 	Status string `json:"status"`
+	// Assignee is the child's agent: the parent fences the summary of one
+	// outside the team (an A2A agent) as untrusted data.
+	Assignee string `json:"assignee,omitempty"`
 	// Summary is the delegated result (or failure) as the parent's tool
 	// returns it to the model.
 	Summary string `json:"summary"`

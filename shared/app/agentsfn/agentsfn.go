@@ -8,6 +8,7 @@ package agentsfn
 import (
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/a2aremote"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/api/agentapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
@@ -17,8 +18,11 @@ import (
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/models/bedrock"
+	"github.com/conclave-ai/conclave/shared/secretstore"
 	"github.com/conclave-ai/conclave/shared/settings"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 )
 
 // Build and Router wire the function (Router for tests of its routes).
@@ -31,6 +35,10 @@ const vectorTimeout = 3 * time.Second
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	svc := agents.NewService(agentstore.New(core.DB, core.Table))
+	// External A2A agents (docs/a2a.md, "Outbound"): the card fetched
+	// under the stage's network policy, the credential in Secrets Manager.
+	svc.Cards = &a2aremote.Client{Policy: toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly}}
+	svc.Secrets, svc.SecretPrefix = secretstore.New(d.AWS), manifest.A2ASecretsPrefix(d.Config.Stage)
 	if d.Config.Embedder == settings.EmbedderTitan {
 		svc.Vectors = &expertgate.VectorWriter{Store: gatestore.New(core.DB, core.Table), Embedder: bedrock.TitanFromConfig(d.AWS, settings.TitanEmbedModel), Timeout: vectorTimeout}
 	}

@@ -48,6 +48,9 @@ func Build(d lambdafn.Deps) (any, error) {
 		// its unread messages summarized (docs/agents-context.md).
 		Team: w.Store, Inbox: msgs,
 		// The team's approval policy gates tool calls (docs/approvals.md).
-		Approvals: &approvals.Service{Store: approvalstore.New(w.Core.DB, w.Core.Table), Log: d.Log}}
+		Approvals: &approvals.Service{Store: approvalstore.New(w.Core.DB, w.Core.Table), Log: d.Log},
+		// A task of an A2A agent outside the team is sent to it and
+		// waited for in the delegation machine (worker/remote.go).
+		Remote: providers.Remote(d.Config, d.AWS, w.Store)}
 	return run.Run, nil
 }

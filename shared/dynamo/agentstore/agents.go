@@ -29,6 +29,7 @@ type agentItem struct {
 	Status      string          `dynamodbav:"status"`
 	Skills      []skillItem     `dynamodbav:"skills"`
 	Model       *modelItem      `dynamodbav:"model,omitempty"`
+	Remote      *remoteItem     `dynamodbav:"a2a,omitempty"`
 	Version     int             `dynamodbav:"version"`
 	CreatedAt   time.Time       `dynamodbav:"created_at"`
 	UpdatedAt   time.Time       `dynamodbav:"updated_at"`
@@ -68,6 +69,22 @@ type modelItem struct {
 	Script   string `dynamodbav:"script,omitempty"`
 }
 
+// remoteItem is an external A2A agent's card and state (agents.Remote):
+// the secret's id, never the credential.
+type remoteItem struct {
+	CardURL         string    `dynamodbav:"card_url"`
+	Endpoint        string    `dynamodbav:"endpoint"`
+	ProtocolVersion string    `dynamodbav:"protocol_version"`
+	CardName        string    `dynamodbav:"card_name"`
+	CardVersion     string    `dynamodbav:"card_version"`
+	HasCredential   bool      `dynamodbav:"has_credential"`
+	SecretID        string    `dynamodbav:"secret_id,omitempty"`
+	Available       bool      `dynamodbav:"available"`
+	FetchedAt       time.Time `dynamodbav:"fetched_at"`
+	CheckedAt       time.Time `dynamodbav:"checked_at"`
+	LastError       string    `dynamodbav:"last_error,omitempty"`
+}
+
 func toAgentItem(a agents.Agent) agentItem {
 	it := agentItem{
 		PK: dynamo.TeamPK(a.TeamID), SK: dynamo.AgentSK(a.Slug), Type: "agent", TeamID: a.TeamID, Slug: a.Slug,
@@ -84,6 +101,10 @@ func toAgentItem(a agents.Agent) agentItem {
 		m := modelItem(*a.Model)
 		it.Model = &m
 	}
+	if a.Remote != nil {
+		r := remoteItem(*a.Remote)
+		it.Remote = &r
+	}
 	return it
 }
 
@@ -99,6 +120,10 @@ func (it agentItem) toAgent() agents.Agent {
 	if it.Model != nil {
 		m := agents.Model(*it.Model)
 		a.Model = &m
+	}
+	if it.Remote != nil {
+		r := agents.Remote(*it.Remote)
+		a.Remote = &r
 	}
 	return a
 }

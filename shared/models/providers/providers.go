@@ -10,14 +10,25 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
+	"github.com/conclave-ai/conclave/shared/a2aremote"
+	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/budget"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/models/bedrock"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/models/openai"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/secretstore"
 	"github.com/conclave-ai/conclave/shared/settings"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 )
+
+// Remote is the A2A client of agents outside the team (provider a2a):
+// the agent store, their credentials in Secrets Manager, the stage's
+// network policy (the MCP packs').
+func Remote(cfg settings.Config, awsCfg aws.Config, agentStore localmodel.AgentReader) *a2aremote.Client {
+	return &a2aremote.Client{Policy: toolpacks.NetPolicy{LoopbackOnly: cfg.MCPLoopbackOnly}, Agents: agentStore, Secrets: secretstore.New(awsCfg)}
+}
 
 // New returns a models.Switch over the local model, Bedrock and, when
 // OPENAI_BASE_URL is set, the OpenAI-compatible endpoint. An unknown
@@ -32,11 +43,13 @@ func New(cfg settings.Config, awsCfg aws.Config, agentStore localmodel.AgentRead
 	providers := map[string]models.Model{
 		"local":   local,
 		"bedrock": bedrock.Model{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: routing.DefaultTierModels[routing.Tier1]},
+		// An agent outside the team answers itself (agents.ProviderA2A).
+		agents.ProviderA2A: Remote(cfg, awsCfg, agentStore),
 	}
 	if cfg.OpenAIBaseURL != "" {
 		providers["openai"] = openai.Model{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
 	}
-	defaults := map[string]string{"local": localmodel.ModelID, "bedrock": routing.DefaultTierModels[routing.Tier1], "openai": ""}
+	defaults := map[string]string{"local": localmodel.ModelID, "bedrock": routing.DefaultTierModels[routing.Tier1], "openai": "", agents.ProviderA2A: a2aremote.ModelID}
 	def, ok := providers[cfg.ModelProvider]
 	defaults[""] = defaults[cfg.ModelProvider]
 	if !ok {

@@ -1,0 +1,253 @@
+package agents
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/ids"
+)
+
+// ProviderA2A is the model provider of an agent outside the team: an
+// A2A agent (docs/a2a.md, "Outbound") that answers through the A2A
+// protocol instead of a model Conclave calls.
+const ProviderA2A = "a2a"
+
+// Remote is what Conclave keeps of an external A2A agent that is a team
+// member: where its card is, what the card said when it was last
+// fetched, and whether it answered then. Its credential is kept in
+// Secrets Manager (SecretID), never in the table or an answer.
+type Remote struct {
+	CardURL string `json:"card_url"`
+	// Endpoint and ProtocolVersion are the card's JSON-RPC interface the
+	// calls go to ("1.0" or "0.3").
+	Endpoint        string `json:"endpoint"`
+	ProtocolVersion string `json:"protocol_version"`
+	CardName        string `json:"card_name"`
+	CardVersion     string `json:"card_version"`
+	// HasCredential: a credential is kept (sent as a bearer token).
+	HasCredential bool   `json:"has_credential"`
+	SecretID      string `json:"-"`
+	// Available is false once the card could not be fetched (the gate
+	// does not route to the agent; it stays a member); FetchedAt is the
+	// card's last successful fetch, CheckedAt the last try.
+	Available bool      `json:"available"`
+	FetchedAt time.Time `json:"fetched_at"`
+	CheckedAt time.Time `json:"checked_at"`
+	LastError string    `json:"last_error,omitempty"`
+}
+
+// IsRemote reports whether a answers through A2A.
+func (a Agent) IsRemote() bool { return a.Remote != nil }
+
+// Unavailable reports whether a is a remote agent whose card could not be
+// fetched at its last check: the gate leaves it out.
+func (a Agent) Unavailable() bool { return a.Remote != nil && !a.Remote.Available }
+
+// RemoteInput is the a2a object of POST /v1/agents.
+type RemoteInput struct {
+	CardURL string `json:"card_url"`
+	// Credential, if any, is sent to the remote agent as a bearer token.
+	Credential string `json:"credential"`
+}
+
+// RemoteCard is an agent card as Conclave reads it (the adapter, shared
+// /a2aremote, fetches and checks it).
+type RemoteCard struct {
+	Name            string
+	Description     string
+	Version         string
+	Endpoint        string
+	ProtocolVersion string
+	Skills          []RemoteSkill
+}
+
+// RemoteSkill is one skill of a card.
+type RemoteSkill struct {
+	ID, Name, Description string
+	Tags, Examples        []string
+}
+
+// Cards fetches an agent card and checks it (the URL against the stage's
+// network policy, the card's fields, a JSON-RPC interface Conclave
+// speaks). Returns EINVALID (card_url), EREJECTED (the network policy),
+// EUPSTREAM (unreachable, not a card).
+type Cards interface {
+	Fetch(ctx context.Context, cardURL, credential string) (RemoteCard, error)
+}
+
+// Secrets keeps remote agents' credentials (secretstore.Store).
+type Secrets interface {
+	PutSecret(ctx context.Context, id, value string) error
+	DeleteSecret(ctx context.Context, id string) error
+}
+
+// MaxCredential bounds a credential (a bearer token).
+const MaxCredential = 4096
+
+// RemoteSkills turns a card's skills into skills of Conclave's rules: a
+// name of the skill pattern made from the skill's id (or its name), no
+// duplicates, at most MaxSkills, descriptions within MaxDescription, the
+// tags as keywords and domains (at most MaxListItems of MaxItemLength).
+// A remote skill is never public (the team decides what it offers) and
+// never internal only. Skills with nothing to describe them are dropped.
+func RemoteSkills(card RemoteCard) []Skill {
+	out := []Skill{}
+	seen := map[string]bool{}
+	for _, rs := range card.Skills {
+		if len(out) == MaxSkills {
+			break
+		}
+		name := skillName(rs.ID)
+		if name == "" {
+			name = skillName(rs.Name)
+		}
+		if name == "" || seen[name] {
+			continue
+		}
+		desc := strings.TrimSpace(rs.Description)
+		if desc == "" {
+			desc = strings.TrimSpace(rs.Name)
+		}
+		if desc == "" {
+			continue
+		}
+		seen[name] = true
+		tags := cleanList(rs.Tags)
+		out = append(out, Skill{Name: name, Description: clipRunes(desc, MaxDescription), Domains: tags, Keywords: tags,
+			Priority: 50, Kind: KindChat})
+	}
+	return out
+}
+
+var nonSkill = regexp.MustCompile(`[^a-z0-9]+`)
+
+// skillName is s in the skill pattern: lower case, runs of anything else
+// as one '-', trimmed to 64 characters, "" when nothing is left or it
+// does not start with a letter.
+func skillName(s string) string {
+	n := strings.Trim(nonSkill.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(n) > 64 {
+		n = strings.TrimRight(n[:64], "-")
+	}
+	if !skillRE.MatchString(n) {
+		return ""
+	}
+	return n
+}
+
+func cleanList(in []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range in {
+		t = clipRunes(strings.TrimSpace(strings.ToLower(t)), MaxItemLength)
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		if out = append(out, t); len(out) == MaxListItems {
+			break
+		}
+	}
+	return out
+}
+
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}
+
+// remote builds a new agent's Remote from in: the card fetched and
+// checked, the credential kept under secretID. The agent's skills are
+// the card's (what the request gave is refused: the remote agent's card
+// says what it can do), its tagline the card's description unless given.
+func (s *Service) remote(ctx context.Context, teamID string, in CreateInput, a *Agent) (written string, err error) {
+	r := in.A2A
+	if s.Cards == nil || s.Secrets == nil {
+		return "", apperr.Invalid("a2a", "this stage does not take A2A agents")
+	}
+	if strings.TrimSpace(r.CardURL) == "" {
+		return "", apperr.Invalid("a2a.card_url", "a2a.card_url is required")
+	}
+	if len(r.Credential) > MaxCredential || strings.ContainsAny(r.Credential, "\r\n") {
+		return "", apperr.Invalid("a2a.credential", "a2a.credential must be at most %d characters on one line", MaxCredential)
+	}
+	if in.Model != nil {
+		return "", apperr.Invalid("model", "an A2A agent answers with its own model: give a2a or model, not both")
+	}
+	if len(in.Skills) > 0 {
+		return "", apperr.Invalid("skills", "an A2A agent's skills are its card's: leave skills out")
+	}
+	card, err := s.Cards.Fetch(ctx, r.CardURL, r.Credential)
+	if err != nil {
+		return "", err
+	}
+	a.Skills = RemoteSkills(card)
+	if len(a.Skills) == 0 {
+		return "", apperr.New(apperr.EREJECTED, "the agent card at %s lists no skill Conclave can route to", r.CardURL).WithReason("A2ACardWithoutSkills")
+	}
+	if a.Tagline == "" {
+		a.Tagline = clipRunes(strings.TrimSpace(card.Description), 200)
+	}
+	now := s.Now().UTC()
+	a.Model = &Model{Provider: ProviderA2A}
+	a.Remote = &Remote{CardURL: r.CardURL, Endpoint: card.Endpoint, ProtocolVersion: card.ProtocolVersion,
+		CardName: card.Name, CardVersion: card.Version, Available: true, FetchedAt: now, CheckedAt: now}
+	if r.Credential != "" {
+		a.Remote.HasCredential, a.Remote.SecretID = true, s.SecretPrefix+teamID+"/"+a.Slug+"/"+ids.New("cred")
+		if err := s.Secrets.PutSecret(ctx, a.Remote.SecretID, r.Credential); err != nil {
+			return "", err
+		}
+		written = a.Remote.SecretID
+	}
+	return written, nil
+}
+
+// RefreshCard fetches a remote agent's card again (Service.Refresh's
+// schedule): its skills and endpoint follow the card, and an agent
+// whose card cannot be fetched is marked unavailable (not an error: it
+// stays a member, and the next refresh may bring it back).
+func (s *Service) RefreshCard(ctx context.Context, a Agent, credential string) (Agent, error) {
+	if a.Remote == nil || s.Cards == nil {
+		return a, nil
+	}
+	now := s.Now().UTC()
+	r := *a.Remote
+	r.CheckedAt = now
+	card, err := s.Cards.Fetch(ctx, r.CardURL, credential)
+	next := a
+	if err != nil {
+		r.Available, r.LastError = false, clipRunes(err.Error(), 300)
+	} else if skills := RemoteSkills(card); len(skills) > 0 {
+		r.Available, r.LastError, r.FetchedAt = true, "", now
+		r.Endpoint, r.ProtocolVersion, r.CardName, r.CardVersion = card.Endpoint, card.ProtocolVersion, card.Name, card.Version
+		next.Skills = skills
+	} else {
+		r.Available, r.LastError = false, "the card lists no skill Conclave can route to"
+	}
+	next.Remote = &r
+	next.Version++
+	next.UpdatedAt = now
+	if err := s.Store.UpdateAgent(ctx, next); err != nil {
+		return a, err
+	}
+	s.written(ctx, next, a.Version)
+	return next, nil
+}
+
+// RemoteAnswer is where a remote agent's task stands: ended (Done), with
+// its text or its failure, or still running under TaskID.
+type RemoteAnswer struct {
+	TaskID string
+	Done   bool
+	// Failed is the remote task's failure (failed, rejected, canceled,
+	// or asking for input Conclave cannot give); "" when it completed.
+	Failed string
+	Text   string
+}
