@@ -120,8 +120,8 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 		case "conversations":
 			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}, secrets)
 		case "agents":
-			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:PutSecretValue"}, secrets)
-		case "task-worker", "consultations", "session-steps", "plan-steps":
+			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}, secrets)
+		case "task-worker", "consultations", "session-steps", "plan-steps", "task-sweeper":
 			assert.Equal(t, []string{"secretsmanager:GetSecretValue"}, secrets)
 		default:
 			assert.Empty(t, secrets, f.Name)

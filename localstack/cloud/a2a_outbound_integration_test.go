@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/manifest"
 )
@@ -34,6 +35,7 @@ import (
 // a2aRemote is the package's external A2A agent.
 type a2aRemote struct {
 	url, token, name, log string
+	proc                  *os.Process
 }
 
 var (
@@ -91,6 +93,8 @@ func launchA2ARemote() (a2aRemote, error) {
 	}()
 	select {
 	case srv.url = <-ready:
+		srv.proc = cmd.Process
+		go func() { _ = cmd.Wait() }()
 		return srv, nil
 	case <-time.After(120 * time.Second):
 		_ = cmd.Process.Kill()
@@ -304,4 +308,56 @@ func TestARemoteAgentsBadInputIsRefusedAndWritesNothing(t *testing.T) {
 		})
 	}
 	assert.Empty(t, d.secretsUnder(e, manifest.A2ASecretsPrefix(e.names.Stage)+d.id+"/"), "no credential kept")
+}
+
+// An agent whose card cannot be fetched any more is unavailable: still a
+// member, left out by the gate (the question goes to a colleague, no
+// error), until a fetch works again. POST …/refresh fetches it now (the
+// sweeper does it every hour, every five minutes while unavailable).
+func TestAnUnreachableA2AAgentIsUnavailableToTheGate(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	other := mustDemoTeam(t, e)
+	srv, err := launchA2ARemote()
+	require.NoError(t, err)
+	d.registerRemote(srv)
+	require.NoError(t, srv.proc.Kill())
+	time.Sleep(500 * time.Millisecond)
+
+	st, a := d.call("POST", "/v1/agents/tax-desk/refresh", nil)
+	require.Equal(t, 200, st, a)
+	r := a["a2a"].(map[string]any)
+	assert.Equal(t, false, r["available"])
+	assert.NotEmpty(t, r["last_error"])
+	assert.Len(t, a["skills"], 2, "the last card's skills stay")
+
+	conv := d.conversation("")
+	turn := d.post(conv, map[string]any{"content": "How do I file my quarterly VAT return and reclaim the input tax on my invoices?"})
+	assert.NotEqual(t, "tax-desk", lastReply(t, turn)["agent"], "the gate leaves an unavailable agent out")
+	st, _ = d.call("GET", "/v1/agents/tax-desk", nil)
+	assert.Equal(t, 200, st, "still a member")
+
+	// Another team's refresh does not reach it; a colleague has no card.
+	st, res := other.call("POST", "/v1/agents/tax-desk/refresh", nil)
+	assert.Equal(t, 404, st, res)
+	st, res = d.call("POST", "/v1/agents/kyra/refresh", nil)
+	assert.Equal(t, 400, st, res)
+}
+
+// What registering and refreshing an external agent costs in AWS calls:
+// one secret written and one transaction (the team must exist); a refresh
+// reads the agent, the team (is_default) and the credential, and writes
+// the agent once. The card itself is an HTTP call to the agent, not AWS.
+func TestAWSCallBudgetsOfARemoteAgent(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	srv := startA2ARemote(t)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	runSteps(t, api, d.id, []step{
+		{op: "POST /v1/agents (a2a)", method: "POST", path: func() string { return "/v1/agents" }, status: 201,
+			body: map[string]any{"slug": "budget-desk", "name": "Desk", "a2a": map[string]any{"card_url": srv.url, "credential": srv.token}},
+			max:  calls{"DynamoDB": 1, "SecretsManager": 1}},
+		{op: "POST /v1/agents/{slug}/refresh", method: "POST", path: func() string { return "/v1/agents/budget-desk/refresh" }, status: 200,
+			max: calls{"DynamoDB": 4, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 1, "SecretsManager": 1}},
+	})
 }

@@ -658,6 +658,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		SessionsTimedOut int `json:"sessions_timed_out"`
 		Overdue          int `json:"overdue"`
 		PlansFailed      int `json:"plans_failed"`
+		CardsFetched     int `json:"cards_fetched"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &swept))
 	sweeps, _ := invocations(t, before, "task-sweeper", "")
@@ -666,10 +667,12 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	// sessions', one of the tasks' due entries and one of the plans'
 	// backstops; then per task or session ended its writes, and per task
 	// flagged overdue one transaction (the flag, its events, the
-	// escalation) and TaskOverdue. No plan is past its hour here.
+	// escalation) and TaskOverdue; one query of the A2A agents whose card
+	// is due, and per card fetched its credential read (and the agent
+	// written). No plan is past its hour here.
 	require.Zero(t, swept.PlansFailed)
 	n := swept.TimedOut + swept.SessionsTimedOut + swept.Overdue
-	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 11, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n,
+	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 12, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n, "SecretsManager": swept.CardsFetched,
 		"DynamoDB": 1 << 20 /* plus one read per task or session due, and a team's board policy */})
 	table = append(table, measured{op: "task-sweeper", calls: sweeps[0].Calls, extra: fmt.Sprintf("%d swept", n)})
 

@@ -188,8 +188,9 @@ func fanOutBudgets(t *testing.T, since int64, team, parentID string, children in
 		// five calls.
 		{"task-lifecycle await (per child)", byStep["task-lifecycle await"], calls{"DynamoDB": 5, "DynamoDB.TransactWriteItems": 2, "SFN": 1}},
 		// The resumed attempt: its start, every child's result in one
-		// write, its end; the memory context cached by the first.
-		{"task-worker (resumed with 2 results)", workers[1:], charged(calls{"DynamoDB": 10, "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}, 1, false)},
+		// write, its end; the memory context cached by the first; and,
+		// as the first, the watch's reads while it ran.
+		{"task-worker (resumed with 2 results)", workers[1:], charged(calls{"DynamoDB": 10 + watchReads(workers[1]), "DynamoDB.TransactWriteItems": 3, "BedrockRuntime": 1}, 1, false)},
 	} {
 		require.NotEmpty(t, st.inv, st.name)
 		for _, inv := range st.inv {

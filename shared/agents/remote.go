@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"time"
@@ -82,7 +83,85 @@ type Cards interface {
 // Secrets keeps remote agents' credentials (secretstore.Store).
 type Secrets interface {
 	PutSecret(ctx context.Context, id, value string) error
+	GetSecret(ctx context.Context, id string) (string, error)
 	DeleteSecret(ctx context.Context, id string) error
+}
+
+// When cards are fetched again (the task-sweeper's schedule, every
+// minute, at most MaxRefreshPerSweep at a time): an available agent's
+// every CardRefreshEvery, an unavailable one's every CardRetryEvery (it
+// comes back to the gate at the first fetch that works).
+const (
+	CardRefreshEvery   = time.Hour
+	CardRetryEvery     = 5 * time.Minute
+	MaxRefreshPerSweep = 20
+)
+
+// NextCheck is when r's card is due to be fetched again.
+func (r Remote) NextCheck() time.Time {
+	if r.Available {
+		return r.CheckedAt.Add(CardRefreshEvery)
+	}
+	return r.CheckedAt.Add(CardRetryEvery)
+}
+
+// DueCards lists the remote agents, of every team, whose card is due
+// (NextCheck before a time): the store's index of them.
+type DueCards interface {
+	DueCards(ctx context.Context, before time.Time, limit int) ([]Agent, error)
+}
+
+// Refresh fetches agent slug's card now (POST /v1/agents/{slug}/refresh):
+// its skills follow the card; an unreachable card marks it unavailable.
+// Returns ENOTFOUND, EINVALID (not an A2A agent).
+func (s *Service) Refresh(ctx context.Context, teamID, slug string) (Agent, error) {
+	a, err := s.Get(ctx, teamID, slug)
+	if err != nil {
+		return Agent{}, err
+	}
+	if a.Remote == nil {
+		return Agent{}, apperr.Invalid("slug", "agent %q is not an A2A agent: it has no card to fetch", slug)
+	}
+	a, err = s.refresh(ctx, a)
+	if err != nil {
+		return Agent{}, err
+	}
+	return s.markDefault(ctx, teamID, a, nil)
+}
+
+// RefreshDue fetches again the cards that are due (the sweeper); an
+// agent changed meanwhile (ECONFLICT) is left to the next sweep. Returns
+// how many were fetched.
+func (s *Service) RefreshDue(ctx context.Context, due DueCards) (int, error) {
+	list, err := due.DueCards(ctx, s.Now().UTC(), MaxRefreshPerSweep)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, a := range list {
+		if _, err := s.refresh(ctx, a); err != nil && !apperr.Is(err, apperr.ECONFLICT) {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// refresh reads the credential and fetches the card.
+func (s *Service) refresh(ctx context.Context, a Agent) (Agent, error) {
+	cred := ""
+	if a.Remote.HasCredential {
+		if s.Secrets == nil {
+			return Agent{}, apperr.Invalid("a2a", "this stage does not take A2A agents")
+		}
+		var err error
+		if cred, err = s.Secrets.GetSecret(ctx, a.Remote.SecretID); err != nil {
+			return Agent{}, err
+		}
+	}
+	return s.RefreshCard(ctx, a, cred)
 }
 
 // MaxCredential bounds a credential (a bearer token).

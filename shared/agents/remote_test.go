@@ -43,6 +43,14 @@ func (f *fakeSecrets) PutSecret(_ context.Context, id, value string) error {
 	return nil
 }
 
+func (f *fakeSecrets) GetSecret(_ context.Context, id string) (string, error) {
+	v, ok := f.kept[id]
+	if !ok {
+		return "", apperr.NotFound("secret", id)
+	}
+	return v, nil
+}
+
 func (f *fakeSecrets) DeleteSecret(_ context.Context, id string) error {
 	delete(f.kept, id)
 	return nil
@@ -228,4 +236,71 @@ func TestA2AIsGivenByItsObjectAlone(t *testing.T) {
 	svc.Cards = nil
 	_, err = svc.Create(context.Background(), "t1", agents.CreateInput{Slug: "other", Name: "O", A2A: &agents.RemoteInput{CardURL: "u"}})
 	assert.True(t, apperr.Is(err, apperr.EINVALID), "a stage without an A2A client refuses a2a")
+}
+
+// POST /v1/agents/{slug}/refresh: the card fetched now with the agent's
+// credential; a colleague that is not an A2A agent has no card; another
+// team's agent is not found.
+func TestRefreshFetchesTheCardWithTheAgentsCredential(t *testing.T) {
+	svc, _, cards, _ := remoteService(t)
+	_, err := svc.Create(context.Background(), "t1", agents.CreateInput{Slug: "tax-desk", Name: "T", A2A: &agents.RemoteInput{CardURL: "u", Credential: "c1"}})
+	require.NoError(t, err)
+	_, err = svc.Create(context.Background(), "t1", agents.CreateInput{Slug: "kyra", Name: "K", Skills: []agents.Skill{{Name: "xy", Description: "d"}}})
+	require.NoError(t, err)
+	cards.err = apperr.New(apperr.EUPSTREAM, "refused")
+	a, err := svc.Refresh(context.Background(), "t1", "tax-desk")
+	require.NoError(t, err)
+	assert.True(t, a.Unavailable())
+	assert.Equal(t, "u c1", cards.calls[len(cards.calls)-1], "fetched with the kept credential")
+	_, err = svc.Refresh(context.Background(), "t1", "kyra")
+	assert.True(t, apperr.Is(err, apperr.EINVALID), err)
+	_, err = svc.Refresh(context.Background(), "t2", "tax-desk")
+	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), err)
+}
+
+// The sweeper fetches the cards that are due and no other: an available
+// agent's an hour after its last check, an unavailable one's after five
+// minutes, at most MaxRefreshPerSweep at a time.
+func TestRefreshDueFetchesOnlyTheCardsThatAreDue(t *testing.T) {
+	svc, store, cards, _ := remoteService(t)
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	svc.Now = func() time.Time { return now }
+	for _, slug := range []string{"desk-a", "desk-b"} {
+		_, err := svc.Create(context.Background(), "t1", agents.CreateInput{Slug: slug, Name: "D", A2A: &agents.RemoteInput{CardURL: slug}})
+		require.NoError(t, err)
+	}
+	now = now.Add(agents.CardRefreshEvery)
+	n, err := svc.RefreshDue(context.Background(), store)
+	require.NoError(t, err)
+	assert.Zero(t, n, "exactly an hour is not yet due")
+	now = now.Add(time.Second)
+	cards.err = apperr.New(apperr.EUPSTREAM, "down")
+	n, err = svc.RefreshDue(context.Background(), store)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	a, err := store.GetAgent(context.Background(), "t1", "desk-a")
+	require.NoError(t, err)
+	assert.True(t, a.Unavailable())
+
+	now = now.Add(agents.CardRetryEvery)
+	cards.err = nil
+	n, err = svc.RefreshDue(context.Background(), store)
+	require.NoError(t, err)
+	assert.Zero(t, n, "an unavailable card is tried again five minutes later, not before")
+	now = now.Add(time.Second)
+	n, err = svc.RefreshDue(context.Background(), store)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	a, err = store.GetAgent(context.Background(), "t1", "desk-a")
+	require.NoError(t, err)
+	assert.False(t, a.Unavailable(), "back once its card is fetched")
+
+	for i := range agents.MaxRefreshPerSweep + 3 {
+		_, err := svc.Create(context.Background(), "t2", agents.CreateInput{Slug: fmt.Sprintf("desk-%02d", i), Name: "D", A2A: &agents.RemoteInput{CardURL: "x"}})
+		require.NoError(t, err)
+	}
+	now = now.Add(2 * agents.CardRefreshEvery)
+	n, err = svc.RefreshDue(context.Background(), store)
+	require.NoError(t, err)
+	assert.Equal(t, agents.MaxRefreshPerSweep, n, "a bounded batch per sweep")
 }

@@ -25,6 +25,7 @@ import (
 //	team            TEAM#<team>           TEAM                             A2A#<a2a id> / TEAM (once it has one)  teamItem
 //	api key         APIKEY#<sha256>       APIKEY                           TEAM#<team> / KEY#<key id>          apiKeyItem
 //	agent           TEAM#<team>           AGENT#<slug>                                                         agentItem
+//	                  gsi3 (A2A agents only): A2ACARD / <next card check>#<team>#<slug>
 //	idempotency     TEAM#<team>           IDEMP#<key>   (expires_at TTL)                                       idemItem
 //	activity entry  TEAM#<team>           ACTIVITY#<time>#<event id> (expires_at TTL, 90 days)                 activityItem
 //	task            TEAM#<team>           TASK#<task id>                   TEAM#<team>#ASSIGNEE#<slug> / TASK#<id>  taskItem
@@ -109,6 +110,7 @@ import (
 //	a team's sessions newest first         Query pk=TEAM#<team>, begins_with(sk, SES#), descending (filter status, pattern, contains(agents))
 //	a session's trace in order             Query pk=TEAM#<team>, begins_with(sk, SMSG#<id>#)
 //	sessions past their deadline           Query gsi3 gsi3pk=SDUE, gsi3sk < <time>
+//	A2A agents whose card is due           Query gsi3 gsi3pk=A2ACARD, gsi3sk < <time>
 //	count a team's request this second     UpdateItem TEAM#<team> / RATE#<second>, ADD requests 1, UPDATED_NEW
 //	count a queue message's failure        UpdateItem QATTEMPT#<queue>#<id> / ATTEMPTS, ADD attempts 1, UPDATED_NEW
 //	get a report                           GetItem TEAM#<team> / REPORT#<id>
@@ -432,6 +434,10 @@ func SessionMsgSK(id, msgID string) string { return SessionMsgPrefix(id) + msgID
 // SessionDueGSI3PK is the one partition of unfinished sessions' deadlines
 // (sessions are few next to tasks).
 const SessionDueGSI3PK = "SDUE"
+
+// CardDueGSI3PK is the one partition of external A2A agents' next card
+// checks (agents.Remote.NextCheck): a few per team, read by the sweeper.
+const CardDueGSI3PK = "A2ACARD"
 
 // PlanDueGSI3PK is the one partition of running plans' backstops
 // (plans.Plan.Due): a handful at a time, read by the sweeper every minute.

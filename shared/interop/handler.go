@@ -152,7 +152,7 @@ func (s *Service) continueTask(ctx context.Context, e Endpoint, req *a2a.SendMes
 	// applies to each still pending.
 	var decided []string
 	for _, id := range t.ApprovalIDs {
-		ap, err := s.Approvals.Get(ctx, e.TeamID, id)
+		ap, err := s.approval(ctx, e.TeamID, id)
 		if err != nil {
 			return nil, protocolError(err)
 		}
@@ -173,6 +173,37 @@ func (s *Service) continueTask(ctx context.Context, e Endpoint, req *a2a.SendMes
 	return s.settleWhen(ctx, t, req.Config, func(t tasks.Task) bool {
 		return settled(t) && !slices.ContainsFunc(t.ApprovalIDs, func(id string) bool { return slices.Contains(decided, id) })
 	}), nil
+}
+
+// ApprovalRegisterWait bounds how long a decision waits for an approval
+// the task names but the machine has not requested yet: the block is
+// recorded (the task INPUT_REQUIRED) one state before the approvals are
+// written (the AwaitApprovals Map), so a client that answers at once can
+// be a few hundred milliseconds early.
+const ApprovalRegisterWait = 5 * time.Second
+
+// approvalPoll is how often that wait reads the approval again.
+const approvalPoll = 200 * time.Millisecond
+
+// approval reads approval id, waiting up to ApprovalRegisterWait (less
+// when ctx ends sooner) for one the machine is about to write.
+func (s *Service) approval(ctx context.Context, teamID, id string) (approvals.Approval, error) {
+	wait := s.ApprovalWait
+	if wait <= 0 {
+		wait = ApprovalRegisterWait
+	}
+	until := time.Now().Add(wait)
+	for {
+		ap, err := s.Approvals.Get(ctx, teamID, id)
+		if !apperr.Is(err, apperr.ENOTFOUND) || !time.Now().Add(approvalPoll).Before(until) {
+			return ap, err
+		}
+		select {
+		case <-ctx.Done():
+			return ap, err
+		case <-time.After(approvalPoll):
+		}
+	}
 }
 
 // approvalInput reads the decision from the message's data part.

@@ -74,6 +74,9 @@ type Service struct {
 	Deadline time.Duration
 	// Version is the card's version (the deployment's).
 	Version string
+	// ApprovalWait bounds the wait for an approval not written yet
+	// (ApprovalRegisterWait when zero).
+	ApprovalWait time.Duration
 }
 
 // DefaultDeadline is SendMessage's wait: what a chat turn waits for its

@@ -126,9 +126,14 @@ func (c *fakeContexts) Check(_ context.Context, teamID, id string) error {
 type fakeApprovals struct {
 	status  map[string]approvals.Status
 	decided map[string]approvals.DecideInput
+	// late: reads that find nothing before the approval is written.
+	late, reads int
 }
 
 func (a *fakeApprovals) Get(_ context.Context, teamID, id string) (approvals.Approval, error) {
+	if a.reads++; a.reads <= a.late {
+		return approvals.Approval{}, apperr.NotFound("approval", id)
+	}
 	st, ok := a.status[id]
 	if !ok || teamID != "team_a" {
 		return approvals.Approval{}, apperr.NotFound("approval", id)
@@ -364,6 +369,31 @@ func TestAMessageDecidesTheApprovalsATaskWaitsFor(t *testing.T) {
 	_, data := protocolErr(t, err)
 	assert.Equal(t, "NothingToDecide", data["reason"])
 	assert.Len(t, w.approvals.decided, 2)
+}
+
+// The task is INPUT_REQUIRED one state before its approvals are written:
+// a decision sent at once waits for them (a few reads), and one that
+// never appears is not found after the bounded wait.
+func TestADecisionWaitsForAnApprovalAboutToBeWritten(t *testing.T) {
+	w := newWorld()
+	w.approvals.status["apr_1"] = approvals.Pending
+	w.approvals.late = 2
+	w.tasks.byID["task_1"] = tasks.Task{TeamID: "team_a", ID: "task_1", Status: tasks.Blocked, StatusReason: tasks.ReasonAwaitingApproval,
+		ApprovalIDs: []string{"apr_1"}}
+	reply := &a2a.Message{TaskID: "task_1", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewDataPart(map[string]any{"decision": "approve"})}}
+	cfg := &a2a.SendMessageConfig{ReturnImmediately: true}
+	_, err := w.svc.SendMessage(teamA(), &a2a.SendMessageRequest{Message: reply, Config: cfg})
+	require.NoError(t, err)
+	assert.Equal(t, "approve", w.approvals.decided["apr_1"].Decision)
+	assert.Equal(t, 3, w.approvals.reads)
+
+	w.approvals.status = map[string]approvals.Status{}
+	w.approvals.decided = map[string]approvals.DecideInput{}
+	w.svc.ApprovalWait = 500 * time.Millisecond
+	_, err = w.svc.SendMessage(teamA(), &a2a.SendMessageRequest{Message: reply, Config: cfg})
+	e, _ := protocolErr(t, err)
+	assert.ErrorIs(t, e, a2a.ErrTaskNotFound)
+	assert.Empty(t, w.approvals.decided)
 }
 
 func TestABlockingSendEndsWhenTheTaskNeedsInput(t *testing.T) {

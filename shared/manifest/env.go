@@ -37,7 +37,9 @@ var Env = map[string][]string{
 	// stage, and their network policy.
 	"task-worker": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
 		settings.EnvStage}, models...),
-	"task-sweeper": {table, flags, bus, settings.EnvStateMachines},
+	// MCP_LOOPBACK_ONLY: the network policy of the A2A agents' cards it
+	// fetches again.
+	"task-sweeper": {table, flags, bus, settings.EnvStateMachines, settings.EnvMCPLoopbackOnly},
 	"conversations": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions,
 		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
 	"expert-gate": {table, settings.EnvModelTiers, settings.EnvEmbedder},

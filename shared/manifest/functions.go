@@ -35,6 +35,7 @@ var Functions = []Function{
 			{"POST", "/v1/agents/{slug}/pause"},
 			{"POST", "/v1/agents/{slug}/activate"},
 			{"POST", "/v1/agents/{slug}/archive"},
+			{"POST", "/v1/agents/{slug}/refresh"},
 			{"PUT", "/v1/team/default-agent"},
 			// The team's skill registry, read from the agents.
 			{"GET", "/v1/skills"},
@@ -45,7 +46,7 @@ var Functions = []Function{
 		// agent written (EmbedderGrants: in a titan stage only). The
 		// secrets: an external A2A agent's credential (docs/a2a.md).
 		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem, GrantModels,
-			GrantCreateSecret, GrantPutSecret, GrantDeleteSecret},
+			GrantCreateSecret, GrantPutSecret, GrantDeleteSecret, GrantGetSecret},
 	},
 	{
 		Name:        "team",
@@ -294,12 +295,14 @@ var Functions = []Function{
 	},
 	{
 		Name:         "task-sweeper",
-		Description:  "Ends running tasks past their deadline whose execution could not (timed out or stopped executions); flags tasks past their due date (TaskOverdue) and escalates them under the board policy; fails compound plans whose machine was lost (past its hour).",
+		Description:  "Ends running tasks and sessions past their deadline; flags overdue tasks (TaskOverdue, escalated under the board policy); fails plans whose machine was lost; fetches external A2A agents' cards again when due.",
 		Domains:      []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:      TriggerSchedule,
 		EveryMinutes: 1,
 		MemoryMB:     256, Timeout: 60,
-		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStopExecution},
+		// GetSecret: an A2A agent's card is fetched with its credential
+		// (agents.CardRefreshEvery).
+		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStopExecution, GrantGetSecret},
 		Indexes: []string{"gsi2", "gsi3"},
 	},
 	{

@@ -110,3 +110,11 @@ func TestRouteFlagsNameKnownFlags(t *testing.T) {
 	manifest.RouteFlags = map[string]string{"POST /v1/nowhere": "collaboration"}
 	assert.ErrorContains(t, manifest.Validate(), "no function serves")
 }
+
+// Lambda refuses a function description over 256 characters (the CDK
+// fails the synth): every description fits.
+func TestFunctionDescriptionsFitLambda(t *testing.T) {
+	for _, f := range manifest.Functions {
+		assert.LessOrEqual(t, len([]rune(f.Description)), 256, f.Name)
+	}
+}

@@ -206,3 +206,21 @@ func (s *Store) AgentLoads(_ context.Context, teamID string) (map[string]routing
 	}
 	return out, nil
 }
+
+// DueCards implements agents.DueCards: the A2A agents of every team
+// whose next card check is before before, earliest first, at most limit.
+func (s *Store) DueCards(_ context.Context, before time.Time, limit int) ([]agents.Agent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []agents.Agent
+	for _, a := range s.agents {
+		if a.Remote != nil && a.Remote.NextCheck().Before(before) {
+			out = append(out, copyAgent(a))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Remote.NextCheck().Before(out[j].Remote.NextCheck()) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

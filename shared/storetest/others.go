@@ -112,6 +112,25 @@ func agentConditions(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	assert.Equal(t, remote.Remote, back.Remote)
 	assert.Equal(t, remote.Model, back.Model)
+	// It is listed for a card check once its next check has passed (an
+	// unavailable agent's comes CardRetryEvery after its last).
+	if due, ok := f.Agents.(agents.DueCards); assert.True(t, ok, "the store lists due cards") {
+		next := remote.Remote.NextCheck()
+		assert.Equal(t, at.Add(time.Hour+agents.CardRetryEvery), next)
+		isDue := func(before time.Time) bool {
+			list, err := due.DueCards(ctx, before, 1000)
+			require.NoError(t, err)
+			for _, d := range list {
+				if d.TeamID == f.team && d.Slug == "remote-ann" {
+					assert.Equal(t, remote.Remote, d.Remote, "read whole")
+					return true
+				}
+			}
+			return false
+		}
+		assert.False(t, isDue(next), "not before its time")
+		assert.True(t, isDue(next.Add(time.Second)))
+	}
 
 	_, err = f.Agents.SetStatus(ctx, f.team, "cat", agents.StatusPaused, time.Now().UTC())
 	require.NoError(t, err)

@@ -60,6 +60,15 @@ func AgentRoutes(rt *httpapi.Router, svc *agents.Service) {
 			return httpapi.OK(a), nil
 		})
 	}
+	// An external A2A agent's card, fetched now (the sweeper fetches it on
+	// its schedule too: agents.CardRefreshEvery).
+	rt.Handle("POST /v1/agents/{slug}/refresh", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		a, err := svc.Refresh(ctx, r.TeamID, r.Param("slug"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(a), nil
+	})
 	rt.Handle("PUT /v1/team/default-agent", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in struct {
 			Slug string `json:"slug"`

@@ -2,20 +2,26 @@
 // ends running tasks past their deadline and collaboration sessions past
 // theirs (plus a grace), and stops their executions; it fails compound
 // plans whose machine was lost; it flags tasks past
-// their due date (TaskOverdue, escalated under the board policy). It links DynamoDB,
-// EventBridge and Step Functions.
+// their due date (TaskOverdue, escalated under the board policy); it fetches
+// external A2A agents' cards again when due. It links DynamoDB,
+// EventBridge, Step Functions and Secrets Manager.
 package sweeperfn
 
 import (
 	"context"
 	"errors"
 
+	"github.com/conclave-ai/conclave/shared/a2aremote"
+	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/app/planwiring"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/app/taskwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/secretstore"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 )
 
 // Build implements lambdafn.Build.
@@ -25,6 +31,11 @@ func Build(d lambdafn.Deps) (any, error) {
 	svc := taskwiring.New(d, core, starter, callbacks).Tasks
 	ses := sessionwiring.New(d, core, starter, callbacks, nil)
 	pl := planwiring.New(d, core, starter, callbacks, nil)
+	// External A2A agents' cards (agents.CardRefreshEvery): fetched under
+	// the stage's network policy with each agent's credential.
+	cardStore := agentstore.New(core.DB, core.Table)
+	cards := agents.NewService(cardStore)
+	cards.Cards, cards.Secrets = &a2aremote.Client{Policy: toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly}}, secretstore.New(d.AWS)
 	return func(ctx context.Context) (map[string]int, error) {
 		n, err := svc.Sweep(ctx)
 		m, serr := ses.Sweep(ctx)
@@ -33,6 +44,7 @@ func Build(d lambdafn.Deps) (any, error) {
 		o, oerr := svc.SweepOverdue(ctx)
 		// Plans whose machine was lost (past their backstop).
 		p, perr := pl.Sweep(ctx)
-		return map[string]int{"timed_out": n, "sessions_timed_out": m, "overdue": o, "plans_failed": p}, errors.Join(err, serr, oerr, perr)
+		c, cerr := cards.RefreshDue(ctx, cardStore)
+		return map[string]int{"timed_out": n, "sessions_timed_out": m, "overdue": o, "plans_failed": p, "cards_fetched": c}, errors.Join(err, serr, oerr, perr, cerr)
 	}, nil
 }

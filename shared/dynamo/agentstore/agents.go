@@ -30,9 +30,12 @@ type agentItem struct {
 	Skills      []skillItem     `dynamodbav:"skills"`
 	Model       *modelItem      `dynamodbav:"model,omitempty"`
 	Remote      *remoteItem     `dynamodbav:"a2a,omitempty"`
-	Version     int             `dynamodbav:"version"`
-	CreatedAt   time.Time       `dynamodbav:"created_at"`
-	UpdatedAt   time.Time       `dynamodbav:"updated_at"`
+	// gsi3: an A2A agent's next card check (CardDueGSI3PK).
+	GSI3PK    string    `dynamodbav:"gsi3pk,omitempty"`
+	GSI3SK    string    `dynamodbav:"gsi3sk,omitempty"`
+	Version   int       `dynamodbav:"version"`
+	CreatedAt time.Time `dynamodbav:"created_at"`
+	UpdatedAt time.Time `dynamodbav:"updated_at"`
 }
 
 type personalityItem struct {
@@ -104,6 +107,7 @@ func toAgentItem(a agents.Agent) agentItem {
 	if a.Remote != nil {
 		r := remoteItem(*a.Remote)
 		it.Remote = &r
+		it.GSI3PK, it.GSI3SK = dynamo.CardDueGSI3PK, dynamo.DueGSI3SK(a.Remote.NextCheck(), a.TeamID, a.Slug)
 	}
 	return it
 }
@@ -287,6 +291,18 @@ func (s *Store) allAgents(ctx context.Context, teamID, status string) ([]agents.
 		}
 		p.Token = next
 	}
+}
+
+// DueCards implements agents.DueCards: the A2A agents, of every team,
+// whose next card check is before before (gsi3), at most limit.
+func (s *Store) DueCards(ctx context.Context, before time.Time, limit int) ([]agents.Agent, error) {
+	var out []agents.Agent
+	err := s.DueBefore(ctx, dynamo.CardDueGSI3PK, before, limit, func(m map[string]types.AttributeValue) error {
+		a, err := fromAgentItem(m)
+		out = append(out, a)
+		return err
+	})
+	return out, err
 }
 
 // ActiveAgents returns the team's active agents (the expert gate's
