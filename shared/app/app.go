@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/conclave-ai/conclave/shared/app/a2afn"
+	"github.com/conclave-ai/conclave/shared/app/a2apushfn"
 	"github.com/conclave-ai/conclave/shared/app/adminfn"
 	"github.com/conclave-ai/conclave/shared/app/agentsfn"
 	"github.com/conclave-ai/conclave/shared/app/authorizerfn"
@@ -68,6 +69,7 @@ var Builders = map[string]lambdafn.Build{
 	"consultations":      consultationsfn.Build,
 	"report-finalizer":   finalizerfn.Build,
 	"result-poster":      posterfn.Build,
+	"a2a-push":           a2apushfn.Build,
 	"a2a":                a2afn.Build,
 }
 

@@ -41,6 +41,7 @@ var adapters = map[string]bool{
 	"shared/dynamo/sessionstore":   true, // collaboration sessions
 	"shared/dynamo/planstore":      true, // compound plans
 	"shared/dynamo/packstore":      true, // the teams' MCP packs
+	"shared/dynamo/pushstore":      true, // A2A push-notification configs
 	"shared/secretstore":           true, // Secrets Manager: the MCP packs' credentials
 	"shared/dynamo/taskstore":      true, // tasks and task slots
 	"shared/dynamo/teamstore":      true, // teams and API keys

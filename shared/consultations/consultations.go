@@ -264,7 +264,7 @@ type Consultation struct {
 	Exchanges          []Exchange     `json:"exchanges"`
 	Loop               *Loop          `json:"loop,omitempty"`
 	EscalationID       string         `json:"escalation_id,omitempty"`
-	ResolvedBy         string         `json:"resolved_by,omitempty"` // specialist, human
+	ResolvedBy         string         `json:"resolved_by,omitempty"` // specialist, remote (a specialist outside the team: an A2A agent), human
 	// ClosedReason is ClosedIdle when the service closed the consultation
 	// after IdleLimit without a change.
 	ClosedReason string     `json:"closed_reason,omitempty"`
@@ -435,3 +435,12 @@ type Memories interface {
 type Publisher interface {
 	Publish(ctx context.Context, detailType string, detail any) error
 }
+
+// Who answered a consultation (Consultation.ResolvedBy).
+const (
+	ResolvedBySpecialist = "specialist"
+	// ResolvedByRemote: a specialist outside the team (an A2A agent)
+	// answered; the requester's model reads its answer as untrusted data.
+	ResolvedByRemote = "remote"
+	ResolvedByHuman  = "human"
+)

@@ -87,7 +87,7 @@ func followable(c Consultation) error {
 		return notOpen("it has its outcome; ask a new question")
 	case c.ClosedReason != "":
 		return notOpen("it was closed idle; ask a new question")
-	case c.ResolvedBy != "specialist" || c.Response == nil:
+	case c.ResolvedBy != ResolvedBySpecialist && c.ResolvedBy != ResolvedByRemote || c.Response == nil:
 		return notOpen("a human answered it; ask a new question")
 	}
 	return nil

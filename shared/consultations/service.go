@@ -446,7 +446,11 @@ func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, tea
 	c.SuggestedNextSteps = reply.SuggestedNextSteps
 	c.TokensUsed += tokens
 	c.CostUSD += cost
-	c.Status, c.ResolvedBy, c.UpdatedAt, c.CompletedAt = Completed, "specialist", now, &now
+	by := ResolvedBySpecialist
+	if spec.IsRemote() {
+		by = ResolvedByRemote
+	}
+	c.Status, c.ResolvedBy, c.UpdatedAt, c.CompletedAt = Completed, by, now, &now
 	c.Version++
 	if err := s.Store.SaveConsultation(wctx, Save{Consultation: c, Release: true}); err != nil {
 		return Consultation{}, changed(err)

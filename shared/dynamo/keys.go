@@ -26,6 +26,8 @@ import (
 //	api key         APIKEY#<sha256>       APIKEY                           TEAM#<team> / KEY#<key id>          apiKeyItem
 //	agent           TEAM#<team>           AGENT#<slug>                                                         agentItem
 //	                  gsi3 (A2A agents only): A2ACARD / <next card check>#<team>#<slug>
+//	push config     TEAM#<team>           A2APUSH#<task id>#<config id>                                        configItem (pushstore)
+//	push counter    TEAM#<team>           A2APUSHN#<task id>  (configs: the task's count, below MaxPushConfigs)
 //	idempotency     TEAM#<team>           IDEMP#<key>   (expires_at TTL)                                       idemItem
 //	activity entry  TEAM#<team>           ACTIVITY#<time>#<event id> (expires_at TTL, 90 days)                 activityItem
 //	task            TEAM#<team>           TASK#<task id>                   TEAM#<team>#ASSIGNEE#<slug> / TASK#<id>  taskItem
@@ -434,6 +436,13 @@ func SessionMsgSK(id, msgID string) string { return SessionMsgPrefix(id) + msgID
 // SessionDueGSI3PK is the one partition of unfinished sessions' deadlines
 // (sessions are few next to tasks).
 const SessionDueGSI3PK = "SDUE"
+
+// PushConfigSK is an A2A push-notification config's sort key under its
+// team: TEAM#<team> / A2APUSH#<task>#<id> (id "" gives the task's prefix).
+func PushConfigSK(taskID, id string) string { return "A2APUSH#" + taskID + "#" + id }
+
+// PushCounterSK is the counter of a task's push configs (interop.MaxPushConfigs).
+func PushCounterSK(taskID string) string { return "A2APUSHN#" + taskID }
 
 // CardDueGSI3PK is the one partition of external A2A agents' next card
 // checks (agents.Remote.NextCheck): a few per team, read by the sweeper.

@@ -38,8 +38,8 @@ func Card(t teams.Team, active []agents.Agent, baseURL, version string, extended
 			a2a.NewAgentInterface(baseURL, a2a.TransportProtocolJSONRPC),
 			{URL: baseURL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: ProtocolVersion03},
 		},
-		// Streaming and push notifications come with the streaming API
-		// (issue 29); until then a client reads the task (GetTask).
+		// Streaming comes with the streaming API (issue 29); push
+		// notifications where the stage offers them (Service.PublicCard).
 		Capabilities:       a2a.AgentCapabilities{ExtendedAgentCard: true},
 		DefaultInputModes:  slices.Clone(modes),
 		DefaultOutputModes: slices.Clone(modes),
@@ -91,5 +91,8 @@ func (s *Service) card(ctx context.Context, extended bool) (*a2a.AgentCard, erro
 	if err != nil {
 		return nil, protocolError(err)
 	}
-	return Card(t, active, e.BaseURL, s.Version, extended), nil
+	c := Card(t, active, e.BaseURL, s.Version, extended)
+	// Push notifications where the stage wires them (push.go).
+	c.Capabilities.PushNotifications = s.pushEnabled()
+	return c, nil
 }

@@ -58,6 +58,17 @@ func (s *Service) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	if err != nil {
 		return nil, err
 	}
+	var push *a2a.PushConfig
+	if req.Config != nil && req.Config.PushConfig != nil {
+		// Checked before anything is created: a refused config creates
+		// no task.
+		if push = req.Config.PushConfig; !s.pushEnabled() {
+			return nil, errNoPush
+		}
+		if err := s.checkPushConfig(push); err != nil {
+			return nil, err
+		}
+	}
 	conv, opened := m.ContextID, false
 	if conv == "" {
 		if conv, err = s.Conversations.Open(ctx, e.TeamID, title(text)); err != nil {
@@ -78,6 +89,11 @@ func (s *Service) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 			s.Conversations.Discard(ctx, e.TeamID, conv)
 		}
 		return nil, protocolError(err)
+	}
+	if push != nil {
+		if _, err := s.savePush(ctx, e, t.ID, push); err != nil {
+			return nil, err
+		}
 	}
 	return s.settle(ctx, t, req.Config), nil
 }
@@ -355,26 +371,6 @@ func unsupportedStream(yield func(a2a.Event, error) bool) {
 	yield(nil, a2a.NewError(a2a.ErrUnsupportedOperation, "streaming is not offered yet: the card says streaming: false"))
 }
 
-// The push-notification configs: the card says pushNotifications: false
-// (a client reads the task); each method says so.
+// errNoPush: a stage without push notifications (push.go) says so; its
+// card says pushNotifications: false.
 var errNoPush = a2a.NewError(a2a.ErrPushNotificationNotSupported, "push notifications are not offered: the card says pushNotifications: false")
-
-// GetTaskPushConfig implements a2asrv.RequestHandler.
-func (s *Service) GetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
-	return nil, errNoPush
-}
-
-// ListTaskPushConfigs implements a2asrv.RequestHandler.
-func (s *Service) ListTaskPushConfigs(context.Context, *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
-	return nil, errNoPush
-}
-
-// CreateTaskPushConfig implements a2asrv.RequestHandler.
-func (s *Service) CreateTaskPushConfig(context.Context, *a2a.PushConfig) (*a2a.PushConfig, error) {
-	return nil, errNoPush
-}
-
-// DeleteTaskPushConfig implements a2asrv.RequestHandler.
-func (s *Service) DeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigRequest) error {
-	return errNoPush
-}

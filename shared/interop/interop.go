@@ -77,6 +77,10 @@ type Service struct {
 	// ApprovalWait bounds the wait for an approval not written yet
 	// (ApprovalRegisterWait when zero).
 	ApprovalWait time.Duration
+	// Push and PushPolicy offer push notifications (push.go); nil: the
+	// card says pushNotifications: false and the methods refuse.
+	Push       PushConfigs
+	PushPolicy URLPolicy
 }
 
 // DefaultDeadline is SendMessage's wait: what a chat turn waits for its
@@ -84,7 +88,7 @@ type Service struct {
 const DefaultDeadline = 20 * time.Second
 
 // Actor is who the task model records for what A2A clients do.
-const Actor = "a2a"
+const Actor = tasks.CreatorA2A
 
 // Endpoint is what a request is for: the team behind the A2A id it
 // addressed and the agent's base URL (the card's interface URL).

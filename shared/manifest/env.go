@@ -22,7 +22,7 @@ var Env = map[string][]string{
 	// too), routes as a chat turn does (the gate, the model tiers) and runs
 	// tasks; STAGE names its card's version.
 	"a2a": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
-		settings.EnvTeamRateLimit, settings.EnvStage},
+		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly},
 	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
 	// STAGE and MCP_LOOPBACK_ONLY: an external A2A agent's credential is
 	// named by stage, its card fetched under the network policy.
@@ -52,10 +52,12 @@ var Env = map[string][]string{
 	"memory-invalidator": {table, settings.EnvQueues},
 	"activity-recorder":  {table, settings.EnvQueues},
 	"result-poster":      {table, settings.EnvQueues},
-	"report-finalizer":   {table, bus, settings.EnvQueues},
-	"sessions":           {table, flags, bus, settings.EnvStateMachines},
-	"session-steps":      append([]string{table, flags, bus}, models...),
-	"plans":              {table, flags, bus, settings.EnvStateMachines},
+	// MCP_LOOPBACK_ONLY: the network policy of the push URLs.
+	"a2a-push":         {table, settings.EnvQueues, settings.EnvMCPLoopbackOnly},
+	"report-finalizer": {table, bus, settings.EnvQueues},
+	"sessions":         {table, flags, bus, settings.EnvStateMachines},
+	"session-steps":    append([]string{table, flags, bus}, models...),
+	"plans":            {table, flags, bus, settings.EnvStateMachines},
 	// STATE_MACHINE_ARNS: a plan's steps are executed tasks.
 	"plan-steps": append([]string{table, flags, bus, settings.EnvStateMachines}, models...),
 	"reports":    {table, flags, bus, settings.EnvStateMachines},

@@ -419,6 +419,19 @@ var Functions = []Function{
 		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeadLetter},
 	},
 	{
+		Name:        "a2a-push",
+		Description: "Sends the A2A push notifications of tasks created over A2A: each status change to the task's push configs, through the network policy (bus -> rule -> SQS).",
+		// interop's task view links the domains of the A2A endpoint.
+		Domains:   []string{"agents", "approvals", "conversations", "dispatch", "expertgate", "interop", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
+		Trigger:   TriggerSQS,
+		Queue:     "a2a-push",
+		BatchSize: 10,
+		// 30 s: a batch of ten, each to at most five URLs of 10 s each,
+		// would not fit; a notification that times out is retried.
+		MemoryMB: 256, Timeout: 30,
+		Grants: []Grant{GrantGetItem, GrantQuery, GrantUpdateItem, GrantDeadLetter},
+	},
+	{
 		Name:        "activity-recorder",
 		Description: "Records every Conclave event in the team's activity log (bus -> rule -> SQS).",
 		Domains:     []string{"activity"},

@@ -350,6 +350,8 @@ var (
 		// The ends of work that may be linked to a conversation, for the
 		// result-poster; its consumer times out after 10 s.
 		{Name: "conversation-results", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
+		// Six times its consumer's 30 s.
+		{Name: "a2a-push", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 180},
 	}
 
 	Rules = []Rule{
@@ -361,6 +363,8 @@ var (
 		// Only work linked to a conversation (results.Poster skips the rest).
 		{Name: "conversation-results", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged", "PlanCompleted"},
 			DetailPresent: []string{"conversation_id"}, Queue: "conversation-results"},
+		// Only the tasks created over A2A (interop.Notifier skips the rest).
+		{Name: "a2a-push", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, DetailPresent: []string{"a2a"}, Queue: "a2a-push"},
 	}
 
 	StateMachines = []StateMachine{

@@ -31,6 +31,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/discovery"
 	"github.com/conclave-ai/conclave/shared/expertgate"
+	"github.com/conclave-ai/conclave/shared/interop"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/paging"
@@ -103,6 +104,9 @@ type Store struct {
 	clips map[clipKey]toolpacks.Clip
 	// remotes are the MCP packs, by team and name.
 	remotes map[string]map[string]toolpacks.Remote
+	// pushes are the A2A push configs, by team and task, oldest first
+	// (push.go), made on first use.
+	pushes map[key][]interop.PushConfig
 
 	// Consultations (consultations.go), made on first use.
 	consultations map[key][]byte          // consultation documents

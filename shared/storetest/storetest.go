@@ -24,6 +24,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/budget"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/interop"
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/teams"
@@ -45,6 +46,8 @@ type Stores struct {
 	Clipboard toolpacks.ClipboardStore
 	// Remotes are the MCP packs; nil skips their contract.
 	Remotes toolpacks.RemoteStore
+	// Push are the A2A push configs; nil skips their contract.
+	Push interop.PushConfigs
 }
 
 // Run runs the contract against the stores open returns (called once per
@@ -87,6 +90,8 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"clipboard/by team, scope and key; replaced; gone once expired", clipboardScopes},
 		{"toolpacks/MCP packs: created once, replaced, by team, deleted", remotePacks},
 		{"toolpacks/16 racing creates: exactly the cap", remotePacksConcurrent},
+		{"interop/push configs: by team and task, deleted once, five per task", pushConfigs},
+		{"interop/12 racing push configs: exactly five", pushConfigsConcurrent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

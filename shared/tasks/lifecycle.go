@@ -203,7 +203,18 @@ type TaskStatusChanged struct {
 	// conversation (it has a result delivery), so the result-poster can
 	// skip every other task without reading it.
 	ConversationID string `json:"conversation_id,omitempty"`
+	// A2A is set on a task created over A2A (CreatedOverA2A), so the
+	// a2a-push function hears of those alone (its rule asks for the
+	// field), and reads their push configs.
+	A2A bool `json:"a2a,omitempty"`
 }
+
+// CreatorA2A is the creator id the A2A endpoint (shared/interop) records
+// on the tasks it creates.
+const CreatorA2A = "a2a"
+
+// CreatedOverA2A reports whether the A2A endpoint created t.
+func CreatedOverA2A(t Task) bool { return t.CreatedBy.Type == "user" && t.CreatedBy.ID == CreatorA2A }
 
 // publish announces a status change. The change is already committed; a
 // failed publish is logged, not undone (the task record is the truth).
@@ -221,6 +232,7 @@ func (s *Service) publish(ctx context.Context, t Task, prev Status) {
 	if t.ResultDelivery != "" {
 		ev.ConversationID = t.ConversationID
 	}
+	ev.A2A = CreatedOverA2A(t)
 	if err := s.Bus.Publish(ctx, "TaskStatusChanged", ev); err != nil {
 		s.Log.ErrorContext(ctx, "publish TaskStatusChanged", "task_id", t.ID, "error", err.Error())
 	}

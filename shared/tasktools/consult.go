@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/consultations"
+	"github.com/conclave-ai/conclave/shared/prompts"
 )
 
 const consultDescription = `Ask a specialist colleague a question; the orchestrator chooses who answers (your suggestion is only a hint), shares only a curated context with secrets removed, and returns the answer. ` +
@@ -171,16 +172,24 @@ func consultSummary(c consultations.Consultation) string {
 		if c.ResolvedBy == "human" {
 			b.WriteString(".\nA human answered")
 		}
-		fmt.Fprintf(&b, ".\nAnswer: %s", c.Response.Answer)
+		var ans strings.Builder
+		fmt.Fprintf(&ans, "Answer: %s", c.Response.Answer)
 		if c.Response.AdditionalContext != "" {
-			fmt.Fprintf(&b, "\nAdditional context: %s", c.Response.AdditionalContext)
+			fmt.Fprintf(&ans, "\nAdditional context: %s", c.Response.AdditionalContext)
 		}
 		if c.Response.CodeReference != "" {
-			fmt.Fprintf(&b, "\nCode reference: %s", c.Response.CodeReference)
+			fmt.Fprintf(&ans, "\nCode reference: %s", c.Response.CodeReference)
 		}
 		if len(c.SuggestedNextSteps) > 0 {
-			fmt.Fprintf(&b, "\nSuggested next steps: %s", strings.Join(c.SuggestedNextSteps, "; "))
+			fmt.Fprintf(&ans, "\nSuggested next steps: %s", strings.Join(c.SuggestedNextSteps, "; "))
 		}
+		text := ans.String()
+		if c.ResolvedBy == consultations.ResolvedByRemote {
+			// A specialist outside the team wrote it: data, never
+			// instructions.
+			text = prompts.RemoteOutput(c.ConsultedAgent, text)
+		}
+		b.WriteString(".\n" + text)
 	}
 	switch {
 	case c.Outcome != nil:

@@ -14,6 +14,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/approvalstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/pushstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/teamstore"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/expertgate"
@@ -23,6 +24,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/tasktools"
 	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 )
 
 // Build implements lambdafn.Build.
@@ -53,6 +55,10 @@ func Build(d lambdafn.Deps) (any, error) {
 			Validate: tasktools.ValidateArguments, Log: d.Log},
 		Registry: registry{teams: teamStore, agents: store},
 		Version:  "1.0.0-" + d.Config.Stage,
+		// Push notifications (docs/a2a.md): the configs on the table, their
+		// URLs under the MCP packs' network policy; the a2a-push function
+		// sends them.
+		Push: pushstore.New(core.DB, core.Table), PushPolicy: toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly},
 	}
 	h := &Handler{Teams: teamStore, Auth: auth, Service: svc, Log: d.Log}
 	return h.Serve, nil
