@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -79,14 +78,8 @@ func rpc(t *testing.T, url, key, body string, headers ...string) (int, map[strin
 func TestTheOfficialPythonClientWorksWithATeam(t *testing.T) {
 	e := mustEnv(t)
 	d, url := a2aTeam(t, e)
-	root, err := filepath.Abs("../..")
+	root, python, err := toolsPython()
 	require.NoError(t, err)
-	venv := os.Getenv("CONCLAVE_TOOLS_VENV")
-	if venv == "" {
-		venv = filepath.Join(root, ".local", "tools-venv")
-	} else if !filepath.IsAbs(venv) {
-		venv = filepath.Join(root, venv)
-	}
 	scenario, _ := json.Marshal(map[string]string{
 		"ask":      "Review this handler for bugs, please.",
 		"slow":     "@sloane dig out the 2019 release notes",
@@ -95,7 +88,7 @@ func TestTheOfficialPythonClientWorksWithATeam(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(venv, "bin", "python"), filepath.Join(root, "localstack", "a2aclient", "client.py"),
+	cmd := exec.CommandContext(ctx, python, filepath.Join(root, "localstack", "a2aclient", "client.py"),
 		"--url", url, "--key", d.key, "--scenario", string(scenario))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

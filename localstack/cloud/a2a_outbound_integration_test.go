@@ -55,22 +55,16 @@ func startA2ARemote(t *testing.T) a2aRemote {
 }
 
 func launchA2ARemote() (a2aRemote, error) {
-	root, err := filepath.Abs("../..")
+	root, python, err := toolsPython()
 	if err != nil {
 		return a2aRemote{}, err
-	}
-	venv := os.Getenv("CONCLAVE_TOOLS_VENV")
-	if venv == "" {
-		venv = filepath.Join(root, ".local", "tools-venv")
-	} else if !filepath.IsAbs(venv) {
-		venv = filepath.Join(root, venv)
 	}
 	dir, err := os.MkdirTemp("", "a2aremote")
 	if err != nil {
 		return a2aRemote{}, err
 	}
 	srv := a2aRemote{token: fmt.Sprintf("remote-token-%d", time.Now().UnixNano()), name: "Remote Tax Desk", log: filepath.Join(dir, "calls.jsonl")}
-	cmd := exec.Command(filepath.Join(venv, "bin", "python"), filepath.Join(root, "localstack", "a2aserver", "server.py"),
+	cmd := exec.Command(python, filepath.Join(root, "localstack", "a2aserver", "server.py"),
 		"--token", srv.token, "--name", srv.name, "--log", srv.log)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()

@@ -59,10 +59,12 @@ var (
 	mcpErr    error
 )
 
-func launchMCPServer() (mcpServer, error) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		return mcpServer{}, err
+// toolsPython is the repository's root and the Python of the test tools'
+// venv (make test installs it: localstack/requirements-tools.txt pins the
+// mcp and a2a-sdk packages), CONCLAVE_TOOLS_VENV when set.
+func toolsPython() (root, python string, err error) {
+	if root, err = filepath.Abs("../.."); err != nil {
+		return "", "", err
 	}
 	venv := os.Getenv("CONCLAVE_TOOLS_VENV")
 	if venv == "" {
@@ -70,7 +72,14 @@ func launchMCPServer() (mcpServer, error) {
 	} else if !filepath.IsAbs(venv) {
 		venv = filepath.Join(root, venv)
 	}
-	python := filepath.Join(venv, "bin", "python")
+	return root, filepath.Join(venv, "bin", "python"), nil
+}
+
+func launchMCPServer() (mcpServer, error) {
+	root, python, err := toolsPython()
+	if err != nil {
+		return mcpServer{}, err
+	}
 	if _, err := os.Stat(python); err != nil {
 		return mcpServer{}, fmt.Errorf("the test tools' venv (localstack/contract.sh venv) has the mcp SDK: %w", err)
 	}

@@ -23,11 +23,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -81,18 +79,12 @@ var (
 // calls count tokens (estimated from the text) and cost nothing.
 const ModelID = "a2a-remote"
 
-var errAddress = errors.New("the address is outside what A2A agents may reach")
+var errAddress = toolpacks.ErrAddress
 
 // httpClient is a client under the policy with the credential, if any,
 // as a bearer token. Its transport is the caller's to close.
 func (c *Client) httpClient(credential string, timeout time.Duration) (*http.Client, *http.Transport) {
-	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
-		if !c.Policy.AllowedHostPort(address) {
-			return fmt.Errorf("%w: %s", errAddress, address)
-		}
-		return nil
-	}}
-	tr := &http.Transport{Proxy: nil, DialContext: dialer.DialContext, ForceAttemptHTTP2: true,
+	tr := &http.Transport{Proxy: nil, DialContext: c.Policy.Dialer().DialContext, ForceAttemptHTTP2: true,
 		TLSHandshakeTimeout: 5 * time.Second, MaxIdleConns: 2}
 	return &http.Client{
 		Timeout:   timeout,

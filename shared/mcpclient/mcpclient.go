@@ -17,10 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,20 +37,14 @@ type Client struct {
 var _ toolpacks.MCP = (*Client)(nil)
 
 // errAddress is a connection the policy refused.
-var errAddress = errors.New("the address is outside what MCP packs may reach")
+var errAddress = toolpacks.ErrAddress
 
 // httpClient is a client for one server: the policy's dialer, the
 // credential's headers, no proxy, no redirect, bounded bodies. Its
 // transport is the caller's to close (its idle connections would
 // otherwise outlive the call in a warm function).
 func (c *Client) httpClient(conn toolpacks.Conn) (*http.Client, *http.Transport) {
-	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
-		if !c.Policy.AllowedHostPort(address) {
-			return fmt.Errorf("%w: %s", errAddress, address)
-		}
-		return nil
-	}}
-	tr := &http.Transport{Proxy: nil, DialContext: dialer.DialContext, ForceAttemptHTTP2: true,
+	tr := &http.Transport{Proxy: nil, DialContext: c.Policy.Dialer().DialContext, ForceAttemptHTTP2: true,
 		TLSHandshakeTimeout: 5 * time.Second, ResponseHeaderTimeout: toolpacks.CallTimeout, MaxIdleConns: 2}
 	return &http.Client{
 		Transport: &headers{base: tr, set: conn.Headers()},

@@ -1,10 +1,14 @@
 package toolpacks
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 )
@@ -122,6 +126,22 @@ func (p NetPolicy) AllowedAddr(ip netip.Addr) bool {
 		}
 	}
 	return true
+}
+
+// ErrAddress is a connection the policy refused (Dialer).
+var ErrAddress = errors.New("the address is outside what the stage's network policy lets Conclave reach")
+
+// Dialer is a dialer that checks the address each connection is about to
+// use against p (its Control hook), so DNS rebinding cannot reach a
+// private address: the MCP packs' and the A2A agents' transports dial
+// with it, and use no proxy (a proxy would hide the address).
+func (p NetPolicy) Dialer() *net.Dialer {
+	return &net.Dialer{Timeout: 5 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+		if !p.AllowedHostPort(address) {
+			return fmt.Errorf("%w: %s", ErrAddress, address)
+		}
+		return nil
+	}}
 }
 
 // AllowedHostPort is AllowedAddr on a dialed "host:port" (the dialer's
