@@ -455,6 +455,39 @@ func TestMergeAttributesDedupsAndKeepsComplementaryPoints(t *testing.T) {
 	assert.Contains(t, agg.Text, "B adds: Split the database per service and keep")
 }
 
+// A point exactly as similar as DuplicateSimilarity to one already said
+// is a new point; only above it is it the same point said again.
+func TestMergeKeepsAPointAtExactlyTheDuplicateSimilarity(t *testing.T) {
+	first := "Index index index, cache cache cache."
+	second := "Shard shard shard, index index index index, cache cache cache cache cache."
+	require.Equal(t, routing.DuplicateSimilarity, routing.Similarity(first, second), "the two points are exactly that similar")
+	agg := routing.Merge("index cache", []routing.ExpertReply{
+		{Agent: "a", Name: "A", Score: 0.9, Text: first},
+		{Agent: "b", Name: "B", Score: 0.1, Text: second},
+	})
+	require.Len(t, agg.Contributions, 2)
+	assert.Equal(t, "a", agg.Contributions[0].Agent)
+	assert.Equal(t, 1, agg.Contributions[1].Points, agg.Text)
+	assert.Zero(t, agg.Contributions[1].Dropped, agg.Text)
+	assert.Contains(t, agg.Text, "B adds: "+second)
+}
+
+// The merge lowers the first letter of the leading point ("According to
+// A, add …") from A to Z, and keeps "I", acronyms, names and a reply of
+// one letter.
+func TestMergeLowersTheLeadingCapitalOnlyOfAWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"Azure regions differ in price.": "azure regions differ in price.",
+		"Zap the stale cache entries.":   "zap the stale cache entries.",
+		"I would shard the table.":       "I would shard the table.",
+		"SQL indexes help here.":         "SQL indexes help here.",
+		"Y":                              "Y",
+	} {
+		agg := routing.Merge("q", []routing.ExpertReply{{Agent: "a", Name: "A", Text: in}})
+		assert.Equal(t, "According to A, "+want, agg.Text)
+	}
+}
+
 func TestBestKeepsTheMostRelevantReply(t *testing.T) {
 	r, rel := routing.Best("how do I index this SQL query", []routing.ExpertReply{
 		{Agent: "wren", Text: "Write clearly and keep paragraphs short."},
@@ -462,6 +495,8 @@ func TestBestKeepsTheMostRelevantReply(t *testing.T) {
 	})
 	assert.Equal(t, "dana", r.Agent)
 	assert.Positive(t, rel)
+	// A reply that shares no word with the question addresses none of it.
+	assert.Zero(t, routing.Relevance("how do I index this SQL query", "Write clearly and keep paragraphs short."))
 }
 
 // Replies equally relevant to the question: TOP_K keeps the one of the
