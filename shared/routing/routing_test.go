@@ -424,6 +424,16 @@ func TestComplexityAndTier(t *testing.T) {
 	assert.Greater(t, c2.EstimatedCost, c.EstimatedCost)
 }
 
+// Words run over every letter a to z and digit 0 to 9: "analyze" is the
+// reasoning word "analyse" spelled with z, and twelve one-character words
+// ("9", "z") are a length of one.
+func TestComplexityWordsSpanEveryLetterAndDigit(t *testing.T) {
+	analyze := routing.ComplexityOf("analyze", 0)
+	assert.Equal(t, 2.5, analyze.Dimensions[routing.DimReasoning])
+	assert.Equal(t, routing.ComplexityOf("analyse", 0), analyze)
+	assert.Equal(t, 1.0, routing.ComplexityOf(strings.Repeat("9 z ", 6), 0).Dimensions[routing.DimLength])
+}
+
 func TestMergeAttributesDedupsAndKeepsComplementaryPoints(t *testing.T) {
 	q := "How should we plan the microservices migration?"
 	replies := []routing.ExpertReply{
