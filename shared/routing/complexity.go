@@ -140,6 +140,7 @@ func numberEnd(s string, p int) int {
 		for r < len(s) && isDigit(s[r]) {
 			r++
 		}
+		// Past the fraction's digits, never 0: >= would too.
 		if end := unitEnd(s, r); end > 0 {
 			return end
 		}
