@@ -116,3 +116,31 @@ func TestEligibilityByEditorAndImage(t *testing.T) {
 		assert.Equal(t, c.want, routing.Eligible(c.skill, c.ctx), c.name)
 	}
 }
+
+// The index applies the same gates to every message it scores: a skill for
+// one editor type matches with no editor or that one open, not with
+// another; a skill without editor types with any; a skill that needs an
+// editor or an image only with it.
+func TestTheIndexScoresOnlyEligibleSkills(t *testing.T) {
+	ix := routing.BuildIndex([]agents.Agent{
+		{Slug: "sheets", Skills: []agents.Skill{{Name: "formulas", Description: "Write spreadsheet formulas", EditorTypes: []string{"spreadsheet"}}}},
+		{Slug: "coder", Skills: []agents.Skill{{Name: "code-review", Description: "Review code for bugs"}}},
+		{Slug: "writer", Skills: []agents.Skill{{Name: "proofreading", Description: "Proofread the open document", RequiresEditor: true}}},
+		{Slug: "painter", Skills: []agents.Skill{{Name: "picture-captions", Description: "Caption a picture", RequiresImageContext: true}}},
+	})
+	sheet := &routing.MessageContext{Editor: &routing.Editor{Type: "spreadsheet"}}
+	code := &routing.MessageContext{Editor: &routing.Editor{Type: "code"}}
+	picture := &routing.MessageContext{Attachments: []routing.Attachment{{Type: routing.AttachmentImage}}}
+	matches := func(q, slug string, c *routing.MessageContext) bool {
+		return scoreOf(t, ix.Score(q, routing.Signals{Context: c}), slug).SkillMatch > 0
+	}
+	assert.True(t, matches("spreadsheet formulas", "sheets", nil), "no editor open")
+	assert.True(t, matches("spreadsheet formulas", "sheets", sheet), "its editor open")
+	assert.False(t, matches("spreadsheet formulas", "sheets", code), "another editor open")
+	assert.True(t, matches("review code", "coder", code), "no editor types: any editor")
+	assert.True(t, matches("review code", "coder", sheet), "no editor types: any editor")
+	assert.False(t, matches("proofread the document", "writer", nil), "needs an editor")
+	assert.True(t, matches("proofread the document", "writer", code))
+	assert.False(t, matches("caption the picture", "painter", sheet), "needs an image")
+	assert.True(t, matches("caption the picture", "painter", picture))
+}
