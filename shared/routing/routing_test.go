@@ -367,6 +367,28 @@ func TestBaselineRouter(t *testing.T) {
 // match of exactly 0.35 keeps the current agent or chooses the best one;
 // 0.349 falls back to the default. (The two queries were found to score
 // these on the demo team; the preconditions say so if scoring changes.)
+// A decision lists the skills that matched, not every skill of the agent;
+// an agent's attribution label is its highest-priority skill's, the first
+// of equal priorities.
+func TestDecisionsNameOnlyTheMatchingSkills(t *testing.T) {
+	ix := routing.BuildIndex([]agents.Agent{
+		{Slug: "olga", Skills: []agents.Skill{
+			{Name: "billing-support", Description: "Answer invoice questions", Priority: 10},
+			{Name: "sql-tuning", Description: "Tune slow SQL queries", Priority: 50},
+		}},
+		{Slug: "pim", Skills: []agents.Skill{
+			{Name: "release-notes", Description: "Write release notes", Priority: 20},
+			{Name: "changelogs", Description: "Keep the changelog", Priority: 20},
+		}},
+	})
+	d := ix.Route("tune this slow sql query", "", "pim")
+	assert.Equal(t, "olga", d.Agent)
+	assert.Equal(t, []string{"sql-tuning"}, d.MatchingSkills)
+	assert.Equal(t, "sql tuning", ix.PrimaryLabel("olga"))
+	assert.Equal(t, "release notes", ix.PrimaryLabel("pim"))
+	assert.Equal(t, "", ix.PrimaryLabel("nobody"))
+}
+
 func TestBaselineRouterAtExactlyTheMinimumSkillMatch(t *testing.T) {
 	ix := routing.BuildIndex(demoTeam())
 	at := ix.Route("review metrics design", "", "kyra")
