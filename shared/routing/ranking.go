@@ -86,7 +86,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	// arithmetic below runs without calls, many agents at once.
 	n := len(ix.agents)
 	loads := sc.loads[:n]
-	if len(sig.Loads) > 0 {
+	if len(sig.Loads) > 0 { // >= 0: an empty map's lookups are the zero Load clear gives
 		for ai, slug := range ix.slugs {
 			loads[ai] = sig.Loads[slug]
 		}
@@ -102,7 +102,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		skill := roundMilli(best[ai])
 		if skill > top1 {
 			top1, top2, leader = skill, top1, int32(ai)
-		} else if skill > top2 {
+		} else if skill > top2 { // >= sets top2 to the value it holds
 			top2 = skill
 		}
 		perf := uint64(neutralMilli)
@@ -120,6 +120,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	if q.vec == nil {
 		r.cal = LexicalCalibration
 	}
+	// Copied or scored again, a skill's score is the same (< or <=).
 	if len(ix.docs) <= denseScores {
 		r.docScore = make([]float64, len(ix.docs))
 		for _, d := range sc.touched {
@@ -129,7 +130,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		r.q = query{terms: slices.Clone(q.terms), weights: slices.Clone(q.weights), known: q.known, all: q.all, norm: q.norm,
 			vec: q.vec, domains: slices.Clone(q.domains), semAll: q.semAll, semDocs: slices.Clone(q.semDocs), editor: q.editor, image: q.image}
 	}
-	if rated > 0 {
+	if rated > 0 { // >= 0 would copy counts of 0: the same RatedSimilar
 		r.rated = slices.Clone(perfN)
 		clear(perfN)
 	}
@@ -216,6 +217,7 @@ func (r *Ranking) Best(n, explained int, include ...string) []ExpertScore {
 	n = max(0, min(n, len(r.entries)))
 	explained = max(0, min(explained, n))
 	list := r.entries[:n]
+	// >= 0: with nothing to include the block below adds nothing.
 	if len(include) > 0 || r.Leader() != "" {
 		want := make(map[int32]bool, len(include)+1)
 		for _, slug := range include {

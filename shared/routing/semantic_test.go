@@ -3,6 +3,7 @@ package routing_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -197,3 +198,43 @@ func benchmarkStages(b *testing.B, fullScoring bool) {
 // need it).
 func BenchmarkSemantic1000TwoStage(b *testing.B) { benchmarkStages(b, false) }
 func BenchmarkSemantic1000Full(b *testing.B)     { benchmarkStages(b, true) }
+
+// leadIndex is a team whose one skill each is as similar to the query
+// vector (1, 0) as sims says (by meaning alone: no word in common), read
+// through cal.
+func leadIndex(t *testing.T, cal routing.Calibration, sims ...float64) *routing.Index {
+	t.Helper()
+	var team []agents.Agent
+	var vecs [][]float64
+	for i, s := range sims {
+		team = append(team, agents.Agent{Slug: string(rune('a' + i)), Skills: []agents.Skill{{Name: "skill", Description: "work"}}})
+		vecs = append(vecs, []float64{s, math.Sqrt(1 - s*s)})
+	}
+	ix := routing.BuildIndex(team)
+	require.NoError(t, ix.SetEmbeddings(vecs, cal))
+	return ix
+}
+
+// With a calibration that reads the lead, the leader's confidence counts
+// how far its skill match is ahead of the runner-up's, whatever the order
+// the agents were given in; no other agent has a lead. Of equal best
+// matches, the first ranked leads, with no lead.
+func TestTheLeaderIsAheadOfTheRunnerUp(t *testing.T) {
+	cal := routing.Calibration{Ceil: 1, Semantic: 1, Match: 1, Lead: 2}
+	sig := routing.Signals{QueryEmbedding: []float64{1, 0}}
+	r := leadIndex(t, cal, 0.9, 0.3, 0.5).Rank("zzz", sig)
+	require.Equal(t, "a", r.Leader())
+	conf := map[string]float64{}
+	for _, s := range r.Scores(0) {
+		conf[s.AgentSlug] = s.Confidence
+	}
+	assert.InDelta(t, cal.Confidence(0.9, 0.4), conf["a"], 1e-3, "a leads c by 0.4")
+	assert.InDelta(t, cal.Confidence(0.5, 0), conf["c"], 1e-3)
+	assert.InDelta(t, cal.Confidence(0.3, 0), conf["b"], 1e-3)
+
+	r = leadIndex(t, cal, 0.9, 0.9, 0.5).Rank("zzz", sig)
+	assert.Equal(t, "a", r.Leader(), "a tie: the first")
+	for _, s := range r.Scores(0)[:2] {
+		assert.InDelta(t, cal.Confidence(0.9, 0), s.Confidence, 1e-3, s.AgentSlug)
+	}
+}
