@@ -233,7 +233,7 @@ func (r *Ranking) Best(n, explained int, include ...string) []ExpertScore {
 		for _, e := range list {
 			delete(want, int32(e&agentMask))
 		}
-		if len(want) > 0 {
+		if len(want) > 0 { // >= 0 clones and adds nothing: the same list
 			list = slices.Clone(list)
 			for _, e := range r.entries[n:] {
 				if want[int32(e&agentMask)] {
@@ -276,6 +276,7 @@ func (r *Ranking) scoresOf(list []uint64, explained int) []ExpertScore {
 		nd += int(ix.docStart[ai+1] - ix.docStart[ai])
 	}
 	docScore := r.docScore
+	// Scored again either way at n = denseScores/8 (> or >=): the same.
 	if docScore == nil && n > denseScores/8 {
 		// Many agents in full (a response with every score): score every
 		// skill again by the postings, as Rank did, rather than one by one.

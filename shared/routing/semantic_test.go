@@ -238,3 +238,36 @@ func TestTheLeaderIsAheadOfTheRunnerUp(t *testing.T) {
 		assert.InDelta(t, cal.Confidence(0.9, 0), s.Confidence, 1e-3, s.AgentSlug)
 	}
 }
+
+// Best is the best n by overall score, then the agents asked for and the
+// most confident agent wherever they rank, in rank order, each once.
+func TestBestAddsTheLeaderAndTheAgentsAskedFor(t *testing.T) {
+	cal := routing.Calibration{Ceil: 1, Semantic: 1, Match: 1}
+	busy := routing.Load{ActiveTasks: routing.TaskCapacity, ActiveConversations: routing.ConversationCapacity, LatencyMS: routing.SlowLatencyMS}
+	// a matches best but is busy: it ranks last, and leads.
+	ix := leadIndex(t, cal, 0.6, 0.55, 0.5, 0.4)
+	r := ix.Rank("zzz", routing.Signals{QueryEmbedding: []float64{1, 0}, Loads: map[string]routing.Load{"a": busy}})
+	require.Equal(t, "a", r.Leader())
+	slugs := func(list []routing.ExpertScore) []string {
+		out := []string{}
+		for _, s := range list {
+			out = append(out, s.AgentSlug)
+		}
+		return out
+	}
+	require.Equal(t, []string{"b", "c", "d", "a"}, slugs(r.Scores(0)))
+	assert.Equal(t, 4, r.Matched())
+	assert.Equal(t, []string{"b", "a"}, slugs(r.Best(1, 0)), "the leader")
+	assert.Equal(t, []string{}, slugs(r.Best(0, 0)), "none asked, none given")
+	assert.Equal(t, []string{"b", "a"}, slugs(r.Best(1, 0, "a", "nobody")), "once")
+	assert.Equal(t, []string{"b", "d", "a"}, slugs(r.Best(1, 0, "a", "d")), "in rank order")
+	assert.Equal(t, []string{"b", "c", "d", "a"}, slugs(r.Best(4, 0)))
+
+	// No agent matches the words and the query has no vector: no leader,
+	// the agents asked for still come.
+	r = ix.Rank("zzz", routing.Signals{Loads: map[string]routing.Load{"a": busy}})
+	require.Equal(t, "", r.Leader())
+	assert.Zero(t, r.Matched())
+	assert.Equal(t, []string{"b"}, slugs(r.Best(1, 0)))
+	assert.Equal(t, []string{"b", "a"}, slugs(r.Best(1, 0, "a")))
+}
