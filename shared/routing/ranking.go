@@ -276,7 +276,8 @@ func (r *Ranking) scoresOf(list []uint64, explained int) []ExpertScore {
 		nd += int(ix.docStart[ai+1] - ix.docStart[ai])
 	}
 	docScore := r.docScore
-	// Scored again either way at n = denseScores/8 (> or >=): the same.
+	// By the postings or skill by skill, the scores are the same: the
+	// bound (> or >=, or turned around) is a matter of speed.
 	if docScore == nil && n > denseScores/8 {
 		// Many agents in full (a response with every score): score every
 		// skill again by the postings, as Rank did, rather than one by one.
@@ -320,7 +321,7 @@ func (r *Ranking) scoresOf(list []uint64, explained int) []ExpertScore {
 		s.Confidence = r.confidence(e)
 		s.MatchingSkills = names[from[i]:from[i+1]:from[i+1]]
 	}
-	if explained > 0 {
+	if explained > 0 { // >= 0 explains none at 0 either
 		b := make([]byte, 0, 128*explained)
 		ends := make([]int, explained)
 		for i := range explained {
@@ -360,6 +361,8 @@ const smallTeam = 256
 func (ix *Index) rank(sc *scratch) []uint64 {
 	n := len(ix.agents)
 	entries, tmp, out := sc.keys[:n], sc.keys2[:n], make([]uint64, n)
+	// Either sort gives the same order: where the bound sits (<, <=, or
+	// turned around) is a matter of speed.
 	if n < smallTeam {
 		for ai, e := range entries {
 			tmp[ai] = e>>skillShift<<32 | uint64(ix.slugRank[ai])
@@ -431,6 +434,8 @@ func (ix *Index) personalityFits(st Style) *fits {
 	if f, ok := c.byStyle[st]; ok {
 		return f
 	}
+	// A cache of fits: its bound (>=, >, or turned around) changes what
+	// is kept, never a fit.
 	if c.byStyle == nil || len(c.byStyle) >= FitStyles {
 		c.byStyle = map[Style]*fits{}
 	}
