@@ -111,6 +111,14 @@ func TestPastPerformanceDefaultsToNeutralAndUsesSimilarRatingsInTheWindow(t *tes
 	assert.Equal(t, 2, luke.RatedSimilar)
 	assert.InDelta(t, 0.0, scoreOf(t, got, "sage").PastPerformance, 1e-9)
 	assert.Equal(t, routing.NeutralPerformance, scoreOf(t, got, "dana").PastPerformance)
+	// A query exactly SimilarQuery similar (cosine 4/5: "index" against
+	// four of seven words) is not similar: only above it.
+	require.Equal(t, routing.SimilarQuery, routing.Similarity("index", "cache cache cache index index index index"))
+	edge := ix.Score("index", routing.Signals{Now: now, Ratings: []routing.Rating{
+		{Agent: "dana", Rating: 1, Query: "cache cache cache index index index index", At: now.Add(-time.Hour)},
+	}})
+	assert.Equal(t, routing.NeutralPerformance, scoreOf(t, edge, "dana").PastPerformance)
+	assert.Zero(t, scoreOf(t, edge, "dana").RatedSimilar)
 	// Past performance moves the overall by its weight.
 	assert.InDelta(t, scoreOf(t, base, "luke").Overall+routing.WeightPerformance*(0.75-0.7), luke.Overall, 1e-3)
 }
@@ -311,6 +319,15 @@ func TestSelectorThresholdEdges(t *testing.T) {
 	sel := routing.Select(scores("luke", 0.3), o)
 	assert.True(t, sel.Fallback)
 	assert.Equal(t, []string{"luke"}, sel.Agents)
+	// Of equally confident agents, the first given (the better overall).
+	sel = routing.Select(scores("dana", 0.3, "luke", 0.3), o)
+	assert.Equal(t, []string{"dana"}, sel.Agents)
+	// A threshold of 0 still wants some confidence: an agent at 0 is not
+	// confident.
+	confident, rest := routing.Confident(scores("luke", 0.01, "dana", 0.0), 0)
+	assert.Len(t, confident, 1)
+	assert.Len(t, rest, 1)
+	assert.Equal(t, "dana", rest[0].AgentSlug)
 }
 
 func TestParseStrategy(t *testing.T) {

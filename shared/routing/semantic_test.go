@@ -271,3 +271,14 @@ func TestBestAddsTheLeaderAndTheAgentsAskedFor(t *testing.T) {
 	assert.Equal(t, []string{"b"}, slugs(r.Best(1, 0)))
 	assert.Equal(t, []string{"b", "a"}, slugs(r.Best(1, 0, "a")))
 }
+
+// No skill match, no confidence, whatever the calibration's bias; and a
+// calibration whose floor is its ceiling reads no semantic similarity.
+func TestCalibrationEdges(t *testing.T) {
+	for _, cal := range []routing.Calibration{routing.LexicalCalibration, routing.DefaultSemanticCalibration, {Bias: 3, Lead: 1}} {
+		assert.Zero(t, cal.Confidence(0, 0.5))
+	}
+	flat := routing.Calibration{Floor: 0.5, Ceil: 0.5, Semantic: 1, Match: 1}
+	s := leadIndex(t, flat, 0.9).Score("zzz", routing.Signals{QueryEmbedding: []float64{1, 0}})
+	assert.Zero(t, s[0].SkillMatch)
+}
