@@ -149,12 +149,16 @@ func TestPersonalityFitPrefersTheMatchingVoice(t *testing.T) {
 	assert.Greater(t, routing.PersonalityFit(formal, archie), routing.PersonalityFit(formal, wren))
 }
 
-// The style's markers at the edges of the alphabets: "plz" reads casual,
+// The style's markers at the edges of the alphabets: "plz" (or "PLZ")
+// reads casual,
 // so does a message that starts in lower case, z included; an arrow from
 // the first (U+2190 ←) reads as playful as an emoji.
 func TestStyleMarkersAtTheEdges(t *testing.T) {
 	assert.InDelta(t, routing.StyleOf("Fix it").Formality-0.15, routing.StyleOf("Fix it plz").Formality, 1e-9)
 	assert.InDelta(t, routing.StyleOf("Zap it").Formality-0.15, routing.StyleOf("zap it").Formality, 1e-9)
+	assert.Equal(t, routing.StyleOf("Fix it plz"), routing.StyleOf("Fix it PLZ"), "in any case")
+	// A digit is a word: "9!!" has one, and its exclamations read playful.
+	assert.Greater(t, routing.StyleOf("9!!").Humor, routing.StyleOf("").Humor)
 	assert.Equal(t, routing.StyleOf("A → b"), routing.StyleOf("A ← b"))
 	assert.Greater(t, routing.StyleOf("A ← b").Humor, routing.StyleOf("A b").Humor)
 }

@@ -225,7 +225,7 @@ func personalityFit(s Style, formality, humor, depth float64) float64 {
 }
 
 func abs(x float64) float64 {
-	if x < 0 {
+	if x < 0 { // <= 0 gives -0, which reads as 0
 		return -x
 	}
 	return x
