@@ -150,9 +150,8 @@ func TestPersonalityFitPrefersTheMatchingVoice(t *testing.T) {
 }
 
 // The style's markers at the edges of the alphabets: "plz" (or "PLZ")
-// reads casual,
-// so does a message that starts in lower case, z included; an arrow from
-// the first (U+2190 ←) reads as playful as an emoji.
+// reads casual, so does a message that starts in lower case, z included;
+// an arrow from the first (U+2190 ←) reads as playful as an emoji.
 func TestStyleMarkersAtTheEdges(t *testing.T) {
 	assert.InDelta(t, routing.StyleOf("Fix it").Formality-0.15, routing.StyleOf("Fix it plz").Formality, 1e-9)
 	assert.InDelta(t, routing.StyleOf("Zap it").Formality-0.15, routing.StyleOf("zap it").Formality, 1e-9)
