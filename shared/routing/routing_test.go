@@ -471,6 +471,10 @@ func TestComplexityAndTier(t *testing.T) {
 	c := tiers.Choose("hi", simple)
 	assert.Equal(t, "amazon.nova-micro-v1:0", c.ModelID)
 	assert.InDelta(t, models.Cost("amazon.nova-micro-v1:0", models.EstimateTokens("hi")+routing.PromptOverhead, 250), c.EstimatedCost, 1e-12)
+	// A stage that configures no tiers uses the defaults; one that does,
+	// its own.
+	assert.Equal(t, routing.DefaultTierModels, routing.TiersOrDefault(nil))
+	assert.Equal(t, tiers, routing.TiersOrDefault(tiers))
 	c2 := tiers.Choose("x", hard)
 	assert.Equal(t, routing.DefaultTierModels[routing.Tier2], c2.ModelID, "unset tiers use the defaults")
 	assert.Greater(t, c2.EstimatedCost, c.EstimatedCost)
