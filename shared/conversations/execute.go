@@ -358,6 +358,8 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 	req.Messages = append(req.Messages, models.Message{Role: "user", Content: user.Content})
 	var lp *loop
 	if r.budget != nil {
+		// No tool offered (>= 0 would loop anyway): the loop makes the one
+		// call Converse makes and answers its reply.
 		if req.Tools = tools; len(req.Tools) > 0 {
 			lp = &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: p.conv, returning: r.returning,
 				caller: ToolCaller{TeamID: d.TeamID, ConversationID: p.conv.ID, Agent: a.Slug, Skills: a.Skills, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools}}
@@ -391,6 +393,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 		ans.refused = err
 	}
 	if lp != nil {
+		// A warning only: its condition's mutants change a log line.
 		if len(lp.pending) > 0 && att.Outcome != dispatch.OutcomeAnswered {
 			// The work goes on; its result will be posted in the
 			// conversation even though this agent gave no reply.

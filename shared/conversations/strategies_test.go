@@ -1,0 +1,119 @@
+package conversations_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/memory"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+// pricedModel is a model of a priced ID whose agents answer the texts of
+// answers (the agents named in fail return an error).
+type pricedModel struct {
+	mu      sync.Mutex
+	answers map[string]string
+	fail    map[string]bool
+}
+
+const pricedID = "amazon.nova-micro-v1:0"
+
+func (m *pricedModel) Converse(_ context.Context, req models.Request) (models.Response, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	agent := req.Metadata[models.MetadataAgent]
+	if m.fail[agent] {
+		return models.Response{}, models.ErrModel
+	}
+	return models.Response{Text: m.answers[agent], InputTokens: 100, OutputTokens: 40, ModelID: pricedID}, nil
+}
+
+// The question asked, a reply that answers it and one that does not: dana
+// answers it, though luke scores higher at the gate.
+const (
+	indexQuestion = "How do I index the orders table?"
+	relevant      = "Add an index on the orders table's customer column."
+	offTopic      = "Check the code for bugs first."
+)
+
+func attemptsByAgent(res conversations.PostResult) map[string]dispatch.Attempt {
+	out := map[string]dispatch.Attempt{}
+	for _, a := range res.Routing.Attempts {
+		out[a.Agent] = a
+	}
+	return out
+}
+
+// TOP_K keeps the most relevant reply, whoever scored higher at the gate,
+// and only its attempt is marked kept; every answered attempt carries the
+// cost of its model call.
+func TestTopKKeepsTheMostRelevantReply(t *testing.T) {
+	m := &pricedModel{answers: map[string]string{"luke": offTopic, "dana": relevant}}
+	f := gateFixture(t, m, &fakeTools{})
+	conv := f.create(t, "kyra")
+	k := 2
+	res, err := f.svc.Post(context.Background(), team, conv.ID, conversations.PostInput{Content: indexQuestion, Strategy: "top_k", K: &k})
+	require.NoError(t, err)
+	r := reply(t, res)
+	assert.Equal(t, "dana", r.Agent)
+	assert.Equal(t, relevant, r.Content)
+	att := attemptsByAgent(res)
+	require.Len(t, att, 2)
+	assert.True(t, att["dana"].Kept)
+	assert.False(t, att["luke"].Kept)
+	for _, a := range att {
+		assert.Equal(t, dispatch.OutcomeAnswered, a.Outcome)
+		assert.InDelta(t, models.Cost(pricedID, 100, 40), a.CostUSD, 1e-12, a.Agent)
+	}
+}
+
+// synth is the synthesizer's model: it names every expert and reports its
+// usage.
+type synth struct{}
+
+func (synth) Converse(context.Context, models.Request) (models.Response, error) {
+	return models.Response{Text: "According to Dana, add an index; Luke says check the code.", InputTokens: 300, OutputTokens: 80, ModelID: pricedID}, nil
+}
+
+// ENSEMBLE merges the replies of the agents that answered into one,
+// attributed to the most relevant contributor; the answered attempts are
+// kept, a failed one is not; the reply costs its contributors' calls and
+// the synthesis.
+func TestEnsembleAttributesTheMergeToTheMostRelevantAndCostsTheSynthesis(t *testing.T) {
+	m := &pricedModel{answers: map[string]string{"luke": offTopic, "dana": relevant}, fail: map[string]bool{"archie": true}}
+	f := gateFixture(t, m, &fakeTools{})
+	f.svc.Synth = &routing.Synthesizer{Model: synth{}, ModelID: pricedID}
+	conv := f.create(t, "kyra")
+	res, err := f.svc.Post(context.Background(), team, conv.ID, conversations.PostInput{Content: indexQuestion, Strategy: "ensemble"})
+	require.NoError(t, err)
+	r := reply(t, res)
+	assert.Equal(t, "dana", r.Agent, "the most relevant contributor")
+	assert.Equal(t, []string{"dana", "luke"}, r.Contributors)
+	assert.Equal(t, pricedID, r.ModelID, "synthesized")
+	assert.True(t, strings.HasPrefix(r.Content, "According to Dana"), r.Content)
+	assert.InDelta(t, 2*models.Cost(pricedID, 100, 40)+models.Cost(pricedID, 300, 80), r.CostUSD, 1e-12)
+	att := attemptsByAgent(res)
+	require.Len(t, att, 3)
+	assert.True(t, att["dana"].Kept)
+	assert.True(t, att["luke"].Kept)
+	assert.False(t, att["archie"].Kept, "failed")
+	assert.Equal(t, dispatch.OutcomeFailed, att["archie"].Outcome)
+}
+
+// An agent's memories are in its system prompt.
+func TestAnAgentAnswersWithItsMemories(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	_, err := f.memory.Create(context.Background(), team, "kyra", memory.CreateInput{Type: "fact", Visibility: "private", Content: "the standup moved to 10:00"})
+	require.NoError(t, err)
+	c := f.create(t, "kyra")
+	f.post(t, c.ID, "hello")
+	assert.Contains(t, f.model.last(t).System, "What you remember:\n- the standup moved to 10:00")
+}
