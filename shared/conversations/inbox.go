@@ -27,6 +27,7 @@ func (s *Service) teamBlock(ctx context.Context, r *run, a agents.Agent, tools [
 	for _, x := range r.byslug {
 		t.Agents = append(t.Agents, x)
 	}
+	// No loads (>= 0: an empty map) shows no counts either way.
 	if loads := r.p.Loads; len(loads) > 0 {
 		t.ActiveTasks = map[string]int{}
 		for slug, l := range loads {

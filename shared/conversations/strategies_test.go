@@ -2,6 +2,7 @@ package conversations_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -9,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -116,4 +119,73 @@ func TestAnAgentAnswersWithItsMemories(t *testing.T) {
 	c := f.create(t, "kyra")
 	f.post(t, c.ID, "hello")
 	assert.Contains(t, f.model.last(t).System, "What you remember:\n- the standup moved to 10:00")
+	// The context it would answer with says so too.
+	ac, err := f.svc.ContextFor(context.Background(), team, c.ID, "kyra")
+	require.NoError(t, err)
+	require.Len(t, ac.Memories.Private, 1)
+	assert.Equal(t, "the standup moved to 10:00", ac.Memories.Private[0].Content)
+}
+
+// loadGate is gate with the agents' loads.
+type loadGate struct {
+	gate
+	loads map[string]routing.Load
+}
+
+func (g loadGate) Score(ctx context.Context, req expertgate.Request) (expertgate.Response, error) {
+	resp, err := g.gate.Score(ctx, req)
+	resp.Loads = g.loads
+	return resp, err
+}
+
+// The roster an agent answers with shows its colleagues' active tasks as
+// the gate counted them.
+func TestTheRosterShowsTheGatesLoads(t *testing.T) {
+	m := &pricedModel{answers: map[string]string{"luke": offTopic}}
+	f := gateFixture(t, m, &fakeTools{})
+	f.svc.Router.Gate = loadGate{gate: f.svc.Router.Gate.(gate), loads: map[string]routing.Load{"dana": {ActiveTasks: 2}}}
+	var sys string
+	f.svc.Model = modelFunc(func(ctx context.Context, req models.Request) (models.Response, error) {
+		sys = req.System
+		return m.Converse(ctx, req)
+	})
+	conv := f.create(t, "kyra")
+	_, err := f.svc.Post(context.Background(), team, conv.ID, conversations.PostInput{Content: indexQuestion, Strategy: "top_1"})
+	require.NoError(t, err)
+	assert.Contains(t, sys, "busy (2 active tasks)")
+}
+
+type modelFunc func(context.Context, models.Request) (models.Response, error)
+
+func (f modelFunc) Converse(ctx context.Context, req models.Request) (models.Response, error) {
+	return f(ctx, req)
+}
+
+// A conversation's handoffs: none is an empty list, an unknown
+// conversation is not found.
+func TestHandoffsOfAConversation(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	c := f.create(t, "kyra")
+	list, err := f.svc.Handoffs(context.Background(), team, c.ID)
+	require.NoError(t, err)
+	assert.Empty(t, list)
+	_, err = f.svc.Handoffs(context.Background(), team, "conv_unknown")
+	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "%v", err)
+}
+
+// One call changes at most 20 agents.
+func TestSetAgentsTakesUpToTwentyAgents(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	c := f.create(t, "kyra")
+	var slugs []string
+	for i := range 21 {
+		slugs = append(slugs, fmt.Sprintf("gone-%02d", i))
+	}
+	// Twenty pass the count and are checked one by one (none of these
+	// takes part: not found).
+	_, err := f.svc.SetAgents(context.Background(), team, c.ID, conversations.AgentsInput{Remove: slugs[:20]})
+	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "%v", err)
+	_, err = f.svc.SetAgents(context.Background(), team, c.ID, conversations.AgentsInput{Remove: slugs})
+	ae := requireAppErr(t, err, apperr.EINVALID, "")
+	assert.Equal(t, "add", ae.Field)
 }
