@@ -50,6 +50,7 @@ func (s *Service) teamBlock(ctx context.Context, r *run, a agents.Agent, tools [
 func (o outcome) seenBy() map[string][]string {
 	out := map[string][]string{}
 	for i, ids := range o.seen {
+		// Without ids (>= 0) an agent is acknowledged nothing: no write.
 		if o.attempts[i].Kept && len(ids) > 0 {
 			out[o.attempts[i].Agent] = append(out[o.attempts[i].Agent], ids...)
 		}
