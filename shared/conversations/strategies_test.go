@@ -2,6 +2,7 @@ package conversations_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -188,4 +189,66 @@ func TestSetAgentsTakesUpToTwentyAgents(t *testing.T) {
 	_, err = f.svc.SetAgents(context.Background(), team, c.ID, conversations.AgentsInput{Remove: slugs})
 	ae := requireAppErr(t, err, apperr.EINVALID, "")
 	assert.Equal(t, "add", ae.Field)
+}
+
+// planner is a compound planner that plans what it is given (nil result:
+// no call) or fails.
+type planner struct {
+	result *conversations.PlanResult
+	err    error
+	asked  []conversations.PlanRequest
+}
+
+func (p *planner) Plan(_ context.Context, in conversations.PlanRequest) (conversations.PlanResult, error) {
+	p.asked = append(p.asked, in)
+	if p.result == nil {
+		return conversations.PlanResult{}, p.err
+	}
+	return *p.result, p.err
+}
+
+// A message that starts a plan is answered by the lead's note with the
+// plan pending, and no agent's model; the lead is the conversation's
+// agent, or the team's default. A message naming its agent is not
+// planned; a planner that fails, makes no call or starts no plan leaves
+// the message to its agent.
+func TestAPlannedMessageIsAnsweredByTheLeadsNote(t *testing.T) {
+	plan := &conversations.WorkRef{Type: "plan", ID: "plan_1", Agent: "kyra", Status: "running"}
+	call := &dispatch.PlannerCall{Trigger: "and", Outcome: "planned", PlanID: "plan_1", Steps: 2}
+	for _, c := range []struct {
+		name    string
+		p       *planner
+		convTo  string
+		message string
+		asked   bool
+		planned bool
+		lead    string
+	}{
+		{"planned", &planner{result: &conversations.PlanResult{Call: call, Ref: plan, Note: "I will plan it in two steps."}}, "luke", "review the code and chart the data", true, true, "luke"},
+		{"planned, default lead", &planner{result: &conversations.PlanResult{Call: call, Ref: plan, Note: "I will plan it in two steps."}}, "", "review the code and chart the data", true, true, "kyra"},
+		{"a mention", &planner{result: &conversations.PlanResult{Call: call, Ref: plan}}, "", "@dana chart the data", false, false, ""},
+		{"the planner fails", &planner{err: errors.New("planner down")}, "", "review the code and chart the data", true, false, "kyra"},
+		{"no call", &planner{}, "", "review the code", true, false, "kyra"},
+		{"no plan", &planner{result: &conversations.PlanResult{Call: &dispatch.PlannerCall{Outcome: "single"}}}, "", "review the code", true, false, "kyra"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, collaborationOn)
+			f.svc.Planner = c.p
+			conv := f.create(t, c.convTo)
+			r := reply(t, f.post(t, conv.ID, c.message))
+			require.Equal(t, c.asked, len(c.p.asked) == 1, "asked")
+			if c.asked {
+				assert.Equal(t, c.lead, c.p.asked[0].Lead)
+			}
+			if c.planned {
+				assert.Equal(t, "I will plan it in two steps.", r.Content)
+				assert.Equal(t, []conversations.WorkRef{*plan}, r.Pending)
+				assert.Equal(t, "plan", r.Strategy)
+				assert.Empty(t, f.model.requests, "no agent's model")
+			} else {
+				assert.Empty(t, r.Pending)
+				assert.NotEmpty(t, f.model.requests, "an agent answered")
+			}
+		})
+	}
 }
