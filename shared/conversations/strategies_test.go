@@ -11,12 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/prompts"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
@@ -251,4 +254,35 @@ func TestAPlannedMessageIsAnsweredByTheLeadsNote(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An unknown conversation's messages are not found; an empty one's are an
+// empty page.
+func TestMessagesOfAConversation(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	c := f.create(t, "kyra")
+	assert.Empty(t, f.messages(t, c.ID))
+	_, _, err := f.svc.Messages(context.Background(), team, "conv_unknown", paging.Page{})
+	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "%v", err)
+}
+
+// The recent-memories loader reads the LoaderItems newest the agent may
+// see, no more.
+func TestTheRecentMemoriesLoaderShowsTenAtMost(t *testing.T) {
+	f := newFixture(t, collaborationOn)
+	ctx := context.Background()
+	f.withSkill(t, func(sk *agents.Skill) { sk.ContextLoaders = []string{agents.LoaderRecentMemories} })
+	for i := range prompts.LoaderItems + 1 {
+		_, err := f.memory.Create(ctx, team, "luke", memory.CreateInput{Type: "fact", Visibility: "private", Content: fmt.Sprintf("note %02d", i)})
+		require.NoError(t, err)
+	}
+	f.svc.MemoryLog = f.store
+	c := f.create(t, "")
+	f.post(t, c.ID, "Can you review this Go function for bugs?")
+	sys := f.model.last(t).System
+	_, block, ok := strings.Cut(sys, "Your recent memories (newest first):\n")
+	require.True(t, ok, sys)
+	block, _, _ = strings.Cut(block, "\n\n")
+	assert.Equal(t, prompts.LoaderItems, strings.Count(block, "- note "), block)
+	assert.NotContains(t, block, "more)", "only the ten were read")
 }
