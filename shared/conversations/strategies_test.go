@@ -286,3 +286,15 @@ func TestTheRecentMemoriesLoaderShowsTenAtMost(t *testing.T) {
 	assert.Equal(t, prompts.LoaderItems, strings.Count(block, "- note "), block)
 	assert.NotContains(t, block, "more)", "only the ten were read")
 }
+
+// The conversation-summary loader names the participants only when there
+// are some: a new conversation without an agent has none yet.
+func TestTheConversationSummaryOmitsAnEmptyParticipantList(t *testing.T) {
+	f := newFixture(t, collaborationOn)
+	f.withSkill(t, func(sk *agents.Skill) { sk.ContextLoaders = []string{agents.LoaderConversationSummary} })
+	c := f.create(t, "")
+	f.post(t, c.ID, "Can you review this Go function for bugs?")
+	sys := f.model.last(t).System
+	assert.Contains(t, sys, "This conversation:\n- Title: Chat")
+	assert.NotContains(t, sys, "Participants:")
+}
