@@ -31,4 +31,9 @@ func TestStemKeepsThreeLetterWords(t *testing.T) {
 	for _, w := range []string{"add", "sky", "use", "jazz"} {
 		assert.Equal(t, w, routing.Stem(w))
 	}
+	// A suffix is taken only from a word longer than it needs: "ties" is
+	// "tie" + s, not "t" + ies; "thing", "shed", "xes" and "gas" stay.
+	for w, want := range map[string]string{"ties": "tie", "thing": "thing", "shed": "shed", "xes": "xes", "gas": "gas"} {
+		assert.Equal(t, want, routing.Stem(w), w)
+	}
 }
