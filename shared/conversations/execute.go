@@ -264,6 +264,7 @@ func (r *run) ensemble(ctx context.Context, ok []answer) {
 	if err != nil {
 		s.log().WarnContext(ctx, "ensemble synthesis failed; using the deterministic merge", "error", err.Error())
 	}
+	// No tokens (>= 0) would cost 0: the same.
 	if usage.InputTokens+usage.OutputTokens > 0 && s.Synth != nil {
 		r.out.synthCost = models.Cost(s.Synth.ModelID, usage.InputTokens, usage.OutputTokens)
 	}
