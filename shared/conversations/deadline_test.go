@@ -62,6 +62,21 @@ func TestATurnWithTheDeadlineNearlySpentStoresNothingAndAsksNoModel(t *testing.T
 	})
 }
 
+// Exactly twice the commit reserve left is enough: the turn asks its
+// model and is stored (on synctest's clock, no time passes while nothing
+// waits).
+func TestATurnWithExactlyTwiceTheReserveLeftIsStored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, collaborationOff)
+		c := f.create(t, "kyra")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*conversations.DefaultCommitReserve)
+		defer cancel()
+		_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
+		require.NoError(t, err)
+		assert.Len(t, f.messages(t, c.ID), 2, "the message and its reply")
+	})
+}
+
 // slowModel answers after d whatever its context says, as a provider that
 // does not honour cancellation would.
 type slowModel struct {

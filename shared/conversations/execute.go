@@ -264,6 +264,7 @@ func (r *run) ensemble(ctx context.Context, ok []answer) {
 	if err != nil {
 		s.log().WarnContext(ctx, "ensemble synthesis failed; using the deterministic merge", "error", err.Error())
 	}
+	// No tokens (>= 0) would cost 0: the same.
 	if usage.InputTokens+usage.OutputTokens > 0 && s.Synth != nil {
 		r.out.synthCost = models.Cost(s.Synth.ModelID, usage.InputTokens, usage.OutputTokens)
 	}
@@ -358,6 +359,8 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 	req.Messages = append(req.Messages, models.Message{Role: "user", Content: user.Content})
 	var lp *loop
 	if r.budget != nil {
+		// No tool offered (>= 0 would loop anyway): the loop makes the one
+		// call Converse makes and answers its reply.
 		if req.Tools = tools; len(req.Tools) > 0 {
 			lp = &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: p.conv, returning: r.returning,
 				caller: ToolCaller{TeamID: d.TeamID, ConversationID: p.conv.ID, Agent: a.Slug, Skills: a.Skills, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools}}
@@ -391,6 +394,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 		ans.refused = err
 	}
 	if lp != nil {
+		// A warning only: its condition's mutants change a log line.
 		if len(lp.pending) > 0 && att.Outcome != dispatch.OutcomeAnswered {
 			// The work goes on; its result will be posted in the
 			// conversation even though this agent gave no reply.

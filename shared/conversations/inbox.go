@@ -27,6 +27,7 @@ func (s *Service) teamBlock(ctx context.Context, r *run, a agents.Agent, tools [
 	for _, x := range r.byslug {
 		t.Agents = append(t.Agents, x)
 	}
+	// No loads (>= 0: an empty map) shows no counts either way.
 	if loads := r.p.Loads; len(loads) > 0 {
 		t.ActiveTasks = map[string]int{}
 		for slug, l := range loads {
@@ -49,6 +50,7 @@ func (s *Service) teamBlock(ctx context.Context, r *run, a agents.Agent, tools [
 func (o outcome) seenBy() map[string][]string {
 	out := map[string][]string{}
 	for i, ids := range o.seen {
+		// Without ids (>= 0) an agent is acknowledged nothing: no write.
 		if o.attempts[i].Kept && len(ids) > 0 {
 			out[o.attempts[i].Agent] = append(out[o.attempts[i].Agent], ids...)
 		}

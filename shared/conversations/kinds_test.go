@@ -47,7 +47,7 @@ func TestAReportSkillRequestsItsReport(t *testing.T) {
 	r := reply(t, res)
 	assert.Equal(t, "luke", r.Agent)
 	assert.Equal(t, []conversations.WorkRef{{Type: "report", ID: "rep_1", Agent: "luke", Status: "requested"}}, r.Pending)
-	assert.Contains(t, r.Content, "code_review report (rep_1)")
+	assert.Contains(t, r.Content, "I have requested a code_review report (rep_1)")
 	assert.Equal(t, []string{"request_report"}, tools.names)
 	assert.Equal(t, c.ID, tools.calls[0].ConversationID, "the conversation is linked: the report is posted back")
 	assert.Equal(t, "request_report", tools.calls[0].Offered[0].Name)
@@ -71,6 +71,7 @@ func TestASessionSkillStartsItsSession(t *testing.T) {
 	c := f.create(t, "")
 	r := reply(t, f.post(t, c.ID, "Can you review this Go function for bugs?"))
 	assert.Equal(t, []conversations.WorkRef{{Type: "session", ID: "ses_1", Agent: "luke", Status: "planning"}}, r.Pending)
+	assert.Contains(t, r.Content, "I have started a peer_review session that I lead (ses_1)")
 	assert.Equal(t, []string{"start_collaboration"}, tools.names)
 	in := toolInput(t, r)
 	assert.Equal(t, "peer_review", in["pattern"])
@@ -79,6 +80,33 @@ func TestASessionSkillStartsItsSession(t *testing.T) {
 		map[string]any{"slug": "sage", "role": "reviewer"},
 	}, in["participants"])
 	assert.Empty(t, f.model.requests)
+}
+
+// A report whose template needs no parameter is requested without any.
+func TestAReportWithoutParametersIsRequestedWithoutThem(t *testing.T) {
+	f, _ := kindFixture(t, "request_report")
+	f.withSkill(t, func(sk *agents.Skill) { sk.Kind = "report:code_review" })
+	f.svc.ReportParameters = func(string, string) map[string]any { return map[string]any{} }
+	c := f.create(t, "")
+	in := toolInput(t, reply(t, f.post(t, c.ID, "Can you review this Go function for bugs?")))
+	assert.NotContains(t, in, "parameters")
+}
+
+// A session brings in at most MaxKindParticipants colleagues, the best
+// scored first and then by slug (here none is scored: by slug).
+func TestASessionBringsInAtMostThreeColleagues(t *testing.T) {
+	f, _ := kindFixture(t, "start_collaboration")
+	f.withSkill(t, func(sk *agents.Skill) {
+		sk.Kind, sk.Domains = "session:brainstorm", []string{"general", "software", "data", "security", "writing"}
+	})
+	c := f.create(t, "")
+	in := toolInput(t, reply(t, f.post(t, c.ID, "Can you review this Go function for bugs?")))
+	var slugs []any
+	for _, p := range in["participants"].([]any) {
+		slugs = append(slugs, p.(map[string]any)["slug"])
+	}
+	assert.Equal(t, []any{"archie", "dana", "kyra"}, slugs)
+	assert.Equal(t, 3, conversations.MaxKindParticipants)
 }
 
 // The agent answers with its model when its kind cannot run: the tool is

@@ -198,6 +198,16 @@ func TestTheTokenBudgetStopsTheLoop(t *testing.T) {
 	assert.Equal(t, conversations.StoppedTokens, r.Stopped)
 	assert.Contains(t, r.Content, "budget of 4000 tokens")
 	assert.Equal(t, 4500, r.InputTokens+r.OutputTokens)
+
+	// Exactly the budget (2,000 + 2,000) is spent: the second call is the
+	// last.
+	m = &toolModel{tokens: 2000, plan: plan}
+	tools = &fakeTools{specs: spec("get_agent_inbox")}
+	f = toolFixture(t, m, tools)
+	r = reply(t, f.post(t, f.create(t, "kyra").ID, "dig deep"))
+	assert.Len(t, m.requests, 2)
+	assert.Equal(t, conversations.StoppedTokens, r.Stopped)
+	assert.Equal(t, workflow.MaxTaskTokens, r.InputTokens+r.OutputTokens)
 }
 
 // Work a tool left running is listed on the reply, and the reply says so.

@@ -241,6 +241,7 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 		s.publishHandoff(pctx, teamID, hand.handoff)
 		cancel()
 	}
+	// None rejoined (>= 0) would publish no event either.
 	if back := rejoined(th, out.answeredBy); len(back) > 0 {
 		pctx, cancel := s.commitContext(ctx)
 		s.publishRejoined(pctx, teamID, convID, user, back)

@@ -89,6 +89,7 @@ func Merge(query string, replies []ExpertReply) Aggregated {
 	}
 	sort.SliceStable(list, func(i, j int) bool {
 		if list[i].rel != list[j].rel {
+			// Unequal here, so > and >= order alike (a mutant that lives).
 			return list[i].rel > list[j].rel
 		}
 		return list[i].Score > list[j].Score
@@ -116,6 +117,9 @@ func Merge(query string, replies []ExpertReply) Aggregated {
 				c.Dropped++
 				continue
 			}
+			// A point without content words is not kept to compare with;
+			// kept (>= 0), its cosine with any point would be 0, never a
+			// duplicate: the same result.
 			if v.Norm > 0 {
 				kept = append(kept, v)
 			}

@@ -58,6 +58,7 @@ func ComplexityOf(text string, skillsTouched int) Complexity {
 	// Words: runs of a–z, 0–9 and hyphens (bytes of other runes, all
 	// 0x80 and above, separate words as the runes do).
 	var tech, reason, constraint, words int
+	// At i == len(lower) the break below ends the loop: <= would too.
 	for i := 0; i < len(lower); {
 		for i < len(lower) && !isComplexityWordByte(lower[i]) {
 			i++
@@ -82,6 +83,7 @@ func ComplexityOf(text string, skillsTouched int) Complexity {
 		tech += 3
 	}
 	constraint += countNumbers(lower)
+	// One question mark adds q-1 = 0: >= would too.
 	if q := strings.Count(text, "?"); q > 1 {
 		constraint += q - 1
 	}
@@ -113,6 +115,7 @@ func countNumbers(s string) int {
 			i++
 			continue
 		}
+		// A number ends past its first digit, never at 0: >= would too.
 		if end := numberEnd(s, i); end > 0 {
 			n++
 			i = end
@@ -137,6 +140,7 @@ func numberEnd(s string, p int) int {
 		for r < len(s) && isDigit(s[r]) {
 			r++
 		}
+		// Past the fraction's digits, never 0: >= would too.
 		if end := unitEnd(s, r); end > 0 {
 			return end
 		}

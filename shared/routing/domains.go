@@ -103,16 +103,18 @@ func (ix *Index) nearestDomains(v []float32, out []int32) []int32 {
 		if n < DomainsProbed {
 			best[n] = near{g, s}
 			n++
-		} else if s > best[n-1].sim {
+		} else if s > best[n-1].sim { // a tie (>=) swaps two domains as near: harmless
 			best[n-1] = near{g, s}
 		} else {
 			continue
 		}
+		// Equally near domains in either order (>=) are kept alike.
 		for i := n - 1; i > 0 && best[i].sim > best[i-1].sim; i-- {
 			best[i], best[i-1] = best[i-1], best[i]
 		}
 	}
 	for i, b := range best[:n] {
+		// < or <= DomainMargin: an epsilon of a float32 cosine apart.
 		if i >= MinDomainsProbed && b.sim < best[0].sim-DomainMargin {
 			break
 		}

@@ -137,6 +137,8 @@ func LoadBalance(l Load) float64 {
 // capacity (the gate computes it for every agent of the team on every
 // message).
 func share(n, capacity int, table []float64) float64 {
+	// The table holds what the formula computes: at n = 0 or capacity,
+	// or with the condition turned around, the result is the same.
 	if n >= 0 && n <= capacity {
 		return table[n]
 	}
@@ -194,6 +196,8 @@ func appendExplanation(b []byte, s *ExpertScore, l Load) []byte {
 // strconv.AppendFloat(b, x, 'f', 2, 64) does: from a table for the scores
 // round3 produces.
 func appendScore(b []byte, x float64) []byte {
+	// The table holds what AppendFloat writes: at 0 or 1 either way
+	// gives the same text.
 	if x >= 0 && x <= 1 {
 		if m := milli(x); math.Float64bits(thousandth[m]) == math.Float64bits(x) { // not −0
 			return append(b, scoreText[m]...)

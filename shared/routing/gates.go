@@ -44,6 +44,8 @@ var smallTalk = func() map[string]bool {
 // second point?" is not: "explain" and "point" say what it is about.
 func IsSmallTalk(text string) bool {
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		// r < or <= utf8.RuneSelf differ only at U+0080, a C1 control
+		// character no message carries.
 		return !(r >= 'a' && r <= 'z') && !(r >= '0' && r <= '9') && r != '\'' && r != '’' && r < utf8.RuneSelf
 	})
 	n := 0

@@ -164,7 +164,7 @@ func (ix *Index) scoreSkills(q *query, sc *scratch) {
 		}
 		a.score = s
 		h := &ix.docHot[d]
-		if s > best[h.agent] {
+		if s > best[h.agent] { // >= stores the value it holds
 			best[h.agent] = s
 		}
 		if a.explicit {
@@ -284,7 +284,7 @@ func (ix *Index) sortHits(h []hit) {
 
 func (ix *Index) hitBefore(a, b hit) bool {
 	if a.score != b.score {
-		return a.score > b.score
+		return a.score > b.score // unequal: > and >= alike
 	}
 	return ix.docs[a.doc].namePriority > ix.docs[b.doc].namePriority
 }

@@ -86,7 +86,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	// arithmetic below runs without calls, many agents at once.
 	n := len(ix.agents)
 	loads := sc.loads[:n]
-	if len(sig.Loads) > 0 {
+	if len(sig.Loads) > 0 { // >= 0: an empty map's lookups are the zero Load clear gives
 		for ai, slug := range ix.slugs {
 			loads[ai] = sig.Loads[slug]
 		}
@@ -102,7 +102,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		skill := roundMilli(best[ai])
 		if skill > top1 {
 			top1, top2, leader = skill, top1, int32(ai)
-		} else if skill > top2 {
+		} else if skill > top2 { // >= sets top2 to the value it holds
 			top2 = skill
 		}
 		perf := uint64(neutralMilli)
@@ -120,6 +120,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	if q.vec == nil {
 		r.cal = LexicalCalibration
 	}
+	// Copied or scored again, a skill's score is the same (< or <=).
 	if len(ix.docs) <= denseScores {
 		r.docScore = make([]float64, len(ix.docs))
 		for _, d := range sc.touched {
@@ -129,7 +130,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		r.q = query{terms: slices.Clone(q.terms), weights: slices.Clone(q.weights), known: q.known, all: q.all, norm: q.norm,
 			vec: q.vec, domains: slices.Clone(q.domains), semAll: q.semAll, semDocs: slices.Clone(q.semDocs), editor: q.editor, image: q.image}
 	}
-	if rated > 0 {
+	if rated > 0 { // >= 0 would copy counts of 0: the same RatedSimilar
 		r.rated = slices.Clone(perfN)
 		clear(perfN)
 	}
@@ -216,6 +217,7 @@ func (r *Ranking) Best(n, explained int, include ...string) []ExpertScore {
 	n = max(0, min(n, len(r.entries)))
 	explained = max(0, min(explained, n))
 	list := r.entries[:n]
+	// >= 0: with nothing to include the block below adds nothing.
 	if len(include) > 0 || r.Leader() != "" {
 		want := make(map[int32]bool, len(include)+1)
 		for _, slug := range include {
@@ -231,7 +233,7 @@ func (r *Ranking) Best(n, explained int, include ...string) []ExpertScore {
 		for _, e := range list {
 			delete(want, int32(e&agentMask))
 		}
-		if len(want) > 0 {
+		if len(want) > 0 { // >= 0 clones and adds nothing: the same list
 			list = slices.Clone(list)
 			for _, e := range r.entries[n:] {
 				if want[int32(e&agentMask)] {
@@ -274,6 +276,8 @@ func (r *Ranking) scoresOf(list []uint64, explained int) []ExpertScore {
 		nd += int(ix.docStart[ai+1] - ix.docStart[ai])
 	}
 	docScore := r.docScore
+	// By the postings or skill by skill, the scores are the same: the
+	// bound (> or >=, or turned around) is a matter of speed.
 	if docScore == nil && n > denseScores/8 {
 		// Many agents in full (a response with every score): score every
 		// skill again by the postings, as Rank did, rather than one by one.
@@ -317,7 +321,7 @@ func (r *Ranking) scoresOf(list []uint64, explained int) []ExpertScore {
 		s.Confidence = r.confidence(e)
 		s.MatchingSkills = names[from[i]:from[i+1]:from[i+1]]
 	}
-	if explained > 0 {
+	if explained > 0 { // >= 0 explains none at 0 either
 		b := make([]byte, 0, 128*explained)
 		ends := make([]int, explained)
 		for i := range explained {
@@ -357,6 +361,8 @@ const smallTeam = 256
 func (ix *Index) rank(sc *scratch) []uint64 {
 	n := len(ix.agents)
 	entries, tmp, out := sc.keys[:n], sc.keys2[:n], make([]uint64, n)
+	// Either sort gives the same order: where the bound sits (<, <=, or
+	// turned around) is a matter of speed.
 	if n < smallTeam {
 		for ai, e := range entries {
 			tmp[ai] = e>>skillShift<<32 | uint64(ix.slugRank[ai])
@@ -428,6 +434,8 @@ func (ix *Index) personalityFits(st Style) *fits {
 	if f, ok := c.byStyle[st]; ok {
 		return f
 	}
+	// A cache of fits: its bound (>=, >, or turned around) changes what
+	// is kept, never a fit.
 	if c.byStyle == nil || len(c.byStyle) >= FitStyles {
 		c.byStyle = map[Style]*fits{}
 	}

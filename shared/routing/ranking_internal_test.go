@@ -64,3 +64,43 @@ func TestLargeRankingsBuildTheSameScoresEitherWay(t *testing.T) {
 		}
 	}
 }
+
+// The same with embeddings, in two stages: a skill rescored for the few
+// agents built in full reads its semantic similarity as the walk of the
+// postings did.
+func TestLargeSemanticRankingsBuildTheSameScoresEitherWay(t *testing.T) {
+	var team []agents.Agent
+	topics := []string{"code", "review", "sql", "api", "latency", "billing", "deploy", "data"}
+	for i := range 400 {
+		team = append(team, agents.Agent{Slug: fmt.Sprintf("a%03d", i), Skills: []agents.Skill{
+			{Name: topics[i%8] + "-" + topics[i*3%8], Description: topics[i*5%8] + " and " + topics[i*7%8], Domains: []string{topics[i%8]}},
+			{Name: topics[i*3%8] + "-ops", Description: topics[i%8] + " " + topics[i*5%8], Domains: []string{topics[i*3%8]}},
+		}})
+	}
+	ix := BuildIndex(team)
+	r := rand.New(rand.NewPCG(7, 8))
+	vec := func() []float64 {
+		v := make([]float64, 8)
+		for i := range v {
+			v[i] = r.Float64()
+		}
+		return v
+	}
+	vecs := make([][]float64, len(ix.docs))
+	for d := range vecs {
+		vecs[d] = vec()
+	}
+	require.NoError(t, ix.SetEmbeddings(vecs, DefaultSemanticCalibration))
+	require.True(t, ix.twoStage())
+	// By words and meaning, and by meaning alone.
+	for _, q := range []string{"review the sql api latency of billing", "quarterly"} {
+		rk := ix.Rank(q, Signals{QueryEmbedding: vec()})
+		require.Nil(t, rk.docScore)
+		all := rk.Scores(0)            // by the postings
+		top := rk.Top(denseScores / 8) // skill by skill
+		require.NotEmpty(t, top[0].MatchingSkills, q)
+		for i := range top {
+			require.Equal(t, all[i].MatchingSkills, top[i].MatchingSkills, "%s: #%d", q, i)
+		}
+	}
+}

@@ -97,6 +97,8 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) int {
 	rc := &ix.ratings
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	// A cache of rated queries: its bound (>, >=, or turned around)
+	// changes what is kept, never a cosine.
 	if rc.vocab == nil || len(rc.byQuery) > RatedQueryCache {
 		rc.reset()
 	}
@@ -121,6 +123,8 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) int {
 		i = j
 	}
 	qn := math.Sqrt(float64(sum))
+	// Cleared on every query instead (!=), the memo recomputes the same
+	// cosines.
 	if rc.gen++; rc.gen == 0 {
 		clear(rc.memo)
 		rc.gen = 1

@@ -111,6 +111,14 @@ func TestPastPerformanceDefaultsToNeutralAndUsesSimilarRatingsInTheWindow(t *tes
 	assert.Equal(t, 2, luke.RatedSimilar)
 	assert.InDelta(t, 0.0, scoreOf(t, got, "sage").PastPerformance, 1e-9)
 	assert.Equal(t, routing.NeutralPerformance, scoreOf(t, got, "dana").PastPerformance)
+	// A query exactly SimilarQuery similar (cosine 4/5: "index" against
+	// four of seven words) is not similar: only above it.
+	require.Equal(t, routing.SimilarQuery, routing.Similarity("index", "cache cache cache index index index index"))
+	edge := ix.Score("index", routing.Signals{Now: now, Ratings: []routing.Rating{
+		{Agent: "dana", Rating: 1, Query: "cache cache cache index index index index", At: now.Add(-time.Hour)},
+	}})
+	assert.Equal(t, routing.NeutralPerformance, scoreOf(t, edge, "dana").PastPerformance)
+	assert.Zero(t, scoreOf(t, edge, "dana").RatedSimilar)
 	// Past performance moves the overall by its weight.
 	assert.InDelta(t, scoreOf(t, base, "luke").Overall+routing.WeightPerformance*(0.75-0.7), luke.Overall, 1e-3)
 }
@@ -139,6 +147,19 @@ func TestPersonalityFitPrefersTheMatchingVoice(t *testing.T) {
 	archie := agents.Personality{Formality: 0.7, Humor: 0.2, TechnicalDepth: 0.95}
 	assert.Greater(t, routing.PersonalityFit(playful, wren), routing.PersonalityFit(playful, archie))
 	assert.Greater(t, routing.PersonalityFit(formal, archie), routing.PersonalityFit(formal, wren))
+}
+
+// The style's markers at the edges of the alphabets: "plz" (or "PLZ")
+// reads casual, so does a message that starts in lower case, z included;
+// an arrow from the first (U+2190 ←) reads as playful as an emoji.
+func TestStyleMarkersAtTheEdges(t *testing.T) {
+	assert.InDelta(t, routing.StyleOf("Fix it").Formality-0.15, routing.StyleOf("Fix it plz").Formality, 1e-9)
+	assert.InDelta(t, routing.StyleOf("Zap it").Formality-0.15, routing.StyleOf("zap it").Formality, 1e-9)
+	assert.Equal(t, routing.StyleOf("Fix it plz"), routing.StyleOf("Fix it PLZ"), "in any case")
+	// A digit is a word: "9!!" has one, and its exclamations read playful.
+	assert.Greater(t, routing.StyleOf("9!!").Humor, routing.StyleOf("").Humor)
+	assert.Equal(t, routing.StyleOf("A → b"), routing.StyleOf("A ← b"))
+	assert.Greater(t, routing.StyleOf("A ← b").Humor, routing.StyleOf("A b").Humor)
 }
 
 func TestInactiveAndInternalSkillsAreNotCandidates(t *testing.T) {
@@ -311,6 +332,15 @@ func TestSelectorThresholdEdges(t *testing.T) {
 	sel := routing.Select(scores("luke", 0.3), o)
 	assert.True(t, sel.Fallback)
 	assert.Equal(t, []string{"luke"}, sel.Agents)
+	// Of equally confident agents, the first given (the better overall).
+	sel = routing.Select(scores("dana", 0.3, "luke", 0.3), o)
+	assert.Equal(t, []string{"dana"}, sel.Agents)
+	// A threshold of 0 still wants some confidence: an agent at 0 is not
+	// confident.
+	confident, rest := routing.Confident(scores("luke", 0.01, "dana", 0.0), 0)
+	assert.Len(t, confident, 1)
+	assert.Len(t, rest, 1)
+	assert.Equal(t, "dana", rest[0].AgentSlug)
 }
 
 func TestParseStrategy(t *testing.T) {
@@ -367,6 +397,28 @@ func TestBaselineRouter(t *testing.T) {
 // match of exactly 0.35 keeps the current agent or chooses the best one;
 // 0.349 falls back to the default. (The two queries were found to score
 // these on the demo team; the preconditions say so if scoring changes.)
+// A decision lists the skills that matched, not every skill of the agent;
+// an agent's attribution label is its highest-priority skill's, the first
+// of equal priorities.
+func TestDecisionsNameOnlyTheMatchingSkills(t *testing.T) {
+	ix := routing.BuildIndex([]agents.Agent{
+		{Slug: "olga", Skills: []agents.Skill{
+			{Name: "billing-support", Description: "Answer invoice questions", Priority: 10},
+			{Name: "sql-tuning", Description: "Tune slow SQL queries", Priority: 50},
+		}},
+		{Slug: "pim", Skills: []agents.Skill{
+			{Name: "release-notes", Description: "Write release notes", Priority: 20},
+			{Name: "changelogs", Description: "Keep the changelog", Priority: 20},
+		}},
+	})
+	d := ix.Route("tune this slow sql query", "", "pim")
+	assert.Equal(t, "olga", d.Agent)
+	assert.Equal(t, []string{"sql-tuning"}, d.MatchingSkills)
+	assert.Equal(t, "sql tuning", ix.PrimaryLabel("olga"))
+	assert.Equal(t, "release notes", ix.PrimaryLabel("pim"))
+	assert.Equal(t, "", ix.PrimaryLabel("nobody"))
+}
+
 func TestBaselineRouterAtExactlyTheMinimumSkillMatch(t *testing.T) {
 	ix := routing.BuildIndex(demoTeam())
 	at := ix.Route("review metrics design", "", "kyra")
@@ -419,9 +471,23 @@ func TestComplexityAndTier(t *testing.T) {
 	c := tiers.Choose("hi", simple)
 	assert.Equal(t, "amazon.nova-micro-v1:0", c.ModelID)
 	assert.InDelta(t, models.Cost("amazon.nova-micro-v1:0", models.EstimateTokens("hi")+routing.PromptOverhead, 250), c.EstimatedCost, 1e-12)
+	// A stage that configures no tiers uses the defaults; one that does,
+	// its own.
+	assert.Equal(t, routing.DefaultTierModels, routing.TiersOrDefault(nil))
+	assert.Equal(t, tiers, routing.TiersOrDefault(tiers))
 	c2 := tiers.Choose("x", hard)
 	assert.Equal(t, routing.DefaultTierModels[routing.Tier2], c2.ModelID, "unset tiers use the defaults")
 	assert.Greater(t, c2.EstimatedCost, c.EstimatedCost)
+}
+
+// Words run over every letter a to z and digit 0 to 9: "analyze" is the
+// reasoning word "analyse" spelled with z, and twelve one-character words
+// ("9", "z") are a length of one.
+func TestComplexityWordsSpanEveryLetterAndDigit(t *testing.T) {
+	analyze := routing.ComplexityOf("analyze", 0)
+	assert.Equal(t, 2.5, analyze.Dimensions[routing.DimReasoning])
+	assert.Equal(t, routing.ComplexityOf("analyse", 0), analyze)
+	assert.Equal(t, 1.0, routing.ComplexityOf(strings.Repeat("9 z ", 6), 0).Dimensions[routing.DimLength])
 }
 
 func TestMergeAttributesDedupsAndKeepsComplementaryPoints(t *testing.T) {
@@ -455,6 +521,39 @@ func TestMergeAttributesDedupsAndKeepsComplementaryPoints(t *testing.T) {
 	assert.Contains(t, agg.Text, "B adds: Split the database per service and keep")
 }
 
+// A point exactly as similar as DuplicateSimilarity to one already said
+// is a new point; only above it is it the same point said again.
+func TestMergeKeepsAPointAtExactlyTheDuplicateSimilarity(t *testing.T) {
+	first := "Index index index, cache cache cache."
+	second := "Shard shard shard, index index index index, cache cache cache cache cache."
+	require.Equal(t, routing.DuplicateSimilarity, routing.Similarity(first, second), "the two points are exactly that similar")
+	agg := routing.Merge("index cache", []routing.ExpertReply{
+		{Agent: "a", Name: "A", Score: 0.9, Text: first},
+		{Agent: "b", Name: "B", Score: 0.1, Text: second},
+	})
+	require.Len(t, agg.Contributions, 2)
+	assert.Equal(t, "a", agg.Contributions[0].Agent)
+	assert.Equal(t, 1, agg.Contributions[1].Points, agg.Text)
+	assert.Zero(t, agg.Contributions[1].Dropped, agg.Text)
+	assert.Contains(t, agg.Text, "B adds: "+second)
+}
+
+// The merge lowers the first letter of the leading point ("According to
+// A, add …") from A to Z, and keeps "I", acronyms, names and a reply of
+// one letter.
+func TestMergeLowersTheLeadingCapitalOnlyOfAWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"Azure regions differ in price.": "azure regions differ in price.",
+		"Zap the stale cache entries.":   "zap the stale cache entries.",
+		"I would shard the table.":       "I would shard the table.",
+		"SQL indexes help here.":         "SQL indexes help here.",
+		"Y":                              "Y",
+	} {
+		agg := routing.Merge("q", []routing.ExpertReply{{Agent: "a", Name: "A", Text: in}})
+		assert.Equal(t, "According to A, "+want, agg.Text)
+	}
+}
+
 func TestBestKeepsTheMostRelevantReply(t *testing.T) {
 	r, rel := routing.Best("how do I index this SQL query", []routing.ExpertReply{
 		{Agent: "wren", Text: "Write clearly and keep paragraphs short."},
@@ -462,6 +561,8 @@ func TestBestKeepsTheMostRelevantReply(t *testing.T) {
 	})
 	assert.Equal(t, "dana", r.Agent)
 	assert.Positive(t, rel)
+	// A reply that shares no word with the question addresses none of it.
+	assert.Zero(t, routing.Relevance("how do I index this SQL query", "Write clearly and keep paragraphs short."))
 }
 
 // Replies equally relevant to the question: TOP_K keeps the one of the
@@ -524,6 +625,11 @@ func TestTokensAndSimilarity(t *testing.T) {
 	assert.Equal(t, []string{"review", "cod", "bug"}, routing.Tokens("Reviewing the code for bugs"))
 	assert.Equal(t, routing.Tokens("writing"), routing.Tokens("write"))
 	assert.Equal(t, routing.Tokens("databases"), routing.Tokens("database"))
+	// Words of two letters count, from a to z and 0 to 9; stop words do not,
+	// the longest included, in any script.
+	assert.Equal(t, []string{"ml", "ci", "jazz", "99"}, routing.Tokens("ML ci, jazz 99"))
+	assert.Empty(t, routing.Tokens("themselves yourselves ourselves"))
+	assert.Equal(t, []string{"café"}, routing.Tokens("themselves café"))
 	assert.InDelta(t, 1.0, routing.Similarity("review the code", "code review"), 1e-9)
 	assert.Zero(t, routing.Similarity("the and of", "review"))
 	assert.Greater(t, routing.Similarity("review this function for bugs", "review this function for bugs please"), routing.SimilarQuery)

@@ -171,6 +171,8 @@ func dot(a, b []float32) float64 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
+	// Four lanes while four are left (< leaves the last four to the loop
+	// below: the same products, summed in another order).
 	for ; i+4 <= len(a); i += 4 {
 		s0 += a[i] * b[i]
 		s1 += a[i+1] * b[i+1]

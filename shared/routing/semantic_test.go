@@ -3,6 +3,7 @@ package routing_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -197,3 +198,87 @@ func benchmarkStages(b *testing.B, fullScoring bool) {
 // need it).
 func BenchmarkSemantic1000TwoStage(b *testing.B) { benchmarkStages(b, false) }
 func BenchmarkSemantic1000Full(b *testing.B)     { benchmarkStages(b, true) }
+
+// leadIndex is a team whose one skill each is as similar to the query
+// vector (1, 0) as sims says (by meaning alone: no word in common), read
+// through cal.
+func leadIndex(t *testing.T, cal routing.Calibration, sims ...float64) *routing.Index {
+	t.Helper()
+	var team []agents.Agent
+	var vecs [][]float64
+	for i, s := range sims {
+		team = append(team, agents.Agent{Slug: string(rune('a' + i)), Skills: []agents.Skill{{Name: "skill", Description: "work"}}})
+		vecs = append(vecs, []float64{s, math.Sqrt(1 - s*s)})
+	}
+	ix := routing.BuildIndex(team)
+	require.NoError(t, ix.SetEmbeddings(vecs, cal))
+	return ix
+}
+
+// With a calibration that reads the lead, the leader's confidence counts
+// how far its skill match is ahead of the runner-up's, whatever the order
+// the agents were given in; no other agent has a lead. Of equal best
+// matches, the first ranked leads, with no lead.
+func TestTheLeaderIsAheadOfTheRunnerUp(t *testing.T) {
+	cal := routing.Calibration{Ceil: 1, Semantic: 1, Match: 1, Lead: 2}
+	sig := routing.Signals{QueryEmbedding: []float64{1, 0}}
+	r := leadIndex(t, cal, 0.9, 0.3, 0.5).Rank("zzz", sig)
+	require.Equal(t, "a", r.Leader())
+	conf := map[string]float64{}
+	for _, s := range r.Scores(0) {
+		conf[s.AgentSlug] = s.Confidence
+	}
+	assert.InDelta(t, cal.Confidence(0.9, 0.4), conf["a"], 1e-3, "a leads c by 0.4")
+	assert.InDelta(t, cal.Confidence(0.5, 0), conf["c"], 1e-3)
+	assert.InDelta(t, cal.Confidence(0.3, 0), conf["b"], 1e-3)
+
+	r = leadIndex(t, cal, 0.9, 0.9, 0.5).Rank("zzz", sig)
+	assert.Equal(t, "a", r.Leader(), "a tie: the first")
+	for _, s := range r.Scores(0)[:2] {
+		assert.InDelta(t, cal.Confidence(0.9, 0), s.Confidence, 1e-3, s.AgentSlug)
+	}
+}
+
+// Best is the best n by overall score, then the agents asked for and the
+// most confident agent wherever they rank, in rank order, each once.
+func TestBestAddsTheLeaderAndTheAgentsAskedFor(t *testing.T) {
+	cal := routing.Calibration{Ceil: 1, Semantic: 1, Match: 1}
+	busy := routing.Load{ActiveTasks: routing.TaskCapacity, ActiveConversations: routing.ConversationCapacity, LatencyMS: routing.SlowLatencyMS}
+	// a matches best but is busy: it ranks last, and leads.
+	ix := leadIndex(t, cal, 0.6, 0.55, 0.5, 0.4)
+	r := ix.Rank("zzz", routing.Signals{QueryEmbedding: []float64{1, 0}, Loads: map[string]routing.Load{"a": busy}})
+	require.Equal(t, "a", r.Leader())
+	slugs := func(list []routing.ExpertScore) []string {
+		out := []string{}
+		for _, s := range list {
+			out = append(out, s.AgentSlug)
+		}
+		return out
+	}
+	require.Equal(t, []string{"b", "c", "d", "a"}, slugs(r.Scores(0)))
+	assert.Equal(t, 4, r.Matched())
+	assert.Equal(t, []string{"b", "a"}, slugs(r.Best(1, 0)), "the leader")
+	assert.Equal(t, []string{}, slugs(r.Best(0, 0)), "none asked, none given")
+	assert.Equal(t, []string{"b", "a"}, slugs(r.Best(1, 0, "a", "nobody")), "once")
+	assert.Equal(t, []string{"b", "d", "a"}, slugs(r.Best(1, 0, "a", "d")), "in rank order")
+	assert.Equal(t, []string{"b", "c", "d", "a"}, slugs(r.Best(4, 0)))
+
+	// No agent matches the words and the query has no vector: no leader,
+	// the agents asked for still come.
+	r = ix.Rank("zzz", routing.Signals{Loads: map[string]routing.Load{"a": busy}})
+	require.Equal(t, "", r.Leader())
+	assert.Zero(t, r.Matched())
+	assert.Equal(t, []string{"b"}, slugs(r.Best(1, 0)))
+	assert.Equal(t, []string{"b", "a"}, slugs(r.Best(1, 0, "a")))
+}
+
+// No skill match, no confidence, whatever the calibration's bias; and a
+// calibration whose floor is its ceiling reads no semantic similarity.
+func TestCalibrationEdges(t *testing.T) {
+	for _, cal := range []routing.Calibration{routing.LexicalCalibration, routing.DefaultSemanticCalibration, {Bias: 3, Lead: 1}} {
+		assert.Zero(t, cal.Confidence(0, 0.5))
+	}
+	flat := routing.Calibration{Floor: 0.5, Ceil: 0.5, Semantic: 1, Match: 1}
+	s := leadIndex(t, flat, 0.9).Score("zzz", routing.Signals{QueryEmbedding: []float64{1, 0}})
+	assert.Zero(t, s[0].SkillMatch)
+}

@@ -16,10 +16,24 @@ func TestStemFoldsSingularAndPlural(t *testing.T) {
 		{"entry", "entries"}, {"reply", "replies"}, {"reply", "replied"}, {"review", "reviews"},
 		{"review", "reviewing"}, {"match", "matches"}, {"database", "databases"}, {"key", "keys"},
 		{"day", "days"}, {"play", "plays"}, {"code", "coding"}, {"write", "writing"}, {"box", "boxes"},
+		{"run", "running"},
 	} {
 		assert.Equal(t, routing.Stem(pair[0]), routing.Stem(pair[1]), "%s / %s", pair[0], pair[1])
 	}
 	// Different words stay apart.
 	assert.NotEqual(t, routing.Stem("movie"), routing.Stem("move"))
 	assert.NotEqual(t, routing.Stem("play"), routing.Stem("ply"))
+}
+
+// A word of three letters keeps its ending: no doubled letter, y or e is
+// taken from it.
+func TestStemKeepsThreeLetterWords(t *testing.T) {
+	for _, w := range []string{"add", "sky", "use", "jazz"} {
+		assert.Equal(t, w, routing.Stem(w))
+	}
+	// A suffix is taken only from a word longer than it needs: "ties" is
+	// "tie" + s, not "t" + ies; "thing", "shed", "xes" and "gas" stay.
+	for w, want := range map[string]string{"ties": "tie", "thing": "thing", "shed": "shed", "xes": "xes", "gas": "gas"} {
+		assert.Equal(t, want, routing.Stem(w), w)
+	}
 }

@@ -108,7 +108,7 @@ func styleOfRunes(text string) Style {
 		}
 	}
 	for _, r := range text {
-		if r > 0x2190 && !unicode.IsLetter(r) && !unicode.IsPunct(r) { // arrows, symbols and emoji
+		if r >= 0x2190 && !unicode.IsLetter(r) && !unicode.IsPunct(r) { // arrows (from U+2190 ←), symbols and emoji
 			funny++
 			casual++
 		}
@@ -118,6 +118,7 @@ func styleOfRunes(text string) Style {
 		funny++
 		casual++
 	}
+	// A text with words is not blank: len(first) >= 0 reads the same.
 	if first := []rune(strings.TrimSpace(text)); len(first) > 0 && unicode.IsLower(first[0]) {
 		casual++
 	}
@@ -134,7 +135,8 @@ func styleOfASCII(text string) Style {
 	st := Style{Formality: 0.5, Humor: 0.15, TechnicalDepth: 0.1}
 	var formal, casual, funny, tech, words int
 	var buf [32]byte
-	// Words: runs of letters, digits and apostrophes.
+	// Words: runs of letters, digits and apostrophes. (At i == len(text)
+	// the break below ends the loop: <= would too.)
 	for i := 0; i < len(text); {
 		for i < len(text) && !isStyleWordByte(text[i]) {
 			i++
@@ -172,6 +174,7 @@ func styleOfASCII(text string) Style {
 		for j < len(text) && !isASCIISpace(text[j]) {
 			j++
 		}
+		// j == i only at the end, an empty f that is no code (>= alike).
 		if f := text[i:j]; j > i && (strings.ContainsAny(f, "_(){}[];=<>") || (strings.Count(f, ".") == 1 && f[len(f)-1] != '.' && len(f) > 3)) {
 			tech++
 		}
@@ -222,7 +225,7 @@ func personalityFit(s Style, formality, humor, depth float64) float64 {
 }
 
 func abs(x float64) float64 {
-	if x < 0 {
+	if x < 0 { // <= 0 gives -0, which reads as 0
 		return -x
 	}
 	return x

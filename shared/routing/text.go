@@ -50,7 +50,7 @@ func appendTokens(out []string, s string) []string {
 		for j < len(lower) && isLowerAlnum(lower[j]) {
 			j++
 		}
-		if j > i {
+		if j > i { // j == i only at the end: "" is no token (>= alike)
 			out = appendToken(out, lower[i:j])
 		}
 		i = j
@@ -87,6 +87,8 @@ var longestStopword = func() int {
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
+		// Valid UTF-8 never starts a rune with 0x80 (> alike), and the rune
+		// path gives what the ASCII one does (turned around alike).
 		if s[i] >= 0x80 {
 			return false
 		}
@@ -159,7 +161,7 @@ func Cosine(a, b Vector) float64 {
 	if a.Norm == 0 || b.Norm == 0 {
 		return 0
 	}
-	if len(a.W) > len(b.W) {
+	if len(a.W) > len(b.W) { // the shorter map is walked: either way the same dot
 		a, b = b, a
 	}
 	dot := 0.0

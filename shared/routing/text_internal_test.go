@@ -18,7 +18,8 @@ func randomMessages(n int) []string {
 		"why", "compare", "must", "within", "budget", "microservices", "trade-offs", "SELECT", "```", "!", "!!", "?", "??", ",", "-", "'",
 		"a", "ab", "to", "themselves", "foo=bar", "[x]", "<b>", "{}", ";", "@luke", "#1", "\t", "\n", "\v", "\f", "\r", "  "}
 	r := rand.New(rand.NewPCG(8, 9))
-	out := []string{"", " ", "!", "hi", "Hmm, what do you think about it?", "Can you review the SQL behind our billing API? Latency doubled after the last deploy."}
+	out := []string{"", " ", "!", "hi", "Hmm, what do you think about it?", "Can you review the SQL behind our billing API? Latency doubled after the last deploy.",
+		"Fix it plz", "Fix it PLZ", "zap it", "Zap it", "9!!"}
 	for range n {
 		var b strings.Builder
 		for k := r.IntN(14); k > 0; k-- {
