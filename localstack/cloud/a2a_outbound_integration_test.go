@@ -15,6 +15,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +38,6 @@ import (
 // a2aRemote is the package's external A2A agent.
 type a2aRemote struct {
 	url, token, name, log string
-	proc                  *os.Process
 }
 
 var (
@@ -87,8 +89,6 @@ func launchA2ARemote() (a2aRemote, error) {
 	}()
 	select {
 	case srv.url = <-ready:
-		srv.proc = cmd.Process
-		go func() { _ = cmd.Wait() }()
 		return srv, nil
 	case <-time.After(120 * time.Second):
 		_ = cmd.Process.Kill()
@@ -312,13 +312,19 @@ func TestAnUnreachableA2AAgentIsUnavailableToTheGate(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
 	other := mustDemoTeam(t, e)
-	srv, err := launchA2ARemote()
+	// The card through a proxy of the package's agent, closed once the
+	// agent is registered: its card can no longer be fetched (a second
+	// Python agent would cost its start, seconds of CPU).
+	srv := startA2ARemote(t)
+	target, err := url.Parse(srv.url)
 	require.NoError(t, err)
-	d.registerRemote(srv)
-	require.NoError(t, srv.proc.Kill())
-	time.Sleep(500 * time.Millisecond)
+	proxy := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
+	st, a := d.call("POST", "/v1/agents", map[string]any{"slug": "tax-desk", "name": "Tax Desk",
+		"a2a": map[string]any{"card_url": proxy.URL, "credential": srv.token}})
+	require.Equal(t, 201, st, a)
+	proxy.Close()
 
-	st, a := d.call("POST", "/v1/agents/tax-desk/refresh", nil)
+	st, a = d.call("POST", "/v1/agents/tax-desk/refresh", nil)
 	require.Equal(t, 200, st, a)
 	r := a["a2a"].(map[string]any)
 	assert.Equal(t, false, r["available"])
