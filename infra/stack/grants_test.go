@@ -121,7 +121,7 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}, secrets)
 		case "agents":
 			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}, secrets)
-		case "task-worker", "consultations", "session-steps", "plan-steps", "task-sweeper":
+		case "task-worker", "consultations", "session-steps", "plan-steps", "task-sweeper", "sessions":
 			assert.Equal(t, []string{"secretsmanager:GetSecretValue"}, secrets)
 		default:
 			assert.Empty(t, secrets, f.Name)

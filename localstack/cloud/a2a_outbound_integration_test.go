@@ -361,3 +361,104 @@ func TestAWSCallBudgetsOfARemoteAgent(t *testing.T) {
 			max: calls{"DynamoDB": 4, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 1, "SecretsManager": 1}},
 	})
 }
+
+// A session stage of an external agent waits in the session's machine:
+// the stage's state sends the message and asks for a wait, the Wait
+// state (StageWaitsForRemote) runs nothing, and the state reads the
+// remote task again until it answers; the next stage sees the answer
+// fenced. A session cancelled while a stage waits cancels the remote
+// task and ends the stage's task.
+func TestARemoteAgentsSessionStageWaitsInTheSessionMachine(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	srv := startA2ARemote(t)
+	d.registerRemote(srv)
+
+	start := lastSeq(t)
+	id := d.start(map[string]any{"pattern": "pipeline", "goal": "[slow 3] Plan the VAT filing (vat-session)",
+		"participants": []any{part("luke", "worker", 1), part("tax-desk", "worker", 2), part("archie", "worker", 3)}})
+	s := d.waitSession(id, 90*time.Second)
+	require.Equal(t, "completed", s["status"], s)
+	var remote map[string]any
+	for _, o := range s["stage_outputs"].([]any) {
+		if o := o.(map[string]any); o["agent"] == "tax-desk" {
+			remote = o
+		}
+	}
+	require.NotNil(t, remote, s["stage_outputs"])
+	assert.Equal(t, true, remote["remote"])
+	assert.Contains(t, remote["output"], "Remote answer from "+srv.name+": Goal: [slow 3] Plan the VAT filing")
+	assert.Nil(t, s["remote_waits"], "no stage waits once it answered")
+	task := d.task(remote["task_id"].(string))
+	assert.Equal(t, "completed", task["status"], task)
+	sent := srv.callsWith(t, "(vat-session)")
+	methods := map[string]int{}
+	for _, c := range sent {
+		methods[c["method"].(string)]++
+	}
+	assert.Equal(t, 1, methods["SendMessage"], "the stage's message went out once: %v", methods)
+	_, states := history(t, e, s["execution_arn"].(string))
+	assert.Contains(t, states, "StageWaitsForRemote", "the machine waited, not a Lambda")
+	reads := 0
+	for _, c := range srv.calls(t) {
+		if c["method"] == "GetTask" {
+			reads++
+		}
+	}
+	assert.GreaterOrEqual(t, reads, 1, "the state read the remote task after a wait")
+	// AWS calls of the stage's state: the send (the stage's task created
+	// and started, the message, the wait recorded) and each read after a
+	// wait (the session, the agent, its credential, the wait updated) are
+	// far inside a local stage's budget, and no model is called.
+	all, _ := invocations(t, start, "session-steps", d.id)
+	remoteRuns, reads := 0, 0
+	for _, inv := range all {
+		if inv.SessionID != id || inv.Action != "stage" || inv.Calls["SecretsManager.GetSecretValue"] == 0 {
+			continue // the local agents' stages
+		}
+		remoteRuns++
+		// send: GetItem 8, PutItem 2, TransactWriteItems 2, UpdateItem 1;
+		// the answer: GetItem 8, PutItem 3, Query 1, TransactWriteItems 2, UpdateItem 1.
+		within(t, "remote stage", inv.Calls, calls{"DynamoDB": 15, "EventBridge": 3, "SecretsManager": 1})
+		assert.Zero(t, inv.Calls["BedrockRuntime.Converse"], "no model runs for a remote stage")
+		if byService(inv.Calls)["DynamoDB"] <= 4 && inv.Calls["EventBridge.PutEvents"] == 0 {
+			reads++ // a read after a wait: the session, the agent, the wait updated
+			within(t, "remote stage read", inv.Calls, calls{"DynamoDB": 4, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 1, "SecretsManager": 1})
+		}
+	}
+	assert.GreaterOrEqual(t, remoteRuns, 3, "sent, read after a wait, answered")
+	assert.GreaterOrEqual(t, reads, 1)
+	next := d.tasksOf("archie")
+	require.NotEmpty(t, next)
+	assert.Contains(t, d.task(next[0]["id"].(string))["instructions"], `<remote_output source="a2a:tax-desk" trust="untrusted">`,
+		"the next stage is shown the remote answer as untrusted data")
+
+	// Cancelled while the remote agent works: the remote task is
+	// canceled and the stage's task ends, giving tax-desk's slot back.
+	id = d.start(map[string]any{"pattern": "brainstorm", "goal": "[hang] Ideas for the VAT filing (vat-cancel)",
+		"participants": []any{part("tax-desk", "contributor", 0), part("luke", "contributor", 0)}})
+	var waits []any
+	require.Eventually(t, func() bool {
+		_, cur := d.call("GET", "/v1/sessions/"+id, nil)
+		waits, _ = cur["remote_waits"].([]any)
+		return len(waits) == 1
+	}, 30*time.Second, 250*time.Millisecond, "the stage waits for tax-desk")
+	taskID := waits[0].(map[string]any)["task_id"].(string)
+	cancels := func() int {
+		n := 0
+		for _, call := range srv.calls(t) {
+			if call["method"] == "CancelTask" {
+				n++
+			}
+		}
+		return n
+	}
+	before := cancels()
+	st, c := d.call("POST", "/v1/sessions/"+id+"/cancel", nil)
+	require.Equal(t, 200, st, c)
+	assert.Equal(t, "cancelled", c["status"])
+	assert.Nil(t, c["remote_waits"])
+	assert.Equal(t, before+1, cancels(), "the remote task was canceled")
+	ended := d.task(taskID)
+	assert.Equal(t, "failed", ended["status"], ended)
+}

@@ -157,7 +157,12 @@ func (s *Service) refresh(ctx context.Context, a Agent) (Agent, error) {
 			return Agent{}, apperr.Invalid("a2a", "this stage does not take A2A agents")
 		}
 		var err error
-		if cred, err = s.Secrets.GetSecret(ctx, a.Remote.SecretID); err != nil {
+		if cred, err = s.Secrets.GetSecret(ctx, a.Remote.SecretID); apperr.Is(err, apperr.ENOTFOUND) {
+			// A credential deleted outside Conclave: the agent is
+			// unavailable until it is registered again, and checked again
+			// later like any failing card (not every sweep).
+			return s.recordCheck(ctx, a, RemoteCard{}, errors.New("its credential is missing from Secrets Manager"))
+		} else if err != nil {
 			return Agent{}, err
 		}
 	}
@@ -296,10 +301,16 @@ func (s *Service) RefreshCard(ctx context.Context, a Agent, credential string) (
 	if a.Remote == nil || s.Cards == nil {
 		return a, nil
 	}
+	card, err := s.Cards.Fetch(ctx, a.Remote.CardURL, credential)
+	return s.recordCheck(ctx, a, card, err)
+}
+
+// recordCheck stores a check of a's card: the card fetched, or the error
+// that made the agent unavailable (checked again after CardRetryEvery).
+func (s *Service) recordCheck(ctx context.Context, a Agent, card RemoteCard, err error) (Agent, error) {
 	now := s.Now().UTC()
 	r := *a.Remote
 	r.CheckedAt = now
-	card, err := s.Cards.Fetch(ctx, r.CardURL, credential)
 	next := a
 	if err != nil {
 		r.Available, r.LastError = false, clipRunes(err.Error(), 300)
@@ -319,6 +330,22 @@ func (s *Service) RefreshCard(ctx context.Context, a Agent, credential string) (
 	s.written(ctx, next, a.Version)
 	return next, nil
 }
+
+// RemoteTasks runs work on agents outside the team as A2A tasks
+// (shared/a2aremote): a message sent returns at once, and the caller's
+// workflow waits in a Wait state and reads the task again (Check) until
+// it ends, or cancels it at its deadline. The worker (delegated tasks)
+// and the session steps (session stages) use it.
+type RemoteTasks interface {
+	Send(ctx context.Context, a Agent, text string) (RemoteAnswer, error)
+	Check(ctx context.Context, a Agent, id string) (RemoteAnswer, error)
+	Cancel(ctx context.Context, a Agent, id string) error
+}
+
+// RemotePollSeconds is the wait before the n-th read of a remote task:
+// 1, 2, 4, then 8 seconds (a quick answer is seen quickly, a long one
+// costs few state transitions).
+func RemotePollSeconds(n int) int { return 1 << min(max(n, 0), 3) }
 
 // RemoteAnswer is where a remote agent's task stands: ended (Done), with
 // its text or its failure, or still running under TaskID.

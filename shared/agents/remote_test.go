@@ -44,6 +44,9 @@ func (f *fakeSecrets) PutSecret(_ context.Context, id, value string) error {
 }
 
 func (f *fakeSecrets) GetSecret(_ context.Context, id string) (string, error) {
+	if f.err != nil {
+		return "", f.err
+	}
 	v, ok := f.kept[id]
 	if !ok {
 		return "", apperr.NotFound("secret", id)
@@ -303,4 +306,44 @@ func TestRefreshDueFetchesOnlyTheCardsThatAreDue(t *testing.T) {
 	n, err = svc.RefreshDue(context.Background(), store)
 	require.NoError(t, err)
 	assert.Equal(t, agents.MaxRefreshPerSweep, n, "a bounded batch per sweep")
+}
+
+// A credential deleted outside Conclave makes the agent unavailable, not
+// every sweep fail: the check is recorded and tried again after
+// CardRetryEvery like any failing card.
+func TestAMissingCredentialMakesTheAgentUnavailableNotTheSweepFail(t *testing.T) {
+	svc, store, cards, secrets := remoteService(t)
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	svc.Now = func() time.Time { return now }
+	_, err := svc.Create(context.Background(), "t1", agents.CreateInput{Slug: "tax-desk", Name: "T", A2A: &agents.RemoteInput{CardURL: "u", Credential: "c1"}})
+	require.NoError(t, err)
+	secrets.kept = map[string]string{}
+	now = now.Add(agents.CardRefreshEvery + time.Second)
+	fetches := len(cards.calls)
+	n, err := svc.RefreshDue(context.Background(), store)
+	require.NoError(t, err, "the sweep goes on")
+	assert.Equal(t, 1, n)
+	assert.Len(t, cards.calls, fetches, "no fetch without the credential")
+	a, err := store.GetAgent(context.Background(), "t1", "tax-desk")
+	require.NoError(t, err)
+	assert.True(t, a.Unavailable())
+	assert.Contains(t, a.Remote.LastError, "credential is missing")
+	n, err = svc.RefreshDue(context.Background(), store)
+	require.NoError(t, err)
+	assert.Zero(t, n, "checked again later, not every sweep")
+
+	// Any other failure to read it (Secrets Manager throttling) is the
+	// sweep's error, and the card stays due for the next sweep.
+	secrets.err = errors.New("throttled")
+	now = now.Add(agents.CardRetryEvery + time.Second)
+	_, err = svc.RefreshDue(context.Background(), store)
+	assert.Error(t, err)
+	secrets.err = nil
+	secrets.kept[a.Remote.SecretID] = "c1"
+	n, err = svc.RefreshDue(context.Background(), store)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "still due after the failed read")
+	a, err = store.GetAgent(context.Background(), "t1", "tax-desk")
+	require.NoError(t, err)
+	assert.False(t, a.Unavailable(), "back with its credential")
 }

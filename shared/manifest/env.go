@@ -55,9 +55,11 @@ var Env = map[string][]string{
 	// MCP_LOOPBACK_ONLY: the network policy of the push URLs.
 	"a2a-push":         {table, settings.EnvQueues, settings.EnvMCPLoopbackOnly},
 	"report-finalizer": {table, bus, settings.EnvQueues},
-	"sessions":         {table, flags, bus, settings.EnvStateMachines},
-	"session-steps":    append([]string{table, flags, bus}, models...),
-	"plans":            {table, flags, bus, settings.EnvStateMachines},
+	// MCP_LOOPBACK_ONLY: the network policy of the A2A agents whose tasks
+	// a cancel cancels.
+	"sessions":      {table, flags, bus, settings.EnvStateMachines, settings.EnvMCPLoopbackOnly},
+	"session-steps": append([]string{table, flags, bus}, models...),
+	"plans":         {table, flags, bus, settings.EnvStateMachines},
 	// STATE_MACHINE_ARNS: a plan's steps are executed tasks.
 	"plan-steps": append([]string{table, flags, bus, settings.EnvStateMachines}, models...),
 	"reports":    {table, flags, bus, settings.EnvStateMachines},

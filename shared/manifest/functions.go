@@ -320,7 +320,10 @@ var Functions = []Function{
 			{"POST", "/v1/sessions/{id}/resume"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants:  []Grant{GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution},
+		// GetSecret: a cancel cancels the tasks of A2A agents its stages
+		// wait for, with each agent's credential; ConditionCheckItem: and
+		// fails the stages' tasks (the task model's transactions).
+		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
 		Indexes: []string{"gsi2"},
 	},
 	{

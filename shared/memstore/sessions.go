@@ -17,6 +17,7 @@ var _ sessions.Store = (*Store)(nil)
 func copySession(v sessions.Session) sessions.Session {
 	v.Participants = slices.Clone(v.Participants)
 	v.StageOutputs = slices.Clone(v.StageOutputs)
+	v.SlotWaits, v.RemoteWaits = slices.Clone(v.SlotWaits), slices.Clone(v.RemoteWaits)
 	for i := range v.StageOutputs {
 		if d := v.StageOutputs[i].Data; d != nil {
 			v.StageOutputs[i].Data = readDoc[map[string]any](doc(d))

@@ -50,9 +50,12 @@ func (s *Service) updateFrom(ctx context.Context, teamID, id string, read *Sessi
 		}
 		now := s.now()
 		after.Version, after.UpdatedAt = before.Version+1, now
+		var waits []RemoteWait
 		if after.Status.Terminal() && !before.Status.Terminal() {
 			after.CompletedAt = &now
 			after.Waiter = ""
+			// Stages left waiting for remote agents end with the session.
+			waits, after.RemoteWaits = after.RemoteWaits, nil
 		}
 		err = s.Store.PutSession(ctx, after)
 		if errors.Is(err, ErrChanged) {
@@ -68,6 +71,9 @@ func (s *Service) updateFrom(ctx context.Context, teamID, id string, read *Sessi
 		// mutation testing and changes nothing but that call.
 		if after.Status.Terminal() && !before.Status.Terminal() && len(after.SlotWaits) > 0 {
 			s.releaseSlots(ctx, after)
+		}
+		if len(waits) > 0 {
+			s.endRemoteWaits(ctx, after, waits)
 		}
 		return after, nil
 	}

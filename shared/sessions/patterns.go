@@ -70,7 +70,7 @@ func (s *Service) stageTurn(ctx context.Context, ses Session, it workflow.Sessio
 		t.Key, t.Title, t.Tool = fmt.Sprintf("critique:%d:%s", it.Round, it.Agent), fmt.Sprintf("review round %d", it.Round), reviewTool()
 		work, _ := latestWork(ses)
 		t.Recipient = worker(ses)
-		t.Prompt = base + fmt.Sprintf("Review round %d of %d. Review this work by %s and submit your verdict with %s:\n%s", it.Round, ses.MaxRounds, t.Recipient, ToolReview, work.Output)
+		t.Prompt = base + fmt.Sprintf("Review round %d of %d. Review this work by %s and submit your verdict with %s:\n%s", it.Round, ses.MaxRounds, t.Recipient, ToolReview, work.promptText())
 	case "vote":
 		t.Key, t.Title, t.Tool = fmt.Sprintf("vote:%d:%s", it.Round, it.Agent), fmt.Sprintf("vote round %d", it.Round), voteTool()
 		t.Prompt = base + fmt.Sprintf("Voting round %d of %d. Assess the question independently and vote with %s.", it.Round, ses.MaxRounds, ToolVote)
@@ -95,7 +95,7 @@ func (s *Service) workTurn(_ context.Context, ses Session, it workflow.SessionIt
 		t.MsgType = MsgRevision
 		prev, _ := ses.Output(fmt.Sprintf("work:%d", it.Round-1))
 		t.Prompt = fmt.Sprintf("Goal: %s\nRevise your work (round %d) to address the reviewers' critiques.\nYour last version:\n%s\nCritiques:%s",
-			ses.Goal, it.Round, prev.Output, earlier(ses, fmt.Sprintf("critique:%d:", it.Round-1)))
+			ses.Goal, it.Round, prev.promptText(), earlier(ses, fmt.Sprintf("critique:%d:", it.Round-1)))
 	}
 	return t, nil
 }
@@ -126,7 +126,7 @@ func earlier(ses Session, prefix string) string {
 	var b strings.Builder
 	for _, o := range ses.StageOutputs {
 		if strings.HasPrefix(o.Key, prefix) {
-			fmt.Fprintf(&b, "\n[%s, %s] %s", o.Agent, o.Kind, o.Output)
+			fmt.Fprintf(&b, "\n[%s, %s] %s", o.Agent, o.Kind, o.promptText())
 		}
 	}
 	return b.String()

@@ -70,6 +70,10 @@ type Service struct {
 	// Tasks records every stage as a task of the task model.
 	Tasks Tasks
 	Model models.Model
+	// Remote runs the stages of agents outside the team (A2A agents) as
+	// remote tasks the machine waits for (remote.go); nil: their stages
+	// fail as invalid, and a session that ends cancels none.
+	Remote agents.RemoteTasks
 	// Workflows starts and stops executions (the API function); nil in
 	// the step function, which only answers its machine.
 	Workflows workflow.Starter

@@ -141,6 +141,24 @@ type StageOutput struct {
 	DurationSeconds float64 `json:"duration_seconds"`
 	// Data is the structured part of a critique or a vote.
 	Data map[string]any `json:"data,omitempty"`
+	// Remote marks the output of an agent outside the team (an A2A
+	// agent): the next agents' prompts fence it as untrusted data.
+	Remote bool `json:"remote,omitempty"`
+}
+
+// RemoteWait is a stage of an agent outside the team whose A2A task runs
+// while the session's machine waits (remote.go): the stage's task, the
+// remote task, how often it was read and when it was sent (the stage's
+// budget runs from then). It is dropped when the stage ends.
+type RemoteWait struct {
+	Key          string    `json:"stage"`
+	Agent        string    `json:"agent"`
+	TaskID       string    `json:"task_id"`
+	RemoteTaskID string    `json:"remote_task_id"`
+	Attempt      int       `json:"attempt"`
+	Polls        int       `json:"polls"`
+	Tokens       int       `json:"tokens"`
+	SentAt       time.Time `json:"sent_at"`
 }
 
 // Session is one collaboration.
@@ -171,13 +189,15 @@ type Session struct {
 	StageOutputs    []StageOutput `json:"stage_outputs"`
 	// SlotWaits are the stages that waited for a slot of their agent (it
 	// held its five tasks): when each began waiting and was granted one.
-	SlotWaits       []SlotWait `json:"slot_waits,omitempty"`
-	FinalOutput     string     `json:"final_output,omitempty"`
-	Outcome         string     `json:"outcome,omitempty"`
-	Convergence     string     `json:"convergence_reason,omitempty"`
-	ApprovalComment string     `json:"approval_comment,omitempty"`
-	ExecutionARN    string     `json:"execution_arn,omitempty"`
-	ConsoleURL      string     `json:"console_url,omitempty"`
+	SlotWaits []SlotWait `json:"slot_waits,omitempty"`
+	// RemoteWaits are the stages waiting for an agent outside the team.
+	RemoteWaits     []RemoteWait `json:"remote_waits,omitempty"`
+	FinalOutput     string       `json:"final_output,omitempty"`
+	Outcome         string       `json:"outcome,omitempty"`
+	Convergence     string       `json:"convergence_reason,omitempty"`
+	ApprovalComment string       `json:"approval_comment,omitempty"`
+	ExecutionARN    string       `json:"execution_arn,omitempty"`
+	ConsoleURL      string       `json:"console_url,omitempty"`
 	// Runs counts executions: 1 for the first, N+1 after N resumes.
 	Runs      int        `json:"runs"`
 	Deadline  *time.Time `json:"deadline,omitempty"`

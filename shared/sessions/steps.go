@@ -80,6 +80,12 @@ func (s *Service) Step(ctx context.Context, in workflow.SessionStepInput) (workf
 	default:
 		return out, workflow.InvalidTask{Msg: fmt.Sprintf("unknown session action %q", in.Action)}
 	}
+	var wait remoteWaiting
+	if errors.As(err, &wait) {
+		// A remote agent's turn still running: the machine waits and runs
+		// this state again (remote.go).
+		out, err = workflow.SessionStepOutput{Items: []workflow.SessionItem{}, Status: string(ses.Status), WaitSeconds: wait.seconds}, nil
+	}
 	if err != nil {
 		return out, err
 	}

@@ -54,23 +54,17 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 	if a.Status != agents.StatusActive {
 		return StageOutput{}, workflow.InvalidTask{Msg: fmt.Sprintf("agent %q is %s", t.Agent, a.Status)}
 	}
-	ticket := TicketKey(ses, t.Key)
-	taskID, err := s.Tasks.BeginStage(ctx, ses.TeamID, StageTask{SessionID: ses.ID, Lead: ses.Lead, Agent: t.Agent,
-		Title: clip.Clip(fmt.Sprintf("Session %s: %s", ses.ID, t.Title), 480), Prompt: t.Prompt, Context: ses.Context, CapUSD: ses.MaxCostUSD,
-		Ticket: ticket})
-	if ae, ok := apperr.As(err); ok && ae.Reason == tasks.ReasonConcurrency {
-		// The agent holds its five tasks: the machine waits in line for
-		// a slot (await_slot) and runs this stage again when one is
-		// handed over. Not a failure, and no retry spent.
-		return StageOutput{}, workflow.StageBusy(t.Agent, ticket)
+	if a.IsRemote() {
+		// An agent outside the team: its A2A task runs while the machine
+		// waits (remote.go).
+		return s.runRemote(ctx, ses, a, t)
 	}
+	taskID, err := s.beginStage(ctx, ses, t)
 	if err != nil {
 		return StageOutput{}, err
 	}
-	s.slotGranted(ctx, ses, ticket)
 	// The stage is a task: its lines carry the task's id too.
 	ctx = logctx.With(ctx, "task_id", taskID)
-	s.markParticipant(ctx, ses, t.Agent, PartWorking, taskID, t.Kind)
 	start := time.Now()
 	actx, stop := s.bounded(ctx, ses)
 	out, err := s.answer(actx, ses, a, t)
@@ -101,6 +95,27 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 		return out, err
 	}
 	return out, s.store(ctx, ses, out)
+}
+
+// beginStage creates and starts the stage's task, on the slot handed to
+// its ticket when it waited for one, and marks its agent working.
+func (s *Service) beginStage(ctx context.Context, ses Session, t turn) (string, error) {
+	ticket := TicketKey(ses, t.Key)
+	taskID, err := s.Tasks.BeginStage(ctx, ses.TeamID, StageTask{SessionID: ses.ID, Lead: ses.Lead, Agent: t.Agent,
+		Title: clip.Clip(fmt.Sprintf("Session %s: %s", ses.ID, t.Title), 480), Prompt: t.Prompt, Context: ses.Context, CapUSD: ses.MaxCostUSD,
+		Ticket: ticket})
+	if ae, ok := apperr.As(err); ok && ae.Reason == tasks.ReasonConcurrency {
+		// The agent holds its five tasks: the machine waits in line for
+		// a slot (await_slot) and runs this stage again when one is
+		// handed over. Not a failure, and no retry spent.
+		return "", workflow.StageBusy(t.Agent, ticket)
+	}
+	if err != nil {
+		return "", err
+	}
+	s.slotGranted(ctx, ses, ticket)
+	s.markParticipant(ctx, ses, t.Agent, PartWorking, taskID, t.Kind)
+	return taskID, nil
 }
 
 // WatchInterval is how often a stage checks that its session still runs.
@@ -240,6 +255,7 @@ func (s *Service) store(ctx context.Context, ses Session, o StageOutput) error {
 			return errSkip
 		}
 		after.StageOutputs = append(after.StageOutputs, o)
+		after.RemoteWaits = dropWait(after.RemoteWaits, o.Key)
 		after.StagesCompleted++
 		after.CurrentStage = o.Key
 		setParticipant(after, o.Agent, PartCompleted, o.TaskID)

@@ -47,6 +47,22 @@ func sessionOnce(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	assert.Equal(t, sessions.Active, got.Status)
 	assert.Equal(t, "contract", got.Goal)
+
+	// A stage waiting for a remote agent, and a remote agent's output,
+	// read back as written.
+	sent := time.Now().UTC().Truncate(time.Millisecond)
+	got.Version++
+	got.RemoteWaits = []sessions.RemoteWait{{Key: "stage:1", Agent: "bob", TaskID: "tsk_1", RemoteTaskID: "r-1", Attempt: 2, Polls: 3, Tokens: 40, SentAt: sent}}
+	got.StageOutputs = []sessions.StageOutput{{Key: "stage:2", Stage: 2, Kind: "stage", Agent: "bob", Output: "remote words", Remote: true}}
+	require.NoError(t, f.Sessions.PutSession(ctx, got))
+	back, err := f.Sessions.GetSession(ctx, f.team, s.ID)
+	require.NoError(t, err)
+	require.Len(t, back.RemoteWaits, 1)
+	assert.True(t, back.RemoteWaits[0].SentAt.Equal(sent))
+	back.RemoteWaits[0].SentAt = sent
+	assert.Equal(t, got.RemoteWaits, back.RemoteWaits)
+	require.Len(t, back.StageOutputs, 1)
+	assert.True(t, back.StageOutputs[0].Remote)
 }
 
 func sessionBudget(t *testing.T, f *fixture) {

@@ -19,11 +19,7 @@ import (
 // Lambda runs) and the worker reads the remote task once per wake-up,
 // until it ends or the task's deadline passes (then it is canceled and
 // the task ends timed_out). Nil: remote agents' tasks fail as invalid.
-type Remote interface {
-	Send(ctx context.Context, a agents.Agent, text string) (agents.RemoteAnswer, error)
-	Check(ctx context.Context, a agents.Agent, id string) (agents.RemoteAnswer, error)
-	Cancel(ctx context.Context, a agents.Agent, id string) error
-}
+type Remote = agents.RemoteTasks
 
 // RemoteModelID is what a remote agent's usage is recorded under (no
 // price: the remote party bills its own work); tokens are estimated from
@@ -142,10 +138,9 @@ func (w *Worker) remoteAnswer(ctx context.Context, b workflow.Budgets, res workf
 	return res, nil
 }
 
-// PollSeconds is the wait before the n-th read of a remote task: 1, 2,
-// 4, then 8 seconds (a quick answer is seen quickly, a long one costs
-// few state transitions).
-func PollSeconds(n int) int { return 1 << min(max(n, 0), 3) }
+// PollSeconds is the wait before the n-th read of a remote task
+// (agents.RemotePollSeconds).
+func PollSeconds(n int) int { return agents.RemotePollSeconds(n) }
 
 // fenceRemote fences the answers of children whose assignee is an agent
 // outside the team (team: the roster the attempt read): their text is

@@ -71,4 +71,10 @@ type SessionStepOutput struct {
 	Next        string        `json:"next,omitempty"`
 	SecondsLeft int           `json:"seconds_left"`
 	Status      string        `json:"status"`
+	// WaitSeconds is set by a turn of an agent outside the team (an A2A
+	// agent) that has not answered yet: the machine waits that long in a
+	// Wait state (nothing runs) and runs the turn's state again, which
+	// reads the remote task once. 0 (always present: the machines'
+	// Choice reads it) when the turn is done.
+	WaitSeconds int `json:"wait_seconds"`
 }

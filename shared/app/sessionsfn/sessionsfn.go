@@ -1,17 +1,22 @@
 // Package sessionsfn wires the "sessions" HTTP function: create, list,
 // read, trace, cancel, approve and resume collaboration sessions. It links
-// DynamoDB, EventBridge and Step Functions (to start and stop executions
-// and to hand a human's decision to the waiting one).
+// DynamoDB, EventBridge, Step Functions (to start and stop executions
+// and to hand a human's decision to the waiting one) and Secrets Manager
+// (a cancel cancels the tasks of A2A agents a stage waits for).
 package sessionsfn
 
 import (
+	"github.com/conclave-ai/conclave/shared/a2aremote"
 	"github.com/conclave-ai/conclave/shared/api/sessionapi"
 	"github.com/conclave-ai/conclave/shared/app/httpfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionwiring"
 	"github.com/conclave-ai/conclave/shared/dynamo"
+	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
 	"github.com/conclave-ai/conclave/shared/executions"
 	"github.com/conclave-ai/conclave/shared/httpapi"
 	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/secretstore"
+	"github.com/conclave-ai/conclave/shared/toolpacks"
 )
 
 // Build and Router wire the function (Router for tests of its routes).
@@ -19,5 +24,9 @@ var Build, Router = httpfn.New(register)
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	svc := sessionwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS), nil)
+	// A cancelled session's stages waiting for A2A agents cancel their
+	// remote tasks (sessions/remote.go).
+	svc.Remote = &a2aremote.Client{Policy: toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly},
+		Agents: agentstore.New(core.DB, core.Table), Secrets: secretstore.New(d.AWS)}
 	sessionapi.SessionRoutes(rt, svc)
 }

@@ -20,8 +20,12 @@ import (
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	svc := sessionwiring.New(d, core, nil, executions.CallbacksFromConfig(d.AWS), providers.New(d.Config, d.AWS, agentstore.New(core.DB, core.Table),
+	agentStore := agentstore.New(core.DB, core.Table)
+	svc := sessionwiring.New(d, core, nil, executions.CallbacksFromConfig(d.AWS), providers.New(d.Config, d.AWS, agentStore,
 		budgetwiring.Guard(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName))))
+	// A stage of an A2A agent outside the team is sent to it and waited
+	// for in the session's machine (sessions/remote.go).
+	svc.Remote = providers.Remote(d.Config, d.AWS, agentStore)
 	// The steps answer their machine whatever the flag says: a session
 	// that started runs to its end.
 	svc.Enabled = true

@@ -34,8 +34,12 @@ func Build(d lambdafn.Deps) (any, error) {
 	// External A2A agents' cards (agents.CardRefreshEvery): fetched under
 	// the stage's network policy with each agent's credential.
 	cardStore := agentstore.New(core.DB, core.Table)
+	policy, secrets := toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly}, secretstore.New(d.AWS)
 	cards := agents.NewService(cardStore)
-	cards.Cards, cards.Secrets = &a2aremote.Client{Policy: toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly}}, secretstore.New(d.AWS)
+	cards.Cards, cards.Secrets = &a2aremote.Client{Policy: policy}, secrets
+	// A swept session's stages waiting for A2A agents cancel their remote
+	// tasks (sessions/remote.go).
+	ses.Remote = &a2aremote.Client{Policy: policy, Agents: cardStore, Secrets: secrets}
 	return func(ctx context.Context) (map[string]int, error) {
 		n, err := svc.Sweep(ctx)
 		m, serr := ses.Sweep(ctx)

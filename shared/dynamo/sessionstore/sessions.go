@@ -55,6 +55,7 @@ type sessionItem struct {
 	BudgetExhausted bool               `dynamodbav:"budget_exhausted"`
 	StageOutputs    []stageOutputEntry `dynamodbav:"stage_outputs"`
 	SlotWaits       []slotWaitEntry    `dynamodbav:"slot_waits,omitempty"`
+	RemoteWaits     []remoteWaitEntry  `dynamodbav:"remote_waits,omitempty"`
 	FinalOutput     string             `dynamodbav:"final_output"`
 	Outcome         string             `dynamodbav:"outcome"`
 	Convergence     string             `dynamodbav:"convergence_reason"`
@@ -91,6 +92,20 @@ type stageOutputEntry struct {
 	CostUSD         float64        `dynamodbav:"cost_usd"`
 	DurationSeconds float64        `dynamodbav:"duration_seconds"`
 	Data            map[string]any `dynamodbav:"data,omitempty"`
+	Remote          bool           `dynamodbav:"remote,omitempty"`
+}
+
+// remoteWaitEntry is a stage waiting for an agent outside the team (a
+// nested map), converted from sessions.RemoteWait.
+type remoteWaitEntry struct {
+	Key          string    `dynamodbav:"stage"`
+	Agent        string    `dynamodbav:"agent"`
+	TaskID       string    `dynamodbav:"task_id"`
+	RemoteTaskID string    `dynamodbav:"remote_task_id"`
+	Attempt      int       `dynamodbav:"attempt"`
+	Polls        int       `dynamodbav:"polls"`
+	Tokens       int       `dynamodbav:"tokens"`
+	SentAt       time.Time `dynamodbav:"sent_at"`
 }
 
 // sessionMsgItem is one message of a session's trace (append-only).
@@ -140,6 +155,9 @@ func toSessionItem(v sessions.Session) sessionItem {
 	for _, w := range v.SlotWaits {
 		it.SlotWaits = append(it.SlotWaits, slotWaitEntry(w))
 	}
+	for _, w := range v.RemoteWaits {
+		it.RemoteWaits = append(it.RemoteWaits, remoteWaitEntry(w))
+	}
 	// Unfinished sessions with a deadline are in the sweeper's index.
 	if !v.Status.Terminal() && v.Status != sessions.AwaitingApproval && v.Deadline != nil {
 		it.GSI3PK, it.GSI3SK = dynamo.SessionDueGSI3PK, dynamo.DueGSI3SK(*v.Deadline, v.TeamID, v.ID)
@@ -170,6 +188,9 @@ func fromSessionItem(m map[string]types.AttributeValue) (sessions.Session, error
 	}
 	for _, w := range it.SlotWaits {
 		v.SlotWaits = append(v.SlotWaits, sessions.SlotWait(w))
+	}
+	for _, w := range it.RemoteWaits {
+		v.RemoteWaits = append(v.RemoteWaits, sessions.RemoteWait(w))
 	}
 	return v, nil
 }
