@@ -58,6 +58,8 @@ type Edge struct {
 
 	backends    []*backend
 	invocations atomic.Int64
+	// Faults are the stalls tests inject (faults.go).
+	Faults Faults
 }
 
 // backend is one local service process behind the edge.
@@ -169,6 +171,10 @@ func (e *Edge) AWSHandler() http.Handler {
 		}
 		if m := invokePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost {
 			e.serveInvoke(w, r, m[1])
+			return
+		}
+		if r.URL.Path == FaultsPath && r.Method == http.MethodPost {
+			e.Faults.serveFaults(w, r)
 			return
 		}
 		if r.URL.Path == BackendsPath && r.Method == http.MethodGet {
@@ -347,6 +353,7 @@ func (e *Edge) invoke(ctx context.Context, name string, payload []byte) ([]byte,
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	ctx, calls, reqID := countedContext(ctx, e.Resources.Names.Function(name))
+	ctx = e.Faults.stalled(ctx, name)
 	type result struct {
 		out []byte
 		err error
@@ -461,12 +468,15 @@ func (e *Edge) APIHandler() http.Handler {
 			return
 		}
 		ev := e.buildEvent(r, target, params, body, reqID)
+		// The invocations of this request carry its key, for the stalls
+		// tests inject for one key (faults.go).
+		ctx := withAPIKey(r.Context(), ev.Headers["x-api-key"])
 		if !target.public {
 			if ev.Headers["x-api-key"] == "" {
 				gatewayError(w, http.StatusUnauthorized, "Unauthorized")
 				return
 			}
-			authCtx, status := e.authorize(r.Context(), ev, w.Header())
+			authCtx, status := e.authorize(ctx, ev, w.Header())
 			if status != 0 {
 				msg := map[int]string{http.StatusForbidden: "Forbidden", http.StatusInternalServerError: "Internal Server Error"}[status]
 				gatewayError(w, status, msg)
@@ -475,7 +485,7 @@ func (e *Edge) APIHandler() http.Handler {
 			ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: authCtx}
 		}
 		payload, _ := json.Marshal(ev)
-		out, inv, err := e.invoke(r.Context(), target.function, payload)
+		out, inv, err := e.invoke(ctx, target.function, payload)
 		w.Header().Set(AWSCallsHeader, callsJSON(inv.Calls))
 		w.Header().Set(InvocationSeqHeader, strconv.FormatInt(inv.Seq, 10))
 		if err != nil {

@@ -57,6 +57,20 @@ func TestFailedConditionsAreExplainedByTheStore(t *testing.T) {
 	rec, err = e.db.core.Begin(ctx, team, "k1", "h2", now)
 	require.NoError(t, err)
 	assert.Equal(t, &idempotency.Record{Key: "k1", RequestHash: "h1", State: idempotency.StatePending}, rec)
+	// A claim left pending (its request cut off or crashed) is taken
+	// over once idempotency.PendingTTL has passed, not a second before;
+	// a done record stays for its day.
+	rec, err = e.db.core.Begin(ctx, team, "k1", "h1", now.Add(idempotency.PendingTTL))
+	require.NoError(t, err)
+	require.NotNil(t, rec, "at PendingTTL exactly the claim still holds")
+	rec, err = e.db.core.Begin(ctx, team, "k1", "h1", now.Add(idempotency.PendingTTL+time.Second))
+	require.NoError(t, err)
+	assert.Nil(t, rec, "taken over")
+	require.NoError(t, e.db.core.Complete(ctx, team, idempotency.Record{Key: "k1", RequestHash: "h1", StatusCode: 201, Body: "{}"}, now))
+	rec, err = e.db.core.Begin(ctx, team, "k1", "h1", now.Add(time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec)
+	assert.Equal(t, idempotency.StateDone, rec.State)
 
 	c := conversations.Conversation{TeamID: team, ID: ids.New("conv"), Title: "t", Status: conversations.StatusOpen, Version: 1, CreatedAt: now, UpdatedAt: now}
 	require.NoError(t, e.db.convs.CreateConversation(ctx, c, nil))

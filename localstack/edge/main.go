@@ -176,7 +176,11 @@ func newEdge(ctx context.Context, edgeURL string, dynamoURL, motoURL *url.URL, s
 	if err != nil {
 		return nil, aws.Config{}, cloud.Resources{}, fmt.Errorf("provision: %w", err)
 	}
-	handlers, err := buildHandlers(res, lambdafn.Deps{AWS: awsCfg, Log: log})
+	// The functions' clients honour the stalls tests inject
+	// (localstack/cloud/faults.go); nothing stalls unless a test asks.
+	fnCfg := awsCfg.Copy()
+	cloud.InstrumentFaults(&fnCfg)
+	handlers, err := buildHandlers(res, lambdafn.Deps{AWS: fnCfg, Log: log})
 	if err != nil {
 		return nil, aws.Config{}, cloud.Resources{}, err
 	}

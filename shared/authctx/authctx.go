@@ -14,4 +14,11 @@ const (
 	// is then the seconds until the team's count starts afresh.
 	RateLimited = "rate_limited"
 	RetryAfter  = "retry_after"
+	// Unavailable is true when the key could not be checked (the table
+	// did not answer in time): the authorizer lets the request through
+	// with no team, and the route function answers 503
+	// DependencyUnavailable before anything runs, instead of API
+	// Gateway's bare 500 for a failed authorizer. The authorizer's results
+	// are never cached (infra/stack), so the next request is checked anew.
+	Unavailable = "unavailable"
 )

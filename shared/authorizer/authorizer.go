@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -37,9 +38,13 @@ type Handler struct {
 	Rate *RateLimit
 }
 
-// Handle implements the authorizer. A store failure is returned as an error
-// (API Gateway answers 500) rather than a denial, so an outage is not
-// mistaken for bad credentials.
+// Handle implements the authorizer. A store failure (the table did not
+// answer before the authorizer's own reserve) is not a denial, so an
+// outage is not mistaken for bad credentials, nor an error (API Gateway
+// would answer a bare 500 with no request id): the request goes through
+// with no team and authctx.Unavailable set, and the route function
+// answers 503 DependencyUnavailable before anything runs (shared/httpapi).
+// Results are never cached (infra/stack), so the next request is checked.
 func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
 	secret := ""
 	for k, v := range ev.Headers {
@@ -50,14 +55,16 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 	// Every line of the request says which it is (the id the route's lines
 	// and the access log have) and, once known, whose (shared/logctx).
 	ctx = logctx.With(ctx, "request_id", ev.RequestContext.RequestID, "route", ev.RouteKey)
-	k, err := h.Teams.Authenticate(ctx, secret)
+	actx, cancel := reserved(ctx)
+	k, err := h.Teams.Authenticate(actx, secret)
+	cancel()
 	if apperr.Is(err, apperr.EUNAUTHORIZED) {
 		h.Log.InfoContext(ctx, "denied")
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}, nil
 	}
 	if err != nil {
-		h.Log.ErrorContext(ctx, "authorizer failure", "error", err.Error())
-		return events.APIGatewayV2CustomAuthorizerSimpleResponse{}, err
+		h.Log.ErrorContext(ctx, "authorizer failure: the key could not be checked", "error", err.Error())
+		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: true, Context: map[string]any{authctx.Unavailable: true}}, nil
 	}
 	ctx = logctx.With(ctx, "team_id", k.TeamID, "key_id", k.ID)
 	authz := map[string]any{ContextTeamID: k.TeamID, ContextKeyID: k.ID}
@@ -66,4 +73,17 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 		authz[ContextRateLimited], authz[ContextRetryAfter] = true, 1
 	}
 	return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: true, Context: authz}, nil
+}
+
+// answerReserve is what the key check leaves of the authorizer's time (at
+// most a fifth of it): a table that does not answer cuts the check off
+// and the authorizer still answers.
+const answerReserve = 500 * time.Millisecond
+
+func reserved(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, dl.Add(-min(answerReserve, time.Until(dl)/5)))
 }

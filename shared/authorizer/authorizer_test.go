@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/authctx"
 	"github.com/conclave-ai/conclave/shared/authorizer"
 	"github.com/conclave-ai/conclave/shared/teams"
 )
@@ -22,9 +23,14 @@ type keyStore struct {
 	teams.Store
 	keys map[string]teams.APIKey
 	err  error
+	// wait, when set, is the store's answer (a table that stalls).
+	wait func(context.Context) error
 }
 
-func (s keyStore) APIKeyByHash(_ context.Context, hash string) (teams.APIKey, error) {
+func (s keyStore) APIKeyByHash(ctx context.Context, hash string) (teams.APIKey, error) {
+	if s.wait != nil {
+		return teams.APIKey{}, s.wait(ctx)
+	}
 	if s.err != nil {
 		return teams.APIKey{}, s.err
 	}
@@ -62,9 +68,32 @@ func TestAuthorizer(t *testing.T) {
 	}
 }
 
-// A store outage fails the invocation (API Gateway answers 500) instead of
-// looking like a bad key.
-func TestAuthorizerStoreFailureIsAnError(t *testing.T) {
-	_, err := handler(keyStore{err: apperr.Wrap(apperr.EINTERNAL, errors.New("timeout"), "dynamodb")}).Handle(context.Background(), request("ck_live"))
-	assert.Error(t, err)
+// A store outage neither looks like a bad key nor fails the invocation
+// (API Gateway's bare 500): the request goes through with no team and
+// authctx.Unavailable, and the route answers 503 before anything runs.
+func TestAuthorizerStoreFailureLetsTheRouteAnswer503(t *testing.T) {
+	resp, err := handler(keyStore{err: apperr.Wrap(apperr.EINTERNAL, errors.New("timeout"), "dynamodb")}).Handle(context.Background(), request("ck_live"))
+	require.NoError(t, err)
+	assert.True(t, resp.IsAuthorized)
+	assert.Equal(t, map[string]any{authctx.Unavailable: true}, resp.Context, "no team: nothing of any team can be read")
+}
+
+// The key check ends before the authorizer's own deadline (its time less
+// a fifth, at most 500 ms), so a table that never answers still gets an
+// answer from the authorizer.
+func TestTheKeyCheckLeavesTheAuthorizerTimeToAnswer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var checkDeadline time.Time
+	h := handler(keyStore{wait: func(c context.Context) error {
+		checkDeadline, _ = c.Deadline()
+		<-c.Done()
+		return c.Err()
+	}})
+	resp, err := h.Handle(ctx, request("ck_live"))
+	require.NoError(t, err)
+	assert.Equal(t, true, resp.Context[authctx.Unavailable])
+	dl, _ := ctx.Deadline()
+	assert.Equal(t, 200*time.Millisecond, dl.Sub(checkDeadline).Round(100*time.Millisecond), "a fifth of 1 s")
+	assert.NoError(t, ctx.Err(), "answered before the invocation's deadline")
 }

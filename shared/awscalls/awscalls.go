@@ -41,6 +41,49 @@ type Counter struct {
 	mu       sync.Mutex
 	attempts map[string]int
 	calls    int
+	// cut is the service of the first call its context ended (a stalled
+	// dependency); wrote: a call that may change something was made.
+	cut    string
+	writes int
+}
+
+// reads are the operation prefixes that change nothing (a Lambda Invoke
+// here is the gate's, a read; Bedrock's Converse and InvokeModel answer);
+// every other operation is taken as a write (Put, Update, Delete,
+// TransactWrite, StartExecution, SendMessage, PutEvents, …).
+var reads = []string{"Get", "Query", "Scan", "BatchGet", "Describe", "List", "TransactGet", "Converse", "Invoke", "Receive"}
+
+// Wrote reports whether a call that may change something was made (its
+// outcome known or not): an invocation cut off after one cannot say
+// "nothing was changed".
+func (c *Counter) Wrote() bool { return c.Writes() > 0 }
+
+// Writes counts the calls that may change something (made, answered or
+// not): a caller compares two counts to tell whether a step wrote.
+func (c *Counter) Writes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writes
+}
+
+// Cut returns the service of the first call that ended because its
+// context did (the invocation's deadline, a stalled dependency), "" when
+// none did.
+func (c *Counter) Cut() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cut
+}
+
+func (c *Counter) ended(ctx context.Context, service, op string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.ContainsFunc(reads, func(p string) bool { return strings.HasPrefix(op, p) }) {
+		c.writes++
+	}
+	if err != nil && ctx.Err() != nil && c.cut == "" {
+		c.cut = strings.ReplaceAll(service, " ", "")
+	}
 }
 
 // Key names an operation as counted: "<service id without spaces>.<operation>",
@@ -163,10 +206,14 @@ func Instrument(cfg *aws.Config) {
 func addMiddleware(stack *middleware.Stack) error {
 	if _, ok := stack.Initialize.Get(callID); !ok {
 		err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc(callID, func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			if c := FromContext(ctx); c != nil {
-				c.call()
+			c := FromContext(ctx)
+			if c == nil {
+				return next.HandleInitialize(ctx, in)
 			}
-			return next.HandleInitialize(ctx, in)
+			c.call()
+			out, md, err := next.HandleInitialize(ctx, in)
+			c.ended(ctx, awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx), err)
+			return out, md, err
 		}), middleware.After)
 		if err != nil {
 			return err

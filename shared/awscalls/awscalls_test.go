@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -106,4 +107,44 @@ func TestInstrumentLeavesEarlierCopiesAlone(t *testing.T) {
 	assert.Empty(t, before.APIOptions)
 	before.APIOptions = append(before.APIOptions, nil)
 	assert.NotNil(t, cfg.APIOptions[0], "an append to the earlier copy does not overwrite the instrumented one")
+}
+
+// stalled never answers: each request waits for its context.
+type stalled struct{}
+
+func (stalled) Do(r *http.Request) (*http.Response, error) {
+	<-r.Context().Done()
+	return nil, r.Context().Err()
+}
+
+// A call cut off by its context names its service (Cut), the first one
+// only; a write is remembered (Wrote) whether it answered or not, a read
+// is not.
+func TestACallCutByItsContextAndAWriteAreRemembered(t *testing.T) {
+	ok := client(t, &fakeDynamo{statuses: []int{200}}, 1)
+	ctx, n := awscalls.NewContext(context.Background())
+	require.NoError(t, getItem(ctx, ok))
+	assert.False(t, n.Wrote(), "a read changes nothing")
+	assert.Empty(t, n.Cut())
+
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", ""), HTTPClient: stalled{},
+		BaseEndpoint: aws.String("http://127.0.0.1:1")}
+	awscalls.Instrument(&cfg)
+	hung := dynamodb.NewFromConfig(cfg)
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	require.Error(t, getItem(cctx, hung))
+	assert.Equal(t, "DynamoDB", n.Cut())
+	assert.False(t, n.Wrote())
+
+	wctx, wcancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer wcancel()
+	_, err := hung.PutItem(wctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "k"}}})
+	require.Error(t, err)
+	assert.True(t, n.Wrote(), "a write cut off may have been applied")
+
+	// A call that fails on its own (not its context) is no cut.
+	fctx, n3 := awscalls.NewContext(context.Background())
+	require.Error(t, getItem(fctx, client(t, &fakeDynamo{statuses: []int{400}}, 1)))
+	assert.Empty(t, n3.Cut())
 }

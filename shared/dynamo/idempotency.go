@@ -41,7 +41,7 @@ func (it idemItem) toRecord() *idempotency.Record {
 // needs no second read.
 func (s *Store) Begin(ctx context.Context, teamID, k, requestHash string, now time.Time) (*idempotency.Record, error) {
 	claim := idempotency.Record{Key: k, RequestHash: requestHash, State: idempotency.StatePending}
-	item, err := Marshal(toIdemItem(teamID, claim, now.Add(idempotency.TTL)))
+	item, err := Marshal(toIdemItem(teamID, claim, now.Add(idempotency.PendingTTL)))
 	if err != nil {
 		return nil, Internal(err, "marshal")
 	}

@@ -42,8 +42,25 @@ type Request struct {
 	Log *slog.Logger
 	// ctx is the request's context (Serve sets it), as a net/http Request
 	// carries one, for the error path that has only the request: its line
-	// is logged with the context like every other.
-	ctx context.Context
+	// is logged with the context like every other. It is the handler's
+	// (ending AnswerReserve early); tail is the invocation's, for what
+	// follows the handler (the idempotency record).
+	ctx, tail context.Context
+	// writesBefore is the invocation's writes before the handler ran (the
+	// idempotency claim's): only the handler's make an outcome unknown.
+	writesBefore int
+}
+
+// tailContext is the invocation's context (the handler's in tests that
+// build a Request by hand).
+func (r *Request) tailContext() context.Context {
+	if r.tail != nil {
+		return r.tail
+	}
+	if r.ctx != nil {
+		return r.ctx
+	}
+	return context.Background()
 }
 
 // Param returns a path parameter.
@@ -249,8 +266,15 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	// Every line logged with this context, in the services too, says which
 	// request (the id API Gateway's access log has), team and route.
 	ctx = logctx.With(ctx, "request_id", req.RequestID, "team_id", req.TeamID, "route", ev.RouteKey)
-	req.Log, req.ctx = logctx.Bind(rt.Log, ctx), ctx
-	resp := rt.dispatch(ctx, req)
+	// The handler's time ends AnswerReserve before the invocation's, so a
+	// stalled dependency ends in this function's own answer (503, below),
+	// never in a Lambda timeout and API Gateway's bare 500.
+	hctx, cancel := handlerContext(ctx, AnswerReserve)
+	defer cancel()
+	tctx, tcancel := handlerContext(ctx, AnswerReserve/4)
+	defer tcancel()
+	req.Log, req.ctx, req.tail = logctx.Bind(rt.Log, ctx), hctx, tctx
+	resp := rt.dispatch(hctx, req)
 	attrs := []any{"status", resp.StatusCode, "latency_ms", rt.Now().Sub(start).Milliseconds()}
 	if calls := awscalls.FromContext(ctx); calls != nil {
 		// The route's AWS calls, so they can be watched per route (the
@@ -266,6 +290,14 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 	if !ok {
 		return rt.errorResponse(req, apperr.New(apperr.ENOTFOUND, "no route %s", req.Event.RouteKey))
 	}
+	var lc map[string]any
+	if a := req.Event.RequestContext.Authorizer; a != nil {
+		lc = a.Lambda
+	}
+	if down, _ := lc[authctx.Unavailable].(bool); down {
+		// The authorizer could not check the key: nothing runs.
+		return rt.errorResponse(req, dependencyUnavailable("DynamoDB", "the API key could not be checked"))
+	}
 	// The authorizer guarantees a team; its absence is a wiring fault, and
 	// refusing is the only safe answer.
 	if req.TeamID == "" {
@@ -275,7 +307,6 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 	// anything runs, so a refused request changes nothing.
 	// The keys are the authorizer's own (shared/authctx): a literal here would
 	// silently stop limiting the day the authorizer renamed its key.
-	lc := req.Event.RequestContext.Authorizer.Lambda
 	if limited, _ := lc[authctx.RateLimited].(bool); limited {
 		after := retryAfter(lc[authctx.RetryAfter])
 		resp := rt.errorResponse(req, apperr.New(apperr.ELIMIT, "too many requests for this team; retry after %d s", after).WithReason("TeamRateLimit"))
@@ -353,13 +384,22 @@ func (rt *Router) idempotent(ctx context.Context, store idempotency.Store, req *
 		case prev.RequestHash != hash:
 			return rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "Idempotency-Key was used for a different request").WithReason("IdempotencyKeyReused"))
 		case prev.State != idempotency.StateDone:
-			return rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "a request with this Idempotency-Key is in progress").WithReason("RequestInProgress"))
+			resp := rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "a request with this Idempotency-Key is in progress; "+
+				"a claim left by a request that was cut off is released after %d s", int(idempotency.PendingTTL.Seconds())).WithReason("RequestInProgress"))
+			resp.Headers["Retry-After"] = "5"
+			return resp
 		}
 		resp := rawResponse(req, prev.StatusCode, prev.Body)
 		resp.Headers["Idempotent-Replayed"] = "true"
 		return resp
 	}
+	if calls := awscalls.FromContext(ctx); calls != nil {
+		req.writesBefore = calls.Writes()
+	}
 	resp := rt.run(ctx, req, h)
+	// The record is written with the invocation's time: the handler's may
+	// have run out (its 503 is released for the retry).
+	ctx = req.tailContext()
 	if resp.StatusCode >= 500 {
 		// A server fault is worth retrying: release the key.
 		if err := store.Abandon(ctx, req.TeamID, key); err != nil {
@@ -408,6 +448,10 @@ func (rt *Router) jsonResponse(req *Request, status int, v any) events.APIGatewa
 }
 
 func (rt *Router) errorResponse(req *Request, err error) events.APIGatewayV2HTTPResponse {
+	if cut := cutOff(req.ctx, err, req.writesBefore); cut != err {
+		req.Log.WarnContext(req.tailContext(), "cut off by the deadline", "error", err.Error())
+		err = cut
+	}
 	detail := ErrorDetail{Code: apperr.EINTERNAL, Message: "Internal error"}
 	if e, ok := apperr.As(err); ok && e.Code != apperr.EINTERNAL {
 		detail = ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field, Reason: e.Reason, Details: e.Details}

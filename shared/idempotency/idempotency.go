@@ -18,6 +18,13 @@ const (
 // TTL is how long a key is remembered.
 const TTL = 24 * time.Hour
 
+// PendingTTL is how long a claim stays pending without an answer: longer
+// than any HTTP function runs (API Gateway's integrations end at 30 s),
+// so a claim whose request was cut off or crashed (its outcome unknown,
+// its release lost) is taken over by the next request with the key
+// instead of answering RequestInProgress for a day.
+const PendingTTL = 35 * time.Second
+
 // Record is what is remembered about one key.
 type Record struct {
 	Key         string

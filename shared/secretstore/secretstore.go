@@ -6,6 +6,7 @@ package secretstore
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -49,10 +50,14 @@ func (s *Store) PutSecret(ctx context.Context, id, value string) error {
 func (s *Store) GetSecret(ctx context.Context, id string) (string, error) {
 	out, err := s.API.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &id})
 	var nf *types.ResourceNotFoundException
-	if errors.As(err, &nf) {
+	var ir *types.InvalidRequestException
+	switch {
+	case errors.As(err, &nf):
 		return "", apperr.NotFound("secret", id)
-	}
-	if err != nil {
+	case errors.As(err, &ir) && strings.Contains(ir.ErrorMessage(), "marked for deletion"):
+		// Deleted in the console with a recovery window: as good as gone.
+		return "", apperr.NotFound("secret", id)
+	case err != nil:
 		return "", internal(err, "GetSecretValue")
 	}
 	return aws.ToString(out.SecretString), nil

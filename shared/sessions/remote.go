@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/agents"
@@ -85,6 +86,12 @@ func (s *Service) runRemote(ctx context.Context, ses Session, a agents.Agent, t 
 	}
 	if w, ok := ses.remoteWait(t.Key); ok {
 		ctx = logctx.With(ctx, "task_id", w.TaskID)
+		if w.RemoteTaskID == "" {
+			// An earlier run began the stage and stopped before the
+			// remote task was recorded (a crash, a cut-off send): sent
+			// again, on the same task.
+			return s.sendRemote(ctx, ses, a, t, w, remoteText(t))
+		}
 		return s.pollRemote(ctx, ses, a, t, w)
 	}
 	taskID, err := s.beginStage(ctx, ses, t)
@@ -92,7 +99,14 @@ func (s *Service) runRemote(ctx context.Context, ses Session, a agents.Agent, t 
 		return StageOutput{}, err
 	}
 	ctx = logctx.With(ctx, "task_id", taskID)
-	return s.sendRemote(ctx, ses, a, t, RemoteWait{Key: t.Key, Agent: t.Agent, TaskID: taskID, Attempt: 1, SentAt: s.now()}, remoteText(t))
+	w := RemoteWait{Key: t.Key, Agent: t.Agent, TaskID: taskID, Attempt: 1, SentAt: s.now()}
+	// The wait is recorded before anything is sent, so a session that
+	// ends from here on ends this stage's task too (endRemoteWaits), and
+	// a run that stops half-way leaves a record the retry picks up.
+	if err := s.saveWait(ctx, ses, w); err != nil {
+		return s.endRemote(ctx, ses, t, w, StageOutput{}, err)
+	}
+	return s.sendRemote(ctx, ses, a, t, w, remoteText(t))
 }
 
 // remoteDeadline is when the stage gives up: its budget from the send,
@@ -145,14 +159,17 @@ func (s *Service) sendRemote(ctx context.Context, ses Session, a agents.Agent, t
 	if err != nil {
 		return s.endRemote(ctx, ses, t, w, StageOutput{}, workflow.ModelFailed{Msg: err.Error()})
 	}
+	w.RemoteTaskID, w.Polls = ans.TaskID, 0
 	// The remote party bills its own work: the session is charged the
 	// call and its tokens (estimated), at no cost.
 	tokens := models.EstimateTokens(text)
 	w.Tokens += tokens
 	if err := s.charge(ctx, ses, tokens); err != nil {
+		if !ans.Done {
+			s.cancelRemote(ctx, ses.TeamID, a, w)
+		}
 		return s.endRemote(ctx, ses, t, w, StageOutput{}, err)
 	}
-	w.RemoteTaskID, w.Polls = ans.TaskID, 0
 	return s.remoteAnswered(ctx, ses, a, t, w, ans)
 }
 
@@ -172,11 +189,14 @@ func (s *Service) pollRemote(ctx context.Context, ses Session, a agents.Agent, t
 	cctx, cancel := context.WithDeadline(ctx, s.callDeadline(ses, w))
 	ans, err := s.Remote.Check(cctx, a, w.RemoteTaskID)
 	cancel()
-	if err != nil {
-		// The wait stays recorded: the state's retry reads the task again.
-		return StageOutput{}, workflow.ModelFailed{Msg: err.Error()}
-	}
 	w.Polls++
+	if err != nil {
+		// The remote agent did not answer this read: read again after
+		// the next wait, until the stage's deadline (an agent that stays
+		// unreachable ends the stage there, its task canceled).
+		s.log().WarnContext(ctx, "reading a remote stage's task failed; waiting again", "agent", a.Slug, "remote_task_id", w.RemoteTaskID, "error", err.Error())
+		ans = agents.RemoteAnswer{TaskID: w.RemoteTaskID}
+	}
 	return s.remoteAnswered(ctx, ses, a, t, w, ans)
 }
 
@@ -186,7 +206,10 @@ func (s *Service) remoteAnswered(ctx context.Context, ses Session, a agents.Agen
 	switch {
 	case !ans.Done:
 		if err := s.saveWait(ctx, ses, w); err != nil {
-			return StageOutput{}, err
+			// The session ended meanwhile (or the write failed): the
+			// remote task is not waited for.
+			s.cancelRemote(ctx, ses.TeamID, a, w)
+			return s.endRemote(ctx, ses, t, w, StageOutput{}, err)
 		}
 		wait := agents.RemotePollSeconds(w.Polls)
 		left := int(s.remoteDeadline(ses, w).Sub(s.now()).Seconds()) + 1
@@ -299,18 +322,36 @@ func (s *Service) cancelRemote(ctx context.Context, teamID string, a agents.Agen
 // endRemoteWaits ends the stages a session left waiting for remote
 // agents when it ended (cancelled, failed, timed out): each stage's task
 // fails and gives its agent's slot back, and the remote task is canceled.
+//
+// The tasks end first (the table: what holds the slots), then the remote
+// tasks are canceled at once, together within endRemoteBound, so the
+// request that ended the session (a cancel, 15 s) still answers.
 func (s *Service) endRemoteWaits(ctx context.Context, ses Session, waits []RemoteWait) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
-	defer cancel()
+	ctx = context.WithoutCancel(ctx)
 	for _, w := range waits {
-		if a, err := s.Store.GetAgent(ctx, ses.TeamID, w.Agent); err == nil {
-			s.cancelRemote(ctx, ses.TeamID, a, w)
-		}
 		if s.Tasks == nil {
-			continue
+			break
 		}
 		if err := s.Tasks.EndStage(ctx, ses.TeamID, w.TaskID, w.Agent, "", fmt.Sprintf("the session ended (%s) while the remote agent worked", ses.Status), w.Tokens, 0); err != nil {
 			s.log().WarnContext(ctx, "end a remote stage's task", "session_id", ses.ID, "task_id", w.TaskID, "error", err.Error())
 		}
 	}
+	ctx, cancel := context.WithTimeout(ctx, endRemoteBound)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range waits {
+		a, err := s.Store.GetAgent(ctx, ses.TeamID, w.Agent)
+		if err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.cancelRemote(ctx, ses.TeamID, a, w)
+		}()
+	}
+	wg.Wait()
 }
+
+// endRemoteBound bounds the cancels of a session's remote stages.
+const endRemoteBound = 5 * time.Second

@@ -27,10 +27,12 @@ type remoteAgents struct {
 	polls    int
 	answers  map[string][]string // agent slug → texts, one per message
 	failWith string
-	sent     []string // "slug: text"
-	checks   int
-	canceled []string
-	tasks    map[string]*remoteTask
+	// checkErrs is how many reads fail before the reads answer.
+	checkErrs int
+	sent      []string // "slug: text"
+	checks    int
+	canceled  []string
+	tasks     map[string]*remoteTask
 }
 
 type remoteTask struct {
@@ -70,6 +72,10 @@ func (r *remoteAgents) Check(_ context.Context, _ agents.Agent, id string) (agen
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.checks++
+	if r.checkErrs > 0 {
+		r.checkErrs--
+		return agents.RemoteAnswer{}, errors.New("connection reset")
+	}
 	t, ok := r.tasks[id]
 	if !ok {
 		return agents.RemoteAnswer{}, errors.New("no such remote task")
@@ -192,9 +198,6 @@ func TestARemoteStageWaitsInTheMachineAndItsAnswerIsFenced(t *testing.T) {
 	assert.Zero(t, load.Active)
 
 	// Stage 3 (a local agent) was shown the remote text fenced.
-	msgs, err := f.store.ListSessionMessages(context.Background(), team, s.ID)
-	require.NoError(t, err)
-	assert.NotEmpty(t, msgs)
 	var prompt string
 	for _, tk := range f.taskList(t) {
 		if tk.Assignee == "sage" {
@@ -318,8 +321,27 @@ func TestCancellingASessionCancelsItsRemoteStages(t *testing.T) {
 	assert.Equal(t, 0, r.checks)
 }
 
-// A remote task that fails fails the stage (retried by the machine with
-// a new message); a service without an A2A client refuses the stage.
+// A read that fails is not the stage's failure: the machine waits and
+// reads again (the stage's deadline bounds it).
+func TestAFailedReadOfARemoteTaskWaitsAgain(t *testing.T) {
+	f := newFixture(t)
+	r := &remoteAgents{polls: 1, checkErrs: 2, answers: map[string][]string{"luke": {"an idea"}}}
+	clock := f.remote(t, r, "luke")
+	s := f.create(t, sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie")})
+	out, err := f.step(s, workflow.SessionBegin, workflow.SessionItem{})
+	require.NoError(t, err)
+	waits, err := f.stageUntilDone(t, s, clock, out.Items[0])
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2, 4}, waits, "two failed reads, then the answer")
+	got, err := f.svc.Get(context.Background(), team, s.ID)
+	require.NoError(t, err)
+	o, ok := got.Output("contribution:luke")
+	require.True(t, ok)
+	assert.Equal(t, "an idea", o.Output)
+}
+
+// A remote task that fails fails the stage (the machine's retry sends a
+// new message); a service without an A2A client refuses the stage.
 func TestARemoteFailureFailsTheStage(t *testing.T) {
 	f := newFixture(t)
 	r := &remoteAgents{polls: 1, failWith: "rejected"}
@@ -336,8 +358,18 @@ func TestARemoteFailureFailsTheStage(t *testing.T) {
 	assert.Empty(t, got.RemoteWaits)
 	assert.Equal(t, sessions.PartFailed, got.Participants[0].Status)
 
+	task, err := f.tasks.Get(context.Background(), team, got.Participants[0].TaskID)
+	require.NoError(t, err)
+	assert.Equal(t, tasks.Failed, task.Status)
 	f.svc.Remote = nil
 	_, err = f.step(s, workflow.SessionStage, out.Items[0])
 	var it workflow.InvalidTask
 	assert.True(t, errors.As(err, &it), "%v", err)
+
+	// The machine's retry: a new task and a new message.
+	f.svc.Remote = r
+	r.failWith, r.answers = "", map[string][]string{"luke": {"second try"}}
+	_, err = f.stageUntilDone(t, s, clock, out.Items[0])
+	require.NoError(t, err)
+	assert.Len(t, r.sentTo("luke"), 2)
 }

@@ -254,6 +254,11 @@ func (s *Service) store(ctx context.Context, ses Session, o StageOutput) error {
 		if _, ok := before.Output(o.Key); ok {
 			return errSkip
 		}
+		if before.Status.Terminal() {
+			// Ended while the agent worked (cancelled, failed, swept): the
+			// late answer is not the session's.
+			return notRunnable(before, "ended while its agent worked")
+		}
 		after.StageOutputs = append(after.StageOutputs, o)
 		after.RemoteWaits = dropWait(after.RemoteWaits, o.Key)
 		after.StagesCompleted++

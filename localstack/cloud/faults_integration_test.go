@@ -1,0 +1,142 @@
+//go:build integration
+
+// Faults end cleanly (issue 31): a dependency that stalls ends in the
+// function's own answer — 503 `unavailable` with a reason, the service
+// and the request id, before the function's deadline — never in a Lambda
+// timeout and the gateway's bare 500. The stalls are injected by the edge
+// for one API key and one function (localstack/cloud/faults.go), so these
+// tests run beside the others on the shared local cloud.
+package cloud_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/infra/e2e/apitest"
+	"github.com/conclave-ai/conclave/localstack/cloud"
+	"github.com/conclave-ai/conclave/shared/idempotency"
+)
+
+// stall makes service hang for the invocations of function made with
+// d's key, for seconds (0 clears it).
+func (d demoTeam) stall(function, service string, seconds int) {
+	d.t.Helper()
+	raw, _ := json.Marshal(cloud.Fault{APIKey: d.key, Function: function, Service: service, Seconds: seconds})
+	resp, err := http.Post(os.Getenv("CONCLAVE_EDGE_URL")+cloud.FaultsPath, "application/json", bytes.NewReader(raw))
+	require.NoError(d.t, err)
+	resp.Body.Close()
+	require.Equal(d.t, http.StatusNoContent, resp.StatusCode)
+}
+
+// requireUnavailable checks a 503 in the product's error shape: the code,
+// the reason, the service, a request id and Retry-After.
+func requireUnavailable(t *testing.T, r apitest.Response, reason string) {
+	t.Helper()
+	require.Equal(t, 503, r.Status, string(r.Body))
+	body := r.JSON(t)
+	e, ok := body["error"].(map[string]any)
+	require.True(t, ok, "the error shape, not the gateway's bare message: %s", r.Body)
+	assert.Equal(t, "unavailable", e["code"])
+	assert.Equal(t, reason, e["reason"])
+	assert.Equal(t, "DynamoDB", e["details"].(map[string]any)["service"])
+	assert.NotEmpty(t, body["request_id"])
+	assert.Equal(t, "1", r.Header.Get("Retry-After"))
+}
+
+// DynamoDB stalls while the authorizer checks the key: the request is
+// answered 503 DependencyUnavailable with its request id within the
+// authorizer's 5 s, and works again once the table answers.
+func TestAStalledKeyCheckAnswers503NotABare500(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	d.stall("authorizer", "DynamoDB", 60)
+	start := time.Now()
+	r := api.Do("GET", "/v1/agents", nil)
+	took := time.Since(start)
+	d.stall("authorizer", "DynamoDB", 0)
+	requireUnavailable(t, r, "DependencyUnavailable")
+	assert.Less(t, took, 5*time.Second, "within the authorizer's timeout")
+	assert.Equal(t, 200, api.Do("GET", "/v1/agents", nil).Status)
+}
+
+// A read before the commit stalls: the agent message answers 503
+// DependencyUnavailable before the messages function's 10 s and nothing
+// is stored; sent again, it is stored once.
+func TestAStalledReadBeforeACommitAnswers503AndStoresNothing(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	body := map[string]any{"to": "dana", "content": "stalled-read " + d.id}
+	d.stall("messages", "DynamoDB", 60)
+	start := time.Now()
+	r := api.Do("POST", "/v1/agents/luke/messages", body)
+	took := time.Since(start)
+	d.stall("messages", "DynamoDB", 0)
+	requireUnavailable(t, r, "DependencyUnavailable")
+	assert.Less(t, took, 10*time.Second, "the function answered before its deadline")
+	assert.Contains(t, r.JSON(t)["error"].(map[string]any)["message"], "nothing was changed")
+
+	count := func() int {
+		n := 0
+		for _, m := range d.inbox("dana") {
+			if strings.Contains(m["content"].(string), "stalled-read") {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Zero(t, count(), "nothing was stored")
+	again := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-1")
+	require.Equal(t, 201, again.Status, string(again.Body))
+	replay := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-1")
+	require.Equal(t, 201, replay.Status)
+	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	assert.Equal(t, 1, count(), "stored once")
+}
+
+// A create whose table stalls from its first call (the idempotency claim)
+// cannot know whether its claim landed: the answer is 503, the claim is
+// taken over once idempotency.PendingTTL has passed (RequestInProgress
+// with Retry-After meanwhile), and the retry with the same key stores the
+// message once; a replay answers the same.
+func TestACreateRetriedAfterAnUnknownOutcomeIsStoredOnce(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	body := map[string]any{"to": "dana", "content": "unknown-outcome " + d.id}
+	d.stall("messages", "DynamoDB", 60)
+	r := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-2")
+	d.stall("messages", "DynamoDB", 0)
+	require.Equal(t, 503, r.Status, string(r.Body))
+	assert.NotEmpty(t, r.JSON(t)["request_id"])
+
+	var again apitest.Response
+	require.Eventually(t, func() bool {
+		again = api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-2")
+		if again.Status == 409 {
+			_, _, reason := again.ErrorFields(t)
+			assert.Equal(t, "RequestInProgress", reason)
+			assert.Equal(t, "5", again.Header.Get("Retry-After"))
+		}
+		return again.Status == 201
+	}, 2*idempotency.PendingTTL, time.Second)
+	replay := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-2")
+	require.Equal(t, 201, replay.Status)
+	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	n := 0
+	for _, m := range d.inbox("dana") {
+		if strings.Contains(m["content"].(string), "unknown-outcome") {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "stored once")
+}
