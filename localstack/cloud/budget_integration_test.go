@@ -659,20 +659,21 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		Overdue          int `json:"overdue"`
 		PlansFailed      int `json:"plans_failed"`
 		CardsFetched     int `json:"cards_fetched"`
+		SessionsStarted  int `json:"sessions_started"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &swept))
 	sweeps, _ := invocations(t, before, "task-sweeper", "")
 	require.Len(t, sweeps, 1)
 	// One query per shard of the tasks' deadline index, one of the
-	// sessions', one of the tasks' due entries and one of the plans'
-	// backstops; then per task or session ended its writes, and per task
+	// sessions', one of the sessions left planning (the reconciler), one
+	// of the tasks' due entries and one of the plans' backstops; then per task or session ended its writes, and per task
 	// flagged overdue one transaction (the flag, its events, the
 	// escalation) and TaskOverdue; one query of the A2A agents whose card
 	// is due, and per card fetched its credential read (and the agent
 	// written). No plan is past its hour here.
 	require.Zero(t, swept.PlansFailed)
 	n := swept.TimedOut + swept.SessionsTimedOut + swept.Overdue
-	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 12, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n, "SecretsManager": swept.CardsFetched,
+	within(t, "task-sweeper", sweeps[0].Calls, calls{"DynamoDB.Query": 13, "DynamoDB.TransactWriteItems": n, "EventBridge": n, "SFN": n + swept.SessionsStarted, "SecretsManager": swept.CardsFetched,
 		"DynamoDB": 1 << 20 /* plus one read per task or session due, and a team's board policy */})
 	table = append(table, measured{op: "task-sweeper", calls: sweeps[0].Calls, extra: fmt.Sprintf("%d swept", n)})
 

@@ -23,6 +23,7 @@ import (
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/idempotency"
+	"github.com/conclave-ai/conclave/shared/sessions"
 )
 
 // stall makes service hang for the invocations of function made with
@@ -139,4 +140,33 @@ func TestACreateRetriedAfterAnUnknownOutcomeIsStoredOnce(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, n, "stored once")
+}
+
+// Step Functions stalls while a session is created: the create answers
+// 201 (the session is stored, planning, with no execution) instead of an
+// error a client would retry into a second session, and the reconciler
+// (the task-sweeper, once the session has been planning for StartGrace)
+// starts its execution by the session's id; the session then completes.
+func TestAnOrphanedSessionIsStartedByTheReconciler(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	d.stall("sessions", "SFN", 60)
+	r := api.Do("POST", "/v1/sessions", map[string]any{"pattern": "brainstorm", "lead": "kyra", "goal": "Name the release (orphan)",
+		"participants": []any{part("luke", "contributor", 0), part("archie", "contributor", 0)}})
+	d.stall("sessions", "SFN", 0)
+	require.Equal(t, 201, r.Status, string(r.Body))
+	s := r.JSON(t)
+	id := s["id"].(string)
+	assert.Equal(t, "planning", s["status"])
+	assert.Nil(t, s["execution_arn"], "no execution started")
+
+	created, err := time.Parse(time.RFC3339Nano, s["created_at"].(string))
+	require.NoError(t, err)
+	time.Sleep(time.Until(created.Add(sessions.StartGrace + time.Second)))
+	_, err = invokeFunction(t, e, "task-sweeper", `{"source":"aws.events","detail-type":"Scheduled Event"}`)
+	require.NoError(t, err)
+	done := d.waitSession(id, 90*time.Second)
+	assert.Equal(t, "completed", done["status"], done)
+	assert.True(t, strings.HasSuffix(done["execution_arn"].(string), ":"+id), "the execution is named by the session: %v", done["execution_arn"])
 }

@@ -437,6 +437,10 @@ func SessionMsgSK(id, msgID string) string { return SessionMsgPrefix(id) + msgID
 // (sessions are few next to tasks).
 const SessionDueGSI3PK = "SDUE"
 
+// SessionStartGSI3PK is the partition of planning sessions, by when they
+// last changed: the reconciler starts those left planning.
+const SessionStartGSI3PK = "SSTART"
+
 // PushConfigSK is an A2A push-notification config's sort key under its
 // team: TEAM#<team> / A2APUSH#<task>#<id> (id "" gives the task's prefix).
 func PushConfigSK(taskID, id string) string { return "A2APUSH#" + taskID + "#" + id }

@@ -302,7 +302,9 @@ var Functions = []Function{
 		MemoryMB:     256, Timeout: 60,
 		// GetSecret: an A2A agent's card is fetched with its credential
 		// (agents.CardRefreshEvery).
-		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStopExecution, GrantGetSecret},
+		// StartExecution: the sessions left planning are started by the
+		// reconciler (sessions.Reconcile).
+		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
 		Indexes: []string{"gsi2", "gsi3"},
 	},
 	{

@@ -169,7 +169,21 @@ func (s *Store) DueSessions(_ context.Context, before time.Time, limit int) ([]s
 	s.sessionMaps()
 	var out []sessions.Ref
 	for k, v := range s.sessions {
-		if !v.Status.Terminal() && v.Status != sessions.AwaitingApproval && v.Deadline != nil && v.Deadline.Before(before) && len(out) < limit {
+		if !v.Status.Terminal() && v.Status != sessions.AwaitingApproval && v.Status != sessions.Planning && v.Deadline != nil && v.Deadline.Before(before) && len(out) < limit {
+			out = append(out, sessions.Ref{TeamID: k.team, ID: k.id})
+		}
+	}
+	return out, nil
+}
+
+// UnstartedSessions implements sessions.Store.
+func (s *Store) UnstartedSessions(_ context.Context, before time.Time, limit int) ([]sessions.Ref, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessionMaps()
+	var out []sessions.Ref
+	for k, v := range s.sessions {
+		if v.Status == sessions.Planning && v.UpdatedAt.Before(before) && len(out) < limit {
 			out = append(out, sessions.Ref{TeamID: k.team, ID: k.id})
 		}
 	}

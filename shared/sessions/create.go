@@ -162,9 +162,12 @@ func (s *Service) Create(ctx context.Context, teamID, by string, in CreateInput)
 	}
 	arn, err := s.Workflows.Start(ctx, string(ses.Pattern), ExecutionName(ses.ID, 1), Payload(ses, 1))
 	if err != nil {
-		s.log().ErrorContext(ctx, "start session execution", "session_id", ses.ID, "error", err.Error())
-		_, _ = s.end(ctx, teamID, ses.ID, Failed, "ExecutionNotStarted", OutcomeFailed, "the execution could not be started")
-		return Session{}, apperr.Wrap(apperr.EINTERNAL, err, "could not start the session's execution")
+		// The session is stored: it is answered as created (planning), and
+		// the reconciler starts its execution, by the same name, within
+		// StartGrace and a sweep (Reconcile). An error here would make a
+		// client create it twice, and a failed session it did not ask for.
+		s.log().ErrorContext(ctx, "start session execution; the reconciler will start it", "session_id", ses.ID, "error", err.Error())
+		return s.decorate(ses), nil
 	}
 	ses.ExecutionARN = arn
 	return s.decorate(ses), nil

@@ -228,8 +228,9 @@ func (s *Service) Resume(ctx context.Context, teamID, id string) (Session, error
 	if s.Workflows != nil {
 		arn, err := s.Workflows.Start(ctx, string(ses.Pattern), ExecutionName(ses.ID, ses.Runs), Payload(ses, ses.Runs))
 		if err != nil {
-			_, _ = s.end(ctx, teamID, id, Failed, "ExecutionNotStarted", OutcomeFailed, "the execution could not be started")
-			return Session{}, apperr.Wrap(apperr.EINTERNAL, err, "could not start the session's execution")
+			// Resumed (planning): the reconciler starts the run (Reconcile).
+			s.log().ErrorContext(ctx, "start resumed session execution; the reconciler will start it", "session_id", id, "error", err.Error())
+			return s.decorate(ses), nil
 		}
 		ses.ExecutionARN = arn
 	}
@@ -276,3 +277,65 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 const approvalGrace = time.Minute
 
 func durationOf(seconds int) time.Duration { return time.Duration(seconds) * time.Second }
+
+// StartGrace is how long a session may stay planning before the
+// reconciler starts its execution: longer than the sessions function runs
+// (15 s), so a create or resume still under way is never raced, and the
+// execution's first state (begin) moves a started session on within a
+// second.
+const StartGrace = 20 * time.Second
+
+// Reconcile starts the execution of every session left planning for
+// StartGrace: its create or resume stored it but the start did not happen
+// or its outcome is unknown (Step Functions did not answer). The name is
+// the run's (ExecutionName), so an execution that did start is not
+// started twice (Step Functions answers a repeated start of a running
+// execution with the same name and input with that execution). A session
+// whose deadline passed before it started ends timed_out. The task-sweeper
+// runs it every minute, so a session starts within StartGrace and a
+// minute. It returns how many it started.
+func (s *Service) Reconcile(ctx context.Context) (int, error) {
+	if s.Workflows == nil {
+		return 0, nil
+	}
+	refs, err := s.Store.UnstartedSessions(ctx, s.now().Add(-StartGrace), 50)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, r := range refs {
+		ctx := logctx.With(ctx, "team_id", r.TeamID, "session_id", r.ID)
+		ses, err := s.Store.GetSession(ctx, r.TeamID, r.ID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ses.Status != Planning {
+			continue
+		}
+		if ses.Deadline != nil && !s.now().Before(*ses.Deadline) {
+			if _, err := s.end(ctx, ses.TeamID, ses.ID, TimedOut, ReasonTimeout, OutcomeTimedOut, "the session's deadline passed before it started"); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if _, err := s.Workflows.Start(ctx, string(ses.Pattern), ExecutionName(ses.ID, ses.Runs), Payload(ses, ses.Runs)); err != nil {
+			s.log().WarnContext(ctx, "reconcile: start session execution", "error", err.Error())
+		} else {
+			n++
+			s.log().InfoContext(ctx, "reconcile: started a session left planning")
+		}
+		// Touched (its updated_at moves), so it is looked at again only
+		// after another StartGrace, not every sweep while begin is due.
+		if _, err := s.update(ctx, ses.TeamID, ses.ID, func(before Session, _ *Session) error {
+			if before.Status != Planning {
+				return errSkip
+			}
+			return nil
+		}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}

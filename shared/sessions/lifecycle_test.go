@@ -24,11 +24,16 @@ type starter struct {
 	stopped []string
 	tokens  map[string]any
 	fail    bool
+	// failStart: Step Functions does not take the start.
+	failStart bool
 }
 
 func (s *starter) Start(_ context.Context, machine, name string, _ any) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failStart {
+		return "", errors.New("states: context deadline exceeded")
+	}
 	s.started = append(s.started, name)
 	return s.ExecutionARN(machine, name), nil
 }
@@ -261,4 +266,78 @@ func TestResumeNeedsBudgetLeft(t *testing.T) {
 		assert.Equal(t, apperr.EREJECTED, ae.Code)
 		assert.Equal(t, sessions.ReasonBudget, ae.Reason)
 	}
+}
+
+// A create whose execution did not start is answered as created
+// (planning): the reconciler starts it, by the same name, once it has
+// been planning for more than StartGrace (not at exactly StartGrace), and
+// looks at it again only after another StartGrace; a started session is
+// left alone.
+func TestACreateWhoseStartFailedIsStartedByTheReconciler(t *testing.T) {
+	f := newFixture(t)
+	st := withStarter(f)
+	now := time.Now().UTC()
+	f.svc.Now = func() time.Time { return now }
+	st.failStart = true
+	s := brainstorm(f, t, nil)
+	assert.Equal(t, sessions.Planning, s.Status, "stored, answered as created")
+	assert.Empty(t, s.ExecutionARN)
+	st.failStart = false
+
+	now = s.CreatedAt.Add(sessions.StartGrace)
+	n, err := f.svc.Reconcile(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, n, "exactly StartGrace: a create may still be running")
+	now = now.Add(time.Second)
+	n, err = f.svc.Reconcile(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, []string{s.ID}, st.started, "by the run's name")
+	n, err = f.svc.Reconcile(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, n, "touched: not started again at the next sweep")
+
+	_, err = f.step(s, workflow.SessionBegin, workflow.SessionItem{})
+	require.NoError(t, err)
+	now = now.Add(2 * sessions.StartGrace)
+	n, err = f.svc.Reconcile(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, n, "an active session is not the reconciler's")
+	assert.Len(t, st.started, 1)
+}
+
+// A session whose execution never starts ends timed_out at the
+// reconciler's first look after its deadline (the reconciler's, since a planning session is not in the sweep's
+// index); a resume whose start failed is started like a create.
+func TestASessionThatNeverStartsTimesOutAndAResumeIsReconciled(t *testing.T) {
+	f := newFixture(t)
+	st := withStarter(f)
+	now := time.Now().UTC()
+	f.svc.Now = func() time.Time { return now }
+	st.failStart = true
+	s := brainstorm(f, t, func(in *sessions.CreateInput) { in.MaxDurationSeconds = ptr(60) })
+	for range 2 {
+		now = now.Add(sessions.StartGrace + time.Second)
+		_, err := f.svc.Reconcile(context.Background())
+		require.NoError(t, err)
+	}
+	got, _ := f.svc.Get(context.Background(), team, s.ID)
+	assert.Equal(t, sessions.Planning, got.Status, "42 s: tried again, before its 60 s deadline")
+	// The first look after the deadline (the last touch + StartGrace).
+	now = s.Deadline.Add(sessions.StartGrace)
+	_, err := f.svc.Reconcile(context.Background())
+	require.NoError(t, err)
+	got, _ = f.svc.Get(context.Background(), team, s.ID)
+	assert.Equal(t, sessions.TimedOut, got.Status)
+	assert.Equal(t, sessions.ReasonTimeout, got.StatusReason)
+
+	r, err := f.svc.Resume(context.Background(), team, s.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sessions.Planning, r.Status)
+	st.failStart = false
+	now = now.Add(sessions.StartGrace + time.Second)
+	n, err := f.svc.Reconcile(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, []string{sessions.ExecutionName(s.ID, 2)}, st.started)
 }

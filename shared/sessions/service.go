@@ -33,8 +33,11 @@ type Store interface {
 	AppendSessionMessage(ctx context.Context, teamID, id string, m Message) error
 	// ListMessages returns the trace in order, Seq numbered from 1.
 	ListSessionMessages(ctx context.Context, teamID, id string) ([]Message, error)
-	// DueSessions lists unfinished sessions whose deadline is before t.
+	// DueSessions lists unfinished sessions whose deadline is before t
+	// (not planning: those are UnstartedSessions').
 	DueSessions(ctx context.Context, before time.Time, limit int) ([]Ref, error)
+	// UnstartedSessions lists planning sessions last changed before t.
+	UnstartedSessions(ctx context.Context, before time.Time, limit int) ([]Ref, error)
 	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
 }
 

@@ -25,7 +25,7 @@ func (f *fixture) session(t *testing.T, capUSD float64) sessions.Session {
 	s := sessions.Session{TeamID: f.team, ID: ids.New("ses"), Pattern: sessions.Brainstorm, Lead: "ann", Goal: "contract",
 		Participants: []sessions.Participant{{Agent: "bob", Role: "contributor"}}, MaxDurationSeconds: 600, MaxCostUSD: capUSD,
 		MaxRounds: 5, Approval: "none", Status: sessions.Planning, StageOutputs: []sessions.StageOutput{}, Runs: 1,
-		CreatedBy: "user:key_contract", Version: 1, CreatedAt: now, UpdatedAt: now}
+		CreatedBy: "user:key_contract", Version: 1, CreatedAt: now, UpdatedAt: now, Deadline: ptrTime(now.Add(10 * time.Minute))}
 	require.NoError(t, f.Sessions.CreateSession(context.Background(), s))
 	return s
 }
@@ -37,9 +37,35 @@ func sessionOnce(t *testing.T, f *fixture) {
 	again.Goal = "written twice"
 	assert.Equal(t, apperr.ECONFLICT, apperr.Code(f.Sessions.CreateSession(ctx, again)), "an id is created once")
 
+	// Planning: in the reconciler's index by its last change, not in the
+	// sweep's; once active, the other way round.
+	has := func(refs []sessions.Ref) bool {
+		for _, r := range refs {
+			if r.TeamID == f.team && r.ID == s.ID {
+				return true
+			}
+		}
+		return false
+	}
+	refs, err := f.Sessions.UnstartedSessions(ctx, s.UpdatedAt, 1000)
+	require.NoError(t, err)
+	assert.False(t, has(refs), "changed at the bound itself: not before it")
+	refs, err = f.Sessions.UnstartedSessions(ctx, s.UpdatedAt.Add(time.Second), 1000)
+	require.NoError(t, err)
+	assert.True(t, has(refs))
+	refs, err = f.Sessions.DueSessions(ctx, s.Deadline.Add(time.Hour), 1000)
+	require.NoError(t, err)
+	assert.False(t, has(refs), "a planning session is the reconciler's")
+
 	next := s
 	next.Version, next.Status = 2, sessions.Active
 	require.NoError(t, f.Sessions.PutSession(ctx, next))
+	refs, err = f.Sessions.UnstartedSessions(ctx, s.UpdatedAt.Add(time.Hour), 1000)
+	require.NoError(t, err)
+	assert.False(t, has(refs), "an active session is not")
+	refs, err = f.Sessions.DueSessions(ctx, s.Deadline.Add(time.Hour), 1000)
+	require.NoError(t, err)
+	assert.True(t, has(refs))
 	stale := s
 	stale.Version, stale.Status = 2, sessions.Cancelled
 	assert.True(t, errors.Is(f.Sessions.PutSession(ctx, stale), sessions.ErrChanged), "a write from a stale read")
@@ -281,3 +307,5 @@ func consultationLimit(t *testing.T, f *fixture) {
 	assert.LessOrEqual(t, created, limit, "never past the limit")
 	assert.Len(t, active, created, "each create that succeeded holds one slot")
 }
+
+func ptrTime(t time.Time) *time.Time { return &t }

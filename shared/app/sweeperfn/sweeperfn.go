@@ -43,12 +43,14 @@ func Build(d lambdafn.Deps) (any, error) {
 	return func(ctx context.Context) (map[string]int, error) {
 		n, err := svc.Sweep(ctx)
 		m, serr := ses.Sweep(ctx)
+		// Sessions left planning (their start lost): started by name.
+		st, rerr := ses.Reconcile(ctx)
 		// Due dates ride the same schedule: every minute, so a task is
 		// flagged overdue within a minute of its due_at.
 		o, oerr := svc.SweepOverdue(ctx)
 		// Plans whose machine was lost (past their backstop).
 		p, perr := pl.Sweep(ctx)
 		c, cerr := cards.RefreshDue(ctx, cardStore)
-		return map[string]int{"timed_out": n, "sessions_timed_out": m, "overdue": o, "plans_failed": p, "cards_fetched": c}, errors.Join(err, serr, oerr, perr, cerr)
+		return map[string]int{"timed_out": n, "sessions_timed_out": m, "overdue": o, "plans_failed": p, "cards_fetched": c, "sessions_started": st}, errors.Join(err, serr, rerr, oerr, perr, cerr)
 	}, nil
 }

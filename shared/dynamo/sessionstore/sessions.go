@@ -158,8 +158,13 @@ func toSessionItem(v sessions.Session) sessionItem {
 	for _, w := range v.RemoteWaits {
 		it.RemoteWaits = append(it.RemoteWaits, remoteWaitEntry(w))
 	}
-	// Unfinished sessions with a deadline are in the sweeper's index.
-	if !v.Status.Terminal() && v.Status != sessions.AwaitingApproval && v.Deadline != nil {
+	// A planning session is in the reconciler's index by when it last
+	// changed (sessions.Reconcile); other unfinished sessions with a
+	// deadline in the sweeper's, by their deadline.
+	switch {
+	case v.Status == sessions.Planning:
+		it.GSI3PK, it.GSI3SK = dynamo.SessionStartGSI3PK, dynamo.DueGSI3SK(v.UpdatedAt, v.TeamID, v.ID)
+	case !v.Status.Terminal() && v.Status != sessions.AwaitingApproval && v.Deadline != nil:
 		it.GSI3PK, it.GSI3SK = dynamo.SessionDueGSI3PK, dynamo.DueGSI3SK(*v.Deadline, v.TeamID, v.ID)
 	}
 	return it
@@ -339,6 +344,21 @@ func (s *Store) ListSessionMessages(ctx context.Context, teamID, id string) ([]s
 func (s *Store) DueSessions(ctx context.Context, before time.Time, limit int) ([]sessions.Ref, error) {
 	var refs []sessions.Ref
 	err := s.DueBefore(ctx, dynamo.SessionDueGSI3PK, before, limit, func(m map[string]types.AttributeValue) error {
+		var it sessionItem
+		err := dynamo.Unmarshal(m, &it)
+		refs = append(refs, sessions.Ref{TeamID: it.TeamID, ID: it.ID})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return refs, nil
+}
+
+// UnstartedSessions implements sessions.Store.
+func (s *Store) UnstartedSessions(ctx context.Context, before time.Time, limit int) ([]sessions.Ref, error) {
+	var refs []sessions.Ref
+	err := s.DueBefore(ctx, dynamo.SessionStartGSI3PK, before, limit, func(m map[string]types.AttributeValue) error {
 		var it sessionItem
 		err := dynamo.Unmarshal(m, &it)
 		refs = append(refs, sessions.Ref{TeamID: it.TeamID, ID: it.ID})
