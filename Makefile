@@ -26,6 +26,7 @@ TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_
 INTEGRATION_PARALLEL ?= 8
 SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_PORT=4595 CONCLAVE_MOTO_PORT=4596 CONCLAVE_DYNAMO_PORT=4597
 LOAD_ENV := CONCLAVE_STATE_DIR=.local/load CONCLAVE_API_PORT=4600 CONCLAVE_EDGE_PORT=4601 CONCLAVE_MOTO_PORT=4602 CONCLAVE_DYNAMO_PORT=4603
+FAULTS_ENV := CONCLAVE_STATE_DIR=.local/faults CONCLAVE_API_PORT=4606 CONCLAVE_EDGE_PORT=4607 CONCLAVE_MOTO_PORT=4608 CONCLAVE_DYNAMO_PORT=4609
 
 .PHONY: run up down status venv dynamodb wordllama test unit fuzz integration integration-go contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
         localstack-up localstack-deploy localstack-down team mutation
@@ -157,7 +158,7 @@ golint:
 	@out=$$(gofmt -l functions shared localstack infra statemachines events); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@out=$$(grep -rl --include='*.go' '^//go:build.*!' functions shared localstack infra statemachines events); \
 	  if [ -n "$$out" ]; then echo "a file excluded by a build tag, which the one vet pass below would not vet:"; echo "$$out"; exit 1; fi
-	go vet -tags integration,e2e,soak,load $(or $(VET_PKGS),./...) # VET_PKGS: make test vets the CDK packages after the unit tests
+	go vet -tags integration,e2e,soak,load,faults $(or $(VET_PKGS),./...) # VET_PKGS: make test vets the CDK packages after the unit tests
 
 cfn-lint:
 	@localstack/cfnlint.sh
@@ -189,6 +190,14 @@ soak:
 	@set -a; $(SOAK_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
 	  status=0; CONCLAVE_SOAK_N=$(or $(SOAK_N),3000) go test -v -count=1 -timeout 60m -tags e2e,soak -run '^TestSoak$$' ./infra/e2e/ || status=$$?; \
 	  $(SOAK_ENV) localstack/cloud.sh down >/dev/null; exit $$status
+
+## faults: 20 chat turns, 3 sessions and 10 agent messages while DynamoDB Local, then moto, is paused for 8 s and 30 s, on a fresh local cloud of its own (docs/measurements.md)
+.PHONY: faults
+faults:
+	@$(FAULTS_ENV) localstack/cloud.sh up >/dev/null
+	@set -a; $(FAULTS_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
+	  status=0; go test -v -count=1 -timeout 30m -tags e2e,faults -run '^TestFaults$$' ./infra/e2e/ || status=$$?; \
+	  $(FAULTS_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 ## bench-gate: the ExpertGate against the seed's scikit-learn design (seed_gate.py) at 10, 100 and 1,000 agents; fails below 50x
 .PHONY: bench-gate bench-routing bench-load

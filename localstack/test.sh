@@ -109,7 +109,7 @@ pids=($!)
   await golint
   ok golint && ok stack-build || exit 0 # reported as failed steps below
   step stack env CONCLAVE_TEMPLATES_DIR="$templates" bash -c 'cd infra/stack && "$0" -test.count=1' "$PWD/$out/stack.test"
-  step vet-cdk go vet -tags integration,e2e,soak,load ./infra ./infra/stack
+  step vet-cdk go vet -tags integration,e2e,soak,load,faults ./infra ./infra/stack
 ) &
 pids+=($!)
 (

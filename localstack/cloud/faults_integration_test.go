@@ -101,6 +101,9 @@ func TestAStalledReadBeforeACommitAnswers503AndStoresNothing(t *testing.T) {
 	replay := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-1")
 	require.Equal(t, 201, replay.Status)
 	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	// Delivery to the inbox is asynchronous (message-fanout).
+	require.Eventually(t, func() bool { return count() >= 1 }, 30*time.Second, 300*time.Millisecond)
+	time.Sleep(time.Second)
 	assert.Equal(t, 1, count(), "stored once")
 }
 
@@ -133,13 +136,19 @@ func TestACreateRetriedAfterAnUnknownOutcomeIsStoredOnce(t *testing.T) {
 	replay := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-2")
 	require.Equal(t, 201, replay.Status)
 	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
-	n := 0
-	for _, m := range d.inbox("dana") {
-		if strings.Contains(m["content"].(string), "unknown-outcome") {
-			n++
+	count := func() int {
+		n := 0
+		for _, m := range d.inbox("dana") {
+			if strings.Contains(m["content"].(string), "unknown-outcome") {
+				n++
+			}
 		}
+		return n
 	}
-	assert.Equal(t, 1, n, "stored once")
+	// Delivery to the inbox is asynchronous (message-fanout).
+	require.Eventually(t, func() bool { return count() >= 1 }, 30*time.Second, 300*time.Millisecond)
+	time.Sleep(time.Second)
+	assert.Equal(t, 1, count(), "stored once")
 }
 
 // Step Functions stalls while a session is created: the create answers

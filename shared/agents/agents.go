@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/conclave-ai/conclave/shared/answerby"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/toolset"
@@ -244,7 +245,9 @@ func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Ag
 	if err != nil {
 		if written != "" {
 			// The agent is not stored: its credential goes too.
-			_ = s.Secrets.DeleteSecret(context.WithoutCancel(ctx), written)
+			dctx, cancel := answerby.Detached(ctx, 5*time.Second)
+			_ = s.Secrets.DeleteSecret(dctx, written)
+			cancel()
 		}
 		return Agent{}, err
 	}

@@ -55,9 +55,12 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 	// Every line of the request says which it is (the id the route's lines
 	// and the access log have) and, once known, whose (shared/logctx).
 	ctx = logctx.With(ctx, "request_id", ev.RequestContext.RequestID, "route", ev.RouteKey)
+	// The key check and the rate count both end before the authorizer's
+	// reserve: a table that stalls between them must not make the
+	// invocation time out (API Gateway's bare 500).
 	actx, cancel := reserved(ctx)
+	defer cancel()
 	k, err := h.Teams.Authenticate(actx, secret)
-	cancel()
 	if apperr.Is(err, apperr.EUNAUTHORIZED) {
 		h.Log.InfoContext(ctx, "denied")
 		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}, nil
@@ -68,7 +71,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 	}
 	ctx = logctx.With(ctx, "team_id", k.TeamID, "key_id", k.ID)
 	authz := map[string]any{ContextTeamID: k.TeamID, ContextKeyID: k.ID}
-	if h.limited(ctx, k.TeamID) {
+	if h.limited(actx, k.TeamID) {
 		h.Log.WarnContext(ctx, "team over its rate limit")
 		authz[ContextRateLimited], authz[ContextRetryAfter] = true, 1
 	}

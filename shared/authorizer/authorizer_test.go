@@ -97,3 +97,27 @@ func TestTheKeyCheckLeavesTheAuthorizerTimeToAnswer(t *testing.T) {
 	assert.Equal(t, 200*time.Millisecond, dl.Sub(checkDeadline).Round(100*time.Millisecond), "a fifth of 1 s")
 	assert.NoError(t, ctx.Err(), "answered before the invocation's deadline")
 }
+
+// stalledCounter is a rate counter whose table never answers.
+type stalledCounter struct{}
+
+func (stalledCounter) CountRequest(ctx context.Context, _ string, _ int64) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// The table stalls after the key was read, on the rate count: the
+// request is let through (the count is the only thing lost) before the
+// authorizer's deadline, not left to time out.
+func TestAStalledRateCountStillAnswersBeforeTheDeadline(t *testing.T) {
+	store := keyStore{keys: map[string]teams.APIKey{teams.Hash("ck_live"): {ID: "key_1", TeamID: "team_a", Status: teams.KeyActive}}}
+	h := handler(store)
+	h.Rate = &authorizer.RateLimit{PerSecond: 5, Counter: stalledCounter{}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, err := h.Handle(ctx, request("ck_live"))
+	require.NoError(t, err)
+	assert.True(t, resp.IsAuthorized)
+	assert.Equal(t, "team_a", resp.Context[authorizer.ContextTeamID])
+	assert.NoError(t, ctx.Err(), "answered before the invocation's deadline")
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/answerby"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/models"
@@ -100,7 +101,9 @@ func (g *Guard) Converse(ctx context.Context, req models.Request) (models.Respon
 	}
 	g.warn(ctx, teamID, month, led, led.Spent)
 	resp, cerr := g.Model.Converse(ctx, req)
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	// Settled even when the call's context has ended, but by the time the
+	// function must answer (shared/answerby).
+	wctx, cancel := answerby.Detached(ctx, settleTimeout)
 	defer cancel()
 	if cerr != nil {
 		if err := g.Store.Release(wctx, teamID, month, amount); err != nil {

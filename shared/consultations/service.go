@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/answerby"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/backoff"
 	"github.com/conclave-ai/conclave/shared/clip"
@@ -427,7 +428,7 @@ func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, tea
 	// The caller's deadline may have passed during the call (a chat
 	// turn's tool bound): what follows must still be written, or the
 	// consultation would stay pending and hold its requester's slot.
-	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	wctx, wcancel := answerby.Detached(ctx, writeTimeout)
 	defer wcancel()
 	if err == nil && resp.Refused {
 		err = errors.New("the specialist's model refused to answer")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/conclave-ai/conclave/shared/answerby"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/authctx"
 	"github.com/conclave-ai/conclave/shared/awscalls"
@@ -271,6 +272,10 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	// never in a Lambda timeout and API Gateway's bare 500.
 	hctx, cancel := handlerContext(ctx, AnswerReserve)
 	defer cancel()
+	if dl, ok := hctx.Deadline(); ok {
+		// Work detached from the handler's cancel still ends by then.
+		hctx = answerby.With(hctx, dl)
+	}
 	tctx, tcancel := handlerContext(ctx, AnswerReserve/4)
 	defer tcancel()
 	req.Log, req.ctx, req.tail = logctx.Bind(rt.Log, ctx), hctx, tctx

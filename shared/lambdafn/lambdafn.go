@@ -6,10 +6,12 @@
 package lambdafn
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -128,11 +130,21 @@ func Wire(build Build, d Deps) (lambda.Handler, error) {
 // which a CloudWatch Logs metric filter or Logs Insights query reads (see
 // docs/testing.md, "AWS calls per operation").
 func Counted(h any, log *slog.Logger) lambda.Handler {
-	return &counted{inner: lambda.NewHandler(h), log: logctx.Wrap(log)}
+	c := &counted{log: logctx.Wrap(log)}
+	c.inner.New = func() any { return lambda.NewHandler(h) }
+	return c
 }
 
+// counted keeps a pool of handlers, one per invocation running at once:
+// aws-lambda-go's handler answers with the bytes of a buffer it takes
+// from its own pool and puts back, reset, as Invoke returns, so two
+// invocations of one handler at once (the local edge runs them
+// concurrently in one process; Lambda never does) could each read the
+// other's answer being written (a corrupt response, the gateway's bare
+// 500). Each invocation has a handler to itself and copies its answer
+// before handing the handler back.
 type counted struct {
-	inner lambda.Handler
+	inner sync.Pool // of lambda.Handler
 	log   *slog.Logger
 }
 
@@ -146,7 +158,10 @@ func (c *counted) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		ctx = logctx.With(ctx, "lambda_request_id", lc.AwsRequestID)
 	}
 	start := time.Now()
-	out, err := c.inner.Invoke(ctx, payload)
+	h := c.inner.Get().(lambda.Handler)
+	out, err := h.Invoke(ctx, payload)
+	out = bytes.Clone(out)
+	c.inner.Put(h)
 	attrs := []any{"duration_ms", time.Since(start).Milliseconds(),
 		"aws_calls", calls.Counts(), "aws_calls_total", calls.Total(), "aws_retries", calls.Retries()}
 	if err != nil {

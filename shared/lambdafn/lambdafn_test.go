@@ -5,7 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	io2 "io"
 	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -67,4 +72,37 @@ func TestCountedUsesTheCallersCounter(t *testing.T) {
 	_, err := h.Invoke(ctx, []byte(`null`))
 	require.NoError(t, err)
 	assert.Same(t, c, got)
+}
+
+// Invocations of one handler at once (the local edge runs them in one
+// process) each get their own answer: aws-lambda-go's handler answers with
+// a pooled buffer it reuses as soon as Invoke returns, which made two
+// concurrent answers overwrite each other (a corrupt response, the
+// gateway's bare 500).
+func TestConcurrentInvocationsKeepTheirOwnAnswers(t *testing.T) {
+	type echo struct {
+		N   int    `json:"n"`
+		Pad string `json:"pad"`
+	}
+	h := lambdafn.Counted(func(_ context.Context, in echo) (echo, error) {
+		return echo{N: in.N, Pad: strings.Repeat("x", 4096+in.N)}, nil
+	}, slog.New(slog.NewTextHandler(io2.Discard, nil)))
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				n := g*1000 + i
+				out, err := h.Invoke(context.Background(), []byte(fmt.Sprintf(`{"n":%d}`, n)))
+				var got echo
+				if err != nil || json.Unmarshal(out, &got) != nil || got.N != n || len(got.Pad) != 4096+n {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Zero(t, bad.Load(), "answers mixed up between concurrent invocations")
 }

@@ -126,11 +126,15 @@ const WatchInterval = time.Second
 // stops the work under way, not only the next step).
 func (s *Service) bounded(ctx context.Context, ses Session) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	end := s.now().Add(workflow.MaxTaskSeconds * time.Second)
-	if ses.Deadline != nil && ses.Deadline.Before(end) {
-		end = *ses.Deadline
+	// The time left is reckoned on the service's clock (a test's is set)
+	// and becomes a deadline on the wall clock, which contexts use: a
+	// deadline taken straight from the service's clock would be past or far
+	// ahead whenever the two differ.
+	left := workflow.MaxTaskSeconds * time.Second
+	if ses.Deadline != nil {
+		left = min(left, ses.Deadline.Sub(s.now()))
 	}
-	ctx, dcancel := context.WithDeadline(ctx, end)
+	ctx, dcancel := context.WithTimeout(ctx, left)
 	prev := cancel
 	cancel = func() { dcancel(); prev() }
 	go func() {
