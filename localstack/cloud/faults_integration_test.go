@@ -179,3 +179,35 @@ func TestAnOrphanedSessionIsStartedByTheReconciler(t *testing.T) {
 	assert.Equal(t, "completed", done["status"], done)
 	assert.True(t, strings.HasSuffix(done["execution_arn"].(string), ":"+id), "the execution is named by the session: %v", done["execution_arn"])
 }
+
+// The message is stored, then EventBridge stalls before it is announced:
+// the answer is 503 OutcomeUnknown; sent again with the same
+// Idempotency-Key, the stored message is the answer (the same id,
+// announced again) and dana's inbox has it once.
+func TestAMessageStoredBeforeAStallIsNotSentTwice(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	body := map[string]any{"to": "dana", "content": "announce-stall " + d.id}
+	d.stall("messages", "EventBridge", 60)
+	r := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-3")
+	d.stall("messages", "EventBridge", 0)
+	require.Equal(t, 503, r.Status, string(r.Body))
+	_, _, reason := r.ErrorFields(t)
+	assert.Equal(t, "OutcomeUnknown", reason, "the message was written before the stall")
+
+	again := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-3")
+	require.Equal(t, 201, again.Status, string(again.Body))
+	count := func() int {
+		n := 0
+		for _, m := range d.inbox("dana") {
+			if strings.Contains(m["content"].(string), "announce-stall") {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return count() >= 1 }, 30*time.Second, 300*time.Millisecond)
+	time.Sleep(2 * time.Second) // the first announcement, if it went out, lands too
+	assert.Equal(t, 1, count(), "delivered once")
+}

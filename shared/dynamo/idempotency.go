@@ -99,3 +99,37 @@ func (s *Store) Abandon(ctx context.Context, teamID, k string) error {
 	}
 	return nil
 }
+
+// RoleIdemRef is the role of an idempotency reference in a transaction.
+const RoleIdemRef = "idempotency_ref"
+
+// idemRefItem points from a request's Idempotency-Key to the item its
+// create stored, written in the create's own transaction (IdemRef): a
+// request sent again after its answer was lost finds the item instead of
+// creating a second one. Kept as long as the key (idempotency.TTL).
+type idemRefItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Type      string `dynamodbav:"type"`
+	ItemID    string `dynamodbav:"item_id"`
+	ExpiresAt int64  `dynamodbav:"expires_at"`
+}
+
+// IdemRef is the reference from key (a create of kind, "amsg", …) to id.
+func IdemRef(teamID, kind, key, id string, now time.Time) any {
+	return idemRefItem{PK: TeamPK(teamID), SK: "IDEMREF#" + kind + "#" + key, Type: RoleIdemRef, ItemID: id, ExpiresAt: TTL(now.Add(idempotency.TTL))}
+}
+
+// RefOf reports whether err is a transaction canceled because its
+// idempotency reference exists, and the id of the item it names.
+func RefOf(err error) (string, bool) {
+	c, ok := AsCanceled(err)
+	if !ok || c.Role != RoleIdemRef || c.Old == nil {
+		return "", false
+	}
+	var it idemRefItem
+	if Unmarshal(c.Old, &it) != nil || it.ItemID == "" {
+		return "", false
+	}
+	return it.ItemID, true
+}

@@ -401,7 +401,7 @@ func (rt *Router) idempotent(ctx context.Context, store idempotency.Store, req *
 	if calls := awscalls.FromContext(ctx); calls != nil {
 		req.writesBefore = calls.Writes()
 	}
-	resp := rt.run(ctx, req, h)
+	resp := rt.run(idempotency.WithKey(ctx, key), req, h)
 	// The record is written with the invocation's time: the handler's may
 	// have run out (its 503 is released for the retry).
 	ctx = req.tailContext()

@@ -45,3 +45,20 @@ type Store interface {
 	// Abandon releases a claimed key after a failure the client may retry.
 	Abandon(ctx context.Context, teamID, key string) error
 }
+
+type keyCtx struct{}
+
+// WithKey returns ctx carrying the request's Idempotency-Key (the HTTP
+// router sets it), so a create can write, in the transaction that stores
+// its item, a reference from the key to the item: a request sent again
+// after an answer was lost (OutcomeUnknown) finds the item it created
+// instead of creating another.
+func WithKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, keyCtx{}, key)
+}
+
+// KeyOf returns the request's Idempotency-Key ("" without one).
+func KeyOf(ctx context.Context) string {
+	k, _ := ctx.Value(keyCtx{}).(string)
+	return k
+}

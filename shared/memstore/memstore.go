@@ -86,6 +86,7 @@ type Store struct {
 	handoffs  map[key]map[string][]byte                    // by team and conversation id, then handoff id
 
 	agentMessages map[key][]byte              // agent message documents
+	messageRefs   map[key]string              // (team, Idempotency-Key) → agent message id
 	inboxes       map[key]map[string]inboxRow // by team and agent, then message id
 
 	memories map[key][]byte // memory documents

@@ -33,6 +33,16 @@ func (s *Store) PutAgentMessage(_ context.Context, m messaging.Message) error {
 	if _, ok := s.agentMessages[k]; ok {
 		return apperr.New(apperr.ECONFLICT, "message %s exists", m.ID)
 	}
+	if m.IdempotencyKey != "" {
+		if s.messageRefs == nil {
+			s.messageRefs = map[key]string{}
+		}
+		ref := key{m.TeamID, m.IdempotencyKey}
+		if id, ok := s.messageRefs[ref]; ok {
+			return messaging.Replayed{ID: id}
+		}
+		s.messageRefs[ref] = m.ID
+	}
 	s.agentMessages[k] = doc(m)
 	return nil
 }

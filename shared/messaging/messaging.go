@@ -16,6 +16,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 )
@@ -54,7 +55,17 @@ type Message struct {
 	Metadata  map[string]any `json:"metadata"`
 	CreatedAt time.Time      `json:"created_at"`
 	ReadAt    *time.Time     `json:"read_at"`
+	// IdempotencyKey is the sending request's key: the store keeps a
+	// reference from it to the message in the message's own write, and a
+	// second message under the key is Replayed.
+	IdempotencyKey string `json:"-"`
 }
+
+// Replayed is a message sent again under the Idempotency-Key of one the
+// team stored before (its answer was lost): ID is that message.
+type Replayed struct{ ID string }
+
+func (r Replayed) Error() string { return "a message was stored under this Idempotency-Key: " + r.ID }
 
 // SentEvent is the AgentMessageSent detail.
 type SentEvent struct {
@@ -182,8 +193,20 @@ func (s *Service) Send(ctx context.Context, teamID, from string, in SendInput) (
 	}
 	m := Message{ID: ids.New("amsg"), TeamID: teamID, From: from, To: in.To, Channel: in.Channel, Type: in.Type,
 		Content: strings.TrimSpace(in.Content), Metadata: in.Metadata, CreatedAt: s.now()}
+	m.IdempotencyKey = idempotency.KeyOf(ctx)
 	if err := s.Store.PutAgentMessage(ctx, m); err != nil {
-		return Message{}, err
+		var r Replayed
+		if !errors.As(err, &r) {
+			return Message{}, err
+		}
+		// Stored by an earlier request with this key whose answer was
+		// lost: that message is the answer, announced again (delivery is
+		// once per message and recipient, so a second announcement adds
+		// nothing to an inbox that has it, and delivers it if the first
+		// announcement was lost).
+		if m, err = s.Store.GetAgentMessage(ctx, teamID, r.ID); err != nil {
+			return Message{}, err
+		}
 	}
 	if err := s.Bus.Publish(ctx, DetailType, SentEvent{TeamID: teamID, MessageID: m.ID, From: m.From, To: m.To, Channel: m.Channel, Type: m.Type, CreatedAt: m.CreatedAt}); err != nil {
 		// The message is stored; without its event nobody would receive it.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/paging"
 )
@@ -61,6 +62,11 @@ func (m *mem) SessionAgents(_ context.Context, _, id string) ([]string, error) {
 	return nil, apperr.NotFound("collaboration session", id)
 }
 func (m *mem) PutAgentMessage(_ context.Context, x messaging.Message) error {
+	for id, y := range m.msgs {
+		if x.IdempotencyKey != "" && y.IdempotencyKey == x.IdempotencyKey {
+			return messaging.Replayed{ID: id}
+		}
+	}
 	m.msgs[x.ID] = x
 	return nil
 }
@@ -255,4 +261,24 @@ func TestUnreadPeeksAndAcknowledgeMarksWhatWasShown(t *testing.T) {
 	n, err = s.Acknowledge(ctx, "team", "dana", nil)
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing shown, nothing written")
+}
+
+// A message sent again under the Idempotency-Key of one stored (its answer
+// was lost) is that message, announced again (delivery is once per message
+// and recipient), never a second message.
+func TestAMessageSentAgainUnderItsKeyIsTheStoredOne(t *testing.T) {
+	m := newMem()
+	s := svc(m)
+	ctx := idempotency.WithKey(context.Background(), "k-1")
+	first, err := s.Send(ctx, "team", "luke", messaging.SendInput{To: "dana", Content: "hello"})
+	require.NoError(t, err)
+	again, err := s.Send(ctx, "team", "luke", messaging.SendInput{To: "dana", Content: "hello"})
+	require.NoError(t, err)
+	assert.Equal(t, first.ID, again.ID)
+	assert.Len(t, m.msgs, 1)
+	require.Len(t, m.events, 2, "announced again")
+	assert.Equal(t, m.events[0].MessageID, m.events[1].MessageID)
+	other, err := s.Send(context.Background(), "team", "luke", messaging.SendInput{To: "dana", Content: "hello"})
+	require.NoError(t, err)
+	assert.NotEqual(t, first.ID, other.ID, "without a key, a new message")
 }

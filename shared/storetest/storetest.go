@@ -25,6 +25,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/interop"
+	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/sessions"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/teams"
@@ -48,6 +49,8 @@ type Stores struct {
 	Remotes toolpacks.RemoteStore
 	// Push are the A2A push configs; nil skips their contract.
 	Push interop.PushConfigs
+	// Messages are the agent messages; nil skips their contract.
+	Messages messaging.Store
 }
 
 // Run runs the contract against the stores open returns (called once per
@@ -92,6 +95,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"toolpacks/16 racing creates: exactly the cap", remotePacksConcurrent},
 		{"interop/push configs: by team and task, deleted once, five per task", pushConfigs},
 		{"interop/12 racing push configs: exactly five", pushConfigsConcurrent},
+		{"messaging/a message sent again under its Idempotency-Key is replayed, not stored twice", messageReplay},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

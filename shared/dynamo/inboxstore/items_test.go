@@ -14,7 +14,8 @@ import (
 func TestAgentMessageItemsKeepEveryStoredField(t *testing.T) {
 	t.Run("agent message and inbox entry", func(t *testing.T) {
 		m := dynamotest.Filled[messaging.Message](t)
-		m.TeamID = "" // the key holds it
+		m.TeamID = ""         // the key holds it
+		m.IdempotencyKey = "" // the reference item holds it (dynamo.IdemRef)
 		m.Metadata = map[string]any{"n": 1.5, "list": []any{"a", true, nil}, "": map[string]any{"deep": "x"}}
 		it, err := ToAgentMessageItem(m, "TEAM#t", dynamo.AgentMsgSK(m.ID), "agent_message")
 		require.NoError(t, err)

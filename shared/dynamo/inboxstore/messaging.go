@@ -79,6 +79,22 @@ func (s *Store) PutAgentMessage(ctx context.Context, m messaging.Message) error 
 	if err != nil {
 		return dynamo.Internal(err, "marshal")
 	}
+	if m.IdempotencyKey != "" {
+		// The message and the reference from its request's key in one
+		// transaction: a request sent again after a lost answer finds
+		// the message it stored (messaging.Replayed).
+		tx := s.Txn()
+		tx.Create("agent_message", it)
+		tx.Create(dynamo.RoleIdemRef, dynamo.IdemRef(m.TeamID, "amsg", m.IdempotencyKey, m.ID, m.CreatedAt))
+		err := tx.Run(ctx)
+		if id, ok := dynamo.RefOf(err); ok {
+			return messaging.Replayed{ID: id}
+		}
+		if c, ok := dynamo.AsCanceled(err); ok && c.Role == "agent_message" {
+			return apperr.New(apperr.ECONFLICT, "message %s exists", m.ID)
+		}
+		return err
+	}
 	created, err := s.PutNew(ctx, it)
 	if err == nil && !created {
 		return apperr.New(apperr.ECONFLICT, "message %s exists", m.ID)
