@@ -81,8 +81,9 @@ func TestEveryOperationListsTheStatusesItCanAnswer(t *testing.T) {
 		}
 		// Any operation: a bad parameter or a body it does not take (400),
 		// no key (401), a refused key (403), a body over 64 KiB (413), the
-		// team's rate or the stage's throttle (429).
-		for _, code := range []string{"400", "401", "403", "413", "429"} {
+		// team's rate or the stage's throttle (429), a dependency that did
+		// not answer in time (503, shared/httpapi/deadline.go).
+		for _, code := range []string{"400", "401", "403", "413", "429", "503"} {
 			assert.True(t, has(code), "%s does not document %s", key, code)
 		}
 		for _, code := range []string{"401", "403"} {
