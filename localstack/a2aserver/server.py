@@ -170,6 +170,16 @@ def method_of(body: bytes) -> str:
     return method if isinstance(method, str) else ""
 
 
+def task_id_of(body: bytes) -> str:
+    """The task a GetTask or CancelTask names (params.id), "" otherwise."""
+    try:
+        params = json.loads(body).get("params") or {}
+        task_id = params.get("id", "") if isinstance(params, dict) else ""
+    except (ValueError, AttributeError):
+        return ""
+    return task_id if isinstance(task_id, str) else ""
+
+
 def headers_of(scope) -> dict[str, str]:
     """The request's headers, names lower-cased; a repeated one joined."""
     out: dict[str, str] = {}
@@ -217,7 +227,7 @@ def guard(inner, token: str, log):
             return
         body = await read_body(receive)
         headers = headers_of(scope)
-        log.write(json.dumps({"method": method_of(body), "headers": headers, "texts": texts_of(body)}) + "\n")
+        log.write(json.dumps({"method": method_of(body), "task_id": task_id_of(body), "headers": headers, "texts": texts_of(body)}) + "\n")
         log.flush()
         if not hmac.compare_digest(headers.get("authorization", "").encode(), expected):
             try:
