@@ -37,6 +37,28 @@ func (d demoTeam) stall(function, service string, seconds int) {
 	require.Equal(d.t, http.StatusNoContent, resp.StatusCode)
 }
 
+// inboxCount counts dana's inbox entries whose content contains marker
+// (delivery is asynchronous: callers wait for it).
+func (d demoTeam) inboxCount(marker string) int {
+	n := 0
+	for _, m := range d.inbox("dana") {
+		if strings.Contains(m["content"].(string), marker) {
+			n++
+		}
+	}
+	return n
+}
+
+// requireDeliveredOnce waits for dana's inbox to hold the message marked
+// marker (delivery is asynchronous: message-fanout), then a little longer
+// for a second delivery, and requires exactly one.
+func (d demoTeam) requireDeliveredOnce(marker string) {
+	d.t.Helper()
+	require.Eventually(d.t, func() bool { return d.inboxCount(marker) >= 1 }, 30*time.Second, 300*time.Millisecond)
+	time.Sleep(2 * time.Second)
+	assert.Equal(d.t, 1, d.inboxCount(marker), "delivered once")
+}
+
 // requireUnavailable checks a 503 in the product's error shape: the code,
 // the reason, the service, a request id and Retry-After.
 func requireUnavailable(t *testing.T, r apitest.Response, reason string) {
@@ -86,25 +108,13 @@ func TestAStalledReadBeforeACommitAnswers503AndStoresNothing(t *testing.T) {
 	assert.Less(t, took, 10*time.Second, "the function answered before its deadline")
 	assert.Contains(t, r.JSON(t)["error"].(map[string]any)["message"], "nothing was changed")
 
-	count := func() int {
-		n := 0
-		for _, m := range d.inbox("dana") {
-			if strings.Contains(m["content"].(string), "stalled-read") {
-				n++
-			}
-		}
-		return n
-	}
-	assert.Zero(t, count(), "nothing was stored")
+	assert.Zero(t, d.inboxCount("stalled-read"), "nothing was stored")
 	again := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-1")
 	require.Equal(t, 201, again.Status, string(again.Body))
 	replay := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-1")
 	require.Equal(t, 201, replay.Status)
 	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
-	// Delivery to the inbox is asynchronous (message-fanout).
-	require.Eventually(t, func() bool { return count() >= 1 }, 30*time.Second, 300*time.Millisecond)
-	time.Sleep(time.Second)
-	assert.Equal(t, 1, count(), "stored once")
+	d.requireDeliveredOnce("stalled-read")
 }
 
 // A create whose table stalls from its first call (the idempotency claim)
@@ -136,19 +146,7 @@ func TestACreateRetriedAfterAnUnknownOutcomeIsStoredOnce(t *testing.T) {
 	replay := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-2")
 	require.Equal(t, 201, replay.Status)
 	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
-	count := func() int {
-		n := 0
-		for _, m := range d.inbox("dana") {
-			if strings.Contains(m["content"].(string), "unknown-outcome") {
-				n++
-			}
-		}
-		return n
-	}
-	// Delivery to the inbox is asynchronous (message-fanout).
-	require.Eventually(t, func() bool { return count() >= 1 }, 30*time.Second, 300*time.Millisecond)
-	time.Sleep(time.Second)
-	assert.Equal(t, 1, count(), "stored once")
+	d.requireDeliveredOnce("unknown-outcome")
 }
 
 // Step Functions stalls while a session is created: the create answers
@@ -198,16 +196,5 @@ func TestAMessageStoredBeforeAStallIsNotSentTwice(t *testing.T) {
 
 	again := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-3")
 	require.Equal(t, 201, again.Status, string(again.Body))
-	count := func() int {
-		n := 0
-		for _, m := range d.inbox("dana") {
-			if strings.Contains(m["content"].(string), "announce-stall") {
-				n++
-			}
-		}
-		return n
-	}
-	require.Eventually(t, func() bool { return count() >= 1 }, 30*time.Second, 300*time.Millisecond)
-	time.Sleep(2 * time.Second) // the first announcement, if it went out, lands too
-	assert.Equal(t, 1, count(), "delivered once")
+	d.requireDeliveredOnce("announce-stall")
 }

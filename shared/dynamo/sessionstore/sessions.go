@@ -342,23 +342,19 @@ func (s *Store) ListSessionMessages(ctx context.Context, teamID, id string) ([]s
 // DueSessions implements sessions.Store: unfinished sessions whose
 // deadline is before the given time (the sweeper's index).
 func (s *Store) DueSessions(ctx context.Context, before time.Time, limit int) ([]sessions.Ref, error) {
-	var refs []sessions.Ref
-	err := s.DueBefore(ctx, dynamo.SessionDueGSI3PK, before, limit, func(m map[string]types.AttributeValue) error {
-		var it sessionItem
-		err := dynamo.Unmarshal(m, &it)
-		refs = append(refs, sessions.Ref{TeamID: it.TeamID, ID: it.ID})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return refs, nil
+	return s.refsBefore(ctx, dynamo.SessionDueGSI3PK, before, limit)
 }
 
-// UnstartedSessions implements sessions.Store.
+// UnstartedSessions implements sessions.Store: planning sessions last
+// changed before the given time (the reconciler's index).
 func (s *Store) UnstartedSessions(ctx context.Context, before time.Time, limit int) ([]sessions.Ref, error) {
+	return s.refsBefore(ctx, dynamo.SessionStartGSI3PK, before, limit)
+}
+
+// refsBefore lists the sessions of the gsi3 partition pk keyed before t.
+func (s *Store) refsBefore(ctx context.Context, pk string, before time.Time, limit int) ([]sessions.Ref, error) {
 	var refs []sessions.Ref
-	err := s.DueBefore(ctx, dynamo.SessionStartGSI3PK, before, limit, func(m map[string]types.AttributeValue) error {
+	err := s.DueBefore(ctx, pk, before, limit, func(m map[string]types.AttributeValue) error {
 		var it sessionItem
 		err := dynamo.Unmarshal(m, &it)
 		refs = append(refs, sessions.Ref{TeamID: it.TeamID, ID: it.ID})
