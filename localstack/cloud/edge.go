@@ -349,7 +349,7 @@ func (e *Edge) invoke(ctx context.Context, name string, payload []byte) ([]byte,
 	if !ok {
 		return nil, Invocation{}, fmt.Errorf("no handler for %s", name)
 	}
-	timeout := time.Duration(fn.Timeout) * time.Second
+	timeout := e.Faults.timeout(ctx, name, time.Duration(fn.Timeout)*time.Second)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	ctx, calls, reqID := countedContext(ctx, e.Resources.Names.Function(name))
@@ -374,7 +374,7 @@ func (e *Edge) invoke(ctx context.Context, name string, payload []byte) ([]byte,
 		e.Log.Info("invoke", "function", name, "duration_ms", time.Since(start).Milliseconds(), "error", errString(res.err))
 		return res.out, e.record(name, reqID, payload, calls, time.Since(start), res.err), res.err
 	case <-ctx.Done():
-		e.Log.Warn("invoke timed out", "function", name, "timeout_s", fn.Timeout)
+		e.Log.Warn("invoke timed out", "function", name, "timeout_s", timeout.Seconds())
 		err := &FunctionError{Message: fmt.Sprintf("Task timed out after %.2f seconds", timeout.Seconds()), Type: "Sandbox.Timedout"}
 		return nil, e.record(name, reqID, payload, calls, time.Since(start), err), err
 	}

@@ -25,7 +25,10 @@ import (
 //
 // "seconds": 0 clears it. The stall is an attempt that waits until the
 // fault ends or the call's context does (then the call fails with the
-// context's error, as a hung connection does).
+// context's error, as a hung connection does). "operation" narrows it to
+// one operation ("TransactWriteItems"); with "answer_lost": true the call
+// is made and its answer is what hangs, as when the connection drops after
+// the request was sent: the write applied and the caller cannot know.
 
 // FaultsPath is the control endpoint on the AWS endpoint.
 const FaultsPath = "/_conclave/faults"
@@ -36,13 +39,23 @@ type Fault struct {
 	Function string `json:"function"`
 	Service  string `json:"service"`
 	Seconds  int    `json:"seconds"`
+	// Operation narrows the stall to one operation ("" all of them).
+	Operation string `json:"operation,omitempty"`
+	// AnswerLost makes the call first and stalls its answer.
+	AnswerLost bool `json:"answer_lost,omitempty"`
+	// Timeout (seconds, 0 the manifest's) is the function's timeout for
+	// these invocations, as if deployed with it: a test of what happens
+	// at the deadline need not wait the 29 s of an HTTP function.
+	Timeout int `json:"timeout,omitempty"`
 }
 
 type faultKey struct{ apiKey, function string }
 
 type stall struct {
-	service string
-	until   time.Time
+	service, operation string
+	answerLost         bool
+	timeout            time.Duration
+	until              time.Time
 }
 
 // Faults are the active stalls.
@@ -63,7 +76,9 @@ func (fs *Faults) Set(f Fault) {
 		delete(fs.m, k)
 		return
 	}
-	fs.m[k] = stall{service: strings.ReplaceAll(f.Service, " ", ""), until: time.Now().Add(time.Duration(f.Seconds) * time.Second)}
+	fs.m[k] = stall{service: strings.ReplaceAll(f.Service, " ", ""), operation: f.Operation, answerLost: f.AnswerLost,
+		timeout: time.Duration(f.Timeout) * time.Second,
+		until: time.Now().Add(time.Duration(f.Seconds) * time.Second)}
 }
 
 func (fs *Faults) active(apiKey, function string) (stall, bool) {
@@ -94,6 +109,16 @@ func (fs *Faults) stalled(ctx context.Context, function string) context.Context 
 	return ctx
 }
 
+// timeout is the timeout of an invocation of function for ctx's request:
+// the stall's, if it sets one, else def.
+func (fs *Faults) timeout(ctx context.Context, function string, def time.Duration) time.Duration {
+	key, _ := ctx.Value(apiKeyCtx{}).(string)
+	if s, ok := fs.active(key, function); ok && s.timeout > 0 {
+		return s.timeout
+	}
+	return def
+}
+
 // serveFaults is the control endpoint.
 func (fs *Faults) serveFaults(w http.ResponseWriter, r *http.Request) {
 	var f Fault
@@ -117,14 +142,29 @@ func InstrumentFaults(cfg *aws.Config) {
 		}
 		return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc(stallID, func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 			s, ok := ctx.Value(stallCtx{}).(stall)
-			if ok && strings.ReplaceAll(awsmiddleware.GetServiceID(ctx), " ", "") == s.service {
-				t := time.NewTimer(time.Until(s.until))
-				defer t.Stop()
-				select {
-				case <-ctx.Done():
-					return middleware.FinalizeOutput{}, middleware.Metadata{}, ctx.Err()
-				case <-t.C:
-				}
+			if !ok || strings.ReplaceAll(awsmiddleware.GetServiceID(ctx), " ", "") != s.service ||
+				(s.operation != "" && awsmiddleware.GetOperationName(ctx) != s.operation) {
+				return next.HandleFinalize(ctx, in)
+			}
+			var (
+				out  middleware.FinalizeOutput
+				meta middleware.Metadata
+				err  error
+			)
+			if s.answerLost {
+				// Sent whatever the caller's context says: the request
+				// reached the service before the connection dropped.
+				out, meta, err = next.HandleFinalize(context.WithoutCancel(ctx), in)
+			}
+			t := time.NewTimer(time.Until(s.until))
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return middleware.FinalizeOutput{}, middleware.Metadata{}, ctx.Err()
+			case <-t.C:
+			}
+			if s.answerLost {
+				return out, meta, err
 			}
 			return next.HandleFinalize(ctx, in)
 		}), middleware.After)

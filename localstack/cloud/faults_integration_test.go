@@ -30,7 +30,14 @@ import (
 // d's key, for seconds (0 clears it).
 func (d demoTeam) stall(function, service string, seconds int) {
 	d.t.Helper()
-	raw, _ := json.Marshal(cloud.Fault{APIKey: d.key, Function: function, Service: service, Seconds: seconds})
+	d.fault(cloud.Fault{Function: function, Service: service, Seconds: seconds})
+}
+
+// fault injects f for d's key.
+func (d demoTeam) fault(f cloud.Fault) {
+	d.t.Helper()
+	f.APIKey = d.key
+	raw, _ := json.Marshal(f)
 	resp, err := http.Post(os.Getenv("CONCLAVE_EDGE_URL")+cloud.FaultsPath, "application/json", bytes.NewReader(raw))
 	require.NoError(d.t, err)
 	resp.Body.Close()
@@ -197,4 +204,46 @@ func TestAMessageStoredBeforeAStallIsNotSentTwice(t *testing.T) {
 	again := api.Do("POST", "/v1/agents/luke/messages", body, "Idempotency-Key", "stall-3")
 	require.Equal(t, 201, again.Status, string(again.Body))
 	d.requireDeliveredOnce("announce-stall")
+}
+
+// A turn's commit applies and its answer is lost (the connection drops
+// after TransactWriteItems was sent; the function runs with a 6 s timeout
+// so the test need not wait 29 s): the turn answers 503 OutcomeUnknown
+// before its deadline. Sent again with the same Idempotency-Key, the
+// stored turn is the answer — the same user message, its reply — and the
+// conversation holds it once.
+func TestATurnWhoseCommitAnswerWasLostIsStoredOnce(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	conv := d.conversation("kyra")
+	path := "/v1/conversations/" + conv + "/messages"
+	body := map[string]any{"content": "What should we name the release?"}
+	d.fault(cloud.Fault{Function: "conversations", Service: "DynamoDB", Operation: "TransactWriteItems", AnswerLost: true, Seconds: 60, Timeout: 6})
+	start := time.Now()
+	r := api.Do("POST", path, body, "Idempotency-Key", "lost-turn-1")
+	took := time.Since(start)
+	d.stall("conversations", "DynamoDB", 0)
+	require.Equal(t, 503, r.Status, string(r.Body))
+	_, _, reason := r.ErrorFields(t)
+	assert.Equal(t, "OutcomeUnknown", reason)
+	assert.Less(t, took, 6*time.Second, "answered before the function's deadline")
+	stored := d.messages(conv)
+	require.Len(t, stored, 2, "the turn applied: the message and its reply")
+
+	again := api.Do("POST", path, body, "Idempotency-Key", "lost-turn-1")
+	require.Equal(t, 201, again.Status, string(again.Body))
+	turn := again.JSON(t)
+	assert.Equal(t, stored[0]["id"], turn["user_message"].(map[string]any)["id"], "the stored turn is the answer")
+	replies := turn["replies"].([]any)
+	require.Len(t, replies, 1)
+	assert.Equal(t, stored[1]["id"], replies[0].(map[string]any)["id"])
+	assert.Equal(t, stored[1]["content"], replies[0].(map[string]any)["content"])
+	assert.Equal(t, stored[0]["decision_id"], turn["routing"].(map[string]any)["id"], "with its routing decision")
+	assert.Len(t, d.messages(conv), 2, "stored once")
+
+	replay := api.Do("POST", path, body, "Idempotency-Key", "lost-turn-1")
+	require.Equal(t, 201, replay.Status)
+	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	assert.Equal(t, again.JSON(t), replay.JSON(t))
 }

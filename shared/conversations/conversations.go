@@ -197,6 +197,12 @@ type Turn struct {
 	// the commit applied, and a commit still in flight is refused if the
 	// post came first.
 	Carried []CarriedResult
+	// IdempotencyKey is the request's Idempotency-Key (idempotency.KeyFor;
+	// "" without one): the store writes, with the turn, a reference from
+	// it to the turn's messages, and refuses a second turn under the key
+	// with Replayed, so a message sent again after its answer was lost
+	// (OutcomeUnknown) is answered with the turn that was stored.
+	IdempotencyKey string
 }
 
 // CarriedResult is one piece of work whose result a turn's message

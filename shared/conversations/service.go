@@ -74,8 +74,12 @@ type Service struct {
 	ReportParameters func(reportType, message string) map[string]any
 	// Tail reads a conversation's messages after one (the long-poll of
 	// GET …/messages?after=; wait.go).
-	Tail   MessageTail
-	Budget time.Duration
+	Tail MessageTail
+	// Replays reads back a turn stored under an Idempotency-Key
+	// (replay.go); nil: a repeated key is caught by the commit alone,
+	// after the agents answered again.
+	Replays Replays
+	Budget  time.Duration
 	// CommitReserve is the least time left before the context's deadline
 	// for a turn or handoff to attempt its commit (0: DefaultCommitReserve).
 	CommitReserve time.Duration

@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
@@ -168,6 +169,9 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 		// Not even time to ask a model and commit: ask none.
 		return PostResult{}, tooLate("turn")
 	}
+	if res, ok, err := s.storedTurn(ctx, teamID, convID); ok || err != nil {
+		return res, err
+	}
 	start := time.Now()
 	th, err := s.read(ctx, teamID, convID)
 	if err != nil {
@@ -217,6 +221,13 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	ch := change{msgs: msgs, answeredBy: out.answeredBy, decision: d, ret: hand, latency: latencies(routed.Loads, out), lastHandoff: lastHandoffID(th.conv),
 		carried: out.carriedByReply()}
 	if err := s.commit(ctx, teamID, th.conv, ch); err != nil {
+		if res, ok, rerr := s.replayed(ctx, teamID, convID, err); ok {
+			// A request with this key stored its turn meanwhile (its
+			// answer lost): that turn is the answer, these replies are
+			// dropped with their undelivered results unposted, as a
+			// turn that never ran.
+			return res, rerr
+		}
 		// The reply's results too: the turn wrote their markers, so a
 		// commit that applied after all (one cut off in flight) makes
 		// their post a no-op, and one still in flight is refused by the
@@ -397,7 +408,9 @@ func (s *Service) commit(ctx context.Context, teamID string, conv Conversation, 
 			return tooLate("turn")
 		}
 		cctx, cancel := s.commitContext(ctx)
-		err := s.Store.CommitTurn(cctx, teamID, turnOn(conv, ch, s.now()))
+		t := turnOn(conv, ch, s.now())
+		t.IdempotencyKey = idempotency.KeyFor(ctx, RefKind)
+		err := s.Store.CommitTurn(cctx, teamID, t)
 		cut := commitCut(cctx, err)
 		cancel()
 		if cut {

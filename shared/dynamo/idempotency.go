@@ -108,16 +108,62 @@ const RoleIdemRef = "idempotency_ref"
 // request sent again after its answer was lost finds the item instead of
 // creating a second one. Kept as long as the key (idempotency.TTL).
 type idemRefItem struct {
-	PK        string `dynamodbav:"pk"`
-	SK        string `dynamodbav:"sk"`
-	Type      string `dynamodbav:"type"`
-	ItemID    string `dynamodbav:"item_id"`
-	ExpiresAt int64  `dynamodbav:"expires_at"`
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	Type   string `dynamodbav:"type"`
+	ItemID string `dynamodbav:"item_id"`
+	// Items are the ids of every item a create of several stored (a
+	// chat turn's messages, ItemID the first).
+	Items     []string `dynamodbav:"items,omitempty"`
+	ExpiresAt int64    `dynamodbav:"expires_at"`
 }
 
 // IdemRef is the reference from key (a create of kind, "amsg", …) to id.
 func IdemRef(teamID, kind, key, id string, now time.Time) any {
-	return idemRefItem{PK: TeamPK(teamID), SK: "IDEMREF#" + kind + "#" + key, Type: RoleIdemRef, ItemID: id, ExpiresAt: TTL(now.Add(idempotency.TTL))}
+	return idemRefItem{PK: TeamPK(teamID), SK: idemRefSK(kind, key), Type: RoleIdemRef, ItemID: id, ExpiresAt: TTL(now.Add(idempotency.TTL))}
+}
+
+// IdemRefItems is the reference from key to the items a create of
+// several stored, ids[0] first (IdemRef's item id).
+func IdemRefItems(teamID, kind, key string, ids []string, now time.Time) any {
+	return idemRefItem{PK: TeamPK(teamID), SK: idemRefSK(kind, key), Type: RoleIdemRef, ItemID: ids[0], Items: ids, ExpiresAt: TTL(now.Add(idempotency.TTL))}
+}
+
+func idemRefSK(kind, key string) string { return "IDEMREF#" + kind + "#" + key }
+
+// RefItemsOf reports whether err is a transaction canceled because its
+// idempotency reference exists, and the ids of the items it names.
+func RefItemsOf(err error) ([]string, bool) {
+	c, ok := AsCanceled(err)
+	if !ok || c.Role != RoleIdemRef || c.Old == nil {
+		return nil, false
+	}
+	var it idemRefItem
+	if Unmarshal(c.Old, &it) != nil || it.ItemID == "" {
+		return nil, false
+	}
+	if len(it.Items) == 0 {
+		return []string{it.ItemID}, true
+	}
+	return it.Items, true
+}
+
+// ReadRef returns the ids of the items the create of kind under key
+// stored (nil, nil when none did), read strongly: the reference is written
+// with them.
+func (s *Store) ReadRef(ctx context.Context, teamID, kind, key string) ([]string, error) {
+	m, err := s.GetItem(ctx, Key(TeamPK(teamID), idemRefSK(kind, key)))
+	if err != nil || m == nil {
+		return nil, err
+	}
+	var it idemRefItem
+	if err := Unmarshal(m, &it); err != nil {
+		return nil, Internal(err, "unmarshal")
+	}
+	if len(it.Items) == 0 {
+		return []string{it.ItemID}, nil
+	}
+	return it.Items, nil
 }
 
 // RefOf reports whether err is a transaction canceled because its

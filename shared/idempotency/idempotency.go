@@ -48,17 +48,66 @@ type Store interface {
 
 type keyCtx struct{}
 
+type scopeCtx struct{}
+
 // WithKey returns ctx carrying the request's Idempotency-Key (the HTTP
-// router sets it), so a create can write, in the transaction that stores
-// its item, a reference from the key to the item: a request sent again
-// after an answer was lost (OutcomeUnknown) finds the item it created
-// instead of creating another.
+// router sets it). A create can then write, in the transaction that
+// stores its item, a reference from the key to the item: a request sent
+// again after an answer was lost (OutcomeUnknown) finds the item it
+// created instead of creating another.
 func WithKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, keyCtx{}, key)
 }
 
-// KeyOf returns the request's Idempotency-Key ("" without one).
-func KeyOf(ctx context.Context) string {
+// Scope returns ctx for the create of kind the request is for ("turn",
+// "session", …): the route's handler names it, so that only that create
+// takes the key. The other creates the request makes on its way (the
+// tasks a turn delegates, the messages its tools send, the task a report
+// runs on) take none: under one key a turn may delegate twice.
+func Scope(ctx context.Context, kind string) context.Context {
+	return context.WithValue(ctx, scopeCtx{}, kind)
+}
+
+// KeyFor returns the request's Idempotency-Key when the request is for a
+// create of kind ("" without a key, or for another kind).
+func KeyFor(ctx context.Context, kind string) string {
+	if k, _ := ctx.Value(scopeCtx{}).(string); k != kind {
+		return ""
+	}
 	k, _ := ctx.Value(keyCtx{}).(string)
 	return k
+}
+
+// Replayed is a create refused because a request with its Idempotency-Key
+// already stored one (ID): the service answers that item.
+type Replayed struct{ Kind, ID string }
+
+func (r Replayed) Error() string {
+	return "a " + r.Kind + " was stored under this Idempotency-Key: " + r.ID
+}
+
+// Refs reads the references creates write (every DynamoDB store, through
+// the embedded dynamo.Store, and the in-memory store).
+type Refs interface {
+	// ReadRef returns the ids the create of kind under key stored, nil
+	// when none did.
+	ReadRef(ctx context.Context, teamID, kind, key string) ([]string, error)
+}
+
+// Stored returns the id of the item of kind a request with ctx's key
+// already created ("" when none did, or ctx has no key for kind, or store
+// reads no references), read before a create does anything: a request
+// repeated after its answer was lost answers that item, and starts no
+// work a second time.
+func Stored(ctx context.Context, store any, teamID, kind string) (string, error) {
+	key := KeyFor(ctx, kind)
+	refs, ok := store.(Refs)
+	if key == "" || !ok {
+		return "", nil
+	}
+	ids, err := refs.ReadRef(ctx, teamID, kind, key)
+	if err != nil || len(ids) == 0 {
+		return "", err
+	}
+	return ids[0], nil
 }

@@ -272,6 +272,10 @@ func (s *Store) commitTurn(teamID string, t conversations.Turn) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := t.Conversation
+	ref := key{teamID, t.IdempotencyKey}
+	if ids, ok := s.turnRefs[ref]; ok && t.IdempotencyKey != "" {
+		return conversations.Replayed{MessageIDs: slices.Clone(ids)}
+	}
 	if !s.convCheck(teamID, c.ID, c.Version-1) {
 		return changedErr("turn")
 	}
@@ -298,6 +302,14 @@ func (s *Store) commitTurn(teamID string, t conversations.Turn) error {
 		s.memories[key{teamID, t.Memory.ID}] = doc(*t.Memory)
 	}
 	s.convs[key{teamID, c.ID}] = convDoc(c)
+	if t.IdempotencyKey != "" {
+		if s.turnRefs == nil {
+			s.turnRefs = map[key][]string{}
+		}
+		for _, m := range t.Messages {
+			s.turnRefs[ref] = append(s.turnRefs[ref], m.ID)
+		}
+	}
 	for _, m := range t.Messages {
 		s.putMessage(teamID, m)
 	}
@@ -541,4 +553,11 @@ func (s *Store) SetParticipants(_ context.Context, teamID, convID string, add []
 		s.parts[key{teamID, convID}][slug] = p
 	}
 	return nil
+}
+
+// TurnOf implements conversations.Replays.
+func (s *Store) TurnOf(_ context.Context, teamID, k string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.turnRefs[key{teamID, k}]), nil
 }

@@ -61,6 +61,11 @@ type Message struct {
 	IdempotencyKey string `json:"-"`
 }
 
+// RefKind is the kind of a message's idempotency reference: only POST
+// /v1/agents/{slug}/messages takes its request's key (idempotency.Scope),
+// not the messages a turn's tools send.
+const RefKind = "amsg"
+
 // Replayed is a message sent again under the Idempotency-Key of one the
 // team stored before (its answer was lost): ID is that message.
 type Replayed struct{ ID string }
@@ -193,7 +198,7 @@ func (s *Service) Send(ctx context.Context, teamID, from string, in SendInput) (
 	}
 	m := Message{ID: ids.New("amsg"), TeamID: teamID, From: from, To: in.To, Channel: in.Channel, Type: in.Type,
 		Content: strings.TrimSpace(in.Content), Metadata: in.Metadata, CreatedAt: s.now()}
-	m.IdempotencyKey = idempotency.KeyOf(ctx)
+	m.IdempotencyKey = idempotency.KeyFor(ctx, RefKind)
 	if err := s.Store.PutAgentMessage(ctx, m); err != nil {
 		var r Replayed
 		if !errors.As(err, &r) {

@@ -269,7 +269,7 @@ func TestUnreadPeeksAndAcknowledgeMarksWhatWasShown(t *testing.T) {
 func TestAMessageSentAgainUnderItsKeyIsTheStoredOne(t *testing.T) {
 	m := newMem()
 	s := svc(m)
-	ctx := idempotency.WithKey(context.Background(), "k-1")
+	ctx := idempotency.Scope(idempotency.WithKey(context.Background(), "k-1"), messaging.RefKind)
 	first, err := s.Send(ctx, "team", "luke", messaging.SendInput{To: "dana", Content: "hello"})
 	require.NoError(t, err)
 	again, err := s.Send(ctx, "team", "luke", messaging.SendInput{To: "dana", Content: "hello"})
@@ -281,4 +281,12 @@ func TestAMessageSentAgainUnderItsKeyIsTheStoredOne(t *testing.T) {
 	other, err := s.Send(context.Background(), "team", "luke", messaging.SendInput{To: "dana", Content: "hello"})
 	require.NoError(t, err)
 	assert.NotEqual(t, first.ID, other.ID, "without a key, a new message")
+	// The messages a turn's tools send run under the turn's key, scoped to
+	// the turn: each is a message of its own.
+	turn := idempotency.Scope(idempotency.WithKey(context.Background(), "k-2"), "turn")
+	one, err := s.Send(turn, "team", "luke", messaging.SendInput{To: "dana", Content: "one"})
+	require.NoError(t, err)
+	two, err := s.Send(turn, "team", "luke", messaging.SendInput{To: "dana", Content: "two"})
+	require.NoError(t, err)
+	assert.NotEqual(t, one.ID, two.ID, "a key scoped to another create is not the message's")
 }

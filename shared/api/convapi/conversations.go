@@ -8,6 +8,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
 )
 
@@ -74,7 +75,7 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 			return httpapi.Response{}, err
 		}
 		in.UserKey = r.KeyID
-		res, err := svc.Post(ctx, r.TeamID, r.Param("id"), in)
+		res, err := svc.Post(idempotency.Scope(ctx, conversations.RefKind), r.TeamID, r.Param("id"), in)
 		if err != nil {
 			return httpapi.Response{}, err
 		}

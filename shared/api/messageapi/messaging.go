@@ -7,6 +7,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/messaging"
 )
 
@@ -18,7 +19,7 @@ func MessageRoutes(rt *httpapi.Router, svc *messaging.Service) {
 		if err := r.Decode(&in); err != nil {
 			return httpapi.Response{}, err
 		}
-		m, err := svc.Send(ctx, r.TeamID, r.Param("slug"), in)
+		m, err := svc.Send(idempotency.Scope(ctx, messaging.RefKind), r.TeamID, r.Param("slug"), in)
 		if err != nil {
 			return httpapi.Response{}, err
 		}

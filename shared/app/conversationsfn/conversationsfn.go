@@ -84,7 +84,7 @@ func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
 	memories := memorystore.New(core.DB, core.Table)
 	mem := &memory.Service{Store: memories, Dir: memories, Bus: bus}
 	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
-		Memories: mem, Bus: bus, Tools: chatTools(d, core, mem, gate, model), Tail: store, Log: d.Log,
+		Memories: mem, Bus: bus, Tools: chatTools(d, core, mem, gate, model), Tail: store, Replays: store, Log: d.Log,
 		// The reads of the skills' context loaders (docs/skills.md).
 		MemoryLog: memories, Tasks: taskstore.New(core.DB, core.Table), ReportParameters: reports.ParametersFrom,
 		// Each agent's unread messages in its context, read once the turn

@@ -11,6 +11,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/conversations"
+	"github.com/conclave-ai/conclave/shared/dispatch"
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/dynamo/decisionstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/memorystore"
@@ -22,6 +23,7 @@ var (
 	_ conversations.Store          = (*Store)(nil)
 	_ conversations.MessageTail    = (*Store)(nil)
 	_ conversations.AgentDirectory = (*Store)(nil)
+	_ conversations.Replays        = (*Store)(nil)
 )
 
 // convItem is a conversation. Its participants are items of their own
@@ -211,6 +213,15 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 	c := t.Conversation
 	c.TeamID = teamID
 	tx := s.Txn()
+	if t.IdempotencyKey != "" {
+		// First, so a repeat is Replayed whatever else it meets (the
+		// conversation moved on by the turn it repeats).
+		ids := make([]string, len(t.Messages))
+		for i, m := range t.Messages {
+			ids[i] = m.ID
+		}
+		tx.Create(dynamo.RoleIdemRef, dynamo.IdemRefItems(teamID, conversations.RefKind, t.IdempotencyKey, ids, c.UpdatedAt))
+	}
 	tx.Put(dynamo.RoleConversation, toConvItem(c), convUnchanged(c.Version-1))
 	for _, m := range t.Messages {
 		tx.Create(dynamo.RoleMessage, ToMessageItem(teamID, m))
@@ -231,7 +242,21 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 		tx.Create(RoleResult, ResultItem{PK: dynamo.TeamPK(teamID), SK: dynamo.ResultSK(r.Marker), Type: "result_posted",
 			ConversationID: c.ID, MessageID: r.MessageID, PostedAt: c.UpdatedAt.UTC()})
 	}
-	return s.commitConversation(ctx, tx, teamID, "turn", t.Memory)
+	err := s.commitConversation(ctx, tx, teamID, "turn", t.Memory)
+	if ids, ok := dynamo.RefItemsOf(err); ok {
+		return conversations.Replayed{MessageIDs: ids}
+	}
+	return err
+}
+
+// TurnOf implements conversations.Replays.
+func (s *Store) TurnOf(ctx context.Context, teamID, key string) ([]string, error) {
+	return s.ReadRef(ctx, teamID, conversations.RefKind, key)
+}
+
+// GetDecision implements conversations.Replays (the decision log's read).
+func (s *Store) GetDecision(ctx context.Context, teamID, id string) (dispatch.Decision, error) {
+	return decisionstore.New(s.DB, s.Table).GetDecision(ctx, teamID, id)
 }
 
 // commitConversation runs a transaction that moves a conversation on (a

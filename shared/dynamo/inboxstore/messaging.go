@@ -85,7 +85,7 @@ func (s *Store) PutAgentMessage(ctx context.Context, m messaging.Message) error 
 		// the message it stored (messaging.Replayed).
 		tx := s.Txn()
 		tx.Create("agent_message", it)
-		tx.Create(dynamo.RoleIdemRef, dynamo.IdemRef(m.TeamID, "amsg", m.IdempotencyKey, m.ID, m.CreatedAt))
+		tx.Create(dynamo.RoleIdemRef, dynamo.IdemRef(m.TeamID, messaging.RefKind, m.IdempotencyKey, m.ID, m.CreatedAt))
 		err := tx.Run(ctx)
 		if id, ok := dynamo.RefOf(err); ok {
 			return messaging.Replayed{ID: id}
