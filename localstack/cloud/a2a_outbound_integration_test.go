@@ -375,7 +375,10 @@ func TestARemoteAgentsSessionStageWaitsInTheSessionMachine(t *testing.T) {
 	d.registerRemote(srv)
 
 	start := lastSeq(t)
-	id := d.start(map[string]any{"pattern": "pipeline", "goal": "[slow 3] Plan the VAT filing (vat-session)",
+	// The agent answers 6 s after the send: the machine's first waits (1
+	// and 2 s) end before it however loaded this machine is, so a read
+	// finds it unanswered (with 3 s, a slow first wait could miss it).
+	id := d.start(map[string]any{"pattern": "pipeline", "goal": "[slow 6] Plan the VAT filing (vat-session)",
 		"participants": []any{part("luke", "worker", 1), part("tax-desk", "worker", 2), part("archie", "worker", 3)}})
 	s := d.waitSession(id, 90*time.Second)
 	require.Equal(t, "completed", s["status"], s)
@@ -387,7 +390,7 @@ func TestARemoteAgentsSessionStageWaitsInTheSessionMachine(t *testing.T) {
 	}
 	require.NotNil(t, remote, s["stage_outputs"])
 	assert.Equal(t, true, remote["remote"])
-	assert.Contains(t, remote["output"], "Remote answer from "+srv.name+": Goal: [slow 3] Plan the VAT filing")
+	assert.Contains(t, remote["output"], "Remote answer from "+srv.name+": Goal: [slow 6] Plan the VAT filing")
 	assert.Nil(t, s["remote_waits"], "no stage waits once it answered")
 	task := d.task(remote["task_id"].(string))
 	assert.Equal(t, "completed", task["status"], task)

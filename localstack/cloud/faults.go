@@ -78,7 +78,7 @@ func (fs *Faults) Set(f Fault) {
 	}
 	fs.m[k] = stall{service: strings.ReplaceAll(f.Service, " ", ""), operation: f.Operation, answerLost: f.AnswerLost,
 		timeout: time.Duration(f.Timeout) * time.Second,
-		until: time.Now().Add(time.Duration(f.Seconds) * time.Second)}
+		until:   time.Now().Add(time.Duration(f.Seconds) * time.Second)}
 }
 
 func (fs *Faults) active(apiKey, function string) (stall, bool) {

@@ -247,3 +247,32 @@ func TestATurnWhoseCommitAnswerWasLostIsStoredOnce(t *testing.T) {
 	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
 	assert.Equal(t, again.JSON(t), replay.JSON(t))
 }
+
+// A session's create applies and its answer is lost: 503 OutcomeUnknown
+// before the deadline; the create sent again with the same
+// Idempotency-Key answers that session (one session in the team's list),
+// planning: its request ended before StartExecution, so the reconciler
+// starts it as it does any orphan.
+func TestASessionWhoseCreateAnswerWasLostIsCreatedOnce(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: d.key, T: t}
+	body := map[string]any{"pattern": "brainstorm", "lead": "kyra", "goal": "Name the release (lost answer)",
+		"participants": []any{part("luke", "contributor", 0), part("archie", "contributor", 0)}}
+	d.fault(cloud.Fault{Function: "sessions", Service: "DynamoDB", Operation: "TransactWriteItems", AnswerLost: true, Seconds: 60, Timeout: 6})
+	r := api.Do("POST", "/v1/sessions", body, "Idempotency-Key", "lost-session-1")
+	d.stall("sessions", "DynamoDB", 0)
+	require.Equal(t, 503, r.Status, string(r.Body))
+	_, _, reason := r.ErrorFields(t)
+	assert.Equal(t, "OutcomeUnknown", reason)
+
+	again := api.Do("POST", "/v1/sessions", body, "Idempotency-Key", "lost-session-1")
+	require.Equal(t, 201, again.Status, string(again.Body))
+	s := again.JSON(t)
+	list := api.Do("GET", "/v1/sessions", nil).JSON(t)["items"].([]any)
+	require.Len(t, list, 1, "one session under the key")
+	assert.Equal(t, list[0].(map[string]any)["id"], s["id"])
+
+	assert.Equal(t, "planning", s["status"])
+	assert.Nil(t, s["execution_arn"], "its request ended before StartExecution: the reconciler's (TestAnOrphanedSessionIsStartedByTheReconciler)")
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/clip"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/messaging"
 	"github.com/conclave-ai/conclave/shared/paging"
@@ -76,6 +77,9 @@ func (s *Service) escalateNew(ctx context.Context, c Consultation, loop Loop) (C
 	e := s.newEscalation(c, loop)
 	c.Status, c.Loop, c.EscalationID = Escalated, &loop, e.ID
 	if err := s.Store.CreateEscalated(ctx, c, e); err != nil {
+		if id, ok := idempotency.ReplayedID(err); ok {
+			return s.replay(ctx, c.TeamID, id, nil)
+		}
 		return Consultation{}, err
 	}
 	s.announce(ctx, c, e)

@@ -17,6 +17,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/backoff"
 	"github.com/conclave-ai/conclave/shared/clip"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/models"
@@ -114,6 +115,9 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	if err := in.validate(); err != nil {
 		return Consultation{}, err
 	}
+	if id, err := idempotency.Stored(ctx, s.Store, teamID, RefKind); err != nil || id != "" {
+		return s.replay(ctx, teamID, id, err)
+	}
 	team, err := s.Dir.TeamAgents(ctx, teamID)
 	if err != nil {
 		return Consultation{}, err
@@ -169,6 +173,9 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	live, err := s.takeSlot(ctx, teamID, c.RequestingAgent, history, now, func() error {
 		return s.Store.CreateConsultation(ctx, c, MaxActivePerAgent)
 	})
+	if id, ok := idempotency.ReplayedID(err); ok {
+		return s.replay(ctx, teamID, id, nil)
+	}
 	if errors.Is(err, ErrActiveLimit) {
 		return s.escalateNew(ctx, c, Loop{Type: LoopTooManyActive, DetectedAt: now, Evidence: map[string]any{
 			"active_consultations": live, "limit": MaxActivePerAgent,
@@ -515,3 +522,17 @@ func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Pa
 }
 
 func round(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+// RefKind is the kind of a consultation's idempotency reference: POST
+// /v1/consultations scopes its request's key to it.
+const RefKind = "consultation"
+
+// replay answers a request sent again under the Idempotency-Key of
+// consultation id (its answer was lost): that consultation as it is now,
+// its consulted agent not asked again.
+func (s *Service) replay(ctx context.Context, teamID, id string, err error) (Consultation, error) {
+	if err != nil {
+		return Consultation{}, err
+	}
+	return s.Get(ctx, teamID, id)
+}

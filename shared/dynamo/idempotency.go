@@ -179,3 +179,39 @@ func RefOf(err error) (string, bool) {
 	}
 	return it.ItemID, true
 }
+
+// Keyed adds to t the reference from the request's Idempotency-Key to id,
+// when the request is for a create of kind (idempotency.KeyFor). Called
+// before the create's other writes, so a repeat is refused by its
+// reference (Replayed) whatever else it meets.
+func (t *Txn) Keyed(ctx context.Context, teamID, kind, id string, now time.Time) {
+	if k := idempotency.KeyFor(ctx, kind); k != "" {
+		t.Create(RoleIdemRef, IdemRef(teamID, kind, k, id, now))
+	}
+}
+
+// Replayed returns idempotency.Replayed for a transaction canceled
+// because its reference exists (Keyed), else err unchanged.
+func Replayed(err error, kind string) error {
+	if id, ok := RefOf(err); ok {
+		return idempotency.Replayed{Kind: kind, ID: id}
+	}
+	return err
+}
+
+// PutNewKeyed is PutNew for a create of kind: with the request's
+// Idempotency-Key, the item and the reference to it in one transaction
+// (idempotency.Replayed when the reference exists).
+func (s *Store) PutNewKeyed(ctx context.Context, teamID, kind, id string, item any) (created bool, err error) {
+	if idempotency.KeyFor(ctx, kind) == "" {
+		return s.PutNew(ctx, item)
+	}
+	tx := s.Txn()
+	tx.Keyed(ctx, teamID, kind, id, time.Now())
+	tx.Create("item", item)
+	err = Replayed(tx.Run(ctx), kind)
+	if c, ok := AsCanceled(err); ok && c.Role == "item" {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -6,6 +6,7 @@ package idempotency
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -110,4 +111,14 @@ func Stored(ctx context.Context, store any, teamID, kind string) (string, error)
 		return "", err
 	}
 	return ids[0], nil
+}
+
+// ReplayedID returns the id of the item err (a create refused as
+// Replayed) names.
+func ReplayedID(err error) (string, bool) {
+	var r Replayed
+	if errors.As(err, &r) {
+		return r.ID, true
+	}
+	return "", false
 }

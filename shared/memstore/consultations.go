@@ -26,10 +26,13 @@ func (s *Store) consultationOf(teamID string, b []byte) consultations.Consultati
 
 // CreateConsultation implements consultations.Store: the counter's
 // condition, then the counter and the consultation together.
-func (s *Store) CreateConsultation(_ context.Context, c consultations.Consultation, limit int) error {
+func (s *Store) CreateConsultation(ctx context.Context, c consultations.Consultation, limit int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.consMaps()
+	if err := s.refTaken(ctx, c.TeamID, consultations.RefKind); err != nil {
+		return err
+	}
 	k, ck := key{c.TeamID, c.ID}, key{c.TeamID, c.RequestingAgent}
 	if s.consActive[ck] >= limit {
 		return consultations.ErrActiveLimit
@@ -43,6 +46,7 @@ func (s *Store) CreateConsultation(_ context.Context, c consultations.Consultati
 	}
 	s.consIDs[ck][c.ID] = true
 	s.consultations[k] = doc(c)
+	s.refSet(ctx, c.TeamID, consultations.RefKind, c.ID)
 	return nil
 }
 
@@ -60,10 +64,14 @@ func (s *Store) ActiveConsultations(_ context.Context, teamID, agent string) ([]
 }
 
 // CreateEscalated implements consultations.Store.
-func (s *Store) CreateEscalated(_ context.Context, c consultations.Consultation, e consultations.Escalation) error {
+func (s *Store) CreateEscalated(ctx context.Context, c consultations.Consultation, e consultations.Escalation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.consMaps()
+	if err := s.refTaken(ctx, c.TeamID, consultations.RefKind); err != nil {
+		return err
+	}
+	s.refSet(ctx, c.TeamID, consultations.RefKind, c.ID)
 	s.consultations[key{c.TeamID, c.ID}] = doc(c)
 	s.escalations[key{e.TeamID, e.ID}] = doc(e)
 	return nil

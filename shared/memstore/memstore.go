@@ -88,6 +88,7 @@ type Store struct {
 	agentMessages map[key][]byte              // agent message documents
 	messageRefs   map[key]string              // (team, Idempotency-Key) → agent message id
 	turnRefs      map[key][]string            // (team, Idempotency-Key) → a turn's message ids
+	refs          map[key]string              // (team, kind#Idempotency-Key) → the id a create stored (refs.go)
 	inboxes       map[key]map[string]inboxRow // by team and agent, then message id
 
 	memories map[key][]byte // memory documents

@@ -26,14 +26,18 @@ func (s *Store) reportOf(teamID string, b []byte) reports.Report {
 }
 
 // CreateReport implements reports.Store.
-func (s *Store) CreateReport(_ context.Context, r reports.Report) error {
+func (s *Store) CreateReport(ctx context.Context, r reports.Report) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.refTaken(ctx, r.TeamID, reports.RefKind); err != nil {
+		return err
+	}
 	k := key{r.TeamID, r.ID}
 	if _, ok := s.reports[k]; ok {
 		return apperr.New(apperr.ECONFLICT, "report %s exists", r.ID)
 	}
 	s.reports[k] = doc(r)
+	s.refSet(ctx, r.TeamID, reports.RefKind, r.ID)
 	return nil
 }
 

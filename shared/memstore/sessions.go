@@ -37,15 +37,19 @@ func (s *Store) sessionMaps() {
 }
 
 // CreateSession implements sessions.Store.
-func (s *Store) CreateSession(_ context.Context, v sessions.Session) error {
+func (s *Store) CreateSession(ctx context.Context, v sessions.Session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessionMaps()
+	if err := s.refTaken(ctx, v.TeamID, sessions.RefKind); err != nil {
+		return err
+	}
 	k := key{v.TeamID, v.ID}
 	if _, ok := s.sessions[k]; ok {
 		return apperr.New(apperr.ECONFLICT, "session %q exists", v.ID)
 	}
 	s.sessions[k] = copySession(v)
+	s.refSet(ctx, v.TeamID, sessions.RefKind, v.ID)
 	return nil
 }
 

@@ -125,9 +125,12 @@ func (s *Store) eventsFree(teamID, taskID string, events []tasks.Event) bool {
 // creator, parent, root. The parent and root conditions read the stored items, not the
 // parent passed in (whose RootID only decides which item carries the
 // budget, as in the adapter).
-func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, events []tasks.Event) error {
+func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task, events []tasks.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.refTaken(ctx, t.TeamID, tasks.RefKind); err != nil {
+		return err
+	}
 	k := key{t.TeamID, t.ID}
 	if _, ok := s.tasks[k]; ok || !s.eventsFree(t.TeamID, t.ID, events) {
 		return &tasks.ConditionFailed{Item: tasks.ItemTask}
@@ -184,6 +187,7 @@ func (s *Store) CreateTask(_ context.Context, t tasks.Task, parent *tasks.Task, 
 	default:
 		s.loadOf(t.TeamID, t.Assignee).activeTasks++
 	}
+	s.refSet(ctx, t.TeamID, tasks.RefKind, t.ID)
 	return nil
 }
 

@@ -135,9 +135,26 @@ var ErrChanged = errors.New("the plan changed")
 // Due is a running plan's backstop: its machine's timeout from its
 // creation, plus a grace for the machine to end it itself. A plan still
 // running then (its machine was lost) is failed by the sweeper.
+//
+// A plan whose machine has not begun (no ExecutionARN: Start's
+// StartExecution failed, or its outcome is unknown) is due StartGrace
+// after its creation instead: the sweep then starts its execution, by the
+// plan's id (Sweep).
 func (p Plan) Due() time.Time {
+	if p.ExecutionARN == "" && !p.Status.Terminal() && p.CreatedAt.Add(StartGrace).Before(p.backstop()) {
+		return p.CreatedAt.Add(StartGrace)
+	}
+	return p.backstop()
+}
+
+func (p Plan) backstop() time.Time {
 	return p.CreatedAt.Add(time.Duration(workflow.PlanMaxSeconds)*time.Second + SweepGrace)
 }
+
+// StartGrace is how long a plan may wait for its machine to begin before
+// the sweep starts its execution (a plan starts within StartGrace and a
+// sweep, the task-sweeper's minute).
+const StartGrace = 20 * time.Second
 
 // SweepGrace is how long past its backstop a plan may still be running
 // before the sweeper fails it.

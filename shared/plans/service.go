@@ -83,9 +83,11 @@ func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, messa
 		return Plan{}, err
 	}
 	if _, err := s.Workflows.Start(ctx, workflow.PlanMachine, p.ID, workflow.PlanStepInput{TeamID: teamID, PlanID: p.ID}); err != nil {
-		_, _, _ = s.end(ctx, teamID, p.ID, Failed, "the plan's execution could not be started")
-		s.cancelRoot(ctx, p, "the plan's execution could not be started")
-		return Plan{}, apperr.Wrap(apperr.EINTERNAL, err, "could not start the plan")
+		// The plan is stored: it is answered as started, and the sweep
+		// starts its execution, by the same name, within StartGrace and a
+		// minute (Sweep). Failing it here would fail a plan whose
+		// execution may have started (an unknown outcome).
+		s.Log.ErrorContext(ctx, "start plan execution; the sweep will start it", "plan_id", p.ID, "error", err.Error())
 	}
 	s.publish(ctx, "PlanStarted", p, nil)
 	return p, nil
@@ -278,7 +280,11 @@ func (s *Service) synthesize(ctx context.Context, p Plan) (string, float64, erro
 	return resp.Text, models.Cost(resp.ModelID, resp.InputTokens, resp.OutputTokens), nil
 }
 
-// Sweep fails every running plan past its backstop (Plan.Due): its
+// Sweep starts the execution of every plan whose machine has not begun
+// StartGrace after its creation (Plan.Due; by the plan's id, so an
+// execution that did start is not started twice: Step Functions answers a
+// repeated start of a running execution with the same name and input with
+// that execution), and fails every running plan past its backstop: its
 // machine was lost (a state that never answered, an execution stopped
 // from outside), so nothing else would end it. It ends as MarkFailed
 // would: the plan failed, no task of it open, its tickets released, the
@@ -292,6 +298,18 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	for _, r := range refs {
 		p, err := s.Store.GetPlan(ctx, r.TeamID, r.ID)
 		if err != nil || p.Status.Terminal() || !p.Due().Before(s.now()) {
+			continue
+		}
+		if p.Due().Before(p.backstop()) {
+			// Not begun: started (again), and looked at each sweep until
+			// its machine begins or its backstop passes.
+			if s.Workflows != nil {
+				if _, err := s.Workflows.Start(ctx, workflow.PlanMachine, p.ID, workflow.PlanStepInput{TeamID: p.TeamID, PlanID: p.ID}); err != nil {
+					s.Log.WarnContext(ctx, "sweep: start plan execution", "plan_id", p.ID, "error", err.Error())
+				} else {
+					s.Log.InfoContext(ctx, "sweep: started a plan whose machine had not begun", "plan_id", p.ID)
+				}
+			}
 			continue
 		}
 		if s.Workflows != nil && p.ExecutionARN != "" {

@@ -2,6 +2,7 @@ package plans_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -213,4 +214,49 @@ func TestTheSweeperFailsAPlanWhoseMachineWasLost(t *testing.T) {
 	n, err = f.svc.Sweep(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n, "a failed plan is not swept again")
+}
+
+// failingStart's StartExecution fails (Step Functions stalled or down).
+type failingStart struct{ *machine }
+
+func (failingStart) Start(context.Context, string, string, any) (string, error) {
+	return "", errors.New("states: connection reset")
+}
+
+// A plan whose StartExecution failed is answered as started and left
+// running; the sweep starts its execution, by the plan's id, once
+// StartGrace has passed (not at it), and again each sweep until its
+// machine begins; once begun, its backstop is the sweep's bound again.
+func TestTheSweepStartsAPlanWhoseExecutionDidNotStart(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.svc.Workflows = failingStart{f.m}
+	p, err := f.svc.Start(ctx, team, "", "kyra", "x", "t", threeSteps())
+	require.NoError(t, err, "stored: the sweep starts it")
+	assert.Equal(t, plans.Running, p.Status)
+	assert.Empty(t, f.m.starts)
+	f.svc.Workflows = f.m
+
+	f.clock.Advance(plans.StartGrace)
+	_, err = f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, f.m.starts, "exactly at the grace: not yet")
+	f.clock.Advance(time.Second)
+	n, err := f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "started, not ended")
+	assert.Equal(t, []string{"plan/" + p.ID}, f.m.starts, "started by the plan's id")
+	f.clock.Advance(time.Minute)
+	_, err = f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Len(t, f.m.starts, 2, "not begun yet: started again (the same name answers the same execution)")
+
+	f.step(t, workflow.PlanStepInput{Action: workflow.PlanBegin, PlanID: p.ID, ExecutionARN: "arn:plan:" + p.ID})
+	f.clock.Advance(time.Minute)
+	_, err = f.svc.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Len(t, f.m.starts, 2, "begun: left to its machine")
+	got, err := f.svc.Get(ctx, team, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, plans.Running, got.Status)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/backoff"
 	"github.com/conclave-ai/conclave/shared/clip"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/tasks"
@@ -207,6 +208,9 @@ func (s *Service) Request(ctx context.Context, teamID string, creator tasks.Crea
 	if err != nil {
 		return Report{}, err
 	}
+	if id, err := idempotency.Stored(ctx, s.Store, teamID, RefKind); err != nil || id != "" {
+		return s.replay(ctx, teamID, id, err)
+	}
 	if r.ConversationID != "" {
 		if !ids.Valid("conv", r.ConversationID) {
 			return Report{}, apperr.NotFound("conversation", r.ConversationID)
@@ -235,9 +239,18 @@ func (s *Service) Request(ctx context.Context, teamID string, creator tasks.Crea
 	}
 	if err := s.Store.CreateReport(ctx, rep); err != nil {
 		// The task runs for a report that does not exist: stop it, so
-		// nothing works for a request that failed.
-		if _, cerr := s.Tasks.Cancel(ctx, teamID, task.ID, "system", "the report could not be recorded"); cerr != nil {
+		// nothing works for a request that failed, or for the repeat of
+		// one whose report was stored meanwhile (its answer lost).
+		id, replayed := idempotency.ReplayedID(err)
+		why := "the report could not be recorded"
+		if replayed {
+			why = "a repeated request: its report is " + id
+		}
+		if _, cerr := s.Tasks.Cancel(ctx, teamID, task.ID, "system", why); cerr != nil {
 			s.log().ErrorContext(ctx, "cancel the task of an unrecorded report", "task_id", task.ID, "error", cerr.Error())
+		}
+		if replayed {
+			return s.replay(ctx, teamID, id, nil)
 		}
 		return Report{}, err
 	}
@@ -320,4 +333,17 @@ func (r Report) Summary(maxChars int) string {
 		b.WriteString(Render(Markdown, r.Sections))
 	}
 	return clip.Clip(b.String(), maxChars)
+}
+
+// RefKind is the kind of a report's idempotency reference: POST
+// /v1/reports scopes its request's key to it (its task takes none).
+const RefKind = "report"
+
+// replay answers a request sent again under the Idempotency-Key of report
+// id (its answer was lost): that report as it is now.
+func (s *Service) replay(ctx context.Context, teamID, id string, err error) (Report, error) {
+	if err != nil {
+		return Report{}, err
+	}
+	return s.Get(ctx, teamID, id)
 }

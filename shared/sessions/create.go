@@ -10,6 +10,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
 )
 
@@ -152,8 +153,14 @@ func (s *Service) Create(ctx context.Context, teamID, by string, in CreateInput)
 			}
 		}
 	}
+	if id, err := idempotency.Stored(ctx, s.Store, teamID, RefKind); err != nil || id != "" {
+		return s.replay(ctx, teamID, id, err)
+	}
 	ses := in.newSession(teamID, by, s.now())
 	if err := s.Store.CreateSession(ctx, ses); err != nil {
+		if id, ok := idempotency.ReplayedID(err); ok {
+			return s.replay(ctx, teamID, id, nil)
+		}
 		return Session{}, err
 	}
 	s.publishStatus(ctx, ses, "")
@@ -244,4 +251,19 @@ type Input struct {
 // Payload is the input of the session's run.
 func Payload(s Session, run int) Input {
 	return Input{TeamID: s.TeamID, SessionID: s.ID, Run: run, Approval: s.Approval}
+}
+
+// RefKind is the kind of a session's idempotency reference: POST
+// /v1/sessions scopes its request's key to it, not the sessions a turn's
+// tools start.
+const RefKind = "session"
+
+// replay answers a create sent again under the Idempotency-Key of session
+// id (its answer was lost): that session as it is now; its execution was
+// started with it, or is by the reconciler.
+func (s *Service) replay(ctx context.Context, teamID, id string, err error) (Session, error) {
+	if err != nil {
+		return Session{}, err
+	}
+	return s.Get(ctx, teamID, id)
 }

@@ -96,6 +96,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"interop/push configs: by team and task, deleted once, five per task", pushConfigs},
 		{"interop/12 racing push configs: exactly five", pushConfigsConcurrent},
 		{"conversations/a turn sent again under its Idempotency-Key is replayed, not stored twice (6 racing)", turnReplay},
+		{"idempotency/sessions (6 racing), tasks and consultations created once under a key", keyedCreates},
 		{"messaging/a message sent again under its Idempotency-Key is replayed, not stored twice", messageReplay},
 	} {
 		t.Run(c.name, func(t *testing.T) {

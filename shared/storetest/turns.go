@@ -10,9 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/dispatch"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/tasks"
 )
 
 // turnReplay: a turn under an Idempotency-Key writes a reference to its
@@ -71,4 +76,97 @@ func turnReplay(t *testing.T, f *fixture) {
 	got, err = replays.TurnOf(ctx, "team_other_"+ids.New("t"), key)
 	require.NoError(t, err)
 	assert.Empty(t, got, "the key is the team's own")
+}
+
+// keyedCreates: a session, task or consultation created for a request
+// with an Idempotency-Key (scoped to its kind) writes a reference with
+// it; a second create under the key is idempotency.Replayed naming the
+// first and writes nothing, also when six sessions race; a key scoped to
+// another kind (a turn's delegation) takes no reference.
+func keyedCreates(t *testing.T, f *fixture) {
+	refs, ok := f.Sessions.(idempotency.Refs)
+	require.True(t, ok, "the stores read their references back")
+	key := ids.New("key")
+	scoped := func(kind string) context.Context {
+		return idempotency.Scope(idempotency.WithKey(context.Background(), key), kind)
+	}
+	replayed := func(err error, kind, id string) {
+		t.Helper()
+		var r idempotency.Replayed
+		if assert.True(t, errors.As(err, &r), "%v", err) {
+			assert.Equal(t, idempotency.Replayed{Kind: kind, ID: id}, r)
+		}
+	}
+
+	keyedSessions(t, f, refs, key, scoped, replayed)
+
+	// Tasks: the slot is not taken twice.
+	first := another(f.queued(t, "cat"))
+	require.NoError(t, f.Tasks.CreateTask(scoped(tasks.RefKind), first, nil, nil))
+	second := another(first)
+	replayed(f.Tasks.CreateTask(scoped(tasks.RefKind), second, nil, nil), tasks.RefKind, first.ID)
+	f.absent(t, second.ID)
+	delegated := another(first)
+	require.NoError(t, f.Tasks.CreateTask(scoped("turn"), delegated, nil, nil), "a key scoped to another create is not the task's")
+
+	// Consultations: the requester's counter is not moved twice.
+	c := f.consultation("bob")
+	require.NoError(t, f.Consultations.CreateConsultation(scoped(consultations.RefKind), c, consultations.MaxActivePerAgent))
+	again := f.consultation("bob")
+	replayed(f.Consultations.CreateConsultation(scoped(consultations.RefKind), again, consultations.MaxActivePerAgent), consultations.RefKind, c.ID)
+	active, err := f.Consultations.ActiveConsultations(context.Background(), f.team, "bob")
+	require.NoError(t, err)
+	assert.Equal(t, []string{c.ID}, active)
+}
+
+// keyedSessions: one of six racing session creates under the key is
+// stored; the others are Replayed naming it and write nothing.
+func keyedSessions(t *testing.T, f *fixture, refs idempotency.Refs, key string, scoped func(string) context.Context, replayed func(error, string, string)) {
+	ses := func() sessions.Session {
+		now := time.Now().UTC()
+		return sessions.Session{TeamID: f.team, ID: ids.New("ses"), Pattern: sessions.Brainstorm, Lead: "ann", Goal: "keyed",
+			Participants: []sessions.Participant{{Agent: "bob", Role: "contributor"}}, MaxDurationSeconds: 600, MaxCostUSD: 0.5,
+			MaxRounds: 5, Approval: "none", Status: sessions.Planning, StageOutputs: []sessions.StageOutput{}, Runs: 1,
+			CreatedBy: "user:key_contract", Version: 1, CreatedAt: now, UpdatedAt: now, Deadline: ptrTime(now.Add(10 * time.Minute))}
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		stored  []string
+		refused []error
+		tried   []string
+	)
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := ses()
+			err := f.Sessions.CreateSession(scoped(sessions.RefKind), s)
+			mu.Lock()
+			defer mu.Unlock()
+			tried = append(tried, s.ID)
+			if err == nil {
+				stored = append(stored, s.ID)
+			} else {
+				refused = append(refused, err)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, stored, 1, "one session under the key")
+	for _, err := range refused {
+		replayed(err, sessions.RefKind, stored[0])
+	}
+	for _, id := range tried {
+		_, err := f.Sessions.GetSession(context.Background(), f.team, id)
+		if id == stored[0] {
+			assert.NoError(t, err)
+		} else {
+			assert.Equal(t, apperr.ENOTFOUND, apperr.Code(err), "a refused create writes nothing")
+		}
+	}
+	got, err := refs.ReadRef(context.Background(), f.team, sessions.RefKind, key)
+	require.NoError(t, err)
+	assert.Equal(t, stored, got)
+
 }

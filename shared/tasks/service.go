@@ -15,6 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/backoff"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/toolpacks"
@@ -280,6 +281,9 @@ func (s *Service) Create(ctx context.Context, teamID string, creator Creator, in
 		return Task{}, err
 	}
 	in.Input = input
+	if id, err := idempotency.Stored(ctx, s.Store, teamID, RefKind); err != nil || id != "" {
+		return s.replay(ctx, teamID, id, err)
+	}
 	now := s.now()
 	t := in.newTask(teamID, creator, executeByDefault, now)
 	parent, err := s.place(ctx, &t, in)
@@ -290,6 +294,9 @@ func (s *Service) Create(ctx context.Context, teamID string, creator Creator, in
 		"assignee": t.Assignee, "title": t.Title, "depth": t.Depth, "parent_task_id": t.ParentID, "execute": t.Execute,
 	}}
 	err = s.Store.CreateTask(ctx, t, parent, []Event{created})
+	if id, ok := idempotency.ReplayedID(err); ok {
+		return s.replay(ctx, teamID, id, nil)
+	}
 	if item := failedItem(err); item != "" {
 		return Task{}, s.rejection(ctx, t, parent, item)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/consultations"
 	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 )
 
 // ConsultationRoutes registers the consultations function's routes.
@@ -31,7 +32,7 @@ func (h consultationHandlers) request(ctx context.Context, r *httpapi.Request) (
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	c, err := h.svc.Request(ctx, r.TeamID, in)
+	c, err := h.svc.Request(idempotency.Scope(ctx, consultations.RefKind), r.TeamID, in)
 	if err != nil {
 		return httpapi.Response{}, err
 	}

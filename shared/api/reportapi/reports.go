@@ -5,6 +5,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/reports"
 	"github.com/conclave-ai/conclave/shared/tasks"
 )
@@ -31,7 +32,7 @@ func (h reportHandlers) request(ctx context.Context, r *httpapi.Request) (httpap
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	rep, err := h.svc.Request(ctx, r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in)
+	rep, err := h.svc.Request(idempotency.Scope(ctx, reports.RefKind), r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in)
 	if err != nil {
 		return httpapi.Response{}, err
 	}

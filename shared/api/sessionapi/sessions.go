@@ -5,6 +5,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/sessions"
 )
 
@@ -28,7 +29,7 @@ func (h sessionHandlers) create(ctx context.Context, r *httpapi.Request) (httpap
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	s, err := h.svc.Create(ctx, r.TeamID, api.ByUser(r), in)
+	s, err := h.svc.Create(idempotency.Scope(ctx, sessions.RefKind), r.TeamID, api.ByUser(r), in)
 	if err != nil {
 		return httpapi.Response{}, err
 	}

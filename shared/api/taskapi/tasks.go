@@ -7,6 +7,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/tasks"
 )
 
@@ -55,7 +56,7 @@ func (h taskHandlers) create(ctx context.Context, r *httpapi.Request) (httpapi.R
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	return created(h.svc.Create(ctx, r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in, false))
+	return created(h.svc.Create(idempotency.Scope(ctx, tasks.RefKind), r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in, false))
 }
 
 func (h taskHandlers) delegate(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {

@@ -209,9 +209,10 @@ func (s *Store) CreateConsultation(ctx context.Context, c consultations.Consulta
 		return dynamo.Internal(err, "marshal")
 	}
 	tx := s.Txn()
+	tx.Keyed(ctx, c.TeamID, consultations.RefKind, c.ID, c.CreatedAt)
 	takeConsSlot(tx, c, limit)
 	tx.Create(roleConsultation, it)
-	err = runCounter(ctx, tx)
+	err = dynamo.Replayed(runCounter(ctx, tx), consultations.RefKind)
 	cerr, ok := dynamo.AsCanceled(err)
 	switch {
 	case !ok:
@@ -235,9 +236,10 @@ func (s *Store) CreateEscalated(ctx context.Context, c consultations.Consultatio
 		return dynamo.Internal(err, "marshal")
 	}
 	tx := s.Txn()
+	tx.Keyed(ctx, c.TeamID, consultations.RefKind, c.ID, c.CreatedAt)
 	tx.Create(roleConsultation, it)
 	tx.Create(roleEscalation, eit)
-	if err := tx.Run(ctx); err != nil {
+	if err := dynamo.Replayed(tx.Run(ctx), consultations.RefKind); err != nil {
 		if _, ok := dynamo.AsCanceled(err); ok {
 			return dynamo.RetryConflict(err, "the consultation conflicted with a concurrent write; try again")
 		}

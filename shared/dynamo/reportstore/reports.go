@@ -155,7 +155,7 @@ func (s *Store) CreateReport(ctx context.Context, r reports.Report) error {
 	if err != nil {
 		return dynamo.Internal(err, "marshal")
 	}
-	created, err := s.PutNew(ctx, it)
+	created, err := s.PutNewKeyed(ctx, r.TeamID, reports.RefKind, r.ID, it)
 	if err == nil && !created {
 		return apperr.New(apperr.ECONFLICT, "report %s exists", r.ID)
 	}

@@ -202,7 +202,7 @@ func fromSessionItem(m map[string]types.AttributeValue) (sessions.Session, error
 
 // CreateSession implements sessions.Store.
 func (s *Store) CreateSession(ctx context.Context, v sessions.Session) error {
-	created, err := s.PutNew(ctx, toSessionItem(v))
+	created, err := s.PutNewKeyed(ctx, v.TeamID, sessions.RefKind, v.ID, toSessionItem(v))
 	if err == nil && !created {
 		return apperr.New(apperr.ECONFLICT, "session %q exists", v.ID)
 	}

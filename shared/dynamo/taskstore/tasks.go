@@ -270,6 +270,7 @@ func delegable(t tasks.Task, parent *tasks.Task) expression.ConditionBuilder {
 // not its parent's (the parent's was checked when it was created).
 func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task, events []tasks.Event) error {
 	tx := s.Txn()
+	tx.Keyed(ctx, t.TeamID, tasks.RefKind, t.ID, t.CreatedAt)
 	tx.Create(tasks.ItemTask, toTaskItem(t))
 	if t.ConversationID != "" && (parent == nil || parent.ConversationID != t.ConversationID) {
 		tx.Exists(tasks.ItemConversation, dynamo.Key(dynamo.TeamPK(t.TeamID), dynamo.ConvSK(t.ConversationID)))
@@ -299,7 +300,7 @@ func (s *Store) CreateTask(ctx context.Context, t tasks.Task, parent *tasks.Task
 			tx.Check(tasks.ItemRoot, dynamo.Key(dynamo.TeamPK(t.TeamID), dynamo.TaskSK(parent.RootID)), budgetLeft())
 		}
 	}
-	return taskError(tx.Run(ctx))
+	return taskError(dynamo.Replayed(tx.Run(ctx), tasks.RefKind))
 }
 
 // taskError turns a canceled transaction into the tasks domain's error:
