@@ -23,6 +23,7 @@ import (
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/shared/idempotency"
+	"github.com/conclave-ai/conclave/shared/plans"
 	"github.com/conclave-ai/conclave/shared/sessions"
 )
 
@@ -161,6 +162,8 @@ func TestACreateRetriedAfterAnUnknownOutcomeIsStoredOnce(t *testing.T) {
 // error a client would retry into a second session, and the reconciler
 // (the task-sweeper, once the session has been planning for StartGrace)
 // starts its execution by the session's id; the session then completes.
+// A plan whose start stalls in a chat turn is likewise started by the
+// sweep, by the plan's id, and completes.
 func TestAnOrphanedSessionIsStartedByTheReconciler(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
@@ -175,14 +178,26 @@ func TestAnOrphanedSessionIsStartedByTheReconciler(t *testing.T) {
 	assert.Equal(t, "planning", s["status"])
 	assert.Nil(t, s["execution_arn"], "no execution started")
 
+	// A plan whose StartExecution stalls: the turn still commits its
+	// reply (the start is cut after plans.StartTimeout) and the sweep
+	// starts the plan.
+	conv := d.conversation("kyra")
+	d.stall("conversations", "SFN", 60)
+	turn := d.post(conv, map[string]any{"content": "Review the payment handler for bugs and security issues, then write release notes " + planMarker(threeStepPlan)})
+	d.stall("conversations", "SFN", 0)
+	planID := pendingPlan(t, turn)
+
 	created, err := time.Parse(time.RFC3339Nano, s["created_at"].(string))
 	require.NoError(t, err)
-	time.Sleep(time.Until(created.Add(sessions.StartGrace + time.Second)))
+	time.Sleep(time.Until(created.Add(max(sessions.StartGrace, plans.StartGrace) + 6*time.Second)))
 	_, err = invokeFunction(t, e, "task-sweeper", `{"source":"aws.events","detail-type":"Scheduled Event"}`)
 	require.NoError(t, err)
 	done := d.waitSession(id, 90*time.Second)
 	assert.Equal(t, "completed", done["status"], done)
 	assert.True(t, strings.HasSuffix(done["execution_arn"].(string), ":"+id), "the execution is named by the session: %v", done["execution_arn"])
+	p := d.waitPlan(planID, 90*time.Second)
+	assert.Equal(t, "completed", p["status"], p)
+	assert.True(t, strings.HasSuffix(p["execution_arn"].(string), ":"+planID), "the execution is named by the plan: %v", p["execution_arn"])
 }
 
 // The message is stored, then EventBridge stalls before it is announced:

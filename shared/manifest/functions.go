@@ -303,7 +303,8 @@ var Functions = []Function{
 		// GetSecret: an A2A agent's card is fetched with its credential
 		// (agents.CardRefreshEvery).
 		// StartExecution: the sessions left planning are started by the
-		// reconciler (sessions.Reconcile).
+		// reconciler (sessions.Reconcile), the plans whose machine has not
+		// begun by the plans' sweep (plans.Sweep).
 		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
 		Indexes: []string{"gsi2", "gsi3"},
 	},

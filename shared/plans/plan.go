@@ -156,6 +156,11 @@ func (p Plan) backstop() time.Time {
 // sweep, the task-sweeper's minute).
 const StartGrace = 20 * time.Second
 
+// StartTimeout bounds Start's StartExecution: a plan starts in a chat
+// turn, and a Step Functions that does not answer must not take the
+// turn's time to commit its reply (the sweep starts the plan instead).
+const StartTimeout = 5 * time.Second
+
 // SweepGrace is how long past its backstop a plan may still be running
 // before the sweeper fails it.
 const SweepGrace = time.Minute

@@ -82,7 +82,10 @@ func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, messa
 		s.cancelRoot(ctx, p, "the plan could not be recorded")
 		return Plan{}, err
 	}
-	if _, err := s.Workflows.Start(ctx, workflow.PlanMachine, p.ID, workflow.PlanStepInput{TeamID: teamID, PlanID: p.ID}); err != nil {
+	sctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	_, err = s.Workflows.Start(sctx, workflow.PlanMachine, p.ID, workflow.PlanStepInput{TeamID: teamID, PlanID: p.ID})
+	cancel()
+	if err != nil {
 		// The plan is stored: it is answered as started, and the sweep
 		// starts its execution, by the same name, within StartGrace and a
 		// minute (Sweep). Failing it here would fail a plan whose
