@@ -177,6 +177,15 @@ bench: bench-gate
 	  status=0; localstack/bench.sh e2e-bench go test -tags e2e -run '^$$' -bench . -benchtime 200x ./infra/e2e/ || status=$$?; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
+## bench-stream: a streamed chat turn's time to the first delta and to the stored turn, and its events, against the same
+## turn on the HTTP API in the same run, on a fresh local cloud (docs/measurements.md "Streaming")
+.PHONY: bench-stream
+bench-stream:
+	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
+	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
+	  status=0; localstack/bench.sh stream-bench go test -tags e2e,stream -run '^$$' -bench '^BenchmarkStreamedTurn$$' -benchtime 20x ./infra/e2e/ || status=$$?; \
+	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
+
 ## bench-load: 40 sessions at once on the demo agents (8 of each pattern) beside 50 chat turns and 30 board tasks, against a fresh local cloud; all must complete
 bench-load:
 	@$(LOAD_ENV) localstack/cloud.sh up >/dev/null

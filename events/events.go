@@ -9,6 +9,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,6 +28,23 @@ func DetailTypes() []string {
 		out = append(out, strings.TrimSuffix(e.Name(), ".json"))
 	}
 	sort.Strings(out)
+	return out
+}
+
+// StreamOnly are the detail types stored on a resumable stream only
+// (shared/streams: a conversation's messages), never published on the
+// bus; their schemas say so.
+var StreamOnly = []string{"MessagePosted", "ResultPosted"}
+
+// BusDetailTypes lists the detail-types published on the bus: those with
+// a schema but StreamOnly.
+func BusDetailTypes() []string {
+	var out []string
+	for _, dt := range DetailTypes() {
+		if !slices.Contains(StreamOnly, dt) {
+			out = append(out, dt)
+		}
+	}
 	return out
 }
 

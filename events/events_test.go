@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -40,6 +41,24 @@ func TestEventBridgeSamplesMatchTheirSchemas(t *testing.T) {
 		assert.Equal(t, "conclave", ev.Source)
 		assert.NoError(t, events.Validate(dt, ev.Detail), dt)
 	}
+}
+
+// The stream-only types have schemas, are not on the bus's list, and
+// check the message they carry: a result names its work.
+func TestStreamOnlyDetailTypes(t *testing.T) {
+	for _, dt := range events.StreamOnly {
+		assert.Contains(t, events.DetailTypes(), dt)
+		assert.NotContains(t, events.BusDetailTypes(), dt)
+	}
+	assert.Len(t, events.BusDetailTypes(), len(events.DetailTypes())-len(events.StreamOnly))
+	msg := `{"team_id":"t","conversation_id":"c","message":{"id":"m","conversation_id":"c","role":"assistant","agent":"a","content":"x","created_at":"2026-01-01T00:00:00Z"%s}}`
+	assert.NoError(t, events.Validate("MessagePosted", []byte(fmt.Sprintf(msg, ""))))
+	err := events.Validate("ResultPosted", []byte(fmt.Sprintf(msg, "")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "result_of")
+	assert.NoError(t, events.Validate("ResultPosted", []byte(fmt.Sprintf(msg, `,"result_of":{"type":"task","id":"task_1","status":"completed"}`))))
+	assert.Error(t, events.Validate("ResultPosted", []byte(fmt.Sprintf(msg, `,"result_of":{"type":"chore","id":"x"}`))), "a work type of none")
+	assert.Error(t, events.Validate("MessagePosted", []byte(fmt.Sprintf(msg, `,"query":"hidden"`))), "a field the API does not show")
 }
 
 // A bad detail is refused with the field named.

@@ -73,7 +73,11 @@ st() {
 # whose protocol answers a request that breaks its envelope's params with
 # a 200 carrying a JSON-RPC error (negative_data_rejection would flag it);
 # the official A2A clients test it (localstack/cloud, docs/a2a.md).
-not_keys=(--exclude-operation-id rotateKey --exclude-operation-id revokeKey --exclude-operation-id a2aJSONRPC)
+# Nor the streaming API's own operations (x-conclave-api: streaming): they are
+# served on CONCLAVE_STREAM_URL, not this API, and read with an SSE client by
+# their integration tests (streams_integration_test.go).
+not_keys=(--exclude-operation-id rotateKey --exclude-operation-id revokeKey --exclude-operation-id a2aJSONRPC
+  --exclude-operation-id streamConversationEvents --exclude-operation-id streamSessionEvents --exclude-operation-id streamPlanEvents)
 # 1. The coverage phase: the schema's boundaries, one by one, valid and
 #    broken (each minimum, maximum, pattern, enum, required field, type).
 #    One worker: its generator is not safe across threads in this release.

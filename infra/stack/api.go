@@ -51,7 +51,12 @@ func NewAPI(scope constructs.Construct, id string, props *APIProps) *API {
 	for _, rt := range manifest.Routes() {
 		integ, ok := integrations[rt.Function]
 		if !ok {
-			integ = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(camel(rt.Function)+"Integration"), props.Functions[rt.Function], nil)
+			// One permission per function for this API (any of its
+			// routes; only the function's own routes integrate with it),
+			// not one per route: 93 routes made 93 permissions, a fifth of
+			// CloudFormation's 500 resources a stack.
+			integ = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(camel(rt.Function)+"Integration"), props.Functions[rt.Function],
+				&awsapigatewayv2integrations.HttpLambdaIntegrationProps{ScopePermissionToRoute: jsii.Bool(false)})
 			integrations[rt.Function] = integ
 		}
 		opts := &awsapigatewayv2.AddRoutesOptions{

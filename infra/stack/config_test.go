@@ -107,7 +107,7 @@ func TestRetentionRoundsUpToTheNextCloudWatchPeriod(t *testing.T) {
 
 // A retention the deploy chooses (-c logRetentionDays=45) is every log
 // group's, rounded up to two months: each function's, each state
-// machine's and the API's access log.
+// machine's and each API's access log.
 func TestChosenRetentionIsEveryLogGroups(t *testing.T) {
 	// GIVEN prod deployed with -c logRetentionDays=45
 	cfg, err := configFrom(t, map[string]any{"env": "prod", "logRetentionDays": "45"}, "")
@@ -132,9 +132,9 @@ func TestChosenRetentionIsEveryLogGroups(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{
-		"/aws/lambda/": len(manifest.Functions), "/aws/vendedlogs/states/": len(manifest.StateMachines), "/aws/apigateway/": 1,
+		"/aws/lambda/": len(manifest.Functions), "/aws/vendedlogs/states/": len(manifest.StateMachines), "/aws/apigateway/": 2,
 	}, kinds)
-	assert.Len(t, groups, len(manifest.Functions)+len(manifest.StateMachines)+1, "no other log group")
+	assert.Len(t, groups, len(manifest.Functions)+len(manifest.StateMachines)+2, "no other log group")
 }
 
 // The tier-0 router model decides where the gate decides (dev, staging),

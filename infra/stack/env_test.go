@@ -59,8 +59,11 @@ func TestEveryStageSetsWhatEachFunctionDeclares(t *testing.T) {
 					if s, literal := value.(string); literal {
 						return s, true
 					}
-					if settings.Vars[k].Kind == settings.KindPairs {
+					switch settings.Vars[k].Kind {
+					case settings.KindPairs:
 						return "resolved=at-deploy", true
+					case settings.KindURL:
+						return "https://resolved.at-deploy.example", true
 					}
 					return "resolved-at-deploy", true
 				})

@@ -150,14 +150,14 @@ func (fs *Functions) newFunction(f manifest.Function, props *FunctionsProps, env
 }
 
 // grant gives fn the manifest grants of f that act on the table, the bus,
-// the models and its dead-letter queue, each on exactly those resources:
-// one statement per resource, not the CDK's Grant* bundles (GrantReadData
-// alone adds Scan, BatchGetItem, ConditionCheckItem, DescribeTable and
-// the stream reads, on every index). The executions' grants are
-// StateMachines.GrantExecutions', the describes of machines and queues
-// grantDescribes'.
+// the models (calls and streams) and its dead-letter queue, each on
+// exactly those resources: one statement per resource, not the CDK's
+// Grant* bundles (GrantReadData alone adds Scan, BatchGetItem,
+// ConditionCheckItem, DescribeTable and the stream reads, on every index).
+// The executions' grants are StateMachines.GrantExecutions', the
+// describes of machines and queues grantDescribes'.
 func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
-	var table, secrets []string
+	var table, secrets, models []string
 	for _, g := range StageGrants(f, props.Env) {
 		switch {
 		case g.Service() == "dynamodb":
@@ -168,8 +168,8 @@ func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
 			fn.AddToRolePolicy(statement([]string{string(g)}, props.Bus.EventBusArn()))
 		case g == manifest.GrantModels && slices.Contains(manifest.EmbedderGrants[f.Name], g):
 			fn.AddToRolePolicy(embedderPolicy())
-		case g == manifest.GrantModels:
-			fn.AddToRolePolicy(modelsPolicy(props.Env.Models()))
+		case g == manifest.GrantModels || g == manifest.GrantModelsStream:
+			models = append(models, string(g))
 		case g == manifest.GrantDeadLetter:
 			// The dead-letter queue of its trigger queue, and nothing else;
 			// QUEUE_URLS tells the consumer its URL.
@@ -181,6 +181,9 @@ func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
 	}
 	if len(table) > 0 {
 		fn.AddToRolePolicy(statement(table, props.Table.TableArn()))
+	}
+	if len(models) > 0 {
+		fn.AddToRolePolicy(modelsPolicy(models, props.Env.Models()))
 	}
 	if len(secrets) > 0 {
 		fn.AddToRolePolicy(statement(secrets, jsii.String(SecretsArn(props.Stage.Names.Stage)), jsii.String(A2ASecretsArn(props.Stage.Names.Stage))))
@@ -243,18 +246,19 @@ func statement(actions []string, resources ...*string) awsiam.PolicyStatement {
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings(actions...), Resources: &resources})
 }
 
-// modelsPolicy allows the Converse calls (authorized as bedrock:InvokeModel)
+// modelsPolicy allows the model actions (Converse, authorized as
+// bedrock:InvokeModel; ConverseStream, as InvokeModelWithResponseStream)
 // on exactly the stage's models: each foundation model in any region (a
 // cross-region inference profile routes to several) and the inference
 // profiles of this account and region that front it, with the partition of
-// the stack so the policy holds in aws-cn and aws-us-gov too. Nothing
-// streams, so InvokeModelWithResponseStream is not granted.
-func modelsPolicy(models []string) awsiam.PolicyStatement {
+// the stack so the policy holds in aws-cn and aws-us-gov too. One
+// statement for both actions: they act on the same models.
+func modelsPolicy(actions, models []string) awsiam.PolicyStatement {
 	var arns []*string
 	for _, id := range models {
 		arns = append(arns,
 			jsii.String(fmt.Sprintf("arn:%s:bedrock:*::foundation-model/%s", *awscdk.Aws_PARTITION(), id)),
 			jsii.String(fmt.Sprintf("arn:%s:bedrock:%s:%s:inference-profile/*.%s", *awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), *awscdk.Aws_ACCOUNT_ID(), id)))
 	}
-	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings("bedrock:InvokeModel"), Resources: &arns})
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings(actions...), Resources: &arns})
 }

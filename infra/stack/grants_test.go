@@ -117,7 +117,9 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 			}
 		}
 		switch f.Name {
-		case "conversations":
+		case "conversations", "streams":
+			// streams links the chat service's wiring, MCP pack
+			// registration included (manifest: its grants' comment).
 			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}, secrets)
 		case "agents":
 			assert.Equal(t, []string{"secretsmanager:CreateSecret", "secretsmanager:DeleteSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}, secrets)
@@ -240,6 +242,8 @@ func checkFunctionRoles(t *testing.T, m map[string]any, cfg stack.EnvConfig) {
 			stackARN(":bedrock:*::foundation-model/"+id, false, ""),
 			stackARN(":bedrock:", true, ":inference-profile/*."+id))
 	}
+	// Streaming acts on the same models.
+	targets[manifest.GrantModelsStream] = targets[manifest.GrantModels]
 	// The MCP packs' and the A2A agents' credentials: this stage's two
 	// secret prefixes alone.
 	secrets := stackARN(":secretsmanager:", true, ":secret:"+manifest.SecretsPrefix("dev")+"*")

@@ -83,7 +83,8 @@ func TestDevReservesNoConcurrency(t *testing.T) {
 }
 
 // Bedrock is granted on exactly the stage's models, in the stack's
-// partition, with no streaming action and no wildcard model.
+// partition, with no wildcard model; streaming only to the functions whose
+// entry grants it.
 func TestBedrockGrantNamesTheStageModels(t *testing.T) {
 	cfg, err := stack.Lookup("prod")
 	require.NoError(t, err)
@@ -98,7 +99,7 @@ func TestBedrockGrantNamesTheStageModels(t *testing.T) {
 		assert.Contains(t, policy, `{"Ref":"AWS::Partition"}`, f.Name)
 		assert.NotContains(t, policy, "foundation-model/*", f.Name)
 		assert.NotContains(t, policy, "arn:aws:bedrock", "%s: the partition comes from the stack", f.Name)
-		assert.NotContains(t, policy, "InvokeModelWithResponseStream", f.Name)
+		assert.Equal(t, slices.Contains(f.Grants, manifest.GrantModelsStream), strings.Contains(policy, "InvokeModelWithResponseStream"), f.Name)
 		for _, id := range cfg.Models() {
 			assert.Contains(t, policy, "foundation-model/"+id, f.Name)
 		}

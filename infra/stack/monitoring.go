@@ -28,6 +28,8 @@ type MonitoringProps struct {
 	Queues    map[string]awssqs.Queue
 	Machines  map[string]awsstepfunctions.StateMachine
 	API       awsapigatewayv2.HttpApi
+	// Stream is the streaming API (streamapi.go).
+	Stream *StreamAPI
 }
 
 // Monitoring is one stage's alarms, the SNS topic they notify and a
@@ -51,7 +53,7 @@ type Monitoring struct {
 var alarmPeriod = awscdk.Duration_Minutes(jsii.Number(5))
 
 // NewMonitoring creates the topic, an alarm per dead-letter queue, per
-// state machine (failed, timed out), per function (errors, throttles), the
+// state machine (failed, timed out), per function (errors, throttles), each
 // API's 5xx rate and p99 latency, and the dashboard.
 func NewMonitoring(scope constructs.Construct, id string, props *MonitoringProps) *Monitoring {
 	c := constructs.NewConstruct(scope, &id)
@@ -68,6 +70,7 @@ func NewMonitoring(scope constructs.Construct, id string, props *MonitoringProps
 	m.machineAlarms(props)
 	m.functionAlarms(props)
 	m.apiAlarms(props)
+	m.streamAPIAlarms(props)
 	m.budgetAlarm(props)
 	m.Dashboard = newDashboard(c, props)
 	return m

@@ -14,7 +14,7 @@ import (
 )
 
 // The prod stage with two alarm subscribers: every dead-letter queue, state
-// machine, function and the API is watched, every alarm notifies the one
+// machine, function and both APIs are watched, every alarm notifies the one
 // topic (on ALARM and on OK), the subscribers come from the config, every
 // EventBridge target dead-letters, and the machines log no payloads.
 func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
@@ -38,7 +38,8 @@ func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 		assert.Equal(t, []any{topic}, p["OKActions"], p["AlarmName"])
 		assert.Equal(t, "notBreaching", p["TreatMissingData"], p["AlarmName"])
 	}
-	want := []string{"conclave-prod-api-5xx-rate", "conclave-prod-api-latency-p99", "conclave-prod-team-budget-warnings"}
+	want := []string{"conclave-prod-api-5xx-rate", "conclave-prod-api-latency-p99", "conclave-prod-team-budget-warnings",
+		"conclave-prod-stream-5xx-rate", "conclave-prod-stream-latency-p99"}
 	for _, q := range manifest.Queues {
 		dlq := q.DLQName()
 		if q.DeadLetterOnly {
@@ -84,7 +85,7 @@ func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 			guarded = append(guarded, f.Name)
 		}
 	}
-	assert.ElementsMatch(t, []string{"task-worker", "conversations", "session-steps", "plan-steps", "consultations"}, guarded)
+	assert.ElementsMatch(t, []string{"task-worker", "conversations", "streams", "session-steps", "plan-steps", "consultations"}, guarded)
 	require.Len(t, filtered, len(guarded), "a metric filter per function whose model calls the guard charges")
 
 	var emails []any

@@ -4,7 +4,7 @@
 // environment.
 //
 // The stack composes one construct per concern (Table, Bus, Functions,
-// StateMachines, API, Schedules, Monitoring), each in its own file. Moving resources
+// StateMachines, API, StreamAPI, Schedules, Monitoring), each in its own file. Moving resources
 // into constructs changed their logical ids (the hash covers the whole
 // path), which is acceptable before the first deployed stage. Their
 // readable part stays as it was where it can: the table, bus and API sit
@@ -52,6 +52,8 @@ type Stack struct {
 	Bus awsevents.EventBus
 	// API is the HTTP API.
 	API awsapigatewayv2.HttpApi
+	// StreamAPI is the streaming API, a REST API (streamapi.go).
+	StreamAPI *StreamAPI
 	// Functions, Queues and StateMachines are keyed by manifest name (a
 	// dead-letter queue by manifest.Queue.DLQName).
 	Functions     map[string]awslambda.Function
@@ -86,17 +88,21 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 		grantDescribes(fns.Functions[f.Name], f, describes)
 	}
 	api := NewAPI(s, "HttpApi", &APIProps{Stage: stage, Env: env, Functions: fns.Functions})
+	stream := NewStreamAPI(s, "StreamApi", &StreamAPIProps{Stage: stage, Env: env, Functions: fns.Functions})
+	stream.ShareURL(fns.Functions)
 	monitoring := NewMonitoring(s, "Monitoring", &MonitoringProps{
 		Stage: stage, Env: env, Functions: fns.Functions, Queues: bus.Queues, Machines: machines.Machines, API: api.HTTPAPI,
+		Stream: stream,
 	})
 
 	awscdk.NewCfnOutput(s, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{Value: api.HTTPAPI.ApiEndpoint()})
+	awscdk.NewCfnOutput(s, jsii.String("StreamUrl"), &awscdk.CfnOutputProps{Value: stream.URL})
 	awscdk.NewCfnOutput(s, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: table.Table.TableName()})
 	awscdk.NewCfnOutput(s, jsii.String("EventBusName"), &awscdk.CfnOutputProps{Value: bus.EventBus.EventBusName()})
 	awscdk.NewCfnOutput(s, jsii.String("AdminFunctionName"), &awscdk.CfnOutputProps{Value: fns.Functions[adminFunction].FunctionName()})
 	awscdk.NewCfnOutput(s, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{Value: monitoring.Topic.TopicArn()})
 	return &Stack{
-		Stack: s, Table: table.Table, Bus: bus.EventBus, API: api.HTTPAPI,
+		Stack: s, Table: table.Table, Bus: bus.EventBus, API: api.HTTPAPI, StreamAPI: stream,
 		Functions: fns.Functions, Queues: bus.Queues, StateMachines: machines.Machines, Monitoring: monitoring,
 	}
 }

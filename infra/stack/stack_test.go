@@ -206,8 +206,8 @@ func checkDevFunctions(t *testing.T, tpl assertions.Template, m map[string]any) 
 			"FunctionName": "conclave-dev-" + f.Name, "MemorySize": fn.MemoryMB, "Timeout": fn.Timeout,
 		})
 	}
-	// One per function and machine, and the API's access log.
-	tpl.ResourceCountIs(jsii.String("AWS::Logs::LogGroup"), jsii.Number(float64(len(manifest.Functions)+len(manifest.StateMachines)+1)))
+	// One per function and machine, and each API's access log.
+	tpl.ResourceCountIs(jsii.String("AWS::Logs::LogGroup"), jsii.Number(float64(len(manifest.Functions)+len(manifest.StateMachines)+2)))
 	tpl.HasResourceProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{"LogGroupName": "/aws/lambda/conclave-dev-agents", "RetentionInDays": 14})
 }
 

@@ -133,8 +133,11 @@ func TestTheOfficialPythonClientWorksWithATeam(t *testing.T) {
 	assert.Contains(t, got.Card.Skills, "sloane.archives", "a public skill")
 	assert.Less(t, len(got.Card.Skills), len(got.ExtendedSkills), "the extended card shows every reachable skill")
 	assert.Contains(t, got.ExtendedSkills, "ava.coordination")
-	assert.False(t, got.Card.Streaming)
-	assert.Equal(t, [][]string{{url, "JSONRPC", "1.0"}, {url, "JSONRPC", "0.3"}}, got.Card.Interfaces)
+	// Streaming, at the streaming API's endpoint first, which a client
+	// takes for every call (a2a_stream_integration_test.go streams there).
+	assert.True(t, got.Card.Streaming)
+	stream := a2aStreamURL(t, url)
+	assert.Equal(t, [][]string{{stream, "JSONRPC", "1.0"}, {url, "JSONRPC", "1.0"}, {stream, "JSONRPC", "0.3"}, {url, "JSONRPC", "0.3"}}, got.Card.Interfaces)
 	assert.Equal(t, []string{"apiKey"}, got.Card.Schemes)
 
 	// The message ran as a Conclave task of the routed agent, in a new

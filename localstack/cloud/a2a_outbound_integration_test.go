@@ -421,7 +421,8 @@ func TestARemoteAgentsSessionStageWaitsInTheSessionMachine(t *testing.T) {
 		}
 		remoteRuns++
 		// send: GetItem 8, PutItem 2, TransactWriteItems 2, UpdateItem 1;
-		// the answer: GetItem 8, PutItem 3, Query 1, TransactWriteItems 2, UpdateItem 1.
+		// the answer: GetItem 8, PutItem 2, Query 1, TransactWriteItems 3, UpdateItem 1
+		// (the output stored with its SessionStageCompleted in one transaction).
 		within(t, "remote stage", inv.Calls, calls{"DynamoDB": 15, "EventBridge": 3, "SecretsManager": 1})
 		assert.Zero(t, inv.Calls["BedrockRuntime.Converse"], "no model runs for a remote stage")
 		if byService(inv.Calls)["DynamoDB"] <= 4 && inv.Calls["EventBridge.PutEvents"] == 0 {

@@ -41,6 +41,11 @@ type Bedrock struct {
 	// Titan Text Embeddings (InvokeModel); it is called on the first
 	// embedding request, so a run that embeds nothing loads nothing.
 	Embedder func() (TextEmbedder, error)
+	// StreamChunkDelay is the pause between two text deltas of a
+	// ConverseStream answer (DefaultStreamChunkDelay from NewBedrock; 0
+	// sends them back to back), so a streamed reply arrives over time as a
+	// real model's does.
+	StreamChunkDelay time.Duration
 
 	mu     sync.Mutex
 	counts map[string]int64
@@ -50,7 +55,9 @@ type Bedrock struct {
 // counts are by operation: "Converse" (served), "Converse.invalid"
 // (refused with a ValidationException), "Converse.invalid_expected"
 // (malformed on purpose, ExpectInvalidHeader), "Converse.model_error"
-// (a scripted failure), and the same for "InvokeModel".
+// (a scripted failure), "Converse.abandoned" (the caller gave up), and the
+// same for "ConverseStream" (and its ".bad_response": an answer the edge
+// could not stream) and "InvokeModel".
 const BackendBedrock = "edge-bedrock"
 
 // ExpectInvalidHeader marks a request a test sends malformed on purpose, so
@@ -59,7 +66,7 @@ const ExpectInvalidHeader = "X-Conclave-Expect-Invalid"
 
 // NewBedrock returns the edge's Bedrock runtime over the service model.
 func NewBedrock(service *servicemodel.Model, model models.Model, log *slog.Logger) *Bedrock {
-	return &Bedrock{Service: service, Model: model, Log: log, counts: map[string]int64{}}
+	return &Bedrock{Service: service, Model: model, Log: log, StreamChunkDelay: DefaultStreamChunkDelay, counts: map[string]int64{}}
 }
 
 // bedrockPath is a runtime operation's path: /model/{modelId}/{operation}.
@@ -108,11 +115,13 @@ func (b *Bedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch m[2] {
 	case "converse":
 		b.serveConverse(w, r, modelID, body)
+	case "converse-stream":
+		b.serveConverseStream(w, r, modelID, body)
 	case "invoke":
 		b.serveInvokeModel(w, r, modelID, body)
 	default:
-		// The adapter uses Converse only; an operation nobody calls yet
-		// fails loudly rather than half-working.
+		// The adapter uses Converse and ConverseStream only; an operation
+		// nobody calls yet fails loudly rather than half-working.
 		b.count(m[2] + ".unsupported")
 		b.Log.Error("bedrock operation not served by the edge", "operation", m[2], "model_id", modelID)
 		awsError(w, http.StatusNotImplemented, "InternalServerException", "the local edge does not serve "+m[2]+" yet")
@@ -132,40 +141,8 @@ func (b *Bedrock) invalid(w http.ResponseWriter, r *http.Request, op, modelID st
 
 func (b *Bedrock) serveConverse(w http.ResponseWriter, r *http.Request, modelID string, body []byte) {
 	start := time.Now()
-	if err := b.Service.ValidateInput("Converse", servicemodel.Input{URI: map[string]string{"modelId": modelID}, Body: body}); err != nil {
-		b.invalid(w, r, "Converse", modelID, err)
-		return
-	}
-	var in converseRequest
-	if err := json.Unmarshal(body, &in); err != nil {
-		b.invalid(w, r, "Converse", modelID, err)
-		return
-	}
-	if err := checkConverse(in); err != nil {
-		b.invalid(w, r, "Converse", modelID, err)
-		return
-	}
-	b.count("Converse")
-	resp, err := b.Model.Converse(r.Context(), in.modelsRequest(modelID))
-	switch {
-	case err != nil && r.Context().Err() != nil:
-		// The caller gave up (its deadline, a timeout script): nobody reads
-		// the answer.
-		b.count("Converse.abandoned")
-		return
-	case errors.Is(err, models.ErrModel):
-		b.count("Converse.model_error")
-		// Bedrock's ModelErrorException (424): the model failed; the SDK
-		// does not retry it, as a scripted failure must not be retried.
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Amzn-ErrorType", "ModelErrorException")
-		w.WriteHeader(http.StatusFailedDependency)
-		_ = json.NewEncoder(w).Encode(map[string]any{"message": err.Error(), "originalStatusCode": 500, "resourceName": modelID})
-		return
-	case err != nil:
-		b.count("Converse.error")
-		b.Log.Error("bedrock converse failed", "model_id", modelID, "error", err.Error())
-		awsError(w, http.StatusInternalServerError, "InternalServerException", "Internal error")
+	resp, ok := b.converse(w, r, "Converse", modelID, body)
+	if !ok {
 		return
 	}
 	out, err := json.Marshal(converseResponse(resp, time.Since(start)))
@@ -173,16 +150,63 @@ func (b *Bedrock) serveConverse(w http.ResponseWriter, r *http.Request, modelID 
 		err = b.Service.ValidateShape("ConverseResponse", out)
 	}
 	if err != nil {
-		// The edge's own answer breaks the model: a bug here, not in the
-		// caller.
-		b.count("Converse.bad_response")
-		b.Log.Error("the edge's Converse answer breaks the service model", "error", err.Error())
-		awsError(w, http.StatusInternalServerError, "InternalServerException", err.Error())
+		b.badResponse(w, "Converse", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Amzn-Requestid", newRequestID())
 	_, _ = w.Write(out)
+}
+
+// converse checks a Converse or ConverseStream request (op: the two take
+// the same input and follow the same rules) and has the model answer it.
+// When it is not ok, the caller has had its answer: the ValidationException,
+// the model's failure, or nothing for a caller that gave up.
+func (b *Bedrock) converse(w http.ResponseWriter, r *http.Request, op, modelID string, body []byte) (models.Response, bool) {
+	if err := b.Service.ValidateInput(op, servicemodel.Input{URI: map[string]string{"modelId": modelID}, Body: body}); err != nil {
+		b.invalid(w, r, op, modelID, err)
+		return models.Response{}, false
+	}
+	var in converseRequest
+	if err := json.Unmarshal(body, &in); err != nil {
+		b.invalid(w, r, op, modelID, err)
+		return models.Response{}, false
+	}
+	if err := checkConverse(in); err != nil {
+		b.invalid(w, r, op, modelID, err)
+		return models.Response{}, false
+	}
+	b.count(op)
+	resp, err := b.Model.Converse(r.Context(), in.modelsRequest(modelID))
+	switch {
+	case err != nil && r.Context().Err() != nil:
+		// The caller gave up (its deadline, a timeout script): nobody reads
+		// the answer.
+		b.count(op + ".abandoned")
+	case errors.Is(err, models.ErrModel):
+		b.count(op + ".model_error")
+		// Bedrock's ModelErrorException (424): the model failed; the SDK
+		// does not retry it, as a scripted failure must not be retried.
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amzn-ErrorType", "ModelErrorException")
+		w.WriteHeader(http.StatusFailedDependency)
+		_ = json.NewEncoder(w).Encode(map[string]any{"message": err.Error(), "originalStatusCode": 500, "resourceName": modelID})
+	case err != nil:
+		b.count(op + ".error")
+		b.Log.Error("bedrock "+op+" failed", "model_id", modelID, "error", err.Error())
+		awsError(w, http.StatusInternalServerError, "InternalServerException", "Internal error")
+	default:
+		return resp, true
+	}
+	return models.Response{}, false
+}
+
+// badResponse answers when the edge's own answer breaks the service model:
+// a bug here, not in the caller.
+func (b *Bedrock) badResponse(w http.ResponseWriter, op string, err error) {
+	b.count(op + ".bad_response")
+	b.Log.Error("the edge's "+op+" answer breaks the service model", "error", err.Error())
+	awsError(w, http.StatusInternalServerError, "InternalServerException", err.Error())
 }
 
 // The Converse request and response, as far as the edge reads and writes
@@ -505,27 +529,37 @@ func converseResponse(resp models.Response, took time.Duration) map[string]any {
 		content = append(content, map[string]any{"text": resp.Text})
 	}
 	for _, c := range resp.ToolCalls {
-		var input any = map[string]any{}
-		if c.Input != "" {
-			if err := json.Unmarshal([]byte(c.Input), &input); err != nil {
-				input = map[string]any{}
-			}
-		}
-		content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": c.ID, "name": c.Name, "input": input}})
-	}
-	stop := "end_turn"
-	switch {
-	case resp.Refused:
-		stop = "content_filtered"
-	case len(resp.ToolCalls) > 0:
-		stop = "tool_use"
+		content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": c.ID, "name": c.Name, "input": toolInput(c)}})
 	}
 	return map[string]any{
 		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
-		"stopReason": stop,
+		"stopReason": stopReason(resp),
 		"usage":      map[string]any{"inputTokens": resp.InputTokens, "outputTokens": resp.OutputTokens, "totalTokens": resp.InputTokens + resp.OutputTokens},
 		"metrics":    map[string]any{"latencyMs": took.Milliseconds()},
 	}
+}
+
+// toolInput is a tool call's input as a JSON value: an object when the
+// model gave none or gave malformed JSON.
+func toolInput(c models.ToolCall) any {
+	var input any = map[string]any{}
+	if c.Input != "" {
+		if err := json.Unmarshal([]byte(c.Input), &input); err != nil {
+			input = map[string]any{}
+		}
+	}
+	return input
+}
+
+// stopReason is why the model stopped, as Converse says it.
+func stopReason(resp models.Response) string {
+	switch {
+	case resp.Refused:
+		return "content_filtered"
+	case len(resp.ToolCalls) > 0:
+		return "tool_use"
+	}
+	return "end_turn"
 }
 
 // serveInvokeModel answers InvokeModel: the request checked against the

@@ -292,3 +292,137 @@ func TestBedrockTitanEmbeddings(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int64{"InvokeModel": 1, "InvokeModel.invalid": 5}, b.Counts())
 }
+
+// edgeClient is the Bedrock runtime client of the SDK, on the edge at url.
+func edgeClient(url string) *bedrockruntime.Client {
+	return bedrockruntime.New(bedrockruntime.Options{Region: "us-east-1", BaseEndpoint: aws.String(url), RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+}
+
+// bothWays asks the adapter req through Converse, then with deltas through
+// ConverseStream, checks that both give one response and returns it, with
+// the deltas and when each arrived.
+func bothWays(t *testing.T, adapter bedrock.Model, req models.Request) (models.Response, []string, []time.Time) {
+	t.Helper()
+	plain, err := adapter.Converse(context.Background(), req)
+	require.NoError(t, err)
+	var pieces []string
+	var at []time.Time
+	req.OnDelta = func(s string) { pieces, at = append(pieces, s), append(at, time.Now()) }
+	resp, err := adapter.Converse(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, plain, resp, "ConverseStream gives what Converse gives")
+	return resp, pieces, at
+}
+
+// The production adapter asking for deltas goes through ConverseStream and
+// the edge's event stream: the deltas arrive over time, paced, and
+// concatenate exactly to the text; the response is the one Converse gives
+// for the same request.
+func TestBedrockConverseStreamGivesWhatConverseGives(t *testing.T) {
+	m := &recording{}
+	b, s := mustBedrockEdge(t, m)
+	b.StreamChunkDelay = 15 * time.Millisecond
+	adapter := bedrock.Model{Client: edgeClient(s.URL), DefaultModelID: "anthropic.claude-3-5-haiku-20241022-v1:0"}
+	req := models.Request{System: "You are Kyra.", Messages: []models.Message{{Role: "user", Content: "How do I fix a nil map panic in Go?"}},
+		Tools: []models.Tool{{Name: "search_memories", Description: "Search."}}, MaxTokens: 300,
+		Metadata: map[string]string{models.MetadataTeamID: "team_1"}}
+	want, err := localmodel.New(nil).Converse(context.Background(), req)
+	require.NoError(t, err)
+	m.resp = want
+
+	got, pieces, at := bothWays(t, adapter, req)
+	assert.Equal(t, want.Text, got.Text)
+	assert.Equal(t, want.InputTokens, got.InputTokens)
+	assert.Equal(t, want.OutputTokens, got.OutputTokens)
+	assert.Equal(t, "anthropic.claude-3-5-haiku-20241022-v1:0", got.ModelID)
+	assert.Equal(t, got.Text, strings.Join(pieces, ""), "the deltas are the text, whitespace and all")
+	require.Greater(t, len(pieces), 3, "a reply of many words comes in several deltas")
+	// Paced: the last delta came at least (n-1) pauses after the first
+	// (less a little for the timer's slack).
+	assert.GreaterOrEqual(t, at[len(at)-1].Sub(at[0]), time.Duration(len(pieces)-1)*b.StreamChunkDelay*8/10)
+	assert.Equal(t, req.Metadata, m.got.Metadata, "the same request went to the model")
+	assert.Equal(t, map[string]int64{"Converse": 1, "ConverseStream": 1}, b.Counts())
+}
+
+// Tool calls, refusals and answers without text stream as they answer
+// through Converse: a tool call's id, name and input (as Converse renders
+// it) from its contentBlockStart and delta, never as a text delta.
+func TestBedrockConverseStreamToolUseAndStopReasons(t *testing.T) {
+	m := &recording{}
+	b, s := mustBedrockEdge(t, m)
+	b.StreamChunkDelay = 0
+	adapter := bedrock.Model{Client: edgeClient(s.URL), DefaultModelID: "amazon.nova-micro-v1:0"}
+	req := models.Request{Messages: []models.Message{{Role: "user", Content: "Who can help with signups?"}},
+		Tools: []models.Tool{{Name: "delegate_task", Description: "Delegate."}, {Name: "search_memories", Description: "Search."}}}
+	for name, answer := range map[string]models.Response{
+		"text and two tool calls": {Text: "Let me ask Dana.", InputTokens: 30, OutputTokens: 12, ToolCalls: []models.ToolCall{
+			{ID: "call-1", Name: "delegate_task", Input: `{"to_agent": "dana", "budget": 1.50, "note": "<signups & churn>", "tags": ["a", "b"]}`},
+			{ID: "call-2", Name: "search_memories", Input: ""}}},
+		"a tool call alone": {InputTokens: 8, OutputTokens: 4, ToolCalls: []models.ToolCall{{ID: "call-3", Name: "delegate_task", Input: `{"to_agent":"luke"}`}}},
+		"a refusal":         {Text: "I can't help with that.", Refused: true, InputTokens: 5, OutputTokens: 6},
+		"no text":           {InputTokens: 5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m.resp = answer
+			got, pieces, _ := bothWays(t, adapter, req)
+			assert.Equal(t, answer.Text, got.Text)
+			assert.Equal(t, answer.Text, strings.Join(pieces, ""))
+			assert.Equal(t, answer.Refused, got.Refused)
+			require.Len(t, got.ToolCalls, len(answer.ToolCalls))
+			for i, c := range answer.ToolCalls {
+				assert.Equal(t, c.ID, got.ToolCalls[i].ID)
+				assert.Equal(t, c.Name, got.ToolCalls[i].Name)
+				if c.Input != "" {
+					assert.JSONEq(t, c.Input, got.ToolCalls[i].Input)
+				} else {
+					assert.Equal(t, "{}", got.ToolCalls[i].Input)
+				}
+			}
+		})
+	}
+}
+
+// A malformed ConverseStream request gets the ValidationException Converse
+// gets, before any event; a scripted failure Bedrock's ModelErrorException;
+// a caller that goes away mid-stream stops the stream.
+func TestBedrockConverseStreamFailures(t *testing.T) {
+	m := &recording{}
+	b, s := mustBedrockEdge(t, m)
+	client := edgeClient(s.URL)
+	adapter := bedrock.Model{Client: client, DefaultModelID: "amazon.nova-micro-v1:0"}
+
+	_, err := client.ConverseStream(context.Background(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String("amazon.nova-micro-v1:0")})
+	var api smithy.APIError
+	require.ErrorAs(t, err, &api)
+	assert.Equal(t, "ValidationException", api.ErrorCode())
+	assert.Contains(t, api.ErrorMessage(), "at least one message")
+	var pieces []string
+	blank := models.Request{Messages: []models.Message{{Role: "user", Content: " "}}, OnDelta: func(s string) { pieces = append(pieces, s) }}
+	_, err = adapter.Converse(context.Background(), blank)
+	require.ErrorIs(t, err, models.ErrModel)
+	assert.Contains(t, err.Error(), "ValidationException")
+	assert.Contains(t, err.Error(), "blank-text")
+	assert.EqualValues(t, 2, b.Counts()["ConverseStream.invalid"])
+
+	ask := models.Request{Messages: []models.Message{{Role: "user", Content: "hi"}}, OnDelta: func(s string) { pieces = append(pieces, s) }}
+	m.err = fmt.Errorf("%w: scripted failure", models.ErrModel)
+	_, err = adapter.Converse(context.Background(), ask)
+	require.ErrorIs(t, err, models.ErrModel)
+	assert.Contains(t, err.Error(), "ModelErrorException")
+	assert.EqualValues(t, 1, b.Counts()["ConverseStream.model_error"])
+	assert.Empty(t, pieces)
+
+	// The caller gives up after the first delta of a long, slow answer.
+	m.err, m.resp = nil, models.Response{Text: strings.Repeat("word ", 300)}
+	b.StreamChunkDelay = 20 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ask.OnDelta = func(string) { cancel() }
+	start := time.Now()
+	_, err = adapter.Converse(ctx, ask)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), 2*time.Second, "the adapter stops reading at once")
+	require.Eventually(t, func() bool { return b.Counts()["ConverseStream.abandoned"] == 1 }, 5*time.Second, 10*time.Millisecond,
+		"the edge stops writing to a caller that went away")
+}

@@ -36,10 +36,11 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 	}
 	// A session reads its lead and each participant (each must be an
 	// active agent of the team; one GetItem each, see docs/testing.md) and is one
-	// conditional put (its participants inside it; each participant's slot
-	// is taken by its stage's task, not here); announced; the execution
-	// started, named by the session id.
-	sessionCreate := calls{"DynamoDB": 4, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 1, "EventBridge": 1, "SFN": 1}
+	// conditional write (its participants inside it; each participant's slot
+	// is taken by its stage's task, not here), a transaction with the first
+	// event of its stream (SessionStatusChanged, planning); announced; the
+	// execution started, named by the session id.
+	sessionCreate := calls{"DynamoDB": 4, "DynamoDB.GetItem": 3, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1, "SFN": 1}
 
 	steps := []step{
 		{op: "POST /v1/sessions", method: "POST", path: lit("/v1/sessions"), status: 201,
@@ -50,8 +51,9 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 		// the session and its participants.
 		{op: "GET /v1/sessions/{id}", method: "GET", path: sessionPath(&approved, ""), status: 200, max: dynamo(1),
 			before: func() { d.waitSession(approved, 60*time.Second, "awaiting_approval") }},
-		// the session (its task token), one conditional put, announced,
-		// the token sent back to the execution.
+		// the session (its task token), one conditional write with its
+		// status's event (a transaction), announced, the token sent back
+		// to the execution.
 		{op: "POST /v1/sessions/{id}/approve", method: "POST", path: sessionPath(&approved, "/approve"), status: 200,
 			body: map[string]any{"decision": "approve"}, max: calls{"DynamoDB": 2, "EventBridge": 1, "SFN": 1}},
 		// the session, its messages page.
@@ -63,8 +65,9 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 			body: map[string]any{"pattern": "brainstorm", "lead": "kyra", "goal": "Cancel me",
 				"participants": twoContributors("sage", "wren")},
 			max: sessionCreate, then: func(r map[string]any) { cancelled = str(r, "id") }},
-		// the session, the execution stopped, one conditional put (from the
-		// same read), announced; a stage under way that changed the session
+		// the session, the execution stopped, one conditional write with its
+		// status's event (a transaction, from the same read), announced; a
+		// stage under way that changed the session
 		// meanwhile costs one re-read and put (the version condition). The
 		// cancel waits until the execution has run its steps and settled
 		// (wren's contribution stored, sage's model call hanging): moto
@@ -74,14 +77,14 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 		// each cost it a re-read and a put.
 		{op: "POST /v1/sessions/{id}/cancel", method: "POST", path: sessionPath(&cancelled, "/cancel"), status: 200,
 			before: func() { d.waitSettled(cancelled) },
-			max:    calls{"DynamoDB": 4, "DynamoDB.GetItem": 2, "DynamoDB.PutItem": 2, "EventBridge": 1, "SFN": 1}},
+			max:    calls{"DynamoDB": 4, "DynamoDB.GetItem": 2, "DynamoDB.TransactWriteItems": 2, "EventBridge": 1, "SFN": 1}},
 		{op: "POST /v1/sessions (to resume)", method: "POST", path: lit("/v1/sessions"), status: 201,
 			before: func() { d.script(e, "dana", "fail") },
 			body: map[string]any{"pattern": "pipeline", "lead": "kyra", "goal": "Resume me",
 				"participants": []any{part("luke", "worker", 1), part("dana", "worker", 2)}},
 			max: sessionCreate, then: func(r map[string]any) { resumed = str(r, "id") }},
-		// the session, one conditional update, announced, the next run
-		// started (<id>-r1).
+		// the session, one conditional write with its status's event (a
+		// transaction), announced, the next run started (<id>-r1).
 		{op: "POST /v1/sessions/{id}/resume", method: "POST", path: sessionPath(&resumed, "/resume"), status: 200,
 			before: func() {
 				failed := d.waitSession(resumed, 60*time.Second)
@@ -113,36 +116,43 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 	// Each session-steps action of the approved brainstorm's execution, per
 	// invocation (the Map state runs one "stage" per contributor). Every
 	// step reads the session once, to check that it may still run, and
-	// changes it from that read (one conditional put, announced when its
-	// status moves).
-	stateChange := calls{"DynamoDB": 5, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 2, "EventBridge": 2}
+	// changes it from that read (one conditional write, announced when its
+	// status moves). A change the session's stream tells of (a status, a
+	// stage's output) is a transaction with its events, one call as the put
+	// it replaces; any other change stays one PutItem.
+	stateChange := calls{"DynamoDB": 5, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 1, "DynamoDB.TransactWriteItems": 1, "EventBridge": 2}
 	// A stage is a task of the task model, so the delegation limits and
 	// the budgets hold inside sessions: created, started, its attempt
 	// recorded and completed (four transactions, three announced), the
 	// agent, the model call (one Converse call) charged to the session's cap (one conditional add), the protocol
 	// check (the session's messages) and the message put, the participant
 	// marked working and the output stored (each a read and a conditional
-	// put of the session; the output announced). Above that: a concurrent
-	// stage that changed the session first costs a re-read and a put (the
-	// version condition; here one other contributor, so at most two), and
+	// write of the session: a put, and a transaction with the stage's
+	// SessionStageCompleted event; the output announced). Above that: a concurrent
+	// stage that changed the session first costs a re-read and a write
+	// (the version condition; here one other contributor, so at most two:
+	// one more transaction when it is the output's), and
 	// the cancel watch reads the session once a second while the model
 	// works (the local model answers at once; about one read per second of
 	// a Bedrock call in AWS).
 	// And the model call charged to the team's budget (charged): the
 	// contributors' stages run at once, so each may be the team's first
 	// call of the month.
-	stage := charged(calls{"DynamoDB": 25 + 4, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 5, "BedrockRuntime": 1}, 1, true)
+	stage := charged(calls{"DynamoDB": 25 + 4, "DynamoDB.TransactWriteItems": 6 + 1, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 5, "BedrockRuntime": 1}, 1, true)
 	perAction := map[string]calls{
 		// status planning → active (a read and a put, announced), the
 		// history (empty: the first run), the participants invited (a
 		// message each through the messaging service, announced) and the
 		// opening delegation recorded (the protocol check reads the
-		// history again, one put).
-		"begin": calls{"DynamoDB": 8, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 3, "DynamoDB.Query": 2, "EventBridge": 2},
+		// history again, one put); the status change is a transaction
+		// with its event.
+		"begin": calls{"DynamoDB": 8, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 2, "DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 2, "EventBridge": 2},
 		"stage": stage,
 		// the lead's turn: a stage with the other outputs in its prompt,
-		// one more put and announcement for the final output.
-		"synthesize": charged(calls{"DynamoDB": 29 + 2, "DynamoDB.TransactWriteItems": 5, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 6, "BedrockRuntime": 1}, 1, false),
+		// one more write and announcement for the final output (the
+		// lead's stage and the final output each a transaction with its
+		// event).
+		"synthesize": charged(calls{"DynamoDB": 29 + 2, "DynamoDB.TransactWriteItems": 7, "DynamoDB.UpdateItem": 1, "DynamoDB.Query": 2, "EventBridge": 6, "BedrockRuntime": 1}, 1, false),
 		// the task token stored (status awaiting_approval, announced) and
 		// the participants told (one message, announced).
 		"await": stateChange,

@@ -632,9 +632,12 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	perRecord("memory-invalidator", calls{"DynamoDB": 2, "DynamoDB.TransactWriteItems": 1})
 	perRecord("activity-recorder", calls{"DynamoDB": 1})
 	// A task's, report's or session's end linked to a conversation: the
-	// record read, one transaction (the marker, the message, the
-	// conversation's count); any other status change reads nothing.
-	perRecord("result-poster", calls{"DynamoDB": 2, "DynamoDB.TransactWriteItems": 1})
+	// record read, the conversation read (its version and its stream's
+	// last number: the message's ResultPosted event is numbered under that
+	// version), one transaction (the marker, the message and its event,
+	// the conversation's count, version and event_seq); any other status
+	// change reads nothing.
+	perRecord("result-poster", calls{"DynamoDB": 3, "DynamoDB.GetItem": 2, "DynamoDB.TransactWriteItems": 1})
 	var posting invocation
 	require.Eventually(t, func() bool {
 		list, _ := invocations(t, start, "result-poster", d.id)

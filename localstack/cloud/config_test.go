@@ -54,3 +54,18 @@ func TestAMalformedOverrideStopsTheLocalStart(t *testing.T) {
 	_, err = resources().FunctionConfig("tasks")
 	assert.NoError(t, err, "the tasks function does not read it")
 }
+
+// The A2A agent's card lists its streaming endpoint under the local
+// streaming API's URL; no other function reads it.
+func TestTheA2AAgentLearnsTheStreamingAPIsURL(t *testing.T) {
+	res := resources()
+	res.StreamURL = "http://127.0.0.1:14580"
+	for _, name := range []string{"a2a", "a2a-stream"} {
+		cfg, err := res.FunctionConfig(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, res.StreamURL, cfg.StreamURL, name)
+	}
+	cfg, err := res.FunctionConfig("tasks")
+	require.NoError(t, err)
+	assert.Empty(t, cfg.StreamURL)
+}

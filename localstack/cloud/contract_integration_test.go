@@ -10,6 +10,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo/clipstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/inboxstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/packstore"
+	"github.com/conclave-ai/conclave/shared/dynamo/planstore"
 	"github.com/conclave-ai/conclave/shared/dynamo/pushstore"
 	"github.com/conclave-ai/conclave/shared/storetest"
 )
@@ -24,6 +25,7 @@ func TestStoreContract(t *testing.T) {
 		return storetest.Stores{Teams: e.db.teams, Agents: e.db.agents, Tasks: e.db.tasks, Approvals: apr,
 			Conversations: e.db.convs, Sessions: e.db.sessions, Consultations: e.db.consults,
 			Budgets: budgetstore.New(e.db.core.DB, e.db.core.Table), Clipboard: clipstore.New(e.db.core.DB, e.db.core.Table),
-			Remotes: packstore.New(e.db.core.DB, e.db.core.Table), Push: pushstore.New(e.db.core.DB, e.db.core.Table), Messages: inboxstore.New(e.db.core.DB, e.db.core.Table)}
+			Remotes: packstore.New(e.db.core.DB, e.db.core.Table), Push: pushstore.New(e.db.core.DB, e.db.core.Table), Messages: inboxstore.New(e.db.core.DB, e.db.core.Table),
+			Streams: e.db.core, Results: e.db.results, Plans: planstore.New(e.db.core.DB, e.db.core.Table)}
 	})
 }

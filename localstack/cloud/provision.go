@@ -44,6 +44,9 @@ type Resources struct {
 	QueueURLs     map[string]string // manifest queue name (and name-dlq) → URL
 	QueueARNs     map[string]string
 	StateMachines map[string]string // manifest name → ARN
+	// StreamURL is the streaming API's base URL (the edge's streaming
+	// port), STREAM_URL of the functions that declare it; empty: none.
+	StreamURL string
 }
 
 // LocalFlags are the feature flags of make run and the tests: everything
@@ -89,6 +92,9 @@ func (r Resources) Environment() map[string]string {
 		// the tests start theirs on 127.0.0.1, and nothing a test
 		// registers reaches outside the machine.
 		settings.EnvMCPLoopbackOnly: "true",
+	}
+	if r.StreamURL != "" {
+		env[settings.EnvStreamURL] = r.StreamURL
 	}
 	// What the developer's environment overrides, checked as in AWS (a
 	// TEAM_RATE_LIMIT=abc stops the local cloud's start, naming it).

@@ -99,6 +99,7 @@ func TestATurnWritesTheMarkersOfTheResultsItsReplyCarries(t *testing.T) {
 		next := c
 		next.Version++
 		next.MessageCount++
+		next.EventSeq++ // the reply's event
 		next.UpdatedAt = time.Now().UTC()
 		reply := conversations.Message{ID: ids.New("msg"), ConversationID: c.ID, Role: conversations.AuthorAssistant, Agent: "kyra", Content: "carried " + marker, CreatedAt: next.UpdatedAt}
 		return conversations.Turn{Conversation: next, Messages: []conversations.Message{reply},

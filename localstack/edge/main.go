@@ -54,6 +54,11 @@ func envInt(name string, def int) int {
 
 func main() {
 	apiPort := flag.Int("api-port", envInt("CONCLAVE_API_PORT", 4580), "port of the HTTP API")
+	// The streaming API's port: CONCLAVE_STREAM_PORT, or the HTTP API's
+	// plus 10000, so every cloud (run, test, soak, load, faults) that
+	// sets its own API port has its own streaming port without a variable
+	// more.
+	streamPort := flag.Int("stream-port", envInt("CONCLAVE_STREAM_PORT", 0), "port of the streaming API (0: the HTTP API's port + 10000)")
 	edgePort := flag.Int("edge-port", envInt("CONCLAVE_EDGE_PORT", 4581), "port of the AWS endpoint (Lambda + forwarding to moto)")
 	motoPort := flag.Int("moto-port", envInt("CONCLAVE_MOTO_PORT", 4582), "private port of moto")
 	dynamoPort := flag.Int("dynamo-port", envInt("CONCLAVE_DYNAMO_PORT", 4583), "private port of DynamoDB Local")
@@ -65,7 +70,10 @@ func main() {
 	seed := flag.Bool("seed", true, "seed the demo team and agents")
 	retry := flag.Int("sqs-retry-seconds", envInt("CONCLAVE_SQS_RETRY_SECONDS", 0), "retry failed SQS messages after this many seconds instead of the queue's visibility timeout (0: as AWS does)")
 	flag.Parse()
-	p := ports{api: *apiPort, edge: *edgePort, moto: *motoPort, dynamo: *dynamoPort}
+	if *streamPort == 0 {
+		*streamPort = *apiPort + 10000
+	}
+	p := ports{api: *apiPort, stream: *streamPort, edge: *edgePort, moto: *motoPort, dynamo: *dynamoPort}
 	retryDelay = time.Duration(*retry) * time.Second
 	if err := run(p, *motoBin, *venv, *dynamoLib, *stateDir, *stage, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "edge:", err)
@@ -78,7 +86,7 @@ var retryDelay time.Duration
 
 // ports are the edge's public ports (API, AWS endpoint) and the private
 // ports of the processes behind it.
-type ports struct{ api, edge, moto, dynamo int }
+type ports struct{ api, stream, edge, moto, dynamo int }
 
 // run brings the local cloud up (DynamoDB Local and moto, the edge in
 // front of them), announces it in cloud.env and serves until interrupted;
@@ -96,7 +104,7 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 	log := slog.New(slog.NewJSONHandler(logFile, nil))
 	_ = os.Remove(filepath.Join(stateDir, "cloud.env"))
 
-	if err := checkPorts(p.api, p.edge, p.moto, p.dynamo); err != nil {
+	if err := checkPorts(p.api, p.stream, p.edge, p.moto, p.dynamo); err != nil {
 		return err
 	}
 	bedrockModel, err := loadBedrockModel(venv)
@@ -128,12 +136,13 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 	}
 
 	edgeURL := fmt.Sprintf("http://127.0.0.1:%d", p.edge)
-	edge, awsCfg, res, err := newEdge(ctx, edgeURL, dynamoURL, motoURL, stage, bedrockModel, log)
+	streamURL := fmt.Sprintf("http://127.0.0.1:%d", p.stream)
+	edge, awsCfg, res, err := newEdge(ctx, edgeURL, streamURL, dynamoURL, motoURL, stage, bedrockModel, log)
 	if err != nil {
 		return err
 	}
 
-	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: edge.APIHandler()})
+	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: edge.APIHandler(), p.stream: edge.StreamAPIHandler()})
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
 	edge.RunSchedules(ctx)
 
@@ -143,7 +152,7 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 		}
 	}
 	pids := map[string]int{"CONCLAVE_MOTO_PID": moto.Process.Pid, "CONCLAVE_DYNAMO_PID": ddb.Process.Pid}
-	if err := announce(stateDir, logDir, p.api, edgeURL, stage, pids); err != nil {
+	if err := announce(stateDir, logDir, p, edgeURL, stage, pids); err != nil {
 		return err
 	}
 
@@ -165,7 +174,7 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 // newEdge provisions the cloud's resources on the started backends and
 // builds the edge in front of them: every function's handler, Bedrock's
 // Converse and Titan's embeddings answered locally.
-func newEdge(ctx context.Context, edgeURL string, dynamoURL, motoURL *url.URL, stage string, bedrockModel *servicemodel.Model, log *slog.Logger) (*cloud.Edge, aws.Config, cloud.Resources, error) {
+func newEdge(ctx context.Context, edgeURL, streamURL string, dynamoURL, motoURL *url.URL, stage string, bedrockModel *servicemodel.Model, log *slog.Logger) (*cloud.Edge, aws.Config, cloud.Resources, error) {
 	awsCfg, backends, err := clientConfigs(ctx, edgeURL, dynamoURL, motoURL)
 	if err != nil {
 		return nil, aws.Config{}, cloud.Resources{}, err
@@ -176,6 +185,8 @@ func newEdge(ctx context.Context, edgeURL string, dynamoURL, motoURL *url.URL, s
 	if err != nil {
 		return nil, aws.Config{}, cloud.Resources{}, fmt.Errorf("provision: %w", err)
 	}
+	// The A2A agent card lists the agent's streaming endpoint there.
+	res.StreamURL = streamURL
 	// The functions' clients honour the stalls tests inject
 	// (localstack/cloud/faults.go); nothing stalls unless a test asks.
 	fnCfg := awsCfg.Copy()
@@ -327,7 +338,7 @@ func checkPorts(ports ...int) error {
 	for _, p := range ports {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
-			return fmt.Errorf("port %d is in use (set CONCLAVE_API_PORT, CONCLAVE_EDGE_PORT, CONCLAVE_MOTO_PORT, CONCLAVE_DYNAMO_PORT): %w", p, err)
+			return fmt.Errorf("port %d is in use (set CONCLAVE_API_PORT, CONCLAVE_STREAM_PORT, CONCLAVE_EDGE_PORT, CONCLAVE_MOTO_PORT, CONCLAVE_DYNAMO_PORT): %w", p, err)
 		}
 		l.Close()
 	}
@@ -375,18 +386,19 @@ func buildHandlers(res cloud.Resources, d lambdafn.Deps) (map[string]any, error)
 
 // announce writes cloud.env (what tests and cloud.sh read) and prints how
 // to reach the API.
-func announce(stateDir, logDir string, apiPort int, edgeURL, stage string, pids map[string]int) error {
-	baseURL := fmt.Sprintf("http://127.0.0.1:%d", apiPort)
-	envFile := fmt.Sprintf("CONCLAVE_BASE_URL=%s\nCONCLAVE_API_KEY=%s\nCONCLAVE_OTHER_API_KEY=%s\nCONCLAVE_EDGE_URL=%s\nCONCLAVE_STAGE=%s\nCONCLAVE_EDGE_PID=%d\n",
-		baseURL, demo.APIKey, demo.OtherAPIKey, edgeURL, stage, os.Getpid())
+func announce(stateDir, logDir string, p ports, edgeURL, stage string, pids map[string]int) error {
+	baseURL := fmt.Sprintf("http://127.0.0.1:%d", p.api)
+	streamURL := fmt.Sprintf("http://127.0.0.1:%d", p.stream)
+	envFile := fmt.Sprintf("CONCLAVE_BASE_URL=%s\nCONCLAVE_STREAM_URL=%s\nCONCLAVE_API_KEY=%s\nCONCLAVE_OTHER_API_KEY=%s\nCONCLAVE_EDGE_URL=%s\nCONCLAVE_STAGE=%s\nCONCLAVE_EDGE_PID=%d\n",
+		baseURL, streamURL, demo.APIKey, demo.OtherAPIKey, edgeURL, stage, os.Getpid())
 	for _, k := range []string{"CONCLAVE_DYNAMO_PID", "CONCLAVE_MOTO_PID"} {
 		envFile += fmt.Sprintf("%s=%d\n", k, pids[k])
 	}
 	if err := os.WriteFile(filepath.Join(stateDir, "cloud.env"), []byte(envFile), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("Conclave local cloud is up.\n  API:      %s/v1\n  API key:  %s\n  A2A:      %s/a2a/%s (the demo team's agent, docs/a2a.md)\n  AWS edge: %s (AWS_ENDPOINT_URL)\n  logs:     %s\nTry: curl -H 'X-Api-Key: %s' %s/v1/agents\nPress Ctrl-C to stop.\n",
-		baseURL, demo.APIKey, baseURL, demo.A2AID, edgeURL, logDir, demo.APIKey, baseURL)
+	fmt.Printf("Conclave local cloud is up.\n  API:      %s/v1\n  Streams:  %s/v1 (CONCLAVE_STREAM_URL, docs/streaming.md)\n  API key:  %s\n  A2A:      %s/a2a/%s (the demo team's agent, docs/a2a.md)\n  AWS edge: %s (AWS_ENDPOINT_URL)\n  logs:     %s\nTry: curl -H 'X-Api-Key: %s' %s/v1/agents\nPress Ctrl-C to stop.\n",
+		baseURL, streamURL, demo.APIKey, baseURL, demo.A2AID, edgeURL, logDir, demo.APIKey, baseURL)
 	return nil
 }
 

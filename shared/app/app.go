@@ -11,6 +11,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/app/a2afn"
 	"github.com/conclave-ai/conclave/shared/app/a2apushfn"
+	"github.com/conclave-ai/conclave/shared/app/a2astreamfn"
 	"github.com/conclave-ai/conclave/shared/app/adminfn"
 	"github.com/conclave-ai/conclave/shared/app/agentsfn"
 	"github.com/conclave-ai/conclave/shared/app/authorizerfn"
@@ -33,6 +34,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/app/routingfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionsfn"
 	"github.com/conclave-ai/conclave/shared/app/sessionstepsfn"
+	"github.com/conclave-ai/conclave/shared/app/streamsfn"
 	"github.com/conclave-ai/conclave/shared/app/sweeperfn"
 	"github.com/conclave-ai/conclave/shared/app/tasksfn"
 	"github.com/conclave-ai/conclave/shared/app/teamfn"
@@ -71,6 +73,8 @@ var Builders = map[string]lambdafn.Build{
 	"result-poster":      posterfn.Build,
 	"a2a-push":           a2apushfn.Build,
 	"a2a":                a2afn.Build,
+	"streams":            streamsfn.Build,
+	"a2a-stream":         a2astreamfn.Build,
 }
 
 // Routers maps each HTTP function to the builder of its router, so tests

@@ -87,7 +87,9 @@ func TestRoutersServeManifestRoutes(t *testing.T) {
 	}
 }
 
-// The OpenAPI document lists exactly the manifest's routes.
+// The OpenAPI document lists exactly the manifest's routes, of both APIs
+// (the streaming API's own paths marked x-conclave-api: streaming, and
+// only those).
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	var doc struct {
 		OpenAPI string                    `yaml:"openapi"`
@@ -95,7 +97,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	require.NoError(t, yaml.Unmarshal(api.OpenAPI, &doc))
 	assert.True(t, strings.HasPrefix(doc.OpenAPI, "3."))
-	documented := map[string]bool{}
+	documented, streamOnly := map[string]bool{}, map[string]bool{}
 	for path, ops := range doc.Paths {
 		for method, op := range ops {
 			if method == "parameters" {
@@ -104,12 +106,18 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			documented[strings.ToUpper(method)+" "+path] = true
 			fields, _ := op.(map[string]any)
 			assert.NotEmpty(t, fields["responses"], "%s %s has no responses", method, path)
+			streamOnly[strings.ToUpper(method)+" "+path] = fields["x-conclave-api"] == "streaming"
 		}
 	}
-	routes := map[string]bool{}
+	routes, httpRoutes := map[string]bool{}, map[string]bool{}
 	for _, rt := range manifest.Routes() {
-		routes[rt.Route.Key()] = true
+		routes[rt.Route.Key()], httpRoutes[rt.Route.Key()] = true, true
 		assert.True(t, documented[rt.Route.Key()], "route %s is missing from openapi.yaml", rt.Route.Key())
+	}
+	for _, rt := range manifest.StreamRoutes() {
+		routes[rt.Route.Key()] = true
+		assert.True(t, documented[rt.Route.Key()], "streaming route %s is missing from openapi.yaml", rt.Route.Key())
+		assert.Equal(t, !httpRoutes[rt.Route.Key()], streamOnly[rt.Route.Key()], "%s: x-conclave-api: streaming marks the streaming API's own paths", rt.Route.Key())
 	}
 	for k := range documented {
 		assert.True(t, routes[k], "openapi.yaml documents %s which no function serves", k)

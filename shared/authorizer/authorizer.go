@@ -6,6 +6,7 @@ package authorizer
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"time"
@@ -46,15 +47,46 @@ type Handler struct {
 // answers 503 DependencyUnavailable before anything runs (shared/httpapi).
 // Results are never cached (infra/stack), so the next request is checked.
 func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
+	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.RouteKey)
+	return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: ok, Context: authz}, nil
+}
+
+// HandleREST is the same check for the streaming API, a REST API (its
+// REQUEST authorizer, caching off): the decision becomes an IAM policy on
+// the method (Deny: API Gateway's 403, as the HTTP API's denial), and the
+// context is the same keys with the same values, which a REST API hands
+// the integration as they are (strings, numbers, booleans).
+func (h *Handler) HandleREST(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
+	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.HTTPMethod+" "+ev.Resource)
+	effect := "Deny"
+	if ok {
+		effect = "Allow"
+	}
+	principal, _ := authz[ContextTeamID].(string)
+	if principal == "" {
+		principal = "anonymous"
+	}
+	return events.APIGatewayCustomAuthorizerResponse{
+		PrincipalID: principal,
+		PolicyDocument: events.APIGatewayCustomAuthorizerPolicy{Version: "2012-10-17", Statement: []events.IAMPolicyStatement{
+			{Action: []string{"execute-api:Invoke"}, Effect: effect, Resource: []string{ev.MethodArn}},
+		}},
+		Context: authz,
+	}, nil
+}
+
+// decide checks the request's key: authorized or not, and the context the
+// route functions read.
+func (h *Handler) decide(ctx context.Context, headers map[string]string, requestID, route string) (bool, map[string]any) {
 	secret := ""
-	for k, v := range ev.Headers {
+	for k, v := range headers {
 		if strings.EqualFold(k, HeaderName) {
 			secret = strings.TrimSpace(v)
 		}
 	}
 	// Every line of the request says which it is (the id the route's lines
 	// and the access log have) and, once known, whose (shared/logctx).
-	ctx = logctx.With(ctx, "request_id", ev.RequestContext.RequestID, "route", ev.RouteKey)
+	ctx = logctx.With(ctx, "request_id", requestID, "route", route)
 	// The key check and the rate count both end before the authorizer's
 	// reserve: a table that stalls between them must not make the
 	// invocation time out (API Gateway's bare 500).
@@ -63,11 +95,11 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 	k, err := h.Teams.Authenticate(actx, secret)
 	if apperr.Is(err, apperr.EUNAUTHORIZED) {
 		h.Log.InfoContext(ctx, "denied")
-		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: false}, nil
+		return false, nil
 	}
 	if err != nil {
 		h.Log.ErrorContext(ctx, "authorizer failure: the key could not be checked", "error", err.Error())
-		return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: true, Context: map[string]any{authctx.Unavailable: true}}, nil
+		return true, map[string]any{authctx.Unavailable: true}
 	}
 	ctx = logctx.With(ctx, "team_id", k.TeamID, "key_id", k.ID)
 	authz := map[string]any{ContextTeamID: k.TeamID, ContextKeyID: k.ID}
@@ -75,7 +107,32 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 		h.Log.WarnContext(ctx, "team over its rate limit")
 		authz[ContextRateLimited], authz[ContextRetryAfter] = true, 1
 	}
-	return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: true, Context: authz}, nil
+	return true, authz
+}
+
+// Event answers either API's authorizer event: the HTTP API's payload 2.0
+// (version "2.0") or the streaming REST API's REQUEST event (a methodArn).
+// One function serves both, so the two APIs check keys by one code path.
+func (h *Handler) Event(ctx context.Context, raw json.RawMessage) (any, error) {
+	var probe struct {
+		Version   string `json:"version"`
+		MethodArn string `json:"methodArn"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, err
+	}
+	if probe.Version == "" && probe.MethodArn != "" {
+		var ev events.APIGatewayCustomAuthorizerRequestTypeRequest
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return nil, err
+		}
+		return h.HandleREST(ctx, ev)
+	}
+	var ev events.APIGatewayV2CustomAuthorizerV2Request
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, err
+	}
+	return h.Handle(ctx, ev)
 }
 
 // answerReserve is what the key check leaves of the authorizer's time (at

@@ -2,6 +2,7 @@ package authorizer_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -120,4 +121,38 @@ func TestAStalledRateCountStillAnswersBeforeTheDeadline(t *testing.T) {
 	assert.True(t, resp.IsAuthorized)
 	assert.Equal(t, "team_a", resp.Context[authorizer.ContextTeamID])
 	assert.NoError(t, ctx.Err(), "answered before the invocation's deadline")
+}
+
+// The streaming API's REST authorizer event gets the same decision as an
+// IAM policy on the method, with the same context; the HTTP API's event,
+// through the same entry point, still gets its simple response.
+func TestTheRESTEventGetsThePolicyOfTheSameDecision(t *testing.T) {
+	store := keyStore{keys: map[string]teams.APIKey{teams.Hash("ck_live"): {ID: "key_1", TeamID: "team_a", Status: teams.KeyActive}}}
+	const arn = "arn:aws:execute-api:us-east-1:000000000000:api/dev/GET/v1/sessions/s1/events"
+	rest := func(key string) json.RawMessage {
+		raw, _ := json.Marshal(events.APIGatewayCustomAuthorizerRequestTypeRequest{Type: "REQUEST", MethodArn: arn,
+			Headers: map[string]string{"X-Api-Key": key}, HTTPMethod: "GET", Resource: "/v1/sessions/{id}/events"})
+		return raw
+	}
+	out, err := handler(store).Event(context.Background(), rest("ck_live"))
+	require.NoError(t, err)
+	allow, ok := out.(events.APIGatewayCustomAuthorizerResponse)
+	require.True(t, ok, "%T", out)
+	assert.Equal(t, "Allow", allow.PolicyDocument.Statement[0].Effect)
+	assert.Equal(t, []string{arn}, allow.PolicyDocument.Statement[0].Resource)
+	assert.Equal(t, map[string]any{"team_id": "team_a", "key_id": "key_1"}, allow.Context)
+	assert.Equal(t, "team_a", allow.PrincipalID)
+
+	out, err = handler(store).Event(context.Background(), rest("ck_unknown"))
+	require.NoError(t, err)
+	deny := out.(events.APIGatewayCustomAuthorizerResponse)
+	assert.Equal(t, "Deny", deny.PolicyDocument.Statement[0].Effect)
+	assert.Empty(t, deny.Context, "a denied request carries no team")
+
+	v2, _ := json.Marshal(events.APIGatewayV2CustomAuthorizerV2Request{Version: "2.0", Type: "REQUEST", Headers: map[string]string{"x-api-key": "ck_live"}})
+	out, err = handler(store).Event(context.Background(), v2)
+	require.NoError(t, err)
+	simple, ok := out.(events.APIGatewayV2CustomAuthorizerSimpleResponse)
+	require.True(t, ok, "%T", out)
+	assert.True(t, simple.IsAuthorized)
 }

@@ -54,6 +54,11 @@ type Conversation struct {
 	// handoff.
 	PreviousAgent string   `json:"previous_agent,omitempty"`
 	LastHandoff   *Handoff `json:"last_handoff,omitempty"`
+	// EventSeq is the last sequence number of the conversation's stream
+	// (streams.Conversation): one event per stored message (MessageEvent).
+	// A change that stores messages moves it on by their number, as
+	// MessageCount, and is written under the version condition.
+	EventSeq int64 `json:"-"`
 }
 
 // Handoff kinds.
@@ -173,8 +178,11 @@ type WorkRef struct {
 // participants that joined, the agents' conversation counters and the
 // routing decision.
 type Turn struct {
-	Conversation Conversation // the new state; Version is the one read + 1
-	PrevCurrent  string       // current agent before the turn
+	// Conversation is the new state: Version is the one read + 1, and
+	// EventSeq the one read + len(Messages) (each message's event is
+	// written with the turn, numbered up to it: MessageEvents).
+	Conversation Conversation
+	PrevCurrent  string // current agent before the turn
 	Messages     []Message
 	Join         []Participant
 	Decision     dispatch.Decision
@@ -214,9 +222,10 @@ type CarriedResult struct {
 }
 
 // HandoffChange is a handoff or return committed at once: the
-// conversation, the record, the note in the conversation, the participants'
-// roles, the agents' counters, the shared episodic memory, and the two
-// agents' cached contexts dropped.
+// conversation, the record, the note in the conversation (and its event,
+// Conversation.EventSeq being the one read + 1), the participants' roles,
+// the agents' counters, the shared episodic memory, and the two agents'
+// cached contexts dropped.
 type HandoffChange struct {
 	Conversation Conversation
 	PrevCurrent  string

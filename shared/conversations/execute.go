@@ -111,6 +111,7 @@ func (s *Service) execute(ctx context.Context, p plan, byslug map[string]agents.
 	d := p.Decision()
 	selected := d.SelectedAgents
 	multi := !d.Fallback && (d.Strategy == routing.TopK || d.Strategy == routing.Ensemble) && len(selected) > 1
+	r.drafts = multi
 	if !multi && s.Tools != nil {
 		// One agent answers at a time: it may use its tools (tools.go).
 		r.budget = newTurnBudget()
@@ -146,6 +147,9 @@ type run struct {
 	// budget is the turn's tool budget; nil offers no tools.
 	budget    *turnBudget
 	returning bool
+	// drafts: the agents answer at once and the turn keeps one or a
+	// synthesis (a watcher's deltas are drafts).
+	drafts bool
 }
 
 // answerOf asks one agent; one that is no longer active fails.
@@ -275,6 +279,9 @@ func (r *run) ensemble(ctx context.Context, ok []answer) {
 		}
 	}
 	m := lead.msg
+	// The synthesis is a message of its own: the lead's answer was
+	// watched as a draft under the lead's id.
+	m.ID = ids.New("msg")
 	m.Content, m.Contributors, m.Strategy = agg.Text, nil, string(routing.Ensemble)
 	m.InputTokens, m.OutputTokens, m.CostUSD = 0, 0, r.out.synthCost
 	for _, c := range agg.Contributions {
@@ -357,12 +364,16 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 		}
 	}
 	req.Messages = append(req.Messages, models.Message{Role: "user", Content: user.Content})
+	// The id is made before the model is asked: a watcher's deltas name
+	// the message they become.
+	msgID := ids.New("msg")
+	req.OnDelta = deltaSink(p.watch, msgID, a.Slug, r.drafts)
 	var lp *loop
 	if r.budget != nil {
 		// No tool offered (>= 0 would loop anyway): the loop makes the one
 		// call Converse makes and answers its reply.
 		if req.Tools = tools; len(req.Tools) > 0 {
-			lp = &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: p.conv, returning: r.returning,
+			lp = &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: p.conv, returning: r.returning, watch: p.watch, msgID: msgID,
 				caller: ToolCaller{TeamID: d.TeamID, ConversationID: p.conv.ID, Agent: a.Slug, Skills: a.Skills, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools}}
 		}
 	}
@@ -404,7 +415,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Mes
 	}
 	if att.Outcome == dispatch.OutcomeAnswered {
 		ans.msg = Message{
-			ID: ids.New("msg"), ConversationID: user.ConversationID, Role: AuthorAssistant, Agent: a.Slug, Content: resp.Text,
+			ID: msgID, ConversationID: user.ConversationID, Role: AuthorAssistant, Agent: a.Slug, Content: resp.Text,
 			CreatedAt: time.Now().UTC(), ReplyTo: user.ID, DecisionID: d.ID, Strategy: string(d.Strategy), ModelID: resp.ModelID,
 			InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: att.CostUSD, LatencyMS: lat, Query: clip.Clip(user.Content, 500),
 			ContextMemories: memIDs,

@@ -201,6 +201,7 @@ func (h handover) change(c Conversation) HandoffChange {
 	next.Version++
 	next.UpdatedAt = h.handoff.CreatedAt
 	next.MessageCount++
+	next.EventSeq++ // the note's MessagePosted
 	return HandoffChange{Conversation: next, PrevCurrent: c.CurrentAgent, Handoff: h.handoff, Note: h.note, Roles: h.roles, Memory: h.memory}
 }
 

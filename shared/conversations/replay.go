@@ -87,5 +87,6 @@ func (s *Service) replay(ctx context.Context, teamID, convID string, msgIDs []st
 	if res.Replies == nil {
 		res.Replies = []Message{}
 	}
+	res.Replayed = true
 	return res, nil
 }

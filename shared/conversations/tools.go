@@ -156,12 +156,30 @@ type loop struct {
 	inTokens  int
 	outToks   int
 	cost      float64
+	// watch sees the tool calls of the answer msgID; said is what the
+	// model wrote before its tool calls (spoken).
+	watch Watcher
+	msgID string
+	said  []string
 }
 
 // converse asks the model, running the tools it calls until it answers;
 // the response returned carries the whole loop's tokens.
 func (l *loop) converse(ctx context.Context, req models.Request) (models.Response, error) {
+	onDelta := req.OnDelta
 	for {
+		if onDelta != nil {
+			// What the model writes after a tool call follows what it
+			// wrote before, as in the stored reply (spoken).
+			first := true
+			req.OnDelta = func(t string) {
+				if first && t != "" && len(l.said) > 0 {
+					onDelta(replySeparator)
+				}
+				first = first && t == ""
+				onDelta(t)
+			}
+		}
 		resp, err := l.s.Model.Converse(ctx, req)
 		if err != nil {
 			return resp, err
@@ -176,23 +194,31 @@ func (l *loop) converse(ctx context.Context, req models.Request) (models.Respons
 		if l.budget.tokens >= workflow.MaxTaskTokens {
 			// No model is asked again: the reply is what there is.
 			l.stopped = StoppedTokens
-			if strings.TrimSpace(resp.Text) == "" {
+			if strings.TrimSpace(spoken(l.said, resp.Text)) == "" {
 				resp.Text = fmt.Sprintf("I had to stop before finishing: this reply used its budget of %d tokens.", workflow.MaxTaskTokens)
 			}
 			resp.ToolCalls = nil
 			return l.total(resp), nil
 		}
-		for _, call := range resp.ToolCalls {
+		for i, call := range resp.ToolCalls {
 			l.caller.Messages = slices.Clone(req.Messages)
-			req.Messages = append(req.Messages, models.Message{Role: "assistant", ToolCalls: []models.ToolCall{call}})
+			said := ""
+			if i == 0 {
+				// The model sees what it wrote before its calls.
+				said = resp.Text
+			}
+			req.Messages = append(req.Messages, models.Message{Role: "assistant", Content: said, ToolCalls: []models.ToolCall{call}})
 			out := l.call(ctx, call)
 			req.Messages = append(req.Messages, models.Message{Role: "tool", Content: out, ToolCallID: call.ID})
+		}
+		if resp.Text != "" {
+			l.said = append(l.said, resp.Text)
 		}
 		if l.stopped == StoppedToolCalls {
 			if req.Tools == nil {
 				// Asked to answer without tools, it asked for tools again.
-				resp.ToolCalls = nil
-				if strings.TrimSpace(resp.Text) == "" {
+				resp.ToolCalls, resp.Text = nil, ""
+				if strings.TrimSpace(spoken(l.said, "")) == "" {
 					resp.Text = fmt.Sprintf("I had to stop before finishing: this reply used its %d tool calls.", workflow.MaxTaskToolCalls)
 				}
 				return l.total(resp), nil
@@ -202,8 +228,10 @@ func (l *loop) converse(ctx context.Context, req models.Request) (models.Respons
 	}
 }
 
+// total is the loop's answer: the whole loop's tokens, and all it said.
 func (l *loop) total(resp models.Response) models.Response {
 	resp.InputTokens, resp.OutputTokens = l.inTokens, l.outToks
+	resp.Text = spoken(l.said, resp.Text)
 	return resp
 }
 
@@ -216,6 +244,10 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 		return out
 	}
 	l.budget.calls++
+	ev := ToolEvent{MessageID: l.msgID, Agent: l.a.Slug, CallID: call.ID, Tool: call.Name, Input: clip.Clip(call.Input, 500)}
+	if l.watch != nil {
+		l.watch.ToolCalled(ev)
+	}
 	res, err := l.s.Tools.Call(ctx, l.caller, call)
 	out := res.Text
 	switch {
@@ -235,6 +267,10 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 		l.delivered = append(l.delivered, *res.Delivered)
 	}
 	l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip.Clip(call.Input, 500), Output: clip.Clip(out, 1000)})
+	if l.watch != nil {
+		ev.Output = clip.Clip(out, 1000)
+		l.watch.ToolAnswered(ev)
+	}
 	return out
 }
 

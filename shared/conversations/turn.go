@@ -32,6 +32,8 @@ type PostInput struct {
 	// handler, never decoded): work a kind skill starts for the message is
 	// requested by that user, as POST /v1/reports would record it (kinds.go).
 	UserKey string `json:"-"`
+	// Watch, when set, sees the turn as it runs (a streamed turn).
+	Watch Watcher `json:"-"`
 }
 
 // PostResult is the turn: the user's message, the replies (and any system
@@ -40,6 +42,16 @@ type PostResult struct {
 	UserMessage Message           `json:"user_message"`
 	Replies     []Message         `json:"replies"`
 	Routing     dispatch.Decision `json:"routing"`
+	// Replayed: the turn was stored before, by a request with the same
+	// Idempotency-Key, and is answered as stored (no agent was asked).
+	Replayed bool `json:"-"`
+}
+
+// Check is the input's validation, for a caller that must refuse a bad
+// message before it answers anything (a streamed turn's first byte).
+func (in PostInput) Check() error {
+	_, err := in.validate()
+	return err
 }
 
 func (in PostInput) validate() (dispatch.Options, error) {
@@ -60,6 +72,8 @@ type plan struct {
 	conv Conversation
 	// userKey is PostInput.UserKey.
 	userKey string
+	// watch is PostInput.Watch.
+	watch Watcher
 }
 
 // thread is what a turn reads before it is routed.
@@ -188,6 +202,9 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	if err != nil {
 		return PostResult{}, err
 	}
+	if in.Watch != nil {
+		in.Watch.Routed(routed.Decision())
+	}
 	user.DecisionID = routed.Decision().ID
 	// The notes are shown before the reply, so their ids (which order the
 	// conversation) are made before the agents answer.
@@ -204,7 +221,7 @@ func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput)
 	if planned != nil {
 		out = s.planReply(routed.Decision(), user, planned)
 	} else {
-		out = s.execute(ctx, plan{Plan: routed, conv: th.conv, userKey: in.UserKey}, th.byslug, th.history, user, ret != nil)
+		out = s.execute(ctx, plan{Plan: routed, conv: th.conv, userKey: in.UserKey, watch: in.Watch}, th.byslug, th.history, user, ret != nil)
 	}
 	d := routed.Finish(out.result())
 	if ret != nil && (out.reply == nil || out.answeredBy[0] != ret.handoff.To) {
@@ -456,6 +473,7 @@ func turnOn(conv Conversation, ch change, at time.Time) Turn {
 	next := conv
 	next.Version++
 	next.MessageCount += len(msgs)
+	next.EventSeq += int64(len(msgs)) // one MessagePosted each, written with the turn
 	next.UpdatedAt = at
 	if len(answeredBy) > 0 {
 		next.CurrentAgent = answeredBy[0]

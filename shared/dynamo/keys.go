@@ -44,7 +44,8 @@ import (
 //	agent load      TEAM#<team>           LOAD#<slug>                                                          loadItem
 //	                  (active_tasks: running-or-queued count; active_conversations: open conversations
 //	                  it is current in; latency_ms: moving average; written only by ADD/SET updates)
-//	conversation    TEAM#<team>           CONV#<conv id>  (version, status, current_agent, last_handoff map)   convItem
+//	conversation    TEAM#<team>           CONV#<conv id>  (version, status, current_agent, last_handoff map;  convItem
+//	                  event_seq: its stream's last number)
 //	participant     TEAM#<team>           CPART#<conv id>#<slug>  (written only by updates)                    participantItem
 //	message         TEAM#<team>           MSG#<conv id>#<msg id>  (role; rating set by a rating)               messageItem
 //	routing log     TEAM#<team>           RDEC#<decision id>               TEAM#<team>#CONV#<conv id> / RDEC#<id>  decisionItem
@@ -58,7 +59,7 @@ import (
 //	memory epoch    TEAM#<team>           MEMEPOCH  (bumped by every invalidation; a context is cached only if unchanged)  epochItem
 //	rate window     TEAM#<team>           RATE#<unix second>  (requests: the team's count in that second; expires_at TTL, 2 minutes)
 //	queue attempts  QATTEMPT#<queue>#<message id>  ATTEMPTS  (failed processing attempts; expires_at TTL, 14 days; written only by ADD)
-//	session         TEAM#<team>           SES#<session id>                                                     sessionItem
+//	session         TEAM#<team>           SES#<session id>  (event_seq: its stream's last number)             sessionItem
 //	                  gsi3 (unfinished, not awaiting a human): SDUE / <deadline>#<team>#<id>
 //	session message TEAM#<team>           SMSG#<session id>#<message id>  (the trace, append-only)             sessionMsgItem
 //	report          TEAM#<team>           REPORT#<report id>  (report_type, to, from, status filter it)       reportItem
@@ -72,6 +73,9 @@ import (
 //	                  (calls, input_tokens, output_tokens, nanos; written only by ADD; expires_at TTL, 400 days)
 //	clipboard value TEAM#<team>           CLIP#<scope>#<key>  (scope task:<root task id> or conv:<conversation id>;  clipItem
 //	                  value, stored_by; expires_at TTL, 1 day: toolpacks.ClipTTL)
+//	stream event    TEAM#<team>           EVT#<stream>#<seq, 12 digits>  (stream: session#<id>, plan#<id>, conv#<id>;  streamEventItem
+//	                  type (the detail type), at, detail (JSON), seq; expires_at TTL, 30 days: streams.Retention;
+//	                  created with the change it tells of, numbered by the owner's event_seq: streamlog.go)
 //	skill vectors   TEAM#<team>           SKILLVEC#<embedder id>#<slug>#<version>  (an agent version's skill embeddings,     skillVecItem
 //	                  float32 little-endian in skill order; texts_hash; no TTL: see shared/expertgate/vectors.go)
 //
@@ -117,7 +121,8 @@ import (
 //	count a queue message's failure        UpdateItem QATTEMPT#<queue>#<id> / ATTEMPTS, ADD attempts 1, UPDATED_NEW
 //	get a report                           GetItem TEAM#<team> / REPORT#<id>
 //	a team's reports newest first          Query pk=TEAM#<team>, begins_with(sk, REPORT#), descending (ids sort by time)
-//	post a work's result once              TransactWriteItems: Put RESULT#<marker> (absent), Update CONV#<id>, Put MSG#<id>#<msg id>
+//	post a work's result once              GetItem CONV#<id>, then TransactWriteItems: Put RESULT#<marker> (absent), Update CONV#<id>
+//	                                       (version read), Put MSG#<id>#<msg id>, Put EVT#conv#<id>#<event_seq + 1> (absent)
 //	a conversation's messages after an id  Query pk=TEAM#<team>, sk BETWEEN MSG#<id>#<after> AND MSG#<id>#DEL, ExclusiveStartKey MSG#<id>#<after>
 //	get an approval / the policy           GetItem TEAM#<team> / APPROVAL#<id>, TEAM#<team> / APPROVALPOLICY
 //	approvals newest first (pending)       Query pk=TEAM#<team>, begins_with(sk, APPROVAL#), descending (filter status, task_id)
@@ -125,6 +130,8 @@ import (
 //	a team's budget / a month's ledger     GetItem TEAM#<team> / BUDGET, TEAM#<team> / SPEND#<month>
 //	reserve a model call's worst case      UpdateItem SPEND#<month>, ADD, condition limited = false OR headroom >= amount
 //	usage of a range of days               Query pk=TEAM#<team>, sk BETWEEN USAGE#<from># AND USAGE#<to>#DEL
+//	a stream's events after n (resume)     Query pk=TEAM#<team>, sk BETWEEN EVT#<stream>#<n+1, 12 digits> AND EVT#<stream>#DEL, ascending, limit
+//	a stream's last number (its head)      Query pk=TEAM#<team>, begins_with(sk, EVT#<stream>#), descending, limit 1
 //	a team's skill vectors (the gate)      Query pk=TEAM#<team>, begins_with(sk, SKILLVEC#<embedder id>#)
 //	an agent version's skill vectors       GetItem / Put / Delete TEAM#<team> / SKILLVEC#<embedder id>#<slug>#<version>
 //
@@ -189,6 +196,7 @@ const (
 	prefixSpend      = "SPEND#"
 	prefixUsage      = "USAGE#"
 	prefixClip       = "CLIP#"
+	prefixStreamEvt  = "EVT#"
 	// PrefixToolPack is the sort key prefix of a team's MCP packs.
 	PrefixToolPack = "TOOLPACK#"
 
@@ -417,6 +425,16 @@ func UsageSK(day string, parts ...string) string {
 		h.Write([]byte{0})
 	}
 	return UsagePrefix(day) + strconv.FormatUint(h.Sum64(), 36)
+}
+
+// StreamEventPrefix is the sort key prefix of a stream's events (a
+// stream's name, streams.Session(id) …, holds one '#' and no other).
+func StreamEventPrefix(stream string) string { return prefixStreamEvt + stream + "#" }
+
+// StreamEventSK is the sort key of a stream's event: its sequence number
+// zero-padded to twelve digits, so the key order is the number order.
+func StreamEventSK(stream string, seq int64) string {
+	return fmt.Sprintf("%s%012d", StreamEventPrefix(stream), seq)
 }
 
 // Key is the primary key of the item at pk, sk.

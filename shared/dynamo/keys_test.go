@@ -45,6 +45,8 @@ func TestKeyShapes(t *testing.T) {
 		{PartPrefix("conv_1"), "CPART#conv_1#"},
 		{HandoffPrefix("conv_1"), "HOFF#conv_1#"},
 		{ApprovalSK("apr_1"), "APPROVAL#apr_1"},
+		{StreamEventSK("session#ses_1", 42), "EVT#session#ses_1#000000000042"},
+		{StreamEventPrefix("conv#conv_1"), "EVT#conv#conv_1#"},
 		{SKTeam + "|" + SKAPIKey + "|" + SKMemEpoch + "|" + SKPolicy, "TEAM|APIKEY|MEMEPOCH|APPROVALPOLICY"},
 	}
 	for _, c := range cases {

@@ -50,6 +50,9 @@ type Request struct {
 	// writesBefore is the invocation's writes before the handler ran (the
 	// idempotency claim's): only the handler's make an outcome unknown.
 	writesBefore int
+	// stream is a streamed response's body (stream.go), kept here by run
+	// for ServeStream.
+	stream Body
 }
 
 // tailContext is the invocation's context (the handler's in tests that
@@ -172,6 +175,8 @@ type Router struct {
 	Disabled map[string]string
 	Log      *slog.Logger
 	Now      func() time.Time
+	// streaming: the router of the streaming API (NewStreamRouter).
+	streaming bool
 }
 
 // Disable makes routeKey answer 409 FeatureDisabled naming flag.
@@ -345,6 +350,15 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 	if req.Event.RequestContext.HTTP.Method == http.MethodPost && key != "" && rt.replay != nil {
 		return rt.replay(ctx, req, h, key)
 	}
+	if req.Event.RequestContext.HTTP.Method == http.MethodPost && key != "" && rt.streaming {
+		// A streamed create keeps no response record (there is no body
+		// to replay): its key reaches the service, whose own reference
+		// answers a repeat with what is stored (idempotency.Scope).
+		if len(key) > 128 {
+			return rt.errorResponse(req, apperr.Invalid("Idempotency-Key", "Idempotency-Key must be at most 128 characters"))
+		}
+		ctx = idempotency.WithKey(ctx, key)
+	}
 	return rt.run(ctx, req, h)
 }
 
@@ -370,6 +384,13 @@ func (rt *Router) run(ctx context.Context, req *Request, h HandlerFunc) events.A
 	res, err := h(ctx, req)
 	if err != nil {
 		return rt.errorResponse(req, err)
+	}
+	if body, ok := res.Body.(Body); ok {
+		// A streamed body: ServeStream writes it after the headers.
+		req.stream = body
+		resp := rawResponse(req, res.Status, "")
+		resp.Headers["Content-Type"] = body.ContentType()
+		return resp
 	}
 	return rt.jsonResponse(req, res.Status, res.Body)
 }
@@ -453,6 +474,20 @@ func (rt *Router) jsonResponse(req *Request, status int, v any) events.APIGatewa
 }
 
 func (rt *Router) errorResponse(req *Request, err error) events.APIGatewayV2HTTPResponse {
+	eb, status := req.ErrorOf(err)
+	body, _ := json.Marshal(eb)
+	resp := rawResponse(req, status, string(body))
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		// Nothing was changed: the same request may be sent again at once.
+		resp.Headers["Retry-After"] = "1"
+	}
+	return resp
+}
+
+// ErrorOf is err in the API's error shape, with its status: what an error
+// response carries, and a streamed response's error event once its body
+// has started. An internal error is logged and answered without its text.
+func (req *Request) ErrorOf(err error) (ErrorBody, int) {
 	if cut := cutOff(req.ctx, err, req.writesBefore); cut != err {
 		req.Log.WarnContext(req.tailContext(), "cut off by the deadline", "error", err.Error())
 		err = cut
@@ -463,11 +498,5 @@ func (rt *Router) errorResponse(req *Request, err error) events.APIGatewayV2HTTP
 	} else {
 		req.Log.ErrorContext(req.ctx, "internal error", "error", err.Error())
 	}
-	body, _ := json.Marshal(ErrorBody{Error: detail, RequestID: req.RequestID})
-	resp := rawResponse(req, Status(detail.Code), string(body))
-	if resp.StatusCode == http.StatusServiceUnavailable {
-		// Nothing was changed: the same request may be sent again at once.
-		resp.Headers["Retry-After"] = "1"
-	}
-	return resp
+	return ErrorBody{Error: detail, RequestID: req.RequestID}, Status(detail.Code)
 }

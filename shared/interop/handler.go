@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -50,36 +49,55 @@ func (s *Service) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	if req == nil || req.Message == nil {
 		return nil, invalid("message", "message is required")
 	}
-	m := req.Message
-	if m.TaskID != "" {
-		return s.continueTask(ctx, e, req)
+	if req.Message.TaskID != "" {
+		t, decided, err := s.decide(ctx, e, req)
+		if err != nil {
+			return nil, err
+		}
+		// The execution resumes on its own time: until it does, the task
+		// still shows the approvals just decided, which is no answer yet.
+		return s.settleWhen(ctx, t, req.Config, func(t tasks.Task) bool {
+			return settled(t) && !slices.ContainsFunc(t.ApprovalIDs, func(id string) bool { return slices.Contains(decided, id) })
+		}), nil
 	}
-	text, err := messageText(m)
+	t, err := s.start(ctx, e, req)
 	if err != nil {
 		return nil, err
+	}
+	return s.settle(ctx, t, req.Config), nil
+}
+
+// start routes a new message in its context and creates its task (and
+// the task's push config, when the message asks for one); every refusal
+// is an A2A error and leaves nothing behind.
+func (s *Service) start(ctx context.Context, e Endpoint, req *a2a.SendMessageRequest) (tasks.Task, error) {
+	m := req.Message
+	text, err := messageText(m)
+	if err != nil {
+		return tasks.Task{}, err
 	}
 	var push *a2a.PushConfig
 	if req.Config != nil && req.Config.PushConfig != nil {
 		// Checked before anything is created: a refused config creates
 		// no task.
 		if push = req.Config.PushConfig; !s.pushEnabled() {
-			return nil, errNoPush
+			return tasks.Task{}, errNoPush
 		}
 		if err := s.checkPushConfig(push); err != nil {
-			return nil, err
+			return tasks.Task{}, err
 		}
 	}
 	conv, opened := m.ContextID, false
 	if conv == "" {
 		if conv, err = s.Conversations.Open(ctx, e.TeamID, title(text)); err != nil {
-			return nil, protocolError(err)
+			return tasks.Task{}, protocolError(err)
 		}
 		opened = true
 	} else if err := s.Conversations.Check(ctx, e.TeamID, conv); err != nil {
 		if apperr.Code(err) == apperr.ENOTFOUND {
-			return nil, invalid("contextId", "contextId names no conversation of this agent")
+			return tasks.Task{}, invalid("contextId", "contextId names no conversation of this agent")
 		}
-		return nil, protocolError(err)
+		return tasks.Task{}, protocolError(err)
 	}
 	t, err := s.run(ctx, e, conv, text)
 	if err != nil {
@@ -88,14 +106,14 @@ func (s *Service) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 			// message opened is closed again).
 			s.Conversations.Discard(ctx, e.TeamID, conv)
 		}
-		return nil, protocolError(err)
+		return tasks.Task{}, protocolError(err)
 	}
 	if push != nil {
 		if _, err := s.savePush(ctx, e, t.ID, push); err != nil {
-			return nil, err
+			return tasks.Task{}, err
 		}
 	}
-	return s.settle(ctx, t, req.Config), nil
+	return t, nil
 }
 
 // run routes text in conv and creates the chosen agent's task.
@@ -148,20 +166,21 @@ func (s *Service) settleWhen(ctx context.Context, t tasks.Task, cfg *a2a.SendMes
 	return Task(t, history)
 }
 
-// continueTask answers a message to an existing task: the decision of the
-// approval it waits for, when it waits for one.
-func (s *Service) continueTask(ctx context.Context, e Endpoint, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+// decide answers a message to an existing task: the decision of the
+// approvals it waits for, when it waits for some. It returns the task as
+// it was read before the decision and the approvals decided.
+func (s *Service) decide(ctx context.Context, e Endpoint, req *a2a.SendMessageRequest) (tasks.Task, []string, error) {
 	t, err := s.Tasks.Get(ctx, e.TeamID, string(req.Message.TaskID))
 	if err != nil {
-		return nil, protocolError(err)
+		return t, nil, protocolError(err)
 	}
 	if State(t) != a2a.TaskStateInputRequired {
-		return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "the task needs no input: it is "+string(State(t))).
+		return t, nil, a2a.NewError(a2a.ErrUnsupportedOperation, "the task needs no input: it is "+string(State(t))).
 			WithDetails(map[string]any{"code": apperr.ECONFLICT, "reason": "TaskNeedsNoInput"})
 	}
 	in, err := approvalInput(req.Message)
 	if err != nil {
-		return nil, err
+		return t, nil, err
 	}
 	// The approvals the task itself waits on (State: INPUT_REQUIRED only
 	// when it has some), read by id: decided one by one, the decision
@@ -170,25 +189,21 @@ func (s *Service) continueTask(ctx context.Context, e Endpoint, req *a2a.SendMes
 	for _, id := range t.ApprovalIDs {
 		ap, err := s.approval(ctx, e.TeamID, id)
 		if err != nil {
-			return nil, protocolError(err)
+			return t, nil, protocolError(err)
 		}
 		if ap.Status != approvals.Pending {
 			continue
 		}
 		if _, err := s.Approvals.Decide(ctx, e.TeamID, ap.ID, Actor, approvals.DecideInput{Decision: in.Decision, Arguments: in.Arguments, Reason: in.Reason}); err != nil {
-			return nil, protocolError(err)
+			return t, nil, protocolError(err)
 		}
 		decided = append(decided, ap.ID)
 	}
 	if len(decided) == 0 {
-		return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "the task has no pending approval left to decide").
+		return t, nil, a2a.NewError(a2a.ErrUnsupportedOperation, "the task has no pending approval left to decide").
 			WithDetails(map[string]any{"code": apperr.ECONFLICT, "reason": "NothingToDecide"})
 	}
-	// The execution resumes on its own time: until it does, the task
-	// still shows the approvals just decided, which is no answer yet.
-	return s.settleWhen(ctx, t, req.Config, func(t tasks.Task) bool {
-		return settled(t) && !slices.ContainsFunc(t.ApprovalIDs, func(id string) bool { return slices.Contains(decided, id) })
-	}), nil
+	return t, decided, nil
 }
 
 // ApprovalRegisterWait bounds how long a decision waits for an approval
@@ -353,22 +368,6 @@ func (s *Service) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 		return nil, protocolError(err)
 	}
 	return Task(t, nil), nil
-}
-
-// SubscribeToTask implements a2asrv.RequestHandler: streaming comes with
-// the streaming API (issue 29).
-func (s *Service) SubscribeToTask(context.Context, *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	return unsupportedStream
-}
-
-// SendStreamingMessage implements a2asrv.RequestHandler (see
-// SubscribeToTask).
-func (s *Service) SendStreamingMessage(context.Context, *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	return unsupportedStream
-}
-
-func unsupportedStream(yield func(a2a.Event, error) bool) {
-	yield(nil, a2a.NewError(a2a.ErrUnsupportedOperation, "streaming is not offered yet: the card says streaming: false"))
 }
 
 // errNoPush: a stage without push notifications (push.go) says so; its

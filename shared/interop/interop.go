@@ -4,7 +4,8 @@
 // model. A message is routed as a chat turn's is and becomes a Conclave
 // task (the A2A task id is the Conclave task id) that runs through the
 // delegation workflow with every limit of the task model; its answer is
-// the task's artifact. The JSON-RPC transport, its errors and the 0.3
+// the task's artifact; the streaming methods follow the task as events
+// (stream.go). The JSON-RPC transport, its errors and the 0.3
 // compatibility are a2a-go's (shared/app/a2afn serves them); this package
 // is the a2asrv.RequestHandler behind them and links no AWS SDK.
 package interop
@@ -81,6 +82,9 @@ type Service struct {
 	// card says pushNotifications: false and the methods refuse.
 	Push       PushConfigs
 	PushPolicy URLPolicy
+	// StreamLimit is how long a stream follows its task
+	// (DefaultStreamLimit when zero); the caller's deadline shortens it.
+	StreamLimit time.Duration
 }
 
 // DefaultDeadline is SendMessage's wait: what a chat turn waits for its
@@ -91,10 +95,16 @@ const DefaultDeadline = 20 * time.Second
 const Actor = tasks.CreatorA2A
 
 // Endpoint is what a request is for: the team behind the A2A id it
-// addressed and the agent's base URL (the card's interface URL).
+// addressed and the agent's URLs (the card's interfaces).
 type Endpoint struct {
-	TeamID  string
+	TeamID string
+	// BaseURL is the agent's URL on the HTTP API ("" when the request
+	// came through the streaming API, which does not know it).
 	BaseURL string
+	// StreamURL is the agent's URL on the streaming API; "" when the
+	// stage has none: the card says streaming: false and the streaming
+	// methods refuse.
+	StreamURL string
 }
 
 type endpointKey struct{}

@@ -105,7 +105,12 @@ func LogConfigError(log *slog.Logger, err error) {
 // logged per invocation (see Counted). Main and the local cloud's registry
 // (shared/app) both wire through it, so a function is counted alike in AWS
 // and locally.
-func Wire(build Build, d Deps) (lambda.Handler, error) {
+//
+// A streaming function's handler (a Streamer) is returned as it is, wrapped
+// only to count and log: Counted's handler returns bytes, which would
+// buffer the stream, and the Lambda runtime streams a response only when
+// the handler's value is a reader (aws-lambda-go's handler.go).
+func Wire(build Build, d Deps) (any, error) {
 	d.AWS = d.AWS.Copy()
 	awscalls.Instrument(&d.AWS)
 	// In a traced Lambda every AWS call becomes a subsegment of the
@@ -115,6 +120,9 @@ func Wire(build Build, d Deps) (lambda.Handler, error) {
 	h, err := build(d)
 	if err != nil {
 		return nil, err
+	}
+	if st, ok := h.(Streamer); ok {
+		return st.counted(d.Log), nil
 	}
 	return Counted(h, d.Log), nil
 }

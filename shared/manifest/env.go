@@ -20,9 +20,13 @@ var Env = map[string][]string{
 	"authorizer": {table, settings.EnvTeamRateLimit},
 	// The A2A agent checks keys as the authorizer does (its rate limit
 	// too), routes as a chat turn does (the gate, the model tiers) and runs
-	// tasks; STAGE names its card's version.
+	// tasks; STAGE names its card's version, STREAM_URL its streaming
+	// endpoint.
 	"a2a": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
-		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly},
+		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL},
+	// The same agent on the streaming API.
+	"a2a-stream": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
+		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL},
 	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
 	// STAGE and MCP_LOOPBACK_ONLY: an external A2A agent's credential is
 	// named by stage, its card fetched under the network policy.
@@ -41,6 +45,9 @@ var Env = map[string][]string{
 	// fetches again.
 	"task-sweeper": {table, flags, bus, settings.EnvStateMachines, settings.EnvMCPLoopbackOnly},
 	"conversations": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions,
+		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
+	// A streamed turn is a chat turn (the conversations function's).
+	"streams": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions,
 		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
 	"expert-gate": {table, settings.EnvModelTiers, settings.EnvEmbedder},
 	"discovery":   {table, settings.EnvFunctions},

@@ -151,7 +151,7 @@ var Functions = []Function{
 		MemoryMB:    512, Timeout: 150,
 		Grants: []Grant{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
-			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels,
+			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantModels, GrantModelsStream,
 			// An MCP pack's tool call sends the pack's credential.
 			GrantGetSecret,
 		},
@@ -197,12 +197,65 @@ var Functions = []Function{
 		// task's).
 		Grants: []Grant{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
-			GrantBusPut, GrantModels, GrantStartExecution, GrantStopExecution,
+			GrantBusPut, GrantModels, GrantModelsStream, GrantStartExecution, GrantStopExecution,
 			// PUT and DELETE /v1/tool-packs/{name}: an MCP pack's credential.
 			GrantGetSecret, GrantCreateSecret, GrantPutSecret, GrantDeleteSecret,
 		},
 		// A reply's next_task reads the agent's queue (gsi2); a skill's
 		// open_tasks loader lists the agent's tasks (gsi1).
+		Indexes: []string{"gsi1", "gsi2"},
+		Invokes: []string{"expert-gate"},
+	},
+	{
+		Name: "streams",
+		Description: "The streaming API (docs/streaming.md): a chat turn answered as Server-Sent Events while it runs (routing, deltas, " +
+			"tool calls, replies, the stored turn), and the resumable event streams of a conversation, a session and a plan.",
+		// A streamed turn is a chat turn: the conversations function's
+		// domains, wiring and grants (but the tool packs' registration).
+		Domains: []string{"agents", "approvals", "budget", "consultations", "conversations", "discovery", "dispatch", "expertgate", "memory", "messaging", "plans", "reports", "results", "routing", "sessions", "tasks", "teams"},
+		Trigger: TriggerStream,
+		Routes: []Route{
+			{"POST", "/v1/conversations/{id}/messages"},
+			{"GET", "/v1/conversations/{id}/events"},
+			{"GET", "/v1/sessions/{id}/events"},
+			{"GET", "/v1/plans/{id}/events"},
+		},
+		// 900 s, Lambda's most: a conversation's stream closes after 14
+		// minutes (the client resumes), a run's when the run ends or at
+		// 14 minutes; a streamed turn keeps the chat turn's own deadline.
+		MemoryMB: 1024, Timeout: 900,
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantModels, GrantModelsStream, GrantStartExecution, GrantStopExecution,
+			// An MCP pack's tool call sends the pack's credential.
+			GrantGetSecret,
+			// Linked with the chat service's wiring (conversationsfn), which
+			// registers MCP packs; the streaming routes never call them, but
+			// a grant is held to what the code links (infra/grants).
+			GrantCreateSecret, GrantPutSecret, GrantDeleteSecret,
+		},
+		Indexes: []string{"gsi1", "gsi2"},
+		Invokes: []string{"expert-gate"},
+	},
+	{
+		Name: "a2a-stream",
+		Description: "The team's A2A agent on the streaming API (docs/a2a.md): the same JSON-RPC endpoint as the a2a function's, " +
+			"whose SendStreamingMessage and SubscribeToTask answer as Server-Sent Events while the task runs; the key is checked here (public route).",
+		// The a2a function's agent, served on the other API: its domains,
+		// wiring and grants.
+		Domains: []string{"agents", "approvals", "consultations", "conversations", "discovery", "dispatch", "expertgate", "interop", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
+		Trigger: TriggerStream,
+		Public:  true,
+		Routes: []Route{
+			{"POST", "/a2a/{a2a_id}"},
+		},
+		// 900 s, Lambda's most: a stream closes when its task ends or
+		// after 14 minutes (the client subscribes again).
+		MemoryMB: 512, Timeout: 900,
+		Grants: []Grant{
+			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
+			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
+		},
 		Indexes: []string{"gsi1", "gsi2"},
 		Invokes: []string{"expert-gate"},
 	},
@@ -349,7 +402,7 @@ var Functions = []Function{
 		Domains:     []string{"agents", "approvals", "budget", "conversations", "dispatch", "expertgate", "memory", "messaging", "plans", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
+		Grants:  []Grant{GrantModels, GrantModelsStream, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
 		Indexes: []string{"gsi1", "gsi2"},
 	},
 	{
@@ -358,7 +411,7 @@ var Functions = []Function{
 		Domains:     []string{"agents", "approvals", "budget", "conversations", "dispatch", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
-		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantGetSecret},
+		Grants:  []Grant{GrantModels, GrantModelsStream, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantGetSecret},
 		Indexes: []string{"gsi2"},
 	},
 	{
@@ -401,7 +454,7 @@ var Functions = []Function{
 		// execution stopped or started again, a waiting parent woken).
 		// GetSecret: a specialist outside the team (an A2A agent) is
 		// called with its credential.
-		Grants:  []Grant{GrantModels, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
+		Grants:  []Grant{GrantModels, GrantModelsStream, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
 		Indexes: []string{"gsi2"},
 	},
 	{

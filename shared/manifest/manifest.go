@@ -22,7 +22,11 @@ type Trigger string
 
 // Triggers.
 const (
-	TriggerHTTP         Trigger = "http"          // API Gateway HTTP API routes
+	TriggerHTTP Trigger = "http" // API Gateway HTTP API routes
+	// TriggerStream: routes of the streaming API, a REST API whose Lambda
+	// proxy integrations stream (responseTransferMode STREAM): the HTTP
+	// API cannot stream (architecture decision 10).
+	TriggerStream       Trigger = "stream"
 	TriggerAuthorizer   Trigger = "authorizer"    // the HTTP API's Lambda authorizer
 	TriggerSQS          Trigger = "sqs"           // an SQS event source mapping
 	TriggerStepFunction Trigger = "stepfunctions" // a Task state of a state machine
@@ -70,6 +74,12 @@ const (
 	// GrantModels calls the stage's foundation models on Amazon Bedrock
 	// (Converse is authorized as InvokeModel).
 	GrantModels Grant = "bedrock:InvokeModel"
+	// GrantModelsStream streams their answers (ConverseStream, a call that
+	// asks for the reply's text as it is written, is authorized as
+	// InvokeModelWithResponseStream), on the same models as GrantModels:
+	// every function that converses with the models (the Bedrock adapter's
+	// Converse) links both calls.
+	GrantModelsStream Grant = "bedrock:InvokeModelWithResponseStream"
 	// GrantDeadLetter sends to the dead-letter queue of the function's
 	// trigger queue, and no other: the consumer dead-letters a message
 	// itself once its processing attempts are used up (consumers.Retry).
@@ -108,7 +118,7 @@ var knownGrants = map[Grant]bool{
 	GrantGetItem: true, GrantPutItem: true, GrantUpdateItem: true, GrantDeleteItem: true, GrantQuery: true,
 	GrantConditionCheckItem: true, GrantDescribeTable: true, GrantBusPut: true, GrantDescribeEventBus: true,
 	GrantStartExecution: true, GrantStopExecution: true, GrantCallback: true, GrantDescribeStateMachine: true,
-	GrantModels: true, GrantDeadLetter: true, GrantGetQueueAttributes: true,
+	GrantModels: true, GrantModelsStream: true, GrantDeadLetter: true, GrantGetQueueAttributes: true,
 	GrantGetSecret: true, GrantCreateSecret: true, GrantPutSecret: true, GrantDeleteSecret: true,
 }
 
@@ -175,7 +185,7 @@ type Function struct {
 	Name        string
 	Description string
 	Trigger     Trigger
-	Routes      []Route // TriggerHTTP
+	Routes      []Route // TriggerHTTP and TriggerStream
 	// Public routes are not authorized by the gateway: the function
 	// checks the key itself, or needs none (the A2A agent card), so that
 	// every answer is its own (A2A wants JSON-RPC errors, never the
@@ -436,26 +446,6 @@ func QueueByName(name string) (Queue, bool) {
 	return Queue{}, false
 }
 
-// Routes returns every HTTP route with the function serving it, sorted by key.
-func Routes() []RouteTarget {
-	var out []RouteTarget
-	for _, f := range Functions {
-		for _, r := range f.Routes {
-			out = append(out, RouteTarget{Route: r, Function: f.Name, Public: f.Public})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Route.Key() < out[j].Route.Key() })
-	return out
-}
-
-// RouteTarget pairs a route with its function.
-type RouteTarget struct {
-	Route    Route
-	Function string
-	// Public: the gateway runs no authorizer (Function.Public).
-	Public bool
-}
-
 // Names builds the physical names of resources for one stage, so the CDK app
 // and the local cloud name things identically.
 type Names struct{ Stage string }
@@ -493,14 +483,17 @@ func Validate() error {
 		if f.Timeout <= 0 || f.MemoryMB < 128 {
 			return fmt.Errorf("function %q: timeout and memory must be set", f.Name)
 		}
-		if (f.Trigger == TriggerHTTP) != (len(f.Routes) > 0) {
-			return fmt.Errorf("function %q: routes only and always on http functions", f.Name)
+		if (f.Trigger == TriggerHTTP || f.Trigger == TriggerStream) != (len(f.Routes) > 0) {
+			return fmt.Errorf("function %q: routes only and always on http and stream functions", f.Name)
 		}
 		for _, r := range f.Routes {
-			if routes[r.Key()] {
+			// A route key is served once per API: the streaming API serves
+			// some of the HTTP API's paths again (a streamed turn).
+			key := string(f.Trigger) + " " + r.Key()
+			if routes[key] {
 				return fmt.Errorf("route %q served twice", r.Key())
 			}
-			routes[r.Key()] = true
+			routes[key], routes[r.Key()] = true, true
 		}
 		if (f.Trigger == TriggerSchedule) != (f.EveryMinutes > 0) {
 			return fmt.Errorf("function %q: a schedule only and always on schedule functions", f.Name)

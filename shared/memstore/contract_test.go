@@ -14,6 +14,7 @@ import (
 func TestStoreContract(t *testing.T) {
 	s := memstore.New()
 	storetest.Run(t, func(*testing.T) storetest.Stores {
-		return storetest.Stores{Teams: s, Agents: s, Tasks: s, Approvals: s, Conversations: s, Sessions: s, Consultations: s, Budgets: s, Clipboard: s, Remotes: s, Push: s, Messages: s}
+		return storetest.Stores{Teams: s, Agents: s, Tasks: s, Approvals: s, Conversations: s, Sessions: s, Consultations: s, Budgets: s, Clipboard: s, Remotes: s, Push: s, Messages: s,
+			Streams: s, Results: s, Plans: s}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/streams"
 )
 
 // Conversations, messages, decisions and handoffs are stored as the
@@ -164,7 +165,19 @@ func (s *Store) GetConversation(_ context.Context, teamID, id string) (conversat
 	}
 	c := readDoc[conversations.Conversation](b)
 	c.TeamID = teamID
+	c.EventSeq = s.streamHead(teamID, streams.Conversation(id)) // the adapter's event_seq
 	return c, nil
+}
+
+// messageEvents are the stream events of msgs stored with c (its new
+// state), numbered as the adapter numbers them and checked as it checks
+// them before it sends the change.
+func messageEvents(teamID string, c conversations.Conversation, msgs []conversations.Message) ([]streams.Event, error) {
+	evs, err := conversations.MessageEvents(teamID, c.EventSeq, msgs)
+	if err != nil {
+		return nil, internal(err.Error())
+	}
+	return evs, streamNumbered(c.EventSeq, evs)
 }
 
 // ListConversations implements conversations.Store, newest first. As in
@@ -176,7 +189,9 @@ func (s *Store) ListConversations(_ context.Context, teamID string, p paging.Pag
 	var rows []row[conversations.Conversation]
 	for k, b := range s.convs {
 		if k.team == teamID {
-			rows = append(rows, row[conversations.Conversation]{sk: k.id, v: readDoc[conversations.Conversation](b)})
+			c := readDoc[conversations.Conversation](b)
+			c.EventSeq = s.streamHead(teamID, streams.Conversation(k.id))
+			rows = append(rows, row[conversations.Conversation]{sk: k.id, v: c})
 		}
 	}
 	return query(rows, true, "convs:"+teamID, p, nil)
@@ -269,9 +284,13 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 }
 
 func (s *Store) commitTurn(teamID string, t conversations.Turn) error {
+	c := t.Conversation
+	evs, err := messageEvents(teamID, c, t.Messages)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := t.Conversation
 	ref := key{teamID, t.IdempotencyKey}
 	if ids, ok := s.turnRefs[ref]; ok && t.IdempotencyKey != "" {
 		return conversations.Replayed{MessageIDs: slices.Clone(ids)}
@@ -283,6 +302,9 @@ func (s *Store) commitTurn(teamID string, t conversations.Turn) error {
 		if !s.messageFree(teamID, m.ConversationID, m.ID) {
 			return conflictErr("turn")
 		}
+	}
+	if err := s.streamFree(teamID, streams.Conversation(c.ID), evs); err != nil {
+		return err
 	}
 	if t.Handoff != nil && !s.handoffFree(teamID, *t.Handoff) {
 		return conflictErr("turn")
@@ -313,6 +335,7 @@ func (s *Store) commitTurn(teamID string, t conversations.Turn) error {
 	for _, m := range t.Messages {
 		s.putMessage(teamID, m)
 	}
+	s.streamAppend(teamID, streams.Conversation(c.ID), evs)
 	for _, p := range t.Join {
 		s.join(teamID, c.ID, p)
 	}
@@ -473,15 +496,22 @@ func (s *Store) RecentDecisions(ctx context.Context, teamID string, since time.T
 // the adapter and outside that transaction, the cached memory contexts of
 // the memory's agents are dropped.
 func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversations.HandoffChange) error {
-	err := func() error {
+	c := h.Conversation
+	evs, err := messageEvents(teamID, c, []conversations.Message{h.Note})
+	if err != nil {
+		return err
+	}
+	err = func() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		c := h.Conversation
 		if !s.convCheck(teamID, c.ID, c.Version-1) {
 			return changedErr("handoff")
 		}
 		if !s.handoffFree(teamID, h.Handoff) || !s.messageFree(teamID, h.Note.ConversationID, h.Note.ID) {
 			return conflictErr("handoff")
+		}
+		if err := s.streamFree(teamID, streams.Conversation(c.ID), evs); err != nil {
+			return err
 		}
 		if h.Memory != nil {
 			if _, taken := s.memories[key{teamID, h.Memory.ID}]; taken {
@@ -491,6 +521,7 @@ func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversation
 		s.convs[key{teamID, c.ID}] = convDoc(c)
 		s.putHandoff(teamID, h.Handoff)
 		s.putMessage(teamID, h.Note)
+		s.streamAppend(teamID, streams.Conversation(c.ID), evs)
 		for _, p := range h.Roles {
 			s.join(teamID, c.ID, p)
 		}

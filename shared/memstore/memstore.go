@@ -134,6 +134,10 @@ type Store struct {
 	// Team budgets, their months and usage counters (budget.go), made on
 	// first use.
 	bud *budgetRows
+
+	// streamLog holds the streams' events by team and stream name
+	// (streams.go), made on first use.
+	streamLog map[key]*streamRow
 }
 
 // load is an agent's LOAD item: counters that may go below zero exactly as

@@ -162,6 +162,7 @@ func turn(tb testing.TB, s *memstore.Store, conv *conversations.Conversation, cu
 	tb.Helper()
 	next := *conv
 	next.Version++
+	next.EventSeq++ // the message's event
 	prev := conv.CurrentAgent
 	next.CurrentAgent = current
 	msg := conversations.Message{ID: ids.New("msg"), ConversationID: conv.ID, Role: conversations.AuthorUser, Content: "hi"}

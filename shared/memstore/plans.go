@@ -7,18 +7,25 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/plans"
+	"github.com/conclave-ai/conclave/shared/streams"
 )
 
 var _ plans.Store = (*Store)(nil)
 
+// planOf reads a plan's document; its event_seq is its stream's last
+// number. Call with the lock held.
 func (s *Store) planOf(teamID string, b []byte) plans.Plan {
 	p := readDoc[plans.Plan](b)
 	p.TeamID = teamID
+	p.EventSeq = s.streamHead(teamID, streams.Plan(p.ID))
 	return p
 }
 
-// CreatePlan implements plans.Store.
+// CreatePlan implements plans.Store: the plan and its events at once.
 func (s *Store) CreatePlan(_ context.Context, p plans.Plan) error {
+	if err := streamNumbered(p.EventSeq, p.Events); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.plans == nil {
@@ -28,7 +35,11 @@ func (s *Store) CreatePlan(_ context.Context, p plans.Plan) error {
 	if _, ok := s.plans[k]; ok {
 		return apperr.New(apperr.ECONFLICT, "plan %s exists", p.ID)
 	}
+	if err := s.streamFree(p.TeamID, streams.Plan(p.ID), p.Events); err != nil {
+		return err
+	}
 	s.plans[k] = doc(p)
+	s.streamAppend(p.TeamID, streams.Plan(p.ID), p.Events)
 	return nil
 }
 
@@ -43,8 +54,12 @@ func (s *Store) GetPlan(_ context.Context, teamID, id string) (plans.Plan, error
 	return s.planOf(teamID, b), nil
 }
 
-// PutPlan implements plans.Store: conditioned on the stored version.
+// PutPlan implements plans.Store: conditioned on the stored version, the
+// plan and its events at once.
 func (s *Store) PutPlan(_ context.Context, p plans.Plan) error {
+	if err := streamNumbered(p.EventSeq, p.Events); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := key{p.TeamID, p.ID}
@@ -52,7 +67,11 @@ func (s *Store) PutPlan(_ context.Context, p plans.Plan) error {
 	if !ok || s.planOf(p.TeamID, b).Version != p.Version-1 {
 		return plans.ErrChanged
 	}
+	if err := s.streamFree(p.TeamID, streams.Plan(p.ID), p.Events); err != nil {
+		return err
+	}
 	s.plans[k] = doc(p)
+	s.streamAppend(p.TeamID, streams.Plan(p.ID), p.Events)
 	return nil
 }
 

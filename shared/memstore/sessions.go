@@ -9,12 +9,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/apperr"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/streams"
 )
 
 var _ sessions.Store = (*Store)(nil)
 
 // copySession deep-copies a session as the adapter's item stores it.
 func copySession(v sessions.Session) sessions.Session {
+	v.Events = nil // written on the stream, not on the session
 	v.Participants = slices.Clone(v.Participants)
 	v.StageOutputs = slices.Clone(v.StageOutputs)
 	v.SlotWaits, v.RemoteWaits = slices.Clone(v.SlotWaits), slices.Clone(v.RemoteWaits)
@@ -38,6 +40,9 @@ func (s *Store) sessionMaps() {
 
 // CreateSession implements sessions.Store.
 func (s *Store) CreateSession(ctx context.Context, v sessions.Session) error {
+	if err := streamNumbered(v.EventSeq, v.Events); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessionMaps()
@@ -48,7 +53,11 @@ func (s *Store) CreateSession(ctx context.Context, v sessions.Session) error {
 	if _, ok := s.sessions[k]; ok {
 		return apperr.New(apperr.ECONFLICT, "session %q exists", v.ID)
 	}
+	if err := s.streamFree(v.TeamID, streams.Session(v.ID), v.Events); err != nil {
+		return err
+	}
 	s.sessions[k] = copySession(v)
+	s.streamAppend(v.TeamID, streams.Session(v.ID), v.Events)
 	s.refSet(ctx, v.TeamID, sessions.RefKind, v.ID)
 	return nil
 }
@@ -65,8 +74,12 @@ func (s *Store) GetSession(_ context.Context, teamID, id string) (sessions.Sessi
 	return copySession(v), nil
 }
 
-// PutSession implements sessions.Store: conditioned on the version.
+// PutSession implements sessions.Store: conditioned on the version, the
+// session and its events (on its stream) at once.
 func (s *Store) PutSession(_ context.Context, v sessions.Session) error {
+	if err := streamNumbered(v.EventSeq, v.Events); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessionMaps()
@@ -78,8 +91,12 @@ func (s *Store) PutSession(_ context.Context, v sessions.Session) error {
 	if cur.Version != v.Version-1 {
 		return sessions.ErrChanged
 	}
+	if err := s.streamFree(v.TeamID, streams.Session(v.ID), v.Events); err != nil {
+		return err
+	}
 	// Charges (ADD on the adapter's item) are the stored values' own.
 	s.sessions[k] = copySession(v)
+	s.streamAppend(v.TeamID, streams.Session(v.ID), v.Events)
 	return nil
 }
 

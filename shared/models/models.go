@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"unicode"
 )
 
 // Message is one turn of a conversation with the model.
@@ -67,6 +68,16 @@ type Request struct {
 	// with the invocation) or ignore it, and the local model reads the
 	// agent it names.
 	Metadata map[string]string
+	// OnDelta, when set, asks for the reply as it is written (a streamed
+	// chat turn shows it to the reader word by word): the adapter streams
+	// and calls OnDelta with each piece of the reply's text as the
+	// provider produces it, in order, from the goroutine that called
+	// Converse and before Converse returns. The pieces concatenate exactly
+	// to Response.Text; none is empty. An adapter that cannot stream calls
+	// it once with the whole text. Tool-use input is not text and is never
+	// passed to it.
+	// A request recorded as JSON leaves it out: a function is not data.
+	OnDelta func(text string) `json:"-"`
 }
 
 // Keys of Request.Metadata.
@@ -115,6 +126,31 @@ var ErrBudgetExhausted = errors.New("the team's monthly budget is exhausted")
 func EstimateTokens(s string) int {
 	n := len(strings.Fields(s))
 	return (n*4 + 2) / 3
+}
+
+// Chunks splits text into pieces of n words (n < 1 is 1), each keeping the
+// whitespace that follows its words, so the pieces concatenate exactly to
+// text: how a stand-in for a streaming model (the local model, the local
+// edge's Bedrock) hands out a reply it has whole. Empty text has none.
+func Chunks(text string, n int) []string {
+	n = max(n, 1)
+	var out []string
+	start, words, inWord := 0, 0, false
+	for i, r := range text {
+		space := unicode.IsSpace(r)
+		if !space && !inWord {
+			if words == n {
+				out = append(out, text[start:i])
+				start, words = i, 0
+			}
+			words++
+		}
+		inWord = !space
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
 }
 
 // Switch sends each request to the adapter of its Provider, or Default.

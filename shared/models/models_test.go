@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,4 +29,25 @@ func TestCostAndTokenEstimates(t *testing.T) {
 	assert.Zero(t, models.Cost("unknown-model", 1000, 500), "unknown models cost nothing here")
 	assert.Equal(t, 4, models.EstimateTokens("three short words"))
 	assert.Zero(t, models.EstimateTokens(""))
+}
+
+// Chunks keeps every byte: the pieces concatenate to the text, whitespace
+// and all, n words to a piece.
+func TestChunksConcatenateToTheText(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		n    int
+		want []string
+	}{
+		{"", 3, nil},
+		{"one", 3, []string{"one"}},
+		{"one two three four five", 2, []string{"one two ", "three four ", "five"}},
+		{"  lead\tand\n\ntrailing  ", 1, []string{"  lead\t", "and\n\n", "trailing  "}},
+		{"héllo wörld ✓ done", 0, []string{"héllo ", "wörld ", "✓ ", "done"}},
+		{"   ", 2, []string{"   "}},
+	} {
+		got := models.Chunks(tc.text, tc.n)
+		assert.Equal(t, tc.want, got, "%q", tc.text)
+		assert.Equal(t, tc.text, strings.Join(got, ""), "%q", tc.text)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/streams"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -79,6 +80,14 @@ type Plan struct {
 	CreatedAt      time.Time   `json:"created_at"`
 	UpdatedAt      time.Time   `json:"updated_at"`
 	CompletedAt    *time.Time  `json:"completed_at,omitempty"`
+	// EventSeq is the last sequence number of the plan's stream
+	// (streams.Plan): stored beside the plan as event_seq, set with every
+	// change that writes events, under the change's version condition.
+	EventSeq int64 `json:"-"`
+	// Events are the events a write stores with the change, numbered up
+	// to EventSeq (update and Start derive them: changeEvents). Not
+	// stored on the plan, and empty on a plan read.
+	Events []streams.Event `json:"-"`
 }
 
 // Step returns the state of step id (nil when the plan has none).
@@ -169,7 +178,9 @@ const SweepGrace = time.Minute
 type Ref struct{ TeamID, ID string }
 
 // Store persists plans. PutPlan is conditioned on the stored version
-// being p.Version-1 (ErrChanged otherwise).
+// being p.Version-1 (ErrChanged otherwise). CreatePlan and PutPlan write
+// p.Events, numbered up to p.EventSeq, on the plan's stream in the same
+// write: all of them or, with the change refused, none.
 type Store interface {
 	// DuePlans lists running plans whose backstop (Due) is before
 	// before, across teams, up to limit.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,6 +77,11 @@ func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, messa
 		return Plan{}, err
 	}
 	p.RootTaskID = root.ID
+	// The stream starts with the plan: PlanStarted is written with it.
+	if err := WithEvents(Plan{}, &p, now); err != nil {
+		s.cancelRoot(ctx, p, "the plan could not be recorded")
+		return Plan{}, apperr.Wrap(apperr.EINTERNAL, err, "plan events")
+	}
 	if err := s.Store.CreatePlan(ctx, p); err != nil {
 		s.cancelRoot(ctx, p, "the plan could not be recorded")
 		return Plan{}, err
@@ -92,7 +96,7 @@ func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, messa
 		// execution may have started (an unknown outcome).
 		s.Log.ErrorContext(ctx, "start plan execution; the sweep will start it", "plan_id", p.ID, "error", err.Error())
 	}
-	s.publish(ctx, "PlanStarted", p, nil)
+	s.announce(ctx, p)
 	return p, nil
 }
 
@@ -122,14 +126,11 @@ func (s *Service) Cancel(ctx context.Context, teamID, id, by string) (Plan, erro
 	// Ended first: a step's end that wakes the execution now finds the
 	// plan cancelled and the execution ends on its own (Superseded); the
 	// stop after the steps' cancels is for an execution still elsewhere.
-	p, changed, err := s.end(ctx, teamID, id, Cancelled, "cancelled by "+by)
+	// Its PlanCompleted says so ("The plan was cancelled by …":
+	// completedSynthesis).
+	p, _, err = s.end(ctx, teamID, id, Cancelled, "cancelled by "+by)
 	if err != nil {
 		return Plan{}, err
-	}
-	if changed {
-		p.Synthesis = "The plan was cancelled by " + by + "."
-		s.publish(ctx, "PlanCompleted", p, nil)
-		p.Synthesis = ""
 	}
 	for _, st := range p.Steps {
 		if st.TaskID != "" && (st.Status == StepRunning) {
@@ -147,7 +148,9 @@ func (s *Service) Cancel(ctx context.Context, teamID, id, by string) (Plan, erro
 }
 
 // update is the read–change–conditional-write loop of every plan change;
-// errSkip leaves the plan as it is.
+// errSkip leaves the plan as it is. The events the change tells of
+// (changeEvents) are written on the plan's stream in the same write, and
+// published on the bus once it is stored.
 func (s *Service) update(ctx context.Context, teamID, id string, change func(p *Plan) error) (Plan, error) {
 	for range 10 {
 		p, err := s.Store.GetPlan(ctx, teamID, id)
@@ -167,9 +170,15 @@ func (s *Service) update(ctx context.Context, teamID, id string, change func(p *
 		if p.Status.Terminal() && !before.Status.Terminal() {
 			p.CompletedAt = &now
 		}
+		if err := WithEvents(before, &p, now); err != nil {
+			return Plan{}, apperr.Wrap(apperr.EINTERNAL, err, "plan events")
+		}
 		err = s.Store.PutPlan(ctx, p)
 		if errors.Is(err, ErrChanged) {
 			continue
+		}
+		if err == nil {
+			s.announce(ctx, p)
 		}
 		return p, err
 	}
@@ -199,49 +208,6 @@ func (s *Service) cancelRoot(ctx context.Context, p Plan, why string) {
 	if _, err := s.Tasks.Cancel(ctx, p.TeamID, p.RootTaskID, "plan", why); err != nil && apperr.Code(err) != apperr.ECONFLICT {
 		s.Log.WarnContext(ctx, "cancel the root of a plan that will not run", "plan_id", p.ID, "error", err.Error())
 	}
-}
-
-func (s *Service) publish(ctx context.Context, kind string, p Plan, step *StepState) {
-	if s.Bus == nil {
-		return
-	}
-	ev := Event{TeamID: p.TeamID, PlanID: p.ID, ConversationID: p.ConversationID, Lead: p.Lead, Status: p.Status,
-		RootTaskID: p.RootTaskID, Steps: len(p.Steps), CostUSD: p.CostUSD}
-	if step != nil {
-		ev.StepID, ev.StepStatus, ev.Agent, ev.TaskID = step.StepID, step.Status, step.Agent, step.TaskID
-	}
-	if kind == "PlanCompleted" {
-		ev.Synthesis = p.Synthesis
-		for _, st := range p.Steps {
-			if !slices.Contains(ev.Agents, st.Agent) {
-				ev.Agents = append(ev.Agents, st.Agent)
-			}
-		}
-	}
-	if err := s.Bus.Publish(ctx, kind, ev); err != nil {
-		s.Log.ErrorContext(ctx, "publish "+kind, "plan_id", p.ID, "error", err.Error())
-	}
-}
-
-// Event is the detail of PlanStarted, PlanStepCompleted and PlanCompleted.
-type Event struct {
-	TeamID         string  `json:"team_id"`
-	PlanID         string  `json:"plan_id"`
-	ConversationID string  `json:"conversation_id,omitempty"`
-	Lead           string  `json:"lead"`
-	Status         Status  `json:"status"`
-	RootTaskID     string  `json:"root_task_id"`
-	Steps          int     `json:"steps"`
-	CostUSD        float64 `json:"cost_usd"`
-	StepID         int     `json:"step_id,omitempty"`
-	StepStatus     string  `json:"step_status,omitempty"`
-	Agent          string  `json:"agent,omitempty"`
-	TaskID         string  `json:"task_id,omitempty"`
-	// Synthesis is the answer (PlanCompleted): the result-poster posts it
-	// into the conversation, naming Agents (the steps' agents) as its
-	// contributors.
-	Synthesis string   `json:"synthesis,omitempty"`
-	Agents    []string `json:"agents,omitempty"`
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

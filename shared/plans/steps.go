@@ -308,9 +308,9 @@ func (s *Service) endStep(ctx context.Context, p Plan, in workflow.PlanStepInput
 			return err
 		}
 	}
+	// Its PlanStepCompleted is the update's (changeEvents).
 	now := s.now()
-	var ended StepState
-	updated, err := s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
+	_, err = s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
 		xs := x.Step(in.StepID)
 		if xs.Status == StepCompleted || xs.Status == StepFailed {
 			return errSkip // a retried end
@@ -327,12 +327,8 @@ func (s *Service) endStep(ctx context.Context, p Plan, in workflow.PlanStepInput
 				}
 			}
 		}
-		ended = *xs
 		return nil
 	})
-	if err == nil && ended.StepID != 0 {
-		s.publish(ctx, "PlanStepCompleted", updated, &ended)
-	}
 	return err
 }
 
@@ -397,12 +393,9 @@ func (s *Service) complete(ctx context.Context, p Plan) (workflow.PlanStepOutput
 	if _, err := s.Tasks.ExecEndPlan(ctx, p.TeamID, p.RootTaskID, p.ExecutionARN, p.Synthesis, failure); err != nil && err != tasks.ErrNotRunnable {
 		return workflow.PlanStepOutput{}, err
 	}
-	ended, changed, err := s.end(ctx, p.TeamID, p.ID, outcome, "")
+	ended, _, err := s.end(ctx, p.TeamID, p.ID, outcome, "")
 	if err != nil {
 		return workflow.PlanStepOutput{}, err
-	}
-	if changed {
-		s.publish(ctx, "PlanCompleted", ended, nil)
 	}
 	return workflow.PlanStepOutput{Status: string(ended.Status)}, nil
 }
@@ -417,7 +410,8 @@ func (s *Service) fail(ctx context.Context, p Plan, in workflow.PlanStepInput) (
 	if p.Status.Terminal() {
 		return workflow.PlanStepOutput{Status: string(p.Status)}, nil
 	}
-	ended, changed, err := s.end(ctx, p.TeamID, p.ID, Failed, why)
+	// Its PlanCompleted says why ("The plan failed: …": completedSynthesis).
+	ended, _, err := s.end(ctx, p.TeamID, p.ID, Failed, why)
 	if err != nil {
 		return workflow.PlanStepOutput{}, err
 	}
@@ -434,9 +428,5 @@ func (s *Service) fail(ctx context.Context, p Plan, in workflow.PlanStepInput) (
 		s.cancelRoot(ctx, p, "the plan failed: "+why)
 	}
 	_, _ = s.Tasks.ReleaseTickets(ctx, p.TeamID, p.ID+"#")
-	if changed {
-		ended.Synthesis = "The plan failed: " + why
-		s.publish(ctx, "PlanCompleted", ended, nil)
-	}
 	return workflow.PlanStepOutput{Status: string(ended.Status)}, nil
 }

@@ -57,9 +57,11 @@ type Store interface {
 	GetReport(ctx context.Context, teamID, id string) (reports.Report, error)
 	GetSession(ctx context.Context, teamID, id string) (sessions.Session, error)
 	// PostResult adds m to its conversation once per marker, in one
-	// transaction: the marker (created only if absent), the message, and
-	// the conversation's message_count and version (the conversation must
-	// exist). posted is false when the marker existed: the result was
+	// transaction: the marker (created only if absent), the message and
+	// its event on the conversation's stream (ResultPosted), and the
+	// conversation's message_count, version and event_seq (the
+	// conversation must exist; the write is conditioned on the version it
+	// read, so the event's number is the conversation's next). posted is false when the marker existed: the result was
 	// posted before and nothing is written. ENOTFOUND when the
 	// conversation does not exist.
 	PostResult(ctx context.Context, teamID string, m conversations.Message, marker string) (posted bool, err error)

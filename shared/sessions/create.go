@@ -157,6 +157,11 @@ func (s *Service) Create(ctx context.Context, teamID, by string, in CreateInput)
 		return s.replay(ctx, teamID, id, err)
 	}
 	ses := in.newSession(teamID, by, s.now())
+	// The stream starts with the session: its first SessionStatusChanged
+	// (planning) is written with it.
+	if err := WithEvents(Session{}, &ses, ses.CreatedAt); err != nil {
+		return Session{}, apperr.Wrap(apperr.EINTERNAL, err, "session events")
+	}
 	if err := s.Store.CreateSession(ctx, ses); err != nil {
 		if id, ok := idempotency.ReplayedID(err); ok {
 			return s.replay(ctx, teamID, id, nil)

@@ -1,6 +1,11 @@
 package sessions
 
-import "context"
+import (
+	"context"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/streams"
+)
 
 // SessionStatusChanged is published on every status change of a session.
 type SessionStatusChanged struct {
@@ -40,25 +45,68 @@ const (
 	EventStageCompleted = "SessionStageCompleted"
 )
 
+// statusChanged is the SessionStatusChanged detail of ses reaching its
+// status from prev: what the bus gets and the session's stream stores.
+func statusChanged(ses Session, prev Status) SessionStatusChanged {
+	return SessionStatusChanged{TeamID: ses.TeamID, SessionID: ses.ID, Pattern: ses.Pattern, Lead: ses.Lead, Status: ses.Status,
+		PreviousStatus: prev, Reason: ses.StatusReason, TotalCostUSD: ses.TotalCostUSD, Rounds: ses.Rounds, ExecutionARN: ses.ExecutionARN,
+		ConversationID: ses.ConversationID}
+}
+
+// stageCompleted is the SessionStageCompleted detail of o stored on ses.
+func stageCompleted(ses Session, o StageOutput) SessionStageCompleted {
+	return SessionStageCompleted{TeamID: ses.TeamID, SessionID: ses.ID, Pattern: ses.Pattern, Stage: o.Stage, Round: o.Round, Kind: o.Kind,
+		Agent: o.Agent, TaskID: o.TaskID, Tokens: o.Tokens, CostUSD: o.CostUSD, DurationSeconds: o.DurationSeconds}
+}
+
+// changeEvents are the events of the session's stream (streams.Session)
+// that the change from before to after tells of, in the order they
+// happened: each stage output it adds (SessionStageCompleted), then its
+// status change (SessionStatusChanged), with the details the bus gets.
+//
+// A session's approval is its status: the execution waits for a human by
+// moving the session to awaiting_approval (await), and no approval record
+// (shared/approvals, whose ApprovalRequested is a tool call's) is written
+// with the session's change. So the SessionStatusChanged to
+// awaiting_approval is the stream's "approval requested".
+func changeEvents(before, after Session, at time.Time) *streams.Batch {
+	b := &streams.Batch{At: at}
+	for _, o := range after.StageOutputs {
+		if _, ok := before.Output(o.Key); !ok {
+			b.Add(EventStageCompleted, stageCompleted(after, o))
+		}
+	}
+	if after.Status != before.Status {
+		b.Add(EventStatusChanged, statusChanged(after, before.Status))
+	}
+	return b
+}
+
+// WithEvents sets on after the events of the change from before
+// (changeEvents; before is the zero Session for a new one), numbered after
+// before's last, and after.EventSeq to the stream's new last number: what
+// every write of a session stores with it (updateFrom, Create). Exported
+// for the stores' contract (shared/storetest), which writes changes as the
+// service does.
+func WithEvents(before Session, after *Session, at time.Time) (err error) {
+	after.Events, after.EventSeq, err = changeEvents(before, *after, at).Numbered(before.EventSeq)
+	return err
+}
+
 // publishStatus announces a status change; the change is committed, so a
 // failed publish is logged, not undone.
 func (s *Service) publishStatus(ctx context.Context, ses Session, prev Status) {
 	if s.Bus == nil {
 		return
 	}
-	ev := SessionStatusChanged{TeamID: ses.TeamID, SessionID: ses.ID, Pattern: ses.Pattern, Lead: ses.Lead, Status: ses.Status,
-		PreviousStatus: prev, Reason: ses.StatusReason, TotalCostUSD: ses.TotalCostUSD, Rounds: ses.Rounds, ExecutionARN: ses.ExecutionARN,
-		ConversationID: ses.ConversationID}
-	if err := s.Bus.Publish(ctx, EventStatusChanged, ev); err != nil {
+	if err := s.Bus.Publish(ctx, EventStatusChanged, statusChanged(ses, prev)); err != nil {
 		s.log().ErrorContext(ctx, "publish "+EventStatusChanged, "session_id", ses.ID, "error", err.Error())
 	}
 }
 
 func (s *Service) publishStage(ctx context.Context, ses Session, o StageOutput) {
 	if s.Bus != nil {
-		ev := SessionStageCompleted{TeamID: ses.TeamID, SessionID: ses.ID, Pattern: ses.Pattern, Stage: o.Stage, Round: o.Round, Kind: o.Kind,
-			Agent: o.Agent, TaskID: o.TaskID, Tokens: o.Tokens, CostUSD: o.CostUSD, DurationSeconds: o.DurationSeconds}
-		if err := s.Bus.Publish(ctx, EventStageCompleted, ev); err != nil {
+		if err := s.Bus.Publish(ctx, EventStageCompleted, stageCompleted(ses, o)); err != nil {
 			s.log().ErrorContext(ctx, "publish "+EventStageCompleted, "session_id", ses.ID, "error", err.Error())
 		}
 	}

@@ -57,6 +57,12 @@ func (s *Service) updateFrom(ctx context.Context, teamID, id string, read *Sessi
 			// Stages left waiting for remote agents end with the session.
 			waits, after.RemoteWaits = after.RemoteWaits, nil
 		}
+		// The stream's events are written with the change, in its
+		// transaction, under its version condition: a change refused
+		// here writes none, and one stored has all of them.
+		if err := WithEvents(before, &after, now); err != nil {
+			return Session{}, apperr.Wrap(apperr.EINTERNAL, err, "session events")
+		}
 		err = s.Store.PutSession(ctx, after)
 		if errors.Is(err, ErrChanged) {
 			continue

@@ -17,12 +17,15 @@ import (
 // conditioned on the version read (PutSession) or on the cap it must not
 // cross (Charge), so concurrent stages cannot break an invariant.
 type Store interface {
-	// CreateSession returns ECONFLICT when the id exists.
+	// CreateSession returns ECONFLICT when the id exists. s.Events (its
+	// first SessionStatusChanged) are written with it, on its stream.
 	CreateSession(ctx context.Context, s Session) error
 	// GetSession returns ENOTFOUND for an unknown id or another team's.
 	GetSession(ctx context.Context, teamID, id string) (Session, error)
 	// PutSession writes s if the stored version is s.Version-1; else
-	// ErrChanged.
+	// ErrChanged. s.Events, numbered up to s.EventSeq (stored as the
+	// session's event_seq), are written on its stream in the same write:
+	// all of them or, with the change refused, none.
 	PutSession(ctx context.Context, s Session) error
 	ListSessions(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Session, string, error)
 	// Charge adds one model call's cost and tokens if the session's total

@@ -13,6 +13,8 @@ package sessions
 import (
 	"fmt"
 	"time"
+
+	"github.com/conclave-ai/conclave/shared/streams"
 )
 
 // Pattern is how the participants work together.
@@ -209,6 +211,14 @@ type Session struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 	StartedAt   *time.Time `json:"started_at,omitempty"`
 	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	// EventSeq is the last sequence number of the session's stream
+	// (streams.Session): stored as event_seq, set with every change that
+	// writes events, under the change's version condition.
+	EventSeq int64 `json:"-"`
+	// Events are the events a write stores with the change, numbered up
+	// to EventSeq (updateFrom and Create derive them; changeEvents). Not
+	// stored on the session, and empty on a session read.
+	Events []streams.Event `json:"-"`
 }
 
 // Output returns the stored output of the stage key, if any.

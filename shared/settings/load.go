@@ -83,6 +83,8 @@ var Vars = map[string]Var{
 		Doc: "requests per second one team may make; 0: no per-team limit"},
 	EnvMCPLoopbackOnly: {Name: EnvMCPLoopbackOnly, Kind: KindChoice, Default: "false", Choices: []string{"true", "false"},
 		Doc: "true keeps MCP packs to servers on loopback, over http or https (the local cloud only; never set deployed, where packs reach public https servers only)"},
+	EnvStreamURL: {Name: EnvStreamURL, Kind: KindURL,
+		Doc: "the streaming API's base URL, which the A2A agent card lists as the streaming endpoint; absent: the card says streaming: false"},
 }
 
 // VarError is a variable that is missing or malformed.
@@ -234,6 +236,8 @@ func assign(c *Config, name string, value any) error {
 		c.TeamRateLimit = value.(int)
 	case EnvMCPLoopbackOnly:
 		c.MCPLoopbackOnly = value.(string) == "true"
+	case EnvStreamURL:
+		c.StreamURL = strings.TrimSuffix(value.(string), "/")
 	default:
 		return fmt.Errorf("no Config field for %s", name)
 	}

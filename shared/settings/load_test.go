@@ -71,6 +71,8 @@ func TestLoadChecksEveryKind(t *testing.T) {
 		{"url set", []string{settings.EnvOpenAIBaseURL}, map[string]string{settings.EnvOpenAIBaseURL: "https://llm.example/v1"},
 			settings.Config{OpenAIBaseURL: "https://llm.example/v1"}, ""},
 		{"url absent", []string{settings.EnvOpenAIBaseURL}, nil, settings.Config{}, ""},
+		{"stream url, its trailing slash dropped", []string{settings.EnvStreamURL}, map[string]string{settings.EnvStreamURL: "https://x.execute-api.eu-west-1.amazonaws.com/dev/"},
+			settings.Config{StreamURL: "https://x.execute-api.eu-west-1.amazonaws.com/dev"}, ""},
 		{"url malformed", []string{settings.EnvOpenAIBaseURL}, map[string]string{settings.EnvOpenAIBaseURL: "llm.example/v1"}, settings.Config{},
 			`OPENAI_BASE_URL: not an http(s) URL: "llm.example/v1"`},
 		// across variables

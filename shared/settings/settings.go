@@ -43,6 +43,12 @@ const (
 	// The CDK app never sets it: deployed, a pack reaches public https
 	// servers only.
 	EnvMCPLoopbackOnly = "MCP_LOOPBACK_ONLY"
+	// EnvStreamURL is the streaming API's base URL (the REST API stage's
+	// invoke URL, no trailing slash): the A2A agent card lists the
+	// agent's streaming endpoint under it and says streaming: true. The
+	// CDK app sets it from the REST API, the local cloud from its
+	// streaming port; absent, the card offers no streaming.
+	EnvStreamURL = "STREAM_URL"
 )
 
 // Flag names in FEATURE_FLAGS.
@@ -182,6 +188,8 @@ type Config struct {
 	Embedder string
 	// MCPLoopbackOnly is EnvMCPLoopbackOnly.
 	MCPLoopbackOnly bool
+	// StreamURL is EnvStreamURL ("" when the stage has no streaming API).
+	StreamURL string
 }
 
 // Embedders EnvEmbedder may name.
@@ -219,6 +227,7 @@ func FromLookup(get func(string) string) Config {
 		Embedder:      get(EnvEmbedder),
 
 		MCPLoopbackOnly: get(EnvMCPLoopbackOnly) == "true",
+		StreamURL:       get(EnvStreamURL),
 	}
 }
 

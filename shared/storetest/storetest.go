@@ -15,6 +15,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,9 @@ import (
 	"github.com/conclave-ai/conclave/shared/conversations"
 	"github.com/conclave-ai/conclave/shared/interop"
 	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/plans"
 	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/streams"
 	"github.com/conclave-ai/conclave/shared/tasks"
 	"github.com/conclave-ai/conclave/shared/teams"
 	"github.com/conclave-ai/conclave/shared/toolpacks"
@@ -51,6 +54,14 @@ type Stores struct {
 	Push interop.PushConfigs
 	// Messages are the agent messages; nil skips their contract.
 	Messages messaging.Store
+	// Streams reads the streams the writes of sessions, conversations
+	// and plans store their events on; nil skips the streams' contract.
+	Streams streams.Reader
+	// Results posts work's results into conversations; nil skips the
+	// conversation stream's part of that contract.
+	Results ResultPoster
+	// Plans are the compound plans; nil skips the plan stream's part.
+	Plans plans.Store
 }
 
 // Run runs the contract against the stores open returns (called once per
@@ -98,10 +109,18 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 		{"conversations/a turn sent again under its Idempotency-Key is replayed, not stored twice (6 racing)", turnReplay},
 		{"idempotency/sessions (6 racing), tasks and consultations created once under a key", keyedCreates},
 		{"messaging/a message sent again under its Idempotency-Key is replayed, not stored twice", messageReplay},
+		{"streams/a session's changes are its stream 1 … n, resumable, refused ones absent, the team's own", sessionStream},
+		{"streams/6 racing stages of a session: one number each, none skipped", sessionStreamRace},
+		{"streams/6 racing results and a turn into a conversation: one number per message; refusals write none", convStream},
+		{"streams/a plan's start, step and end on its stream; a stale write none", planStream},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			c.run(t, newFixture(t, open(t)))
+			f := newFixture(t, open(t))
+			if strings.HasPrefix(c.name, "streams/") && f.Streams == nil {
+				t.Skip("no stream reader")
+			}
+			c.run(t, f)
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/idempotency"
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/streams"
 	"github.com/conclave-ai/conclave/shared/tasks"
 )
 
@@ -37,6 +38,7 @@ func turnReplay(t *testing.T, f *fixture) {
 		next := c
 		next.Version++
 		next.MessageCount += 2
+		next.EventSeq += 2
 		user := conversations.Message{ID: ids.New("msg"), ConversationID: c.ID, Role: conversations.AuthorUser, Content: "hi", CreatedAt: now}
 		reply := conversations.Message{ID: ids.New("msg"), ConversationID: c.ID, Role: conversations.AuthorAssistant, Agent: "ann", Content: "hello", CreatedAt: now, ReplyTo: user.ID}
 		return conversations.Turn{Conversation: next, Messages: []conversations.Message{user, reply},
@@ -124,10 +126,13 @@ func keyedCreates(t *testing.T, f *fixture) {
 func keyedSessions(t *testing.T, f *fixture, refs idempotency.Refs, key string, scoped func(string) context.Context, replayed func(error, string, string)) {
 	ses := func() sessions.Session {
 		now := time.Now().UTC()
-		return sessions.Session{TeamID: f.team, ID: ids.New("ses"), Pattern: sessions.Brainstorm, Lead: "ann", Goal: "keyed",
+		s := sessions.Session{TeamID: f.team, ID: ids.New("ses"), Pattern: sessions.Brainstorm, Lead: "ann", Goal: "keyed",
 			Participants: []sessions.Participant{{Agent: "bob", Role: "contributor"}}, MaxDurationSeconds: 600, MaxCostUSD: 0.5,
 			MaxRounds: 5, Approval: "none", Status: sessions.Planning, StageOutputs: []sessions.StageOutput{}, Runs: 1,
 			CreatedBy: "user:key_contract", Version: 1, CreatedAt: now, UpdatedAt: now, Deadline: ptrTime(now.Add(10 * time.Minute))}
+		// As the service creates one: with its first event.
+		require.NoError(t, sessions.WithEvents(sessions.Session{}, &s, now))
+		return s
 	}
 	var (
 		wg      sync.WaitGroup
@@ -163,6 +168,15 @@ func keyedSessions(t *testing.T, f *fixture, refs idempotency.Refs, key string, 
 			assert.NoError(t, err)
 		} else {
 			assert.Equal(t, apperr.ENOTFOUND, apperr.Code(err), "a refused create writes nothing")
+		}
+		if f.Streams != nil {
+			head, err := f.Streams.StreamHead(context.Background(), f.team, streams.Session(id))
+			require.NoError(t, err)
+			if id == stored[0] {
+				assert.Equal(t, int64(1), head, "the create's event")
+			} else {
+				assert.Zero(t, head, "a refused create writes no event either")
+			}
 		}
 	}
 	got, err := refs.ReadRef(context.Background(), f.team, sessions.RefKind, key)

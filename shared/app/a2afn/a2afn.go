@@ -5,7 +5,10 @@
 // included), so that every error on /a2a/* is a JSON-RPC error object with
 // its HTTP status instead of the gateway's bare {"message": …}. It links
 // DynamoDB, EventBridge, Lambda (the ExpertGate, for routing) and Step
-// Functions (the tasks' executions and the approvals' callbacks).
+// Functions (the tasks' executions and the approvals' callbacks). The
+// "a2a-stream" function (shared/app/a2astreamfn) serves the same JSON-RPC
+// endpoint on the streaming API with this handler's checks and transport
+// (ServeStream), so that its streaming methods stream.
 package a2afn
 
 import (
@@ -14,12 +17,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
@@ -45,12 +50,24 @@ const (
 // characters and its envelope, with room.
 const MaxBody = 256 << 10
 
+// KeepAlive is how often a stream with nothing to say sends an SSE
+// comment, so that no proxy on the way takes it for idle.
+const KeepAlive = 15 * time.Second
+
 // Handler serves the routes.
 type Handler struct {
 	Teams   teams.Store
 	Auth    *authorizer.Handler
 	Service *interop.Service
 	Log     *slog.Logger
+	// StreamURL is the streaming API's base URL (settings.EnvStreamURL):
+	// the card lists the agent's streaming endpoint under it. Empty: the
+	// stage does not stream (on the HTTP API; the a2a-stream function
+	// then names its own URL as the client reached it).
+	StreamURL string
+	// Streaming: the handler serves the streaming API (ServeStream),
+	// which does not know the HTTP API's URL.
+	Streaming bool
 }
 
 var validID = regexp.MustCompile(`^a2a_[0-9a-f]{32}$`)
@@ -67,13 +84,30 @@ func (h *Handler) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 			res, err = h.failure(ctx, reqID, apperr.New(apperr.EINTERNAL, "internal error")), nil
 		}
 	}()
+	ctx, body, err := h.open(ctx, ev)
+	if err != nil {
+		return h.failure(ctx, reqID, err), nil
+	}
+	if ev.RouteKey == RouteCard {
+		return h.card(ctx, reqID)
+	}
+	return h.rpc(ctx, ev, body), nil
+}
+
+// open checks a request before it reaches the protocol and returns ctx
+// serving the agent it addressed (interop.With) and, for the JSON-RPC
+// endpoint, its body. The JSON-RPC endpoint checks the key first, as the
+// authorizer would (nothing of the agent is read for a caller without
+// one); the agent must be the key's team's. Errors: EUNAUTHORIZED, ELIMIT
+// and EUNAVAILABLE (the key), ENOTFOUND (the agent), EINVALID and
+// ETOOLARGE (the body).
+func (h *Handler) open(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (context.Context, []byte, error) {
 	id := ev.PathParameters["a2a_id"]
-	// The JSON-RPC endpoint checks the key first, as the authorizer
-	// would (nothing of the agent is read for a caller without one).
 	var key caller
+	var err error
 	if ev.RouteKey == RouteRPC {
 		if key, err = h.authenticate(ctx, ev); err != nil {
-			return h.failure(ctx, reqID, err), nil
+			return ctx, nil, err
 		}
 		ctx = logctx.With(ctx, "team_id", key.TeamID, "key_id", key.KeyID)
 	}
@@ -83,28 +117,43 @@ func (h *Handler) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 		t, err = h.Teams.TeamByA2AID(ctx, id)
 	}
 	if err != nil {
-		return h.failure(ctx, reqID, err), nil
+		return ctx, nil, err
 	}
-	e := interop.Endpoint{TeamID: t.ID, BaseURL: baseURL(ev, id)}
-	ctx = interop.With(ctx, e)
+	ctx = interop.With(ctx, h.endpoint(ev, id, t.ID))
 	if ev.RouteKey == RouteCard {
-		return h.card(ctx, reqID)
+		return ctx, nil, nil
 	}
 	// The team the key names must be the agent's (another team's agent
 	// is not found, as another team's anything).
 	if key.TeamID != t.ID {
-		return h.failure(ctx, reqID, apperr.NotFound("a2a agent", id)), nil
+		return ctx, nil, apperr.NotFound("a2a agent", id)
 	}
 	body := []byte(ev.Body)
 	if ev.IsBase64Encoded {
 		if body, err = base64.StdEncoding.DecodeString(ev.Body); err != nil {
-			return h.failure(ctx, reqID, apperr.Invalid("body", "the body is not valid base64")), nil
+			return ctx, nil, apperr.Invalid("body", "the body is not valid base64")
 		}
 	}
 	if len(body) > MaxBody {
-		return h.failure(ctx, reqID, apperr.New(apperr.ETOOLARGE, "the request is larger than %d bytes", MaxBody)), nil
+		return ctx, nil, apperr.New(apperr.ETOOLARGE, "the request is larger than %d bytes", MaxBody)
 	}
-	return h.rpc(ctx, ev, body), nil
+	return ctx, body, nil
+}
+
+// endpoint is the agent id of team teamID as the request reached it: its
+// URL on the API it came through, and on the streaming API.
+func (h *Handler) endpoint(ev events.APIGatewayV2HTTPRequest, id, teamID string) interop.Endpoint {
+	e := interop.Endpoint{TeamID: teamID}
+	if h.StreamURL != "" {
+		e.StreamURL = h.StreamURL + "/a2a/" + id
+	}
+	switch {
+	case !h.Streaming:
+		e.BaseURL = baseURL(ev, id)
+	case e.StreamURL == "":
+		e.StreamURL = baseURL(ev, id)
+	}
+	return e
 }
 
 // card is the public card, written as a2a-go's 0.3 layer writes it: one
@@ -131,35 +180,57 @@ func (h *Handler) card(ctx context.Context, reqID string) (events.APIGatewayV2HT
 		Headers: map[string]string{"Content-Type": "application/json"}}, nil
 }
 
-// rpc hands the request to a2a-go's JSON-RPC transport: A2A 1.0 when the
-// client names a 1.x version (A2A-Version), its 0.3 compatibility layer
-// when it names 0.x or none (0.3 clients send none, or 0.3); any other
-// version is VersionNotSupported.
+// rpc answers the request as one response (the HTTP API buffers every
+// answer): a streaming method's events, up to the stream's end, in one
+// body.
 func (h *Handler) rpc(ctx context.Context, ev events.APIGatewayV2HTTPRequest, body []byte) events.APIGatewayV2HTTPResponse {
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
-	for k, v := range ev.Headers {
-		req.Header.Set(k, v)
-	}
-	panics := a2asrv.WithTransportPanicHandler(func(r any) error {
-		h.Log.ErrorContext(ctx, "a2a handler panic", "panic", fmt.Sprint(r))
-		return a2a.ErrInternalError
-	})
-	var srv http.Handler
-	switch v := strings.TrimSpace(req.Header.Get(a2a.SvcParamVersion)); {
-	case v == "" || v == "0" || strings.HasPrefix(v, "0."):
-		srv = a2av0.NewJSONRPCHandler(h.Service, panics)
-	case v == "1" || strings.HasPrefix(v, "1."):
-		srv = a2asrv.NewJSONRPCHandler(h.Service, panics)
-	default:
-		return h.failure(ctx, ev.RequestContext.RequestID, apperr.Invalid("A2A-Version", "A2A-Version %q is not served: 1.0, or 0.3 (or none)", v).WithReason("VersionNotSupported"))
-	}
 	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, req)
+	h.serveRPC(ctx, ev, body, rec)
 	headers := map[string]string{"Content-Type": "application/json"}
 	if ct := rec.Header().Get("Content-Type"); ct != "" {
 		headers["Content-Type"] = ct
 	}
 	return events.APIGatewayV2HTTPResponse{StatusCode: rec.Code, Body: rec.Body.String(), Headers: headers}
+}
+
+// serveRPC hands the request to a2a-go's JSON-RPC transport, which writes
+// its answer to w: A2A 1.0 when the client names a 1.x version
+// (A2A-Version), its 0.3 compatibility layer when it names 0.x or none
+// (0.3 clients send none, or 0.3); any other version is
+// VersionNotSupported. A streaming method's answer is Server-Sent Events,
+// each a JSON-RPC response, flushed as written.
+func (h *Handler) serveRPC(ctx context.Context, ev events.APIGatewayV2HTTPRequest, body []byte, w http.ResponseWriter) {
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
+	for k, v := range ev.Headers {
+		req.Header.Set(k, v)
+	}
+	opts := []a2asrv.TransportOption{
+		a2asrv.WithTransportPanicHandler(func(r any) error {
+			h.Log.ErrorContext(ctx, "a2a handler panic", "panic", fmt.Sprint(r))
+			return a2a.ErrInternalError
+		}),
+		a2asrv.WithTransportKeepAlive(KeepAlive),
+	}
+	var srv http.Handler
+	switch v := strings.TrimSpace(req.Header.Get(a2a.SvcParamVersion)); {
+	case v == "" || v == "0" || strings.HasPrefix(v, "0."):
+		srv = a2av0.NewJSONRPCHandler(h.Service, opts...)
+	case v == "1" || strings.HasPrefix(v, "1."):
+		srv = a2asrv.NewJSONRPCHandler(h.Service, opts...)
+	default:
+		write(w, h.failure(ctx, ev.RequestContext.RequestID, apperr.Invalid("A2A-Version", "A2A-Version %q is not served: 1.0, or 0.3 (or none)", v).WithReason("VersionNotSupported")))
+		return
+	}
+	srv.ServeHTTP(w, req)
+}
+
+// write writes res to w.
+func write(w http.ResponseWriter, res events.APIGatewayV2HTTPResponse) {
+	for k, v := range res.Headers {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(res.StatusCode)
+	_, _ = io.WriteString(w, res.Body)
 }
 
 // caller is who the key names.

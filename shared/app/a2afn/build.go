@@ -29,6 +29,12 @@ import (
 
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
+	return New(d).Serve, nil
+}
+
+// New wires the agent: its service, the key check and the stores, for
+// either API (the a2a-stream function sets Streaming).
+func New(d lambdafn.Deps) *Handler {
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	teamStore := teamstore.New(core.DB, core.Table)
 	auth := &authorizer.Handler{Teams: teams.NewService(teamStore), Log: d.Log}
@@ -60,8 +66,7 @@ func Build(d lambdafn.Deps) (any, error) {
 		// sends them.
 		Push: pushstore.New(core.DB, core.Table), PushPolicy: toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly},
 	}
-	h := &Handler{Teams: teamStore, Auth: auth, Service: svc, Log: d.Log}
-	return h.Serve, nil
+	return &Handler{Teams: teamStore, Auth: auth, Service: svc, Log: d.Log, StreamURL: d.Config.StreamURL}
 }
 
 // contexts are the A2A contexts: conversations of the team.

@@ -19,5 +19,5 @@ func Build(d lambdafn.Deps) (any, error) {
 	if d.Config.TeamRateLimit > 0 {
 		h.Rate = &authorizer.RateLimit{PerSecond: d.Config.TeamRateLimit, Counter: core}
 	}
-	return h.Handle, nil
+	return h.Event, nil
 }

@@ -22,7 +22,7 @@ func TestATurnIsOneTransactionTouchingEachItemOnce(t *testing.T) {
 	db := &dynamotest.CountingDB{}
 	s := New(db, "tbl")
 	turn := conversations.Turn{
-		Conversation: conversations.Conversation{ID: "conv", Version: 3, CurrentAgent: "kyra"},
+		Conversation: conversations.Conversation{ID: "conv", Version: 3, EventSeq: 5, CurrentAgent: "kyra"},
 		PrevCurrent:  "luke",
 		Messages:     []conversations.Message{{ID: "m1", ConversationID: "conv"}},
 		Decision:     dispatch.Decision{ID: "d"},
@@ -40,7 +40,7 @@ func TestATurnIsOneTransactionTouchingEachItemOnce(t *testing.T) {
 	for k, n := range seen {
 		assert.Equal(t, 1, n, "%s is written %d times in one transaction", k, n)
 	}
-	for _, k := range []string{"LOAD#kyra", "LOAD#luke", "LOAD#dana", "MEMEPOCH", "CTX#kyra", "CTX#luke", "MEM#mem", "CONV#conv"} {
+	for _, k := range []string{"LOAD#kyra", "LOAD#luke", "LOAD#dana", "MEMEPOCH", "CTX#kyra", "CTX#luke", "MEM#mem", "CONV#conv", "EVT#conv#conv#000000000005"} {
 		assert.Contains(t, seen, k)
 	}
 	assert.Zero(t, db.Updates+db.Deletes, "nothing is written after the transaction")

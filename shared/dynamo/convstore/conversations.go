@@ -17,6 +17,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo/memorystore"
 	"github.com/conclave-ai/conclave/shared/memory"
 	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/streams"
 )
 
 var (
@@ -40,6 +41,7 @@ type convItem struct {
 	Status        string       `dynamodbav:"status"`
 	MessageCount  int          `dynamodbav:"message_count"`
 	Version       int          `dynamodbav:"version"`
+	EventSeq      int64        `dynamodbav:"event_seq"`
 	HandoffActive bool         `dynamodbav:"handoff_active"`
 	PreviousAgent string       `dynamodbav:"previous_agent,omitempty"`
 	LastHandoff   *handoffItem `dynamodbav:"last_handoff,omitempty"`
@@ -51,7 +53,7 @@ func toConvItem(c conversations.Conversation) convItem {
 	it := convItem{
 		PK: dynamo.TeamPK(c.TeamID), SK: dynamo.ConvSK(c.ID), Type: "conversation", TeamID: c.TeamID, ID: c.ID,
 		Title: c.Title, PrimaryAgent: c.PrimaryAgent, CurrentAgent: c.CurrentAgent, Status: c.Status,
-		MessageCount: c.MessageCount, Version: c.Version, HandoffActive: c.HandoffActive,
+		MessageCount: c.MessageCount, Version: c.Version, EventSeq: c.EventSeq, HandoffActive: c.HandoffActive,
 		PreviousAgent: c.PreviousAgent, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 	}
 	if c.LastHandoff != nil {
@@ -64,7 +66,7 @@ func toConvItem(c conversations.Conversation) convItem {
 func (it convItem) toConversation() conversations.Conversation {
 	c := conversations.Conversation{
 		ID: it.ID, TeamID: it.TeamID, Title: it.Title, PrimaryAgent: it.PrimaryAgent, CurrentAgent: it.CurrentAgent,
-		Status: it.Status, MessageCount: it.MessageCount, Version: it.Version, CreatedAt: it.CreatedAt,
+		Status: it.Status, MessageCount: it.MessageCount, Version: it.Version, EventSeq: it.EventSeq, CreatedAt: it.CreatedAt,
 		UpdatedAt: it.UpdatedAt, HandoffActive: it.HandoffActive, PreviousAgent: it.PreviousAgent,
 	}
 	if it.LastHandoff != nil {
@@ -204,11 +206,12 @@ func (s *Store) ListParticipants(ctx context.Context, teamID, id string) ([]conv
 }
 
 // CommitTurn implements conversations.Store: the conversation (conditioned
-// on the version read and still open), the messages, the participants,
-// the handoff record and episodic memory of a return (with the two agents'
-// cached contexts dropped), the conversation counters and reply latencies
-// of the agents, the decision and the markers of the results the reply
-// carries (each absent), in one transaction.
+// on the version read and still open), the messages and their events on
+// the conversation's stream, the participants, the handoff record and
+// episodic memory of a return (with the two agents' cached contexts
+// dropped), the conversation counters and reply latencies of the agents,
+// the decision and the markers of the results the reply carries (each
+// absent), in one transaction.
 func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.Turn) error {
 	c := t.Conversation
 	c.TeamID = teamID
@@ -225,6 +228,9 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 	tx.Put(dynamo.RoleConversation, toConvItem(c), convUnchanged(c.Version-1))
 	for _, m := range t.Messages {
 		tx.Create(dynamo.RoleMessage, ToMessageItem(teamID, m))
+	}
+	if err := messageEvents(tx, teamID, c, t.Messages); err != nil {
+		return err
 	}
 	for _, p := range t.Join {
 		join(tx, teamID, c.ID, p)
@@ -247,6 +253,18 @@ func (s *Store) CommitTurn(ctx context.Context, teamID string, t conversations.T
 		return conversations.Replayed{MessageIDs: ids}
 	}
 	return err
+}
+
+// messageEvents adds to tx the stream events of msgs, stored with the
+// conversation c (its new state): numbered up to c.EventSeq, which the
+// conversation's put sets under its version condition (streamlog.go).
+func messageEvents(tx *dynamo.Txn, teamID string, c conversations.Conversation, msgs []conversations.Message) error {
+	evs, err := conversations.MessageEvents(teamID, c.EventSeq, msgs)
+	if err != nil {
+		return dynamo.Internal(err, "events")
+	}
+	tx.StreamEvents(teamID, streams.Conversation(c.ID), c.EventSeq, evs)
+	return nil
 }
 
 // TurnOf implements conversations.Replays.
@@ -280,6 +298,9 @@ func (s *Store) commitConversation(ctx context.Context, tx *dynamo.Txn, teamID, 
 	if cx, ok := dynamo.AsCanceled(err); ok {
 		if cx.Role == dynamo.RoleConversation {
 			return changed(err, "the conversation changed during the "+what)
+		}
+		if cx.Role == dynamo.RoleStreamEvent {
+			return dynamo.Internal(err, "TransactWriteItems")
 		}
 		return dynamo.RetryConflict(err, "the "+what+" conflicted with a concurrent change; try again")
 	}

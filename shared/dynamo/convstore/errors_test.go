@@ -20,7 +20,9 @@ import (
 func TestConversationConflictsAreErrChanged(t *testing.T) {
 	conv := conversations.Conversation{ID: "conv", Version: 2, Status: conversations.StatusOpen, CurrentAgent: "luke"}
 	turn := conversations.Turn{Conversation: conv, PrevCurrent: "luke", Decision: dispatch.Decision{ID: "d"}}
-	handoff := conversations.HandoffChange{Conversation: conv, PrevCurrent: "kyra", Handoff: conversations.Handoff{ID: "h", ConversationID: "conv"}}
+	noted := conv
+	noted.EventSeq = 1 // the note's event
+	handoff := conversations.HandoffChange{Conversation: noted, PrevCurrent: "kyra", Handoff: conversations.Handoff{ID: "h", ConversationID: "conv"}}
 	writes := map[string]func(s *Store) error{
 		"turn": func(s *Store) error { return s.CommitTurn(context.Background(), "t", turn) },
 		"handoff": func(s *Store) error {

@@ -49,9 +49,10 @@ func (it handoffItem) toHandoff() conversations.Handoff {
 }
 
 // CommitHandoff implements conversations.Store: the conversation
-// (conditioned on the version read and still open), the record, the note,
-// the participants' roles, the counters, the handoff memory and both
-// agents' cached contexts dropped, in one transaction.
+// (conditioned on the version read and still open), the record, the note
+// and its event on the conversation's stream, the participants' roles,
+// the counters, the handoff memory and both agents' cached contexts
+// dropped, in one transaction.
 func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversations.HandoffChange) error {
 	c := h.Conversation
 	c.TeamID = teamID
@@ -59,6 +60,9 @@ func (s *Store) CommitHandoff(ctx context.Context, teamID string, h conversation
 	tx.Put(dynamo.RoleConversation, toConvItem(c), convUnchanged(c.Version-1))
 	tx.Create(dynamo.RoleHandoff, toHandoffItem(teamID, h.Handoff))
 	tx.Create(dynamo.RoleMessage, ToMessageItem(teamID, h.Note))
+	if err := messageEvents(tx, teamID, c, []conversations.Message{h.Note}); err != nil {
+		return err
+	}
 	for _, p := range h.Roles {
 		join(tx, teamID, c.ID, p)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/dynamo"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/plans"
+	"github.com/conclave-ai/conclave/shared/streams"
 )
 
 // Store is the planstore half of the single-table store.
@@ -37,7 +38,9 @@ type planItem struct {
 	ID      string `dynamodbav:"id"`
 	Status  string `dynamodbav:"status"`
 	Version int    `dynamodbav:"version"`
-	Doc     string `dynamodbav:"doc"`
+	// EventSeq is the plan's stream's last number (streamlog.go).
+	EventSeq int64  `dynamodbav:"event_seq"`
+	Doc      string `dynamodbav:"doc"`
 }
 
 func toItem(p plans.Plan) (planItem, error) {
@@ -46,7 +49,7 @@ func toItem(p plans.Plan) (planItem, error) {
 		return planItem{}, err
 	}
 	it := planItem{PK: dynamo.TeamPK(p.TeamID), SK: dynamo.PlanSK(p.ID), Type: "plan", TeamID: p.TeamID, ID: p.ID,
-		Status: string(p.Status), Version: p.Version, Doc: string(b)}
+		Status: string(p.Status), Version: p.Version, EventSeq: p.EventSeq, Doc: string(b)}
 	if !p.Status.Terminal() {
 		it.GSI3PK, it.GSI3SK = dynamo.PlanDueGSI3PK, dynamo.DueGSI3SK(p.Due(), p.TeamID, p.ID)
 	}
@@ -62,19 +65,37 @@ func fromItem(m map[string]types.AttributeValue) (plans.Plan, error) {
 	if err := json.Unmarshal([]byte(it.Doc), &p); err != nil {
 		return plans.Plan{}, fmt.Errorf("plan %s: %w", it.ID, err)
 	}
-	p.TeamID = it.TeamID
+	p.TeamID, p.EventSeq = it.TeamID, it.EventSeq
 	return p, nil
 }
 
-// CreatePlan implements plans.Store.
+// rolePlan is the plan's write in a transaction.
+const rolePlan = "plan"
+
+// CreatePlan implements plans.Store: the plan and its first events (on
+// its stream) in one transaction; one put when there are none.
 func (s *Store) CreatePlan(ctx context.Context, p plans.Plan) error {
 	it, err := toItem(p)
 	if err != nil {
 		return dynamo.Internal(err, "marshal")
 	}
-	created, err := s.PutNew(ctx, it)
-	if err == nil && !created {
-		return apperr.New(apperr.ECONFLICT, "plan %q exists", p.ID)
+	exists := apperr.New(apperr.ECONFLICT, "plan %q exists", p.ID)
+	if len(p.Events) == 0 {
+		created, err := s.PutNew(ctx, it)
+		if err == nil && !created {
+			return exists
+		}
+		return err
+	}
+	tx := s.Txn()
+	tx.Create(rolePlan, it)
+	tx.StreamEvents(p.TeamID, streams.Plan(p.ID), p.EventSeq, p.Events)
+	err = tx.Run(ctx)
+	if c, ok := dynamo.AsCanceled(err); ok {
+		if c.Role == rolePlan {
+			return exists
+		}
+		return dynamo.RetryConflict(err, "the plan's create conflicted with a concurrent write; try again")
 	}
 	return err
 }
@@ -95,19 +116,24 @@ func (s *Store) GetPlan(ctx context.Context, teamID, id string) (plans.Plan, err
 	return p, nil
 }
 
-// PutPlan implements plans.Store: one PutItem conditioned on the version
-// read (plans.ErrChanged when it moved).
+// PutPlan implements plans.Store: one transaction of the plan
+// conditioned on the version read (plans.ErrChanged when it moved) and
+// its events, numbered up to its event_seq, on its stream.
 func (s *Store) PutPlan(ctx context.Context, p plans.Plan) error {
 	it, err := toItem(p)
 	if err != nil {
 		return dynamo.Internal(err, "marshal")
 	}
 	tx := s.Txn()
-	tx.Put("plan", it, dynamo.Name("version").Equal(dynamo.Value(p.Version-1)))
+	tx.Put(rolePlan, it, dynamo.Name("version").Equal(dynamo.Value(p.Version-1)))
+	tx.StreamEvents(p.TeamID, streams.Plan(p.ID), p.EventSeq, p.Events)
 	err = tx.Run(ctx)
 	if c, ok := dynamo.AsCanceled(err); ok {
-		if c.Role == "plan" {
+		if c.Role == rolePlan {
 			return errors.Join(plans.ErrChanged, err)
+		}
+		if c.Role == dynamo.RoleStreamEvent {
+			return dynamo.Internal(err, "TransactWriteItems")
 		}
 		return dynamo.RetryConflict(err, "the plan's change conflicted with a concurrent one; try again")
 	}

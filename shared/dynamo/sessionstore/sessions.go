@@ -15,6 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/ids"
 	"github.com/conclave-ai/conclave/shared/paging"
 	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/streams"
 )
 
 var _ sessions.Store = (*Store)(nil)
@@ -65,6 +66,7 @@ type sessionItem struct {
 	Deadline        *time.Time         `dynamodbav:"deadline,omitempty"`
 	CreatedBy       string             `dynamodbav:"created_by"`
 	Version         int                `dynamodbav:"version"`
+	EventSeq        int64              `dynamodbav:"event_seq"`
 	Waiter          string             `dynamodbav:"waiter_token,omitempty"`
 	CreatedAt       time.Time          `dynamodbav:"created_at"`
 	UpdatedAt       time.Time          `dynamodbav:"updated_at"`
@@ -142,7 +144,7 @@ func toSessionItem(v sessions.Session) sessionItem {
 		CurrentStage: v.CurrentStage, StagesCompleted: v.StagesCompleted, Rounds: v.Rounds, TotalCostUSD: v.TotalCostUSD,
 		ModelCalls: v.ModelCalls, Tokens: v.Tokens, BudgetExhausted: v.BudgetExhausted, FinalOutput: v.FinalOutput, Outcome: v.Outcome,
 		Convergence: v.Convergence, ApprovalComment: v.ApprovalComment, ExecutionARN: v.ExecutionARN, Runs: v.Runs, Deadline: v.Deadline,
-		CreatedBy: v.CreatedBy, Version: v.Version, Waiter: v.Waiter, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		CreatedBy: v.CreatedBy, Version: v.Version, EventSeq: v.EventSeq, Waiter: v.Waiter, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		StartedAt: v.StartedAt, CompletedAt: v.CompletedAt,
 		Participants: []participantEntry{}, StageOutputs: []stageOutputEntry{},
 	}
@@ -182,7 +184,7 @@ func fromSessionItem(m map[string]types.AttributeValue) (sessions.Session, error
 		StagesCompleted: it.StagesCompleted, Rounds: it.Rounds, TotalCostUSD: it.TotalCostUSD, ModelCalls: it.ModelCalls, Tokens: it.Tokens,
 		BudgetExhausted: it.BudgetExhausted, FinalOutput: it.FinalOutput, Outcome: it.Outcome, Convergence: it.Convergence,
 		ApprovalComment: it.ApprovalComment, ExecutionARN: it.ExecutionARN, Runs: it.Runs, Deadline: it.Deadline, CreatedBy: it.CreatedBy,
-		Version: it.Version, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
+		Version: it.Version, EventSeq: it.EventSeq, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
 		StageOutputs: []sessions.StageOutput{},
 	}
 	for _, p := range it.Participants {
@@ -200,11 +202,30 @@ func fromSessionItem(m map[string]types.AttributeValue) (sessions.Session, error
 	return v, nil
 }
 
-// CreateSession implements sessions.Store.
+// roleSession is the session's write in a transaction.
+const roleSession = "session"
+
+// CreateSession implements sessions.Store: the session with its first
+// events (on its stream) and, for a request with an Idempotency-Key, the
+// reference to it, in one transaction (one put when there is neither).
 func (s *Store) CreateSession(ctx context.Context, v sessions.Session) error {
-	created, err := s.PutNewKeyed(ctx, v.TeamID, sessions.RefKind, v.ID, toSessionItem(v))
-	if err == nil && !created {
-		return apperr.New(apperr.ECONFLICT, "session %q exists", v.ID)
+	if len(v.Events) == 0 {
+		created, err := s.PutNewKeyed(ctx, v.TeamID, sessions.RefKind, v.ID, toSessionItem(v))
+		if err == nil && !created {
+			return apperr.New(apperr.ECONFLICT, "session %q exists", v.ID)
+		}
+		return err
+	}
+	tx := s.Txn()
+	tx.Keyed(ctx, v.TeamID, sessions.RefKind, v.ID, time.Now())
+	tx.Create(roleSession, toSessionItem(v))
+	tx.StreamEvents(v.TeamID, streams.Session(v.ID), v.EventSeq, v.Events)
+	err := dynamo.Replayed(tx.Run(ctx), sessions.RefKind)
+	if c, ok := dynamo.AsCanceled(err); ok {
+		if c.Role == roleSession {
+			return apperr.New(apperr.ECONFLICT, "session %q exists", v.ID)
+		}
+		return dynamo.RetryConflict(err, "the session's create conflicted with a concurrent write; try again")
 	}
 	return err
 }
@@ -215,12 +236,32 @@ func (s *Store) GetSession(ctx context.Context, teamID, id string) (sessions.Ses
 }
 
 // PutSession implements sessions.Store: conditioned on the version read.
+// With events, the session (its event_seq their last number) and the
+// events in one transaction, so the version condition numbers them: a
+// concurrent writer that took those numbers moved the version on, and
+// this write is refused whole (ErrChanged). Without, one PutItem.
 func (s *Store) PutSession(ctx context.Context, v sessions.Session) error {
+	cond := dynamo.Name("version").Equal(dynamo.Value(v.Version - 1))
+	if len(v.Events) > 0 {
+		tx := s.Txn()
+		tx.Put(roleSession, toSessionItem(v), cond)
+		tx.StreamEvents(v.TeamID, streams.Session(v.ID), v.EventSeq, v.Events)
+		err := tx.RunConflicting(ctx)
+		if c, ok := dynamo.AsCanceled(err); ok {
+			if c.Role == dynamo.RoleStreamEvent {
+				return dynamo.Internal(err, "TransactWriteItems")
+			}
+			// The session's condition, or a concurrent transaction on
+			// it that outlasted the reruns: read again.
+			return errors.Join(sessions.ErrChanged, err)
+		}
+		return err
+	}
 	item, err := dynamo.Marshal(toSessionItem(v))
 	if err != nil {
 		return dynamo.Internal(err, "marshal")
 	}
-	expr, err := dynamo.Build(nil, dynamo.Name("version").Equal(dynamo.Value(v.Version-1)))
+	expr, err := dynamo.Build(nil, cond)
 	if err != nil {
 		return dynamo.Internal(err, "expression")
 	}

@@ -1,7 +1,8 @@
 // Package bedrock is the models port's adapter for Amazon Bedrock: the
-// Converse API, with tool use. It is the only package of the module that
-// links the Bedrock runtime client, so only functions that may call Bedrock
-// carry it.
+// Converse API, with tool use, and ConverseStream when the caller asks for
+// the reply's text as it is written (models.Request.OnDelta). It is the
+// only package of the module that links the Bedrock runtime client, so only
+// functions that may call Bedrock carry it.
 package bedrock
 
 import (
@@ -19,9 +20,11 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 )
 
-// ConverseAPI is the part of the Bedrock runtime client the adapter uses.
+// ConverseAPI is the part of the Bedrock runtime client the adapter uses:
+// Converse, and ConverseStream for a request that asks for deltas.
 type ConverseAPI interface {
 	Converse(context.Context, *bedrockruntime.ConverseInput, ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+	ConverseStream(context.Context, *bedrockruntime.ConverseStreamInput, ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseStreamOutput, error)
 }
 
 // Model answers through the Amazon Bedrock Converse API, with tool use.
@@ -36,7 +39,43 @@ var _ models.Model = Model{}
 
 // Converse implements models.Model. Provider failures are models.ErrModel
 // with the service's error code; a context's end is returned as it is.
+// With req.OnDelta set it streams (ConverseStream, stream.go).
 func (b Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
+	in := b.converseInput(req)
+	if req.OnDelta != nil {
+		return b.converseStream(ctx, in, req.OnDelta)
+	}
+	out, err := b.Client.Converse(ctx, in)
+	if err != nil {
+		return models.Response{}, bedrockError(err)
+	}
+	resp := models.Response{ModelID: aws.ToString(in.ModelId)}
+	if out.Usage != nil {
+		resp.InputTokens, resp.OutputTokens = int(aws.ToInt32(out.Usage.InputTokens)), int(aws.ToInt32(out.Usage.OutputTokens))
+	}
+	if msg, ok := out.Output.(*brtypes.ConverseOutputMemberMessage); ok {
+		for _, block := range msg.Value.Content {
+			switch c := block.(type) {
+			case *brtypes.ContentBlockMemberText:
+				resp.Text += c.Value
+			case *brtypes.ContentBlockMemberToolUse:
+				input := "{}"
+				if c.Value.Input != nil {
+					if raw, err := c.Value.Input.MarshalSmithyDocument(); err == nil {
+						input = string(raw)
+					}
+				}
+				resp.ToolCalls = append(resp.ToolCalls, models.ToolCall{ID: aws.ToString(c.Value.ToolUseId), Name: aws.ToString(c.Value.Name), Input: input})
+			}
+		}
+	}
+	resp.Refused = refused(out.StopReason)
+	return resp, nil
+}
+
+// converseInput maps the request to a Converse input. ConverseStream takes
+// the same members (streamInput), so both paths send one request.
+func (b Model) converseInput(req models.Request) *bedrockruntime.ConverseInput {
 	modelID := req.ModelID
 	if modelID == "" {
 		modelID = b.DefaultModelID
@@ -63,35 +102,13 @@ func (b Model) Converse(ctx context.Context, req models.Request) (models.Respons
 		}
 		in.ToolConfig = tc
 	}
-	out, err := b.Client.Converse(ctx, in)
-	if err != nil {
-		return models.Response{}, bedrockError(err)
-	}
-	resp := models.Response{ModelID: modelID}
-	if out.Usage != nil {
-		resp.InputTokens, resp.OutputTokens = int(aws.ToInt32(out.Usage.InputTokens)), int(aws.ToInt32(out.Usage.OutputTokens))
-	}
-	if msg, ok := out.Output.(*brtypes.ConverseOutputMemberMessage); ok {
-		for _, block := range msg.Value.Content {
-			switch c := block.(type) {
-			case *brtypes.ContentBlockMemberText:
-				resp.Text += c.Value
-			case *brtypes.ContentBlockMemberToolUse:
-				input := "{}"
-				if c.Value.Input != nil {
-					if raw, err := c.Value.Input.MarshalSmithyDocument(); err == nil {
-						input = string(raw)
-					}
-				}
-				resp.ToolCalls = append(resp.ToolCalls, models.ToolCall{ID: aws.ToString(c.Value.ToolUseId), Name: aws.ToString(c.Value.Name), Input: input})
-			}
-		}
-	}
-	switch out.StopReason {
-	case brtypes.StopReasonGuardrailIntervened, brtypes.StopReasonContentFiltered:
-		resp.Refused = true
-	}
-	return resp, nil
+	return in
+}
+
+// refused tells a provider's refusal (a guardrail, a content filter) from
+// an answer.
+func refused(stop brtypes.StopReason) bool {
+	return stop == brtypes.StopReasonGuardrailIntervened || stop == brtypes.StopReasonContentFiltered
 }
 
 // bedrockMessages maps the conversation to Converse messages: tool calls

@@ -158,11 +158,28 @@ func (l Model) voiceOf(ctx context.Context, md map[string]string) (voice, error)
 	return v, nil
 }
 
-// Converse implements models.Model.
+// streamWords is how many words each delta of a streamed answer holds.
+const streamWords = 3
+
+// Converse implements models.Model. A request with OnDelta gets its answer's
+// text in pieces of a few words (models.Chunks) before Converse returns, at
+// once: the tests that use the local model directly want no pacing (the
+// edge's Bedrock paces what it streams).
+func (l Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
+	resp, err := l.answer(ctx, req)
+	if err == nil && req.OnDelta != nil {
+		for _, piece := range models.Chunks(resp.Text, streamWords) {
+			req.OnDelta(piece)
+		}
+	}
+	return resp, err
+}
+
+// answer is the scripted answer to req.
 //
 // Kept whole: the scripted model's dispatch, one case per script a test or the
 // demo asks for.
-func (l Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
+func (l Model) answer(ctx context.Context, req models.Request) (models.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return models.Response{}, err
 	}

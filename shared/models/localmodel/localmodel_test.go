@@ -3,6 +3,7 @@ package localmodel_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,4 +215,38 @@ func TestAnUnreadableAgentFailsTheCall(t *testing.T) {
 	r, err := localmodel.New(directory{}).Converse(context.Background(), ask("timeout", "x"))
 	require.NoError(t, err, "not found: no script")
 	assert.NotEmpty(t, r.Text)
+}
+
+// A request with OnDelta gets the answer's text in pieces of a few words,
+// in order and before Converse returns, that concatenate exactly to the
+// text; the answer is the one the same request gets without it. A failed
+// call and an answer with no text hand out nothing.
+func TestOnDeltaHandsOutTheTextInWordChunks(t *testing.T) {
+	want, err := model().Converse(context.Background(), ask("", "check my loop"))
+	require.NoError(t, err)
+	require.Greater(t, len(strings.Fields(want.Text)), 6, "an answer long enough to come in several pieces")
+
+	var pieces []string
+	req := ask("", "check my loop")
+	req.OnDelta = func(s string) { pieces = append(pieces, s) }
+	got, err := model().Converse(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, want.Text, strings.Join(pieces, ""))
+	assert.Greater(t, len(pieces), 1)
+	for _, p := range pieces {
+		assert.NotEmpty(t, p)
+		assert.LessOrEqual(t, len(strings.Fields(p)), 3, p)
+	}
+
+	for _, script := range []string{"fail", "delegate:dana"} {
+		pieces = nil
+		req := ask(script, "who can help with signups?")
+		req.Tools = []models.Tool{{Name: "delegate_task"}}
+		req.OnDelta = func(s string) { pieces = append(pieces, s) }
+		resp, err := model().Converse(context.Background(), req)
+		assert.Equal(t, script == "fail", err != nil, script)
+		assert.Empty(t, resp.Text, script)
+		assert.Empty(t, pieces, script)
+	}
 }

@@ -113,6 +113,10 @@ func chatRequest(req models.Request, modelID string) oaiRequest {
 // returned as it is. Request metadata is not sent: OpenAI accepts its
 // metadata field only for stored completions, and compatible servers may
 // reject fields they do not know.
+//
+// It does not stream yet: a request with OnDelta gets the whole text in one
+// call of OnDelta once the answer is in (the chat completions' stream
+// option is not used).
 func (o Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
 	modelID := req.ModelID
 	if modelID == "" {
@@ -168,6 +172,9 @@ func (o Model) Converse(ctx context.Context, req models.Request) (models.Respons
 	}
 	for _, c := range ch.Message.ToolCalls {
 		resp.ToolCalls = append(resp.ToolCalls, models.ToolCall{ID: c.ID, Name: c.Function.Name, Input: c.Function.Arguments})
+	}
+	if req.OnDelta != nil && resp.Text != "" {
+		req.OnDelta(resp.Text)
 	}
 	return resp, nil
 }

@@ -72,3 +72,17 @@ func TestErrorsMapToErrModel(t *testing.T) {
 	_, err = openai.Model{BaseURL: "http://127.0.0.1:1"}.Converse(context.Background(), models.Request{})
 	assert.ErrorIs(t, err, models.ErrModel, "connection refused")
 }
+
+// The adapter does not stream yet: OnDelta gets the whole text once, after
+// the answer, and the request sent is the one without it.
+func TestOnDeltaGetsTheWholeTextOnce(t *testing.T) {
+	s := providertest.Serve(t)
+	s.Body = providertest.Recorded(t, "openai-chat-text.json")
+	var pieces []string
+	req := providertest.ToolRequest()
+	req.OnDelta = func(text string) { pieces = append(pieces, text) }
+	resp, err := model(s).Converse(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{resp.Text}, pieces)
+	assert.NotContains(t, s.Got, "stream")
+}
