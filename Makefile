@@ -178,10 +178,11 @@ bench: bench-gate
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 ## bench-stream: a streamed chat turn's time to the first delta and to the stored turn, and its events, against the same
-## turn on the HTTP API in the same run, on a fresh local cloud (docs/measurements.md "Streaming")
+## turn on the HTTP API in the same run, on a fresh local cloud whose Bedrock answers Converse as slowly as the streamed
+## answer takes (CONCLAVE_BEDROCK_PACE=1: a model writes the whole reply either way; docs/measurements.md "Streaming")
 .PHONY: bench-stream
 bench-stream:
-	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
+	@$(TEST_ENV) CONCLAVE_BEDROCK_PACE=1 localstack/cloud.sh up >/dev/null
 	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
 	  status=0; localstack/bench.sh stream-bench go test -tags e2e,stream -run '^$$' -bench '^BenchmarkStreamedTurn$$' -benchtime 20x ./infra/e2e/ || status=$$?; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status

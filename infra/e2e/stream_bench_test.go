@@ -19,7 +19,9 @@ import (
 // answer of the scripted model (paced as a model writes: the edge's
 // Bedrock ConverseStream, 25 ms a piece), against the same turn on the
 // HTTP API in the same run (the reference: the blank screen until the
-// whole reply). The ratio first-delta/full-reply is what streaming buys.
+// whole reply, which make bench-stream's Bedrock writes at the same pace,
+// CONCLAVE_BEDROCK_PACE=1). first/http is what streaming buys; done/http
+// what it costs at the end, if anything.
 func BenchmarkStreamedTurn(b *testing.B) {
 	t := &testing.T{}
 	me, _ := clients(t)
@@ -85,5 +87,6 @@ func BenchmarkStreamedTurn(b *testing.B) {
 	b.ReportMetric(float64(full.Milliseconds())/n, "stream-done-ms")
 	b.ReportMetric(float64(reference.Milliseconds())/n, "http-reply-ms")
 	b.ReportMetric(first.Seconds()/reference.Seconds(), "first/http")
+	b.ReportMetric(full.Seconds()/reference.Seconds(), "done/http")
 	b.ReportMetric(float64(events)/n, "events/op")
 }

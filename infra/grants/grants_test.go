@@ -96,7 +96,8 @@ func explain(actions []string, calls grants.Calls) string {
 		svc, name, _ := strings.Cut(op, ".")
 		for _, a := range actions {
 			if strings.HasSuffix(a, ":"+name) || (svc == "dynamodb" && name == "TransactWriteItems" && strings.HasPrefix(a, "dynamodb:")) ||
-				(svc == "lambda" && a == manifest.ActionInvokeFunction) || (svc == "bedrockruntime" && a == string(manifest.GrantModels)) {
+				(svc == "lambda" && a == manifest.ActionInvokeFunction) || (svc == "bedrockruntime" && a == string(manifest.GrantModels)) ||
+				(op == "bedrockruntime.ConverseStream" && a == string(manifest.GrantModelsStream)) {
 				if len(chain) > 6 {
 					chain = chain[:6]
 				}
@@ -118,6 +119,8 @@ func init() {
 		"GrantDescribeTable": manifest.GrantDescribeTable, "GrantBusPut": manifest.GrantBusPut, "GrantDescribeEventBus": manifest.GrantDescribeEventBus,
 		"GrantStartExecution": manifest.GrantStartExecution, "GrantStopExecution": manifest.GrantStopExecution, "GrantCallback": manifest.GrantCallback,
 		"GrantDescribeStateMachine": manifest.GrantDescribeStateMachine, "GrantModels": manifest.GrantModels,
+		"GrantModelsStream": manifest.GrantModelsStream, "GrantGetSecret": manifest.GrantGetSecret, "GrantCreateSecret": manifest.GrantCreateSecret,
+		"GrantPutSecret": manifest.GrantPutSecret, "GrantDeleteSecret": manifest.GrantDeleteSecret,
 		"GrantDeadLetter": manifest.GrantDeadLetter, "GrantGetQueueAttributes": manifest.GrantGetQueueAttributes,
 	} {
 		grantNames[string(g)] = name

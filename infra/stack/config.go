@@ -119,9 +119,13 @@ var Environments = map[string]EnvConfig{
 		// Out of the account's 1,000: the authorizer fronts every request;
 		// the task worker and the gate are the ones a burst of work piles
 		// onto; the A2A agent's routes are public at the gateway (its card
-		// needs no key), so a flood of them is capped at its 50. What is
-		// left stays unreserved for the rest.
-		ReservedConcurrency: map[string]int{"authorizer": 100, "task-worker": 200, "expert-gate": 150, "a2a": 50}},
+		// needs no key), so a flood of them is capped at its 50, and its
+		// streaming twin's at 50 too; the streaming API's function holds an
+		// invocation for as long as a client listens (up to 14 minutes), so
+		// its listeners are capped at 150 and can never take the capacity
+		// chat turns and tasks need. What is left (300) stays unreserved
+		// for the rest.
+		ReservedConcurrency: map[string]int{"authorizer": 100, "task-worker": 200, "expert-gate": 150, "a2a": 50, "a2a-stream": 50, "streams": 150}},
 	// localstack is the stage deployed by `make localstack-deploy`.
 	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, LogPayloads: true, Account: "000000000000", Region: "us-east-1",
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}, ModelProvider: "local",

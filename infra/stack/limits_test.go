@@ -51,6 +51,8 @@ func TestProdLimits(t *testing.T) {
 	assert.Equal(t, want, reserved)
 	assert.Contains(t, reserved, "authorizer", "nothing can starve the authorizer")
 	assert.Contains(t, reserved, "a2a", "the public A2A routes (no authorizer) cannot take the account's concurrency")
+	assert.Contains(t, reserved, "a2a-stream", "nor their streaming twin, which holds an invocation while it streams")
+	assert.Contains(t, reserved, "streams", "long-lived listeners of the streaming API cannot take the capacity turns and tasks need")
 
 	esms := resources(m, "AWS::Lambda::EventSourceMapping")
 	require.NotEmpty(t, esms)

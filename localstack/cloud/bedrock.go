@@ -46,6 +46,13 @@ type Bedrock struct {
 	// sends them back to back), so a streamed reply arrives over time as a
 	// real model's does.
 	StreamChunkDelay time.Duration
+	// PaceConverse makes a Converse answer take as long as its streamed
+	// form would (the first byte's delay and every piece's pause), as a
+	// real model writes a whole reply before Converse answers: what the
+	// streaming benchmark compares a streamed turn against (make
+	// bench-stream sets CONCLAVE_BEDROCK_PACE=1). Off for the tests: a
+	// scripted answer at once keeps them fast.
+	PaceConverse bool
 
 	mu     sync.Mutex
 	counts map[string]int64
@@ -144,6 +151,14 @@ func (b *Bedrock) serveConverse(w http.ResponseWriter, r *http.Request, modelID 
 	resp, ok := b.converse(w, r, "Converse", modelID, body)
 	if !ok {
 		return
+	}
+	if b.PaceConverse {
+		pause := streamFirstByteDelay + time.Duration(len(models.Chunks(resp.Text, streamChunkWords)))*b.StreamChunkDelay
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(pause):
+		}
 	}
 	out, err := json.Marshal(converseResponse(resp, time.Since(start)))
 	if err == nil {

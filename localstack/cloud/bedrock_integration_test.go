@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fmt.Printf("edge Bedrock runtime, calls served in this cloud's life: %v\n", counts)
-	if n := counts["Converse.invalid"] + counts["InvokeModel.invalid"]; n > 0 {
+	if n := counts["Converse.invalid"] + counts["ConverseStream.invalid"] + counts["InvokeModel.invalid"]; n > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: the edge refused %d Bedrock request(s) the real service would refuse (see INVALID in the edge's log)\n", n)
 		code = 1
 	}

@@ -19,7 +19,6 @@ import (
 	"path"
 	"reflect"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -387,43 +386,6 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// route is a compiled manifest route.
-type route struct {
-	method   string
-	parts    []string
-	key      string
-	function string
-	// public: no authorizer (manifest.Function.Public).
-	public bool
-}
-
-func (rt route) match(method, path string) (map[string]string, bool) {
-	if method != rt.method {
-		return nil, false
-	}
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	if len(parts) != len(rt.parts) {
-		return nil, false
-	}
-	params := map[string]string{}
-	for i, p := range rt.parts {
-		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
-			if parts[i] == "" {
-				return nil, false
-			}
-			// The segment of the decoded path, as it is: API Gateway
-			// decodes once (see APIHandler), so "a%25" reaches the
-			// function as "a%" and is refused there in the error shape.
-			params[p[1:len(p)-1]] = parts[i]
-			continue
-		}
-		if p != parts[i] {
-			return nil, false
-		}
-	}
-	return params, true
-}
-
 // APIHandler serves the HTTP API as API Gateway would: route match, the
 // Lambda authorizer on X-Api-Key (401 without it, 403 when it denies), a
 // payload format 2.0 event, and the function's response.
@@ -440,24 +402,11 @@ func (rt route) match(method, path string) (map[string]string, bool) {
 // (httpapi.ValidPathID). Only a path the gateway cannot route gets its own
 // bare {"message":"Not Found"}.
 func (e *Edge) APIHandler() http.Handler {
-	var routes []route
-	for _, rt := range manifest.Routes() {
-		routes = append(routes, route{method: rt.Route.Method, parts: strings.Split(strings.Trim(rt.Route.Path, "/"), "/"), key: rt.Route.Key(), function: rt.Function, public: rt.Public})
-	}
-	// API Gateway picks the most specific route: a literal segment beats a
-	// {param} ("GET /v1/agents/recommend" before "GET /v1/agents/{slug}").
-	sort.SliceStable(routes, func(i, j int) bool { return strings.Count(routes[i].key, "{") < strings.Count(routes[j].key, "{") })
+	routes := compileRoutes(manifest.Routes())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reqID := newRequestID()
 		w.Header().Set("Apigw-Requestid", reqID)
-		var target *route
-		var params map[string]string
-		for i := range routes {
-			if p, ok := routes[i].match(r.Method, r.URL.Path); ok {
-				target, params = &routes[i], p
-				break
-			}
-		}
+		target, params := matchRoute(routes, r.Method, r.URL.Path)
 		if target == nil {
 			gatewayError(w, http.StatusNotFound, "Not Found")
 			return

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,22 +30,11 @@ import (
 // goes away closes the function's body (its writes then fail), as the
 // invocation's stream would be cut in AWS.
 func (e *Edge) StreamAPIHandler() http.Handler {
-	var routes []route
-	for _, rt := range manifest.StreamRoutes() {
-		routes = append(routes, route{method: rt.Route.Method, parts: strings.Split(strings.Trim(rt.Route.Path, "/"), "/"), key: rt.Route.Key(), function: rt.Function, public: rt.Public})
-	}
-	sort.SliceStable(routes, func(i, j int) bool { return strings.Count(routes[i].key, "{") < strings.Count(routes[j].key, "{") })
+	routes := compileRoutes(manifest.StreamRoutes())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reqID := newRequestID()
 		w.Header().Set("X-Amzn-Requestid", reqID)
-		var target *route
-		var params map[string]string
-		for i := range routes {
-			if p, ok := routes[i].match(r.Method, r.URL.Path); ok {
-				target, params = &routes[i], p
-				break
-			}
-		}
+		target, params := matchRoute(routes, r.Method, r.URL.Path)
 		if target == nil {
 			// A REST API answers an unknown resource or method so.
 			gatewayError(w, http.StatusForbidden, "Missing Authentication Token")

@@ -202,6 +202,9 @@ func newEdge(ctx context.Context, edgeURL, streamURL string, dynamoURL, motoURL 
 	// edge's own reads are no function's calls).
 	agentsTable := agentstore.New(dynamodb.NewFromConfig(backends.DynamoDB), res.Names.Table())
 	edge.Bedrock = cloud.NewBedrock(bedrockModel, localmodel.New(agentsTable), log)
+	// The streaming benchmark's reference: Converse as slow as a model
+	// writing the whole reply (cloud.Bedrock.PaceConverse).
+	edge.Bedrock.PaceConverse = os.Getenv("CONCLAVE_BEDROCK_PACE") == "1"
 	// Titan Text Embeddings (ROUTING_EMBEDDER=titan) answered with the
 	// wordllama vector of the text, loaded on the first request.
 	edge.Bedrock.Embedder = sync.OnceValues(func() (cloud.TextEmbedder, error) {

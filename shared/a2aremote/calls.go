@@ -153,6 +153,11 @@ func (c *Client) Converse(ctx context.Context, req models.Request) (models.Respo
 	if ans.Failed != "" {
 		return models.Response{}, fmt.Errorf("%w: %s: %s", models.ErrModel, slug, ans.Failed)
 	}
+	if req.OnDelta != nil && ans.Text != "" {
+		// The remote agent's answer is read whole (SendMessage, then
+		// GetTask): a watcher gets it as one piece (models.Request.OnDelta).
+		req.OnDelta(ans.Text)
+	}
 	return models.Response{Text: ans.Text, InputTokens: models.EstimateTokens(text), OutputTokens: models.EstimateTokens(ans.Text), ModelID: ModelID}, nil
 }
 

@@ -61,6 +61,14 @@ type oaiRequest struct {
 	Messages  []oaiMessage `json:"messages"`
 	Tools     []oaiTool    `json:"tools,omitempty"`
 	MaxTokens int          `json:"max_tokens,omitempty"`
+	// Stream asks for the answer as server-sent chunks (stream.go), with
+	// the usage in the last one.
+	Stream        bool           `json:"stream,omitempty"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type oaiResponse struct {
@@ -114,15 +122,19 @@ func chatRequest(req models.Request, modelID string) oaiRequest {
 // metadata field only for stored completions, and compatible servers may
 // reject fields they do not know.
 //
-// It does not stream yet: a request with OnDelta gets the whole text in one
-// call of OnDelta once the answer is in (the chat completions' stream
-// option is not used).
+// A request with OnDelta streams (stream: true, stream.go): OnDelta gets
+// the text as the server sends it. A server that ignores the option and
+// answers whole gets read as such, its text handed to OnDelta at once.
 func (o Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
 	modelID := req.ModelID
 	if modelID == "" {
 		modelID = o.DefaultModelID
 	}
-	raw, err := json.Marshal(chatRequest(req, modelID))
+	body := chatRequest(req, modelID)
+	if req.OnDelta != nil {
+		body.Stream, body.StreamOptions = true, &streamOptions{IncludeUsage: true}
+	}
+	raw, err := json.Marshal(body)
 	if err != nil {
 		return models.Response{}, err
 	}
@@ -146,6 +158,9 @@ func (o Model) Converse(ctx context.Context, req models.Request) (models.Respons
 		return models.Response{}, fmt.Errorf("%w: openai: %v", models.ErrModel, err)
 	}
 	defer hres.Body.Close()
+	if hres.StatusCode/100 == 2 && strings.HasPrefix(hres.Header.Get("Content-Type"), "text/event-stream") {
+		return readStream(hres.Body, modelID, req)
+	}
 	data, err := io.ReadAll(io.LimitReader(hres.Body, 4<<20))
 	if err != nil {
 		return models.Response{}, fmt.Errorf("%w: openai: reading the response: %v", models.ErrModel, err)

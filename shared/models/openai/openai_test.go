@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,9 +74,9 @@ func TestErrorsMapToErrModel(t *testing.T) {
 	assert.ErrorIs(t, err, models.ErrModel, "connection refused")
 }
 
-// The adapter does not stream yet: OnDelta gets the whole text once, after
-// the answer, and the request sent is the one without it.
-func TestOnDeltaGetsTheWholeTextOnce(t *testing.T) {
+// A server that ignores stream: true and answers whole: OnDelta gets the
+// whole text once, after the answer.
+func TestOnDeltaGetsTheWholeTextOnceFromAServerThatDoesNotStream(t *testing.T) {
 	s := providertest.Serve(t)
 	s.Body = providertest.Recorded(t, "openai-chat-text.json")
 	var pieces []string
@@ -84,5 +85,77 @@ func TestOnDeltaGetsTheWholeTextOnce(t *testing.T) {
 	resp, err := model(s).Converse(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, []string{resp.Text}, pieces)
-	assert.NotContains(t, s.Got, "stream")
+	assert.Equal(t, true, s.Got["stream"], "asked to stream")
+}
+
+func sse(chunks ...string) string {
+	var b strings.Builder
+	for _, c := range chunks {
+		b.WriteString("data: " + c + "\n\n")
+	}
+	return b.String()
+}
+
+// With OnDelta the adapter streams: the pieces as the server sends them,
+// the text they make, the usage of the last chunk; a tool call's pieces
+// are assembled by index; without OnDelta it asks for no stream.
+func TestAStreamedAnswerIsTheAnswerItsPiecesMake(t *testing.T) {
+	s := providertest.Serve(t)
+	s.Headers = map[string]string{"Content-Type": "text/event-stream"}
+	s.Body = sse(
+		`{"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"Split the service "},"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"along its data boundaries."},"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":11}}`,
+		`[DONE]`)
+	var pieces []string
+	req := providertest.ToolRequest()
+	req.OnDelta = func(text string) { pieces = append(pieces, text) }
+	resp, err := model(s).Converse(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Split the service ", "along its data boundaries."}, pieces)
+	assert.Equal(t, "Split the service along its data boundaries.", resp.Text)
+	assert.Equal(t, 120, resp.InputTokens)
+	assert.Equal(t, 11, resp.OutputTokens)
+	assert.Equal(t, true, s.Got["stream"])
+	assert.Equal(t, map[string]any{"include_usage": true}, s.Got["stream_options"])
+
+	s.Body = sse(
+		`{"choices":[{"index":0,"delta":{"content":"Let me check."}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"check_task_status","arguments":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"task_id\":"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"task_01\"}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"function","function":{"name":"get_agent_inbox","arguments":""}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`[DONE]`)
+	pieces = nil
+	resp, err = model(s).Converse(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "Let me check.", resp.Text)
+	assert.Equal(t, []models.ToolCall{{ID: "call_1", Name: "check_task_status", Input: `{"task_id":"task_01"}`}, {ID: "call_2", Name: "get_agent_inbox", Input: "{}"}}, resp.ToolCalls)
+	assert.Positive(t, resp.InputTokens, "no usage sent: estimated")
+	assert.Positive(t, resp.OutputTokens)
+
+	s.Headers, s.Body = nil, providertest.Recorded(t, "openai-chat-text.json")
+	_, err = model(s).Converse(context.Background(), providertest.ToolRequest())
+	require.NoError(t, err)
+	assert.NotContains(t, s.Got, "stream", "no watcher: no stream")
+}
+
+// A stream cut before its finish reason, or carrying an error, is a
+// model error, never a shorter answer.
+func TestACutStreamIsAModelError(t *testing.T) {
+	s := providertest.Serve(t)
+	s.Headers = map[string]string{"Content-Type": "text/event-stream"}
+	req := models.Request{Messages: []models.Message{{Role: "user", Content: "x"}}, OnDelta: func(string) {}}
+	for _, body := range []string{
+		sse(`{"choices":[{"index":0,"delta":{"content":"Split the"}}]}`),
+		sse(`{"error":{"message":"overloaded"}}`),
+		sse(`{not json`),
+	} {
+		s.Body = body
+		_, err := model(s).Converse(context.Background(), req)
+		assert.ErrorIs(t, err, models.ErrModel, body)
+	}
 }

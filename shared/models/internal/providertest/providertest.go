@@ -40,10 +40,10 @@ func Serve(tb testing.TB) *Server {
 		s.Got = map[string]any{}
 		_ = json.Unmarshal(raw, &s.Got)
 		s.Path, s.Auth = r.URL.Path, r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
 		for k, v := range s.Headers {
 			w.Header().Set(k, v)
 		}
-		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(s.Status)
 		_, _ = io.WriteString(w, s.Body)
 	}))
