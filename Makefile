@@ -49,7 +49,7 @@ dynamodb:
 	@localstack/cloud.sh dynamodb
 
 ## wordllama: the WordLlama embedding model's two files (pinned by sha256) in .local/wordllama, fetched once per
-## machine from the wordllama wheel on PyPI; shared/wordllama reads them (its tests fail without them)
+## machine from the wordllama wheel on PyPI; shared/routing/wordllama reads them (its tests fail without them)
 wordllama:
 	@localstack/wordllama.sh
 
@@ -113,7 +113,7 @@ e2e:
 	  go test -count=1 -tags e2e ./infra/e2e/...
 
 ## build: every function as bootstrap for provided.al2023 on arm64, zipped per function (dist/); the functions of
-## EMBEDDER_FUNCTIONS get the wordllama model beside their bootstrap (dist/<fn>/wordllama/, read by shared/wordllama.Dir)
+## EMBEDDER_FUNCTIONS get the wordllama model beside their bootstrap (dist/<fn>/wordllama/, read by shared/routing/wordllama.Dir)
 EMBEDDER_FUNCTIONS := expert-gate
 build: wordllama
 	@mkdir -p dist
@@ -212,11 +212,11 @@ faults:
 ## bench-gate: the ExpertGate against the seed's scikit-learn design (seed_gate.py) at 10, 100 and 1,000 agents; fails below 50x
 .PHONY: bench-gate bench-routing bench-load
 bench-gate:
-	@shared/routing/testdata/compare.sh
+	@localstack/bench/routing/compare.sh
 
 ## bench-routing: the ExpertGate's routing quality beside the seed's on BFCL v4's function-selection sets (top-1, MRR, declines, a threshold sweep)
 bench-routing:
-	@shared/routing/testdata/bfcl.sh
+	@localstack/bench/routing/bfcl.sh
 
 ## mutation: gremlins (pinned, installed in .local/bin) on the unit tests of the domain packages with the
 ## conditional-boundary and conditional-negation mutators, one package at a time at the lowest priority; the

@@ -1,7 +1,7 @@
 // Package events holds the schema of every EventBridge detail-type Conclave
 // emits and a sample of every trigger event, and validates details against
 // their schemas with the project's one JSON Schema validator
-// (shared/schemas, over github.com/google/jsonschema-go): every keyword of
+// (shared/platform/schemas, over github.com/google/jsonschema-go): every keyword of
 // draft 2020-12 holds, so a schema can use any of them.
 package events
 
@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/conclave-ai/conclave/shared/schemas"
+	"github.com/conclave-ai/conclave/shared/platform/schemas"
 )
 
 //go:embed schemas/*.json samples
@@ -32,7 +32,7 @@ func DetailTypes() []string {
 }
 
 // StreamOnly are the detail types stored on a resumable stream only
-// (shared/streams: a conversation's messages), never published on the
+// (shared/platform/streams: a conversation's messages), never published on the
 // bus; their schemas say so.
 var StreamOnly = []string{"MessagePosted", "ResultPosted"}
 

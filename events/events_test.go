@@ -14,12 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/events"
-	"github.com/conclave-ai/conclave/shared/activity"
-	"github.com/conclave-ai/conclave/shared/admin"
-	"github.com/conclave-ai/conclave/shared/consumers"
-	"github.com/conclave-ai/conclave/shared/expertgate"
-	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/recorder"
+	"github.com/conclave-ai/conclave/shared/platform/consumers"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/team/activity"
+	"github.com/conclave-ai/conclave/shared/team/admin"
+	"github.com/conclave-ai/conclave/shared/team/recorder"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 

@@ -98,7 +98,7 @@ install() {
   local pids=() rc=0
   venv & pids+=($!)
   dynamodb & pids+=($!)
-  # The ExpertGate's static embedding model (shared/wordllama).
+  # The ExpertGate's static embedding model (shared/routing/wordllama).
   localstack/wordllama.sh & pids+=($!)
   for pid in "${pids[@]}"; do
     wait "$pid" || rc=1

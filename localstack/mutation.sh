@@ -45,7 +45,7 @@ for p in ${pkgs[@]+"${pkgs[@]}"}; do
   # the default was too short on a busy two-core machine.
   # No --test-cpu: gremlins v0.6.0 passes it to go test as one argument
   # ("-cpu 1"), which go test refuses, and counts every mutant killed.
-  # --exclude-files: shared/routing/bfclbench is the benchmark command of
+  # --exclude-files: localstack/bench/bfclbench is the benchmark command of
   # make bench-routing, not the domain, and has no unit tests; its 240
   # mutants were routing's "not covered" after the model was found.
   nice -n 19 "$gremlins" unleash --workers 1 --timeout-coefficient 10 \

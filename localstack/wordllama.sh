@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The wordllama model (l2_supercat, 256 dimensions) that shared/wordllama
+# The wordllama model (l2_supercat, 256 dimensions) that shared/routing/wordllama
 # evaluates in Go: its two files, taken from the pinned wheel of the Python
 # package, in .local/wordllama (or $CONCLAVE_WORDLLAMA_DIR), checked against
 # the sha256 pinned below.
@@ -18,9 +18,9 @@ DIR="${CONCLAVE_WORDLLAMA_DIR:-.local/wordllama}"
 . localstack/cache.sh
 
 # The pins: the package version and the sha256 of each file the Go port
-# reads (shared/wordllama: Version, WeightsFile, TokenizerFile). A new
+# reads (shared/routing/wordllama: Version, WeightsFile, TokenizerFile). A new
 # version needs new sums and new reference vectors
-# (shared/wordllama/testdata/reference.py).
+# (shared/routing/wordllama/testdata/reference.py).
 VERSION=0.4.0.post1
 WEIGHTS=l2_supercat_256.safetensors
 WEIGHTS_SHA256=64b47a2dc493cb8e85944076601189739852d7b64e0e1eedcb1937a251cd9fd5
@@ -61,7 +61,7 @@ PY
 # check FILE SHA256: fails, and removes FILE, unless FILE has that sum. The
 # Go port was verified against vectors of exactly these files; another file
 # (a republished wheel) would embed differently without any error, so it
-# must not stay where shared/wordllama.Dir finds it.
+# must not stay where shared/routing/wordllama.Dir finds it.
 check() {
   local got
   got="$(sha256sum "$1" | cut -d' ' -f1)"

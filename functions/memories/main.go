@@ -1,10 +1,10 @@
 // Command memories is the Lambda function "memories" of the manifest
-// (shared/manifest); its wiring is in shared/app/memoriesfn.
+// (shared/platform/manifest); its wiring is in shared/wire/memoriesfn.
 package main
 
 import (
-	"github.com/conclave-ai/conclave/shared/app/memoriesfn"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/wire/memoriesfn"
 )
 
 func main() { lambdafn.Main("memories", memoriesfn.Build) }

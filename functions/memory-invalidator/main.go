@@ -1,10 +1,10 @@
 // Command memory-invalidator is the Lambda function "memory-invalidator" of the manifest
-// (shared/manifest); its wiring is in shared/app/invalidatorfn.
+// (shared/platform/manifest); its wiring is in shared/wire/memoryinvalidatorfn.
 package main
 
 import (
-	"github.com/conclave-ai/conclave/shared/app/invalidatorfn"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/wire/memoryinvalidatorfn"
 )
 
-func main() { lambdafn.Main("memory-invalidator", invalidatorfn.Build) }
+func main() { lambdafn.Main("memory-invalidator", memoryinvalidatorfn.Build) }

@@ -1,10 +1,10 @@
 // Command message-fanout is the Lambda function "message-fanout" of the manifest
-// (shared/manifest); its wiring is in shared/app/fanoutfn.
+// (shared/platform/manifest); its wiring is in shared/wire/messagefanoutfn.
 package main
 
 import (
-	"github.com/conclave-ai/conclave/shared/app/fanoutfn"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/wire/messagefanoutfn"
 )
 
-func main() { lambdafn.Main("message-fanout", fanoutfn.Build) }
+func main() { lambdafn.Main("message-fanout", messagefanoutfn.Build) }

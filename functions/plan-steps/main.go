@@ -1,10 +1,10 @@
 // Command plan-steps is the Lambda function "plan-steps" of the manifest
-// (shared/manifest); its wiring is in shared/app/planstepsfn.
+// (shared/platform/manifest); its wiring is in shared/wire/planstepsfn.
 package main
 
 import (
-	"github.com/conclave-ai/conclave/shared/app/planstepsfn"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/wire/planstepsfn"
 )
 
 func main() { lambdafn.Main("plan-steps", planstepsfn.Build) }

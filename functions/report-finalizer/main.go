@@ -1,10 +1,10 @@
 // Command report-finalizer is the Lambda function "report-finalizer" of the
-// manifest (shared/manifest); its wiring is in shared/app/finalizerfn.
+// manifest (shared/platform/manifest); its wiring is in shared/wire/reportfinalizerfn.
 package main
 
 import (
-	"github.com/conclave-ai/conclave/shared/app/finalizerfn"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/wire/reportfinalizerfn"
 )
 
-func main() { lambdafn.Main("report-finalizer", finalizerfn.Build) }
+func main() { lambdafn.Main("report-finalizer", reportfinalizerfn.Build) }

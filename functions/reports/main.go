@@ -1,10 +1,10 @@
 // Command reports is the Lambda function "reports" of the manifest
-// (shared/manifest); its wiring is in shared/app/reportsfn.
+// (shared/platform/manifest); its wiring is in shared/wire/reportsfn.
 package main
 
 import (
-	"github.com/conclave-ai/conclave/shared/app/reportsfn"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/wire/reportsfn"
 )
 
 func main() { lambdafn.Main("reports", reportsfn.Build) }

@@ -1,10 +1,10 @@
 // Command session-steps is the Lambda function "session-steps" of the
-// manifest (shared/manifest); its wiring is in shared/app/sessionstepsfn.
+// manifest (shared/platform/manifest); its wiring is in shared/wire/sessionstepsfn.
 package main
 
 import (
-	"github.com/conclave-ai/conclave/shared/app/sessionstepsfn"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/wire/sessionstepsfn"
 )
 
 func main() { lambdafn.Main("session-steps", sessionstepsfn.Build) }

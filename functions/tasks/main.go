@@ -1,10 +1,10 @@
 // Command tasks is the Lambda function "tasks" of the manifest
-// (shared/manifest); its wiring is in shared/app/tasksfn.
+// (shared/platform/manifest); its wiring is in shared/wire/tasksfn.
 package main
 
 import (
-	"github.com/conclave-ai/conclave/shared/app/tasksfn"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/wire/tasksfn"
 )
 
 func main() { lambdafn.Main("tasks", tasksfn.Build) }

@@ -1,5 +1,5 @@
 // Package grants finds the AWS actions each Lambda function's code calls,
-// so a test can hold the manifest's grants (shared/manifest, which the
+// so a test can hold the manifest's grants (shared/platform/manifest, which the
 // stack turns into the functions' IAM policies) to exactly those: no grant
 // the code does not use, no call the role would refuse.
 //
@@ -231,7 +231,7 @@ func importsDynamoDB(pkg *types.Package) bool {
 }
 
 // stringConstants returns the string constants f uses. The adapter names
-// an index only by a constant (shared/dynamo/keys.go), so the constants of
+// an index only by a constant (shared/store/dynamo/keys.go), so the constants of
 // its reachable functions that equal an index name are the indexes the
 // function queries.
 func stringConstants(f *ssa.Function) []string {

@@ -14,19 +14,31 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
 )
 
-// domains are the repository's domain packages (shared/<name>): the
-// packages that hold a domain's types, rules and ports. Keep the set
-// explicit, as shared/archtest keeps its adapters: a new domain is a
-// decision to write down here and in the Domains of the functions that
-// serve it.
-var domains = []string{
-	"activity", "agents", "approvals", "budget", "consultations", "conversations", "discovery",
-	"dispatch", "expertgate", "interop", "memory", "messaging", "plans", "reports", "results",
-	"routing", "sessions", "tasks", "teams",
+// domains are the repository's domain packages, by the name a manifest
+// entry's Domains gives them, and their path under shared/: the packages
+// that hold a domain's types, rules and ports. Keep the set explicit, as
+// shared/archtest keeps its adapters: a new domain is a decision to write
+// down here and in the Domains of the functions that serve it.
+var domains = map[string]string{
+	"activity": "team/activity", "agents": "team/agents", "approvals": "work/approvals",
+	"budget": "team/budget", "consultations": "work/consultations", "conversations": "chat/conversations",
+	"discovery": "routing/discovery", "cascade": "routing/cascade", "expertgate": "routing/expertgate",
+	"a2a": "a2a/server", "memory": "team/memory", "messaging": "team/messaging", "plans": "work/plans",
+	"reports": "work/reports", "results": "work/results", "routing": "routing", "sessions": "work/sessions",
+	"tasks": "work/tasks", "teams": "team/teams",
 }
+
+// domainNames is domains inverted: a path under shared/ to its name.
+var domainNames = func() map[string]string {
+	out := map[string]string{}
+	for name, path := range domains {
+		out[path] = name
+	}
+	return out
+}()
 
 // linkedDomains returns, per function name, the domain packages its main
 // package links (go list -deps), sorted.
@@ -56,7 +68,7 @@ func linkedDomains(t *testing.T) map[string][]string {
 		name := strings.TrimPrefix(p.ImportPath, module+"functions/")
 		ds := []string{}
 		for _, d := range p.Deps {
-			if n, ok := strings.CutPrefix(d, module+"shared/"); ok && slices.Contains(domains, n) {
+			if n, ok := domainNames[strings.TrimPrefix(d, module+"shared/")]; ok {
 				ds = append(ds, n)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/infra/grants"
-	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
 )
 
 const (
@@ -67,7 +67,7 @@ func TestGrantsAreExactlyTheCalls(t *testing.T) {
 					"  granted but never called: %v\n"+
 					"  called but not granted:   %v%s\n"+
 					"  indexes granted %v, queried %v\n"+
-					"  its entry in shared/manifest/functions.go should read:\n%s",
+					"  its entry in shared/platform/manifest/functions.go should read:\n%s",
 					f.Name, unused, ungranted, explain(ungranted, calls), f.Indexes, calls.Indexes, entry(calls))
 			}
 		})

@@ -10,7 +10,7 @@ import (
 )
 
 // TestCDKAppLinksNoRuntime keeps the CDK app to the manifest, the settings
-// contract and the state machine files: the runtime (shared/app) and the
+// contract and the state machine files: the runtime (shared/wire) and the
 // AWS SDK service clients belong to the functions, and linking them here
 // would slow every synth and let the stack and the runtime drift apart
 // through shared code instead of the contract.
@@ -35,7 +35,7 @@ func TestCDKAppLinksNoRuntime(t *testing.T) {
 	// awseventstargets and awscloudwatchactions link ECS, RDS, AppSync
 	// and forty more, a quarter of the bindings' cold compile)
 	for _, dep := range deps {
-		assert.NotEqual(t, "github.com/conclave-ai/conclave/shared/app", dep)
+		assert.NotEqual(t, "github.com/conclave-ai/conclave/shared/wire", dep)
 		assert.False(t, strings.HasPrefix(dep, "github.com/aws/aws-sdk-go-v2/service/"), "the CDK app links %s", dep)
 		for _, unused := range []string{"awseventstargets", "awscloudwatchactions", "awsecs", "awsrds", "awsappsync"} {
 			assert.NotEqual(t, "github.com/aws/aws-cdk-go/awscdk/v2/"+unused, dep, "the CDK app links the bindings of %s", unused)

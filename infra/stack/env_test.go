@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/infra/stack"
-	"github.com/conclave-ai/conclave/shared/manifest"
-	"github.com/conclave-ai/conclave/shared/settings"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 )
 
 // Every stage sets each function's required variables, sets nothing the

@@ -256,7 +256,7 @@ def app(name: str, url: str, token: str, log):
 
     # The SDK's own card route: the card as a real Python agent serves it
     # (security requirements in ProtoJSON's StringList form, "bearer": {},
-    # which Conclave's parser reads: shared/a2aremote).
+    # which Conclave's parser reads: shared/a2a/remote).
     routes = [*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, rpc_url="/")]
     return guard(Starlette(routes=routes, lifespan=lifespan), token, log)
 

@@ -2,7 +2,7 @@
 
 // AWS call budgets: every HTTP route family and every workflow step is held
 // to a budget of AWS calls by service (attempts, retries included; see
-// shared/awscalls). The edge returns a route function's counts in the
+// shared/platform/awscalls). The edge returns a route function's counts in the
 // X-Conclave-Aws-Calls header of each response, and keeps every
 // invocation's counts (workflow steps, queue consumers, the gate) at
 // /_conclave/invocations (localstack/cloud/calls.go). docs/testing.md, "AWS calls
@@ -27,11 +27,11 @@ import (
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/localstack/cloud"
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/manifest"
-	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/tasks"
-	"github.com/conclave-ai/conclave/shared/worker"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/work/tasks"
+	"github.com/conclave-ai/conclave/shared/work/worker"
 )
 
 // calls is a budget: the most attempts per service ("DynamoDB") and,

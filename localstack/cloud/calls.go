@@ -13,14 +13,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/conclave-ai/conclave/shared/awscalls"
+	"github.com/conclave-ai/conclave/shared/platform/awscalls"
 )
 
 // The edge's call-count diagnostics (local only; API Gateway sends neither).
 //
 // Every function invocation the edge serves gets its own awscalls.Counter,
 // made here as the Lambda service would start a fresh invocation, and the
-// function's wiring (shared/lambdafn.Counted) counts into it. The edge then
+// function's wiring (shared/platform/lambdafn.Counted) counts into it. The edge then
 //
 //   - returns the route function's counts on every HTTP API response in
 //     AWSCallsHeader (and the authorizer's in AuthorizerCallsHeader), as a

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/awscalls"
-	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/awscalls"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
 )
 
 // Each invocation gets its own counter and request id, is labelled from

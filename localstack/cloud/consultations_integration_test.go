@@ -27,16 +27,16 @@ import (
 
 	conclaveevents "github.com/conclave-ai/conclave/events"
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
-	"github.com/conclave-ai/conclave/shared/activity"
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/consultations"
-	ct "github.com/conclave-ai/conclave/shared/consultations/consultationstest"
-	"github.com/conclave-ai/conclave/shared/consultations/fakesecret"
-	"github.com/conclave-ai/conclave/shared/ids"
-	"github.com/conclave-ai/conclave/shared/memstore"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
-	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/team/activity"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/team/teams"
+	ct "github.com/conclave-ai/conclave/shared/testkit/consultationstest"
+	"github.com/conclave-ai/conclave/shared/testkit/fakesecret"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore"
+	"github.com/conclave-ai/conclave/shared/work/consultations"
 )
 
 // mustConsultTeam is a team of a frontend developer, a backend developer

@@ -29,7 +29,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
 )
 
 // Edge sits in front of the local AWS services. It serves what they cannot

@@ -22,9 +22,9 @@ import (
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/localstack/cloud"
-	"github.com/conclave-ai/conclave/shared/idempotency"
-	"github.com/conclave-ai/conclave/shared/plans"
-	"github.com/conclave-ai/conclave/shared/sessions"
+	"github.com/conclave-ai/conclave/shared/platform/idempotency"
+	"github.com/conclave-ai/conclave/shared/work/plans"
+	"github.com/conclave-ai/conclave/shared/work/sessions"
 )
 
 // stall makes service hang for the invocations of function made with

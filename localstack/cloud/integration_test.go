@@ -33,26 +33,26 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
-	"github.com/conclave-ai/conclave/shared/activity"
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/authorizer"
-	"github.com/conclave-ai/conclave/shared/dynamo"
-	"github.com/conclave-ai/conclave/shared/dynamo/activitystore"
-	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
-	"github.com/conclave-ai/conclave/shared/dynamo/consultstore"
-	"github.com/conclave-ai/conclave/shared/dynamo/convstore"
-	"github.com/conclave-ai/conclave/shared/dynamo/decisionstore"
-	"github.com/conclave-ai/conclave/shared/dynamo/gatestore"
-	"github.com/conclave-ai/conclave/shared/dynamo/inboxstore"
-	"github.com/conclave-ai/conclave/shared/dynamo/resultstore"
-	"github.com/conclave-ai/conclave/shared/dynamo/sessionstore"
-	"github.com/conclave-ai/conclave/shared/dynamo/taskstore"
-	"github.com/conclave-ai/conclave/shared/dynamo/teamstore"
-	"github.com/conclave-ai/conclave/shared/ids"
-	"github.com/conclave-ai/conclave/shared/manifest"
-	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/store/activitystore"
+	"github.com/conclave-ai/conclave/shared/store/agentstore"
+	"github.com/conclave-ai/conclave/shared/store/consultationstore"
+	"github.com/conclave-ai/conclave/shared/store/conversationstore"
+	"github.com/conclave-ai/conclave/shared/store/decisionstore"
+	"github.com/conclave-ai/conclave/shared/store/dynamo"
+	"github.com/conclave-ai/conclave/shared/store/expertgatestore"
+	"github.com/conclave-ai/conclave/shared/store/messagestore"
+	"github.com/conclave-ai/conclave/shared/store/resultstore"
+	"github.com/conclave-ai/conclave/shared/store/sessionstore"
+	"github.com/conclave-ai/conclave/shared/store/taskstore"
+	"github.com/conclave-ai/conclave/shared/store/teamstore"
+	"github.com/conclave-ai/conclave/shared/team/activity"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/team/authorizer"
+	"github.com/conclave-ai/conclave/shared/team/teams"
 )
 
 type env struct {
@@ -70,11 +70,11 @@ type stores struct {
 	activity  *activitystore.Store
 	tasks     *taskstore.Store
 	sessions  *sessionstore.Store
-	convs     *convstore.Store
-	inbox     *inboxstore.Store
-	consults  *consultstore.Store
+	convs     *conversationstore.Store
+	inbox     *messagestore.Store
+	consults  *consultationstore.Store
 	decisions *decisionstore.Store
-	gate      *gatestore.Store
+	gate      *expertgatestore.Store
 	results   *resultstore.Store
 }
 
@@ -82,8 +82,8 @@ func newStores(db dynamo.API, table string) stores {
 	return stores{
 		core: dynamo.New(db, table), teams: teamstore.New(db, table), agents: agentstore.New(db, table),
 		activity: activitystore.New(db, table), tasks: taskstore.New(db, table), sessions: sessionstore.New(db, table),
-		convs: convstore.New(db, table), inbox: inboxstore.New(db, table), consults: consultstore.New(db, table),
-		decisions: decisionstore.New(db, table), gate: gatestore.New(db, table), results: resultstore.New(db, table),
+		convs: conversationstore.New(db, table), inbox: messagestore.New(db, table), consults: consultationstore.New(db, table),
+		decisions: decisionstore.New(db, table), gate: expertgatestore.New(db, table), results: resultstore.New(db, table),
 	}
 }
 

@@ -26,8 +26,8 @@ import (
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/localstack/cloud"
-	"github.com/conclave-ai/conclave/shared/manifest"
-	"github.com/conclave-ai/conclave/shared/toolpacks"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 )
 
 // mcpServer is the MCP server of localstack/mcpserver/server.py, built

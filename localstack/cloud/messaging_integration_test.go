@@ -23,9 +23,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	conclaveevents "github.com/conclave-ai/conclave/events"
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/manifest"
-	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/work/tasks"
 )
 
 var demoSlugs = []string{"archie", "dana", "kyra", "luke", "sage", "wren"}

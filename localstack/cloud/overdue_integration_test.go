@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	conclaveevents "github.com/conclave-ai/conclave/events"
-	"github.com/conclave-ai/conclave/shared/activity"
-	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/team/activity"
 )
 
 // overdueTask is a task's answer, as far as the due-date tests read it.

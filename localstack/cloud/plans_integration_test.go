@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
-	"github.com/conclave-ai/conclave/shared/dynamo/planstore"
-	"github.com/conclave-ai/conclave/shared/plans"
+	"github.com/conclave-ai/conclave/shared/store/planstore"
+	"github.com/conclave-ai/conclave/shared/work/plans"
 )
 
 // planMarker is the local model's scripted plan (localmodel.PlanOpen).

@@ -20,8 +20,8 @@ import (
 
 	conclaveevents "github.com/conclave-ai/conclave/events"
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
-	"github.com/conclave-ai/conclave/shared/activity"
-	"github.com/conclave-ai/conclave/shared/reports"
+	"github.com/conclave-ai/conclave/shared/team/activity"
+	"github.com/conclave-ai/conclave/shared/work/reports"
 )
 
 // reportParams are valid parameters of every type.

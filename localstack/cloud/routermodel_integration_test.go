@@ -19,17 +19,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
-	"github.com/conclave-ai/conclave/shared/app/conversationsfn"
-	"github.com/conclave-ai/conclave/shared/conversations"
-	"github.com/conclave-ai/conclave/shared/dispatch"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
+	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/routing"
-	"github.com/conclave-ai/conclave/shared/settings"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/wire/conversationsfn"
 )
 
 // unsureQuestion: the gate finds Sage (security review) and Archie
-// (architecture) both confident and within dispatch.UnsureMargin, Sage
+// (architecture) both confident and within cascade.UnsureMargin, Sage
 // first; the local tier-0 model picks Archie, whose skill description
 // shares "design" with it.
 const unsureQuestion = "Is this API design secure against injection?"
@@ -51,7 +51,7 @@ func routerModelChat(t *testing.T, e env) *conversations.Service {
 
 // gatesChoice is the agent the gate's scores select for TOP_1 at the
 // threshold: the first confident one in the gate's order.
-func gatesChoice(t *testing.T, d dispatch.Decision) string {
+func gatesChoice(t *testing.T, d cascade.Decision) string {
 	t.Helper()
 	confident, _ := routing.Confident(d.Scores, d.Threshold)
 	require.NotEmpty(t, confident, "the gate found a confident agent")
@@ -85,16 +85,16 @@ func TestAnUnsureQuestionIsDecidedByTheTierZeroModel(t *testing.T) {
 	for _, s := range dec.Scores {
 		byConf[s.AgentSlug] = s.Confidence
 	}
-	require.InDelta(t, byConf["sage"], byConf["archie"], dispatch.UnsureMargin, "within the unsure margin")
+	require.InDelta(t, byConf["sage"], byConf["archie"], cascade.UnsureMargin, "within the unsure margin")
 
 	// The tier-0 model chose Archie, Archie answered, and the decision says so.
-	assert.Equal(t, dispatch.DecidedByRouterModel, dec.DecidedBy)
-	assert.Equal(t, dispatch.ReasonRouterModel, dec.Reason)
+	assert.Equal(t, cascade.DecidedByRouterModel, dec.DecidedBy)
+	assert.Equal(t, cascade.ReasonRouterModel, dec.Reason)
 	assert.Equal(t, []string{"archie"}, dec.SelectedAgents)
 	assert.Equal(t, "archie", res.Replies[len(res.Replies)-1].Agent)
 	require.NotNil(t, dec.RouterModel)
 	rm := dec.RouterModel
-	assert.Equal(t, dispatch.ChoiceChosen, rm.Outcome)
+	assert.Equal(t, cascade.ChoiceChosen, rm.Outcome)
 	assert.Equal(t, "archie", rm.Agent)
 	assert.Equal(t, "architecture", rm.Skill)
 	assert.Equal(t, 0.8, rm.Confidence)
@@ -144,9 +144,9 @@ func TestTheGatesChoiceStandsWhenTheTierZeroModelFails(t *testing.T) {
 	for _, tc := range []struct {
 		marker, outcome, errPart string
 	}{
-		{localmodel.RouterFail, dispatch.ChoiceFailed, "scripted router model failure"},
-		{localmodel.RouterGarbage, dispatch.ChoiceInvalid, "choose_agent input"},
-		{localmodel.RouterTimeout, dispatch.ChoiceFailed, "timed out after 3s"},
+		{localmodel.RouterFail, cascade.ChoiceFailed, "scripted router model failure"},
+		{localmodel.RouterGarbage, cascade.ChoiceInvalid, "choose_agent input"},
+		{localmodel.RouterTimeout, cascade.ChoiceFailed, "timed out after 3s"},
 	} {
 		t.Run(tc.marker, func(t *testing.T) {
 			conv, err := svc.Create(ctx, d.id, conversations.CreateInput{Title: tc.marker})
@@ -160,7 +160,7 @@ func TestTheGatesChoiceStandsWhenTheTierZeroModelFails(t *testing.T) {
 			want := gatesChoice(t, dec)
 			assert.Equal(t, []string{want}, dec.SelectedAgents, "the gate's choice stands")
 			assert.Equal(t, want, res.Replies[len(res.Replies)-1].Agent)
-			assert.Equal(t, dispatch.DecidedByGate, dec.DecidedBy)
+			assert.Equal(t, cascade.DecidedByGate, dec.DecidedBy)
 			assert.Equal(t, routing.ReasonGate, dec.Reason)
 
 			api := d.apiDecision(dec.ID)

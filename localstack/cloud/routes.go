@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
 )
 
 // route is a compiled manifest route.

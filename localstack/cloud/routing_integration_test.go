@@ -22,16 +22,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/conversations"
-	"github.com/conclave-ai/conclave/shared/demo"
-	"github.com/conclave-ai/conclave/shared/dispatch"
-	"github.com/conclave-ai/conclave/shared/expertgate"
-	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
+	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
-	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/routing"
-	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate/gateclient"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/team/teams"
+	"github.com/conclave-ai/conclave/shared/testkit/demo"
 )
 
 // demoTeam is a fresh team with the demo agents (Kyra the default), its
@@ -620,7 +620,7 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	d := mustDemoTeam(t, e)
 	ctx := context.Background()
 	gate := &countingGate{inner: &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}}
-	router := &dispatch.Router{Gate: gate, Tiers: routing.DefaultTierModels}
+	router := &cascade.Router{Gate: gate, Tiers: routing.DefaultTierModels}
 	svc := &conversations.Service{Store: e.db.convs, Agents: e.db.convs, Router: router, Model: localmodel.New(e.db.agents)}
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{Agent: "kyra"})
 	require.NoError(t, err)
@@ -638,7 +638,7 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	assert.Zero(t, gate.n, "the gate is never called")
 
 	// Collaboration on, gate off: the AgentRouter.
-	router.Flags = dispatch.Flags{Collaboration: true}
+	router.Flags = cascade.Flags{Collaboration: true}
 	res, err := svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "Can you review this Go function for bugs?"})
 	require.NoError(t, err)
 	assert.Equal(t, "luke", res.Replies[0].Agent)
@@ -647,7 +647,7 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	assert.Zero(t, gate.n)
 
 	// Gate on, ensemble off: ENSEMBLE is downgraded to TOP_1.
-	router.Flags = dispatch.Flags{Collaboration: true, ExpertGate: true}
+	router.Flags = cascade.Flags{Collaboration: true, ExpertGate: true}
 	res, err = svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "Design the API architecture and review the code for security", Strategy: "ensemble", Threshold: ptr(0.5)})
 	require.NoError(t, err)
 	assert.Equal(t, 1, gate.n)
@@ -656,8 +656,8 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	require.Len(t, res.Replies, 1)
 	assert.Empty(t, res.Replies[0].Contributors)
 
-	decisions := &dispatch.Service{Store: e.db.decisions}
-	list, _, err := decisions.Decisions(ctx, d.id, dispatch.DecisionFilter{ConversationID: conv.ID}, paging.Page{Limit: 10})
+	decisions := &cascade.Service{Store: e.db.decisions}
+	list, _, err := decisions.Decisions(ctx, d.id, cascade.DecisionFilter{ConversationID: conv.ID}, paging.Page{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, list, 5, "every decision is logged, direct dispatch included")
 	assert.False(t, list[len(list)-1].Flags.Collaboration)
@@ -672,7 +672,7 @@ func TestCascadeTimeoutMovesOn(t *testing.T) {
 	_, err := agents.NewService(e.db.agents).Update(ctx, d.id, "luke", agents.UpdateInput{Model: &agents.Model{Script: "timeout"}})
 	require.NoError(t, err)
 	gate := &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}
-	router := &dispatch.Router{Gate: gate, Flags: dispatch.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}}
+	router := &cascade.Router{Gate: gate, Flags: cascade.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}}
 	svc := &conversations.Service{Store: e.db.convs, Agents: e.db.convs, Router: router, Model: localmodel.New(e.db.agents), Budget: 3 * time.Second}
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{})
 	require.NoError(t, err)
@@ -680,9 +680,9 @@ func TestCascadeTimeoutMovesOn(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Routing.Attempts, 2)
 	assert.Equal(t, "luke", res.Routing.Attempts[0].Agent)
-	assert.Equal(t, dispatch.OutcomeTimedOut, res.Routing.Attempts[0].Outcome)
+	assert.Equal(t, cascade.OutcomeTimedOut, res.Routing.Attempts[0].Outcome)
 	assert.Less(t, res.Routing.Attempts[0].LatencyMS, int64(2000), "half of the 3 s budget, not all of it")
-	assert.Equal(t, dispatch.OutcomeAnswered, res.Routing.Attempts[1].Outcome)
+	assert.Equal(t, cascade.OutcomeAnswered, res.Routing.Attempts[1].Outcome)
 	assert.Equal(t, res.Routing.Attempts[1].Agent, res.Replies[len(res.Replies)-1].Agent)
 }
 

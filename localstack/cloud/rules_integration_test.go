@@ -18,11 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
-	"github.com/conclave-ai/conclave/shared/manifest"
-	"github.com/conclave-ai/conclave/shared/plans"
-	"github.com/conclave-ai/conclave/shared/reports"
-	"github.com/conclave-ai/conclave/shared/sessions"
-	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/work/plans"
+	"github.com/conclave-ai/conclave/shared/work/reports"
+	"github.com/conclave-ai/conclave/shared/work/sessions"
+	"github.com/conclave-ai/conclave/shared/work/tasks"
 )
 
 // A rule whose consumer skips events without a field (manifest.Rule's

@@ -3,9 +3,9 @@ package cloud
 import (
 	"context"
 
-	"github.com/conclave-ai/conclave/shared/demo"
-	"github.com/conclave-ai/conclave/shared/dynamo"
-	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
+	"github.com/conclave-ai/conclave/shared/store/agentstore"
+	"github.com/conclave-ai/conclave/shared/store/dynamo"
+	"github.com/conclave-ai/conclave/shared/testkit/demo"
 )
 
 // Seed creates the demo team of package demo (its agents, its default agent

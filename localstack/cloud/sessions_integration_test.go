@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
-	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // sonnet is a priced model id: the local model answers, the cost is real.

@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/conversations"
-	"github.com/conclave-ai/conclave/shared/dispatch"
-	"github.com/conclave-ai/conclave/shared/idempotency"
-	"github.com/conclave-ai/conclave/shared/ids"
-	"github.com/conclave-ai/conclave/shared/paging"
+	"github.com/conclave-ai/conclave/shared/chat/conversations"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/idempotency"
+	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // A failed condition is explained from the item the failed write returns
@@ -103,7 +103,7 @@ func TestATurnWritesTheMarkersOfTheResultsItsReplyCarries(t *testing.T) {
 		next.UpdatedAt = time.Now().UTC()
 		reply := conversations.Message{ID: ids.New("msg"), ConversationID: c.ID, Role: conversations.AuthorAssistant, Agent: "kyra", Content: "carried " + marker, CreatedAt: next.UpdatedAt}
 		return conversations.Turn{Conversation: next, Messages: []conversations.Message{reply},
-			Decision: dispatch.Decision{ID: ids.New("dec"), ConversationID: c.ID, MessageID: reply.ID, CreatedAt: next.UpdatedAt},
+			Decision: cascade.Decision{ID: ids.New("dec"), ConversationID: c.ID, MessageID: reply.ID, CreatedAt: next.UpdatedAt},
 			Carried:  []conversations.CarriedResult{{Marker: marker, MessageID: reply.ID}}}
 	}
 	posted := func(marker string) conversations.Message {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/conclave-ai/conclave/shared/lambdafn"
-	"github.com/conclave-ai/conclave/shared/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
 )
 
 // StreamAPIHandler serves the streaming API as API Gateway serves a REST

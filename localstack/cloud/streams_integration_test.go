@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	conclaveevents "github.com/conclave-ai/conclave/events"
-	"github.com/conclave-ai/conclave/shared/streams"
+	"github.com/conclave-ai/conclave/shared/platform/streams"
 )
 
 // streamTypes reads a stream of the team from the table, as the streaming
-// API does (shared/dynamo, streamlog.go), and holds it to its contract:
+// API does (shared/store/dynamo, streamlog.go), and holds it to its contract:
 // numbered 1, 2, 3 … without a gap, every detail valid against its
 // schema. It returns the events' types in order.
 func streamTypes(t *testing.T, e env, teamID, stream string) []string {

@@ -28,13 +28,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/events"
-	"github.com/conclave-ai/conclave/shared/activity"
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/eventbus"
-	"github.com/conclave-ai/conclave/shared/executions"
-	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/tasks"
+	"github.com/conclave-ai/conclave/shared/aws/eventbus"
+	"github.com/conclave-ai/conclave/shared/aws/executions"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/team/activity"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/work/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 

@@ -18,14 +18,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/activity"
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/budget"
-	"github.com/conclave-ai/conclave/shared/dynamo/budgetstore"
 	"github.com/conclave-ai/conclave/shared/models"
-	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/storetest"
-	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/store/budgetstore"
+	"github.com/conclave-ai/conclave/shared/team/activity"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/team/budget"
+	"github.com/conclave-ai/conclave/shared/team/teams"
+	"github.com/conclave-ai/conclave/shared/testkit/storetest"
 )
 
 // pricedModel is a listed model ($0.25 / $1.25 per million tokens). The

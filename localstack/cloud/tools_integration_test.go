@@ -14,8 +14,8 @@ import (
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
 	"github.com/conclave-ai/conclave/localstack/cloud"
-	"github.com/conclave-ai/conclave/shared/discovery"
-	"github.com/conclave-ai/conclave/shared/expertgate/gateclient"
+	"github.com/conclave-ai/conclave/shared/routing/discovery"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate/gateclient"
 )
 
 // GET /v1/agents/{slug}/tools on the local cloud (the conversations

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/expertgate"
 	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // The skill vectors' items on DynamoDB Local: one agent version's vectors

@@ -35,14 +35,14 @@ import (
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/localstack/servicemodel"
-	"github.com/conclave-ai/conclave/shared/app"
-	"github.com/conclave-ai/conclave/shared/demo"
-	"github.com/conclave-ai/conclave/shared/dynamo"
-	"github.com/conclave-ai/conclave/shared/dynamo/agentstore"
-	"github.com/conclave-ai/conclave/shared/lambdafn"
-	"github.com/conclave-ai/conclave/shared/manifest"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
-	"github.com/conclave-ai/conclave/shared/wordllama"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/routing/wordllama"
+	"github.com/conclave-ai/conclave/shared/store/agentstore"
+	"github.com/conclave-ai/conclave/shared/store/dynamo"
+	"github.com/conclave-ai/conclave/shared/testkit/demo"
+	"github.com/conclave-ai/conclave/shared/wire"
 )
 
 func envInt(name string, def int) int {
@@ -378,7 +378,7 @@ func buildHandlers(res cloud.Resources, d lambdafn.Deps) (map[string]any, error)
 			return nil, fmt.Errorf("configuration of %s: %w", f.Name, err)
 		}
 		d.Config = cfg
-		h, err := app.Handler(f.Name, d)
+		h, err := wire.Handler(f.Name, d)
 		if err != nil {
 			return nil, err
 		}

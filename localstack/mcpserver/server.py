@@ -1,7 +1,7 @@
 """An MCP server for the MCP packs' tests, built with the official Python SDK
 (`mcp`, pinned in localstack/requirements-tools.txt): an independent
 implementation of the protocol that Conclave's client (the official Go SDK,
-shared/mcpclient) must speak to.
+shared/tools/mcppack) must speak to.
 
 Run as `python localstack/mcpserver/server.py --token TOKEN`: it listens on
 127.0.0.1 on a free port over streamable HTTP at /mcp, prints

@@ -27,7 +27,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/conclave-ai/conclave/shared/clip"
+	"github.com/conclave-ai/conclave/shared/platform/clip"
 )
 
 // Model is one service model.

@@ -9,8 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/conclave-ai/conclave/shared/api"
-	"github.com/conclave-ai/conclave/shared/manifest"
-	"github.com/conclave-ai/conclave/shared/toolset"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/tools/catalog"
 )
 
 type operation struct {
@@ -82,7 +82,7 @@ func TestEveryOperationListsTheStatusesItCanAnswer(t *testing.T) {
 		// Any operation: a bad parameter or a body it does not take (400),
 		// no key (401), a refused key (403), a body over 64 KiB (413), the
 		// team's rate or the stage's throttle (429), a dependency that did
-		// not answer in time (503, shared/httpapi/deadline.go).
+		// not answer in time (503, shared/platform/httpapi/deadline.go).
 		for _, code := range []string{"400", "401", "403", "413", "429", "503"} {
 			assert.True(t, has(code), "%s does not document %s", key, code)
 		}
@@ -167,7 +167,7 @@ func TestToolCatalogAndGatedRoutesAreDocumented(t *testing.T) {
 	for _, v := range items["enum"].([]any) {
 		enum = append(enum, v.(string))
 	}
-	assert.Equal(t, toolset.Names(), enum)
+	assert.Equal(t, catalog.Names(), enum)
 	for key := range manifest.RouteFlags {
 		op, ok := ops[key]
 		require.True(t, ok, key)

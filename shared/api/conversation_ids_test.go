@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/conversations"
-	"github.com/conclave-ai/conclave/shared/demo"
-	"github.com/conclave-ai/conclave/shared/httpapi"
-	"github.com/conclave-ai/conclave/shared/ids"
+	"github.com/conclave-ai/conclave/shared/chat/conversations"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/testkit/demo"
 )
 
 // Every route that accepts a conversation_id answers 404 not_found for a

@@ -9,14 +9,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 )
 
 // FuzzDecode fuzzes httpapi's strict JSON decoder. It lives here, beside
-// the other fuzz targets, and not in shared/httpapi: go test -fuzz
+// the other fuzz targets, and not in shared/platform/httpapi: go test -fuzz
 // instruments every package the test binary links, and httpapi's tests
-// link the AWS SDK's configuration chain (shared/lambdafn), which no other
+// link the AWS SDK's configuration chain (shared/platform/lambdafn), which no other
 // fuzz target reaches: 19 s of CPU of every cold make test. Here it
 // shares this package's instrumented build.
 

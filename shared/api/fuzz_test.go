@@ -13,41 +13,41 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/activity"
-	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/agenttools"
 	"github.com/conclave-ai/conclave/shared/api"
-	"github.com/conclave-ai/conclave/shared/api/agentapi"
-	"github.com/conclave-ai/conclave/shared/api/approvalapi"
-	"github.com/conclave-ai/conclave/shared/api/consultapi"
-	"github.com/conclave-ai/conclave/shared/api/convapi"
+	"github.com/conclave-ai/conclave/shared/api/agentsapi"
+	"github.com/conclave-ai/conclave/shared/api/approvalsapi"
+	"github.com/conclave-ai/conclave/shared/api/consultationsapi"
+	"github.com/conclave-ai/conclave/shared/api/conversationsapi"
 	"github.com/conclave-ai/conclave/shared/api/discoveryapi"
-	"github.com/conclave-ai/conclave/shared/api/memoryapi"
-	"github.com/conclave-ai/conclave/shared/api/messageapi"
-	"github.com/conclave-ai/conclave/shared/api/reportapi"
+	"github.com/conclave-ai/conclave/shared/api/memoriesapi"
+	"github.com/conclave-ai/conclave/shared/api/messagesapi"
+	"github.com/conclave-ai/conclave/shared/api/reportsapi"
 	"github.com/conclave-ai/conclave/shared/api/routingapi"
-	"github.com/conclave-ai/conclave/shared/api/sessionapi"
-	"github.com/conclave-ai/conclave/shared/api/taskapi"
+	"github.com/conclave-ai/conclave/shared/api/sessionsapi"
+	"github.com/conclave-ai/conclave/shared/api/tasksapi"
 	"github.com/conclave-ai/conclave/shared/api/teamapi"
-	"github.com/conclave-ai/conclave/shared/approvals"
-	"github.com/conclave-ai/conclave/shared/consultations"
-	"github.com/conclave-ai/conclave/shared/conversations"
-	"github.com/conclave-ai/conclave/shared/demo"
-	"github.com/conclave-ai/conclave/shared/discovery"
-	"github.com/conclave-ai/conclave/shared/dispatch"
-	"github.com/conclave-ai/conclave/shared/expertgate"
-	"github.com/conclave-ai/conclave/shared/httpapi"
-	"github.com/conclave-ai/conclave/shared/memory"
-	"github.com/conclave-ai/conclave/shared/memstore"
-	"github.com/conclave-ai/conclave/shared/messaging"
+	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
-	"github.com/conclave-ai/conclave/shared/paging"
-	"github.com/conclave-ai/conclave/shared/reports"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/routing"
-	"github.com/conclave-ai/conclave/shared/sessions"
-	"github.com/conclave-ai/conclave/shared/settings"
-	"github.com/conclave-ai/conclave/shared/tasks"
-	"github.com/conclave-ai/conclave/shared/tasktools"
-	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/routing/discovery"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/team/activity"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/team/memory"
+	"github.com/conclave-ai/conclave/shared/team/messaging"
+	"github.com/conclave-ai/conclave/shared/team/teams"
+	"github.com/conclave-ai/conclave/shared/testkit/demo"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore"
+	"github.com/conclave-ai/conclave/shared/work/approvals"
+	"github.com/conclave-ai/conclave/shared/work/consultations"
+	"github.com/conclave-ai/conclave/shared/work/reports"
+	"github.com/conclave-ai/conclave/shared/work/sessions"
+	"github.com/conclave-ai/conclave/shared/work/tasks"
 )
 
 // inMemoryAPI is the agents, tasks, conversations, messages, memories,
@@ -66,29 +66,29 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	bus := &memstore.Publisher{}
 	rt := httpapi.NewRouter(log)
 	rt.Bodies = api.BodyRoutes()
-	agentapi.AgentRoutes(rt, agents.NewService(store))
+	agentsapi.AgentRoutes(rt, agents.NewService(store))
 	ts := tasks.NewService(store, nil, bus, log)
-	taskapi.TaskRoutes(rt, ts)
+	tasksapi.TaskRoutes(rt, ts)
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}
-	convapi.ConversationRoutes(rt, &conversations.Service{Store: store, Agents: store, Model: localmodel.New(store),
+	conversationsapi.ConversationRoutes(rt, &conversations.Service{Store: store, Agents: store, Model: localmodel.New(store),
 		Memories: mem, Bus: bus, Tail: store, Now: time.Now, Log: log,
-		Router: &dispatch.Router{Tiers: routing.DefaultTierModels, Log: log}})
-	messageapi.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now})
-	memoryapi.MemoryRoutes(rt, mem)
+		Router: &cascade.Router{Tiers: routing.DefaultTierModels, Log: log}})
+	messagesapi.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now})
+	memoriesapi.MemoryRoutes(rt, mem)
 	teamapi.TeamRoutes(rt, teams.NewService(store), noActivity{})
-	routingapi.RoutingRoutes(rt, &dispatch.Service{Store: store, Now: time.Now})
+	routingapi.RoutingRoutes(rt, &cascade.Service{Store: store, Now: time.Now})
 	discoveryapi.DiscoveryRoutes(rt, &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}})
 	// No Workflows: a created session stays planning, as no machine runs
 	// here; a report's task is queued the same way.
-	sessionapi.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodel.New(store),
+	sessionsapi.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodel.New(store),
 		Bus: bus, Conversations: memConversations{store}, Enabled: true, Log: log, Now: time.Now})
-	consultapi.ConsultationRoutes(rt, consultations.New(store, localmodel.New(store), bus, nil, log))
-	reportapi.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
-	tools := &tasktools.Tools{Flags: settings.Flags{Collaboration: true, TaskDelegation: true, Sessions: true}, Tasks: ts,
+	consultationsapi.ConsultationRoutes(rt, consultations.New(store, localmodel.New(store), bus, nil, log))
+	reportsapi.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
+	tools := &agenttools.Tools{Flags: settings.Flags{Collaboration: true, TaskDelegation: true, Sessions: true}, Tasks: ts,
 		Messages: &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}, Memories: mem,
 		Colleagues: &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}}}
-	api.AgentToolRoutes(rt, tasktools.Lister{Agents: store, Chat: tasktools.Chat{Tools: tools}, Task: tools})
-	approvalapi.ApprovalRoutes(rt, &approvals.Service{Store: store, Bus: bus, Validate: tasktools.ValidateArguments, Log: log})
+	api.AgentToolRoutes(rt, agenttools.Lister{Agents: store, Chat: agenttools.Chat{Tools: tools}, Task: tools})
+	approvalsapi.ApprovalRoutes(rt, &approvals.Service{Store: store, Bus: bus, Validate: agenttools.ValidateArguments, Log: log})
 	return inMemoryAPI{rt: rt, store: store}
 }
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 )
 
 // Check probes one dependency.

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 )
 
 // MaxWait bounds GET /v1/tasks/{id}?wait=N below API Gateway's 30 s

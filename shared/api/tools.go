@@ -3,16 +3,16 @@ package api
 import (
 	"context"
 
-	"github.com/conclave-ai/conclave/shared/httpapi"
-	"github.com/conclave-ai/conclave/shared/toolpacks"
-	"github.com/conclave-ai/conclave/shared/toolset"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/tools/catalog"
+	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 )
 
 // ToolLister answers which tools an agent's model receives
-// (tasktools.Lister).
+// (agenttools.Lister).
 type ToolLister interface {
 	// Offered returns EINVALID (context) and ENOTFOUND (agent).
-	Offered(ctx context.Context, teamID, slug, context string) (toolset.Offered, error)
+	Offered(ctx context.Context, teamID, slug, context string) (catalog.Offered, error)
 }
 
 // AgentToolRoutes registers GET /v1/agents/{slug}/tools: the tools and
@@ -32,7 +32,7 @@ func AgentToolRoutes(rt *httpapi.Router, tools ToolLister) {
 	})
 }
 
-// ToolPacks answers the tool-pack routes (tasktools.Packs).
+// ToolPacks answers the tool-pack routes (agenttools.Packs).
 type ToolPacks interface {
 	// List is the built-in packs, then the team's MCP packs.
 	List(ctx context.Context, teamID string) (toolpacks.List, error)

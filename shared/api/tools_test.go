@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/httpapi"
-	"github.com/conclave-ai/conclave/shared/toolset"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/tools/catalog"
 )
 
 // GET /v1/agents/{slug}/tools: chat by default, task on request, every
@@ -31,7 +31,7 @@ func TestAgentToolsRoute(t *testing.T) {
 	}{{nil, "chat", true}, {map[string]string{"context": "chat"}, "chat", true}, {map[string]string{"context": "task"}, "task", false}} {
 		st, body := get("kyra", c.query)
 		require.Equal(t, 200, st, body)
-		var got toolset.Offered
+		var got catalog.Offered
 		require.NoError(t, json.Unmarshal([]byte(body), &got))
 		assert.Equal(t, "kyra", got.Agent)
 		assert.Equal(t, c.context, got.Context)

@@ -23,41 +23,41 @@ const (
 // clients. Every other package there is domain. Keep the list explicit: a
 // new adapter is a decision to write down here, not a pattern to match.
 var adapters = map[string]bool{
-	"shared/dynamo":                true, // the DynamoDB store's core (keys, transactions, paging, generic counters)
-	"shared/dynamo/activitystore":  true, // the team activity log
-	"shared/dynamo/agentstore":     true, // agents
-	"shared/dynamo/budgetstore":    true, // team budgets, their months and usage counters
-	"shared/dynamo/clipstore":      true, // the tool packs' clipboard
-	"shared/dynamo/approvalstore":  true, // approvals and policies
-	"shared/dynamo/consultstore":   true, // consultations
-	"shared/dynamo/convstore":      true, // conversations, messages, handoffs, feedback
-	"shared/dynamo/decisionstore":  true, // routing decisions
-	"shared/dynamo/dynamotest":     true, // the DynamoDB adapters' test fakes
-	"shared/dynamo/gatestore":      true, // the expert gate's vectors, loads and ratings
-	"shared/dynamo/inboxstore":     true, // agent messages and inboxes
-	"shared/dynamo/memorystore":    true, // memories and memory contexts
-	"shared/dynamo/reportstore":    true, // reports
-	"shared/dynamo/resultstore":    true, // results posted into conversations
-	"shared/dynamo/sessionstore":   true, // collaboration sessions
-	"shared/dynamo/planstore":      true, // compound plans
-	"shared/dynamo/packstore":      true, // the teams' MCP packs
-	"shared/dynamo/pushstore":      true, // A2A push-notification configs
-	"shared/secretstore":           true, // Secrets Manager: the MCP packs' credentials
-	"shared/dynamo/taskstore":      true, // tasks and task slots
-	"shared/dynamo/teamstore":      true, // teams and API keys
-	"shared/eventbus":              true, // the EventBridge bus
-	"shared/executions":            true, // the Step Functions runner of task workflows
-	"shared/models/bedrock":        true, // the Bedrock Converse model adapter
-	"shared/expertgate/gateclient": true, // the expert gate's Lambda Invoke client
-	"shared/app":                   true, // the registry of every function's builder (edge and tests)
-	"shared/models/providers":      true, // builds the model adapters from the environment
-	"shared/lambdafn":              true, // the functions' bootstrap: loads the AWS configuration
-	"shared/queues":                true, // the consumers' dead-letter sender (SQS)
+	"shared/store/dynamo":                  true, // the DynamoDB store's core (keys, transactions, paging, generic counters)
+	"shared/store/activitystore":           true, // the team activity log
+	"shared/store/agentstore":              true, // agents
+	"shared/store/budgetstore":             true, // team budgets, their months and usage counters
+	"shared/store/clipstore":               true, // the tool packs' clipboard
+	"shared/store/approvalstore":           true, // approvals and policies
+	"shared/store/consultationstore":       true, // consultations
+	"shared/store/conversationstore":       true, // conversations, messages, handoffs, feedback
+	"shared/store/decisionstore":           true, // routing decisions
+	"shared/store/dynamotest":              true, // the DynamoDB adapters' test fakes
+	"shared/store/expertgatestore":         true, // the expert gate's vectors, loads and ratings
+	"shared/store/messagestore":            true, // agent messages and inboxes
+	"shared/store/memorystore":             true, // memories and memory contexts
+	"shared/store/reportstore":             true, // reports
+	"shared/store/resultstore":             true, // results posted into conversations
+	"shared/store/sessionstore":            true, // collaboration sessions
+	"shared/store/planstore":               true, // compound plans
+	"shared/store/mcppackstore":            true, // the teams' MCP packs
+	"shared/store/pushstore":               true, // A2A push-notification configs
+	"shared/tools/secretstore":             true, // Secrets Manager: the MCP packs' credentials
+	"shared/store/taskstore":               true, // tasks and task slots
+	"shared/store/teamstore":               true, // teams and API keys
+	"shared/aws/eventbus":                  true, // the EventBridge bus
+	"shared/aws/executions":                true, // the Step Functions runner of task workflows
+	"shared/models/bedrock":                true, // the Bedrock Converse model adapter
+	"shared/routing/expertgate/gateclient": true, // the expert gate's Lambda Invoke client
+	"shared/wire":                          true, // the registry of every function's builder (edge and tests)
+	"shared/wire/providers":                true, // builds the model adapters from the environment
+	"shared/platform/lambdafn":             true, // the functions' bootstrap: loads the AWS configuration
+	"shared/aws/queues":                    true, // the consumers' dead-letter sender (SQS)
 }
 
 // ports must not even link net/http: they are types and interfaces, and an
 // adapter speaking HTTP belongs beside them, not in them.
-var ports = []string{"shared/models", "shared/prompts"}
+var ports = []string{"shared/models", "shared/team/prompts"}
 
 // pkg is what go list reports of one package.
 type pkg struct {
@@ -126,9 +126,9 @@ func TestDomainPackagesLinkNoAWSService(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		// shared/app/<name>fn are the functions' wiring: each builds the
-		// adapters its function is granted (shared/app checks which).
-		if adapters[name] || strings.HasPrefix(name, "shared/app/") {
+		// shared/wire/<name>fn are the functions' wiring: each builds the
+		// adapters its function is granted (shared/wire checks which).
+		if adapters[name] || strings.HasPrefix(name, "shared/wire/") {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {

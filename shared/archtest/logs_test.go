@@ -24,8 +24,8 @@ var logRoots = []string{"shared/...", "functions/...", "statemachines/..."}
 // context exists: a cold start that failed before the runtime gave the
 // function an invocation.
 var contextFree = map[string]string{
-	"shared/lambdafn/lambdafn.go:Main":           "cold start: the AWS configuration or the wiring failed before any invocation",
-	"shared/lambdafn/lambdafn.go:LogConfigError": "cold start: the configuration is wrong, before any invocation",
+	"shared/platform/lambdafn/lambdafn.go:Main":           "cold start: the AWS configuration or the wiring failed before any invocation",
+	"shared/platform/lambdafn/lambdafn.go:LogConfigError": "cold start: the configuration is wrong, before any invocation",
 }
 
 // pendingPackages are packages another change converts (issue 15, item 7);
@@ -74,7 +74,7 @@ func contextFreeLogCall(info *types.Info, call *ast.CallExpr) string {
 
 // TestEveryLogLineHasAContext fails when code that runs in a function logs
 // without a context: such a line carries neither the Lambda request id nor
-// the team and task, session or conversation id (shared/logctx adds them
+// the team and task, session or conversation id (shared/platform/logctx adds them
 // from the context), so it cannot be tied to its invocation.
 func TestEveryLogLineHasAContext(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {

@@ -116,7 +116,7 @@ type Model interface {
 var ErrModel = errors.New("model error")
 
 // ErrBudgetExhausted is a call the team's CostGuard refused before it was
-// made (shared/budget): the team's monthly budget cannot hold its worst
+// made (shared/team/budget): the team's monthly budget cannot hold its worst
 // case. Not retryable; the error that wraps it is EREJECTED with reason
 // TeamBudgetExhausted and the details a client sees.
 var ErrBudgetExhausted = errors.New("the team's monthly budget is exhausted")

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // The ExpertGate's signal weights (they sum to 1).

@@ -5,8 +5,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // The hard gates before any scoring (seed 003, phase 4): a message that is

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // Index is the ExpertGate's precomputed view of a team: the TF-IDF index of

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // Reasons a decision gives.

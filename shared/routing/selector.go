@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
 )
 
 // Strategy says how many agents answer and how their replies combine.

@@ -35,13 +35,13 @@ type Calibration struct {
 }
 
 // LexicalCalibration reads the lexical match alone (no embedder, or a
-// query without a vector). Fitted by `go run ./shared/routing/bfclbench
+// query without a vector). Fitted by `go run ./localstack/bench/bfclbench
 // -fit -embedder none` on the tuning sets.
 var LexicalCalibration = Calibration{Bias: -0.114, Match: 2.137}
 
 // Calibrations are the fitted calibrations by embedder ID; an embedder
 // without one uses DefaultSemanticCalibration. The wordllama one was
-// fitted by `go run ./shared/routing/bfclbench -fit` on BFCL `multiple`
+// fitted by `go run ./localstack/bench/bfclbench -fit` on BFCL `multiple`
 // and `irrelevance` (top-1 first, then the most irrelevant questions
 // declined at 0.6 with at most 3% of answerable ones falsely declined):
 // confidence 0.6 is then the estimated probability, on that data, that

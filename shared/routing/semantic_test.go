@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/agents"
 	"github.com/conclave-ai/conclave/shared/routing"
-	"github.com/conclave-ai/conclave/shared/wordllama"
+	"github.com/conclave-ai/conclave/shared/routing/wordllama"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 var (

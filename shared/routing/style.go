@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/conclave-ai/conclave/shared/agents"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // Style places a message on the same three 0–1 scales as an agent's

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// A tool call that needs a human's approval (shared/approvals) stops the
+// A tool call that needs a human's approval (shared/work/approvals) stops the
 // task's worker: it returns TaskResult.Waiting with Approvals instead of
 // running the model response's calls. The delegation machine then blocks
 // the task (ActionBlockForApproval: it gives its concurrency slot back and

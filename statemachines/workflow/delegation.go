@@ -48,7 +48,7 @@ type TaskInput struct {
 	// if the model had just made it, and the resumed attempt runs it as
 	// decided and lets the model finish the answer.
 	HeldCall *ApprovalWait `json:"held_call,omitempty"`
-	// ToolPacks are the tool packs (shared/toolpacks) whose tools the
+	// ToolPacks are the tool packs (shared/tools/toolpacks) whose tools the
 	// worker offers this task on top of its agent's own: for this task
 	// only, never its sub-tasks.
 	ToolPacks []string `json:"tool_packs,omitempty"`
@@ -58,7 +58,7 @@ type TaskInput struct {
 }
 
 // ReportCheck is what the worker needs to hold a report task's answer to
-// its template (shared/reports): the report, its type (the template), the
+// its template (shared/work/reports): the report, its type (the template), the
 // format it must be written in and how many sections it may have.
 type ReportCheck struct {
 	ReportID    string `json:"report_id"`

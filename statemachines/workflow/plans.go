@@ -1,6 +1,6 @@
 package workflow
 
-// PlanMachine runs a compound plan (shared/plans): begin (the plan's root
+// PlanMachine runs a compound plan (shared/work/plans): begin (the plan's root
 // task running), then rounds of the steps whose dependencies are done, in
 // parallel (each a task of the task model, delegated from the root and
 // waited for with a task token), until none is left; the lead's synthesis;

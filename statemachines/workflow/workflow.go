@@ -22,7 +22,7 @@ const (
 )
 
 // Starter starts and stops executions of any machine (the Step Functions
-// adapter in shared/executions implements it).
+// adapter in shared/aws/executions implements it).
 type Starter interface {
 	// Start runs machine with input under name; starting the same name with
 	// the same input again is not an error (Step Functions is idempotent

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/conclave-ai/conclave/shared/api"
-	"github.com/conclave-ai/conclave/shared/discovery"
-	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/routing/discovery"
 )
 
 func csv(v string) []string {

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/api"
-	"github.com/conclave-ai/conclave/shared/apperr"
-	"github.com/conclave-ai/conclave/shared/dispatch"
-	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
 )
 
 func sinceParam(r *httpapi.Request) (time.Time, error) {
@@ -24,8 +24,8 @@ func sinceParam(r *httpapi.Request) (time.Time, error) {
 }
 
 // RoutingRoutes registers the routing function's routes: the decision log
-// and its analytics, served by shared/dispatch alone.
-func RoutingRoutes(rt *httpapi.Router, svc *dispatch.Service) {
+// and its analytics, served by shared/routing/cascade alone.
+func RoutingRoutes(rt *httpapi.Router, svc *cascade.Service) {
 	rt.Handle("GET /v1/routing/decisions", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		p, err := r.Page()
 		if err != nil {
@@ -35,7 +35,7 @@ func RoutingRoutes(rt *httpapi.Router, svc *dispatch.Service) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		f := dispatch.DecisionFilter{ConversationID: r.Query("conversation_id"), Strategy: r.Query("strategy"), Agent: r.Query("agent"), Since: since}
+		f := cascade.DecisionFilter{ConversationID: r.Query("conversation_id"), Strategy: r.Query("strategy"), Agent: r.Query("agent"), Since: since}
 		if v := r.Query("fallback"); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -47,7 +47,7 @@ func RoutingRoutes(rt *httpapi.Router, svc *dispatch.Service) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		return httpapi.OK(api.ListResponse[dispatch.Decision]{Items: list, NextToken: next}), nil
+		return httpapi.OK(api.ListResponse[cascade.Decision]{Items: list, NextToken: next}), nil
 	})
 	rt.Handle("GET /v1/routing/decisions/{id}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		d, err := svc.Decision(ctx, r.TeamID, r.Param("id"))

@@ -2,10 +2,10 @@ package teamapi
 
 import (
 	"context"
-	"github.com/conclave-ai/conclave/shared/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
 
-	"github.com/conclave-ai/conclave/shared/budget"
-	"github.com/conclave-ai/conclave/shared/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/team/budget"
 )
 
 // BudgetRoutes registers the team's budget (its CostGuard) and the

@@ -3,10 +3,10 @@ package teamapi
 import (
 	"context"
 
-	"github.com/conclave-ai/conclave/shared/activity"
 	"github.com/conclave-ai/conclave/shared/api"
-	"github.com/conclave-ai/conclave/shared/httpapi"
-	"github.com/conclave-ai/conclave/shared/teams"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/team/activity"
+	"github.com/conclave-ai/conclave/shared/team/teams"
 )
 
 // TeamRoutes registers the team function's routes: the team, its API keys

@@ -50,7 +50,7 @@ type InvokeAPI interface {
 // Calibration: routing.CalibrationFor(ID()) has no fitted entry for Titan
 // and answers routing.DefaultSemanticCalibration (wordllama's floor,
 // ceiling and weights). Fitting one needs Titan's vectors of the BFCL
-// tuning sets (`go run ./shared/routing/bfclbench -fit`), which needs a
+// tuning sets (`go run ./localstack/bench/bfclbench -fit`), which needs a
 // Bedrock account; none was reachable where this adapter was written, so
 // with Titan the 0.6 threshold is not yet the measured probability it is
 // with wordllama (docs/routing.md, "Titan").

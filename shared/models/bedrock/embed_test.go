@@ -24,8 +24,8 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/models/bedrock"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/routing"
-	"github.com/conclave-ai/conclave/shared/settings"
 )
 
 var _ routing.Embedder = (*bedrock.TitanEmbedder)(nil)

@@ -20,10 +20,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/conclave-ai/conclave/shared/agents"
-	"github.com/conclave-ai/conclave/shared/apperr"
-	textclip "github.com/conclave-ai/conclave/shared/clip"
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	textclip "github.com/conclave-ai/conclave/shared/platform/clip"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // ModelID is the id the local model reports when the request names none.
@@ -89,7 +89,7 @@ type AgentReader interface {
 //	omit-once:A,B  a report leaves them out of its first answer only and
 //	           writes them when asked to revise it
 //
-// A task whose instructions are a report request (shared/reports) is
+// A task whose instructions are a report request (shared/work/reports) is
 // answered with the report they ask for: the sections named, in the
 // format named, a json report valid against the schema given.
 //

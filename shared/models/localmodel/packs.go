@@ -33,7 +33,7 @@ const (
 	ListTools      = "[list-tools]"
 	ExtractInvalid = "[extract:invalid]"
 	// ExtractMarker ends the system prompt's sentence that precedes the
-	// JSON Schema (tasktools.ExtractSystem).
+	// JSON Schema (agenttools.ExtractSystem).
 	ExtractMarker = "valid against this JSON Schema:\n"
 )
 

@@ -6,12 +6,12 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 )
 
-// plannerTool is the compound planner's tool (shared/plans).
+// plannerTool is the compound planner's tool (shared/work/plans).
 const plannerTool = "select_skill_or_plan"
 
 // Planner markers: the local model's planner answers with the plan written
 // between PlanOpen and PlanClose in the user's message (the JSON of
-// shared/plans.ExecutionPlan, as a real model would produce it), so a test
+// shared/work/plans.ExecutionPlan, as a real model would produce it), so a test
 // drives every path (a valid plan, a cycle, five steps, a bad target,
 // garbage); without them it answers a single intent.
 const (

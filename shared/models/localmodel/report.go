@@ -12,7 +12,7 @@ import (
 )
 
 // The lines of a report's instructions the local model reads, as a model
-// reads its prompt (shared/reports writes them; a test there keeps both
+// reads its prompt (shared/work/reports writes them; a test there keeps both
 // sides in step).
 const (
 	lineRequest  = "Report request: "

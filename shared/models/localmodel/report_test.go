@@ -14,7 +14,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
 )
 
-// request is a report request as shared/reports writes one (its own test
+// request is a report request as shared/work/reports writes one (its own test
 // checks the local model against the real thing).
 func request(format string, max int) string {
 	return "Report request: comparison\nTitle: Cache choice\nA comparison.\nFormat: " + format + "\n" +

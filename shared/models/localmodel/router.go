@@ -11,7 +11,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
-// chooseTool is the tier-0 router model's tool (shared/dispatch/routermodel).
+// chooseTool is the tier-0 router model's tool (shared/routing/chooser).
 const chooseTool = "choose_agent"
 
 // The router model's call is made for no agent, so it has no script: a

@@ -9,28 +9,28 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/dispatch"
-	"github.com/conclave-ai/conclave/shared/dispatch/routermodel"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/routing/chooser"
 )
 
 // chooseFor is the router model's request (as routermodel builds it) for
 // question among the candidates.
-func chooseFor(question string, cands ...dispatch.Candidate) models.Request {
-	return routermodel.Request(dispatch.ChoiceRequest{TeamID: "t", Question: question, Candidates: cands}, "amazon.nova-micro-v1:0")
+func chooseFor(question string, cands ...cascade.Candidate) models.Request {
+	return chooser.Request(cascade.ChoiceRequest{TeamID: "t", Question: question, Candidates: cands}, "amazon.nova-micro-v1:0")
 }
 
 var (
-	archie = dispatch.Candidate{Agent: "archie", Name: "Archie", Skill: "architecture", Description: "Design systems, APIs and data models; evaluate trade-offs and scalability"}
-	sage   = dispatch.Candidate{Agent: "sage", Name: "Sage", Skill: "security-review", Description: "Threat modelling, vulnerability review, authentication and secrets handling"}
-	dana   = dispatch.Candidate{Agent: "dana", Name: "Dana", Skill: "data-analysis", Description: "Analyze datasets, metrics and trends; build charts and statistical summaries"}
+	archie = cascade.Candidate{Agent: "archie", Name: "Archie", Skill: "architecture", Description: "Design systems, APIs and data models; evaluate trade-offs and scalability"}
+	sage   = cascade.Candidate{Agent: "sage", Name: "Sage", Skill: "security-review", Description: "Threat modelling, vulnerability review, authentication and secrets handling"}
+	dana   = cascade.Candidate{Agent: "dana", Name: "Dana", Skill: "data-analysis", Description: "Analyze datasets, metrics and trends; build charts and statistical summaries"}
 )
 
 func chosen(t *testing.T, resp models.Response) map[string]any {
 	t.Helper()
 	require.Len(t, resp.ToolCalls, 1)
-	assert.Equal(t, routermodel.ToolName, resp.ToolCalls[0].Name)
+	assert.Equal(t, chooser.ToolName, resp.ToolCalls[0].Name)
 	var in map[string]any
 	require.NoError(t, json.Unmarshal([]byte(resp.ToolCalls[0].Input), &in))
 	return in
@@ -42,19 +42,19 @@ func chosen(t *testing.T, resp models.Response) map[string]any {
 func TestTheLocalModelChoosesByTheWordsAQuestionShares(t *testing.T) {
 	for _, tc := range []struct {
 		name, question string
-		cands          []dispatch.Candidate
+		cands          []cascade.Candidate
 		agent, skill   string
 		confidence     float64
 		reason         string
 	}{
-		{"the most shared words", "Design data models for our metrics trends", []dispatch.Candidate{sage, dana, archie},
+		{"the most shared words", "Design data models for our metrics trends", []cascade.Candidate{sage, dana, archie},
 			"archie", "architecture", 0.8, "Archie shares data, design, model with the question"},
-		{"stems meet: reviewing and review", "Who is reviewing vulnerabilities?", []dispatch.Candidate{archie, dana, sage},
+		{"stems meet: reviewing and review", "Who is reviewing vulnerabilities?", []cascade.Candidate{archie, dana, sage},
 			"sage", "security-review", 0.8, "Sage shares review, vulnerabiliti with the question"},
-		{"a tie goes to the first listed", "Design the metrics", []dispatch.Candidate{sage, archie, dana},
+		{"a tie goes to the first listed", "Design the metrics", []cascade.Candidate{sage, archie, dana},
 			"archie", "architecture", 0.8, "Archie shares design with the question"},
-		{"the name counts", "Ask Dana", []dispatch.Candidate{sage, archie, dana}, "dana", "data-analysis", 0.8, "Dana shares dana with the question"},
-		{"nothing shared: the first, unsure", "Good weather today", []dispatch.Candidate{sage, archie, dana},
+		{"the name counts", "Ask Dana", []cascade.Candidate{sage, archie, dana}, "dana", "data-analysis", 0.8, "Dana shares dana with the question"},
+		{"nothing shared: the first, unsure", "Good weather today", []cascade.Candidate{sage, archie, dana},
 			"sage", "security-review", 0.3, "Sage shares no word with the question"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

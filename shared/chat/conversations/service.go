@@ -1,0 +1,244 @@
+package conversations
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+)
+
+// Limits of the chat API.
+const (
+	MaxContent = 8000
+	MaxTitle   = 200
+	MaxComment = 1000
+	// HistoryLimit is how many earlier messages an agent sees: the whole
+	// of a normal conversation, bounded so a prompt stays within budget.
+	HistoryLimit = 50
+	// DefaultBudget is the time a turn may spend on model calls: below API
+	// Gateway's 30 s with room to commit (the function times out at 29 s).
+	// The models also stop 2 × the commit reserve before the context's
+	// deadline, whichever comes first (deadline.go).
+	DefaultBudget = 24 * time.Second
+)
+
+// AgentDirectory is what chat needs from the agents.
+type AgentDirectory interface {
+	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
+	ActiveAgents(ctx context.Context, teamID string) ([]agents.Agent, error)
+	DefaultAgent(ctx context.Context, teamID string) (string, error)
+}
+
+// Service implements conversations and chat.
+type Service struct {
+	Store  Store
+	Agents AgentDirectory
+	// Router decides who answers each turn (the flags, the ExpertGate).
+	Router *cascade.Router
+	// Planner is the compound planner (planner.go); nil plans nothing.
+	Planner Planner
+	Model   models.Model
+	// Synth synthesizes ENSEMBLE replies with the tier-1 model; nil merges
+	// deterministically.
+	Synth *routing.Synthesizer
+	// Memories gives each agent its memory context (nil: none); Bus
+	// publishes handoffs (nil: not published).
+	Memories Memories
+	Bus      Publisher
+	// Inbox brings each agent's unread messages into its context and
+	// marks them read when the turn commits (inbox.go); nil: none.
+	Inbox Inboxes
+	// Tools are the tools agents may call while answering (tools.go);
+	// nil: replies have no tools.
+	Tools Tools
+	// Results posts the result of work a reply waited for and carried when
+	// that reply is not stored (nil: it is only logged).
+	Results ResultPoster
+	// MemoryLog and Tasks are the reads of the skills' context loaders
+	// recent_memories and open_tasks (skills.go); nil: those loaders
+	// add nothing.
+	MemoryLog MemoryLog
+	Tasks     TaskLister
+	// ReportParameters fills a report's parameters from the message a
+	// report:<type> skill answers (reports.ParametersFrom; kinds.go); nil
+	// sends none.
+	ReportParameters func(reportType, message string) map[string]any
+	// Tail reads a conversation's messages after one (the long-poll of
+	// GET …/messages?after=; wait.go).
+	Tail MessageTail
+	// Replays reads back a turn stored under an Idempotency-Key
+	// (replay.go); nil: a repeated key is caught by the commit alone,
+	// after the agents answered again.
+	Replays Replays
+	Budget  time.Duration
+	// CommitReserve is the least time left before the context's deadline
+	// for a turn or handoff to attempt its commit (0: DefaultCommitReserve).
+	CommitReserve time.Duration
+	Now           func() time.Time
+	Log           *slog.Logger
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// CreateInput is the body of POST /v1/conversations.
+type CreateInput struct {
+	Title string `json:"title"`
+	Agent string `json:"agent"`
+}
+
+// Create starts a conversation, optionally with a primary agent (which must
+// be active). Returns EINVALID, ENOTFOUND, ECONFLICT.
+func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Conversation, error) {
+	in.Title = strings.TrimSpace(in.Title)
+	if utf8.RuneCountInString(in.Title) > MaxTitle {
+		return Conversation{}, apperr.Invalid("title", "title must be at most %d characters", MaxTitle)
+	}
+	now := s.now()
+	c := Conversation{ID: ids.New("conv"), TeamID: teamID, Title: in.Title, Status: StatusOpen, Version: 1, CreatedAt: now, UpdatedAt: now}
+	var primary *Participant
+	if in.Agent != "" {
+		a, err := s.activeAgent(ctx, teamID, in.Agent, "agent")
+		if err != nil {
+			return Conversation{}, err
+		}
+		c.PrimaryAgent, c.CurrentAgent = a.Slug, a.Slug
+		primary = &Participant{Agent: a.Slug, Role: RolePrimary, JoinedAt: now}
+		c.Participants = []Participant{*primary}
+	}
+	if err := s.Store.CreateConversation(ctx, c, primary); err != nil {
+		return Conversation{}, err
+	}
+	return c, nil
+}
+
+func (s *Service) activeAgent(ctx context.Context, teamID, slug, field string) (agents.Agent, error) {
+	if !agents.ValidSlug(slug) {
+		return agents.Agent{}, apperr.NotFound("agent", slug)
+	}
+	a, err := s.Agents.GetAgent(ctx, teamID, slug)
+	if err != nil {
+		return agents.Agent{}, err
+	}
+	if a.Status != agents.StatusActive {
+		return agents.Agent{}, apperr.New(apperr.ECONFLICT, "agent %q is %s", slug, a.Status).WithReason("AgentUnavailable").WithDetail("status", a.Status)
+	}
+	return a, nil
+}
+
+// Get returns a conversation with its participants. Returns ENOTFOUND.
+func (s *Service) Get(ctx context.Context, teamID, id string) (Conversation, error) {
+	c, err := s.Store.GetConversation(ctx, teamID, id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	if c.Participants, err = s.Store.ListParticipants(ctx, teamID, id); err != nil {
+		return Conversation{}, err
+	}
+	return c, nil
+}
+
+// List returns a page of the team's conversations, newest first.
+func (s *Service) List(ctx context.Context, teamID string, p paging.Page) ([]Conversation, string, error) {
+	p, err := p.Normalize()
+	if err != nil {
+		return nil, "", err
+	}
+	return s.Store.ListConversations(ctx, teamID, p)
+}
+
+// Messages returns a page of a conversation's messages, oldest first.
+// Returns ENOTFOUND.
+func (s *Service) Messages(ctx context.Context, teamID, id string, p paging.Page) ([]Message, string, error) {
+	p, err := p.Normalize()
+	if err != nil {
+		return nil, "", err
+	}
+	list, next, err := s.Store.ListMessages(ctx, teamID, id, p)
+	if err == nil && len(list) == 0 {
+		// Only an empty page needs the conversation read, for a 404.
+		_, err = s.Store.GetConversation(ctx, teamID, id)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return list, next, nil
+}
+
+// Close ends a conversation; its agent no longer counts it as active.
+// Returns ENOTFOUND, ECONFLICT (already closed).
+func (s *Service) Close(ctx context.Context, teamID, id string) (Conversation, error) {
+	c, err := s.Store.GetConversation(ctx, teamID, id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	if c.Status == StatusClosed {
+		return Conversation{}, apperr.New(apperr.ECONFLICT, "conversation is already closed").WithReason("ConversationClosed")
+	}
+	now := s.now()
+	if err := s.Store.CloseConversation(ctx, teamID, c, now); err != nil {
+		return Conversation{}, err
+	}
+	c.Status, c.UpdatedAt, c.Version = StatusClosed, now, c.Version+1
+	return c, nil
+}
+
+// RateInput is the body of the feedback endpoint.
+type RateInput struct {
+	Rating  int    `json:"rating"`
+	Comment string `json:"comment"`
+}
+
+// Rate records a 1–5 rating of an agent's reply (a later rating replaces an
+// earlier one). Returns EINVALID, ENOTFOUND.
+func (s *Service) Rate(ctx context.Context, teamID, convID, msgID string, in RateInput) (Feedback, error) {
+	if in.Rating < 1 || in.Rating > 5 {
+		return Feedback{}, apperr.Invalid("rating", "rating must be an integer from 1 to 5")
+	}
+	if utf8.RuneCountInString(in.Comment) > MaxComment {
+		return Feedback{}, apperr.Invalid("comment", "comment must be at most %d characters", MaxComment)
+	}
+	// A message is stored under its conversation: finding it proves the
+	// conversation exists; only a miss reads the conversation, to say
+	// which of the two is not found.
+	m, err := s.Store.GetMessage(ctx, teamID, convID, msgID)
+	if apperr.Is(err, apperr.ENOTFOUND) {
+		if _, cerr := s.Store.GetConversation(ctx, teamID, convID); cerr != nil {
+			return Feedback{}, cerr
+		}
+	}
+	if err != nil {
+		return Feedback{}, err
+	}
+	if m.Role != AuthorAssistant {
+		return Feedback{}, apperr.Invalid("message_id", "only agent replies can be rated; this is a %s message", m.Role)
+	}
+	f := Feedback{ConversationID: convID, MessageID: msgID, Rating: in.Rating, Comment: strings.TrimSpace(in.Comment), Agents: m.Contributors, Query: m.Query, RatedAt: s.now()}
+	if len(f.Agents) == 0 {
+		f.Agents = []string{m.Agent}
+	}
+	if err := s.Store.RateMessage(ctx, teamID, f); err != nil {
+		return Feedback{}, err
+	}
+	return f, nil
+}

@@ -1,0 +1,98 @@
+package manifest
+
+import "github.com/conclave-ai/conclave/shared/platform/settings"
+
+// Env maps every function to the environment variables it reads: its
+// typed configuration. lambdafn loads exactly these at the cold start
+// (settings.Load: a required one missing, or any one malformed, stops the
+// start naming it; an optional one absent takes its default), the CDK app
+// sets exactly these (those the stage gives a value), the local cloud wires
+// each function from them, and docs/operations.md lists them.
+//
+// The declarations live here, beside the functions, because the manifest is
+// where a function's needs are read (its trigger, grants, invokes) and
+// where its name is defined; how each variable is written, whether it is
+// required and its default belong to the variable and are
+// settings.Vars'. They are a map of their own rather than a field of
+// Function so that one function's needs read in one line each, and so
+// that they can change without touching the entries of functions.go.
+var Env = map[string][]string{
+	"authorizer": {table, settings.EnvTeamRateLimit},
+	// The A2A agent checks keys as the authorizer does (its rate limit
+	// too), routes as a chat turn does (the gate, the model tiers) and runs
+	// tasks; STAGE names its card's version, STREAM_URL its streaming
+	// endpoint.
+	"a2a": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
+		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL},
+	// The same agent on the streaming API.
+	"a2a-stream": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
+		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL},
+	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
+	// STAGE and MCP_LOOPBACK_ONLY: an external A2A agent's credential is
+	// named by stage, its card fetched under the network policy.
+	"agents": {table, flags, settings.EnvEmbedder, settings.EnvStage, settings.EnvMCPLoopbackOnly},
+	"team":   {table, flags},
+	"admin":  {table},
+	"tasks":  {table, flags, bus, settings.EnvStateMachines},
+	// Lifecycle and session-steps only complete task tokens: no machine
+	// ARNs (a token names its execution).
+	"task-lifecycle": {table, bus},
+	// STAGE and MCP_LOOPBACK_ONLY: the MCP packs' secrets are named by
+	// stage, and their network policy.
+	"task-worker": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
+		settings.EnvStage}, models...),
+	// MCP_LOOPBACK_ONLY: the network policy of the A2A agents' cards it
+	// fetches again.
+	"task-sweeper": {table, flags, bus, settings.EnvStateMachines, settings.EnvMCPLoopbackOnly},
+	"conversations": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions,
+		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
+	// A streamed turn is a chat turn (the conversations function's).
+	"streams": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions,
+		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
+	"expert-gate": {table, settings.EnvModelTiers, settings.EnvEmbedder},
+	"discovery":   {table, settings.EnvFunctions},
+	"routing":     {table},
+	"messages":    {table, flags, bus},
+	"memories":    {table, flags, bus},
+	// The queue consumers dead-letter a message themselves (QUEUE_URLS).
+	"message-fanout":     {table, settings.EnvQueues},
+	"memory-invalidator": {table, settings.EnvQueues},
+	"activity-recorder":  {table, settings.EnvQueues},
+	"result-poster":      {table, settings.EnvQueues},
+	// MCP_LOOPBACK_ONLY: the network policy of the push URLs.
+	"a2a-push":         {table, settings.EnvQueues, settings.EnvMCPLoopbackOnly},
+	"report-finalizer": {table, bus, settings.EnvQueues},
+	// MCP_LOOPBACK_ONLY: the network policy of the A2A agents whose tasks
+	// a cancel cancels.
+	"sessions":      {table, flags, bus, settings.EnvStateMachines, settings.EnvMCPLoopbackOnly},
+	"session-steps": append([]string{table, flags, bus}, models...),
+	"plans":         {table, flags, bus, settings.EnvStateMachines},
+	// STATE_MACHINE_ARNS: a plan's steps are executed tasks.
+	"plan-steps": append([]string{table, flags, bus, settings.EnvStateMachines}, models...),
+	"reports":    {table, flags, bus, settings.EnvStateMachines},
+	// STATE_MACHINE_ARNS: resolving a task's escalation stops or starts
+	// the task's execution.
+	"consultations": append([]string{table, flags, bus, settings.EnvModelTiers, settings.EnvStateMachines}, models...),
+}
+
+// Shorthands for the variables most functions read.
+const (
+	table = settings.EnvTable
+	bus   = settings.EnvBus
+	flags = settings.EnvFlags
+)
+
+// models are the variables of the model port (shared/wire/providers):
+// MCP_LOOPBACK_ONLY is the network policy of its A2A provider (agents
+// outside the team).
+var models = []string{settings.EnvModelProvider, settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey, settings.EnvMCPLoopbackOnly}
+
+// EnvVars returns the variables the function name reads, as settings.Vars
+// describes them, in declaration order.
+func EnvVars(name string) []settings.Var {
+	var out []settings.Var
+	for _, n := range Env[name] {
+		out = append(out, settings.Vars[n])
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+// Package agentsfn wires the "agents" HTTP function. It links DynamoDB,
+// and the Bedrock runtime for the Titan embedder: in a stage whose
+// ROUTING_EMBEDDER is titan, an agent's skill vectors are computed and
+// stored when the agent is written, so the ExpertGate finds them instead
+// of calling Bedrock per skill (the stack grants InvokeModel only there).
+package agentsfn
+
+import (
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/a2a/remote"
+	"github.com/conclave-ai/conclave/shared/api/agentsapi"
+	"github.com/conclave-ai/conclave/shared/models/bedrock"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/store/agentstore"
+	"github.com/conclave-ai/conclave/shared/store/dynamo"
+	"github.com/conclave-ai/conclave/shared/store/expertgatestore"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/tools/secretstore"
+	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
+	"github.com/conclave-ai/conclave/shared/wire/httpfn"
+)
+
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
+
+// vectorTimeout bounds the skill vectors' work in a create or update (25
+// skills at most, eight calls at a time): past it the agent is answered
+// without them, and the gate computes them.
+const vectorTimeout = 3 * time.Second
+
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	svc := agents.NewService(agentstore.New(core.DB, core.Table))
+	// External A2A agents (docs/a2a.md, "Outbound"): the card fetched
+	// under the stage's network policy, the credential in Secrets Manager.
+	svc.Cards = &remote.Client{Policy: toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly}}
+	svc.Secrets, svc.SecretPrefix = secretstore.New(d.AWS), manifest.A2ASecretsPrefix(d.Config.Stage)
+	if d.Config.Embedder == settings.EmbedderTitan {
+		svc.Vectors = &expertgate.VectorWriter{Store: expertgatestore.New(core.DB, core.Table), Embedder: bedrock.TitanFromConfig(d.AWS, settings.TitanEmbedModel), Timeout: vectorTimeout}
+	}
+	agentsapi.AgentRoutes(rt, svc)
+	agentsapi.SkillRoutes(rt, svc)
+}

@@ -1,0 +1,33 @@
+// Package consultationsfn wires the "consultations" HTTP function: help
+// requests between agents, the ExpertGate's choice of specialist (in
+// process, over the table: one scoring needs no second function call
+// inside a request that already waits for a model), the specialist's
+// answer through the model port, loop detection, escalations and metrics.
+// It links DynamoDB, EventBridge (ConsultationEscalated, MemoryShared),
+// Bedrock and Step Functions (a task escalation's resolution acts on the
+// task).
+package consultationsfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/api/consultationsapi"
+	"github.com/conclave-ai/conclave/shared/aws/eventbus"
+	"github.com/conclave-ai/conclave/shared/aws/executions"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/store/dynamo"
+	"github.com/conclave-ai/conclave/shared/wire/consultationswiring"
+	"github.com/conclave-ai/conclave/shared/wire/httpfn"
+	"github.com/conclave-ai/conclave/shared/wire/taskwiring"
+)
+
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
+
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	svc := consultationswiring.Service(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName))
+	// Resolving a task's escalation cancels or requeues the task, whose
+	// execution (if it has one) is stopped or started again, and a
+	// waiting parent woken: the task service with Step Functions.
+	svc.Tasks = taskwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS)).Tasks
+	consultationsapi.ConsultationRoutes(rt, svc)
+}

@@ -1,0 +1,111 @@
+// Package conversationsfn wires the "conversations" HTTP function: chat
+// turns routed by the feature flags, the agents' replies through the model
+// port with their tools (delegation, reports, sessions, messaging,
+// handoff, memories), handoff and the memory context. It links DynamoDB,
+// EventBridge, Lambda (the ExpertGate function), Step Functions (a
+// delegation or a session started from a reply) and Bedrock.
+package conversationsfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/agenttools"
+	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/api/conversationsapi"
+	"github.com/conclave-ai/conclave/shared/aws/eventbus"
+	"github.com/conclave-ai/conclave/shared/aws/executions"
+	"github.com/conclave-ai/conclave/shared/chat/conversations"
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/routing/chooser"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/store/agentstore"
+	"github.com/conclave-ai/conclave/shared/store/conversationstore"
+	"github.com/conclave-ai/conclave/shared/store/dynamo"
+	"github.com/conclave-ai/conclave/shared/store/mcppackstore"
+	"github.com/conclave-ai/conclave/shared/store/memorystore"
+	"github.com/conclave-ai/conclave/shared/store/resultstore"
+	"github.com/conclave-ai/conclave/shared/store/taskstore"
+	"github.com/conclave-ai/conclave/shared/team/memory"
+	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
+	"github.com/conclave-ai/conclave/shared/wire/agenttoolswiring"
+	"github.com/conclave-ai/conclave/shared/wire/budgetwiring"
+	"github.com/conclave-ai/conclave/shared/wire/httpfn"
+	"github.com/conclave-ai/conclave/shared/wire/messagingwiring"
+	"github.com/conclave-ai/conclave/shared/wire/planwiring"
+	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/taskwiring"
+	"github.com/conclave-ai/conclave/shared/work/plans"
+	"github.com/conclave-ai/conclave/shared/work/reports"
+	"github.com/conclave-ai/conclave/shared/work/results"
+)
+
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.New(register)
+
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	svc := Service(d, core)
+	conversationsapi.ConversationRoutes(rt, svc)
+	// The tools an agent's model receives: served here, where the tool
+	// catalog is linked already, from the very Specs of the chat's
+	// tools (svc.Tools) and of the task worker's (the same wiring,
+	// toolwiring).
+	chat := svc.Tools.(agenttools.Chat)
+	api.AgentToolRoutes(rt, agenttools.Lister{Agents: agentstore.New(core.DB, core.Table), Chat: chat, Task: chat.Tools})
+	// The tool packs, with the same catalog's schemas, and the team's
+	// MCP packs (registered here: the credential goes to Secrets Manager).
+	api.ToolPackRoutes(rt, agenttools.Packs{Remote: agenttoolswiring.Remote(d, core)})
+}
+
+// Service builds the chat service the function serves, as its routes get
+// it: exported so tests can check what the environment (FEATURE_FLAGS
+// above all) turns on, such as the tools its agents are offered, without
+// a request through the router.
+func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
+	store := conversationstore.New(core.DB, core.Table)
+	cfg := d.Config
+	bus := eventbus.FromConfig(d.AWS, cfg.BusName)
+	model := providers.New(cfg, d.AWS, store, budgetwiring.Guard(d, core, bus))
+	gate := agenttoolswiring.Gate(d)
+	var synth *routing.Synthesizer
+	if cfg.Synthesis != "" {
+		synth = &routing.Synthesizer{Model: model, ModelID: cfg.Synthesis}
+	}
+	flags := cfg.Flags.Effective()
+	tiers := routing.TiersOrDefault(cfg.Tiers)
+	router := &cascade.Router{Gate: gate, Tiers: tiers, Log: d.Log,
+		Flags: cascade.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble, RouterModel: flags.RouterModel}}
+	if flags.RouterModel {
+		// The tier-0 model decides when the gate is unsure, through the
+		// same model port (and Bedrock grant) as the agents' replies.
+		router.Chooser = chooser.New(model, tiers)
+	}
+	memories := memorystore.New(core.DB, core.Table)
+	mem := &memory.Service{Store: memories, Dir: memories, Bus: bus}
+	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
+		Memories: mem, Bus: bus, Tools: chatTools(d, core, mem, gate, model), Tail: store, Replays: store, Log: d.Log,
+		// The reads of the skills' context loaders (docs/skills.md).
+		MemoryLog: memories, Tasks: taskstore.New(core.DB, core.Table), ReportParameters: reports.ParametersFrom,
+		// Each agent's unread messages in its context, read once the turn
+		// commits (docs/agents-context.md).
+		Inbox: messagingwiring.Service(core, bus),
+		// A reply that waited for a delegation and was not stored: its
+		// result is posted as the result-poster function would have.
+		Results: &results.Poster{Store: resultstore.New(core.DB, core.Table), Log: d.Log}}
+	// The compound planner: the tier-0 (fast) model, asked only when a
+	// message looks compound; a plan runs on the plan machine.
+	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
+	svc.Planner = &plans.Planner{Plans: planwiring.New(d, core, starter, nil, nil), Model: model, ModelID: tiers[routing.Tier0],
+		Packs: &toolpacks.Registry{Store: mcppackstore.New(core.DB, core.Table)}}
+	return svc
+}
+
+// chatTools are the tools of agents answering in a chat, built as the
+// task worker's are (toolwiring): delegations and sessions start their
+// executions from here; find_colleagues asks gate.
+func chatTools(d lambdafn.Deps, core *dynamo.Store, mem *memory.Service, gate expertgate.Gate, model models.Model) conversations.Tools {
+	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
+	w := taskwiring.New(d, core, starter, nil)
+	return agenttools.Chat{Tools: agenttoolswiring.New(d, w, starter, mem, gate, model)}
+}

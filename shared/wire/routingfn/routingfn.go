@@ -1,0 +1,21 @@
+// Package routingfn wires the "routing" HTTP function: the routing
+// decision log and its analytics (shared/routing/cascade; it links neither the
+// conversations service nor any model). It links DynamoDB only (read).
+package routingfn
+
+import (
+	"github.com/conclave-ai/conclave/shared/api/routingapi"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/store/decisionstore"
+	"github.com/conclave-ai/conclave/shared/store/dynamo"
+	"github.com/conclave-ai/conclave/shared/wire/httpfn"
+)
+
+// Build and Router wire the function (Router for tests of its routes).
+var Build, Router = httpfn.NewReadOnly(register)
+
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
+	routingapi.RoutingRoutes(rt, &cascade.Service{Store: decisionstore.New(core.DB, core.Table)})
+}
