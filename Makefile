@@ -29,7 +29,7 @@ LOAD_ENV := CONCLAVE_STATE_DIR=.local/load CONCLAVE_API_PORT=4600 CONCLAVE_EDGE_
 FAULTS_ENV := CONCLAVE_STATE_DIR=.local/faults CONCLAVE_API_PORT=4606 CONCLAVE_EDGE_PORT=4607 CONCLAVE_MOTO_PORT=4608 CONCLAVE_DYNAMO_PORT=4609
 
 .PHONY: run up down status venv dynamodb wordllama test unit fuzz integration integration-go contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
-        localstack-up localstack-deploy localstack-down team mutation
+        localstack-up localstack-deploy localstack-down team mutation docs
 
 ## run: the whole API locally on the local cloud with demo data (Ctrl-C stops it)
 run:
@@ -147,6 +147,12 @@ localstack-deploy: build
 	cd infra && $(CDKLOCAL) bootstrap -c env=localstack --app "go run ." && $(CDKLOCAL) deploy -c env=localstack --app "go run ." --require-approval never
 localstack-down:
 	docker compose -f localstack/docker-compose.yml down
+
+## docs: what the code says of its architecture, written where it is read (localstack/archdoc): the map of shared/ in
+## docs/architecture.md, from the packages' doc comments, and shared/archtest's list of the packages that link AWS
+## clients; shared/archtest fails when either is out of date. The map is spliced in only when archdoc succeeded.
+docs:
+	@map=$$(go run ./localstack/archdoc) && printf '%s\n' "$$map" | go run ./localstack/benchdoc -doc docs/architecture.md -section shared
 
 ## lint: gofmt and go vet, then cfn-lint and checkov on the synthesized dev and prod templates (make audit runs
 ## cfn-lint before checkov, on the same synthesis, so it is not a prerequisite of its own here)

@@ -10,11 +10,11 @@
 # report is written into the "mutation" section of docs/measurements.md.
 # shared/routing's tests need the wordllama model (make wordllama).
 #
-#   MUTATION_PACKAGES="routing tasks" make mutation   # only these, then the table
+#   MUTATION_PACKAGES="routing work/tasks" make mutation   # only these, then the table
 #   MUTATION_PACKAGES=none make mutation              # the table only
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all=(routing tasks sessions consultations conversations dispatch reports authorizer)
+all=(routing work/tasks work/sessions work/consultations chat/conversations routing/cascade work/reports team/authorizer)
 read -r -a pkgs <<<"${MUTATION_PACKAGES:-${all[*]}}"
 # MUTATION_PACKAGES=none writes the table of the reports already there.
 [[ "${pkgs[*]}" == none ]] && pkgs=()
@@ -38,6 +38,7 @@ status=0
 for p in ${pkgs[@]+"${pkgs[@]}"}; do
   echo "== shared/$p"
   rm -f "$out/$p.json"
+  mkdir -p "$(dirname "$out/$p.json")"
   # The commit the run starts from (gremlins copies the tree then).
   commit="$(git rev-parse --short HEAD 2>/dev/null || true)"
   # --timeout-coefficient: a mutant's tests may take this many times the
@@ -45,12 +46,9 @@ for p in ${pkgs[@]+"${pkgs[@]}"}; do
   # the default was too short on a busy two-core machine.
   # No --test-cpu: gremlins v0.6.0 passes it to go test as one argument
   # ("-cpu 1"), which go test refuses, and counts every mutant killed.
-  # --exclude-files: localstack/bench/bfclbench is the benchmark command of
-  # make bench-routing, not the domain, and has no unit tests; its 240
-  # mutants were routing's "not covered" after the model was found.
   nice -n 19 "$gremlins" unleash --workers 1 --timeout-coefficient 10 \
     --arithmetic-base=false --increment-decrement=false --invert-negatives=false \
-    --conditionals-boundary --conditionals-negation --exclude-files 'bfclbench/' \
+    --conditionals-boundary --conditionals-negation \
     -o "$out/$p.json" "./shared/$p" || { echo "gremlins failed on shared/$p" >&2; status=1; rm -f "$out/$p.json"; continue; }
   echo "$commit" >"$out/$p.commit"
 done

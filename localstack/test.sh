@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 make=("${MAKE:-make}" --no-print-directory)
 out=.local/make-test
 mkdir -p "$out"
-rm -f "$out"/*.rc "$out"/*.rc.tmp "$out/timings"
+rm -f "$out"/*.rc "$out"/*.rc.tmp "$out/timings" "$out/cpu"
 # The stack tests' templates, for cfn-lint (localstack/cfnlint.sh); an
 # absolute path: the tests run in infra/stack.
 templates="$PWD/$out/templates"
@@ -50,9 +50,22 @@ step() {
   local name=$1 rc=0
   shift
   mark "$name" start
-  "$@" >"$out/$name.log" 2>&1 || rc=$?
+  ( rc=0; "$@" || rc=$?; cpu "$name"; exit "$rc" ) >"$out/$name.log" 2>&1 || rc=$?
   mark "$name" end
   setrc "$name" "$rc"
+}
+
+# cpu NAME, last in a step's subshell, records the CPU seconds (user and
+# system) of everything the step ran and waited for: on two cores the run
+# is CPU-bound, so CPU says what a step costs where its span only says how
+# long it shared the machine. (The local cloud's own processes run on after
+# `up` and are not counted.)
+cpu() {
+  # times, not in a pipe: a pipe's end is a subshell with no children.
+  times >"$out/$1.times"
+  awk -v n="$1" 'NR == 2 {
+    split($1, u, /[ms]/); split($2, s, /[ms]/)
+    printf "%s %d\n", n, u[1] * 60 + u[2] + s[1] * 60 + s[2] + 0.5 }' "$out/$1.times" >>"$out/cpu"
 }
 
 # The local cloud stops however this ends; an interrupted run stops its
@@ -165,7 +178,7 @@ mark wordllama end
 # (shared/archtest checks that the two cover every package.)
 no_cdk=(./events/... ./functions/... ./localstack/... ./shared/... ./statemachines/... ./infra/admin/... ./infra/e2e/... ./infra/grants/...)
 mark golint start
-"${make[@]}" golint VET_PKGS="${no_cdk[*]}" 2>&1 | tee "$out/golint.log"
+( rc=0; "${make[@]}" golint VET_PKGS="${no_cdk[*]}" || rc=$?; cpu golint; exit "$rc" ) 2>&1 | tee "$out/golint.log"
 setrc golint "${PIPESTATUS[0]}"
 mark golint end
 ok golint || status=1
@@ -173,7 +186,7 @@ if [[ $status == 0 ]]; then
   mark unit start
   # Every package but infra/stack (its own steps, above) and infra (the
   # CDK app: no tests; vet-cdk compiles and vets it).
-  "${make[@]}" unit GOTESTFLAGS=-vet=off UNIT_PKGS="$(go list ./... | grep -Ev '/infra(/stack)?$' | tr '\n' ' ')" 2>&1 | tee "$out/unit.log"
+  ( rc=0; "${make[@]}" unit GOTESTFLAGS=-vet=off UNIT_PKGS="$(go list ./... | grep -Ev '/infra(/stack)?$' | tr '\n' ' ')" || rc=$?; cpu unit; exit "$rc" ) 2>&1 | tee "$out/unit.log"
   setrc unit "${PIPESTATUS[0]}"
   mark unit end
   ok unit || status=1
@@ -214,6 +227,7 @@ done
 # names every failed step and test, with the test's own message.
 # Each step's span, in seconds from the start.
 echo "== timings (s from the start): $(awk '$2 == "start" {s[$1] = $3} $2 == "end" {printf "%s %d-%d, ", $1, s[$1], $3}' "$out/timings") total $((SECONDS - t0))"
+echo "== CPU (s, user + system): $(sort -k2 -rn "$out/cpu" 2>/dev/null | awk '{t += $2; printf "%s %d, ", $1, $2} END {printf "steps %d", t}')"
 
 if [[ $status != 0 ]]; then
   echo

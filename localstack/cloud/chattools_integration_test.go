@@ -379,9 +379,11 @@ func TestChatToolsFollowTheFlags(t *testing.T) {
 		{"collaboration off", "collaboration=false,expert_gate=true,ensemble=true,task_delegation=true,sessions=true", nil},
 	}
 	for _, c := range cases {
-		env := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus(), settings.EnvFlags: c.flags}
+		env := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus(), settings.EnvFlags: c.flags,
+			settings.EnvModelProvider: "local"}
 		deps := lambdafn.Deps{Config: settings.FromLookup(func(k string) string { return env[k] }), AWS: e.cfg, Log: log}
-		svc := conversationsfn.Service(deps, e.db.core)
+		svc, err := conversationsfn.Service(deps, e.db.core)
+		require.NoError(t, err)
 		conv, err := svc.Create(context.Background(), d.id, conversations.CreateInput{Title: c.name, Agent: "kyra"})
 		require.NoError(t, err)
 		// The mention keeps kyra answering whatever routing the flags turn on.

@@ -9,9 +9,10 @@ import (
 	"github.com/conclave-ai/conclave/shared/store/budgetstore"
 	"github.com/conclave-ai/conclave/shared/store/clipstore"
 	"github.com/conclave-ai/conclave/shared/store/mcppackstore"
-	"github.com/conclave-ai/conclave/shared/store/messagestore"
+	"github.com/conclave-ai/conclave/shared/store/memorystore"
 	"github.com/conclave-ai/conclave/shared/store/planstore"
 	"github.com/conclave-ai/conclave/shared/store/pushstore"
+	"github.com/conclave-ai/conclave/shared/store/reportstore"
 	"github.com/conclave-ai/conclave/shared/testkit/storetest"
 )
 
@@ -20,12 +21,14 @@ import (
 // the same refusals, the same order.
 func TestStoreContract(t *testing.T) {
 	e := mustEnv(t)
-	apr := approvalstore.New(e.db.core.DB, e.db.core.Table)
+	db, table := e.db.core.DB, e.db.core.Table
+	apr := approvalstore.New(db, table)
 	storetest.Run(t, func(*testing.T) storetest.Stores {
-		return storetest.Stores{Teams: e.db.teams, Agents: e.db.agents, Tasks: e.db.tasks, Approvals: apr,
-			Conversations: e.db.convs, Sessions: e.db.sessions, Consultations: e.db.consults,
-			Budgets: budgetstore.New(e.db.core.DB, e.db.core.Table), Clipboard: clipstore.New(e.db.core.DB, e.db.core.Table),
-			Remotes: mcppackstore.New(e.db.core.DB, e.db.core.Table), Push: pushstore.New(e.db.core.DB, e.db.core.Table), Messages: messagestore.New(e.db.core.DB, e.db.core.Table),
-			Streams: e.db.core, Results: e.db.results, Plans: planstore.New(e.db.core.DB, e.db.core.Table)}
+		return storetest.Stores{Teams: e.db.teams, Agents: e.db.agents, Tasks: e.db.tasks, Tickets: e.db.tasks, Approvals: apr,
+			Conversations: e.db.convs, Decisions: e.db.decisions, Sessions: e.db.sessions, Consultations: e.db.consults,
+			Budgets: budgetstore.New(db, table), Clipboard: clipstore.New(db, table), Remotes: mcppackstore.New(db, table),
+			Push: pushstore.New(db, table), Messages: e.db.inbox, Memories: memorystore.New(db, table), Reports: reportstore.New(db, table),
+			Gate: e.db.gate, Streams: e.db.core, Results: e.db.results, Plans: planstore.New(db, table), Requests: e.db.core,
+			Records: e.db.core, Attempts: e.db.core, Activity: e.db.activity, Vectors: e.db.gate}
 	})
 }

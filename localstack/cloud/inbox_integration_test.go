@@ -80,11 +80,14 @@ func TestAnInboxMessageReachesTheRecipientsNextChatRequestOnce(t *testing.T) {
 	id := m["id"].(string)
 	waitInbox(t, e, d.id, "luke", id)
 
-	env := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus()}
+	env := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus(),
+		settings.EnvModelProvider: "local"}
 	deps := lambdafn.Deps{Config: settings.FromLookup(func(k string) string { return env[k] }), AWS: e.cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	svc := conversationsfn.Service(deps, e.db.core)
-	log := &modelLog{Model: svc.Model}
-	svc.Model = log
+	cfg, err := conversationsfn.Config(deps, e.db.core)
+	require.NoError(t, err)
+	log := &modelLog{Model: cfg.Model}
+	cfg.Model = log
+	svc := conversations.MustNew(cfg)
 	ctx := context.Background()
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{Title: "inbox", Agent: "luke"})
 	require.NoError(t, err)

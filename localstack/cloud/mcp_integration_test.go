@@ -372,10 +372,10 @@ func TestMCPPackBadInputAndLimit(t *testing.T) {
 	for _, s := range statuses {
 		count[s]++
 	}
-	assert.Equal(t, map[int]int{201: toolpacks.MaxRemotePacks, 429: 14 - toolpacks.MaxRemotePacks}, count)
+	assert.Equal(t, map[int]int{201: toolpacks.MaxMCPPacks, 429: 14 - toolpacks.MaxMCPPacks}, count)
 	st, list = d.call("GET", "/v1/tool-packs", nil)
 	require.Equal(t, 200, st)
-	assert.Len(t, list["tool_packs"], 5+toolpacks.MaxRemotePacks)
+	assert.Len(t, list["tool_packs"], 5+toolpacks.MaxMCPPacks)
 	// At the cap, a replace is still a replace; a delete makes room.
 	var first string
 	for i, s := range statuses {

@@ -42,11 +42,12 @@ func routerModelChat(t *testing.T, e env) *conversations.Service {
 	require.False(t, flags.RouterModel, "the local cloud's demo routes by the gate alone")
 	flags.RouterModel = true
 	vars := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus(),
-		settings.EnvFlags: flags.String(), settings.EnvFunctions: "expert-gate=" + e.names.Function("expert-gate")}
+		settings.EnvFlags: flags.String(), settings.EnvFunctions: "expert-gate=" + e.names.Function("expert-gate"), settings.EnvModelProvider: "local"}
 	deps := lambdafn.Deps{Config: settings.FromLookup(func(k string) string { return vars[k] }), AWS: e.cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	svc := conversationsfn.Service(deps, e.db.core)
-	require.NotNil(t, svc.Router.Chooser, "router_model on: the wiring builds the tier-0 chooser")
-	return svc
+	cfg, err := conversationsfn.Config(deps, e.db.core)
+	require.NoError(t, err)
+	require.NotNil(t, cfg.Router.Chooser, "router_model on: the wiring builds the tier-0 chooser")
+	return conversations.MustNew(cfg)
 }
 
 // gatesChoice is the agent the gate's scores select for TOP_1 at the

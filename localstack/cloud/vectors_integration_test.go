@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/platform/words"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 )
@@ -104,7 +104,7 @@ func (c *countingEmbedder) Embed(_ context.Context, texts []string) ([][]float64
 	c.calls = append(c.calls, slices.Clone(texts))
 	out := make([][]float64, len(texts))
 	for i, t := range texts {
-		out[i] = []float64{float64(len(t)), float64(len(routing.Tokens(t))), 1, float64(i % 2)}
+		out[i] = []float64{float64(len(t)), float64(len(words.Tokens(t))), 1, float64(i % 2)}
 	}
 	return out, nil
 }

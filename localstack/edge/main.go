@@ -35,7 +35,6 @@ import (
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/localstack/servicemodel"
-	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
 	"github.com/conclave-ai/conclave/shared/routing/wordllama"
@@ -43,6 +42,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/store/dynamo"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
 	"github.com/conclave-ai/conclave/shared/wire"
+	"github.com/conclave-ai/conclave/shared/wire/providers"
 )
 
 func envInt(name string, def int) int {
@@ -201,7 +201,7 @@ func newEdge(ctx context.Context, edgeURL, streamURL string, dynamoURL, motoURL 
 	// agent a call is attributed to straight from DynamoDB Local (the
 	// edge's own reads are no function's calls).
 	agentsTable := agentstore.New(dynamodb.NewFromConfig(backends.DynamoDB), res.Names.Table())
-	edge.Bedrock = cloud.NewBedrock(bedrockModel, localmodel.New(agentsTable), log)
+	edge.Bedrock = cloud.NewBedrock(bedrockModel, providers.Local(agentsTable), log)
 	// The streaming benchmark's reference: Converse as slow as a model
 	// writing the whole reply (cloud.Bedrock.PaceConverse).
 	edge.Bedrock.PaceConverse = os.Getenv("CONCLAVE_BEDROCK_PACE") == "1"

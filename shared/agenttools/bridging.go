@@ -136,7 +136,7 @@ func (t *Tools) requestPack(ctx context.Context, c caller, in requestPackInput) 
 	if c.taskID == "" {
 		return text("there is no task to add a tool pack to")
 	}
-	known, err := t.Remote.Exists(ctx, c.teamID, in.Pack)
+	known, err := t.MCPPacks.Exists(ctx, c.teamID, in.Pack)
 	if err != nil {
 		return text("the tool packs could not be read now; try again: " + err.Error())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/work/approvals"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
@@ -24,7 +25,7 @@ import (
 // her chat tools, whose tools may wait until waitUntil.
 func (f *fixture) chatCaller(tb testing.TB, waitUntil time.Time) (agenttools.Chat, conversations.ToolCaller) {
 	tb.Helper()
-	conv, err := (&conversations.Service{Store: f.store, Agents: f.store}).Create(context.Background(), team, conversations.CreateInput{Title: "chat", Agent: "kyra"})
+	conv, err := conversations.MustNew(conversations.Config{Store: f.store, Agents: f.store, Router: &cascade.Router{}}).Create(context.Background(), team, conversations.CreateInput{Title: "chat", Agent: "kyra"})
 	require.NoError(tb, err)
 	chat := agenttools.Chat{Tools: f.tools}
 	return chat, conversations.ToolCaller{TeamID: team, ConversationID: conv.ID, Agent: "kyra", WaitUntil: waitUntil, Offered: chat.Specs(agents.Agent{Slug: "kyra"})}

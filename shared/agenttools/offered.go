@@ -19,7 +19,7 @@ type AgentReader interface {
 
 // Lister answers GET /v1/agents/{slug}/tools: the tools an agent's model
 // receives in a chat reply or working on a task, from the very Specs the
-// chat (conversations.Service.Tools) and the worker (worker.Worker.Tools)
+// chat (conversations.Config.Tools) and the worker (worker.Worker.Tools)
 // put in the model request, so the answer cannot drift from it.
 type Lister struct {
 	Agents AgentReader

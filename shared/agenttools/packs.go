@@ -12,11 +12,11 @@ import (
 // Packs answers the tool-pack routes: the built-in packs with each tool's
 // description and the very schema its model receives (the catalog's),
 // whatever the stage's flags (a tool whose flag is off is not given, pack
-// or not: its flag is shown), then the team's MCP packs (Remote) with
+// or not: its flag is shown), then the team's MCP packs (MCPPacks) with
 // their tools as a model is offered them.
 type Packs struct {
-	// Remote is the team's MCP packs; nil serves the built-in packs only.
-	Remote *toolpacks.Registry
+	// MCPPacks is the team's MCP packs; nil serves the built-in packs only.
+	MCPPacks *toolpacks.Registry
 }
 
 // List returns every pack the team may name.
@@ -25,15 +25,15 @@ func (p Packs) List(ctx context.Context, teamID string) (toolpacks.List, error) 
 	for _, b := range toolpacks.Builtin {
 		out.ToolPacks = append(out.ToolPacks, view(b))
 	}
-	if p.Remote == nil {
+	if p.MCPPacks == nil {
 		return out, nil
 	}
-	own, err := p.Remote.List(ctx, teamID)
+	own, err := p.MCPPacks.List(ctx, teamID)
 	if err != nil {
 		return toolpacks.List{}, err
 	}
 	for _, r := range own {
-		out.ToolPacks = append(out.ToolPacks, remoteView(r))
+		out.ToolPacks = append(out.ToolPacks, mcpPackView(r))
 	}
 	return out, nil
 }
@@ -44,34 +44,34 @@ func (p Packs) Get(ctx context.Context, teamID, name string) (toolpacks.View, er
 	if b, err := toolpacks.Get(name); err == nil {
 		return view(b), nil
 	}
-	if p.Remote == nil {
+	if p.MCPPacks == nil {
 		return toolpacks.View{}, apperr.NotFound("tool pack", name)
 	}
-	r, err := p.Remote.Get(ctx, teamID, name)
+	r, err := p.MCPPacks.Get(ctx, teamID, name)
 	if err != nil {
 		return toolpacks.View{}, err
 	}
-	return remoteView(r), nil
+	return mcpPackView(r), nil
 }
 
 // Put registers or replaces an MCP pack.
-func (p Packs) Put(ctx context.Context, teamID, by, name string, in toolpacks.RemoteInput) (toolpacks.View, bool, error) {
-	if p.Remote == nil {
+func (p Packs) Put(ctx context.Context, teamID, by, name string, in toolpacks.MCPPackInput) (toolpacks.View, bool, error) {
+	if p.MCPPacks == nil {
 		return toolpacks.View{}, false, apperr.New(apperr.EREJECTED, "MCP packs are not served here")
 	}
-	r, created, err := p.Remote.Put(ctx, teamID, by, name, in)
+	r, created, err := p.MCPPacks.Put(ctx, teamID, by, name, in)
 	if err != nil {
 		return toolpacks.View{}, false, err
 	}
-	return remoteView(r), created, nil
+	return mcpPackView(r), created, nil
 }
 
 // Delete removes an MCP pack.
 func (p Packs) Delete(ctx context.Context, teamID, name string) error {
-	if p.Remote == nil {
+	if p.MCPPacks == nil {
 		return apperr.NotFound("tool pack", name)
 	}
-	return p.Remote.Delete(ctx, teamID, name)
+	return p.MCPPacks.Delete(ctx, teamID, name)
 }
 
 func view(p toolpacks.Pack) toolpacks.View {
@@ -89,7 +89,7 @@ func view(p toolpacks.Pack) toolpacks.View {
 	return v
 }
 
-func remoteView(r toolpacks.Remote) toolpacks.View {
+func mcpPackView(r toolpacks.MCPPack) toolpacks.View {
 	v := toolpacks.View{Name: r.Name, Kind: toolpacks.KindMCP, Description: r.Description, Tools: []toolpacks.ViewTool{},
 		MCP: &toolpacks.MCPView{URL: r.URL, HasCredential: r.HasCredential, CredentialHeader: r.CredentialHeader,
 			ListedAt: r.ListedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}}

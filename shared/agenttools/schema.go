@@ -44,7 +44,7 @@ func (c constraints) prop(path string) *jsonschema.Schema {
 		}
 		next, ok := s.Properties[name]
 		if !ok {
-			panic(fmt.Sprintf("tasktools: schema has no property %q", path))
+			panic(fmt.Sprintf("agenttools: schema has no property %q", path))
 		}
 		s = next
 	}
@@ -105,7 +105,7 @@ type def struct {
 func define[T any](name, description string, run func(t *Tools, ctx context.Context, c caller, in T) (result, error)) def {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
-		panic(fmt.Sprintf("tasktools: %s: %v", name, err))
+		panic(fmt.Sprintf("agenttools: %s: %v", name, err))
 	}
 	// A model omits an optional argument; "null" is not one of its values.
 	walk(s, func(sub *jsonschema.Schema) {
@@ -119,15 +119,15 @@ func define[T any](name, description string, run func(t *Tools, ctx context.Cont
 	}
 	resolved, err := s.Resolve(nil)
 	if err != nil {
-		panic(fmt.Sprintf("tasktools: %s: %v", name, err))
+		panic(fmt.Sprintf("agenttools: %s: %v", name, err))
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {
-		panic(fmt.Sprintf("tasktools: %s: %v", name, err))
+		panic(fmt.Sprintf("agenttools: %s: %v", name, err))
 	}
 	var schema map[string]any
 	if err := json.Unmarshal(raw, &schema); err != nil {
-		panic(fmt.Sprintf("tasktools: %s: %v", name, err))
+		panic(fmt.Sprintf("agenttools: %s: %v", name, err))
 	}
 	return def{
 		spec:     models.Tool{Name: name, Description: description, Schema: schema},

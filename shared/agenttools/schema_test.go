@@ -16,13 +16,13 @@ import (
 	"github.com/conclave-ai/conclave/shared/agenttools"
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/models"
-	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/routing/discovery"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/memory"
 	"github.com/conclave-ai/conclave/shared/tools/catalog"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
+	"github.com/conclave-ai/conclave/shared/wire/providers"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 	"github.com/conclave-ai/conclave/shared/work/sessions"
 )
@@ -31,10 +31,10 @@ import (
 func fullyWired(f *fixture) {
 	f.withReports()
 	f.tools.Sessions = &sessions.Service{Store: f.store, Enabled: true}
-	f.tools.Consultations = consultations.New(f.store, localmodel.New(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f.tools.Consultations = consultations.New(f.store, providers.Local(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.tools.Memories = &memory.Service{Store: f.store, Dir: f.store, Bus: f.bus}
 	f.tools.Colleagues = &fakeColleagues{}
-	f.tools.Model = localmodel.New(f.store)
+	f.tools.Model = providers.Local(f.store)
 	f.tools.Clipboard = &toolpacks.Clipboard{Store: f.store}
 }
 

@@ -28,7 +28,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/api/tasksapi"
 	"github.com/conclave-ai/conclave/shared/api/teamapi"
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
-	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/platform/settings"
@@ -43,6 +42,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/teams"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
+	"github.com/conclave-ai/conclave/shared/wire/providers"
 	"github.com/conclave-ai/conclave/shared/work/approvals"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 	"github.com/conclave-ai/conclave/shared/work/reports"
@@ -70,9 +70,9 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	ts := tasks.NewService(store, nil, bus, log)
 	tasksapi.TaskRoutes(rt, ts)
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}
-	conversationsapi.ConversationRoutes(rt, &conversations.Service{Store: store, Agents: store, Model: localmodel.New(store),
-		Memories: mem, Bus: bus, Tail: store, Now: time.Now, Log: log,
-		Router: &cascade.Router{Tiers: routing.DefaultTierModels, Log: log}})
+	conversationsapi.ConversationRoutes(rt, conversations.MustNew(conversations.Config{Store: store, Agents: store, Model: providers.Local(store),
+		Memories: mem, Context: conversations.Sources{Memories: mem}, Bus: bus, Tail: store, Now: time.Now, Log: log,
+		Router: &cascade.Router{Tiers: routing.DefaultTierModels, Log: log}}))
 	messagesapi.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now})
 	memoriesapi.MemoryRoutes(rt, mem)
 	teamapi.TeamRoutes(rt, teams.NewService(store), noActivity{})
@@ -80,9 +80,9 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	discoveryapi.DiscoveryRoutes(rt, &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}})
 	// No Workflows: a created session stays planning, as no machine runs
 	// here; a report's task is queued the same way.
-	sessionsapi.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodel.New(store),
+	sessionsapi.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: providers.Local(store),
 		Bus: bus, Conversations: memConversations{store}, Enabled: true, Log: log, Now: time.Now})
-	consultationsapi.ConsultationRoutes(rt, consultations.New(store, localmodel.New(store), bus, nil, log))
+	consultationsapi.ConsultationRoutes(rt, consultations.New(store, providers.Local(store), bus, nil, log))
 	reportsapi.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
 	tools := &agenttools.Tools{Flags: settings.Flags{Collaboration: true, TaskDelegation: true, Sessions: true}, Tasks: ts,
 		Messages: &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}, Memories: mem,

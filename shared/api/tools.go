@@ -39,7 +39,7 @@ type ToolPacks interface {
 	// Get returns ENOTFOUND for a pack the team does not have.
 	Get(ctx context.Context, teamID, name string) (toolpacks.View, error)
 	// Put registers or replaces the team's MCP pack (toolpacks.Registry.Put).
-	Put(ctx context.Context, teamID, by, name string, in toolpacks.RemoteInput) (toolpacks.View, bool, error)
+	Put(ctx context.Context, teamID, by, name string, in toolpacks.MCPPackInput) (toolpacks.View, bool, error)
 	// Delete removes the team's MCP pack and its credential.
 	Delete(ctx context.Context, teamID, name string) error
 }
@@ -66,7 +66,7 @@ func ToolPackRoutes(rt *httpapi.Router, packs ToolPacks) {
 		return httpapi.OK(v), nil
 	})
 	rt.Handle("PUT /v1/tool-packs/{name}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-		var in toolpacks.RemoteInput
+		var in toolpacks.MCPPackInput
 		if err := r.Decode(&in); err != nil {
 			return httpapi.Response{}, err
 		}

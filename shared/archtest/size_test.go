@@ -23,6 +23,10 @@ const (
 	// the reason: a long switch over one protocol's cases, a run that
 	// reads top to bottom like the steps it takes.
 	keptWhole = "kept whole"
+	// maxKeptWhole is how many functions say so today. The exception is
+	// not a way around the rule: this number only goes down (lower it
+	// when a function is split).
+	maxKeptWhole = 12
 )
 
 // notYet are trees left out of the rules while they are restructured
@@ -30,11 +34,13 @@ const (
 var notYet []string
 
 // No non-test Go file is over maxFileLines lines, and no function is over
-// maxFuncLines without a doc comment saying why it is kept whole.
+// maxFuncLines without a doc comment saying why it is kept whole; no more
+// than maxKeptWhole functions say so.
 func TestFileAndFunctionSizes(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	fset := token.NewFileSet()
+	var whole []string
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -76,13 +82,20 @@ func TestFileAndFunctionSizes(t *testing.T) {
 				continue
 			}
 			n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
-			if n > maxFuncLines && !strings.Contains(strings.ToLower(fn.Doc.Text()), keptWhole) {
+			said := strings.Contains(strings.ToLower(fn.Doc.Text()), keptWhole)
+			if said {
+				whole = append(whole, rel+": "+name(fn))
+			}
+			if n > maxFuncLines && !said {
 				t.Errorf("%s: %s has %d lines: split it, or say in its doc comment why it is %s", rel, name(fn), n, keptWhole)
 			}
 		}
 		return nil
 	})
 	require.NoError(t, err)
+	assert.LessOrEqual(t, len(whole), maxKeptWhole, "%d functions say they are %s, more than the %d allowed: split the new one "+
+		"into functions that each read in one go instead of adding an exception. They are:\n%s",
+		len(whole), keptWhole, maxKeptWhole, strings.Join(whole, "\n"))
 }
 
 func name(fn *ast.FuncDecl) string {

@@ -1,12 +1,14 @@
-// Package models is the one port through which agents answer (architecture
-// decision 6): the request and response of a model call, the Model
-// interface, prices and token estimates. It holds no adapter and links no
-// provider client; the adapters live beside it, each in its own package:
-// bedrock (Amazon Bedrock Converse, the only package linking the Bedrock
-// runtime client), openai (OpenAI-compatible HTTP endpoints) and localmodel
-// (the deterministic model of make run and the tests). Switch picks one per
-// request by provider. Every call reports token counts so budgets and costs
-// are enforced on real numbers.
+// Package models is the models wing and its port, the one interface through
+// which agents answer (architecture decision 6): the request and response
+// of a model call, the Model interface, prices and token estimates. It
+// holds no adapter and links no provider client; the adapters live below
+// it, each in its own package: bedrock (Amazon Bedrock Converse, the only
+// package linking the Bedrock runtime client), openai (OpenAI-compatible
+// HTTP endpoints) and localmodel (the deterministic model of the local
+// cloud and the tests, a stage's choice like the others). Which adapter a
+// function gets is wiring (shared/wire/providers). Switch picks one per
+// request by provider. Every call reports token counts so budgets and
+// costs are enforced on real numbers.
 package models
 
 import (

@@ -58,7 +58,7 @@ type Signals struct {
 	// QueryEmbedding is the message's vector from the index's embedder,
 	// used when the index has embeddings (Index.Semantic).
 	QueryEmbedding []float64
-	// Context is what the message carries for the eligibility gates (an
+	// Context is what the message carries for the eligibility filters (an
 	// open editor, attachments); nil is a plain chat message.
 	Context *MessageContext
 }

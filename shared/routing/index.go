@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/conclave-ai/conclave/shared/platform/words"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
@@ -133,7 +134,7 @@ type posting struct {
 }
 
 // BuildIndex indexes the skills of the given agents that a user's message
-// may reach (every one but internal_only; the editor and image gates are
+// may reach (every one but internal_only; the editor and image filters are
 // applied per message, from its MessageContext). The caller passes the
 // active agents, at most MaxAgents.
 //
@@ -192,7 +193,7 @@ func BuildIndex(list []agents.Agent) *Index {
 			}
 			var dt docTerms
 			clear(pos)
-			for _, t := range Tokens(text) {
+			for _, t := range words.Tokens(text) {
 				id, ok := ix.terms[t]
 				if !ok {
 					id = int32(len(df))
@@ -212,7 +213,7 @@ func BuildIndex(list []agents.Agent) *Index {
 			// A keyword's tokens are always among the skill's terms (the
 			// keywords are part of its text).
 			for _, k := range s.Keywords {
-				for _, t := range Tokens(k) {
+				for _, t := range words.Tokens(k) {
 					if p, ok := pos[ix.terms[t]]; ok {
 						dt.kw[p] = true
 					}

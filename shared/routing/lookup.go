@@ -2,6 +2,8 @@ package routing
 
 import (
 	"math"
+
+	"github.com/conclave-ai/conclave/shared/platform/words"
 )
 
 // scratch is the per-query working memory, sized to the index and reused
@@ -62,7 +64,7 @@ func (ix *Index) putScratch(s *scratch) { ix.scratch.Put(s) }
 // query is a message prepared for scoring against the index.
 type query struct {
 	text   string
-	tokens []string // every content word, in order (Tokens)
+	tokens []string // every content word, in order (words.Tokens)
 	// The distinct known terms (first-occurrence order) and their tf-idf
 	// weights; known is the sum of their IDFs, norm the weights' norm.
 	// all is known plus, for each distinct word no skill of the team uses,
@@ -82,13 +84,13 @@ type query struct {
 	domains []int32
 	semAll  bool
 	semDocs []int32
-	// The message's context, for the eligibility gates.
+	// The message's context, for the eligibility filters.
 	editor string
 	image  bool
 }
 
 func (ix *Index) prepare(text string, sig *Signals, sc *scratch) query {
-	q := query{text: text, tokens: Tokens(text), terms: sc.qTerms[:0], weights: sc.qWeights[:0]}
+	q := query{text: text, tokens: words.Tokens(text), terms: sc.qTerms[:0], weights: sc.qWeights[:0]}
 	if sig != nil {
 		q.editor, q.image = sig.Context.EditorType(), sig.Context.HasImage()
 		if ix.vecs != nil {
@@ -210,7 +212,7 @@ func (ix *Index) skillMatch(q *query, d int32, a *docAcc) float64 {
 	return clamp01(lex) // lexical only: no embeddings, or no query vector
 }
 
-// eligible applies a skill's editor and image gates to the query's
+// eligible applies a skill's editor and image filters to the query's
 // context (Eligible, from the flags the index keeps).
 func (ix *Index) eligible(q *query, d int32) bool {
 	f := ix.docHot[d].flags

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/conclave-ai/conclave/shared/platform/words"
 )
 
 // RatedQueryCache bounds how many distinct rated queries an index keeps the
@@ -54,7 +56,7 @@ func (rc *ratingCache) reset() {
 // add caches the vector of a rated query. A term new to the vocabulary
 // that the query has gets its count in qtf.
 func (rc *ratingCache) add(text string) int32 {
-	toks := append(rc.tmp[:0], Tokens(text)...)
+	toks := append(rc.tmp[:0], words.Tokens(text)...)
 	slices.Sort(toks)
 	rc.tmp = toks
 	sum := 0

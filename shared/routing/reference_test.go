@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/platform/words"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 )
@@ -67,11 +68,11 @@ func newRefGate(team []agents.Agent, embed func(string) []float64) *refGate {
 			d := refDoc{agent: ai, name: s.Name, label: strings.ReplaceAll(s.Name, "-", " "), vec: map[string]float64{}, keywords: map[string]bool{},
 				requiresKeyword: s.RequiresExplicitKeywords, override: s.OverrideContinuity, priority: s.Priority,
 				gated: s.RequiresEditor || s.RequiresImageContext}
-			for _, t := range routing.Tokens(text) {
+			for _, t := range words.Tokens(text) {
 				d.vec[t]++
 			}
 			for _, k := range s.Keywords {
-				for _, t := range routing.Tokens(k) {
+				for _, t := range words.Tokens(k) {
 					d.keywords[t] = true
 				}
 			}
@@ -139,7 +140,7 @@ func (g *refGate) score(text string, sig routing.Signals) []routing.ExpertScore 
 	tokens := map[string]bool{}
 	qv := map[string]float64{}
 	known, all := 0.0, 0.0
-	for _, t := range routing.Tokens(text) {
+	for _, t := range words.Tokens(text) {
 		first := !tokens[t]
 		tokens[t] = true
 		if idf, ok := g.idf[t]; ok {
@@ -352,7 +353,7 @@ var (
 
 func pick(r *rand.Rand, list []string) string { return list[r.IntN(len(list))] }
 
-func words(r *rand.Rand, n int, filler bool) string {
+func phrase(r *rand.Rand, n int, filler bool) string {
 	var w []string
 	for range n {
 		if filler && r.IntN(3) == 0 {
@@ -374,7 +375,7 @@ func randomTeam(r *rand.Rand, n int) []agents.Agent {
 			a.Personality.TechnicalDepth = r.Float64()
 		}
 		for k := r.IntN(5); k > 0; k-- {
-			s := agents.Skill{Name: pick(r, refTopics) + "-" + pick(r, refTopics), Description: words(r, 1+r.IntN(8), true),
+			s := agents.Skill{Name: pick(r, refTopics) + "-" + pick(r, refTopics), Description: phrase(r, 1+r.IntN(8), true),
 				Priority: []int{0, 10, 50, 50}[r.IntN(4)]}
 			if r.IntN(6) == 0 && len(a.Skills) > 0 {
 				s.Name = a.Skills[0].Name // a second skill of the same name
@@ -383,10 +384,10 @@ func randomTeam(r *rand.Rand, n int) []agents.Agent {
 				s.Keywords = append(s.Keywords, pick(r, refTopics))
 			}
 			if r.IntN(3) == 0 {
-				s.Domains = []string{words(r, 2, false)}
+				s.Domains = []string{phrase(r, 2, false)}
 			}
 			if r.IntN(3) == 0 {
-				s.Actions = []string{words(r, 1, true)}
+				s.Actions = []string{phrase(r, 1, true)}
 			}
 			s.RequiresExplicitKeywords = r.IntN(5) == 0
 			s.OverrideContinuity = r.IntN(4) == 0
@@ -447,7 +448,7 @@ func randomSignals(r *rand.Rand, team []agents.Agent, query string, now time.Tim
 		case 2:
 			rt.Query = strings.ToUpper(query) + " please"
 		default:
-			rt.Query = words(r, 1+r.IntN(6), true)
+			rt.Query = phrase(r, 1+r.IntN(6), true)
 		}
 		sig.Ratings = append(sig.Ratings, rt)
 	}
@@ -480,7 +481,7 @@ func TestIndexScoresEqualTheReferenceOnRandomTeams(t *testing.T) {
 		// Several queries per index: the rating and personality caches
 		// carry over between them.
 		for k := range 6 {
-			q := words(r, r.IntN(12), true)
+			q := phrase(r, r.IntN(12), true)
 			if k == 0 && r.IntN(2) == 0 {
 				q = "Can you review the SQL behind our billing API? Latency doubled after the last deploy."
 			}
@@ -560,7 +561,7 @@ func TestIndexIsSafeForConcurrentQueries(t *testing.T) {
 	}
 	var cases []tc
 	for range 8 {
-		q := words(r, 1+r.IntN(10), true)
+		q := phrase(r, 1+r.IntN(10), true)
 		sig := randomSignals(r, team, q, now)
 		cases = append(cases, tc{q, sig, ref.score(q, sig)})
 	}

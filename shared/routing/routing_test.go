@@ -621,15 +621,7 @@ func TestAggregateSynthesisMustKeepAttribution(t *testing.T) {
 	assert.Contains(t, agg.Text, "Dana")
 }
 
-func TestTokensAndSimilarity(t *testing.T) {
-	assert.Equal(t, []string{"review", "cod", "bug"}, routing.Tokens("Reviewing the code for bugs"))
-	assert.Equal(t, routing.Tokens("writing"), routing.Tokens("write"))
-	assert.Equal(t, routing.Tokens("databases"), routing.Tokens("database"))
-	// Words of two letters count, from a to z and 0 to 9; stop words do not,
-	// the longest included, in any script.
-	assert.Equal(t, []string{"ml", "ci", "jazz", "99"}, routing.Tokens("ML ci, jazz 99"))
-	assert.Empty(t, routing.Tokens("themselves yourselves ourselves"))
-	assert.Equal(t, []string{"café"}, routing.Tokens("themselves café"))
+func TestSimilarity(t *testing.T) {
 	assert.InDelta(t, 1.0, routing.Similarity("review the code", "code review"), 1e-9)
 	assert.Zero(t, routing.Similarity("the and of", "review"))
 	assert.Greater(t, routing.Similarity("review this function for bugs", "review this function for bugs please"), routing.SimilarQuery)

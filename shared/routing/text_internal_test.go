@@ -36,8 +36,6 @@ func randomMessages(n int) []string {
 func TestASCIIFastPathsMatchTheRunePaths(t *testing.T) {
 	for _, m := range randomMessages(50_000) {
 		require.Equal(t, styleOfRunes(m), styleOfASCII(m), "%q", m)
-		lower := strings.ToLower(m)
-		require.Equal(t, appendTokensRunes(nil, lower), appendTokens(nil, m), "%q", m)
 	}
 }
 
@@ -86,8 +84,7 @@ func TestComplexityCountsAsBefore(t *testing.T) {
 	}
 }
 
-func TestStyleAndTokensOfOtherScripts(t *testing.T) {
-	// Non-ASCII text takes the rune paths: letters of any script are words.
-	assert.Equal(t, []string{"überprüf", "die", "api", "café"}, Tokens("Überprüfe die API, café"))
+func TestStyleOfOtherScripts(t *testing.T) {
+	// Non-ASCII text takes the rune path: letters of any script are words.
 	assert.Equal(t, styleOfRunes("lol 🎉 can u help??"), StyleOf("lol 🎉 can u help??"))
 }

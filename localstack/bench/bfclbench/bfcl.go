@@ -172,7 +172,7 @@ func toTeam(e bfclEntry) (team, error) {
 			if p.description != "" {
 				inputs = append(inputs, p.description)
 			}
-			if w := words(p.name); len(w) > 0 {
+			if w := splitIdent(p.name); len(w) > 0 {
 				keywords = append(keywords, strings.Join(w, " "))
 			}
 		}
@@ -183,7 +183,7 @@ func toTeam(e bfclEntry) (team, error) {
 		t.Functions[slug] = f.Name
 		t.Agents = append(t.Agents, agents.Agent{
 			Slug: slug, Name: f.Name, Status: agents.StatusActive,
-			Skills: []agents.Skill{{Name: strings.Join(words(f.Name), "-"), Description: desc, Keywords: keywords}},
+			Skills: []agents.Skill{{Name: strings.Join(splitIdent(f.Name), "-"), Description: desc, Keywords: keywords}},
 		})
 	}
 	return t, nil
@@ -238,13 +238,13 @@ func orderedParams(raw json.RawMessage) ([]param, error) {
 	return out, nil
 }
 
-// words splits an identifier into lower-case words: at every rune that is
+// splitIdent splits an identifier into lower-case words: at every rune that is
 // neither a letter nor a digit (".", "_", "-", spaces) and at camelCase
 // boundaries, that is before an upper-case letter that follows a
 // lower-case letter or a digit ("changeDrink", "v2Api") and before the
 // last upper-case letter of a run when a lower-case one follows
 // ("HTTPServer" → http, server).
-func words(s string) []string {
+func splitIdent(s string) []string {
 	rs := []rune(s)
 	var out []string
 	start := -1
@@ -283,7 +283,7 @@ const maxSlug = 40
 // "-2", "-3", … when two names come out the same.
 func slugFor(name string, taken map[string]string) string {
 	var b strings.Builder
-	for _, r := range strings.Join(words(name), "-") {
+	for _, r := range strings.Join(splitIdent(name), "-") {
 		if r == '-' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 			b.WriteRune(r)
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/conclave-ai/conclave/shared/platform/words"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
@@ -113,7 +114,7 @@ func lexical(query string, texts []string, kind string) []float64 {
 	avgdl := 0.0
 	for d, tx := range texts {
 		dc := doc{tf: map[string]float64{}}
-		for _, t := range routing.Tokens(tx) {
+		for _, t := range words.Tokens(tx) {
 			if _, ok := dc.tf[t]; !ok {
 				dc.ord = append(dc.ord, t)
 				df[t]++
@@ -140,7 +141,7 @@ func lexical(query string, texts []string, kind string) []float64 {
 	qw := map[string]float64{}
 	unknown := map[string]bool{}
 	known := 0.0
-	for _, t := range routing.Tokens(query) {
+	for _, t := range words.Tokens(query) {
 		if df[t] == 0 {
 			unknown[t] = true
 			continue

@@ -1,4 +1,4 @@
-// Package agentapi holds the HTTP handlers of the agents API, registered by
+// Package agentsapi holds the HTTP handlers of the agents API, registered by
 // the agents function. The routes are split by domain so that a function links only
 // the handlers (and so the domains) it serves; the shared plumbing (the
 // OpenAPI document, list responses, the wait bound) stays in shared/api.

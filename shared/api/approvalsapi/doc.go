@@ -1,4 +1,4 @@
-// Package approvalapi holds the HTTP handlers of the approval policy and the approvals of tool calls, registered by
+// Package approvalsapi holds the HTTP handlers of the approval policy and the approvals of tool calls, registered by
 // the tasks function. The routes are split by domain so that a function links only
 // the handlers (and so the domains) it serves; the shared plumbing (the
 // OpenAPI document, list responses, the wait bound) stays in shared/api.

@@ -1,4 +1,4 @@
-// Package consultapi holds the HTTP handlers of consultations, registered by
+// Package consultationsapi holds the HTTP handlers of consultations, registered by
 // the consultations function. The routes are split by domain so that a function links only
 // the handlers (and so the domains) it serves; the shared plumbing (the
 // OpenAPI document, list responses, the wait bound) stays in shared/api.

@@ -1,4 +1,4 @@
-// Package memoryapi holds the HTTP handlers of the team memory, registered by
+// Package memoriesapi holds the HTTP handlers of the team memory, registered by
 // the memories function. The routes are split by domain so that a function links only
 // the handlers (and so the domains) it serves; the shared plumbing (the
 // OpenAPI document, list responses, the wait bound) stays in shared/api.

@@ -1,4 +1,4 @@
-// Package messageapi holds the HTTP handlers of agent messaging, registered by
+// Package messagesapi holds the HTTP handlers of agent messaging, registered by
 // the messages function. The routes are split by domain so that a function links only
 // the handlers (and so the domains) it serves; the shared plumbing (the
 // OpenAPI document, list responses, the wait bound) stays in shared/api.

@@ -1,4 +1,4 @@
-// Package planapi holds the HTTP handlers of compound plans, registered by
+// Package plansapi holds the HTTP handlers of compound plans, registered by
 // the plans function: list, read and cancel (a plan starts from a chat
 // turn, never from this API).
 package plansapi

@@ -1,4 +1,4 @@
-// Package streamapi is the streaming API's routes (docs/streaming.md): a
+// Package streamsapi is the streaming API's routes (docs/streaming.md): a
 // chat turn answered as Server-Sent Events while it runs, and the
 // resumable event streams of a conversation, a session and a plan.
 package streamsapi

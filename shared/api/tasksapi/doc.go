@@ -1,4 +1,4 @@
-// Package taskapi holds the HTTP handlers of the task board, delegation and the lifecycle verbs, registered by
+// Package tasksapi holds the HTTP handlers of the task board, delegation and the lifecycle verbs, registered by
 // the tasks function. The routes are split by domain so that a function links only
 // the handlers (and so the domains) it serves; the shared plumbing (the
 // OpenAPI document, list responses, the wait bound) stays in shared/api.

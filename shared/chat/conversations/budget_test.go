@@ -24,7 +24,8 @@ func (refusing) Converse(context.Context, models.Request) (models.Response, erro
 // spend), not an upstream failure; the turn is recorded with its note.
 func TestATurnTheTeamsBudgetRefusesAnswersTheRefusal(t *testing.T) {
 	f := newFixture(t, collaborationOff)
-	f.svc.Model = refusing{}
+	f.cfg.Model = refusing{}
+	f.rebuild()
 	c := f.create(t, "kyra")
 	res, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "hello"})
 	ae := requireAppErr(t, err, apperr.EREJECTED, budget.ReasonExhausted)

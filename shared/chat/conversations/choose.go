@@ -30,11 +30,11 @@ func (s *Service) Choose(ctx context.Context, teamID, convID, text string) (stri
 	if err != nil {
 		return "", err
 	}
-	routed, err := s.router().Route(ctx, cascade.Request{
+	routed, err := s.router.Route(ctx, cascade.Request{
 		TeamID: teamID, ConversationID: convID, Query: text,
 		CurrentAgent: th.conv.CurrentAgent, HandoffActive: th.conv.HandoffActive, Active: th.active, DefaultAgent: th.def,
 		Invited: th.participants(RoleInvited, false), Removed: th.participants("", true),
-		Options: opts, Start: time.Now(), At: s.now(),
+		Options: opts, Start: time.Now(), At: s.now.UTC(),
 	})
 	if err != nil {
 		return "", err

@@ -3,6 +3,16 @@
 // user's message routed (shared/routing/cascade decides who answers, per the
 // feature flags), runs the agents chosen and records the turn and its
 // routing decision in one transaction.
+//
+// The service is built once by New from a Config: its required parts are
+// checked there and every optional part's absence is decided there
+// (config.go). A turn (Post) is a pipeline of stages with typed hand-offs
+// (read, route, plan, answer, commit, after-commit effects; turn.go), so
+// each step reads on its own. An agent's prompt is written from its
+// context read once through one port, ContextSources (context.go), so
+// the turn neither makes a round trip per source nor imports the work
+// wing. What follows a commit is a list of effects under one deadline
+// policy (effects.go, deadline.go).
 package conversations
 
 import (

@@ -66,7 +66,17 @@ type fixture struct {
 	bus    *memstore.Publisher
 	model  *model
 	memory *memory.Service
-	svc    *conversations.Service
+	// cfg and sources are what svc is built from (rebuild): a test
+	// changes a part there, as a function's wiring would give it.
+	cfg     conversations.Config
+	sources conversations.Sources
+	svc     *conversations.Service
+}
+
+// rebuild builds f.svc again from f.cfg, with f.sources as its context.
+func (f *fixture) rebuild() {
+	f.cfg.Context = f.sources
+	f.svc = conversations.MustNew(f.cfg)
 }
 
 var now = time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC)
@@ -82,12 +92,15 @@ func newFixture(tb testing.TB, flags cascade.Flags) *fixture {
 	bus := &memstore.Publisher{}
 	m := &model{fail: map[string]bool{}}
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus, Now: clock}
-	svc := &conversations.Service{
-		Store: store, Agents: store, Model: m, Memories: mem, Bus: bus, Now: clock,
-		Router: &cascade.Router{Flags: flags, Tiers: routing.DefaultTierModels},
-		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	return &fixture{store: store, bus: bus, model: m, memory: mem, svc: svc}
+	f := &fixture{store: store, bus: bus, model: m, memory: mem,
+		cfg: conversations.Config{
+			Store: store, Agents: store, Model: m, Memories: mem, Bus: bus, Now: clock,
+			Router: &cascade.Router{Flags: flags, Tiers: routing.DefaultTierModels},
+			Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		},
+		sources: conversations.Sources{Memories: mem}}
+	f.rebuild()
+	return f
 }
 
 var (
@@ -679,7 +692,8 @@ func TestAReturnRacingAHandoffIsRefusedNotApplied(t *testing.T) {
 		_, err := other.Handoff(ctx, team, c.ID, conversations.HandoffInput{To: "dana", Reason: "numbers"})
 		require.NoError(t, err)
 	}}
-	f.svc.Store = racing
+	f.cfg.Store = racing
+	f.rebuild()
 	_, err = f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "@kyra thanks, back to you"})
 	require.Error(t, err)
 	assert.Equal(t, "ConversationChanged", apperrReason(err))

@@ -34,13 +34,6 @@ const (
 	lastReserve = 50 * time.Millisecond
 )
 
-func (s *Service) commitReserve() time.Duration {
-	if s.CommitReserve > 0 {
-		return s.CommitReserve
-	}
-	return DefaultCommitReserve
-}
-
 // timeLeft reports whether ctx leaves at least d before its deadline
 // (always, without one).
 func timeLeft(ctx context.Context, d time.Duration) bool {
@@ -62,7 +55,7 @@ func (s *Service) commitContext(ctx context.Context) (context.Context, context.C
 	if !ok {
 		return context.WithCancel(ctx)
 	}
-	return context.WithDeadline(ctx, dl.Add(-min(answerReserve, s.commitReserve()/10)))
+	return context.WithDeadline(ctx, dl.Add(-min(answerReserve, s.commitReserve/10)))
 }
 
 // lastContext is ctx for the writes that follow a commit cut off in
@@ -75,6 +68,20 @@ func (s *Service) lastContext(ctx context.Context) (context.Context, context.Can
 		return context.WithCancel(ctx)
 	}
 	return context.WithDeadline(ctx, dl.Add(-lastReserve))
+}
+
+// effectContext is the one deadline policy of what follows a commit
+// (effects.go): the effects end when the commit's own context does
+// (commitContext: answerReserve, at most a tenth of the reserve, before
+// ctx's deadline), so the function still answers whatever they do; after
+// a commit cut off in flight that context has ended, and they get what
+// the answer itself does not need (lastContext). Without a deadline they
+// end with ctx.
+func (s *Service) effectContext(ctx context.Context, cut bool) (context.Context, context.CancelFunc) {
+	if cut {
+		return s.lastContext(ctx)
+	}
+	return s.commitContext(ctx)
 }
 
 // commitCut reports whether a commit failed because its own context ended

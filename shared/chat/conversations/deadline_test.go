@@ -94,8 +94,9 @@ func TestATurnWhoseModelsOverranTheDeadlineIsNotCommitted(t *testing.T) {
 	// its fake clock, which jumps ahead whenever every goroutine waits.
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, collaborationOff)
-		f.svc.CommitReserve = 200 * time.Millisecond
-		f.svc.Model = slowModel{d: 600 * time.Millisecond, inner: f.model}
+		f.cfg.CommitReserve = 200 * time.Millisecond
+		f.cfg.Model = slowModel{d: 600 * time.Millisecond, inner: f.model}
+		f.rebuild()
 		c := f.create(t, "kyra")
 		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 		defer cancel()
@@ -137,13 +138,15 @@ func TestTheCommitRetriesRespectTheDeadline(t *testing.T) {
 		// loaded machine's scheduling delays cannot decide the outcome: the
 		// test checks the rule, not a stopwatch.
 		const reserve, attempt = 600 * time.Millisecond, 150 * time.Millisecond
-		f.svc.CommitReserve = reserve
+		f.cfg.CommitReserve = reserve
+		f.rebuild()
 		c := f.create(t, "kyra")
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		dl, _ := ctx.Deadline()
 		losing := &losingStore{Store: f.store, d: attempt, deadline: dl}
-		f.svc.Store = losing
+		f.cfg.Store = losing
+		f.rebuild()
 		_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
 		requireTooLate(t, err)
 		// No attempt started without most of the reserve ahead (the service
@@ -155,7 +158,8 @@ func TestTheCommitRetriesRespectTheDeadline(t *testing.T) {
 		assert.NoError(t, ctx.Err(), "answered before the deadline")
 		assert.GreaterOrEqual(t, losing.attempts, 2, "it retried while there was time")
 		assert.Less(t, losing.attempts, 12, "the deadline, not the attempt limit, stopped it")
-		f.svc.Store = f.store
+		f.cfg.Store = f.store
+		f.rebuild()
 		f.assertNothingStored(t, c)
 	})
 }
@@ -177,9 +181,11 @@ func TestACommitCutOffInFlightIsAnUnknownOutcome(t *testing.T) {
 		f := newFixture(t, collaborationOff)
 		// A 1 s reserve: the commit's context ends 100 ms before the turn's,
 		// room enough on a loaded machine to answer before the deadline.
-		f.svc.CommitReserve = time.Second
+		f.cfg.CommitReserve = time.Second
+		f.rebuild()
 		c := f.create(t, "kyra")
-		f.svc.Store = hangingStore{f.store}
+		f.cfg.Store = hangingStore{f.store}
+		f.rebuild()
 		ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 		defer cancel()
 		_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
@@ -215,7 +221,8 @@ func TestATurnWithTimeEnoughIsCommittedWithItsLatency(t *testing.T) {
 	// its fake clock, which jumps ahead whenever every goroutine waits.
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, collaborationOff)
-		f.svc.Model = slowModel{d: 20 * time.Millisecond, inner: f.model}
+		f.cfg.Model = slowModel{d: 20 * time.Millisecond, inner: f.model}
+		f.rebuild()
 		c := f.create(t, "kyra")
 		ctx, cancel := context.WithTimeout(context.Background(), 29*time.Second)
 		defer cancel()
@@ -249,13 +256,15 @@ func TestACommitThatKeepsLosingTriesTwelveTimes(t *testing.T) {
 		f := newFixture(t, collaborationOn)
 		c := f.create(t, "kyra")
 		turns := &losingStore{Store: f.store}
-		f.svc.Store = turns
+		f.cfg.Store = turns
+		f.rebuild()
 		_, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "hello"})
 		assert.Equal(t, apperr.ECONFLICT, apperr.Code(err))
 		assert.Equal(t, 12, turns.attempts)
 
 		handoffs := &losingHandoffs{Store: f.store}
-		f.svc.Store = handoffs
+		f.cfg.Store = handoffs
+		f.rebuild()
 		_, err = f.svc.Handoff(context.Background(), team, c.ID, conversations.HandoffInput{To: "luke", Reason: "code"})
 		assert.Equal(t, apperr.ECONFLICT, apperr.Code(err))
 		assert.Equal(t, 12, handoffs.attempts)

@@ -2,22 +2,29 @@ package conversations
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/models"
-	"github.com/conclave-ai/conclave/shared/platform/clip"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
 	"github.com/conclave-ai/conclave/shared/team/agents"
-	"github.com/conclave-ai/conclave/shared/team/prompts"
 )
 
 // MaxReplyTokens bounds one agent reply.
 const MaxReplyTokens = 1000
+
+// plan is a routed turn on its way to the agents: the routing plan and the
+// conversation the agents answer in.
+type plan struct {
+	cascade.Plan
+	conv Conversation
+	// userKey is PostInput.UserKey.
+	userKey string
+	// watch is PostInput.Watch.
+	watch Watcher
+}
 
 // outcome is what executing a plan produced.
 type outcome struct {
@@ -97,13 +104,10 @@ type answer struct {
 // answers; TOP_K in parallel keeping the most relevant reply; ENSEMBLE in
 // parallel, aggregated with attribution.
 func (s *Service) execute(ctx context.Context, p plan, byslug map[string]agents.Agent, history []Message, user Message, returning bool) outcome {
-	budget := s.Budget
-	if budget <= 0 {
-		budget = DefaultBudget
-	}
+	budget := s.budget
 	if dl, ok := ctx.Deadline(); ok {
 		// The commit and its retries need the end of the deadline.
-		budget = min(budget, time.Until(dl)-2*s.commitReserve())
+		budget = min(budget, time.Until(dl)-2*s.commitReserve)
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
@@ -112,8 +116,9 @@ func (s *Service) execute(ctx context.Context, p plan, byslug map[string]agents.
 	selected := d.SelectedAgents
 	multi := !d.Fallback && (d.Strategy == routing.TopK || d.Strategy == routing.Ensemble) && len(selected) > 1
 	r.drafts = multi
-	if !multi && s.Tools != nil {
-		// One agent answers at a time: it may use its tools (tools.go).
+	if !multi && s.tools != nil {
+		// One agent answers at a time: it may use its tools (tools.go),
+		// when the service was given some (Config.Tools).
 		r.budget = newTurnBudget()
 	}
 	switch {
@@ -162,7 +167,7 @@ func (r *run) answerOf(ctx context.Context, slug string) answer {
 		// Its skill requests a report or starts a session (kinds.go).
 		return ans
 	}
-	return r.s.ask(ctx, a, r, r.history, r.user)
+	return r.s.ask(ctx, a, r)
 }
 
 // try asks one agent and records the attempt.
@@ -258,7 +263,7 @@ func (r *run) keepBest(ok []answer) {
 // relevant contributor and listing every contributor.
 func (r *run) ensemble(ctx context.Context, ok []answer) {
 	s := r.s
-	syn := s.Synth
+	syn := s.synth
 	if syn != nil {
 		turn := *syn
 		turn.Metadata = map[string]string{models.MetadataTeamID: r.p.Decision().TeamID, models.MetadataConversationID: r.p.conv.ID}
@@ -266,11 +271,11 @@ func (r *run) ensemble(ctx context.Context, ok []answer) {
 	}
 	agg, usage, err := routing.Aggregate(ctx, syn, r.user.Content, r.replies(ok))
 	if err != nil {
-		s.log().WarnContext(ctx, "ensemble synthesis failed; using the deterministic merge", "error", err.Error())
+		s.log.WarnContext(ctx, "ensemble synthesis failed; using the deterministic merge", "error", err.Error())
 	}
 	// No tokens (>= 0) would cost 0: the same.
-	if usage.InputTokens+usage.OutputTokens > 0 && s.Synth != nil {
-		r.out.synthCost = models.Cost(s.Synth.ModelID, usage.InputTokens, usage.OutputTokens)
+	if usage.InputTokens+usage.OutputTokens > 0 && s.synth != nil {
+		r.out.synthCost = models.Cost(s.synth.ModelID, usage.InputTokens, usage.OutputTokens)
 	}
 	lead := ok[0]
 	for _, a := range ok {
@@ -298,7 +303,7 @@ func (r *run) ensemble(ctx context.Context, ok []answer) {
 		m.CostUSD += a.msg.CostUSD
 	}
 	if agg.Method == "model" {
-		m.ModelID = s.Synth.ModelID
+		m.ModelID = s.synth.ModelID
 	}
 	r.out.reply, r.out.answeredBy, r.out.aggregation = &m, m.Contributors, agg.Contributions
 }
@@ -309,121 +314,4 @@ func deadline(ctx context.Context) time.Time {
 		return time.Now().Add(DefaultBudget)
 	}
 	return d
-}
-
-// ask has one agent answer the user's message with the conversation so
-// far. A model error, a timeout and a refusal are failures a CASCADE moves
-// past.
-//
-// Kept whole: one model call with its deadline, refusal, usage and cost in the
-// order they happen, all on the one attempt's state.
-func (s *Service) ask(ctx context.Context, a agents.Agent, r *run, history []Message, user Message) answer {
-	p := r.p
-	d := p.Decision()
-	// The agent's context: its identity, the handoff summary if the
-	// conversation was handed to it, its team and unread messages, the
-	// user profile, the team's shared memories and its own private ones.
-	system := prompts.System(a, prompts.Chat{})
-	if hs := handoffSummary(p.conv, a.Slug); hs != "" {
-		system += "Handoff: " + hs + "\n"
-	}
-	var tools []models.Tool
-	if r.budget != nil {
-		tools = s.Tools.Specs(a)
-	}
-	team, seen := s.teamBlock(ctx, r, a, tools)
-	system += team
-	var memIDs []string
-	if s.Memories != nil {
-		mc, err := s.Memories.ForAgent(ctx, d.TeamID, a.Slug)
-		if err != nil {
-			s.log().WarnContext(ctx, "memory context unavailable; answering without it", "agent", a.Slug, "error", err.Error())
-		} else {
-			system += prompts.Memories(mc)
-			memIDs = mc.IDs()
-		}
-	}
-	if sk, ok := p.chosenSkill(a); ok {
-		// The skill that chose the agent: its prompt and context last,
-		// nearest the conversation.
-		system += s.skillPrompt(ctx, r, a, sk)
-	}
-	req := prompts.Request(d.TeamID, a, system, MaxReplyTokens, d.Model)
-	req.Metadata[models.MetadataConversationID] = p.conv.ID
-	for _, m := range history {
-		switch m.Role {
-		case AuthorUser:
-			req.Messages = append(req.Messages, models.Message{Role: "user", Content: m.Content})
-		case AuthorAssistant:
-			content := m.Content
-			if m.Agent != a.Slug {
-				// Another agent's reply: the model sees who said it.
-				content = "[" + m.Agent + "] " + content
-			}
-			req.Messages = append(req.Messages, models.Message{Role: "assistant", Content: content})
-		}
-	}
-	req.Messages = append(req.Messages, models.Message{Role: "user", Content: user.Content})
-	// The id is made before the model is asked: a watcher's deltas name
-	// the message they become.
-	msgID := ids.New("msg")
-	req.OnDelta = deltaSink(p.watch, msgID, a.Slug, r.drafts)
-	var lp *loop
-	if r.budget != nil {
-		// No tool offered (>= 0 would loop anyway): the loop makes the one
-		// call Converse makes and answers its reply.
-		if req.Tools = tools; len(req.Tools) > 0 {
-			lp = &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: p.conv, returning: r.returning, watch: p.watch, msgID: msgID,
-				caller: ToolCaller{TeamID: d.TeamID, ConversationID: p.conv.ID, Agent: a.Slug, Skills: a.Skills, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools}}
-		}
-	}
-	start := time.Now()
-	var resp models.Response
-	var err error
-	if lp != nil {
-		resp, err = lp.converse(ctx, req)
-	} else {
-		resp, err = s.Model.Converse(ctx, req)
-	}
-	lat := time.Since(start).Milliseconds()
-	att := cascade.Attempt{Agent: a.Slug, LatencyMS: lat}
-	if err == nil {
-		att.CostUSD = models.Cost(resp.ModelID, resp.InputTokens, resp.OutputTokens)
-	}
-	switch {
-	case err != nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil):
-		att.Outcome, att.Error = cascade.OutcomeTimedOut, "no answer before the deadline"
-	case err != nil:
-		att.Outcome, att.Error = cascade.OutcomeFailed, err.Error()
-	case resp.Refused || strings.TrimSpace(resp.Text) == "":
-		att.Outcome, att.Error = cascade.OutcomeRefused, "the model declined to answer"
-	default:
-		att.Outcome = cascade.OutcomeAnswered
-	}
-	ans := answer{agent: a, attempt: att, resp: resp, seen: seen}
-	if errors.Is(err, models.ErrBudgetExhausted) {
-		ans.refused = err
-	}
-	if lp != nil {
-		// A warning only: its condition's mutants change a log line.
-		if len(lp.pending) > 0 && att.Outcome != cascade.OutcomeAnswered {
-			// The work goes on; its result will be posted in the
-			// conversation even though this agent gave no reply.
-			s.log().WarnContext(ctx, "an agent that started work gave no reply", "agent", a.Slug, "pending", len(lp.pending))
-		}
-		ans.handoff, ans.delivered = lp.handoff, lp.delivered
-	}
-	if att.Outcome == cascade.OutcomeAnswered {
-		ans.msg = Message{
-			ID: msgID, ConversationID: user.ConversationID, Role: AuthorAssistant, Agent: a.Slug, Content: resp.Text,
-			CreatedAt: time.Now().UTC(), ReplyTo: user.ID, DecisionID: d.ID, Strategy: string(d.Strategy), ModelID: resp.ModelID,
-			InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, CostUSD: att.CostUSD, LatencyMS: lat, Query: clip.Clip(user.Content, 500),
-			ContextMemories: memIDs,
-		}
-		if lp != nil {
-			ans.msg.ToolCalls, ans.msg.Pending, ans.msg.Stopped = lp.uses, lp.pending, lp.stopped
-			ans.msg.Content = pendingNote(ans.msg.Content, lp.pending)
-		}
-	}
-	return ans
 }

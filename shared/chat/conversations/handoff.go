@@ -21,9 +21,9 @@ const (
 	MaxSummary = 4000
 )
 
-// Memories gives an agent its memory context and builds handoff memories.
-type Memories interface {
-	ForAgent(ctx context.Context, teamID, agent string) (memory.Context, error)
+// HandoffMemories builds the episodic memory a handoff or return writes
+// with its commit (memory.Service implements it).
+type HandoffMemories interface {
 	New(author string, in memory.CreateInput, source string) (memory.Memory, error)
 }
 
@@ -88,7 +88,7 @@ type pick func(c Conversation) (from, to, reason, summary string, err error)
 
 func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pick, kind string) (Handoff, error) {
 	for attempt := 0; ; attempt++ {
-		c, err := s.Store.GetConversation(ctx, teamID, convID)
+		c, err := s.store.GetConversation(ctx, teamID, convID)
 		if err != nil {
 			return Handoff{}, err
 		}
@@ -99,7 +99,7 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 		if err != nil {
 			return Handoff{}, err
 		}
-		fromAgent, err := s.Agents.GetAgent(ctx, teamID, from)
+		fromAgent, err := s.agents.GetAgent(ctx, teamID, from)
 		if err != nil {
 			return Handoff{}, err
 		}
@@ -114,15 +114,15 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 		ch := h.change(c)
 		// The commit is the last step, attempted only with time to finish
 		// and answer (deadline.go), as a turn's.
-		if !timeLeft(ctx, s.commitReserve()) {
+		if !timeLeft(ctx, s.commitReserve) {
 			return Handoff{}, tooLate(kind)
 		}
 		cctx, cancel := s.commitContext(ctx)
-		err = s.Store.CommitHandoff(cctx, teamID, ch)
+		err = s.store.CommitHandoff(cctx, teamID, ch)
 		cut := commitCut(cctx, err)
 		cancel()
 		if cut {
-			s.log().ErrorContext(ctx, "handoff commit cut off by the deadline; outcome unknown", "conversation_id", convID, "error", err.Error())
+			s.log.ErrorContext(ctx, "handoff commit cut off by the deadline; outcome unknown", "conversation_id", convID, "error", err.Error())
 			return Handoff{}, unknownOutcome(kind, err)
 		}
 		if errors.Is(err, ErrChanged) && attempt < maxCommitAttempts-1 {
@@ -131,9 +131,7 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 		if err != nil {
 			return Handoff{}, err
 		}
-		pctx, cancel := s.commitContext(ctx)
-		s.publishHandoff(pctx, teamID, ch.Handoff)
-		cancel()
+		s.afterCommit(ctx, false, s.handoffPublished(teamID, ch.Handoff))
 		return ch.Handoff, nil
 	}
 }
@@ -142,8 +140,8 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 // it was asked for (POST …/handoff, POST …/return, or "@kyra" in a chat
 // turn), so every path writes the same: the record, the system note, the
 // participants' roles, the episodic memory, and (apply) the conversation's
-// fields; every path publishes HandoffCompleted (publishHandoff) once it
-// is committed.
+// fields; every path publishes HandoffCompleted (handoffPublished) once
+// it is committed.
 type handover struct {
 	handoff Handoff
 	note    Message
@@ -153,7 +151,7 @@ type handover struct {
 
 // newHandover builds the handoff of c from one agent to another.
 func (s *Service) newHandover(c Conversation, from, to agents.Agent, kind, reason, summary string) (handover, error) {
-	now := s.now()
+	now := s.now.UTC()
 	h := handover{handoff: Handoff{ID: ids.New("hoff"), ConversationID: c.ID, From: from.Slug, To: to.Slug, Kind: kind, Reason: reason, ContextSummary: summary, CreatedAt: now}}
 	verb := "handed off to"
 	if kind == KindReturn {
@@ -163,8 +161,8 @@ func (s *Service) newHandover(c Conversation, from, to agents.Agent, kind, reaso
 	if summary != "" {
 		text += ". Summary: " + summary
 	}
-	if s.Memories != nil {
-		m, err := s.Memories.New(from.Slug, memory.CreateInput{Type: "episodic", Visibility: memory.Private, Content: clip.Clip(text, memory.MaxContent)}, "handoff")
+	if s.memories != nil {
+		m, err := s.memories.New(from.Slug, memory.CreateInput{Type: "episodic", Visibility: memory.Private, Content: clip.Clip(text, memory.MaxContent)}, "handoff")
 		if err != nil {
 			return handover{}, err
 		}
@@ -214,25 +212,12 @@ func lastSummary(c Conversation) string {
 	return c.LastHandoff.ContextSummary
 }
 
-// publishHandoff announces a committed handoff or return; every path
-// publishes through it.
-func (s *Service) publishHandoff(ctx context.Context, teamID string, h Handoff) {
-	if s.Bus == nil {
-		return
-	}
-	ev := HandoffEvent{TeamID: teamID, ConversationID: h.ConversationID, HandoffID: h.ID, From: h.From, To: h.To, Kind: h.Kind, Reason: h.Reason, CreatedAt: h.CreatedAt}
-	if err := s.Bus.Publish(ctx, HandoffDetailType, ev); err != nil {
-		// The handoff is committed; the event feeds the activity log only.
-		s.log().ErrorContext(ctx, "publishing HandoffCompleted failed", "handoff", h.ID, "error", err.Error())
-	}
-}
-
 // Handoffs lists a conversation's handoffs, oldest first. Returns ENOTFOUND.
 func (s *Service) Handoffs(ctx context.Context, teamID, convID string) ([]Handoff, error) {
-	list, err := s.Store.ListHandoffs(ctx, teamID, convID)
+	list, err := s.store.ListHandoffs(ctx, teamID, convID)
 	if err == nil && len(list) == 0 {
 		// Only an empty list needs the conversation read, for a 404.
-		_, err = s.Store.GetConversation(ctx, teamID, convID)
+		_, err = s.store.GetConversation(ctx, teamID, convID)
 	}
 	if err != nil {
 		return nil, err
@@ -253,14 +238,14 @@ func (s *Service) SetAgents(ctx context.Context, teamID, convID string, in Agent
 	if len(in.Add)+len(in.Remove) == 0 || len(in.Add)+len(in.Remove) > 20 {
 		return Conversation{}, apperr.Invalid("add", "give 1 to 20 agents to add or remove")
 	}
-	c, err := s.Store.GetConversation(ctx, teamID, convID)
+	c, err := s.store.GetConversation(ctx, teamID, convID)
 	if err != nil {
 		return Conversation{}, err
 	}
 	if c.Status != StatusOpen {
 		return Conversation{}, apperr.New(apperr.ECONFLICT, "conversation is closed").WithReason("ConversationClosed")
 	}
-	now := s.now()
+	now := s.now.UTC()
 	seen := map[string]bool{}
 	var add []Participant
 	for _, slug := range in.Add {
@@ -282,7 +267,7 @@ func (s *Service) SetAgents(ctx context.Context, teamID, convID string, in Agent
 			return Conversation{}, apperr.New(apperr.ECONFLICT, "%s is answering this conversation; hand it off first", slug).WithReason("CurrentAgent")
 		}
 	}
-	if err := s.Store.SetParticipants(ctx, teamID, convID, add, in.Remove, now); err != nil {
+	if err := s.store.SetParticipants(ctx, teamID, convID, add, in.Remove, now); err != nil {
 		return Conversation{}, err
 	}
 	return s.Get(ctx, teamID, convID)
@@ -300,28 +285,28 @@ type AgentContext struct {
 // ContextFor returns the context an agent would answer with now. Returns
 // ENOTFOUND.
 func (s *Service) ContextFor(ctx context.Context, teamID, convID, slug string) (AgentContext, error) {
-	c, err := s.Store.GetConversation(ctx, teamID, convID)
+	c, err := s.store.GetConversation(ctx, teamID, convID)
 	if err != nil {
 		return AgentContext{}, err
 	}
 	if !agents.ValidSlug(slug) {
 		return AgentContext{}, apperr.NotFound("agent", slug)
 	}
-	a, err := s.Agents.GetAgent(ctx, teamID, slug)
+	a, err := s.agents.GetAgent(ctx, teamID, slug)
 	if err != nil {
 		return AgentContext{}, err
 	}
-	history, err := s.Store.RecentMessages(ctx, teamID, convID, HistoryLimit)
+	history, err := s.store.RecentMessages(ctx, teamID, convID, HistoryLimit)
 	if err != nil {
 		return AgentContext{}, err
 	}
-	ac := AgentContext{Agent: slug, Identity: prompts.System(a, prompts.Chat{}), History: history, HandoffSummary: handoffSummary(c, slug)}
-	if s.Memories != nil {
-		if ac.Memories, err = s.Memories.ForAgent(ctx, teamID, slug); err != nil {
-			return AgentContext{}, err
-		}
+	// The memory context as the agent's prompt reads it (context.go); an
+	// unreadable one fails the request instead of being left out.
+	pc := s.sources.Gather(ctx, teamID, slug, ContextParts{Memory: true})
+	if pc.MemoryErr != nil {
+		return AgentContext{}, pc.MemoryErr
 	}
-	return ac, nil
+	return AgentContext{Agent: slug, Identity: prompts.System(a, prompts.Chat{}), History: history, HandoffSummary: handoffSummary(c, slug), Memories: pc.Memory}, nil
 }
 
 // handoffSummary is the last handoff's summary when it was to this agent.

@@ -130,6 +130,13 @@ func handedToLuke(id string) conversations.Conversation {
 
 func newService(t *testing.T) (*conversations.Service, *fakeStore, *bus) {
 	t.Helper()
+	cfg, store, b := serviceConfig(t)
+	return conversations.MustNew(cfg), store, b
+}
+
+// serviceConfig is what newService builds its service from.
+func serviceConfig(t *testing.T) (conversations.Config, *fakeStore, *bus) {
+	t.Helper()
 	store := &fakeStore{convs: map[string]conversations.Conversation{"conv_chat": handedToLuke("conv_chat"), "conv_api": handedToLuke("conv_api")}}
 	dir := directory{}
 	for _, a := range []agents.Agent{{Slug: "kyra", Name: "Kyra"}, {Slug: "luke", Name: "Luke"}, {Slug: "dana", Name: "Dana"}} {
@@ -137,9 +144,10 @@ func newService(t *testing.T) (*conversations.Service, *fakeStore, *bus) {
 		dir[a.Slug] = a
 	}
 	b := &bus{}
-	svc := &conversations.Service{Store: store, Agents: dir, Router: &cascade.Router{Flags: cascade.Flags{Collaboration: true}},
-		Model: echo{}, Memories: &memories{}, Bus: b}
-	return svc, store, b
+	mem := &memories{}
+	cfg := conversations.Config{Store: store, Agents: dir, Router: &cascade.Router{Flags: cascade.Flags{Collaboration: true}},
+		Model: echo{}, Memories: mem, Context: conversations.Sources{Memories: mem}, Bus: b}
+	return cfg, store, b
 }
 
 // Returning by "@kyra" in a chat turn and by POST …/return write the same
@@ -234,7 +242,8 @@ func TestReturnInATurnWritesWhatTheReturnEndpointWrites(t *testing.T) {
 // does not answer is not recorded.
 func TestOnlyAnAnsweredMentionOfThePreviousAgentReturns(t *testing.T) {
 	ctx := context.Background()
-	svc, store, b := newService(t)
+	cfg, store, b := serviceConfig(t)
+	svc := conversations.MustNew(cfg)
 	_, err := svc.Post(ctx, "team_1", "conv_chat", conversations.PostInput{Content: "@dana what do the metrics say?"})
 	require.NoError(t, err)
 	require.Len(t, store.turns, 1)
@@ -242,7 +251,8 @@ func TestOnlyAnAnsweredMentionOfThePreviousAgentReturns(t *testing.T) {
 	assert.Nil(t, store.turns[0].Memory)
 	assert.Len(t, store.turns[0].Messages, 2, "the user's message and Dana's reply")
 
-	svc.Model = failing{}
+	cfg.Model = failing{}
+	svc = conversations.MustNew(cfg)
 	_, err = svc.Post(ctx, "team_1", "conv_api", conversations.PostInput{Content: "@kyra are you there?"})
 	require.Error(t, err)
 	assert.Equal(t, apperr.EUPSTREAM, apperr.Code(err))

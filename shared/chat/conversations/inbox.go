@@ -9,21 +9,22 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/prompts"
 )
 
-// Inboxes brings the unread messages addressed to an agent into its
-// reply's context (messaging.Service implements it). Unread is read per
-// agent asked (one Query); Acknowledge marks what a committed turn's
-// replies saw (one write per agent whose reply was kept).
+// An agent's unread messages are part of its reply's context: read with
+// the rest of it (ContextSources, one Query per agent asked) and marked
+// read once the turn that kept its reply commits (Inboxes, one write per
+// agent whose reply was kept; inboxRead, effects.go).
+
+// Inboxes marks read the inbox messages a committed turn's kept replies
+// were shown (messaging.Service implements it).
 type Inboxes interface {
-	Unread(ctx context.Context, teamID, agent string) ([]messaging.Message, error)
 	Acknowledge(ctx context.Context, teamID, agent string, ids []string) (int, error)
 }
 
 // teamBlock is agent a's roster and inbox summary (prompts.TeamBlock) and
 // the ids of the messages it shows. The roster is the turn's active agents
-// (read before routing) with the gate's loads: nothing is read for it. An
-// inbox that cannot be read is left out, and the agent answers without it.
-func (s *Service) teamBlock(ctx context.Context, r *run, a agents.Agent, tools []models.Tool) (string, []string) {
-	t := prompts.Team{Self: a.Slug, Query: r.user.Content, Tools: tools}
+// (read before routing) with the gate's loads: nothing is read for it.
+func teamBlock(r *run, a agents.Agent, tools []models.Tool, inbox []messaging.Message) (string, []string) {
+	t := prompts.Team{Self: a.Slug, Query: r.user.Content, Tools: tools, Inbox: inbox}
 	for _, x := range r.byslug {
 		t.Agents = append(t.Agents, x)
 	}
@@ -32,12 +33,6 @@ func (s *Service) teamBlock(ctx context.Context, r *run, a agents.Agent, tools [
 		t.ActiveTasks = map[string]int{}
 		for slug, l := range loads {
 			t.ActiveTasks[slug] = l.ActiveTasks
-		}
-	}
-	if s.Inbox != nil {
-		var err error
-		if t.Inbox, err = s.Inbox.Unread(ctx, r.p.Decision().TeamID, a.Slug); err != nil {
-			s.log().WarnContext(ctx, "inbox unavailable; answering without it", "agent", a.Slug, "error", err.Error())
 		}
 	}
 	return prompts.TeamBlock(t)
@@ -56,21 +51,4 @@ func (o outcome) seenBy() map[string][]string {
 		}
 	}
 	return out
-}
-
-// acknowledge marks read the messages the committed turn's replies saw,
-// within the answer's time. A failure is logged and loses nothing: the
-// messages stay unread and are shown again in the agent's next context.
-func (s *Service) acknowledge(ctx context.Context, teamID string, out outcome) {
-	seen := out.seenBy()
-	if s.Inbox == nil || len(seen) == 0 {
-		return
-	}
-	actx, cancel := s.commitContext(ctx)
-	defer cancel()
-	for agent, ids := range seen {
-		if _, err := s.Inbox.Acknowledge(actx, teamID, agent, ids); err != nil {
-			s.log().WarnContext(ctx, "marking the inbox messages a reply saw read failed; they will be shown again", "agent", agent, "messages", ids, "error", err.Error())
-		}
-	}
 }

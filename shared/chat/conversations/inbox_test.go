@@ -35,8 +35,9 @@ func (i *inboxes) Acknowledge(ctx context.Context, teamID, agent string, ids []s
 }
 
 func withInboxes(f *fixture) *inboxes {
-	in := &inboxes{Service: &messaging.Service{Store: f.store, Dir: f.store, Bus: f.bus, Now: f.svc.Now}, acks: map[string][]string{}}
-	f.svc.Inbox = in
+	in := &inboxes{Service: &messaging.Service{Store: f.store, Dir: f.store, Bus: f.bus, Now: f.cfg.Now}, acks: map[string][]string{}}
+	f.sources.Inbox, f.cfg.Inbox = in, in
+	f.rebuild()
 	return in
 }
 
@@ -121,7 +122,8 @@ func TestAFailedAcknowledgementShowsTheMessagesAgain(t *testing.T) {
 
 func TestAnUnreadableInboxIsLeftOut(t *testing.T) {
 	f := newFixture(t, collaborationOff)
-	f.svc.Inbox = brokenInbox{}
+	f.sources.Inbox, f.cfg.Inbox = brokenInbox{}, brokenInbox{}
+	f.rebuild()
 	c := f.create(t, "luke")
 	f.post(t, c.ID, "Hello there, status?")
 	sys := f.model.last(t).System

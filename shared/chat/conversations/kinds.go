@@ -52,12 +52,12 @@ func (s *Service) kindAnswer(ctx context.Context, r *run, a agents.Agent) (answe
 	tool, input, why := s.kindCall(r, a, sk, typ, target)
 	var offered []models.Tool
 	if why == "" {
-		if offered = offeredTool(s.Tools.Specs(a), tool); offered == nil {
+		if offered = offeredTool(s.tools.Specs(a), tool); offered == nil {
 			why = tool + " is not offered in this stage"
 		}
 	}
 	if why != "" {
-		s.log().WarnContext(ctx, "a kind skill answers as a chat skill", "agent", a.Slug, "skill", sk.Name, "kind", sk.Kind, "reason", why)
+		s.log.WarnContext(ctx, "a kind skill answers as a chat skill", "agent", a.Slug, "skill", sk.Name, "kind", sk.Kind, "reason", why)
 		return answer{}, false
 	}
 	raw, _ := json.Marshal(input)
@@ -67,7 +67,7 @@ func (s *Service) kindAnswer(ctx context.Context, r *run, a agents.Agent) (answe
 	start := time.Now()
 	out := lp.call(ctx, models.ToolCall{ID: ids.New("call"), Name: tool, Input: string(raw)})
 	if len(lp.pending) == 0 {
-		s.log().WarnContext(ctx, "a kind skill's work was not started; the agent answers as a chat skill", "agent", a.Slug, "skill", sk.Name, "kind", sk.Kind, "tool_output", clip.Clip(out, 300))
+		s.log.WarnContext(ctx, "a kind skill's work was not started; the agent answers as a chat skill", "agent", a.Slug, "skill", sk.Name, "kind", sk.Kind, "tool_output", clip.Clip(out, 300))
 		return answer{}, false
 	}
 	lat := time.Since(start).Milliseconds()
@@ -86,10 +86,8 @@ func (s *Service) kindCall(r *run, a agents.Agent, sk agents.Skill, typ, target 
 	content := r.user.Content
 	if typ == agents.KindReport {
 		in := map[string]any{"to_agent": a.Slug, "report_type": target, "title": clip.Clip(content, 500)}
-		if s.ReportParameters != nil {
-			if p := s.ReportParameters(target, clip.Clip(content, 2000)); len(p) > 0 {
-				in["parameters"] = p
-			}
+		if p := s.reportParameters(target, clip.Clip(content, 2000)); len(p) > 0 {
+			in["parameters"] = p
 		}
 		return kindReportTool, in, ""
 	}

@@ -22,7 +22,8 @@ func kindFixture(t *testing.T, offered ...string) (*fixture, *fakeTools) {
 		"request_report":      {Text: "requested report rep_1", Pending: &conversations.WorkRef{Type: "report", ID: "rep_1", Agent: "luke", Status: "requested"}},
 		"start_collaboration": {Text: "started session ses_1", Pending: &conversations.WorkRef{Type: "session", ID: "ses_1", Agent: "luke", Status: "planning"}},
 	}}
-	f.svc.Tools = tools
+	f.cfg.Tools = tools
+	f.rebuild()
 	return f, tools
 }
 
@@ -40,7 +41,8 @@ func toolInput(t *testing.T, m conversations.Message) map[string]any {
 func TestAReportSkillRequestsItsReport(t *testing.T) {
 	f, tools := kindFixture(t, "request_report", "start_collaboration")
 	f.withSkill(t, func(sk *agents.Skill) { sk.Kind = "report:code_review" })
-	f.svc.ReportParameters = reports.ParametersFrom
+	f.cfg.ReportParameters = reports.ParametersFrom
+	f.rebuild()
 	c := f.create(t, "")
 	res, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "Can you review this Go function for bugs?", UserKey: "key_u"})
 	require.NoError(t, err)
@@ -86,7 +88,8 @@ func TestASessionSkillStartsItsSession(t *testing.T) {
 func TestAReportWithoutParametersIsRequestedWithoutThem(t *testing.T) {
 	f, _ := kindFixture(t, "request_report")
 	f.withSkill(t, func(sk *agents.Skill) { sk.Kind = "report:code_review" })
-	f.svc.ReportParameters = func(string, string) map[string]any { return map[string]any{} }
+	f.cfg.ReportParameters = func(string, string) map[string]any { return map[string]any{} }
+	f.rebuild()
 	c := f.create(t, "")
 	in := toolInput(t, reply(t, f.post(t, c.ID, "Can you review this Go function for bugs?")))
 	assert.NotContains(t, in, "parameters")

@@ -17,7 +17,7 @@ import (
 // who scores a little higher.
 func TestTheGatePrefersTheInvitedAgents(t *testing.T) {
 	f := gateFixture(t, f0model(), &fakeTools{})
-	f.svc.Router.Gate = gate{scores: []routing.ExpertScore{
+	f.cfg.Router.Gate = gate{scores: []routing.ExpertScore{
 		{AgentSlug: "luke", AgentName: "Luke", Overall: 0.82, Confidence: 0.82},
 		{AgentSlug: "dana", AgentName: "Dana", Overall: 0.8, Confidence: 0.8},
 	}}

@@ -42,23 +42,24 @@ type PlanResult struct {
 	Note string
 }
 
-// askPlanner asks the planner for the turn (nil when there is none, the message
-// names its agent, or no plan started: the turn is dispatched as usual).
+// askPlanner asks the planner for the turn (nil when the message names
+// its agent or no plan started, as with a service built without a
+// planner: the turn is dispatched as usual).
 // A planner that fails is logged and the turn goes on: a plan is never
 // what makes a message fail.
 func (s *Service) askPlanner(ctx context.Context, teamID string, routed cascade.Plan, th thread, user Message) (cascade.Plan, *PlanResult) {
 	d := routed.Decision()
-	if s.Planner == nil || d.Reason == routing.ReasonMention {
+	if d.Reason == routing.ReasonMention {
 		return routed, nil
 	}
 	lead := th.conv.CurrentAgent
 	if lead == "" {
 		lead = th.def
 	}
-	pr, err := s.Planner.Plan(ctx, PlanRequest{TeamID: teamID, ConversationID: user.ConversationID, Lead: lead, Message: user.Content,
+	pr, err := s.planner.Plan(ctx, PlanRequest{TeamID: teamID, ConversationID: user.ConversationID, Lead: lead, Message: user.Content,
 		Agents: th.active, Scores: d.Scores, Threshold: d.Threshold})
 	if err != nil {
-		s.log().WarnContext(ctx, "the planner failed; the message is dispatched as usual", "error", err.Error())
+		s.log.WarnContext(ctx, "the planner failed; the message is dispatched as usual", "error", err.Error())
 		return routed, nil
 	}
 	if pr.Call == nil {

@@ -33,10 +33,10 @@ const RefKind = "turn"
 // if one was, before anything is asked of an agent.
 func (s *Service) storedTurn(ctx context.Context, teamID, convID string) (PostResult, bool, error) {
 	key := idempotency.KeyFor(ctx, RefKind)
-	if key == "" || s.Replays == nil {
+	if key == "" {
 		return PostResult{}, false, nil
 	}
-	msgIDs, err := s.Replays.TurnOf(ctx, teamID, key)
+	msgIDs, err := s.replays.TurnOf(ctx, teamID, key)
 	if err != nil || len(msgIDs) == 0 {
 		return PostResult{}, false, err
 	}
@@ -60,7 +60,7 @@ func (s *Service) replayed(ctx context.Context, teamID, convID string, err error
 func (s *Service) replay(ctx context.Context, teamID, convID string, msgIDs []string) (PostResult, error) {
 	var res PostResult
 	for i, id := range msgIDs {
-		m, err := s.Store.GetMessage(ctx, teamID, convID, id)
+		m, err := s.store.GetMessage(ctx, teamID, convID, id)
 		if apperr.Is(err, apperr.ENOTFOUND) && i == 0 {
 			// The key's turn is another conversation's: the HTTP layer
 			// refuses a key reused with another path, so only a store
@@ -77,8 +77,8 @@ func (s *Service) replay(ctx context.Context, teamID, convID string, msgIDs []st
 		}
 	}
 	res.Routing = cascade.Decision{ID: res.UserMessage.DecisionID}
-	if s.Replays != nil && res.UserMessage.DecisionID != "" {
-		d, err := s.Replays.GetDecision(ctx, teamID, res.UserMessage.DecisionID)
+	if res.UserMessage.DecisionID != "" {
+		d, err := s.replays.GetDecision(ctx, teamID, res.UserMessage.DecisionID)
 		if err != nil {
 			return PostResult{}, err
 		}

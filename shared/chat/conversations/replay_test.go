@@ -37,14 +37,17 @@ func keyed(key string) context.Context {
 // is lost, and returns the conversation.
 func lostTurn(t *testing.T, f *fixture, key string) conversations.Conversation {
 	t.Helper()
-	f.svc.CommitReserve = time.Second
+	f.cfg.CommitReserve = time.Second
+	f.rebuild()
 	c := f.create(t, "kyra")
-	f.svc.Store = lostAnswerStore{f.store}
+	f.cfg.Store = lostAnswerStore{f.store}
+	f.rebuild()
 	ctx, cancel := context.WithTimeout(keyed(key), 2500*time.Millisecond)
 	defer cancel()
 	_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "hello"})
 	requireAppErr(t, err, apperr.EINTERNAL, "")
-	f.svc.Store = f.store
+	f.cfg.Store = f.store
+	f.rebuild()
 	require.Len(t, f.messages(t, c.ID), 2, "the turn was stored all the same")
 	return c
 }
@@ -55,7 +58,8 @@ func lostTurn(t *testing.T, f *fixture, key string) conversations.Conversation {
 func TestATurnSentAgainAfterItsAnswerWasLostIsAnsweredWithTheStoredTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t, collaborationOff)
-		f.svc.Replays = f.store
+		f.cfg.Replays = f.store
+		f.rebuild()
 		c := lostTurn(t, f, "key-1")
 		stored := f.messages(t, c.ID)
 		require.Len(t, f.model.requests, 1)

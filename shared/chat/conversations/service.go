@@ -9,6 +9,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -38,67 +39,33 @@ type AgentDirectory interface {
 	DefaultAgent(ctx context.Context, teamID string) (string, error)
 }
 
-// Service implements conversations and chat.
+// Service implements conversations and chat. It is built by New from a
+// Config; its parts are fixed from then on.
 type Service struct {
-	Store  Store
-	Agents AgentDirectory
-	// Router decides who answers each turn (the flags, the ExpertGate).
-	Router *cascade.Router
-	// Planner is the compound planner (planner.go); nil plans nothing.
-	Planner Planner
-	Model   models.Model
-	// Synth synthesizes ENSEMBLE replies with the tier-1 model; nil merges
-	// deterministically.
-	Synth *routing.Synthesizer
-	// Memories gives each agent its memory context (nil: none); Bus
-	// publishes handoffs (nil: not published).
-	Memories Memories
-	Bus      Publisher
-	// Inbox brings each agent's unread messages into its context and
-	// marks them read when the turn commits (inbox.go); nil: none.
-	Inbox Inboxes
-	// Tools are the tools agents may call while answering (tools.go);
-	// nil: replies have no tools.
-	Tools Tools
-	// Results posts the result of work a reply waited for and carried when
-	// that reply is not stored (nil: it is only logged).
-	Results ResultPoster
-	// MemoryLog and Tasks are the reads of the skills' context loaders
-	// recent_memories and open_tasks (skills.go); nil: those loaders
-	// add nothing.
-	MemoryLog MemoryLog
-	Tasks     TaskLister
-	// ReportParameters fills a report's parameters from the message a
-	// report:<type> skill answers (reports.ParametersFrom; kinds.go); nil
-	// sends none.
-	ReportParameters func(reportType, message string) map[string]any
-	// Tail reads a conversation's messages after one (the long-poll of
-	// GET …/messages?after=; wait.go).
-	Tail MessageTail
-	// Replays reads back a turn stored under an Idempotency-Key
-	// (replay.go); nil: a repeated key is caught by the commit alone,
-	// after the agents answered again.
-	Replays Replays
-	Budget  time.Duration
-	// CommitReserve is the least time left before the context's deadline
-	// for a turn or handoff to attempt its commit (0: DefaultCommitReserve).
-	CommitReserve time.Duration
-	Now           func() time.Time
-	Log           *slog.Logger
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
-}
-
-func (s *Service) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
+	store   Store
+	agents  AgentDirectory
+	router  *cascade.Router
+	planner Planner
+	// model is nil when the service answers no turn (Config.Model).
+	model models.Model
+	// synth is nil when ENSEMBLE replies are merged deterministically
+	// (routing.Aggregate decides).
+	synth *routing.Synthesizer
+	// tools is nil when replies have no tools (execute decides).
+	tools   Tools
+	sources ContextSources
+	inbox   Inboxes
+	// memories is nil when handoffs write no memory (newHandover).
+	memories         HandoffMemories
+	bus              Publisher
+	results          ResultPoster
+	reportParameters func(reportType, message string) map[string]any
+	tail             MessageTail
+	replays          Replays
+	budget           time.Duration
+	commitReserve    time.Duration
+	now              clock.Func
+	log              *slog.Logger
 }
 
 // CreateInput is the body of POST /v1/conversations.
@@ -114,7 +81,7 @@ func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Co
 	if utf8.RuneCountInString(in.Title) > MaxTitle {
 		return Conversation{}, apperr.Invalid("title", "title must be at most %d characters", MaxTitle)
 	}
-	now := s.now()
+	now := s.now.UTC()
 	c := Conversation{ID: ids.New("conv"), TeamID: teamID, Title: in.Title, Status: StatusOpen, Version: 1, CreatedAt: now, UpdatedAt: now}
 	var primary *Participant
 	if in.Agent != "" {
@@ -126,7 +93,7 @@ func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Co
 		primary = &Participant{Agent: a.Slug, Role: RolePrimary, JoinedAt: now}
 		c.Participants = []Participant{*primary}
 	}
-	if err := s.Store.CreateConversation(ctx, c, primary); err != nil {
+	if err := s.store.CreateConversation(ctx, c, primary); err != nil {
 		return Conversation{}, err
 	}
 	return c, nil
@@ -136,7 +103,7 @@ func (s *Service) activeAgent(ctx context.Context, teamID, slug, field string) (
 	if !agents.ValidSlug(slug) {
 		return agents.Agent{}, apperr.NotFound("agent", slug)
 	}
-	a, err := s.Agents.GetAgent(ctx, teamID, slug)
+	a, err := s.agents.GetAgent(ctx, teamID, slug)
 	if err != nil {
 		return agents.Agent{}, err
 	}
@@ -148,11 +115,11 @@ func (s *Service) activeAgent(ctx context.Context, teamID, slug, field string) (
 
 // Get returns a conversation with its participants. Returns ENOTFOUND.
 func (s *Service) Get(ctx context.Context, teamID, id string) (Conversation, error) {
-	c, err := s.Store.GetConversation(ctx, teamID, id)
+	c, err := s.store.GetConversation(ctx, teamID, id)
 	if err != nil {
 		return Conversation{}, err
 	}
-	if c.Participants, err = s.Store.ListParticipants(ctx, teamID, id); err != nil {
+	if c.Participants, err = s.store.ListParticipants(ctx, teamID, id); err != nil {
 		return Conversation{}, err
 	}
 	return c, nil
@@ -164,7 +131,7 @@ func (s *Service) List(ctx context.Context, teamID string, p paging.Page) ([]Con
 	if err != nil {
 		return nil, "", err
 	}
-	return s.Store.ListConversations(ctx, teamID, p)
+	return s.store.ListConversations(ctx, teamID, p)
 }
 
 // Messages returns a page of a conversation's messages, oldest first.
@@ -174,10 +141,10 @@ func (s *Service) Messages(ctx context.Context, teamID, id string, p paging.Page
 	if err != nil {
 		return nil, "", err
 	}
-	list, next, err := s.Store.ListMessages(ctx, teamID, id, p)
+	list, next, err := s.store.ListMessages(ctx, teamID, id, p)
 	if err == nil && len(list) == 0 {
 		// Only an empty page needs the conversation read, for a 404.
-		_, err = s.Store.GetConversation(ctx, teamID, id)
+		_, err = s.store.GetConversation(ctx, teamID, id)
 	}
 	if err != nil {
 		return nil, "", err
@@ -188,15 +155,15 @@ func (s *Service) Messages(ctx context.Context, teamID, id string, p paging.Page
 // Close ends a conversation; its agent no longer counts it as active.
 // Returns ENOTFOUND, ECONFLICT (already closed).
 func (s *Service) Close(ctx context.Context, teamID, id string) (Conversation, error) {
-	c, err := s.Store.GetConversation(ctx, teamID, id)
+	c, err := s.store.GetConversation(ctx, teamID, id)
 	if err != nil {
 		return Conversation{}, err
 	}
 	if c.Status == StatusClosed {
 		return Conversation{}, apperr.New(apperr.ECONFLICT, "conversation is already closed").WithReason("ConversationClosed")
 	}
-	now := s.now()
-	if err := s.Store.CloseConversation(ctx, teamID, c, now); err != nil {
+	now := s.now.UTC()
+	if err := s.store.CloseConversation(ctx, teamID, c, now); err != nil {
 		return Conversation{}, err
 	}
 	c.Status, c.UpdatedAt, c.Version = StatusClosed, now, c.Version+1
@@ -221,9 +188,9 @@ func (s *Service) Rate(ctx context.Context, teamID, convID, msgID string, in Rat
 	// A message is stored under its conversation: finding it proves the
 	// conversation exists; only a miss reads the conversation, to say
 	// which of the two is not found.
-	m, err := s.Store.GetMessage(ctx, teamID, convID, msgID)
+	m, err := s.store.GetMessage(ctx, teamID, convID, msgID)
 	if apperr.Is(err, apperr.ENOTFOUND) {
-		if _, cerr := s.Store.GetConversation(ctx, teamID, convID); cerr != nil {
+		if _, cerr := s.store.GetConversation(ctx, teamID, convID); cerr != nil {
 			return Feedback{}, cerr
 		}
 	}
@@ -233,11 +200,11 @@ func (s *Service) Rate(ctx context.Context, teamID, convID, msgID string, in Rat
 	if m.Role != AuthorAssistant {
 		return Feedback{}, apperr.Invalid("message_id", "only agent replies can be rated; this is a %s message", m.Role)
 	}
-	f := Feedback{ConversationID: convID, MessageID: msgID, Rating: in.Rating, Comment: strings.TrimSpace(in.Comment), Agents: m.Contributors, Query: m.Query, RatedAt: s.now()}
+	f := Feedback{ConversationID: convID, MessageID: msgID, Rating: in.Rating, Comment: strings.TrimSpace(in.Comment), Agents: m.Contributors, Query: m.Query, RatedAt: s.now.UTC()}
 	if len(f.Agents) == 0 {
 		f.Agents = []string{m.Agent}
 	}
-	if err := s.Store.RateMessage(ctx, teamID, f); err != nil {
+	if err := s.store.RateMessage(ctx, teamID, f); err != nil {
 		return Feedback{}, err
 	}
 	return f, nil

@@ -7,10 +7,29 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/memory"
+	"github.com/conclave-ai/conclave/shared/team/prompts"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
 )
+
+// storeTasks are the agent's open tasks on the fixture's store, listed as
+// the functions' wiring lists them (conversationsfn.Tasks, tested
+// there): the unfinished among its newest.
+type storeTasks struct{ store *memstore.Store }
+
+func (s storeTasks) OpenTasks(ctx context.Context, teamID, agent string) ([]prompts.OpenTask, error) {
+	list, _, err := s.store.ListTasks(ctx, teamID, tasks.Filter{Assignee: agent}, paging.Page{Limit: paging.DefaultLimit})
+	var out []prompts.OpenTask
+	for _, t := range list {
+		if !t.Status.Terminal() {
+			out = append(out, prompts.OpenTask{ID: t.ID, Title: t.Title, Status: string(t.Status), Priority: t.Priority})
+		}
+	}
+	return out, err
+}
 
 // withSkill replaces luke's code-review skill by one with the execution
 // fields edit sets.
@@ -38,7 +57,8 @@ func TestTheChosenSkillShapesTheSystemPrompt(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.store.CreateTask(ctx, tasks.Task{TeamID: team, ID: "task_open1", RootID: "task_open1", Assignee: "luke", Title: "Fix the parser",
 		Status: tasks.Queued, Priority: "high", CreatedBy: tasks.Creator{Type: "user", ID: "u"}, CreatedAt: now, UpdatedAt: now}, nil, nil))
-	f.svc.MemoryLog, f.svc.Tasks = f.store, f.store
+	f.sources.MemoryLog, f.sources.Tasks = f.store, storeTasks{f.store}
+	f.rebuild()
 
 	c := f.create(t, "")
 	res := f.post(t, c.ID, "Can you review this Go function for bugs?")

@@ -97,7 +97,8 @@ func (synth) Converse(context.Context, models.Request) (models.Response, error) 
 func TestEnsembleAttributesTheMergeToTheMostRelevantAndCostsTheSynthesis(t *testing.T) {
 	m := &pricedModel{answers: map[string]string{"luke": offTopic, "dana": relevant}, fail: map[string]bool{"archie": true}}
 	f := gateFixture(t, m, &fakeTools{})
-	f.svc.Synth = &routing.Synthesizer{Model: synth{}, ModelID: pricedID}
+	f.cfg.Synth = &routing.Synthesizer{Model: synth{}, ModelID: pricedID}
+	f.rebuild()
 	conv := f.create(t, "kyra")
 	res, err := f.svc.Post(context.Background(), team, conv.ID, conversations.PostInput{Content: indexQuestion, Strategy: "ensemble"})
 	require.NoError(t, err)
@@ -147,12 +148,13 @@ func (g loadGate) Score(ctx context.Context, req expertgate.Request) (expertgate
 func TestTheRosterShowsTheGatesLoads(t *testing.T) {
 	m := &pricedModel{answers: map[string]string{"luke": offTopic}}
 	f := gateFixture(t, m, &fakeTools{})
-	f.svc.Router.Gate = loadGate{gate: f.svc.Router.Gate.(gate), loads: map[string]routing.Load{"dana": {ActiveTasks: 2}}}
+	f.cfg.Router.Gate = loadGate{gate: f.cfg.Router.Gate.(gate), loads: map[string]routing.Load{"dana": {ActiveTasks: 2}}}
 	var sys string
-	f.svc.Model = modelFunc(func(ctx context.Context, req models.Request) (models.Response, error) {
+	f.cfg.Model = modelFunc(func(ctx context.Context, req models.Request) (models.Response, error) {
 		sys = req.System
 		return m.Converse(ctx, req)
 	})
+	f.rebuild()
 	conv := f.create(t, "kyra")
 	_, err := f.svc.Post(context.Background(), team, conv.ID, conversations.PostInput{Content: indexQuestion, Strategy: "top_1"})
 	require.NoError(t, err)
@@ -236,7 +238,8 @@ func TestAPlannedMessageIsAnsweredByTheLeadsNote(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t, collaborationOn)
-			f.svc.Planner = c.p
+			f.cfg.Planner = c.p
+			f.rebuild()
 			conv := f.create(t, c.convTo)
 			r := reply(t, f.post(t, conv.ID, c.message))
 			require.Equal(t, c.asked, len(c.p.asked) == 1, "asked")
@@ -276,7 +279,8 @@ func TestTheRecentMemoriesLoaderShowsTenAtMost(t *testing.T) {
 		_, err := f.memory.Create(ctx, team, "luke", memory.CreateInput{Type: "fact", Visibility: "private", Content: fmt.Sprintf("note %02d", i)})
 		require.NoError(t, err)
 	}
-	f.svc.MemoryLog = f.store
+	f.sources.MemoryLog = f.store
+	f.rebuild()
 	c := f.create(t, "")
 	f.post(t, c.ID, "Can you review this Go function for bugs?")
 	sys := f.model.last(t).System

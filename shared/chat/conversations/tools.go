@@ -94,7 +94,7 @@ type ToolResult struct {
 	// Delivered is work that ended while the tool waited and whose result
 	// Text carries: this reply is then its only delivery (a delegation
 	// waited for in the reply posts nothing of its own). When the reply is
-	// not what the turn stores, the turn posts it (Service.Results).
+	// not what the turn stores, the turn posts it (Config.Results).
 	Delivered *WorkRef
 	// Handoff asks for the conversation to move to another agent with
 	// this turn (handoff_to); the turn validates and commits it.
@@ -180,7 +180,7 @@ func (l *loop) converse(ctx context.Context, req models.Request) (models.Respons
 				onDelta(t)
 			}
 		}
-		resp, err := l.s.Model.Converse(ctx, req)
+		resp, err := l.s.model.Converse(ctx, req)
 		if err != nil {
 			return resp, err
 		}
@@ -248,11 +248,11 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 	if l.watch != nil {
 		l.watch.ToolCalled(ev)
 	}
-	res, err := l.s.Tools.Call(ctx, l.caller, call)
+	res, err := l.s.tools.Call(ctx, l.caller, call)
 	out := res.Text
 	switch {
 	case err != nil:
-		l.s.log().WarnContext(ctx, "chat tool failed", "tool", call.Name, "agent", l.a.Slug, "error", err.Error())
+		l.s.log.WarnContext(ctx, "chat tool failed", "tool", call.Name, "agent", l.a.Slug, "error", err.Error())
 		out = "the tool failed: " + err.Error()
 	case res.Handoff != nil:
 		out = l.handOver(*res.Handoff)

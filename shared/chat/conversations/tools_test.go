@@ -101,7 +101,8 @@ func (f *fakeTools) Call(_ context.Context, c conversations.ToolCaller, call mod
 func toolFixture(t *testing.T, m *toolModel, tools *fakeTools) *fixture {
 	// Direct dispatch: the conversation's agent answers.
 	f := newFixture(t, collaborationOff)
-	f.svc.Model, f.svc.Tools = m, tools
+	f.cfg.Model, f.cfg.Tools = m, tools
+	f.rebuild()
 	return f
 }
 
@@ -303,7 +304,8 @@ func TestAResultOnlyTheReplyCarriedIsPostedWhenTheReplyIsNotStored(t *testing.T)
 		tools := &fakeTools{specs: spec("delegate_task"), answers: map[string]conversations.ToolResult{"delegate_task": {Text: "42 findings", Delivered: &ref}}}
 		f := toolFixture(t, m, tools)
 		poster := &recordingPoster{}
-		f.svc.Results = poster
+		f.cfg.Results = poster
+		f.rebuild()
 		return f, tools, poster
 	}
 
@@ -346,7 +348,8 @@ func TestAResultOnlyTheReplyCarriedIsPostedWhenTheReplyIsNotStored(t *testing.T)
 	t.Run("without a poster it is logged", func(t *testing.T) {
 		f, _, _ := setup(&toolModel{tokens: 10, plan: delegate, failAfter: true})
 		var logged strings.Builder
-		f.svc.Results, f.svc.Log = nil, slog.New(slog.NewTextHandler(&logged, nil))
+		f.cfg.Results, f.cfg.Log = nil, slog.New(slog.NewTextHandler(&logged, nil))
+		f.rebuild()
 		c := f.create(t, "kyra")
 		_, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "audit the code"})
 		requireAppErr(t, err, apperr.EUPSTREAM, "AllAgentsFailed")
@@ -384,8 +387,9 @@ func TestAResultTheReplyCarriedIsInTheConversationOnceWhateverTheCommit(t *testi
 		// A 3 s reserve: the commit's context ends 300 ms before the
 		// turn's, and a post after a cut-off commit has 250 ms of them,
 		// room enough on a loaded machine.
-		f.svc.CommitReserve = 3 * time.Second
-		f.svc.Results = &results.Poster{Store: f.store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		f.cfg.CommitReserve = 3 * time.Second
+		f.cfg.Results = &results.Poster{Store: f.store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		f.rebuild()
 		c := f.create(t, "kyra")
 		ctx := context.Background()
 		board := tasks.NewService(f.store, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -406,7 +410,8 @@ func TestAResultTheReplyCarriedIsInTheConversationOnceWhateverTheCommit(t *testi
 		_, err := f.svc.Post(ctx, team, c.ID, conversations.PostInput{Content: "audit the code"})
 		requireAppErr(t, err, apperr.EINTERNAL, "")
 		assert.NoError(t, ctx.Err(), "answered before the deadline")
-		f.svc.Store = f.store
+		f.cfg.Store = f.store
+		f.rebuild()
 	}
 	withResult := func(msgs []conversations.Message) []conversations.Message {
 		var out []conversations.Message
@@ -424,7 +429,8 @@ func TestAResultTheReplyCarriedIsInTheConversationOnceWhateverTheCommit(t *testi
 		// bubble (it jumps to the deadline), not seconds of real time.
 		synctest.Test(t, func(t *testing.T) {
 			f, c, ref := setup(t)
-			f.svc.Store = hangingStore{f.store}
+			f.cfg.Store = hangingStore{f.store}
+			f.rebuild()
 			cutOff(t, f, c)
 			msgs := f.messages(t, c.ID)
 			require.Len(t, msgs, 1, "nothing of the turn, the posted result")
@@ -439,7 +445,8 @@ func TestAResultTheReplyCarriedIsInTheConversationOnceWhateverTheCommit(t *testi
 		// bubble (it jumps to the deadline), not seconds of real time.
 		synctest.Test(t, func(t *testing.T) {
 			f, c, _ := setup(t)
-			f.svc.Store = appliedStore{f.store}
+			f.cfg.Store = appliedStore{f.store}
+			f.rebuild()
 			cutOff(t, f, c)
 			carrying := withResult(f.messages(t, c.ID))
 			require.Len(t, carrying, 1, "the stored reply, and no posted result")
@@ -453,7 +460,7 @@ func TestAResultTheReplyCarriedIsInTheConversationOnceWhateverTheCommit(t *testi
 		f, c, ref := setup(t)
 		// The post of a turn that gave up on its commit lands first; the
 		// commit, still in flight, must not add the reply carrying it.
-		require.NoError(t, f.svc.Results.PostUndelivered(context.Background(), team, c.ID, ref))
+		require.NoError(t, f.cfg.Results.PostUndelivered(context.Background(), team, c.ID, ref))
 		_, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "audit the code"})
 		requireAppErr(t, err, apperr.ECONFLICT, "TransactionConflict")
 		carrying := withResult(f.messages(t, c.ID))
@@ -496,12 +503,13 @@ func (g gate) Score(context.Context, expertgate.Request) (expertgate.Response, e
 func gateFixture(t *testing.T, m models.Model, tools *fakeTools) *fixture {
 	t.Helper()
 	f := newFixture(t, cascade.Flags{Collaboration: true, ExpertGate: true, Ensemble: true})
-	f.svc.Router.Gate = gate{scores: []routing.ExpertScore{
+	f.cfg.Router.Gate = gate{scores: []routing.ExpertScore{
 		{AgentSlug: "luke", AgentName: "Luke", Overall: 0.9, Confidence: 0.9, Label: "code review"},
 		{AgentSlug: "dana", AgentName: "Dana", Overall: 0.8, Confidence: 0.8, Label: "data analysis"},
 		{AgentSlug: "archie", AgentName: "Archie", Overall: 0.7, Confidence: 0.7, Label: "architecture"},
 	}}
-	f.svc.Model, f.svc.Tools = m, tools
+	f.cfg.Model, f.cfg.Tools = m, tools
+	f.rebuild()
 	return f
 }
 

@@ -52,23 +52,20 @@ func (s *Service) MessagesAfter(ctx context.Context, teamID, id, after string, w
 	if wait < 0 || wait > MaxWait*time.Second {
 		return nil, "", apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", MaxWait)
 	}
-	if s.Tail == nil {
-		return nil, "", apperr.New(apperr.EINTERNAL, "the message tail is not wired")
-	}
 	until := time.Now().Add(wait)
 	if d, ok := ctx.Deadline(); ok && d.Add(-WaitMargin).Before(until) {
 		until = d.Add(-WaitMargin)
 	}
 	found := false
 	for {
-		list, next, err := s.Tail.ListMessagesAfter(ctx, teamID, id, after, p)
+		list, next, err := s.tail.ListMessagesAfter(ctx, teamID, id, after, p)
 		if err != nil || len(list) > 0 {
 			return list, next, err
 		}
 		if !found {
 			// Only an empty page needs the conversation read, for a 404
 			// (a wait on a conversation that does not exist ends here).
-			if _, err := s.Store.GetConversation(ctx, teamID, id); err != nil {
+			if _, err := s.store.GetConversation(ctx, teamID, id); err != nil {
 				return nil, "", err
 			}
 			found = true

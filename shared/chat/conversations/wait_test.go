@@ -13,6 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
 )
@@ -29,7 +30,7 @@ func newTail(t *testing.T) tail {
 	t.Helper()
 	store := memstore.New()
 	require.NoError(t, demo.Seed(context.Background(), store))
-	svc := &conversations.Service{Store: store, Agents: store, Tail: store}
+	svc := conversations.MustNew(conversations.Config{Store: store, Agents: store, Router: &cascade.Router{}, Tail: store})
 	c, err := svc.Create(context.Background(), team, conversations.CreateInput{Title: "waiting"})
 	require.NoError(t, err)
 	return tail{store: store, svc: svc, conv: c.ID}

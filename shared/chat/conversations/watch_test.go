@@ -68,7 +68,8 @@ func (r *recorder) ToolAnswered(t conversations.ToolEvent) {
 func TestAWatchedTurnSeesWhatItStores(t *testing.T) {
 	m := &toolModel{tokens: 20, plan: []models.ToolCall{{ID: "1", Name: "check_task_status", Input: `{"task_id":"task_1"}`}}}
 	f := toolFixture(t, m, &fakeTools{specs: spec("check_task_status")})
-	f.svc.Model = talkingModel{m}
+	f.cfg.Model = talkingModel{m}
+	f.rebuild()
 	c := f.create(t, "kyra")
 	w := &recorder{}
 	res, err := f.svc.Post(context.Background(), team, c.ID, conversations.PostInput{Content: "How is the audit going?", Watch: w})
@@ -115,7 +116,8 @@ func (m streamingModel) Converse(ctx context.Context, req models.Request) (model
 func TestAnEnsemblesAnswersAreDraftsAndItsSynthesisHasItsOwnID(t *testing.T) {
 	m := &pricedModel{answers: map[string]string{"luke": offTopic, "dana": relevant}, fail: map[string]bool{"archie": true}}
 	f := gateFixture(t, streamingModel{m}, &fakeTools{})
-	f.svc.Synth = &routing.Synthesizer{Model: synth{}, ModelID: pricedID}
+	f.cfg.Synth = &routing.Synthesizer{Model: synth{}, ModelID: pricedID}
+	f.rebuild()
 	conv := f.create(t, "kyra")
 	w := &recorder{}
 	res, err := f.svc.Post(context.Background(), team, conv.ID, conversations.PostInput{Content: indexQuestion, Strategy: "ensemble", Watch: w})

@@ -5,9 +5,13 @@
 // The local model stands in for the agent's configured model, so it reads
 // what it needs from the agent record rather than from the request: the
 // agent named in the request metadata (models.MetadataTeamID and
-// models.MetadataAgent) gives it its script (agents.Model.Script) and its
-// voice (the agent's name and user-facing skills). The request stays what
-// every provider receives; nothing in it exists only for this adapter.
+// models.MetadataAgent) gives it its script (the agent's model.script) and
+// its voice (the agent's name and user-facing skills). The request stays
+// what every provider receives; nothing in it exists only for this adapter.
+//
+// It reads the agent through a port of its own (AgentReader, Agent): the
+// models wing is below the team wing, so the wire layer adapts the agent
+// store to it (shared/wire/providers).
 package localmodel
 
 import (
@@ -23,21 +27,39 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	textclip "github.com/conclave-ai/conclave/shared/platform/clip"
-	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // ModelID is the id the local model reports when the request names none.
 const ModelID = "local-deterministic"
 
-// AgentReader reads the agent a request is attributed to (the agent store
-// implements it).
+// AgentReader reads the agent a request is attributed to
+// (providers.LocalAgents adapts the agent store to it).
 type AgentReader interface {
 	// GetAgent returns ENOTFOUND for an unknown agent.
-	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
+	GetAgent(ctx context.Context, teamID, slug string) (Agent, error)
+}
+
+// Agent is what the local model reads of an agent record: no more than
+// its script and its voice.
+type Agent struct {
+	Name string
+	// Script makes the model misbehave on purpose (see Model); "" for none.
+	Script string
+	// Skills are the agent's skills in its order.
+	Skills []Skill
+}
+
+// Skill is one skill of an Agent.
+type Skill struct {
+	Name        string
+	Description string
+	// InternalOnly marks a skill other agents reach the agent for, which
+	// it does not tell a user about.
+	InternalOnly bool
 }
 
 // Model is the deterministic model. Scripts, read from the agent's
-// Model.Script, make it misbehave on purpose:
+// Script, make it misbehave on purpose:
 //
 //	fail       every call returns models.ErrModel
 //	timeout    the call blocks until its context ends
@@ -145,10 +167,7 @@ func (l Model) voiceOf(ctx context.Context, md map[string]string) (voice, error)
 	if err != nil {
 		return voice{}, fmt.Errorf("%w: the agent's script could not be read: %v", models.ErrModel, err)
 	}
-	v := voice{name: a.Name}
-	if a.Model != nil {
-		v.script = a.Model.Script
-	}
+	v := voice{name: a.Name, script: a.Script}
 	for _, sk := range a.Skills {
 		if !sk.InternalOnly {
 			v.skills = append(v.skills, sk.Name)

@@ -13,23 +13,22 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
-	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
 // directory is the agents the local model can read, by team/slug.
-type directory map[string]agents.Agent
+type directory map[string]localmodel.Agent
 
-func (d directory) GetAgent(_ context.Context, team, slug string) (agents.Agent, error) {
+func (d directory) GetAgent(_ context.Context, team, slug string) (localmodel.Agent, error) {
 	a, ok := d[team+"/"+slug]
 	if !ok {
-		return agents.Agent{}, apperr.NotFound("agent", slug)
+		return localmodel.Agent{}, apperr.NotFound("agent", slug)
 	}
 	return a, nil
 }
 
-func luke(script string) agents.Agent {
-	return agents.Agent{TeamID: "t", Slug: "luke", Name: "Luke", Model: &agents.Model{Provider: "local", Script: script},
-		Skills: []agents.Skill{
+func luke(script string) localmodel.Agent {
+	return localmodel.Agent{Name: "Luke", Script: script,
+		Skills: []localmodel.Skill{
 			{Name: "triage", Description: "Sort incoming work", InternalOnly: true},
 			{Name: "code-review", Description: "Review code for bugs"},
 		}}
@@ -202,8 +201,8 @@ func TestWithoutAnAgentItAnswersPlainly(t *testing.T) {
 // brokenDirectory cannot be read (the table is unavailable).
 type brokenDirectory struct{}
 
-func (brokenDirectory) GetAgent(context.Context, string, string) (agents.Agent, error) {
-	return agents.Agent{}, apperr.New(apperr.EINTERNAL, "the table did not answer")
+func (brokenDirectory) GetAgent(context.Context, string, string) (localmodel.Agent, error) {
+	return localmodel.Agent{}, apperr.New(apperr.EINTERNAL, "the table did not answer")
 }
 
 // An agent that cannot be read fails the call, as a provider's error

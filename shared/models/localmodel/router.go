@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/conclave-ai/conclave/shared/models"
-	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/platform/words"
 )
 
 // chooseTool is the tier-0 router model's tool (shared/routing/chooser).
@@ -35,7 +35,7 @@ type routerCandidate struct{ agent, name, skill, description string }
 
 // routerAnswer answers a request offering choose_agent: the candidate
 // whose name and skill description share the most stemmed content words
-// (routing.Tokens) with the question, the first listed of equals; with
+// (words.Tokens) with the question, the first listed of equals; with
 // confidence 0.8 when it shares at least one word, 0.3 otherwise.
 func routerAnswer(req models.Request, resp models.Response) models.Response {
 	q := lastUser(req)
@@ -43,12 +43,12 @@ func routerAnswer(req models.Request, resp models.Response) models.Response {
 	for _, m := range candidateRE.FindAllStringSubmatch(req.System, -1) {
 		cands = append(cands, routerCandidate{agent: m[1], name: m[2], skill: m[3], description: m[4]})
 	}
-	words := slices.Compact(slices.Sorted(slices.Values(routing.Tokens(q))))
+	asked := slices.Compact(slices.Sorted(slices.Values(words.Tokens(q))))
 	best, shared := -1, []string(nil)
 	for i, c := range cands {
-		have := routing.Tokens(c.name + " " + c.description)
+		have := words.Tokens(c.name + " " + c.description)
 		var common []string
-		for _, w := range words {
+		for _, w := range asked {
 			if slices.Contains(have, w) {
 				common = append(common, w)
 			}

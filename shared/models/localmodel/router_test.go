@@ -15,7 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/routing/chooser"
 )
 
-// chooseFor is the router model's request (as routermodel builds it) for
+// chooseFor is the router model's request (as the chooser builds it) for
 // question among the candidates.
 func chooseFor(question string, cands ...cascade.Candidate) models.Request {
 	return chooser.Request(cascade.ChoiceRequest{TeamID: "t", Question: question, Candidates: cands}, "amazon.nova-micro-v1:0")

@@ -31,3 +31,23 @@ func Clip(s string, n int) string {
 	}
 	return s[:i] + Marker
 }
+
+// Prefix returns s when it has at most n runes, else its first n runes,
+// unmarked: for values read as data rather than prose (a skill keyword, a
+// card's description kept to a field's maxLength, an MCP tool's
+// description), where a marker would become part of the value. n <= 0
+// gives "".
+func Prefix(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := 0; k < n; k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i]
+}

@@ -69,3 +69,20 @@ func FuzzClip(f *testing.F) {
 		}
 	})
 }
+
+func TestPrefix(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"hello", 5, "hello"},
+		{"hello", 4, "hell"},
+		{"héllo wörld", 7, "héllo w"},
+		{"日本語テキスト", 3, "日本語"},
+		{"abc", 0, ""},
+		{"", 3, ""},
+	} {
+		assert.Equal(t, c.want, clip.Prefix(c.in, c.n), "Prefix(%q, %d)", c.in, c.n)
+	}
+}

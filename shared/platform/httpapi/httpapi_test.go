@@ -26,7 +26,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
 	"github.com/conclave-ai/conclave/shared/team/teams"
 	"github.com/conclave-ai/conclave/shared/testkit/logtest"
-	"github.com/conclave-ai/conclave/shared/testkit/memstore"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/memtable"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/teamfake"
 )
 
 // memIdem is an in-memory idempotency.Store (a domain port, not an AWS client).
@@ -304,13 +305,13 @@ func TestEveryLineOfARequestCarriesTheRequestAndTeam(t *testing.T) {
 func TestAuthorizerRateLimitBecomes429ThroughTheRoute(t *testing.T) {
 	// GIVEN a team allowed one request a second, and the second request of
 	// one second
-	store := memstore.New()
-	svc := teams.NewService(store)
+	table := memtable.New() // the teams and the request counter
+	svc := teams.NewService(teamfake.New(table))
 	_, key, err := svc.CreateTeam(context.Background(), "rated")
 	require.NoError(t, err)
 	now := time.Unix(1_800_000_000, 0)
 	authz := &authorizer.Handler{Teams: svc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Rate: &authorizer.RateLimit{PerSecond: 1, Counter: store, Now: func() time.Time { return now }}}
+		Rate: &authorizer.RateLimit{PerSecond: 1, Counter: table, Now: func() time.Time { return now }}}
 	calls := 0
 	rt := newRouter(&calls)
 	serve := func(body string) events.APIGatewayV2HTTPResponse {

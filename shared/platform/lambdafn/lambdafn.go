@@ -1,7 +1,7 @@
 // Package lambdafn is the bootstrap every function's main shares: it loads
 // the AWS configuration and the environment contract once per cold start,
 // hands them to the function's own builder and starts the Lambda runtime.
-// It links no AWS service client: each builder (shared/wire/<name>fn) links
+// It links no AWS service client: each builder (shared/wire/<stem>fn) links
 // exactly the clients its function is granted.
 package lambdafn
 

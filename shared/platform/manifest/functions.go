@@ -480,7 +480,7 @@ var Functions = []Function{
 	{
 		Name:        "a2a-push",
 		Description: "Sends the A2A push notifications of tasks created over A2A: each status change to the task's push configs, through the network policy (bus -> rule -> SQS).",
-		// interop's task view links the domains of the A2A endpoint.
+		// the A2A server's task view links the domains of the A2A endpoint.
 		Domains:   []string{"agents", "approvals", "conversations", "cascade", "expertgate", "a2a", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:   TriggerSQS,
 		Queue:     "a2a-push",

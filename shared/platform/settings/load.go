@@ -148,7 +148,8 @@ func Load(names []string, get func(string) (string, bool)) (Config, error) {
 		}
 	}
 	// The one rule across variables: the openai provider needs its
-	// endpoint (providers.New would fall back to the local model).
+	// endpoint (without it providers.New fails the cold start, later and
+	// less plainly).
 	if c.ModelProvider == "openai" && c.OpenAIBaseURL == "" && slices.Contains(names, EnvOpenAIBaseURL) &&
 		!slices.ContainsFunc(VarErrors(errors.Join(errs...)), func(e *VarError) bool { return e.Name == EnvOpenAIBaseURL }) {
 		errs = append(errs, &VarError{Name: EnvOpenAIBaseURL, Err: fmt.Errorf("required when %s=openai", EnvModelProvider)})

@@ -56,7 +56,7 @@ func (s *Service) SelectedFor(ctx context.Context, teamID, query string, minSim 
 		return SelectionReport{}, apperr.Invalid("min_similarity", "min_similarity must be from 0 to 1")
 	}
 	if since.IsZero() {
-		since = s.now().Add(-AnalyticsWindow)
+		since = s.Now.UTC().Add(-AnalyticsWindow)
 	}
 	list, err := s.Store.RecentDecisions(ctx, teamID, since, MaxAnalyzed)
 	if err != nil {
@@ -118,7 +118,7 @@ type StrategyReport struct {
 // strategy over the decisions since.
 func (s *Service) ConfidenceByStrategy(ctx context.Context, teamID string, since time.Time) (StrategyReport, error) {
 	if since.IsZero() {
-		since = s.now().Add(-AnalyticsWindow)
+		since = s.Now.UTC().Add(-AnalyticsWindow)
 	}
 	list, err := s.Store.RecentDecisions(ctx, teamID, since, MaxAnalyzed)
 	if err != nil {

@@ -2,9 +2,9 @@ package cascade
 
 import (
 	"context"
-	"time"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
@@ -13,14 +13,7 @@ import (
 // it: the routing function's service.
 type Service struct {
 	Store Store
-	Now   func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now   clock.Func
 }
 
 // Decision returns one decision of the log. Returns ENOTFOUND.

@@ -70,7 +70,7 @@ type Request struct {
 	// (never routed to unless @mentioned, which re-joins them).
 	Invited []string
 	Removed []string
-	// Context is what the message carries for the eligibility gates.
+	// Context is what the message carries for the eligibility filters.
 	Context *routing.MessageContext
 	Options Options
 	// Start is when the turn began: the router latency counts from it.
@@ -232,7 +232,7 @@ func (r *Router) choose(ctx context.Context, req Request, p *Plan) {
 	}
 	req.Active = routable(req)
 	if routing.IsSmallTalk(req.Query) {
-		// The greeting gate: nothing to route on, so no scoring and no
+		// The greeting filter: nothing to route on, so no scoring and no
 		// model choosing; the conversation's agent (or the default)
 		// answers.
 		agent := current(req)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/words"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -42,7 +43,7 @@ func (e *bagEmbedder) Embed(_ context.Context, texts []string) ([][]float64, err
 	out := make([][]float64, len(texts))
 	for i, t := range texts {
 		out[i] = make([]float64, 8)
-		for _, w := range routing.Tokens(t) {
+		for _, w := range words.Tokens(t) {
 			h := fnv.New32a()
 			h.Write([]byte(w))
 			out[i][h.Sum32()%8]++

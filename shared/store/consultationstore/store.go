@@ -1,4 +1,4 @@
-// Package consultstore stores consultations between agents on the single table: it implements
+// Package consultationstore stores consultations between agents on the single table: it implements
 // consultations.Store over the shared core (shared/store/dynamo), so a function links it
 // only when it serves this domain.
 package consultationstore
@@ -13,7 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 )
 
-// Store is the consultstore half of the single-table store. A
+// Store is the consultationstore half of the single-table store. A
 // consultation picks its experts through the expert gate and reads the
 // team's recent memories (consultations.Backend), so it embeds the gate's
 // store (agents, loads, ratings, and through it the core) and reads

@@ -1,4 +1,4 @@
-// Package convstore stores conversations: their messages, participants, handoffs and feedback, and the agents' open-conversation counters on the single table: it implements
+// Package conversationstore stores conversations: their messages, participants, handoffs and feedback, and the agents' open-conversation counters on the single table: it implements
 // conversations.Store over the shared core (shared/store/dynamo), so a function links it
 // only when it serves this domain.
 package conversationstore
@@ -8,7 +8,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/store/dynamo"
 )
 
-// Store is the convstore half of the single-table store. A turn reads the
+// Store is the conversationstore half of the single-table store. A turn reads the
 // team's agents (conversations.AgentDirectory), so it embeds the agent store
 // (and through it the core's client, table and helpers).
 type Store struct{ *agentstore.Store }

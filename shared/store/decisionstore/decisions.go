@@ -121,7 +121,7 @@ type routerModelItem struct {
 }
 
 // ToDecisionItem is the stored form of a routing decision; a turn writes it
-// in its transaction (convstore).
+// in its transaction (conversationstore).
 func ToDecisionItem(d cascade.Decision) decisionItem {
 	it := decisionItem{
 		PK: dynamo.TeamPK(d.TeamID), SK: dynamo.DecisionSK(d.ID), Type: "routing_decision",

@@ -38,7 +38,7 @@ import (
 //	                  not flagged overdue; written and deleted in the task's own transactions)
 //	                  gsi3: TDUE / <due_at>#<team>#<id>
 //	escalation      TEAM#<team>           ESC#<id>  (esc_status filters it; a consultation's, or a task's    escalationItem
-//	                  task_overdue one written in the task's transactions: consultstore, taskstore)
+//	                  task_overdue one written in the task's transactions: consultationstore, taskstore)
 //	board policy    TEAM#<team>           BOARDPOLICY  (escalate_overdue)                                  boardPolicyItem
 //	task event      TEAM#<team>           TEV#<task id>#<seq, 8 digits>                                        taskEventItem
 //	agent load      TEAM#<team>           LOAD#<slug>                                                          loadItem

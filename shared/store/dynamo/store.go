@@ -55,7 +55,7 @@ type API interface {
 }
 
 // Store is the core of the single-table store: the client and the table.
-// Each domain's adapter (shared/store/dynamo/<domain>store) embeds it and adds
+// Each domain's adapter (shared/store/<domain>store) embeds it and adds
 // that domain's methods; the core keeps what is generic (idempotency
 // records, the queue-attempt and rate counters, ping).
 type Store struct {

@@ -1,4 +1,4 @@
-// Package gatestore stores skill vectors and agent loads on the single table: it implements
+// Package expertgatestore stores skill vectors and agent loads on the single table: it implements
 // the expert gate's inputs over the shared core (shared/store/dynamo), so a function links it
 // only when it serves this domain.
 package expertgatestore
@@ -9,7 +9,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/store/dynamo"
 )
 
-// Store is the gatestore half of the single-table store. The gate also
+// Store is the expertgatestore half of the single-table store. The gate also
 // reads the active agents, so it embeds the agent store (and through it the
 // core's client, table and helpers).
 type Store struct{ *agentstore.Store }

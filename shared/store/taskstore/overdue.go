@@ -100,7 +100,7 @@ func (it *escalationItem) toEscalation() *tasks.Escalation {
 }
 
 // escalationListing is the escalation item the consultations' store lists
-// (consultstore's escalationItem): the body is the listing's JSON.
+// (consultationstore's escalationItem): the body is the listing's JSON.
 type escalationListing struct {
 	PK        string    `dynamodbav:"pk"`
 	SK        string    `dynamodbav:"sk"`

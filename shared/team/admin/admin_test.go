@@ -13,14 +13,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/logctx"
 	"github.com/conclave-ai/conclave/shared/team/admin"
 	"github.com/conclave-ai/conclave/shared/team/teams"
-	"github.com/conclave-ai/conclave/shared/testkit/memstore"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/teamfake"
 )
 
 // An admin action's line names the action and its team, the team it
 // created included (it had no id when the action began).
 func TestAdminLinesNameTheActionAndTeam(t *testing.T) {
 	var buf bytes.Buffer
-	h := &admin.Handler{Teams: teams.NewService(memstore.New()), Log: logctx.Wrap(slog.New(slog.NewJSONHandler(&buf, nil)))}
+	h := &admin.Handler{Teams: teams.NewService(teamfake.New(nil)), Log: logctx.Wrap(slog.New(slog.NewJSONHandler(&buf, nil)))}
 	line := func() map[string]any {
 		t.Helper()
 		var m map[string]any

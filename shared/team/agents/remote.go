@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clip"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 )
 
@@ -55,8 +55,8 @@ type RemoteInput struct {
 	Credential string `json:"credential"`
 }
 
-// RemoteCard is an agent card as Conclave reads it (the adapter, shared
-// /a2aremote, fetches and checks it).
+// RemoteCard is an agent card as Conclave reads it (the adapter,
+// shared/a2a/remote, fetches and checks it).
 type RemoteCard struct {
 	Name            string
 	Description     string
@@ -201,7 +201,7 @@ func RemoteSkills(card RemoteCard) []Skill {
 		}
 		seen[name] = true
 		tags := cleanList(rs.Tags)
-		out = append(out, Skill{Name: name, Description: clipRunes(desc, MaxDescription), Domains: tags, Keywords: tags,
+		out = append(out, Skill{Name: name, Description: clip.Prefix(desc, MaxDescription), Domains: tags, Keywords: tags,
 			Priority: 50, Kind: KindChat})
 	}
 	return out
@@ -227,7 +227,7 @@ func cleanList(in []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, t := range in {
-		t = clipRunes(strings.TrimSpace(strings.ToLower(t)), MaxItemLength)
+		t = clip.Prefix(strings.TrimSpace(strings.ToLower(t)), MaxItemLength)
 		if t == "" || seen[t] {
 			continue
 		}
@@ -237,14 +237,6 @@ func cleanList(in []string) []string {
 		}
 	}
 	return out
-}
-
-func clipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n])
 }
 
 // remote builds a new agent's Remote from in: the card fetched and
@@ -277,7 +269,7 @@ func (s *Service) remote(ctx context.Context, teamID string, in CreateInput, a *
 		return "", apperr.New(apperr.EREJECTED, "the agent card at %s lists no skill Conclave can route to", r.CardURL).WithReason("A2ACardWithoutSkills")
 	}
 	if a.Tagline == "" {
-		a.Tagline = clipRunes(strings.TrimSpace(card.Description), 200)
+		a.Tagline = clip.Prefix(strings.TrimSpace(card.Description), 200)
 	}
 	now := s.Now().UTC()
 	a.Model = &Model{Provider: ProviderA2A}
@@ -313,7 +305,7 @@ func (s *Service) recordCheck(ctx context.Context, a Agent, card RemoteCard, err
 	r.CheckedAt = now
 	next := a
 	if err != nil {
-		r.Available, r.LastError = false, clipRunes(err.Error(), 300)
+		r.Available, r.LastError = false, clip.Prefix(err.Error(), 300)
 	} else if skills := RemoteSkills(card); len(skills) > 0 {
 		r.Available, r.LastError, r.FetchedAt = true, "", now
 		r.Endpoint, r.ProtocolVersion, r.CardName, r.CardVersion = card.Endpoint, card.ProtocolVersion, card.Name, card.Version

@@ -15,16 +15,17 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
 	"github.com/conclave-ai/conclave/shared/team/teams"
-	"github.com/conclave-ai/conclave/shared/testkit/memstore"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/memtable"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/teamfake"
 )
 
 func limitedHandler(t *testing.T, counter authorizer.RequestCounter, now *time.Time) (*authorizer.Handler, string) {
-	store := memstore.New()
-	svc := teams.NewService(store)
+	table := memtable.New() // the teams and the request counter
+	svc := teams.NewService(teamfake.New(table))
 	_, key, err := svc.CreateTeam(context.Background(), "rated")
 	require.NoError(t, err)
 	if counter == nil {
-		counter = store
+		counter = table
 	}
 	h := &authorizer.Handler{Teams: svc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Rate: &authorizer.RateLimit{PerSecond: 5, Counter: counter, Now: func() time.Time { return *now }}}

@@ -10,6 +10,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/answerby"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
 )
 
@@ -63,17 +64,10 @@ type Guard struct {
 	// model id it answers a request naming none with.
 	DefaultModels map[string]string
 	Log           *slog.Logger
-	Now           func() time.Time
+	Now           clock.Func
 }
 
 var _ models.Model = (*Guard)(nil)
-
-func (g *Guard) now() time.Time {
-	if g.Now != nil {
-		return g.Now().UTC()
-	}
-	return time.Now().UTC()
-}
 
 func (g *Guard) log() *slog.Logger {
 	if g.Log != nil {
@@ -92,7 +86,7 @@ func (g *Guard) Converse(ctx context.Context, req models.Request) (models.Respon
 		// (a test holds them to it); this keeps a test double working.
 		return g.Model.Converse(ctx, req)
 	}
-	now := g.now()
+	now := g.Now.UTC()
 	month, day := MonthOf(now), DayOf(now)
 	amount := g.WorstCase(req)
 	led, err := g.reserve(ctx, teamID, month, amount)
@@ -171,7 +165,7 @@ func (g *Guard) warn(ctx context.Context, teamID, month string, led Ledger, spen
 		}
 		return
 	}
-	w := Warning{TeamID: teamID, Month: month, MonthlyLimitUSD: led.Limit.Dollars(), WarnAt: led.WarnAt, SpentUSD: spent.Dollars(), At: g.now()}
+	w := Warning{TeamID: teamID, Month: month, MonthlyLimitUSD: led.Limit.Dollars(), WarnAt: led.WarnAt, SpentUSD: spent.Dollars(), At: g.Now.UTC()}
 	if err := g.Bus.Publish(ctx, EvWarning, w); err != nil {
 		g.log().ErrorContext(ctx, "budget: the warning could not be published", "team_id", teamID, "month", month, "error", err.Error())
 		return

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 )
 
 // Service answers the budget and usage routes.
@@ -14,14 +15,7 @@ type Service struct {
 	Store Store
 	// Now is the clock (the month and the range bounds); nil is the wall
 	// clock.
-	Now func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now clock.Func
 }
 
 // PutInput is the body of PUT /v1/budget.
@@ -47,7 +41,7 @@ type Status struct {
 
 // Get returns the team's budget and its spend this month (UTC).
 func (s *Service) Get(ctx context.Context, teamID string) (Status, error) {
-	month := MonthOf(s.now())
+	month := MonthOf(s.Now.UTC())
 	st := Status{Month: month}
 	b, err := s.Store.GetBudget(ctx, teamID)
 	switch {
@@ -83,7 +77,7 @@ func (s *Service) Put(ctx context.Context, teamID string, in PutInput) (Status, 
 	if math.IsNaN(warn) || warn <= 0 || warn > 1 {
 		return Status{}, apperr.Invalid("warn_at", "warn_at must be a share of the limit: more than 0 and at most 1")
 	}
-	now := s.now()
+	now := s.Now.UTC()
 	if err := s.Store.PutBudget(ctx, teamID, MonthOf(now), Budget{Limit: USD(limit), WarnAt: warn, UpdatedAt: now}); err != nil {
 		return Status{}, err
 	}
@@ -136,7 +130,7 @@ func line(key string, u Usage) UsageLine {
 // Usage sums the team's usage counters of the range by the group asked.
 // Returns EINVALID (naming from, to or group_by).
 func (s *Service) Usage(ctx context.Context, teamID string, q UsageQuery) (UsageReport, error) {
-	now := s.now()
+	now := s.Now.UTC()
 	if q.GroupBy == "" {
 		q.GroupBy = ByAgent
 	}

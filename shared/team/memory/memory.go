@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -130,14 +131,7 @@ type Service struct {
 	Store Store
 	Dir   Directory
 	Bus   Publisher
-	Now   func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now   clock.Func
 }
 
 // CreateInput is the body of POST /v1/agents/{slug}/memories.
@@ -172,7 +166,7 @@ func (s *Service) New(author string, in CreateInput, source string) (Memory, err
 	if n == 0 || n > MaxContent {
 		return Memory{}, apperr.Invalid("content", "content must be 1 to %d characters", MaxContent)
 	}
-	return Memory{ID: ids.New("mem"), Author: author, Type: in.Type, Visibility: in.Visibility, Content: strings.TrimSpace(in.Content), Source: source, CreatedAt: s.now()}, nil
+	return Memory{ID: ids.New("mem"), Author: author, Type: in.Type, Visibility: in.Visibility, Content: strings.TrimSpace(in.Content), Source: source, CreatedAt: s.Now.UTC()}, nil
 }
 
 // Create stores a memory an agent learned. A shared one is announced
@@ -241,7 +235,7 @@ func (s *Service) ForAgent(ctx context.Context, teamID, agent string) (Context, 
 	if err != nil {
 		return Context{}, err
 	}
-	c := Context{Agent: agent, Shared: []Memory{}, UserProfile: []Memory{}, Private: []Memory{}, BuiltAt: s.now()}
+	c := Context{Agent: agent, Shared: []Memory{}, UserProfile: []Memory{}, Private: []Memory{}, BuiltAt: s.Now.UTC()}
 	n := 0
 	for _, m := range all {
 		if n == ContextMemories || !m.VisibleTo(agent) {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
@@ -118,14 +119,7 @@ type Service struct {
 	Store Store
 	Dir   Directory
 	Bus   Publisher
-	Now   func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now   clock.Func
 }
 
 // SendInput is the body of POST /v1/agents/{slug}/messages.
@@ -197,7 +191,7 @@ func (s *Service) Send(ctx context.Context, teamID, from string, in SendInput) (
 		return Message{}, err
 	}
 	m := Message{ID: ids.New("amsg"), TeamID: teamID, From: from, To: in.To, Channel: in.Channel, Type: in.Type,
-		Content: strings.TrimSpace(in.Content), Metadata: in.Metadata, CreatedAt: s.now()}
+		Content: strings.TrimSpace(in.Content), Metadata: in.Metadata, CreatedAt: s.Now.UTC()}
 	m.IdempotencyKey = idempotency.KeyFor(ctx, RefKind)
 	if err := s.Store.PutAgentMessage(ctx, m); err != nil {
 		var r Replayed
@@ -350,7 +344,7 @@ func (s *Service) Inbox(ctx context.Context, teamID, agent string, q InboxQuery)
 		}
 	}
 	if len(unread) > 0 {
-		at := s.now()
+		at := s.Now.UTC()
 		if _, err := s.Store.MarkRead(ctx, teamID, agent, unread, at); err != nil {
 			return nil, "", err
 		}
@@ -374,7 +368,7 @@ func (s *Service) MarkRead(ctx context.Context, teamID, agent string, ids []stri
 	if _, err := s.Dir.GetAgent(ctx, teamID, agent); err != nil {
 		return 0, err
 	}
-	return s.Store.MarkRead(ctx, teamID, agent, ids, s.now())
+	return s.Store.MarkRead(ctx, teamID, agent, ids, s.Now.UTC())
 }
 
 // ContextScan is how many of an agent's newest inbox entries Unread reads
@@ -401,5 +395,5 @@ func (s *Service) Acknowledge(ctx context.Context, teamID, agent string, ids []s
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	return s.Store.MarkRead(ctx, teamID, agent, ids, s.now())
+	return s.Store.MarkRead(ctx, teamID, agent, ids, s.Now.UTC())
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/clip"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/memory"
-	"github.com/conclave-ai/conclave/shared/work/tasks"
 )
 
 // Bounds of a skill's part of a system prompt (characters): its system
@@ -42,9 +41,22 @@ type SkillContext struct {
 	// handoff's summary, as lines.
 	Conversation []string
 	// Tasks: the agent's unfinished tasks, newest first.
-	Tasks []tasks.Task
+	Tasks []OpenTask
 	// Roster: the team's other active agents.
 	Roster []agents.Agent
+}
+
+// OpenTask is an unfinished task as the open_tasks loader prints it: the
+// fields of the work wing's task it shows. The team wing comes before the
+// work wing, so prompts has its own type and the wire layer, where the two
+// meet, converts the tasks it lists into it.
+type OpenTask struct {
+	ID    string
+	Title string
+	// Status and Priority are the task's, as the task API spells them
+	// (queued, running, blocked; low, normal, high, urgent).
+	Status   string
+	Priority string
 }
 
 // String is the loaders' part of the system prompt, each block under its

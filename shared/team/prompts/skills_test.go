@@ -36,3 +36,9 @@ func TestLoaderBlocksAreBounded(t *testing.T) {
 	assert.Equal(t, "\n- Title: T\n", rest)
 	assert.Empty(t, prompts.SkillContext{}.String())
 }
+
+// An open task is listed with what the open_tasks loader shows of it.
+func TestAnOpenTaskIsListedWithItsStatusAndPriority(t *testing.T) {
+	c := prompts.SkillContext{Tasks: []prompts.OpenTask{{ID: "task_1", Title: "Fix the parser", Status: "queued", Priority: "high"}}}
+	assert.Equal(t, "Your open tasks:\n- [queued] Fix the parser (high, task task_1)\n", c.String())
+}

@@ -11,14 +11,14 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/team/teams"
-	"github.com/conclave-ai/conclave/shared/testkit/memstore"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/teamfake"
 )
 
 var now = time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC)
 
-func newService(tb testing.TB) (*teams.Service, *memstore.Store) {
+func newService(tb testing.TB) (*teams.Service, *teamfake.Teams) {
 	tb.Helper()
-	store := memstore.New()
+	store := teamfake.New(nil)
 	svc := teams.NewService(store)
 	svc.Now = func() time.Time { return now }
 	return svc, store

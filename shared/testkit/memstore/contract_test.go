@@ -14,7 +14,8 @@ import (
 func TestStoreContract(t *testing.T) {
 	s := memstore.New()
 	storetest.Run(t, func(*testing.T) storetest.Stores {
-		return storetest.Stores{Teams: s, Agents: s, Tasks: s, Approvals: s, Conversations: s, Sessions: s, Consultations: s, Budgets: s, Clipboard: s, Remotes: s, Push: s, Messages: s,
-			Streams: s, Results: s, Plans: s}
+		return storetest.Stores{Teams: s, Agents: s, Tasks: s, Tickets: s, Approvals: s, Conversations: s, Decisions: s, Sessions: s,
+			Consultations: s, Budgets: s, Clipboard: s, Remotes: s, Push: s, Messages: s, Memories: s, Reports: s, Gate: s,
+			Streams: s, Results: s, Plans: s, Requests: s, Records: s, Attempts: s, Activity: s, Vectors: s}
 	})
 }

@@ -17,9 +17,6 @@ import (
 // deletes it). Times are compared to the second: the adapter keeps
 // expires_at as epoch seconds (the TTL attribute).
 func clipboardScopes(t *testing.T, f *fixture) {
-	if f.Clipboard == nil {
-		t.Skip("no clipboard store")
-	}
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	plan, conv := toolpacks.ScopeTask("task_plan1"), toolpacks.ScopeConversation("conv_1")

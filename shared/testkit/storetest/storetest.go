@@ -1,11 +1,16 @@
 // Package storetest is the contract of the store ports the domain services
 // rely on for their invariants: the conditions each write is refused on
 // (named by the item whose condition failed), what a refused write leaves
-// (nothing), and the order lists come back in. One suite runs against every
-// implementation: the in-memory double (shared/testkit/memstore, for the domain
-// packages' unit tests) and the DynamoDB adapter on DynamoDB Local
-// (localstack/cloud, in `make test`), so the double cannot drift from the
-// database the functions use. A condition removed from either fails it.
+// (nothing), the order lists come back in, paging, and what one team reads
+// of another's (nothing). One suite runs against every implementation: the
+// in-memory fakes (shared/testkit/memstore, for the domain packages' unit
+// tests) and the DynamoDB adapters on DynamoDB Local (localstack/cloud, in
+// `make test`), so the fakes cannot drift from the database the functions
+// use. A condition removed from either fails it.
+//
+// Every store method is called by a case, or exempt with the reason
+// (TestEveryStoreMethodIsUnderContract, coverage_test.go): a method no case
+// calls is one the fakes may get wrong unnoticed.
 //
 // Every test works in a team of its own, so one store (one table) may serve
 // them all, in parallel.
@@ -15,112 +20,193 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"strings"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/a2a/server"
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
+	"github.com/conclave-ai/conclave/shared/platform/consumers"
+	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/streams"
+	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/team/activity"
 	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/team/authorizer"
 	"github.com/conclave-ai/conclave/shared/team/budget"
+	"github.com/conclave-ai/conclave/shared/team/memory"
 	"github.com/conclave-ai/conclave/shared/team/messaging"
 	"github.com/conclave-ai/conclave/shared/team/teams"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 	"github.com/conclave-ai/conclave/shared/work/approvals"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 	"github.com/conclave-ai/conclave/shared/work/plans"
+	"github.com/conclave-ai/conclave/shared/work/reports"
+	"github.com/conclave-ai/conclave/shared/work/results"
 	"github.com/conclave-ai/conclave/shared/work/sessions"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
 )
 
 // Stores are the ports under contract, as one implementation provides them
-// (one value may implement several).
+// (one value may implement several). Every field is required: a port left
+// out would be policed on one side only (Run fails on a nil one).
 type Stores struct {
-	Teams         teams.Store
-	Agents        agents.Store
-	Tasks         tasks.Store
+	Teams   teams.Store
+	Agents  agents.Store
+	Tasks   tasks.Store
+	Tickets tasks.TicketStore
+	// Approvals are tool-call approvals and the teams' approval policies.
 	Approvals     approvals.Store
 	Conversations conversations.Store
-	Sessions      sessions.Store
-	Consultations consultations.Store
+	// Decisions are the routing decisions a turn writes.
+	Decisions cascade.Store
+	Sessions  sessions.Store
+	// Consultations are the consultations and escalations, with the
+	// directory, ratings and memories the consultation service reads.
+	Consultations consultations.Backend
 	Budgets       budget.Store
-	// Clipboard is the tool packs' clipboard; nil skips its contract.
+	// Clipboard is the tool packs' clipboard.
 	Clipboard toolpacks.ClipboardStore
-	// Remotes are the MCP packs; nil skips their contract.
-	Remotes toolpacks.RemoteStore
-	// Push are the A2A push configs; nil skips their contract.
+	// Remotes are the MCP packs.
+	Remotes toolpacks.MCPPackStore
+	// Push are the A2A push configs.
 	Push server.PushConfigs
-	// Messages are the agent messages; nil skips their contract.
+	// Messages are the agent messages and inboxes.
 	Messages messaging.Store
+	// Memories are the memories and the agents' cached memory contexts.
+	Memories memory.Store
+	// Reports are the reports.
+	Reports reports.Store
+	// Gate is what the expert gate reads: active agents, their loads and
+	// the ratings of their replies.
+	Gate expertgate.Source
 	// Streams reads the streams the writes of sessions, conversations
-	// and plans store their events on; nil skips the streams' contract.
+	// and plans store their events on.
 	Streams streams.Reader
-	// Results posts work's results into conversations; nil skips the
-	// conversation stream's part of that contract.
-	Results ResultPoster
-	// Plans are the compound plans; nil skips the plan stream's part.
+	// Results reads work and posts its results into conversations.
+	Results results.Store
+	// Plans are the compound plans.
 	Plans plans.Store
+	// Requests count a team's requests per second (the rate limit).
+	Requests authorizer.RequestCounter
+	// Records are the idempotent POSTs' records.
+	Records idempotency.Store
+	// Attempts count a queued message's failed deliveries.
+	Attempts consumers.Attempts
+	// Activity is the team's activity log.
+	Activity activity.Store
+	// Vectors are the expert gate's skill vectors.
+	Vectors expertgate.VectorStore
+}
+
+// complete fails t naming each port s leaves out.
+func (s Stores) complete(t *testing.T) {
+	t.Helper()
+	v := reflect.ValueOf(s)
+	for i := range v.NumField() {
+		require.False(t, v.Field(i).IsNil(), "the contract's %s port is nil: every port runs on every implementation", v.Type().Field(i).Name)
+	}
+}
+
+// contractCase is one case of the contract: a name ("<port>/<what it
+// asserts>") and its run on a fresh fixture.
+type contractCase struct {
+	name string
+	run  func(t *testing.T, f *fixture)
+}
+
+// cases are the contract's cases, by port.
+var cases = []contractCase{
+	{"tasks/create takes one of the assignee's slots, up to the limit", taskSlots},
+	{"tasks/concurrent creates for one agent: exactly the limit", taskSlotsConcurrent},
+	{"tasks/create needs an active assignee", taskAssignee},
+	{"tasks/create of an id that exists", taskExists},
+	{"tasks/create names a conversation of the team", taskConversation},
+	{"tasks/create by an agent names an existing agent", taskCreator},
+	{"tasks/a child needs its parent as read", taskParent},
+	{"tasks/a child needs budget left in its collaboration", taskRoot},
+	{"tasks/a change is conditioned on the version read", taskVersion},
+	{"tasks/a change is conditioned on the statuses it leaves", taskFrom},
+	{"tasks/slots move with the status", taskSlotMoves},
+	{"tasks/work items hold no slot, a place in their assignee's queue", taskWorkItems},
+	{"tasks/ending a blocked task ends its pending approvals only", taskEndsApprovals},
+	{"tasks/events in order, due tasks by deadline", taskOrder},
+	{"tasks/JSON payloads read back byte for byte, absent ones absent", taskPayloads},
+	{"tasks/an agent's queue: queued work items by priority, then age", taskQueue},
+	{"tasks/due entries, the overdue flag, the escalation and its resolution", taskDue},
+	{"approvals/registered once, decided once", approvalOnce},
+	{"approvals/listed newest first", approvalOrder},
+	{"sessions/created once, written from the version read", sessionOnce},
+	{"sessions/charges stop at the cap", sessionBudget},
+	{"sessions/the trace in order", sessionTrace},
+	{"agents/slugs, versions, the default agent", agentConditions},
+	{"agents/skills read back whole; the registry pages by agent", agentSkills},
+	{"teams/keys revoked once, by their team", keyConditions},
+	{"teams/the A2A id: given at creation, or once to an older team (8 racing first uses), resolving to its team", a2aIDOnce},
+	{"consultations/three active per requester", consultationLimit},
+	{"budget/reservations fit the month's limit, to the nano", budgetLimit},
+	{"budget/40 racing reservations: exactly those that fit", budgetConcurrent},
+	{"budget/usage counters by day and attribution; warned once", budgetUsage},
+	{"clipboard/by team, scope and key; replaced; gone once expired", clipboardScopes},
+	{"toolpacks/MCP packs: created once, replaced, by team, deleted", remotePacks},
+	{"toolpacks/16 racing creates: exactly the cap", remotePacksConcurrent},
+	{"a2a/push configs: by team and task, deleted once, five per task", pushConfigs},
+	{"a2a/12 racing push configs: exactly five", pushConfigsConcurrent},
+	{"conversations/a turn sent again under its Idempotency-Key is replayed, not stored twice (6 racing)", turnReplay},
+	{"idempotency/sessions (6 racing), tasks and consultations created once under a key", keyedCreates},
+	{"messaging/a message sent again under its Idempotency-Key is replayed, not stored twice", messageReplay},
+	{"streams/a session's changes are its stream 1 … n, resumable, refused ones absent, the team's own", sessionStream},
+	{"streams/6 racing stages of a session: one number each, none skipped", sessionStreamRace},
+	{"streams/6 racing results and a turn into a conversation: one number per message; refusals write none", convStream},
+	{"streams/a plan's start, step and end on its stream; a stale write none", planStream},
+	{"conversations/created once; listed newest first, whole, a page at a time, by team", conversationsListed},
+	{"conversations/participants join once and keep their first role; only an active one leaves; a closed conversation takes none", conversationParticipants},
+	{"conversations/a close is conditioned on the version read and gives the agent's conversation back", conversationClosed},
+	{"conversations/messages by id, after an id (paged), the last n", conversationMessages},
+	{"conversations/agent replies only are rated, per contributing agent, newest reply first", messageRatings},
+	{"conversations/handoffs in order, with their memory; a stale or conflicting one writes nothing", conversationHandoffs},
+	{"decisions/by id; newest first, paged, by conversation, strategy, agent, fallback and time; recent up to a limit", decisionsLogged},
+	{"reports/created once (by id and by key), read whole, listed newest first, filtered, paged", reportsListed},
+	{"reports/a save is conditioned on the version read; its memory ends the contexts it concerns, or nothing is written", reportSaved},
+	{"memories/stored once; newest first, whole, paged; recent up to a limit", memoriesListed},
+	{"memories/contexts cached under the epoch read, dropped by name, a miss after an hour", memoryContexts},
+	{"agents/the team's agents as the memory service and the expert gate see them", teamDirectory},
+	{"messaging/a message stored once, read whole by its team", messagesStored},
+	{"messaging/delivered once per recipient, newest first, paged, read once", inboxDelivered},
+	{"tickets/registered at the limit only, once; the line by rank and time; refreshed, dropped, listed by prefix", ticketsWait},
+	{"tickets/a freed slot goes to a waiting ticket, or is refused; a granted ticket is spent or released once", ticketsGranted},
+	{"teams/keys added to a team once per hash, found by hash, rotated at once, listed newest first", keyLifecycle},
+	{"teams/the store gives a team its A2A id once", a2aIDGiven},
+	{"teams/requests counted per team and second, each count once (12 racing)", requestCounts},
+	{"idempotency/a key claimed once until it expires, its response replayed, a pending claim released", idempotencyRecords},
+	{"consumers/a message's failed deliveries counted once each (8 racing), per queue and message", attemptsCounted},
+	{"activity/an event recorded once; the log newest first, a page at a time", activityLogged},
+	{"gate/skill vectors read back exactly, by key and by embedder; replaced, deleted; bad ones refused", skillVectors},
+	{"consultations/created escalated once, holding no slot; listed newest first by status and agent; escalations by status", consultationsListed},
+	{"consultations/a save is conditioned on the version read, moves the counter within its bounds, creates its escalation and memory once", consultationSaved},
+	{"consultations/an escalation resolved once, its answer delivered with it; a stale resolution writes nothing", escalationResolved},
+	{"agents/listed by slug, a page at a time, by status", agentsListed},
+	{"approvals/the team's policy: none until put, replaced whole", approvalPolicy},
+	{"approvals/listed newest first, a page at a time, by status and task", approvalsPaged},
+	{"sessions/listed newest first, a page at a time, by status, pattern and agent; a session's agents; due earliest first", sessionsListed},
+	{"plans/listed newest first, a page at a time; due earliest first, across teams, until they end", plansListed},
+	{"results/the work a result is posted for, read as its stores wrote it", resultsRead},
+	{"tasks/a result a reply waits for is released to the conversation once, moving the version", taskResultReleased},
+	{"tasks/the agents of a task: assignee, chain, creator", taskAgentsRead},
+	{"tasks/a dropped due entry stays out until the task's status or due date changes", dueEntryDropped},
 }
 
 // Run runs the contract against the stores open returns (called once per
 // test; it may return the same stores each time).
 func Run(t *testing.T, open func(t *testing.T) Stores) {
-	for _, c := range []struct {
-		name string
-		run  func(t *testing.T, f *fixture)
-	}{
-		{"tasks/create takes one of the assignee's slots, up to the limit", taskSlots},
-		{"tasks/concurrent creates for one agent: exactly the limit", taskSlotsConcurrent},
-		{"tasks/create needs an active assignee", taskAssignee},
-		{"tasks/create of an id that exists", taskExists},
-		{"tasks/create names a conversation of the team", taskConversation},
-		{"tasks/create by an agent names an existing agent", taskCreator},
-		{"tasks/a child needs its parent as read", taskParent},
-		{"tasks/a child needs budget left in its collaboration", taskRoot},
-		{"tasks/a change is conditioned on the version read", taskVersion},
-		{"tasks/a change is conditioned on the statuses it leaves", taskFrom},
-		{"tasks/slots move with the status", taskSlotMoves},
-		{"tasks/work items hold no slot, a place in their assignee's queue", taskWorkItems},
-		{"tasks/ending a blocked task ends its pending approvals only", taskEndsApprovals},
-		{"tasks/events in order, due tasks by deadline", taskOrder},
-		{"tasks/JSON payloads read back byte for byte, absent ones absent", taskPayloads},
-		{"tasks/an agent's queue: queued work items by priority, then age", taskQueue},
-		{"tasks/due entries, the overdue flag, the escalation and its resolution", taskDue},
-		{"approvals/registered once, decided once", approvalOnce},
-		{"approvals/listed newest first", approvalOrder},
-		{"sessions/created once, written from the version read", sessionOnce},
-		{"sessions/charges stop at the cap", sessionBudget},
-		{"sessions/the trace in order", sessionTrace},
-		{"agents/slugs, versions, the default agent", agentConditions},
-		{"agents/skills read back whole; the registry pages by agent", agentSkills},
-		{"teams/keys revoked once, by their team", keyConditions},
-		{"teams/the A2A id: given at creation, or once to an older team (8 racing first uses), resolving to its team", a2aIDOnce},
-		{"consultations/three active per requester", consultationLimit},
-		{"budget/reservations fit the month's limit, to the nano", budgetLimit},
-		{"budget/40 racing reservations: exactly those that fit", budgetConcurrent},
-		{"budget/usage counters by day and attribution; warned once", budgetUsage},
-		{"clipboard/by team, scope and key; replaced; gone once expired", clipboardScopes},
-		{"toolpacks/MCP packs: created once, replaced, by team, deleted", remotePacks},
-		{"toolpacks/16 racing creates: exactly the cap", remotePacksConcurrent},
-		{"interop/push configs: by team and task, deleted once, five per task", pushConfigs},
-		{"interop/12 racing push configs: exactly five", pushConfigsConcurrent},
-		{"conversations/a turn sent again under its Idempotency-Key is replayed, not stored twice (6 racing)", turnReplay},
-		{"idempotency/sessions (6 racing), tasks and consultations created once under a key", keyedCreates},
-		{"messaging/a message sent again under its Idempotency-Key is replayed, not stored twice", messageReplay},
-		{"streams/a session's changes are its stream 1 … n, resumable, refused ones absent, the team's own", sessionStream},
-		{"streams/6 racing stages of a session: one number each, none skipped", sessionStreamRace},
-		{"streams/6 racing results and a turn into a conversation: one number per message; refusals write none", convStream},
-		{"streams/a plan's start, step and end on its stream; a stale write none", planStream},
-	} {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, open(t))
-			if strings.HasPrefix(c.name, "streams/") && f.Streams == nil {
-				t.Skip("no stream reader")
-			}
-			c.run(t, f)
+			s := open(t)
+			s.complete(t)
+			c.run(t, newFixture(t, s))
 		})
 	}
 }

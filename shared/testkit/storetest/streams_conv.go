@@ -19,12 +19,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/work/plans"
 )
 
-// ResultPoster posts the result of work into its conversation
-// (results.Store's write).
-type ResultPoster interface {
-	PostResult(ctx context.Context, teamID string, m conversations.Message, marker string) (bool, error)
-}
-
 // turnWith is a turn of the conversation c as read, as the service makes
 // one (conversations.turnOn): one version on, its messages counted and
 // numbered on the stream.
@@ -48,9 +42,6 @@ func message(conv, role, agent, content string) conversations.Message {
 // and a turn refused by a carried result write no event; another team
 // reads nothing.
 func convStream(t *testing.T, f *fixture) {
-	if f.Results == nil {
-		t.Skip("no result poster")
-	}
 	ctx := context.Background()
 	now := time.Now().UTC()
 	c := conversations.Conversation{ID: ids.New("conv"), TeamID: f.team, Title: "stream", Status: conversations.StatusOpen, Version: 1, CreatedAt: now, UpdatedAt: now}
@@ -162,9 +153,6 @@ func (f *fixture) convRefusals(t *testing.T, cur conversations.Conversation, sta
 // write from a stale read is refused with no event; another team reads
 // nothing.
 func planStream(t *testing.T, f *fixture) {
-	if f.Plans == nil {
-		t.Skip("no plan store")
-	}
 	ctx := context.Background()
 	now := time.Now().UTC()
 	p := plans.Plan{TeamID: f.team, ID: ids.New("plan"), ConversationID: ids.New("conv"), Lead: "ann", Message: "two things", Trigger: "contract",

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 )
 
 // The clipboard's limits. A clipboard is small and short-lived on purpose:
@@ -61,14 +62,7 @@ type ClipboardStore interface {
 type Clipboard struct {
 	Store ClipboardStore
 	// Now is the clock; nil is time.Now.
-	Now func() time.Time
-}
-
-func (c *Clipboard) now() time.Time {
-	if c.Now != nil {
-		return c.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now clock.Func
 }
 
 // ValidKey reports whether key is a clipboard key.
@@ -86,7 +80,7 @@ func (c *Clipboard) Put(ctx context.Context, teamID, scope, key, value, by strin
 	if !utf8.ValidString(value) {
 		return Clip{}, apperr.Invalid("value", "value is not valid UTF-8")
 	}
-	now := c.now()
+	now := c.Now.UTC()
 	clip := Clip{Scope: scope, Key: key, Value: value, StoredBy: by, StoredAt: now, ExpiresAt: now.Add(ClipTTL)}
 	return clip, c.Store.PutClip(ctx, teamID, clip)
 }
@@ -97,5 +91,5 @@ func (c *Clipboard) Get(ctx context.Context, teamID, scope, key string) (Clip, e
 	if !ValidKey(key) {
 		return Clip{}, apperr.Invalid("key", "key must match %s", ClipKeyPattern)
 	}
-	return c.Store.GetClip(ctx, teamID, scope, key, c.now())
+	return c.Store.GetClip(ctx, teamID, scope, key, c.Now.UTC())
 }

@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// RemoteSeparator joins a pack's name and its tool's in the name a model
+// MCPToolSeparator joins a pack's name and its tool's in the name a model
 // calls.
-const RemoteSeparator = "__"
+const MCPToolSeparator = "__"
 
 // ModelToolName is what a model calls tool of pack: "{pack}__{tool}" when
 // that fits Bedrock's tool names (ModelNamePattern); otherwise the tool's
@@ -16,7 +16,7 @@ const RemoteSeparator = "__"
 // ended by 8 hex digits of its SHA-256, so two long names never collide
 // and the same tool is always named the same.
 func ModelToolName(pack, tool string) string {
-	plain := pack + RemoteSeparator + tool
+	plain := pack + MCPToolSeparator + tool
 	if modelName.MatchString(plain) {
 		return plain
 	}
@@ -30,16 +30,16 @@ func ModelToolName(pack, tool string) string {
 			b.WriteByte('_')
 		}
 	}
-	room := ModelNameMax - len(pack) - len(RemoteSeparator) - len(tag) - 1
+	room := ModelNameMax - len(pack) - len(MCPToolSeparator) - len(tag) - 1
 	safe := b.String()
 	if len(safe) > room {
 		safe = safe[:room]
 	}
-	return pack + RemoteSeparator + safe + "_" + tag
+	return pack + MCPToolSeparator + safe + "_" + tag
 }
 
 // SplitModelName returns the pack of an MCP tool's model name.
 func SplitModelName(name string) (pack string, ok bool) {
-	pack, _, ok = strings.Cut(name, RemoteSeparator)
-	return pack, ok && remoteName.MatchString(pack)
+	pack, _, ok = strings.Cut(name, MCPToolSeparator)
+	return pack, ok && mcpPackName.MatchString(pack)
 }

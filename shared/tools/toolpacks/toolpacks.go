@@ -129,7 +129,7 @@ func ValidateNames(field string, packs []string) error {
 		return apperr.Invalid(field, "%s names at most %d packs", field, MaxPerTask)
 	}
 	for i, p := range packs {
-		if !Known(p) && !remoteName.MatchString(p) {
+		if !Known(p) && !mcpPackName.MatchString(p) {
 			return apperr.Invalid(field, "%s: unknown tool pack %q (known: %s)", field, p, strings.Join(Names(), ", "))
 		}
 		if slices.Contains(packs[:i], p) {

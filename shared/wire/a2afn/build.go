@@ -54,7 +54,9 @@ func New(d lambdafn.Deps) *Handler {
 	}
 	router := &cascade.Router{Gate: gate, Tiers: routing.TiersOrDefault(d.Config.Tiers), Log: d.Log,
 		Flags: cascade.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble}}
-	conv := &conversations.Service{Store: store, Agents: store, Router: router, Log: d.Log}
+	// No model: this service routes (Choose) and opens and closes
+	// conversations; it answers no turn, so the function links no model.
+	conv := conversations.MustNew(conversations.Config{Store: store, Agents: store, Router: router, Log: d.Log})
 	svc := &server.Service{
 		Tasks: w.Tasks, Router: conv, Conversations: contexts{svc: conv, log: d.Log},
 		Approvals: &approvals.Service{Store: approvalstore.New(core.DB, core.Table), Bus: w.Bus, Callbacks: callbacks,

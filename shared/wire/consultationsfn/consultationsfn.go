@@ -21,13 +21,17 @@ import (
 )
 
 // Build and Router wire the function (Router for tests of its routes).
-var Build, Router = httpfn.New(register)
+var Build, Router = httpfn.NewFallible(register)
 
-func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
-	svc := consultationswiring.Service(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName))
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) error {
+	svc, err := consultationswiring.Service(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName))
+	if err != nil {
+		return err
+	}
 	// Resolving a task's escalation cancels or requeues the task, whose
 	// execution (if it has one) is stopped or started again, and a
 	// waiting parent woken: the task service with Step Functions.
 	svc.Tasks = taskwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS)).Tasks
 	consultationsapi.ConsultationRoutes(rt, svc)
+	return nil
 }

@@ -42,32 +42,57 @@ import (
 )
 
 // Build and Router wire the function (Router for tests of its routes).
-var Build, Router = httpfn.New(register)
+var Build, Router = httpfn.NewFallible(register)
 
-func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
-	svc := Service(d, core)
-	conversationsapi.ConversationRoutes(rt, svc)
+func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) error {
+	cfg, err := Config(d, core)
+	if err != nil {
+		return err
+	}
+	conversationsapi.ConversationRoutes(rt, conversations.MustNew(cfg))
 	// The tools an agent's model receives: served here, where the tool
 	// catalog is linked already, from the very Specs of the chat's
-	// tools (svc.Tools) and of the task worker's (the same wiring,
-	// toolwiring).
-	chat := svc.Tools.(agenttools.Chat)
+	// tools (cfg.Tools) and of the task worker's (the same wiring,
+	// agenttoolswiring).
+	chat := cfg.Tools.(agenttools.Chat)
 	api.AgentToolRoutes(rt, agenttools.Lister{Agents: agentstore.New(core.DB, core.Table), Chat: chat, Task: chat.Tools})
 	// The tool packs, with the same catalog's schemas, and the team's
 	// MCP packs (registered here: the credential goes to Secrets Manager).
-	api.ToolPackRoutes(rt, agenttools.Packs{Remote: agenttoolswiring.Remote(d, core)})
+	api.ToolPackRoutes(rt, agenttools.Packs{MCPPacks: agenttoolswiring.Remote(d, core)})
+	return nil
 }
 
 // Service builds the chat service the function serves, as its routes get
-// it: exported so tests can check what the environment (FEATURE_FLAGS
-// above all) turns on, such as the tools its agents are offered, without
-// a request through the router.
-func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
+// it (the streams function serves its streamed turns with it too). It
+// fails on a model provider it cannot build (providers.New).
+func Service(d lambdafn.Deps, core *dynamo.Store) (*conversations.Service, error) {
+	cfg, err := Config(d, core)
+	if err != nil {
+		return nil, err
+	}
+	return conversations.MustNew(cfg), nil
+}
+
+// Config is what Service builds the chat service from: exported so tests
+// can check what the environment (FEATURE_FLAGS above all) turns on, such
+// as the tools its agents are offered, without a request through the
+// router, and change a part (a recording model) before building it. It
+// fails on a model provider it cannot build (providers.New).
+func Config(d lambdafn.Deps, core *dynamo.Store) (conversations.Config, error) {
 	store := conversationstore.New(core.DB, core.Table)
 	cfg := d.Config
 	bus := eventbus.FromConfig(d.AWS, cfg.BusName)
-	model := providers.New(cfg, d.AWS, store, budgetwiring.Guard(d, core, bus))
+	model, err := providers.New(cfg, d.AWS, store, budgetwiring.Guard(d, core, bus))
+	if err != nil {
+		return conversations.Config{}, err
+	}
 	gate := agenttoolswiring.Gate(d)
+	memories := memorystore.New(core.DB, core.Table)
+	mem := &memory.Service{Store: memories, Dir: memories, Bus: bus}
+	tools, err := chatTools(d, core, mem, gate, model)
+	if err != nil {
+		return conversations.Config{}, err
+	}
 	var synth *routing.Synthesizer
 	if cfg.Synthesis != "" {
 		synth = &routing.Synthesizer{Model: model, ModelID: cfg.Synthesis}
@@ -81,31 +106,34 @@ func Service(d lambdafn.Deps, core *dynamo.Store) *conversations.Service {
 		// same model port (and Bedrock grant) as the agents' replies.
 		router.Chooser = chooser.New(model, tiers)
 	}
-	memories := memorystore.New(core.DB, core.Table)
-	mem := &memory.Service{Store: memories, Dir: memories, Bus: bus}
-	svc := &conversations.Service{Store: store, Agents: store, Router: router, Model: model, Synth: synth,
-		Memories: mem, Bus: bus, Tools: chatTools(d, core, mem, gate, model), Tail: store, Replays: store, Log: d.Log,
-		// The reads of the skills' context loaders (docs/skills.md).
-		MemoryLog: memories, Tasks: taskstore.New(core.DB, core.Table), ReportParameters: reports.ParametersFrom,
-		// Each agent's unread messages in its context, read once the turn
-		// commits (docs/agents-context.md).
-		Inbox: messagingwiring.Service(core, bus),
-		// A reply that waited for a delegation and was not stored: its
-		// result is posted as the result-poster function would have.
-		Results: &results.Poster{Store: resultstore.New(core.DB, core.Table), Log: d.Log}}
+	// Each agent's unread messages in its context, read once the turn
+	// commits (docs/agents-context.md).
+	inbox := messagingwiring.Service(core, bus)
 	// The compound planner: the tier-0 (fast) model, asked only when a
 	// message looks compound; a plan runs on the plan machine.
 	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
-	svc.Planner = &plans.Planner{Plans: planwiring.New(d, core, starter, nil, nil), Model: model, ModelID: tiers[routing.Tier0],
+	planner := &plans.Planner{Plans: planwiring.New(d, core, starter, nil, nil), Model: model, ModelID: tiers[routing.Tier0],
 		Packs: &toolpacks.Registry{Store: mcppackstore.New(core.DB, core.Table)}}
-	return svc
+	return conversations.Config{Store: store, Agents: store, Router: router, Model: model, Synth: synth, Planner: planner,
+		Memories: mem, Bus: bus, Tools: tools, Tail: store, Replays: store, Log: d.Log,
+		// What an agent's prompt holds beyond the conversation, the reads
+		// of the skills' context loaders among it (docs/skills.md).
+		Context: conversations.Sources{Memories: mem, Inbox: inbox, MemoryLog: memories, Tasks: Tasks{Store: taskstore.New(core.DB, core.Table)}},
+		Inbox:   inbox, ReportParameters: reports.ParametersFrom,
+		// A reply that waited for a delegation and was not stored: its
+		// result is posted as the result-poster function would have.
+		Results: &results.Poster{Store: resultstore.New(core.DB, core.Table), Log: d.Log}}, nil
 }
 
 // chatTools are the tools of agents answering in a chat, built as the
-// task worker's are (toolwiring): delegations and sessions start their
+// task worker's are (agenttoolswiring): delegations and sessions start their
 // executions from here; find_colleagues asks gate.
-func chatTools(d lambdafn.Deps, core *dynamo.Store, mem *memory.Service, gate expertgate.Gate, model models.Model) conversations.Tools {
+func chatTools(d lambdafn.Deps, core *dynamo.Store, mem *memory.Service, gate expertgate.Gate, model models.Model) (conversations.Tools, error) {
 	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
 	w := taskwiring.New(d, core, starter, nil)
-	return agenttools.Chat{Tools: agenttoolswiring.New(d, w, starter, mem, gate, model)}
+	tools, err := agenttoolswiring.New(d, w, starter, mem, gate, model)
+	if err != nil {
+		return nil, err
+	}
+	return agenttools.Chat{Tools: tools}, nil
 }

@@ -22,14 +22,16 @@ import (
 func service(t *testing.T, flags string) (settings.Config, func(agents.Agent) []string) {
 	t.Helper()
 	env := map[string]string{settings.EnvStage: "test", settings.EnvTable: "t", settings.EnvBus: "b", settings.EnvFlags: flags,
-		settings.EnvStateMachines: "delegation=arn:aws:states:us-east-1:1:stateMachine:d", settings.EnvFunctions: "expert-gate=conclave-test-expert-gate"}
+		settings.EnvStateMachines: "delegation=arn:aws:states:us-east-1:1:stateMachine:d", settings.EnvFunctions: "expert-gate=conclave-test-expert-gate",
+		settings.EnvModelProvider: "local"}
 	cfg := settings.FromLookup(func(k string) string { return env[k] })
 	d := lambdafn.Deps{Config: cfg, AWS: aws.Config{Region: "us-east-1"}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	svc := conversationsfn.Service(d, dynamo.FromConfig(d.AWS, cfg.TableName))
-	require.NotNil(t, svc.Tools, "the chat's agents have tools")
+	chat, err := conversationsfn.Config(d, dynamo.FromConfig(d.AWS, cfg.TableName))
+	require.NoError(t, err)
+	require.NotNil(t, chat.Tools, "the chat's agents have tools")
 	return cfg, func(a agents.Agent) []string {
 		var out []string
-		for _, s := range svc.Tools.Specs(a) {
+		for _, s := range chat.Tools.Specs(a) {
 			out = append(out, s.Name)
 		}
 		return out
@@ -82,10 +84,13 @@ func TestTheRouterModelFlagReachesTheRouter(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := map[string]string{settings.EnvStage: "test", settings.EnvTable: "t", settings.EnvBus: "b", settings.EnvFlags: c.flags,
-				settings.EnvModelTiers: "tier_0=tiny-0,tier_1=mid,tier_2=big", settings.EnvFunctions: "expert-gate=conclave-test-expert-gate"}
+				settings.EnvModelTiers: "tier_0=tiny-0,tier_1=mid,tier_2=big", settings.EnvFunctions: "expert-gate=conclave-test-expert-gate",
+				settings.EnvModelProvider: "local"}
 			cfg := settings.FromLookup(func(k string) string { return env[k] })
 			d := lambdafn.Deps{Config: cfg, AWS: aws.Config{Region: "us-east-1"}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-			r := conversationsfn.Service(d, dynamo.FromConfig(d.AWS, cfg.TableName)).Router
+			chat, err := conversationsfn.Config(d, dynamo.FromConfig(d.AWS, cfg.TableName))
+			require.NoError(t, err)
+			r := chat.Router
 			require.NotNil(t, r)
 			assert.Equal(t, c.on, r.Flags.RouterModel)
 			if !c.on {

@@ -22,23 +22,48 @@ import (
 // need from d and store.
 type Register func(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router)
 
-// New returns the function's builder and the builder of its router (tests
-// compare the router's route keys with the manifest). Its POSTs with an
-// Idempotency-Key are replayed, with their records in the table.
-func New(register Register) (lambdafn.Build, func(lambdafn.Deps) *httpapi.Router) {
-	router := func(d lambdafn.Deps) *httpapi.Router {
+// Fallible is a Register whose wiring can fail on a setting (the model
+// provider the function's model port is built from): its error fails the
+// function's cold start.
+type Fallible func(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) error
+
+// Router builds a function's router from d, as its builder does (tests
+// compare the router's route keys with the manifest).
+type Router func(d lambdafn.Deps) (*httpapi.Router, error)
+
+// New returns the function's builder and the builder of its router. Its
+// POSTs with an Idempotency-Key are replayed, with their records in the
+// table.
+func New(register Register) (lambdafn.Build, Router) {
+	return NewFallible(func(d lambdafn.Deps, store *dynamo.Store, rt *httpapi.Router) error {
+		register(d, store, rt)
+		return nil
+	})
+}
+
+// NewFallible is New for a function whose wiring can fail.
+func NewFallible(register Fallible) (lambdafn.Build, Router) {
+	router := func(d lambdafn.Deps) (*httpapi.Router, error) {
 		store := dynamo.FromConfig(d.AWS, d.Config.TableName)
 		rt := httpapi.NewRouter(d.Log).WithIdempotency(store)
 		rt.Bodies = api.BodyRoutes()
-		register(d, store, rt)
+		if err := register(d, store, rt); err != nil {
+			return nil, err
+		}
 		for _, key := range rt.RouteKeys() {
 			if flag, gated := manifest.RouteFlags[key]; gated && !d.Config.Flags.On(flag) {
 				rt.Disable(key, flag)
 			}
 		}
-		return rt
+		return rt, nil
 	}
-	return func(d lambdafn.Deps) (any, error) { return router(d).Serve, nil }, router
+	return func(d lambdafn.Deps) (any, error) {
+		rt, err := router(d)
+		if err != nil {
+			return nil, err
+		}
+		return rt.Serve, nil
+	}, router
 }
 
 // NewReadOnly is New for a function that serves only GET routes: it keeps
@@ -46,7 +71,7 @@ func New(register Register) (lambdafn.Build, func(lambdafn.Deps) *httpapi.Router
 // them and its grants need no write (New's code links the records'
 // writes, whichever routes a function has). A route of another method
 // fails the build: it would run without idempotency.
-func NewReadOnly(register Register) (lambdafn.Build, func(lambdafn.Deps) *httpapi.Router) {
+func NewReadOnly(register Register) (lambdafn.Build, Router) {
 	router := func(d lambdafn.Deps) *httpapi.Router {
 		store := dynamo.FromConfig(d.AWS, d.Config.TableName)
 		rt := httpapi.NewRouter(d.Log)
@@ -54,13 +79,14 @@ func NewReadOnly(register Register) (lambdafn.Build, func(lambdafn.Deps) *httpap
 		register(d, store, rt)
 		return rt
 	}
-	return func(d lambdafn.Deps) (any, error) {
+	build := func(d lambdafn.Deps) (any, error) {
 		rt := router(d)
 		if err := ReadOnly(rt); err != nil {
 			return nil, err
 		}
 		return rt.Serve, nil
-	}, router
+	}
+	return build, func(d lambdafn.Deps) (*httpapi.Router, error) { return router(d), nil }
 }
 
 // ReadOnly returns an error naming a route of rt that is not a GET.

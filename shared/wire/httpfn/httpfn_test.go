@@ -2,6 +2,7 @@ package httpfn_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -36,7 +37,9 @@ func TestReadOnlyRefusesRoutesThatWrite(t *testing.T) {
 	h, err := build(deps())
 	require.NoError(t, err)
 	assert.NotNil(t, h)
-	assert.False(t, router(deps()).Replays())
+	rt, err := router(deps())
+	require.NoError(t, err)
+	assert.False(t, rt.Replays())
 
 	// GIVEN one with a POST among its routes
 	build, _ = httpfn.NewReadOnly(handle("GET /v1/things", "POST /v1/things"))
@@ -48,5 +51,18 @@ func TestReadOnlyRefusesRoutesThatWrite(t *testing.T) {
 
 func TestNewReplaysIdempotentPOSTs(t *testing.T) {
 	_, router := httpfn.New(handle("POST /v1/things"))
-	assert.True(t, router(deps()).Replays())
+	rt, err := router(deps())
+	require.NoError(t, err)
+	assert.True(t, rt.Replays())
+}
+
+// A function whose wiring fails on a setting does not build: its cold
+// start fails with the wiring's error, and so does its router's builder.
+func TestNewFallibleFailsTheBuild(t *testing.T) {
+	refused := errors.New("MODEL_PROVIDER: no such provider")
+	build, router := httpfn.NewFallible(func(lambdafn.Deps, *dynamo.Store, *httpapi.Router) error { return refused })
+	_, err := build(deps())
+	assert.ErrorIs(t, err, refused)
+	_, err = router(deps())
+	assert.ErrorIs(t, err, refused)
 }

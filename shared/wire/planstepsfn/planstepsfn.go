@@ -24,7 +24,10 @@ import (
 // Build implements lambdafn.Build.
 func Build(d lambdafn.Deps) (any, error) {
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
-	model := providers.New(d.Config, d.AWS, agentstore.New(core.DB, core.Table), budgetwiring.Guard(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
+	model, err := providers.New(d.Config, d.AWS, agentstore.New(core.DB, core.Table), budgetwiring.Guard(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
+	if err != nil {
+		return nil, err
+	}
 	svc := planwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS), model)
 	// A report step's report: the same service as POST /v1/reports, on
 	// the plan's task service (its task is a step under the plan's root).

@@ -4,7 +4,11 @@
 package providers
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,25 +27,69 @@ import (
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 )
 
+// AgentReader reads the agent a model request is attributed to: the agent
+// store, or a store whose port looks agents up too.
+type AgentReader interface {
+	// GetAgent returns ENOTFOUND for an unknown agent.
+	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
+}
+
+// LocalAgents adapts an AgentReader to the local model's port: the local
+// model sits in the models wing, below the team wing, so it cannot read
+// an agents.Agent itself.
+type LocalAgents struct {
+	Agents AgentReader
+}
+
+var _ localmodel.AgentReader = LocalAgents{}
+
+// GetAgent implements localmodel.AgentReader: the agent's name, script
+// and skills, its errors as they are (ENOTFOUND for an unknown agent).
+func (l LocalAgents) GetAgent(ctx context.Context, teamID, slug string) (localmodel.Agent, error) {
+	a, err := l.Agents.GetAgent(ctx, teamID, slug)
+	if err != nil {
+		return localmodel.Agent{}, err
+	}
+	out := localmodel.Agent{Name: a.Name}
+	if a.Model != nil {
+		out.Script = a.Model.Script
+	}
+	for _, sk := range a.Skills {
+		out.Skills = append(out.Skills, localmodel.Skill{Name: sk.Name, Description: sk.Description, InternalOnly: sk.InternalOnly})
+	}
+	return out, nil
+}
+
+// Local returns the local model reading agents (their scripts and voices)
+// from r; with a nil r it reads none and answers plainly.
+func Local(r AgentReader) localmodel.Model {
+	if r == nil {
+		return localmodel.New(nil)
+	}
+	return localmodel.New(LocalAgents{Agents: r})
+}
+
 // Remote is the A2A client of agents outside the team (provider a2a):
 // the agent store, their credentials in Secrets Manager, the stage's
 // network policy (the MCP packs').
-func Remote(cfg settings.Config, awsCfg aws.Config, agentStore localmodel.AgentReader) *remote.Client {
+func Remote(cfg settings.Config, awsCfg aws.Config, agentStore AgentReader) *remote.Client {
 	return &remote.Client{Policy: toolpacks.NetPolicy{LoopbackOnly: cfg.MCPLoopbackOnly}, Agents: agentStore, Secrets: secretstore.New(awsCfg)}
 }
 
 // New returns a models.Switch over the local model, Bedrock and, when
-// OPENAI_BASE_URL is set, the OpenAI-compatible endpoint. An unknown
-// MODEL_PROVIDER falls back to the local model, as make run expects. The
-// local model reads agents (their scripts and voices) through agentStore.
+// OPENAI_BASE_URL is set, the OpenAI-compatible endpoint, with
+// MODEL_PROVIDER's as the default. A MODEL_PROVIDER it does not build
+// (unset, misspelt, or openai without its endpoint) is an error naming
+// the providers it knows: falling back to the local model would have a
+// stage answer with scripted text and no error anywhere. The local model
+// reads agents (their scripts and voices) through agentStore.
 //
 // Every call goes through the team's CostGuard: guard (its Store, Bus and
 // Log set; nil Store: no guard, for tests) wraps the switch, knowing each
 // provider's default model so a request naming none reserves at its price.
-func New(cfg settings.Config, awsCfg aws.Config, agentStore localmodel.AgentReader, guard budget.Guard) models.Model {
-	local := localmodel.New(agentStore)
+func New(cfg settings.Config, awsCfg aws.Config, agentStore AgentReader, guard budget.Guard) (models.Model, error) {
 	providers := map[string]models.Model{
-		"local":   local,
+		"local":   Local(agentStore),
 		"bedrock": bedrock.Model{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: routing.DefaultTierModels[routing.Tier1]},
 		// An agent outside the team answers itself (agents.ProviderA2A).
 		agents.ProviderA2A: Remote(cfg, awsCfg, agentStore),
@@ -49,16 +97,35 @@ func New(cfg settings.Config, awsCfg aws.Config, agentStore localmodel.AgentRead
 	if cfg.OpenAIBaseURL != "" {
 		providers["openai"] = openai.Model{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
 	}
-	defaults := map[string]string{"local": localmodel.ModelID, "bedrock": routing.DefaultTierModels[routing.Tier1], "openai": "", agents.ProviderA2A: remote.ModelID}
+	// a2a is an agent's provider, never a stage's default: a remote
+	// agent answers only for itself.
 	def, ok := providers[cfg.ModelProvider]
-	defaults[""] = defaults[cfg.ModelProvider]
-	if !ok {
-		def, defaults[""] = local, localmodel.ModelID
+	if !ok || cfg.ModelProvider == agents.ProviderA2A {
+		return nil, unknown(cfg.ModelProvider, providers)
 	}
+	defaults := map[string]string{"local": localmodel.ModelID, "bedrock": routing.DefaultTierModels[routing.Tier1], "openai": "", agents.ProviderA2A: remote.ModelID}
+	defaults[""] = defaults[cfg.ModelProvider]
 	sw := models.Switch{Default: def, Providers: providers}
 	if guard.Store == nil {
-		return sw
+		return sw, nil
 	}
 	guard.Model, guard.DefaultModels = sw, defaults
-	return &guard
+	return &guard, nil
+}
+
+// unknown is the error of a default provider New does not build.
+func unknown(name string, providers map[string]models.Model) error {
+	var known []string
+	for p := range providers {
+		if p != agents.ProviderA2A {
+			known = append(known, p)
+		}
+	}
+	slices.Sort(known)
+	hint := ""
+	if name == "openai" {
+		hint = " (openai needs " + settings.EnvOpenAIBaseURL + ")"
+	}
+	return fmt.Errorf("%s=%q is not a model provider this function builds%s: want one of %s",
+		settings.EnvModelProvider, name, hint, strings.Join(known, ", "))
 }

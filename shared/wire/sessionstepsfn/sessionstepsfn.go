@@ -21,8 +21,11 @@ import (
 func Build(d lambdafn.Deps) (any, error) {
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	agentStore := agentstore.New(core.DB, core.Table)
-	svc := sessionwiring.New(d, core, nil, executions.CallbacksFromConfig(d.AWS), providers.New(d.Config, d.AWS, agentStore,
-		budgetwiring.Guard(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName))))
+	model, err := providers.New(d.Config, d.AWS, agentStore, budgetwiring.Guard(d, core, eventbus.FromConfig(d.AWS, d.Config.BusName)))
+	if err != nil {
+		return nil, err
+	}
+	svc := sessionwiring.New(d, core, nil, executions.CallbacksFromConfig(d.AWS), model)
 	// A stage of an A2A agent outside the team is sent to it and waited
 	// for in the session's machine (sessions/remote.go).
 	svc.Remote = providers.Remote(d.Config, d.AWS, agentStore)

@@ -23,16 +23,24 @@ import (
 
 // Build wires the function: its handler is a lambdafn.Streamer.
 func Build(d lambdafn.Deps) (any, error) {
-	return lambdafn.Streamer(Router(d).ServeStream), nil
+	rt, err := Router(d)
+	if err != nil {
+		return nil, err
+	}
+	return lambdafn.Streamer(rt.ServeStream), nil
 }
 
 // Router is the function's router (tests compare its routes with the
 // manifest's).
-func Router(d lambdafn.Deps) *httpapi.Router {
+func Router(d lambdafn.Deps) (*httpapi.Router, error) {
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	rt := httpapi.NewStreamRouter(d.Log)
 	rt.Bodies = api.BodyRoutes()
-	streamsapi.TurnRoute(rt, conversationsfn.Service(d, core), TurnLimit())
+	chat, err := conversationsfn.Service(d, core)
+	if err != nil {
+		return nil, err
+	}
+	streamsapi.TurnRoute(rt, chat, TurnLimit())
 	conv := conversationstore.New(core.DB, core.Table)
 	ses := sessionstore.New(core.DB, core.Table)
 	pl := planstore.New(core.DB, core.Table)
@@ -60,7 +68,7 @@ func Router(d lambdafn.Deps) *httpapi.Router {
 			rt.Disable(key, flag)
 		}
 	}
-	return rt
+	return rt, nil
 }
 
 // TurnLimit is a streamed turn's deadline: the conversations function's,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/backoff"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/logctx"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
@@ -51,14 +52,7 @@ type Service struct {
 	// object.
 	Validate ArgumentsValidator
 	Log      *slog.Logger
-	Now      func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now      clock.Func
 }
 
 func (s *Service) log() *slog.Logger {
@@ -128,7 +122,7 @@ func (s *Service) PutPolicy(ctx context.Context, teamID, by string, in PolicyInp
 		}
 		p.ExpirySeconds = *e
 	}
-	now := s.now()
+	now := s.Now.UTC()
 	p.UpdatedAt = &now
 	if err := s.Store.PutApprovalPolicy(ctx, teamID, p); err != nil {
 		return Policy{}, err
@@ -209,7 +203,7 @@ func (s *Service) Decide(ctx context.Context, teamID, id, by string, in DecideIn
 	if a.Status != Pending {
 		return Approval{}, decided(a)
 	}
-	if !s.now().Before(a.ExpiresAt) {
+	if !s.Now.UTC().Before(a.ExpiresAt) {
 		// Its wait has timed out; the machine's expiry step records it.
 		a.Status = Expired
 		return Approval{}, decided(a)
@@ -219,7 +213,7 @@ func (s *Service) Decide(ctx context.Context, teamID, id, by string, in DecideIn
 			return Approval{}, err
 		}
 	}
-	got, err := s.Store.DecideApproval(ctx, teamID, id, Decision{Status: status, Arguments: args, Reason: strings.TrimSpace(in.Reason), By: by, At: s.now()})
+	got, err := s.Store.DecideApproval(ctx, teamID, id, Decision{Status: status, Arguments: args, Reason: strings.TrimSpace(in.Reason), By: by, At: s.Now.UTC()})
 	if err != nil {
 		return Approval{}, err
 	}
@@ -328,7 +322,7 @@ func (s *Service) Request(ctx context.Context, teamID, taskID, executionARN, tok
 	if expiry <= 0 {
 		expiry = DefaultExpirySeconds
 	}
-	now := s.now()
+	now := s.Now.UTC()
 	a := Approval{
 		TeamID: teamID, ID: w.ApprovalID, Status: Pending, Tool: w.Tool, Arguments: args, Agent: w.Agent, TaskID: taskID,
 		ConversationID: w.ConversationID, CallID: w.CallID, Reasons: w.Reasons, EstimatedCostUSD: w.EstimatedCostUSD, CreatedAt: now,
@@ -356,7 +350,7 @@ func (s *Service) Request(ctx context.Context, teamID, taskID, executionARN, tok
 // rejection) and returns the outcome the task resumes with: the expiry,
 // or the decision a human made meanwhile.
 func (s *Service) Expire(ctx context.Context, teamID, id string) (workflow.ApprovalOutcome, error) {
-	got, err := s.Store.DecideApproval(ctx, teamID, id, Decision{Status: Expired, By: "expiry", Reason: "nobody decided before the approval expired", At: s.now()})
+	got, err := s.Store.DecideApproval(ctx, teamID, id, Decision{Status: Expired, By: "expiry", Reason: "nobody decided before the approval expired", At: s.Now.UTC()})
 	if apperr.Code(err) == apperr.ECONFLICT {
 		cur, gerr := s.Store.GetApproval(ctx, teamID, id)
 		if gerr != nil {

@@ -194,7 +194,7 @@ func (s *Service) Resolve(ctx context.Context, teamID, id string, in ResolveInpu
 	if err != nil {
 		return Escalation{}, err
 	}
-	now := s.now()
+	now := s.Now.UTC()
 	answer = Redact(answer, map[string]int{})
 	msg := messaging.Message{ID: ids.New("amsg"), TeamID: teamID, From: "human", To: c.RequestingAgent, Channel: messaging.ChannelDirect,
 		Type: "info_response", Content: clip.Clip(fmt.Sprintf("A human answered your escalated consultation %s (%q): %s", c.ID, clip.Clip(c.Question, 200), answer), messaging.MaxContent),

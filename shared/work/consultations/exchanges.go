@@ -45,7 +45,7 @@ func (s *Service) Exchange(ctx context.Context, teamID, id string, in ExchangeIn
 	if err != nil {
 		return Consultation{}, err
 	}
-	now := s.now()
+	now := s.Now.UTC()
 	if loop := s.detect(c, history, msg, now); loop != nil {
 		return s.escalate(ctx, c, *loop)
 	}
@@ -130,7 +130,7 @@ func (s *Service) RecordOutcome(ctx context.Context, teamID, id string, in Outco
 		// rating would count as a specialist's success or failure.
 		return Consultation{}, apperr.New(apperr.ECONFLICT, "consultation %s was closed without an answer: there is nothing to rate", c.ID).WithReason("NotAnswered")
 	}
-	now := s.now()
+	now := s.Now.UTC()
 	save := Save{Release: c.Status == InProgress}
 	c.Outcome = &Outcome{Rating: in.Rating, LessonsLearned: Redact(lessons, map[string]int{}), RecordedAt: now}
 	if c.Outcome.LessonsLearned != "" {

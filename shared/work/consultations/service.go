@@ -17,6 +17,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/backoff"
 	"github.com/conclave-ai/conclave/shared/platform/clip"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
@@ -44,14 +45,7 @@ type Service struct {
 	// ModelID is the default model id ("" the provider's default).
 	ModelID string
 	Log     *slog.Logger
-	Now     func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now     clock.Func
 }
 
 func (s *Service) log() *slog.Logger {
@@ -152,7 +146,7 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	if err != nil {
 		return Consultation{}, err
 	}
-	now := s.now()
+	now := s.Now.UTC()
 	c := Consultation{
 		TeamID: teamID, ID: ids.New("cons"), Status: Pending, RequestingAgent: in.RequestingAgent,
 		ConsultedAgent: decision.Selected, Question: in.Question, Context: rc, SuggestedAgent: in.SuggestedAgent,
@@ -431,7 +425,7 @@ func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, tea
 	resp, err := s.Model.Converse(actx, req)
 	cancel()
 	elapsed := time.Since(start).Milliseconds()
-	now := s.now()
+	now := s.Now.UTC()
 	// The caller's deadline may have passed during the call (a chat
 	// turn's tool bound): what follows must still be written, or the
 	// consultation would stay pending and hold its requester's slot.

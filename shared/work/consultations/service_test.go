@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/models"
-	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -25,6 +24,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/teams"
 	ct "github.com/conclave-ai/conclave/shared/testkit/consultationstest"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
+	"github.com/conclave-ai/conclave/shared/wire/providers"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 )
 
@@ -57,7 +57,7 @@ func fixture(t *testing.T) (*consultations.Service, *memstore.Store, *memstore.P
 	store := memstore.New()
 	seedTeam(t, store, team)
 	bus := &memstore.Publisher{}
-	svc := consultations.New(store, localmodel.New(store), bus, nil, nil)
+	svc := consultations.New(store, providers.Local(store), bus, nil, nil)
 	return svc, store, bus
 }
 

@@ -32,7 +32,7 @@ type Planner struct {
 
 // PackLister lists a team's own tool packs (toolpacks.Registry).
 type PackLister interface {
-	List(ctx context.Context, teamID string) ([]toolpacks.Remote, error)
+	List(ctx context.Context, teamID string) ([]toolpacks.MCPPack, error)
 }
 
 // DefaultTimeout bounds the planner's model call: a turn that waits longer

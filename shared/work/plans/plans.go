@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/conclave-ai/conclave/shared/platform/clip"
 )
 
 // MaxSteps caps a plan (seed 003: "cap at 3-4 steps to prevent runaway
@@ -245,22 +247,14 @@ func Bridge(step Step, results map[int]Result, maxRunes int) map[string]string {
 		if !ok {
 			continue
 		}
-		out[fmt.Sprintf("prior_step_%d_response", d)] = clipRunes(r.Response, maxRunes)
+		out[fmt.Sprintf("prior_step_%d_response", d)] = clip.Clip(r.Response, maxRunes)
 		for _, k := range step.ContextKeys {
 			if v, ok := r.Data[k]; ok {
-				out[fmt.Sprintf("step_%d_%s", d, k)] = clipRunes(v, maxRunes)
+				out[fmt.Sprintf("step_%d_%s", d, k)] = clip.Clip(v, maxRunes)
 			}
 		}
 	}
 	return out
-}
-
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if n <= 0 || len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // Dependants returns the steps that depend, directly or through others,

@@ -89,7 +89,7 @@ func TestTheBridgeHandsOnPredecessorsResults(t *testing.T) {
 	assert.Equal(t, map[string]string{"prior_step_1_response": "three bugs found", "step_1_findings": "nil deref; race; leak"},
 		plans.Bridge(s, results, 100), "only its own dependencies, and only keys they have")
 	clipped := plans.Bridge(s, results, 5)
-	assert.Equal(t, "three…", clipped["prior_step_1_response"], "clipped to fit the step's budget")
+	assert.Equal(t, "thre…", clipped["prior_step_1_response"], "clipped to fit the step's budget, the marker included (shared/platform/clip)")
 }
 
 func TestAFailedStepTakesItsDependantsWithIt(t *testing.T) {

@@ -8,10 +8,11 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clip"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/team/prompts"
@@ -43,14 +44,7 @@ type Service struct {
 	Callbacks workflow.Callbacks
 	Bus       Publisher
 	Log       *slog.Logger
-	Now       func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now       clock.Func
 }
 
 // Start records a validated plan and starts its machine: the root task
@@ -58,7 +52,7 @@ func (s *Service) now() time.Time {
 // execution named by the plan id. A plan whose machine cannot start is
 // failed at once (its root with it), so nothing waits for it.
 func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, message, trigger string, ep ExecutionPlan) (Plan, error) {
-	now := s.now()
+	now := s.Now.UTC()
 	p := Plan{TeamID: teamID, ID: ids.New("plan"), ConversationID: conversationID, Lead: lead, Message: message,
 		Reasoning: ep.Reasoning, Trigger: trigger, Status: Running, Version: 1, CreatedAt: now, UpdatedAt: now}
 	for _, st := range ep.Steps {
@@ -71,7 +65,7 @@ func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, messa
 	}
 	sort.Slice(p.Steps, func(i, j int) bool { return p.Steps[i].StepID < p.Steps[j].StepID })
 	root, err := s.Tasks.Create(ctx, teamID, tasks.Creator{Type: "user", ID: "plan:" + p.ID}, tasks.CreateInput{
-		Assignee: lead, Type: "plan", Title: "Plan: " + clipRunes(oneLine(message), 400), Instructions: message, PlanID: p.ID,
+		Assignee: lead, Type: "plan", Title: "Plan: " + clip.Clip(oneLine(message), 400), Instructions: message, PlanID: p.ID,
 	}, false)
 	if err != nil {
 		return Plan{}, err
@@ -165,7 +159,7 @@ func (s *Service) update(ctx context.Context, teamID, id string, change func(p *
 			}
 			return Plan{}, err
 		}
-		now := s.now()
+		now := s.Now.UTC()
 		p.Version, p.UpdatedAt = before.Version+1, now
 		if p.Status.Terminal() && !before.Status.Terminal() {
 			p.CompletedAt = &now
@@ -216,13 +210,13 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // and every step's result, attributed.
 func synthesisPrompt(p Plan) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The user asked: %s\n\nYour team worked on it in steps:\n", clipRunes(p.Message, 4000))
+	fmt.Fprintf(&b, "The user asked: %s\n\nYour team worked on it in steps:\n", clip.Clip(p.Message, 4000))
 	for _, st := range p.Steps {
 		switch st.Status {
 		case StepCompleted:
-			fmt.Fprintf(&b, "- step %d, @%s (%s): %s\n", st.StepID, st.Agent, st.Skill, clipRunes(oneLine(st.Output), 2000))
+			fmt.Fprintf(&b, "- step %d, @%s (%s): %s\n", st.StepID, st.Agent, st.Skill, clip.Clip(oneLine(st.Output), 2000))
 		default:
-			fmt.Fprintf(&b, "- step %d, @%s (%s): %s, no result (%s)\n", st.StepID, st.Agent, st.Skill, st.Status, clipRunes(st.Error, 300))
+			fmt.Fprintf(&b, "- step %d, @%s (%s): %s, no result (%s)\n", st.StepID, st.Agent, st.Skill, st.Status, clip.Clip(st.Error, 300))
 		}
 	}
 	b.WriteString("\nWrite one answer for the user from these results, naming each contributor (@agent) beside what they found. " +
@@ -259,14 +253,14 @@ func (s *Service) synthesize(ctx context.Context, p Plan) (string, float64, erro
 // would: the plan failed, no task of it open, its tickets released, the
 // conversation told. Returns how many it ended.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
-	refs, err := s.Store.DuePlans(ctx, s.now(), 100)
+	refs, err := s.Store.DuePlans(ctx, s.Now.UTC(), 100)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, r := range refs {
 		p, err := s.Store.GetPlan(ctx, r.TeamID, r.ID)
-		if err != nil || p.Status.Terminal() || !p.Due().Before(s.now()) {
+		if err != nil || p.Status.Terminal() || !p.Due().Before(s.Now.UTC()) {
 			continue
 		}
 		if p.Due().Before(p.backstop()) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clip"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/work/reports"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
@@ -119,7 +120,7 @@ func (s *Service) startStep(ctx context.Context, p Plan, in workflow.PlanStepInp
 	// A retried start whose first attempt created the task but did not
 	// record it: the step's task is found among the root's children (by
 	// its title), not created twice.
-	title := clipRunes(fmt.Sprintf("Plan %s step %d: %s", p.ID, st.StepID, oneLine(st.SubQuery)), 480)
+	title := clip.Clip(fmt.Sprintf("Plan %s step %d: %s", p.ID, st.StepID, oneLine(st.SubQuery)), 480)
 	kids, _, err := s.Tasks.List(ctx, p.TeamID, tasks.Filter{Parent: p.RootTaskID}, paging.Page{Limit: 50})
 	if err != nil {
 		return workflow.PlanStepOutput{}, err
@@ -191,7 +192,7 @@ func (s *Service) startReport(ctx context.Context, p Plan, st StepState, create 
 		if xs.TaskID == rep.TaskID {
 			return errSkip
 		}
-		now := s.now()
+		now := s.Now.UTC()
 		xs.TaskID, xs.ReportID, xs.Status, xs.StartedAt = rep.TaskID, rep.ID, StepRunning, &now
 		return nil
 	})
@@ -200,7 +201,7 @@ func (s *Service) startReport(ctx context.Context, p Plan, st StepState, create 
 
 // recordStart records the step's task on the plan.
 func (s *Service) recordStart(ctx context.Context, p Plan, step int, taskID string) error {
-	now := s.now()
+	now := s.Now.UTC()
 	_, err := s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
 		xs := x.Step(step)
 		if xs.TaskID == taskID {
@@ -309,7 +310,7 @@ func (s *Service) endStep(ctx context.Context, p Plan, in workflow.PlanStepInput
 		}
 	}
 	// Its PlanStepCompleted is the update's (changeEvents).
-	now := s.now()
+	now := s.Now.UTC()
 	_, err = s.update(ctx, p.TeamID, p.ID, func(x *Plan) error {
 		xs := x.Step(in.StepID)
 		if xs.Status == StepCompleted || xs.Status == StepFailed {

@@ -8,7 +8,7 @@
 //
 // The check runs twice, with the same code (Check): in the worker, which
 // asks the author for one revision of exactly the sections that are missing
-// (the tasktools adapter plugs it into the worker), and when the task ends,
+// (the agenttools adapter plugs it into the worker), and when the task ends,
 // when the report-finalizer function (TaskStatusChanged → rule → SQS)
 // parses the final answer into sections, marks the report completed or
 // failed (MissingSections), and stores a completed report as a procedural

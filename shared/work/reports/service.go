@@ -15,6 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/backoff"
 	"github.com/conclave-ai/conclave/shared/platform/clip"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
@@ -32,14 +33,7 @@ type Service struct {
 	Conversations ConversationReader
 	Bus           Publisher
 	Log           *slog.Logger
-	Now           func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now           clock.Func
 }
 
 func (s *Service) log() *slog.Logger {
@@ -221,7 +215,7 @@ func (s *Service) Request(ctx context.Context, teamID string, creator tasks.Crea
 			return Report{}, err
 		}
 	}
-	rep := r.newReport(teamID, creator, s.now())
+	rep := r.newReport(teamID, creator, s.Now.UTC())
 	check := &workflow.ReportCheck{ReportID: rep.ID, Type: rep.Type, Format: rep.Format, MaxSections: rep.MaxSections}
 	execute := true
 	task, err := s.Tasks.Create(ctx, teamID, creator, tasks.CreateInput{

@@ -72,7 +72,7 @@ func changed(a, b Report) bool {
 // reconcile is the report as its task says it now is, and the memory a
 // report completing becomes.
 func (s *Service) reconcile(r Report, t tasks.Task) (Report, *memory.Memory) {
-	now := s.now()
+	now := s.Now.UTC()
 	next := r
 	next.Version, next.UpdatedAt = r.Version+1, now
 	next.To, next.TokensUsed, next.CostUSD = t.Assignee, t.TokensUsed, t.CostUSD
@@ -158,7 +158,7 @@ func (s *Service) memoryOf(r Report) memory.Memory {
 	b.WriteString(Render(Markdown, r.Sections))
 	content := clip.Clip(strings.TrimSpace(b.String()), memory.MaxContent)
 	m := memory.Memory{TeamID: r.TeamID, Author: r.To, Type: "procedural", Visibility: memory.Private,
-		Content: content, Source: "report", CreatedAt: s.now()}
+		Content: content, Source: "report", CreatedAt: s.Now.UTC()}
 	m.ID = ids.New("mem")
 	if r.From != "" && r.From != r.To {
 		m.Agents = []string{r.From}

@@ -25,11 +25,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/clip"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/work/plans"
 	"github.com/conclave-ai/conclave/shared/work/reports"
@@ -81,14 +81,7 @@ const (
 type Poster struct {
 	Store Store
 	Log   *slog.Logger
-	Now   func() time.Time
-}
-
-func (p *Poster) now() time.Time {
-	if p.Now != nil {
-		return p.Now().UTC()
-	}
-	return time.Now().UTC()
+	Now   clock.Func
 }
 
 func (p *Poster) log() *slog.Logger {
@@ -269,7 +262,7 @@ func ended(what, status, why string) string {
 func (p *Poster) message(convID, agent, strategy, content string, ref conversations.WorkRef) conversations.Message {
 	return conversations.Message{
 		ID: ids.New("msg"), ConversationID: convID, Role: conversations.AuthorAssistant, Agent: agent,
-		Content: clip.Clip(content, conversations.MaxContent), CreatedAt: p.now(), Strategy: strategy, ResultOf: &ref,
+		Content: clip.Clip(content, conversations.MaxContent), CreatedAt: p.Now.UTC(), Strategy: strategy, ResultOf: &ref,
 	}
 }
 

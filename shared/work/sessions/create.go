@@ -156,7 +156,7 @@ func (s *Service) Create(ctx context.Context, teamID, by string, in CreateInput)
 	if id, err := idempotency.Stored(ctx, s.Store, teamID, RefKind); err != nil || id != "" {
 		return s.replay(ctx, teamID, id, err)
 	}
-	ses := in.newSession(teamID, by, s.now())
+	ses := in.newSession(teamID, by, s.Now.UTC())
 	// The stream starts with the session: its first SessionStatusChanged
 	// (planning) is written with it.
 	if err := WithEvents(Session{}, &ses, ses.CreatedAt); err != nil {

@@ -48,7 +48,7 @@ func (s *Service) updateFrom(ctx context.Context, teamID, id string, read *Sessi
 			}
 			return Session{}, err
 		}
-		now := s.now()
+		now := s.Now.UTC()
 		after.Version, after.UpdatedAt = before.Version+1, now
 		var waits []RemoteWait
 		if after.Status.Terminal() && !before.Status.Terminal() {
@@ -174,7 +174,7 @@ func (s *Service) Approve(ctx context.Context, teamID, id, by string, in Approve
 		// The work ended when the session began to wait; what is left is
 		// recording the decision. Should the execution be gone, the
 		// sweeper ends the session a grace after this.
-		d := s.now().Add(approvalGrace)
+		d := s.Now.UTC().Add(approvalGrace)
 		after.Deadline = &d
 		return nil
 	})
@@ -219,7 +219,7 @@ func (s *Service) Resume(ctx context.Context, teamID, id string) (Session, error
 		after.Runs = before.Runs + 1
 		after.Status, after.StatusReason, after.Outcome, after.Convergence = Planning, "", "", ""
 		after.CompletedAt = nil
-		d := s.now().Add(durationOf(before.MaxDurationSeconds))
+		d := s.Now.UTC().Add(durationOf(before.MaxDurationSeconds))
 		after.Deadline = &d
 		for i := range after.Participants {
 			if after.Participants[i].Status != PartCompleted {
@@ -248,7 +248,7 @@ func (s *Service) Resume(ctx context.Context, teamID, id string) (Session, error
 // does not run when the execution itself times out or is stopped. A
 // session waiting for a human has no deadline while it waits.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
-	refs, err := s.Store.DueSessions(ctx, s.now().Add(-SweepGrace), 100)
+	refs, err := s.Store.DueSessions(ctx, s.Now.UTC().Add(-SweepGrace), 100)
 	if err != nil {
 		return 0, err
 	}
@@ -259,7 +259,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		swept := false
 		ses, err := s.update(ctx, r.TeamID, r.ID, func(before Session, after *Session) error {
 			swept = false
-			if before.Status.Terminal() || before.Status == AwaitingApproval || before.Deadline == nil || before.Deadline.After(s.now().Add(-SweepGrace)) {
+			if before.Status.Terminal() || before.Status == AwaitingApproval || before.Deadline == nil || before.Deadline.After(s.Now.UTC().Add(-SweepGrace)) {
 				return errSkip
 			}
 			after.Status, after.StatusReason, after.Outcome = TimedOut, ReasonTimeout, OutcomeTimedOut
@@ -304,7 +304,7 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 	if s.Workflows == nil {
 		return 0, nil
 	}
-	refs, err := s.Store.UnstartedSessions(ctx, s.now().Add(-StartGrace), 50)
+	refs, err := s.Store.UnstartedSessions(ctx, s.Now.UTC().Add(-StartGrace), 50)
 	if err != nil {
 		return 0, err
 	}
@@ -320,7 +320,7 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 		if ses.Status != Planning {
 			continue
 		}
-		if ses.Deadline != nil && !s.now().Before(*ses.Deadline) {
+		if ses.Deadline != nil && !s.Now.UTC().Before(*ses.Deadline) {
 			if _, err := s.end(ctx, ses.TeamID, ses.ID, TimedOut, ReasonTimeout, OutcomeTimedOut, "the session's deadline passed before it started"); err != nil {
 				errs = append(errs, err)
 			}

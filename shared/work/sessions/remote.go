@@ -99,7 +99,7 @@ func (s *Service) runRemote(ctx context.Context, ses Session, a agents.Agent, t 
 		return StageOutput{}, err
 	}
 	ctx = logctx.With(ctx, "task_id", taskID)
-	w := RemoteWait{Key: t.Key, Agent: t.Agent, TaskID: taskID, Attempt: 1, SentAt: s.now()}
+	w := RemoteWait{Key: t.Key, Agent: t.Agent, TaskID: taskID, Attempt: 1, SentAt: s.Now.UTC()}
 	// The wait is recorded before anything is sent, so a session that
 	// ends from here on ends this stage's task too (endRemoteWaits), and
 	// a run that stops half-way leaves a record the retry picks up.
@@ -123,7 +123,7 @@ func (s *Service) remoteDeadline(ses Session, w RemoteWait) time.Time {
 // or the stage's deadline if that comes first. (The context's deadline is
 // the wall clock's; the stage's is the service's clock, which tests set.)
 func (s *Service) callDeadline(ses Session, w RemoteWait) time.Time {
-	left := min(s.remoteDeadline(ses, w).Sub(s.now()), remoteCallTimeout)
+	left := min(s.remoteDeadline(ses, w).Sub(s.Now.UTC()), remoteCallTimeout)
 	return time.Now().Add(max(left, time.Second))
 }
 
@@ -177,10 +177,10 @@ func (s *Service) sendRemote(ctx context.Context, ses Session, a agents.Agent, t
 // deadline it cancels it instead.
 func (s *Service) pollRemote(ctx context.Context, ses Session, a agents.Agent, t turn, w RemoteWait) (StageOutput, error) {
 	end := s.remoteDeadline(ses, w)
-	if !s.now().Before(end) {
+	if !s.Now.UTC().Before(end) {
 		s.cancelRemote(ctx, ses.TeamID, a, w)
 		var err error = workflow.TaskTimedOut{Msg: fmt.Sprintf("%s's stage ran past the session's deadline", t.Agent)}
-		if ses.Deadline == nil || s.now().Before(*ses.Deadline) {
+		if ses.Deadline == nil || s.Now.UTC().Before(*ses.Deadline) {
 			// The stage's own budget: retried, as a task's would be.
 			err = fmt.Errorf("%s's stage ran past its budget of %ds", t.Agent, workflow.MaxTaskSeconds)
 		}
@@ -212,7 +212,7 @@ func (s *Service) remoteAnswered(ctx context.Context, ses Session, a agents.Agen
 			return s.endRemote(ctx, ses, t, w, StageOutput{}, err)
 		}
 		wait := agents.RemotePollSeconds(w.Polls)
-		left := int(s.remoteDeadline(ses, w).Sub(s.now()).Seconds()) + 1
+		left := int(s.remoteDeadline(ses, w).Sub(s.Now.UTC()).Seconds()) + 1
 		return StageOutput{}, remoteWaiting{seconds: max(1, min(wait, left))}
 	case ans.Failed != "":
 		return s.endRemote(ctx, ses, t, w, StageOutput{}, workflow.ModelFailed{Msg: fmt.Sprintf("the remote agent %s did not answer: %s", a.Slug, ans.Failed)})
@@ -268,7 +268,7 @@ func jsonIn(text string) string {
 func (s *Service) endRemote(ctx context.Context, ses Session, t turn, w RemoteWait, out StageOutput, failure error) (StageOutput, error) {
 	out.Key, out.Stage, out.Round, out.Kind, out.Agent, out.TaskID = t.Key, t.Stage, t.Round, t.Kind, t.Agent, w.TaskID
 	out.Tokens, out.Remote = w.Tokens, true
-	out.DurationSeconds = s.now().Sub(w.SentAt).Seconds()
+	out.DurationSeconds = s.Now.UTC().Sub(w.SentAt).Seconds()
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	reason := ""

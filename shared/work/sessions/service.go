@@ -8,6 +8,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -96,14 +97,7 @@ type Service struct {
 	// Region builds the console link of an execution.
 	Region string
 	Log    *slog.Logger
-	Now    func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now == nil {
-		return time.Now().UTC()
-	}
-	return s.Now().UTC()
+	Now    clock.Func
 }
 
 func (s *Service) log() *slog.Logger {
@@ -202,7 +196,7 @@ func (s *Service) Trace(ctx context.Context, teamID, id string) (Trace, error) {
 		}
 	}
 	if ses.StartedAt != nil {
-		end := s.now()
+		end := s.Now.UTC()
 		if ses.CompletedAt != nil {
 			end = *ses.CompletedAt
 		}

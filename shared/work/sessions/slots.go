@@ -37,7 +37,7 @@ func (s *Service) awaitSlot(ctx context.Context, ses Session, in workflow.Sessio
 	if !ok || !strings.HasPrefix(ticket, ticketPrefix(ses.ID)) {
 		return workflow.InvalidTask{Msg: "await_slot needs the stage's AgentBusy error"}
 	}
-	until := s.now().Add(durationOf(ses.MaxDurationSeconds))
+	until := s.Now.UTC().Add(durationOf(ses.MaxDurationSeconds))
 	if ses.Deadline != nil {
 		until = *ses.Deadline
 	}
@@ -52,7 +52,7 @@ func (s *Service) awaitSlot(ctx context.Context, ses Session, in workflow.Sessio
 		return s.Callbacks.Succeed(ctx, in.TaskToken, map[string]string{"granted": "", "agent": agent})
 	}
 	stage := strings.TrimPrefix(ticket, fmt.Sprintf("%s%d#", ticketPrefix(ses.ID), ses.Runs))
-	now := s.now()
+	now := s.Now.UTC()
 	_, err = s.updateFrom(ctx, ses.TeamID, ses.ID, &ses, func(before Session, after *Session) error {
 		for _, w := range before.SlotWaits {
 			if w.Stage == stage && w.GrantedAt == nil {
@@ -80,7 +80,7 @@ func (s *Service) slotGranted(ctx context.Context, ses Session, ticket string) {
 	if !waited {
 		return
 	}
-	now := s.now()
+	now := s.Now.UTC()
 	_, err := s.update(ctx, ses.TeamID, ses.ID, func(before Session, after *Session) error {
 		after.SlotWaits = append([]SlotWait(nil), before.SlotWaits...)
 		for i, w := range after.SlotWaits {

@@ -54,7 +54,7 @@ func (s *Service) Step(ctx context.Context, in workflow.SessionStepInput) (workf
 	if ses.Status.Terminal() {
 		return workflow.SessionStepOutput{}, notRunnable(ses, "ended")
 	}
-	if ses.Deadline != nil && ses.Status != AwaitingApproval && !s.now().Before(*ses.Deadline) &&
+	if ses.Deadline != nil && ses.Status != AwaitingApproval && !s.Now.UTC().Before(*ses.Deadline) &&
 		in.Action != workflow.SessionComplete && in.Action != workflow.SessionAwait {
 		return workflow.SessionStepOutput{}, workflow.TaskTimedOut{Msg: fmt.Sprintf("session %s is past its deadline", ses.ID)}
 	}
@@ -111,7 +111,7 @@ func (s *Service) secondsLeft(ses Session) int {
 	if ses.Deadline == nil {
 		return limit
 	}
-	return min(limit, max(1, int(math.Ceil(ses.Deadline.Sub(s.now()).Seconds())))+stageMarginSeconds)
+	return min(limit, max(1, int(math.Ceil(ses.Deadline.Sub(s.Now.UTC()).Seconds())))+stageMarginSeconds)
 }
 
 // stageMarginSeconds is how much longer a stage state waits than the
@@ -128,7 +128,7 @@ func (s *Service) begin(ctx context.Context, ses Session, in workflow.SessionSte
 		if before.Status != Planning {
 			return notRunnable(before, "not planning")
 		}
-		now := s.now()
+		now := s.Now.UTC()
 		after.Status, after.ExecutionARN = Active, in.ExecutionARN
 		if after.StartedAt == nil {
 			after.StartedAt = &now
@@ -183,7 +183,7 @@ func (s *Service) fail(ctx context.Context, ses Session, in workflow.SessionStep
 	case "States.Timeout", "TaskTimedOut":
 		// A state's timeout is the session's time left, or the stage's
 		// budget: only the first ends the session timed_out.
-		if ses.Deadline == nil || s.now().Add(time.Second).Before(*ses.Deadline) {
+		if ses.Deadline == nil || s.Now.UTC().Add(time.Second).Before(*ses.Deadline) {
 			cause = "a stage ran past its time budget"
 			break
 		}

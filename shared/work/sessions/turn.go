@@ -70,7 +70,7 @@ func (s *Service) run(ctx context.Context, ses Session, t turn) (StageOutput, er
 	out, err := s.answer(actx, ses, a, t)
 	switch {
 	case err == nil:
-	case actx.Err() == context.DeadlineExceeded && ses.Deadline != nil && !s.now().Before(*ses.Deadline):
+	case actx.Err() == context.DeadlineExceeded && ses.Deadline != nil && !s.Now.UTC().Before(*ses.Deadline):
 		err = workflow.TaskTimedOut{Msg: fmt.Sprintf("%s's stage ran past the session's deadline", t.Agent)}
 	case actx.Err() == context.DeadlineExceeded:
 		// The stage's own budget: retried, as a task's would be.
@@ -132,7 +132,7 @@ func (s *Service) bounded(ctx context.Context, ses Session) (context.Context, fu
 	// ahead whenever the two differ.
 	left := workflow.MaxTaskSeconds * time.Second
 	if ses.Deadline != nil {
-		left = min(left, ses.Deadline.Sub(s.now()))
+		left = min(left, ses.Deadline.Sub(s.Now.UTC()))
 	}
 	ctx, dcancel := context.WithTimeout(ctx, left)
 	prev := cancel
@@ -237,7 +237,7 @@ func (s *Service) record(ctx context.Context, ses Session, msg Message) error {
 	if err != nil {
 		return err
 	}
-	msg.At = s.now()
+	msg.At = s.Now.UTC()
 	if msg.Status == "" {
 		msg.Status = MsgAccepted
 	}

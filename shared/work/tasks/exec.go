@@ -113,7 +113,7 @@ func causeMessage(cause string) string {
 // says when it is late); one stored with a deadline before work items
 // lost theirs has it cleared, not ended. Returns how many tasks it ended.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
-	refs, err := s.Store.DueTasks(ctx, s.now().Add(-SweepGrace), 100)
+	refs, err := s.Store.DueTasks(ctx, s.Now.UTC().Add(-SweepGrace), 100)
 	if err != nil {
 		return 0, err
 	}
@@ -126,7 +126,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			if before.WorkItem() {
 				return nil, errWorkItem
 			}
-			if before.Deadline == nil || before.Deadline.After(s.now().Add(-SweepGrace)) {
+			if before.Deadline == nil || before.Deadline.After(s.Now.UTC().Add(-SweepGrace)) {
 				return nil, ErrNotRunnable // resumed or re-read with a later deadline
 			}
 			prev = before
@@ -309,7 +309,7 @@ func (s *Service) ExecRecheckWait(ctx context.Context, teamID, id, executionARN 
 	case t.blockedBelow():
 		return BlockedRecheckSeconds, nil
 	case t.Status == Running && t.Deadline != nil:
-		if left := t.Deadline.Sub(s.now()); left > 0 {
+		if left := t.Deadline.Sub(s.Now.UTC()); left > 0 {
 			return max(1, int(math.Ceil(left.Seconds()))), nil
 		}
 	}

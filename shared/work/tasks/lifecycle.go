@@ -64,7 +64,7 @@ func (s *Service) applyFrom(ctx context.Context, seed *Task, teamID, id string, 
 		if to != "" {
 			after.Status = to
 		}
-		now := s.now()
+		now := s.Now.UTC()
 		after.UpdatedAt = now
 		after.Version = before.Version + 1
 		events, err := m(before, &after)

@@ -177,7 +177,7 @@ func (s *Service) BoardPolicy(ctx context.Context, teamID string) (BoardPolicy, 
 // SetBoardPolicy replaces the team's board policy; it applies to tasks
 // that become overdue from then on.
 func (s *Service) SetBoardPolicy(ctx context.Context, teamID string, in BoardPolicyInput) (BoardPolicy, error) {
-	now := s.now()
+	now := s.Now.UTC()
 	p := BoardPolicy{EscalateOverdue: in.EscalateOverdue != nil && *in.EscalateOverdue, UpdatedAt: &now}
 	if err := s.Store.PutBoardPolicy(ctx, teamID, p); err != nil {
 		return BoardPolicy{}, err
@@ -211,7 +211,7 @@ var (
 // conditional write; TaskOverdue is published by the write that set the
 // flag, so concurrent sweeps publish it once. Returns how many it flagged.
 func (s *Service) SweepOverdue(ctx context.Context) (int, error) {
-	now := s.now()
+	now := s.Now.UTC()
 	refs, err := s.Store.OverdueTasks(ctx, now, overdueBatch)
 	if err != nil {
 		return 0, err

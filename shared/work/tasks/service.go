@@ -14,6 +14,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/backoff"
+	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
@@ -97,7 +98,7 @@ type Service struct {
 	Callbacks workflow.Callbacks
 	Bus       Publisher
 	Log       *slog.Logger
-	Now       func() time.Time
+	Now       clock.Func
 	// Packs knows the team's own tool packs (toolpacks.Registry: its MCP
 	// packs); nil lets a task name only the built-in packs.
 	Packs PackChecker
@@ -241,8 +242,6 @@ func (in CreateInput) validate() error {
 	return nil
 }
 
-func (s *Service) now() time.Time { return s.Now().UTC() }
-
 // checkPacks refuses a pack the team does not have: a built-in pack, or
 // one of its MCP packs (Packs). Returns EINVALID (tool_packs).
 func (s *Service) checkPacks(ctx context.Context, teamID string, packs []string) error {
@@ -284,7 +283,7 @@ func (s *Service) Create(ctx context.Context, teamID string, creator Creator, in
 	if id, err := idempotency.Stored(ctx, s.Store, teamID, RefKind); err != nil || id != "" {
 		return s.replay(ctx, teamID, id, err)
 	}
-	now := s.now()
+	now := s.Now.UTC()
 	t := in.newTask(teamID, creator, executeByDefault, now)
 	parent, err := s.place(ctx, &t, in)
 	if err != nil {
@@ -550,7 +549,7 @@ func (s *Service) WaitUntil(ctx context.Context, teamID, id string, d time.Durat
 // its reply. Either way exactly one of the two delivers it. A task not
 // waited for in a reply is returned as it is. Returns ENOTFOUND.
 func (s *Service) ReleaseToConversation(ctx context.Context, teamID, id string) (Task, error) {
-	return s.Store.ReleaseResult(ctx, teamID, id, s.now())
+	return s.Store.ReleaseResult(ctx, teamID, id, s.Now.UTC())
 }
 
 // List returns tasks newest first, or with Sort SortPriority an agent's

@@ -117,7 +117,7 @@ func (s *Service) WaitForSlot(ctx context.Context, t Ticket) (ok bool, err error
 	if err != nil {
 		return false, err
 	}
-	t.Status, t.Since = TicketWaiting, s.now()
+	t.Status, t.Since = TicketWaiting, s.Now.UTC()
 	err = ts.WaitForSlot(ctx, t)
 	switch failedItem(err) {
 	case "":
@@ -265,7 +265,7 @@ func (s *Service) nextTicket(ctx context.Context, teamID, agent string) (*Ticket
 		if t.Status != TicketWaiting {
 			continue
 		}
-		if !t.Expires.IsZero() && !s.now().Before(t.Expires) {
+		if !t.Expires.IsZero() && !s.Now.UTC().Before(t.Expires) {
 			if err := ts.DropTicket(ctx, t); err != nil && failedItem(err) != ItemTicket {
 				return nil, false, err
 			}

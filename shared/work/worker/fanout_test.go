@@ -17,7 +17,7 @@ import (
 
 // fanTools delegates to each colleague and waits, except to those it
 // refuses (a limit): those calls are answered at once with the refusal,
-// as tasktools answers a refused create.
+// as agenttools answers a refused create.
 type fanTools struct {
 	refuse map[string]bool
 	mu     sync.Mutex

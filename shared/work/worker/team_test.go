@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/models"
-	"github.com/conclave-ai/conclave/shared/models/localmodel"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/messaging"
 	"github.com/conclave-ai/conclave/shared/team/prompts"
+	"github.com/conclave-ai/conclave/shared/wire/providers"
 	"github.com/conclave-ai/conclave/shared/work/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -139,7 +139,7 @@ func (c *collabTools) Call(context.Context, workflow.TaskInput, models.ToolCall)
 }
 
 func teamWorker(d *teamDir, in *fakeInbox, tools worker.Tools, log *requestLog) *worker.Worker {
-	log.Model = localmodel.New(d)
+	log.Model = providers.Local(d)
 	w := &worker.Worker{Model: log, Tools: tools, Agents: d, Team: d}
 	if in != nil {
 		w.Inbox = in

@@ -1,0 +1,99 @@
+package providers_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/models/bedrock"
+	"github.com/conclave-ai/conclave/shared/models/localmodel"
+	"github.com/conclave-ai/conclave/shared/models/openai"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
+	"github.com/conclave-ai/conclave/shared/team/agents"
+	"github.com/conclave-ai/conclave/shared/team/budget"
+	"github.com/conclave-ai/conclave/shared/wire/providers"
+)
+
+// roster is an agent store of one team, "t".
+type roster map[string]agents.Agent
+
+func (r roster) GetAgent(_ context.Context, team, slug string) (agents.Agent, error) {
+	a, ok := r[slug]
+	if team != "t" || !ok {
+		return agents.Agent{}, apperr.NotFound("agent", slug)
+	}
+	return a, nil
+}
+
+var awsCfg = aws.Config{Region: "us-east-1"}
+
+// A MODEL_PROVIDER New does not build is an error naming it and the
+// providers it knows. It used to be the local model, so a stage with a
+// misspelt or missing provider answered every user with scripted text.
+func TestNewRefusesAnUnknownProvider(t *testing.T) {
+	for _, tc := range []struct{ name, provider, baseURL, want string }{
+		{"misspelt", "bedrok", "", `MODEL_PROVIDER="bedrok" is not a model provider this function builds: want one of bedrock, local`},
+		{"unset", "", "", `MODEL_PROVIDER="" is not a model provider this function builds: want one of bedrock, local`},
+		{"openai without its endpoint", "openai", "", `MODEL_PROVIDER="openai" is not a model provider this function builds (openai needs OPENAI_BASE_URL): want one of bedrock, local`},
+		{"an agent's provider, never a stage's", agents.ProviderA2A, "http://localhost:1", `want one of bedrock, local, openai`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := settings.Config{ModelProvider: tc.provider, OpenAIBaseURL: tc.baseURL}
+			m, err := providers.New(cfg, awsCfg, roster{}, budget.Guard{})
+			require.Error(t, err)
+			assert.Nil(t, m, "no model, not the local one")
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestNewDefaultsToTheConfiguredProvider(t *testing.T) {
+	for p, want := range map[string]models.Model{"local": localmodel.Model{}, "bedrock": bedrock.Model{}, "openai": openai.Model{}} {
+		m, err := providers.New(settings.Config{ModelProvider: p, OpenAIBaseURL: "http://localhost:1"}, awsCfg, roster{}, budget.Guard{})
+		require.NoError(t, err, p)
+		sw, ok := m.(models.Switch)
+		require.True(t, ok, "no guard store: the bare switch")
+		assert.IsType(t, want, sw.Default, p)
+		assert.Equal(t, sw.Providers[p], sw.Default, p)
+	}
+}
+
+// The local model reads an agent record through LocalAgents as it read
+// the record itself: name, script, skills (internal ones marked), errors
+// as they come.
+func TestLocalAgentsReadsTheAgentRecord(t *testing.T) {
+	r := roster{
+		"luke": {Name: "Luke", Model: &agents.Model{Provider: "local", Script: "tools:2"},
+			Skills: []agents.Skill{{Name: "triage", Description: "Sort work", InternalOnly: true}, {Name: "code-review", Description: "Review code"}}},
+		"dana": {Name: "Dana"},
+	}
+	got, err := providers.LocalAgents{Agents: r}.GetAgent(context.Background(), "t", "luke")
+	require.NoError(t, err)
+	assert.Equal(t, localmodel.Agent{Name: "Luke", Script: "tools:2", Skills: []localmodel.Skill{
+		{Name: "triage", Description: "Sort work", InternalOnly: true}, {Name: "code-review", Description: "Review code"}}}, got)
+
+	got, err = providers.LocalAgents{Agents: r}.GetAgent(context.Background(), "t", "dana")
+	require.NoError(t, err)
+	assert.Equal(t, localmodel.Agent{Name: "Dana"}, got, "no model: no script")
+
+	_, err = providers.LocalAgents{Agents: r}.GetAgent(context.Background(), "t", "ghost")
+	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "the local model answers an unknown agent plainly: it must see ENOTFOUND")
+}
+
+func TestLocalAnswersInTheAgentsVoice(t *testing.T) {
+	r := roster{"luke": {Name: "Luke", Skills: []agents.Skill{{Name: "code-review", Description: "Review code for bugs"}}}}
+	req := models.Request{Messages: []models.Message{{Role: "user", Content: "check my loop"}},
+		Metadata: map[string]string{models.MetadataTeamID: "t", models.MetadataAgent: "luke"}}
+	resp, err := providers.Local(r).Converse(context.Background(), req)
+	require.NoError(t, err)
+	assert.Contains(t, resp.Text, "As Luke, on code review: review code for bugs.")
+
+	resp, err = providers.Local(nil).Converse(context.Background(), req)
+	require.NoError(t, err)
+	assert.NotContains(t, resp.Text, "Luke", "no agent store: a plain answer")
+}
