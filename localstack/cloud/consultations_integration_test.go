@@ -35,7 +35,7 @@ import (
 	ct "github.com/conclave-ai/conclave/shared/testkit/consultationstest"
 	"github.com/conclave-ai/conclave/shared/testkit/fakesecret"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 )
 
@@ -693,7 +693,7 @@ func TestACutOffConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
 	e := mustEnv(t)
 	d := mustConsultTeam(t, e)
 	ctx := context.Background()
-	svc := consultations.New(e.db.consults, providers.Local(e.db.agents), &memstore.Publisher{}, nil, nil)
+	svc := consultations.New(e.db.consults, localmodelwiring.New(e.db.agents), &memstore.Publisher{}, nil, nil)
 	t0 := time.Now().UTC()
 	now := t0
 	svc.Now = func() time.Time { return now }

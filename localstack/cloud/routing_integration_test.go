@@ -31,7 +31,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/teams"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 )
 
 // demoTeam is a fresh team with the demo agents (Kyra the default), its
@@ -621,7 +621,7 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	ctx := context.Background()
 	gate := &countingGate{inner: &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}}
 	router := &cascade.Router{Gate: gate, Tiers: routing.DefaultTierModels}
-	svc := conversations.MustNew(conversations.Config{Store: e.db.convs, Agents: e.db.convs, Router: router, Model: providers.Local(e.db.agents)})
+	svc := conversations.MustNew(conversations.Config{Store: e.db.convs, Agents: e.db.convs, Router: router, Model: localmodelwiring.New(e.db.agents)})
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{Agent: "kyra"})
 	require.NoError(t, err)
 
@@ -673,7 +673,7 @@ func TestCascadeTimeoutMovesOn(t *testing.T) {
 	require.NoError(t, err)
 	gate := &gateclient.Client{Lambda: lambdaClient(e), FunctionName: e.names.Function("expert-gate")}
 	router := &cascade.Router{Gate: gate, Flags: cascade.Flags{Collaboration: true, ExpertGate: true, Ensemble: true}}
-	svc := conversations.MustNew(conversations.Config{Store: e.db.convs, Agents: e.db.convs, Router: router, Model: providers.Local(e.db.agents), Budget: 3 * time.Second})
+	svc := conversations.MustNew(conversations.Config{Store: e.db.convs, Agents: e.db.convs, Router: router, Model: localmodelwiring.New(e.db.agents), Budget: 3 * time.Second})
 	conv, err := svc.Create(ctx, d.id, conversations.CreateInput{})
 	require.NoError(t, err)
 	res, err := svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "review this function for bugs", Strategy: "cascade", K: ptr(2), Threshold: ptr(0.3)})

@@ -19,7 +19,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/tools/catalog"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/worker"
 )
 
@@ -185,7 +185,7 @@ func TestExtractValidatesAgainstTheGivenSchema(t *testing.T) {
 	assert.Len(t, m.requests, 5, "no model call for a bad schema")
 
 	// The local model answers with a value the schema accepts.
-	f.tools.Model = providers.Local(f.store)
+	f.tools.Model = localmodelwiring.New(f.store)
 	out = f.call(t, p, "extract_structured_data", map[string]any{"text": "CVE in the parser", "schema": schema})
 	assert.Contains(t, out, `"data":{`, out)
 	out = f.call(t, p, "extract_structured_data", map[string]any{"text": "[extract:invalid] CVE", "schema": schema})

@@ -10,7 +10,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/agenttools"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/team/agents"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
 	"github.com/conclave-ai/conclave/shared/work/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -36,7 +36,7 @@ func (s scripted) GetAgent(ctx context.Context, teamID, slug string) (agents.Age
 // slug answering by script.
 func (f *fixture) fanWorker(slug, script string) *worker.Worker {
 	dir := scripted{fixture: f, slug: slug, script: script}
-	return &worker.Worker{Agents: dir, Model: providers.Local(dir), Tools: f.tools, Tracker: agenttools.Tracker{Tasks: f.tasks}}
+	return &worker.Worker{Agents: dir, Model: localmodelwiring.New(dir), Tools: f.tools, Tracker: agenttools.Tracker{Tasks: f.tasks}}
 }
 
 // children are the tasks delegated from parent, oldest first.

@@ -22,7 +22,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/memory"
 	"github.com/conclave-ai/conclave/shared/tools/catalog"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 	"github.com/conclave-ai/conclave/shared/work/sessions"
 )
@@ -31,10 +31,10 @@ import (
 func fullyWired(f *fixture) {
 	f.withReports()
 	f.tools.Sessions = &sessions.Service{Store: f.store, Enabled: true}
-	f.tools.Consultations = consultations.New(f.store, providers.Local(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f.tools.Consultations = consultations.New(f.store, localmodelwiring.New(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.tools.Memories = &memory.Service{Store: f.store, Dir: f.store, Bus: f.bus}
 	f.tools.Colleagues = &fakeColleagues{}
-	f.tools.Model = providers.Local(f.store)
+	f.tools.Model = localmodelwiring.New(f.store)
 	f.tools.Clipboard = &toolpacks.Clipboard{Store: f.store}
 }
 

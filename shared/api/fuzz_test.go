@@ -42,7 +42,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/teams"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/approvals"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 	"github.com/conclave-ai/conclave/shared/work/reports"
@@ -70,7 +70,7 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	ts := tasks.NewService(store, nil, bus, log)
 	tasksapi.TaskRoutes(rt, ts)
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}
-	conversationsapi.ConversationRoutes(rt, conversations.MustNew(conversations.Config{Store: store, Agents: store, Model: providers.Local(store),
+	conversationsapi.ConversationRoutes(rt, conversations.MustNew(conversations.Config{Store: store, Agents: store, Model: localmodelwiring.New(store),
 		Memories: mem, Context: conversations.Sources{Memories: mem}, Bus: bus, Tail: store, Now: time.Now, Log: log,
 		Router: &cascade.Router{Tiers: routing.DefaultTierModels, Log: log}}))
 	messagesapi.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now})
@@ -80,9 +80,9 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	discoveryapi.DiscoveryRoutes(rt, &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}})
 	// No Workflows: a created session stays planning, as no machine runs
 	// here; a report's task is queued the same way.
-	sessionsapi.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: providers.Local(store),
+	sessionsapi.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodelwiring.New(store),
 		Bus: bus, Conversations: memConversations{store}, Enabled: true, Log: log, Now: time.Now})
-	consultationsapi.ConsultationRoutes(rt, consultations.New(store, providers.Local(store), bus, nil, log))
+	consultationsapi.ConsultationRoutes(rt, consultations.New(store, localmodelwiring.New(store), bus, nil, log))
 	reportsapi.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
 	tools := &agenttools.Tools{Flags: settings.Flags{Collaboration: true, TaskDelegation: true, Sessions: true}, Tasks: ts,
 		Messages: &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}, Memories: mem,

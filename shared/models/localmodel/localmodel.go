@@ -33,7 +33,7 @@ import (
 const ModelID = "local-deterministic"
 
 // AgentReader reads the agent a request is attributed to
-// (providers.LocalAgents adapts the agent store to it).
+// (shared/wire/localmodelwiring adapts the agent store to it).
 type AgentReader interface {
 	// GetAgent returns ENOTFOUND for an unknown agent.
 	GetAgent(ctx context.Context, teamID, slug string) (Agent, error)

@@ -25,6 +25,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/budget"
 	"github.com/conclave-ai/conclave/shared/tools/secretstore"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 )
 
 // AgentReader reads the agent a model request is attributed to: the agent
@@ -34,40 +35,9 @@ type AgentReader interface {
 	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
 }
 
-// LocalAgents adapts an AgentReader to the local model's port: the local
-// model sits in the models wing, below the team wing, so it cannot read
-// an agents.Agent itself.
-type LocalAgents struct {
-	Agents AgentReader
-}
-
-var _ localmodel.AgentReader = LocalAgents{}
-
-// GetAgent implements localmodel.AgentReader: the agent's name, script
-// and skills, its errors as they are (ENOTFOUND for an unknown agent).
-func (l LocalAgents) GetAgent(ctx context.Context, teamID, slug string) (localmodel.Agent, error) {
-	a, err := l.Agents.GetAgent(ctx, teamID, slug)
-	if err != nil {
-		return localmodel.Agent{}, err
-	}
-	out := localmodel.Agent{Name: a.Name}
-	if a.Model != nil {
-		out.Script = a.Model.Script
-	}
-	for _, sk := range a.Skills {
-		out.Skills = append(out.Skills, localmodel.Skill{Name: sk.Name, Description: sk.Description, InternalOnly: sk.InternalOnly})
-	}
-	return out, nil
-}
-
-// Local returns the local model reading agents (their scripts and voices)
-// from r; with a nil r it reads none and answers plainly.
-func Local(r AgentReader) localmodel.Model {
-	if r == nil {
-		return localmodel.New(nil)
-	}
-	return localmodel.New(LocalAgents{Agents: r})
-}
+// Local is the local model over r's agents (localmodelwiring.New): the
+// provider of the local cloud and the tests.
+func Local(r AgentReader) localmodel.Model { return localmodelwiring.New(r) }
 
 // Remote is the A2A client of agents outside the team (provider a2a):
 // the agent store, their credentials in Secrets Manager, the stage's

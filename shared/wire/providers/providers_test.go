@@ -62,38 +62,3 @@ func TestNewDefaultsToTheConfiguredProvider(t *testing.T) {
 		assert.Equal(t, sw.Providers[p], sw.Default, p)
 	}
 }
-
-// The local model reads an agent record through LocalAgents as it read
-// the record itself: name, script, skills (internal ones marked), errors
-// as they come.
-func TestLocalAgentsReadsTheAgentRecord(t *testing.T) {
-	r := roster{
-		"luke": {Name: "Luke", Model: &agents.Model{Provider: "local", Script: "tools:2"},
-			Skills: []agents.Skill{{Name: "triage", Description: "Sort work", InternalOnly: true}, {Name: "code-review", Description: "Review code"}}},
-		"dana": {Name: "Dana"},
-	}
-	got, err := providers.LocalAgents{Agents: r}.GetAgent(context.Background(), "t", "luke")
-	require.NoError(t, err)
-	assert.Equal(t, localmodel.Agent{Name: "Luke", Script: "tools:2", Skills: []localmodel.Skill{
-		{Name: "triage", Description: "Sort work", InternalOnly: true}, {Name: "code-review", Description: "Review code"}}}, got)
-
-	got, err = providers.LocalAgents{Agents: r}.GetAgent(context.Background(), "t", "dana")
-	require.NoError(t, err)
-	assert.Equal(t, localmodel.Agent{Name: "Dana"}, got, "no model: no script")
-
-	_, err = providers.LocalAgents{Agents: r}.GetAgent(context.Background(), "t", "ghost")
-	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "the local model answers an unknown agent plainly: it must see ENOTFOUND")
-}
-
-func TestLocalAnswersInTheAgentsVoice(t *testing.T) {
-	r := roster{"luke": {Name: "Luke", Skills: []agents.Skill{{Name: "code-review", Description: "Review code for bugs"}}}}
-	req := models.Request{Messages: []models.Message{{Role: "user", Content: "check my loop"}},
-		Metadata: map[string]string{models.MetadataTeamID: "t", models.MetadataAgent: "luke"}}
-	resp, err := providers.Local(r).Converse(context.Background(), req)
-	require.NoError(t, err)
-	assert.Contains(t, resp.Text, "As Luke, on code review: review code for bugs.")
-
-	resp, err = providers.Local(nil).Converse(context.Background(), req)
-	require.NoError(t, err)
-	assert.NotContains(t, resp.Text, "Luke", "no agent store: a plain answer")
-}

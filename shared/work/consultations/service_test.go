@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/conclave-ai/conclave/shared/routing"
-	"github.com/conclave-ai/conclave/shared/testkit/fakesecret"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/testkit/fakesecret"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +26,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/teams"
 	ct "github.com/conclave-ai/conclave/shared/testkit/consultationstest"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 )
 
@@ -57,7 +58,7 @@ func fixture(t *testing.T) (*consultations.Service, *memstore.Store, *memstore.P
 	store := memstore.New()
 	seedTeam(t, store, team)
 	bus := &memstore.Publisher{}
-	svc := consultations.New(store, providers.Local(store), bus, nil, nil)
+	svc := consultations.New(store, localmodelwiring.New(store), bus, nil, nil)
 	return svc, store, bus
 }
 

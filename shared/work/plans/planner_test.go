@@ -9,7 +9,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/plans"
 )
 
@@ -17,7 +17,7 @@ func ask(t *testing.T, message string) (models.Request, models.Response) {
 	t.Helper()
 	req := plans.PlannerRequest("team_x", "conv_x", message, "amazon.nova-micro-v1:0",
 		[]plans.Skill{{Target: "luke/code_review", Description: "find bugs"}, {Target: "wren/writing", Description: "release notes"}}, known)
-	resp, err := providers.Local(memstore.New()).Converse(context.Background(), req)
+	resp, err := localmodelwiring.New(memstore.New()).Converse(context.Background(), req)
 	require.NoError(t, err)
 	return req, resp
 }

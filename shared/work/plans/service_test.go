@@ -14,7 +14,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/plans"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -62,7 +62,7 @@ func newFixture(t *testing.T) *fixture {
 	ts := tasks.NewService(store, nil, bus, log)
 	ts.Callbacks = m
 	clk := memstore.NewClock(time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC))
-	svc := &plans.Service{Store: store, Tasks: ts, Model: providers.Local(store), Workflows: m, Callbacks: m, Bus: bus, Log: log,
+	svc := &plans.Service{Store: store, Tasks: ts, Model: localmodelwiring.New(store), Workflows: m, Callbacks: m, Bus: bus, Log: log,
 		Now: clk.Now}
 	return &fixture{clock: clk, store: store, bus: bus, m: m, tasks: ts, svc: svc}
 }

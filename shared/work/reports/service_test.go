@@ -20,7 +20,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/memory"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/reports"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
 	"github.com/conclave-ai/conclave/shared/work/worker"
@@ -53,7 +53,7 @@ func newFixture(tb testing.TB) *fixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ts := tasks.NewService(store, nil, bus, log)
 	svc := &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log}
-	w := &worker.Worker{Agents: store, Model: providers.Local(store), Tracker: agenttools.Tracker{Tasks: ts},
+	w := &worker.Worker{Agents: store, Model: localmodelwiring.New(store), Tracker: agenttools.Tracker{Tasks: ts},
 		Tools: &agenttools.Tools{Tasks: ts, Reports: svc}, Tiers: routing.DefaultTierModels, Reviewer: agenttools.Reviewer{}}
 	return &fixture{store: store, bus: bus, tasks: ts, svc: svc, worker: w}
 }

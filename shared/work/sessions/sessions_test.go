@@ -20,7 +20,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/budget"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/sessions"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -42,7 +42,7 @@ func newFixture(tb testing.TB) *fixture {
 	bus := &memstore.Publisher{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ts := tasks.NewService(store, nil, bus, log)
-	svc := &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: providers.Local(store), Bus: bus, Enabled: true, Log: log}
+	svc := &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodelwiring.New(store), Bus: bus, Enabled: true, Log: log}
 	return &fixture{store: store, bus: bus, svc: svc, tasks: ts}
 }
 

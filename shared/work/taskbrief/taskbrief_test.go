@@ -21,7 +21,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/prompts"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/taskbrief"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
 	"github.com/conclave-ai/conclave/shared/work/worker"
@@ -140,7 +140,7 @@ func TestTheWorkersRequestCarriesTheBriefAndTheMemories(t *testing.T) {
 	tk := f.task(t, tasks.CreateInput{Assignee: "luke", Title: "Audit login", Type: "review", Priority: "urgent", ConversationID: f.conv,
 		InputArtifacts: []string{"src/login/"}, Instructions: "Audit the login flow"})
 
-	rec := &requestLog{Model: providers.Local(f.store)}
+	rec := &requestLog{Model: localmodelwiring.New(f.store)}
 	w := &worker.Worker{Agents: f.store, Model: rec, Briefs: taskbrief.Reader{Tasks: f.store, Conversations: f.store}, Memories: mem}
 	_, err = w.Run(ctx, input(tk))
 	require.NoError(t, err)

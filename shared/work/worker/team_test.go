@@ -16,7 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/messaging"
 	"github.com/conclave-ai/conclave/shared/team/prompts"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -139,7 +139,7 @@ func (c *collabTools) Call(context.Context, workflow.TaskInput, models.ToolCall)
 }
 
 func teamWorker(d *teamDir, in *fakeInbox, tools worker.Tools, log *requestLog) *worker.Worker {
-	log.Model = providers.Local(d)
+	log.Model = localmodelwiring.New(d)
 	w := &worker.Worker{Model: log, Tools: tools, Agents: d, Team: d}
 	if in != nil {
 		w.Inbox = in

@@ -13,7 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/team/agents"
-	"github.com/conclave-ai/conclave/shared/wire/providers"
+	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -54,7 +54,7 @@ func newWorker(tools worker.Tools) *worker.Worker {
 		"t/paused":  agent("paused", "", agents.StatusPaused),
 	}
 	// The local model reads each agent's script from the same directory.
-	return &worker.Worker{Model: providers.Local(dir), Tools: tools, Agents: dir}
+	return &worker.Worker{Model: localmodelwiring.New(dir), Tools: tools, Agents: dir}
 }
 
 func payload(assignee string) workflow.TaskInput {
