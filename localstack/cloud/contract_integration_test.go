@@ -26,7 +26,7 @@ func TestStoreContract(t *testing.T) {
 	storetest.Run(t, func(*testing.T) storetest.Stores {
 		return storetest.Stores{Teams: e.db.teams, Agents: e.db.agents, Tasks: e.db.tasks, Tickets: e.db.tasks, Approvals: apr,
 			Conversations: e.db.convs, Decisions: e.db.decisions, Sessions: e.db.sessions, Consultations: e.db.consults,
-			Budgets: budgetstore.New(db, table), Clipboard: clipstore.New(db, table), Remotes: mcppackstore.New(db, table),
+			Budgets: budgetstore.New(db, table), Clipboard: clipstore.New(db, table), MCPPacks: mcppackstore.New(db, table),
 			Push: pushstore.New(db, table), Messages: e.db.inbox, Memories: memorystore.New(db, table), Reports: reportstore.New(db, table),
 			Gate: e.db.gate, Streams: e.db.core, Results: e.db.results, Plans: planstore.New(db, table), Requests: e.db.core,
 			Records: e.db.core, Attempts: e.db.core, Activity: e.db.activity, Vectors: e.db.gate}

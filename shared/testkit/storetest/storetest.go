@@ -69,8 +69,8 @@ type Stores struct {
 	Budgets       budget.Store
 	// Clipboard is the tool packs' clipboard.
 	Clipboard toolpacks.ClipboardStore
-	// Remotes are the MCP packs.
-	Remotes toolpacks.MCPPackStore
+	// MCPPacks are the teams' MCP packs.
+	MCPPacks toolpacks.MCPPackStore
 	// Push are the A2A push configs.
 	Push server.PushConfigs
 	// Messages are the agent messages and inboxes.
@@ -150,8 +150,8 @@ var cases = []contractCase{
 	{"budget/40 racing reservations: exactly those that fit", budgetConcurrent},
 	{"budget/usage counters by day and attribution; warned once", budgetUsage},
 	{"clipboard/by team, scope and key; replaced; gone once expired", clipboardScopes},
-	{"toolpacks/MCP packs: created once, replaced, by team, deleted", remotePacks},
-	{"toolpacks/16 racing creates: exactly the cap", remotePacksConcurrent},
+	{"toolpacks/MCP packs: created once, replaced, by team, deleted", mcpPacks},
+	{"toolpacks/16 racing creates: exactly the cap", mcpPacksConcurrent},
 	{"a2a/push configs: by team and task, deleted once, five per task", pushConfigs},
 	{"a2a/12 racing push configs: exactly five", pushConfigsConcurrent},
 	{"conversations/a turn sent again under its Idempotency-Key is replayed, not stored twice (6 racing)", turnReplay},

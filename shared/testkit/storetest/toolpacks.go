@@ -15,7 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 )
 
-func remote(name string, now time.Time) toolpacks.MCPPack {
+func mcpPack(name string, now time.Time) toolpacks.MCPPack {
 	return toolpacks.MCPPack{Name: name, Description: "d " + name, URL: "https://mcp.example.com/" + name,
 		CredentialHeader: "Authorization", HasCredential: true, SecretID: "conclave/t/team/" + name,
 		Tools: []toolpacks.MCPTool{{Name: "lookup.order", ModelName: toolpacks.ModelToolName(name, "lookup.order"), Description: "Look up an order",
@@ -23,18 +23,15 @@ func remote(name string, now time.Time) toolpacks.MCPPack {
 		ListedAt: now, CreatedAt: now, UpdatedAt: now, UpdatedBy: "key_1"}
 }
 
-// remotePacks: a pack reads back whole (its tools' schemas byte for
+// mcpPacks: a pack reads back whole (its tools' schemas byte for
 // byte), a name is created once, a replace needs the pack, another team
 // sees none of it, and a delete frees its place under the cap.
-func remotePacks(t *testing.T, f *fixture) {
-	if f.Remotes == nil {
-		t.Skip("no MCP pack store")
-	}
+func mcpPacks(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	a := remote("crm", now)
-	require.NoError(t, f.Remotes.CreateMCPPack(ctx, f.team, a))
-	got, err := f.Remotes.GetMCPPack(ctx, f.team, "crm")
+	a := mcpPack("crm", now)
+	require.NoError(t, f.MCPPacks.CreateMCPPack(ctx, f.team, a))
+	got, err := f.MCPPacks.GetMCPPack(ctx, f.team, "crm")
 	require.NoError(t, err)
 	assert.Equal(t, a.URL, got.URL)
 	assert.Equal(t, a.SecretID, got.SecretID)
@@ -44,49 +41,46 @@ func remotePacks(t *testing.T, f *fixture) {
 	assert.Equal(t, "crm__lookup_order_", got.Tools[0].ModelName[:len("crm__lookup_order_")])
 	assert.True(t, got.CreatedAt.Equal(now), "%v", got.CreatedAt)
 
-	err = f.Remotes.CreateMCPPack(ctx, f.team, a)
+	err = f.MCPPacks.CreateMCPPack(ctx, f.team, a)
 	assert.True(t, apperr.Is(err, apperr.ECONFLICT), "a name is created once: %v", err)
 	a.URL = "https://mcp.example.com/v2"
-	require.NoError(t, f.Remotes.ReplaceMCPPack(ctx, f.team, a))
-	got, err = f.Remotes.GetMCPPack(ctx, f.team, "crm")
+	require.NoError(t, f.MCPPacks.ReplaceMCPPack(ctx, f.team, a))
+	got, err = f.MCPPacks.GetMCPPack(ctx, f.team, "crm")
 	require.NoError(t, err)
 	assert.Equal(t, "https://mcp.example.com/v2", got.URL)
-	err = f.Remotes.ReplaceMCPPack(ctx, f.team, remote("nope", now))
+	err = f.MCPPacks.ReplaceMCPPack(ctx, f.team, mcpPack("nope", now))
 	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "a replace needs the pack: %v", err)
 
 	other := "team_other_" + f.team
-	_, err = f.Remotes.GetMCPPack(ctx, other, "crm")
+	_, err = f.MCPPacks.GetMCPPack(ctx, other, "crm")
 	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "another team: %v", err)
-	list, err := f.Remotes.ListMCPPacks(ctx, other)
+	list, err := f.MCPPacks.ListMCPPacks(ctx, other)
 	require.NoError(t, err)
 	assert.Empty(t, list)
-	assert.True(t, apperr.Is(f.Remotes.DeleteMCPPack(ctx, other, "crm"), apperr.ENOTFOUND))
+	assert.True(t, apperr.Is(f.MCPPacks.DeleteMCPPack(ctx, other, "crm"), apperr.ENOTFOUND))
 
 	// Up to the cap: the pack that makes MaxMCPPacks is stored, the
 	// next is refused; a delete makes room for one again.
 	for i := 1; i < toolpacks.MaxMCPPacks; i++ {
-		require.NoError(t, f.Remotes.CreateMCPPack(ctx, f.team, remote(fmt.Sprintf("pack-%02d", i), now)))
+		require.NoError(t, f.MCPPacks.CreateMCPPack(ctx, f.team, mcpPack(fmt.Sprintf("pack-%02d", i), now)))
 	}
-	err = f.Remotes.CreateMCPPack(ctx, f.team, remote("one-more", now))
+	err = f.MCPPacks.CreateMCPPack(ctx, f.team, mcpPack("one-more", now))
 	e, ok := apperr.As(err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, apperr.ELIMIT, e.Code)
 	assert.Equal(t, toolpacks.ReasonPackLimit, e.Reason)
-	list, err = f.Remotes.ListMCPPacks(ctx, f.team)
+	list, err = f.MCPPacks.ListMCPPacks(ctx, f.team)
 	require.NoError(t, err)
 	require.Len(t, list, toolpacks.MaxMCPPacks)
 	assert.Equal(t, "crm", list[0].Name, "by name")
-	require.NoError(t, f.Remotes.DeleteMCPPack(ctx, f.team, "crm"))
-	assert.True(t, apperr.Is(f.Remotes.DeleteMCPPack(ctx, f.team, "crm"), apperr.ENOTFOUND), "deleted once")
-	require.NoError(t, f.Remotes.CreateMCPPack(ctx, f.team, remote("one-more", now)), "a delete frees a place")
+	require.NoError(t, f.MCPPacks.DeleteMCPPack(ctx, f.team, "crm"))
+	assert.True(t, apperr.Is(f.MCPPacks.DeleteMCPPack(ctx, f.team, "crm"), apperr.ENOTFOUND), "deleted once")
+	require.NoError(t, f.MCPPacks.CreateMCPPack(ctx, f.team, mcpPack("one-more", now)), "a delete frees a place")
 }
 
-// remotePacksConcurrent: 16 creates of distinct packs race for a team's
+// mcpPacksConcurrent: 16 creates of distinct packs race for a team's
 // MaxMCPPacks places; exactly that many are stored.
-func remotePacksConcurrent(t *testing.T, f *fixture) {
-	if f.Remotes == nil {
-		t.Skip("no MCP pack store")
-	}
+func mcpPacksConcurrent(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	now := time.Now().UTC()
 	var wg sync.WaitGroup
@@ -96,11 +90,11 @@ func remotePacksConcurrent(t *testing.T, f *fixture) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := f.Remotes.CreateMCPPack(ctx, f.team, remote(fmt.Sprintf("race-%02d", i), now))
+			err := f.MCPPacks.CreateMCPPack(ctx, f.team, mcpPack(fmt.Sprintf("race-%02d", i), now))
 			// A transaction that lost to another on the counter item is
 			// canceled without a failed condition: its caller retries.
 			for apperr.Is(err, apperr.ECONFLICT) {
-				err = f.Remotes.CreateMCPPack(ctx, f.team, remote(fmt.Sprintf("race-%02d", i), now))
+				err = f.MCPPacks.CreateMCPPack(ctx, f.team, mcpPack(fmt.Sprintf("race-%02d", i), now))
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -117,7 +111,7 @@ func remotePacksConcurrent(t *testing.T, f *fixture) {
 	wg.Wait()
 	assert.Equal(t, toolpacks.MaxMCPPacks, made)
 	assert.Equal(t, 16-toolpacks.MaxMCPPacks, limited)
-	list, err := f.Remotes.ListMCPPacks(ctx, f.team)
+	list, err := f.MCPPacks.ListMCPPacks(ctx, f.team)
 	require.NoError(t, err)
 	assert.Len(t, list, toolpacks.MaxMCPPacks)
 }
