@@ -13,12 +13,11 @@ import (
 )
 
 // ConversationRoutes registers the conversations function's routes: the
-// conversations, chat turns, feedback and closing.
-//
-// Kept whole: the function's routes read as one table, each handler a few
-// lines.
+// conversations and their closing here, their messages (chat turns and
+// feedback) in messageRoutes, handoffs in handoffRoutes.
 func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 	handoffRoutes(rt, svc)
+	messageRoutes(rt, svc)
 	rt.Handle("POST /v1/conversations", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in conversations.CreateInput
 		if err := api.DecodeOptional(r, &in); err != nil {
@@ -48,6 +47,18 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 		}
 		return httpapi.OK(c), nil
 	})
+	rt.Handle("POST /v1/conversations/{id}/close", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		c, err := svc.Close(ctx, r.TeamID, r.Param("id"))
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(c), nil
+	})
+}
+
+// messageRoutes registers a conversation's messages: the long-poll read,
+// the chat turn and the feedback on a reply.
+func messageRoutes(rt *httpapi.Router, svc *conversations.Service) {
 	rt.Handle("GET /v1/conversations/{id}/messages", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		p, err := r.Page()
 		if err != nil {
@@ -91,13 +102,6 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 			return httpapi.Response{}, err
 		}
 		return httpapi.OK(f), nil
-	})
-	rt.Handle("POST /v1/conversations/{id}/close", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-		c, err := svc.Close(ctx, r.TeamID, r.Param("id"))
-		if err != nil {
-			return httpapi.Response{}, err
-		}
-		return httpapi.OK(c), nil
 	})
 }
 
