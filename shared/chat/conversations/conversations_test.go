@@ -352,6 +352,41 @@ func TestAClosedConversationTakesNoMoreMessages(t *testing.T) {
 	requireAppErr(t, err, apperr.ECONFLICT, "ConversationClosed")
 }
 
+// writeBeforeClose is a store on which, once, another write lands on the
+// conversation between the close's read and its write.
+type writeBeforeClose struct {
+	conversations.Store
+	meanwhile func()
+}
+
+func (w *writeBeforeClose) CloseConversation(ctx context.Context, teamID string, c conversations.Conversation, at time.Time) error {
+	if f := w.meanwhile; f != nil {
+		w.meanwhile = nil
+		f()
+	}
+	return w.Store.CloseConversation(ctx, teamID, c, at)
+}
+
+// A turn that commits while the conversation is being closed does not
+// make the close fail: it is tried again on a fresh read.
+func TestACloseRacingAWriteClosesTheConversation(t *testing.T) {
+	f := newFixture(t, collaborationOff)
+	ctx := context.Background()
+	c := f.create(t, "kyra")
+	racing := &writeBeforeClose{Store: f.store, meanwhile: func() { f.post(t, c.ID, "one more thing") }}
+	f.cfg.Store = racing
+	f.rebuild()
+
+	closed, err := f.svc.Close(ctx, team, c.ID)
+	require.NoError(t, err)
+	assert.Nil(t, racing.meanwhile, "the write landed between the read and the close")
+	assert.Equal(t, conversations.StatusClosed, closed.Status)
+	assert.Equal(t, conversations.StatusClosed, f.get(t, c.ID).Status)
+	assert.Equal(t, f.get(t, c.ID).Version, closed.Version, "the version answered is the stored one")
+	assert.Len(t, f.messages(t, c.ID), 2, "the racing turn kept its messages")
+	assert.Equal(t, 0, f.activeConversations(t, "kyra"), "the agent's count moved once")
+}
+
 func TestPostValidatesAndFindsTheConversation(t *testing.T) {
 	f := newFixture(t, collaborationOff)
 	ctx := context.Background()

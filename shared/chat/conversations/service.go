@@ -2,6 +2,7 @@ package conversations
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -153,21 +154,30 @@ func (s *Service) Messages(ctx context.Context, teamID, id string, p paging.Page
 }
 
 // Close ends a conversation; its agent no longer counts it as active.
-// Returns ENOTFOUND, ECONFLICT (already closed).
+// A write that lands between the read and the close (a task's result
+// posted into it, a turn's after-commit update) is no reason to refuse the
+// caller: the close is tried again on a fresh read, as a turn's commit is.
+// Returns ENOTFOUND, ECONFLICT (already closed, or changed on every try).
 func (s *Service) Close(ctx context.Context, teamID, id string) (Conversation, error) {
-	c, err := s.store.GetConversation(ctx, teamID, id)
-	if err != nil {
-		return Conversation{}, err
+	for attempt := 0; ; attempt++ {
+		c, err := s.store.GetConversation(ctx, teamID, id)
+		if err != nil {
+			return Conversation{}, err
+		}
+		if c.Status == StatusClosed {
+			return Conversation{}, apperr.New(apperr.ECONFLICT, "conversation is already closed").WithReason("ConversationClosed")
+		}
+		now := s.now.UTC()
+		err = s.store.CloseConversation(ctx, teamID, c, now)
+		if errors.Is(err, ErrChanged) && attempt < maxCommitAttempts-1 {
+			continue
+		}
+		if err != nil {
+			return Conversation{}, err
+		}
+		c.Status, c.UpdatedAt, c.Version = StatusClosed, now, c.Version+1
+		return c, nil
 	}
-	if c.Status == StatusClosed {
-		return Conversation{}, apperr.New(apperr.ECONFLICT, "conversation is already closed").WithReason("ConversationClosed")
-	}
-	now := s.now.UTC()
-	if err := s.store.CloseConversation(ctx, teamID, c, now); err != nil {
-		return Conversation{}, err
-	}
-	c.Status, c.UpdatedAt, c.Version = StatusClosed, now, c.Version+1
-	return c, nil
 }
 
 // RateInput is the body of the feedback endpoint.

@@ -159,6 +159,7 @@ func (s *Service) sendRemote(ctx context.Context, ses Session, a agents.Agent, t
 	if err != nil {
 		return s.endRemote(ctx, ses, t, w, StageOutput{}, workflow.ModelFailed{Msg: err.Error()})
 	}
+	recorded := w.RemoteTaskID
 	w.RemoteTaskID, w.Polls = ans.TaskID, 0
 	// The remote party bills its own work: the session is charged the
 	// call and its tokens (estimated), at no cost.
@@ -170,7 +171,7 @@ func (s *Service) sendRemote(ctx context.Context, ses Session, a agents.Agent, t
 		}
 		return s.endRemote(ctx, ses, t, w, StageOutput{}, err)
 	}
-	return s.remoteAnswered(ctx, ses, a, t, w, ans)
+	return s.remoteAnswered(ctx, ses, a, t, w, recorded, ans)
 }
 
 // pollRemote reads the remote task of the stage w once; past the stage's
@@ -197,18 +198,26 @@ func (s *Service) pollRemote(ctx context.Context, ses Session, a agents.Agent, t
 		s.log().WarnContext(ctx, "reading a remote stage's task failed; waiting again", "agent", a.Slug, "remote_task_id", w.RemoteTaskID, "error", err.Error())
 		ans = agents.RemoteAnswer{TaskID: w.RemoteTaskID}
 	}
-	return s.remoteAnswered(ctx, ses, a, t, w, ans)
+	return s.remoteAnswered(ctx, ses, a, t, w, w.RemoteTaskID, ans)
 }
 
 // remoteAnswered ends the stage with the remote answer, or records the
-// wait and asks the machine to wait.
-func (s *Service) remoteAnswered(ctx context.Context, ses Session, a agents.Agent, t turn, w RemoteWait, ans agents.RemoteAnswer) (StageOutput, error) {
+// wait and asks the machine to wait. recorded is the remote task id the
+// session's stored wait already carries (empty before the first send).
+func (s *Service) remoteAnswered(ctx context.Context, ses Session, a agents.Agent, t turn, w RemoteWait, recorded string, ans agents.RemoteAnswer) (StageOutput, error) {
 	switch {
 	case !ans.Done:
 		if err := s.saveWait(ctx, ses, w); err != nil {
 			// The session ended meanwhile (or the write failed): the
-			// remote task is not waited for.
-			s.cancelRemote(ctx, ses.TeamID, a, w)
+			// remote task is not waited for. A session that ended took
+			// its stored waits and cancels their remote tasks itself
+			// (endRemoteWaits): this stage cancels only a task the
+			// session had not recorded (one just sent), so the remote
+			// agent is told once.
+			var ended workflow.SessionNotRunnable
+			if !errors.As(err, &ended) || w.RemoteTaskID != recorded {
+				s.cancelRemote(ctx, ses.TeamID, a, w)
+			}
 			return s.endRemote(ctx, ses, t, w, StageOutput{}, err)
 		}
 		wait := agents.RemotePollSeconds(w.Polls)

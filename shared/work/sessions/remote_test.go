@@ -33,6 +33,19 @@ type remoteAgents struct {
 	checks    int
 	canceled  []string
 	tasks     map[string]*remoteTask
+	// meanwhile runs once, inside the next send or read (after the
+	// remote agent took it): what happens while the call is in flight.
+	meanwhile func()
+}
+
+func (r *remoteAgents) inFlight() {
+	r.mu.Lock()
+	f := r.meanwhile
+	r.meanwhile = nil
+	r.mu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 type remoteTask struct {
@@ -42,6 +55,7 @@ type remoteTask struct {
 }
 
 func (r *remoteAgents) Send(_ context.Context, a agents.Agent, text string) (agents.RemoteAnswer, error) {
+	defer r.inFlight()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent = append(r.sent, a.Slug+": "+text)
@@ -69,6 +83,7 @@ func (r *remoteAgents) state(id string) agents.RemoteAnswer {
 }
 
 func (r *remoteAgents) Check(_ context.Context, _ agents.Agent, id string) (agents.RemoteAnswer, error) {
+	defer r.inFlight()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.checks++
@@ -319,6 +334,39 @@ func TestCancellingASessionCancelsItsRemoteStages(t *testing.T) {
 	var nr workflow.SessionNotRunnable
 	assert.True(t, errors.As(err, &nr), "the machine's next read ends it: %v", err)
 	assert.Equal(t, 0, r.checks)
+}
+
+// A session cancelled while its stage's call to the remote agent is in
+// flight: the remote task is canceled once. A read's task was recorded,
+// so the cancel takes it; a send's was not yet, so the stage does.
+func TestASessionCancelledDuringARemoteCallCancelsTheRemoteTaskOnce(t *testing.T) {
+	for _, during := range []string{"send", "read"} {
+		t.Run(during, func(t *testing.T) {
+			f := newFixture(t)
+			r := &remoteAgents{polls: 100}
+			f.remote(t, r, "luke")
+			s := f.create(t, sessions.CreateInput{Pattern: sessions.Brainstorm, Lead: "kyra", Goal: "Ideas", Participants: parts("contributor", "luke", "archie")})
+			out, err := f.step(s, workflow.SessionBegin, workflow.SessionItem{})
+			require.NoError(t, err)
+			cancel := func() {
+				_, err := f.svc.Cancel(context.Background(), team, s.ID, "user:key_test")
+				require.NoError(t, err)
+			}
+			if during == "read" {
+				first, err := f.step(s, workflow.SessionStage, out.Items[0])
+				require.NoError(t, err)
+				require.Positive(t, first.WaitSeconds)
+			}
+			r.meanwhile = cancel
+			_, err = f.step(s, workflow.SessionStage, out.Items[0])
+			var nr workflow.SessionNotRunnable
+			require.True(t, errors.As(err, &nr), "the stage ends with its session: %v", err)
+			assert.Equal(t, []string{"r-1"}, r.canceled, "the remote agent is told once")
+			load, err := f.tasks.Load(context.Background(), team, "luke")
+			require.NoError(t, err)
+			assert.Zero(t, load.Active, "the stage's task gave its slot back")
+		})
+	}
 }
 
 // A read that fails is not the stage's failure: the machine waits and
