@@ -220,7 +220,7 @@ faults:
 bench-gate:
 	@localstack/bench/routing/compare.sh
 
-## bench-routing: the ExpertGate's routing quality beside the seed's on BFCL v4's function-selection sets (top-1, MRR, declines, a threshold sweep)
+## bench-routing: the ExpertGate's routing quality beside the seed's on BFCL v4's function-selection sets (top-1, MRR, declines, a threshold sweep), then CLINC150's everyday messages through the chat turn's routing (localstack/bench/clincbench)
 bench-routing:
 	@localstack/bench/routing/bfcl.sh
 

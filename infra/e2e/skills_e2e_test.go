@@ -146,3 +146,63 @@ func TestBadSkillFieldsNameTheFieldAndWriteNothing(t *testing.T) {
 	_, field, _ = r.ErrorFields(t)
 	assert.Equal(t, "kind", field)
 }
+
+// A skill's examples through the API: stored trimmed, shown on the
+// agent's and the skill's reads, counted in lists, refused past their
+// limits with the field named and nothing created, another team's 404,
+// and used by the gate: the message shares no word with the skill's
+// description, only with its examples' meaning.
+func TestSkillExamples(t *testing.T) {
+	me, other := clients(t)
+	slug := uniqueSlug("garden")
+	body := func(examples []string) map[string]any {
+		return map[string]any{"slug": slug, "name": "Gardener " + slug, "skills": []any{
+			map[string]any{"name": "plant-care", "description": "Looks after the office's greenery", "examples": examples}}}
+	}
+	examples := []string{"  my tomato plants have yellow leaves ", "how often should I water basil?", "what fertilizer do roses need?",
+		"when should I prune the apple tree?", "slugs are eating my lettuce", "how do I repot a cactus?"}
+	for _, bad := range [][]string{
+		{"water the ferns", "Water the ferns"},        // alike
+		{"fine", "   "},                               // blank
+		{strings.Repeat("x", 201)},                    // too long
+		append(examples[:1:1], make([]string, 30)...), // 31
+	} {
+		r := me.do("POST", "/v1/agents", body(bad))
+		require.Equal(t, 400, r.Status, string(r.Body))
+		_, field, _ := r.ErrorFields(t)
+		assert.Equal(t, "skills[0].examples", field)
+		assert.Equal(t, 404, me.do("GET", "/v1/agents/"+slug, nil).Status, "nothing created")
+	}
+	r := me.do("POST", "/v1/agents", body(examples), "Idempotency-Key", "examples-"+slug)
+	require.Equal(t, 201, r.Status, string(r.Body))
+	t.Cleanup(func() { me.do("POST", "/v1/agents/"+slug+"/archive", nil) })
+	want := append([]any{"my tomato plants have yellow leaves"}, anys(examples[1:])...)
+	assert.Equal(t, want, r.JSON(t)["skills"].([]any)[0].(map[string]any)["examples"])
+	again := me.do("POST", "/v1/agents", body(examples), "Idempotency-Key", "examples-"+slug)
+	assert.Equal(t, 201, again.Status, "the same create replayed: %s", again.Body)
+
+	one := me.do("GET", "/v1/skills/"+slug+"/plant-care", nil)
+	require.Equal(t, 200, one.Status, string(one.Body))
+	assert.Equal(t, want, one.JSON(t)["examples"])
+	list := me.do("GET", "/v1/skills?agent="+slug, nil)
+	require.Equal(t, 200, list.Status)
+	entry := list.JSON(t)["items"].([]any)[0].(map[string]any)
+	assert.NotContains(t, entry, "examples")
+	assert.EqualValues(t, len(examples), entry["example_count"])
+	assert.Equal(t, 404, other.do("GET", "/v1/skills/"+slug+"/plant-care", nil).Status)
+
+	// The gate ranks the gardener first on its examples' meaning.
+	rec := me.do("GET", "/v1/agents/recommend?query=the+leaves+on+my+cucumber+plant+are+going+brown", nil)
+	require.Equal(t, 200, rec.Status, string(rec.Body))
+	items := rec.JSON(t)["items"].([]any)
+	require.NotEmpty(t, items)
+	assert.Equal(t, slug, items[0].(map[string]any)["slug"], string(rec.Body))
+}
+
+func anys(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
+}

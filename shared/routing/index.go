@@ -59,6 +59,13 @@ type Index struct {
 	vecs []float32
 	dim  int
 	cal  Calibration
+	// A skill's examples (agents.Skill.Examples): skill d's are
+	// examples[exStart[d]:exStart[d+1]], and their vectors follow the
+	// skills' in vecs (example j is vector len(docs)+j).
+	examples []string
+	exStart  []int32
+	// agreement is exampleAgreement, once the index has embeddings.
+	agreement float64
 	// Two-stage selection (domains.go): each skill's domain, the skills
 	// of domain g (domainDocs[domainStart[g]:domainStart[g+1]]), the
 	// domains' unit centroids and the group of skills without a domain
@@ -191,6 +198,12 @@ func BuildIndex(list []agents.Agent) *Index {
 					break
 				}
 			}
+			ix.exStart = append(ix.exStart, int32(len(ix.examples)))
+			for _, e := range s.Examples {
+				if e = strings.TrimSpace(e); e != "" {
+					ix.examples = append(ix.examples, e)
+				}
+			}
 			var dt docTerms
 			clear(pos)
 			for _, t := range words.Tokens(text) {
@@ -239,6 +252,7 @@ func BuildIndex(list []agents.Agent) *Index {
 		}
 	}
 	ix.docStart = append(ix.docStart, int32(len(ix.docs)))
+	ix.exStart = append(ix.exStart, int32(len(ix.examples)))
 
 	n := float64(len(ix.docs))
 	ix.idf = make([]float64, len(df))
@@ -287,6 +301,11 @@ func BuildIndex(list []agents.Agent) *Index {
 	}
 	ix.scratch.New = func() any { return newScratch(ix) }
 	return ix
+}
+
+// exampled reports whether agent ai has a skill with examples.
+func (ix *Index) exampled(ai int32) bool {
+	return ix.exStart[ix.docStart[ai]] < ix.exStart[ix.docStart[ai+1]]
 }
 
 // Agents returns the indexed agents in input order.

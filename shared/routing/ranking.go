@@ -160,7 +160,8 @@ func (r *Ranking) confidence(e uint64) float64 {
 	if int32(e&agentMask) == r.leader && skill == r.top1 {
 		lead = r.top1 - r.top2
 	}
-	return round3(r.cal.Confidence(thousandth[skill], thousandth[lead]))
+	ai := int32(e & agentMask)
+	return round3(r.cal.confidence(thousandth[skill], thousandth[lead], r.ix.exampled(ai)))
 }
 
 // Leader is the slug of the agent with the best skill match ("" when no

@@ -32,6 +32,49 @@ type Calibration struct {
 	// is how far the best agent's skill match is ahead of the runner-up's
 	// (0 for every other agent, and with a single agent).
 	Bias, Match, Lead float64
+	// ExFloor and ExCeil read a skill's example similarity (the mean
+	// cosine of the message to its NearestExamples examples): ExFloor is
+	// as unrelated as Floor, ExCeil as close as Ceil. A message is nearer
+	// a user's message than a description, so the two scales differ.
+	// Zero: the example similarity is read as a cosine.
+	ExFloor, ExCeil float64
+	// ExBias, ExMatch and ExLead replace Bias, Match and Lead for an agent
+	// with examples (one of its skills has some): its confidence is
+	// σ(ExBias + ExMatch × skill match + ExLead × lead). Fitted on team
+	// routing data (CLINC150), not on function descriptions; and the lead
+	// counts there: a message much nearer one agent's examples than any
+	// other's is that agent's, however plain its wording, and one halfway
+	// between two agents' examples is neither's. (Lead stays off for
+	// descriptions, see Calibrations.) ExMatch 0: Bias, Match and Lead.
+	ExBias, ExMatch, ExLead float64
+	// ExAgreement is the example agreement (Index.ExampleAgreement) of
+	// the data the example side was fitted on: a team's example
+	// similarities are read shifted by how much more (or less) its own
+	// examples agree with each other, so that the calibration transfers
+	// from the fitting data to a team whose users phrase things more
+	// variously. 0: no shift.
+	ExAgreement float64
+}
+
+// NearestExamples is how many of a skill's examples nearest a message make
+// its example similarity: the mean of the best three is steadier than the
+// best one (one stray example does not win a message) and still follows a
+// skill with few examples.
+const NearestExamples = 3
+
+// fromExamples is an example similarity on the description cosine's
+// scale (Floor to Ceil), which blend reads. A skill with examples is
+// read by them alone: its description's cosine, on another scale, added
+// noise to the ranking (CLINC150's top-1 by skill: 63% with the better of
+// the two, 81% with the examples alone).
+func (c Calibration) fromExamples(sim, agreement float64) float64 {
+	if c.ExAgreement > 0 && agreement > 0 {
+		sim += c.ExAgreement - agreement
+	}
+	if c.ExCeil <= c.ExFloor {
+		return sim
+	}
+	return c.Floor + clamp01((sim-c.ExFloor)/(c.ExCeil-c.ExFloor))*(c.Ceil-c.Floor)
 }
 
 // LexicalCalibration reads the lexical match alone (no embedder, or a
@@ -50,7 +93,7 @@ var LexicalCalibration = Calibration{Bias: -0.114, Match: 2.137}
 // term learns as "one agent: decline"), so it stays off until tuning data
 // without that shortcut exists.
 var Calibrations = map[string]Calibration{
-	"wordllama-l2_supercat-256": {Floor: 0, Ceil: 0.45, Semantic: 0.75, Bias: -3.246, Match: 5.701},
+	"wordllama-l2_supercat-256": {Floor: 0, Ceil: 0.45, Semantic: 0.75, Bias: -3.246, Match: 5.701, ExFloor: 0.2, ExCeil: 1, ExBias: -5.999, ExMatch: 32, ExLead: 1, ExAgreement: 0.706},
 }
 
 // DefaultSemanticCalibration is used for an embedder with no fitted
@@ -80,21 +123,34 @@ func (c Calibration) blend(lex, cos float64) float64 {
 // Confidence is the match confidence of an agent whose best skill matches
 // with skill, lead ahead of the runner-up: 0 without any match.
 func (c Calibration) Confidence(skill, lead float64) float64 {
+	return c.confidence(skill, lead, false)
+}
+
+// confidence is Confidence for an agent with examples or without.
+func (c Calibration) confidence(skill, lead float64, examples bool) float64 {
 	if skill <= 0 {
 		return 0
+	}
+	if examples && c.ExMatch != 0 {
+		return 1 / (1 + math.Exp(-(c.ExBias + c.ExMatch*skill + c.ExLead*max(0, lead))))
 	}
 	return 1 / (1 + math.Exp(-(c.Bias + c.Match*skill + c.Lead*max(0, lead))))
 }
 
-// SkillTexts are the texts of the index's skills, in skill order: what an
-// embedder embeds for them (SetEmbeddings takes the vectors in this order).
+// SkillTexts are the texts of the index's skills, in skill order, then
+// their examples, in the same order: what an embedder embeds for them
+// (SetEmbeddings takes the vectors in this order).
 func (ix *Index) SkillTexts() []string {
-	texts := make([]string, len(ix.docs))
+	texts := make([]string, len(ix.docs), len(ix.docs)+len(ix.examples))
 	for i, d := range ix.docs {
 		texts[i] = d.text
 	}
-	return texts
+	return append(texts, ix.examples...)
 }
+
+// Skills is how many skills the index holds (the first Skills() of
+// SkillTexts; the rest are their examples).
+func (ix *Index) Skills() int { return len(ix.docs) }
 
 // Embed computes the embeddings of the index's skills with e and uses
 // them (SetEmbeddings with e's calibration). Done once per index, never
@@ -112,8 +168,8 @@ func (ix *Index) Embed(ctx context.Context, e Embedder) error {
 // normalized and kept as float32. Queries then need Signals.QueryEmbedding
 // from the same embedder.
 func (ix *Index) SetEmbeddings(vectors [][]float64, cal Calibration) error {
-	if len(vectors) != len(ix.docs) {
-		return fmt.Errorf("routing: %d vectors for %d skills", len(vectors), len(ix.docs))
+	if len(vectors) != len(ix.docs)+len(ix.examples) {
+		return fmt.Errorf("routing: %d vectors for %d skills and %d examples", len(vectors), len(ix.docs), len(ix.examples))
 	}
 	dim := 0
 	if len(vectors) > 0 {
@@ -131,6 +187,7 @@ func (ix *Index) SetEmbeddings(vectors [][]float64, cal Calibration) error {
 		flat = append(flat, u...)
 	}
 	ix.vecs, ix.dim, ix.cal = flat, dim, cal
+	ix.agreement = ix.exampleAgreement()
 	ix.buildDomains()
 	return nil
 }
@@ -219,8 +276,108 @@ func (ix *Index) visitSemantic(q *query, acc []docAcc, touched []int32, d int32)
 	if a.covered == 0 {
 		touched = append(touched, d)
 	}
-	a.sem, a.semantic = dot(q.vec, ix.vec(d)), true
+	a.sem, a.semantic = ix.similarity(q.vec, d), true
 	return touched
+}
+
+// agreementSample bounds the examples exampleAgreement reads: its cost is
+// this many times a skill's examples, whatever the team's size.
+const agreementSample = 512
+
+// exampleAgreement is how near a team's examples are to the other
+// examples of their own skill: the median, over the examples (a sample of
+// agreementSample, evenly spread), of an example's example similarity to
+// its skill with itself left out (cross-validation over the team's own
+// examples; skills with more than NearestExamples examples only). A team
+// whose users phrase one thing many ways agrees less than one whose
+// examples are near-paraphrases, and a message to it is as far from the
+// examples as they are from each other: the calibration reads the
+// similarity against the team's own agreement (Calibration.ExAgreement).
+// -1 when no skill has enough examples.
+func (ix *Index) exampleAgreement() float64 {
+	var skills []int32 // docs with enough examples
+	total := 0
+	for d := range int32(len(ix.docs)) {
+		if n := int(ix.exStart[d+1] - ix.exStart[d]); n > NearestExamples {
+			skills = append(skills, d)
+			total += n
+		}
+	}
+	if total == 0 {
+		return -1
+	}
+	step := max(1, total/agreementSample)
+	base := int32(len(ix.docs))
+	var sims []float64
+	k := 0
+	for _, d := range skills {
+		lo, hi := ix.exStart[d], ix.exStart[d+1]
+		for j := lo; j < hi; j++ {
+			if k++; (k-1)%step != 0 {
+				continue
+			}
+			v := ix.vec(base + j)
+			var top [NearestExamples]float64
+			for i := range top {
+				top[i] = -1
+			}
+			for o := lo; o < hi; o++ {
+				if o == j {
+					continue
+				}
+				c := dot(v, ix.vec(base+o))
+				for t := range top {
+					if c > top[t] {
+						copy(top[t+1:], top[t:len(top)-1])
+						top[t] = c
+						break
+					}
+				}
+			}
+			sum := 0.0
+			for _, c := range top {
+				sum += c
+			}
+			sims = append(sims, sum/NearestExamples)
+		}
+	}
+	slices.Sort(sims)
+	return sims[len(sims)/2]
+}
+
+// ExampleAgreement is the index's exampleAgreement (-1: none), for the
+// benchmarks.
+func (ix *Index) ExampleAgreement() float64 { return ix.agreement }
+
+// similarity is skill d's semantic similarity to the message v: the
+// cosine to its description or, for a skill with examples, its example
+// similarity (Calibration.fromExamples).
+func (ix *Index) similarity(v []float32, d int32) float64 {
+	lo, hi := ix.exStart[d], ix.exStart[d+1]
+	if lo == hi {
+		return dot(v, ix.vec(d))
+	}
+	var top [NearestExamples]float64
+	for i := range top {
+		top[i] = -1
+	}
+	base := int32(len(ix.docs))
+	for j := lo; j < hi; j++ {
+		c := dot(v, ix.vec(base+j))
+		for k := range top {
+			if c > top[k] {
+				copy(top[k+1:], top[k:len(top)-1])
+				top[k] = c
+				break
+			}
+		}
+	}
+	n := min(int(hi-lo), NearestExamples)
+	sum := 0.0
+	for _, c := range top[:n] {
+		sum += c
+	}
+	return ix.cal.fromExamples(sum/float64(n), ix.agreement)
 }
 
 // semanticOf is skill d's semantic similarity for q as scoreSemantic set
@@ -231,5 +388,5 @@ func (ix *Index) semanticOf(q *query, d int32) (float64, bool) {
 			return 0, false
 		}
 	}
-	return dot(q.vec, ix.vec(d)), true
+	return ix.similarity(q.vec, d), true
 }

@@ -137,3 +137,17 @@ if [[ "${BENCH_DOC:-docs/measurements.md}" != off && -z "${BFCL_ARGS:-}" ]]; the
     echo '```'
   } | go run ./localstack/benchdoc -doc "${BENCH_DOC:-docs/measurements.md}" -section routing
 fi
+
+# CLINC150 (localstack/bench/routing/clinc150, in the repository): everyday
+# messages to a team of ten agents with examples, through the chat turn's
+# routing, in its own section of docs/measurements.md.
+start=$SECONDS
+go run ./localstack/bench/clincbench | tee "$work/clinc.txt"
+echo "bench-routing (CLINC150): $((SECONDS - start)) s"
+if [[ "${BENCH_DOC:-docs/measurements.md}" != off && -z "${BFCL_ARGS:-}" ]]; then
+  {
+    echo "Written by \`make bench-routing\` on commit \`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`, $(date -u +%Y-%m-%d), in $((SECONDS - start)) s:"
+    echo
+    cat "$work/clinc.txt"
+  } | go run ./localstack/benchdoc -doc "${BENCH_DOC:-docs/measurements.md}" -section routing-clinc150
+fi

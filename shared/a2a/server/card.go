@@ -57,11 +57,18 @@ func Card(t teams.Team, active []agents.Agent, e Endpoint, version string, exten
 			}
 			card.Skills = append(card.Skills, a2a.AgentSkill{
 				ID: ag.Slug + "." + s.Name, Name: s.Name, Description: s.Description, Tags: tags,
+				// A few of what users say to it, so a client's router
+				// can route to it too; the rest stay the team's.
+				Examples: slices.Clone(s.Examples[:min(len(s.Examples), CardExamples)]),
 			})
 		}
 	}
 	return card
 }
+
+// CardExamples is how many of a public skill's examples the agent card
+// shows.
+const CardExamples = 5
 
 // Interfaces are the agent's JSON-RPC endpoints, each in A2A 1.0 and in
 // 0.3 (a2a-go's 0.3 layer answers a request with no A2A-Version, or

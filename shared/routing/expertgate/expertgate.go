@@ -197,6 +197,53 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 	}, nil
 }
 
+// Lean is req as it travels to the gate: its agents' skills carry the
+// count of their examples, not the examples (up to 24 KiB an agent, on
+// every turn). The gate reads the examples itself when it builds an index
+// for those agents' versions, and keeps that index while they last.
+func Lean(req Request) Request {
+	if req.Agents == nil {
+		return req
+	}
+	list := make([]agents.Agent, len(req.Agents))
+	for i, a := range req.Agents {
+		list[i] = agents.WithoutExamples(a)
+	}
+	req.Agents = list
+	return req
+}
+
+// withExamples gives back the examples of the agents a lean request
+// carried (Lean): the team's active agents are read once, and each agent
+// of list whose version they hold takes its skills from there. Only an
+// index being built needs them.
+func (s *Service) withExamples(ctx context.Context, teamID string, list []agents.Agent) ([]agents.Agent, error) {
+	lean := false
+	for _, a := range list {
+		for _, sk := range a.Skills {
+			lean = lean || (sk.ExampleCount > 0 && sk.Examples == nil)
+		}
+	}
+	if !lean {
+		return list, nil
+	}
+	stored, err := s.Source.ActiveAgents(ctx, teamID)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[string]agents.Agent{}
+	for _, a := range stored {
+		byKey[a.Slug+":"+strconv.Itoa(a.Version)] = a
+	}
+	out := slices.Clone(list)
+	for i, a := range out {
+		if full, ok := byKey[a.Slug+":"+strconv.Itoa(a.Version)]; ok {
+			out[i].Skills = full.Skills
+		}
+	}
+	return out, nil
+}
+
 // candidates are the agents of the request, or the team's active agents
 // read from the source when it has none. Agents sent that are not active
 // are left out, as the source would; so is an A2A agent outside the team
@@ -234,9 +281,12 @@ func (s *Service) index(ctx context.Context, teamID string, list []agents.Agent)
 	// calls) must not hold up another team's scoring in the same process.
 	// Two calls of one team may both build; the second's index replaces
 	// the first's, the same.
+	list, err := s.withExamples(ctx, teamID, list)
+	if err != nil {
+		return nil, err
+	}
 	ix := routing.BuildIndex(list)
 	if s.Embedder != nil {
-		var err error
 		if s.Vectors != nil {
 			err = s.embedStored(ctx, teamID, list, ix)
 		} else {

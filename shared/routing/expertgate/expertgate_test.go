@@ -3,6 +3,7 @@ package expertgate_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,4 +188,61 @@ func TestAlternatingSetsOfAgentsKeepTheirIndexes(t *testing.T) {
 	score(sets[expertgate.IndexesPerTeam]) // evicts the least recently used: sets[0]
 	score(sets[0])
 	assert.Equal(t, expertgate.IndexesPerTeam+2, emb.batches, "past the bound the least recently used is rebuilt")
+}
+
+// moneyEmbedder puts a text about money on one axis and anything else on
+// the other: enough to tell a skill's examples from its description.
+type moneyEmbedder struct{}
+
+func (moneyEmbedder) ID() string { return "money" }
+
+func (moneyEmbedder) Embed(_ context.Context, texts []string) ([][]float64, error) {
+	out := make([][]float64, len(texts))
+	for i, t := range texts {
+		out[i] = []float64{0, 1}
+		if strings.Contains(t, "money") {
+			out[i] = []float64{1, 0}
+		}
+	}
+	return out, nil
+}
+
+// A request's agents travel without their examples (Lean: only counts);
+// the gate reads them back once to build the index for those versions,
+// and scores with them: here only an example says the question is wren's.
+func TestTheGateReadsTheExamplesALeanRequestLeftOut(t *testing.T) {
+	full := team()
+	full[1].Skills[0].Examples = []string{"where did my money go", "I need money for the trip"}
+	src := &source{agents: full}
+	g := &expertgate.Service{Source: src, Embedder: moneyEmbedder{}}
+	req := expertgate.Lean(expertgate.Request{TeamID: "t", Query: "my money vanished", Agents: full})
+	assert.Nil(t, req.Agents[1].Skills[0].Examples, "the request carries no examples")
+	assert.Equal(t, 2, req.Agents[1].Skills[0].ExampleCount)
+	assert.Equal(t, []string{"where did my money go", "I need money for the trip"}, full[1].Skills[0].Examples, "the caller's agents are not changed")
+	for range 2 {
+		resp, err := g.Score(context.Background(), req)
+		require.NoError(t, err)
+		assert.Equal(t, "wren", resp.Scores[0].AgentSlug)
+		assert.Positive(t, resp.Scores[0].SkillMatch)
+		assert.Zero(t, scoreOf(resp.Scores, "luke").SkillMatch)
+	}
+	assert.Equal(t, 1, src.reads, "read once, for the index; the second call used the cached index")
+
+	// Without the examples (an agent of another version than the stored
+	// one keeps what it carried), the question is nobody's.
+	stale := expertgate.Lean(expertgate.Request{TeamID: "t", Query: "my money vanished", Agents: team()})
+	stale.Agents[1].Version = 2
+	stale.Agents[1].Skills[0].ExampleCount = 2
+	resp, err := g.Score(context.Background(), stale)
+	require.NoError(t, err)
+	assert.Zero(t, scoreOf(resp.Scores, "wren").SkillMatch)
+}
+
+func scoreOf(list []routing.ExpertScore, slug string) routing.ExpertScore {
+	for _, s := range list {
+		if s.AgentSlug == slug {
+			return s
+		}
+	}
+	return routing.ExpertScore{}
 }

@@ -151,14 +151,14 @@ func (s *Service) embedStored(ctx context.Context, teamID string, list []agents.
 	id := s.Embedder.ID()
 	all := ix.SkillTexts()
 	own := make([][]string, len(list))
-	var joined []string
+	skills := make([]int, len(list)) // how many of own[i] are skills (the rest: examples)
 	for i, a := range list {
-		own[i] = SkillTexts(a)
-		joined = append(joined, own[i]...)
+		one := routing.BuildIndex([]agents.Agent{a})
+		own[i], skills[i] = one.SkillTexts(), one.Skills()
 	}
-	if !slices.Equal(joined, all) {
-		// The index orders skills by agent: a change there must not
-		// give an agent another's vectors.
+	if !slices.Equal(teamOrder(own, skills), all) {
+		// The index orders skills by agent, then examples by agent: a
+		// change there must not give an agent another's vectors.
 		return fmt.Errorf("expertgate: the index's skill texts are not its agents' in order")
 	}
 	stored, err := s.Vectors.TeamSkillVectors(ctx, teamID, id)
@@ -169,9 +169,8 @@ func (s *Service) embedStored(ctx context.Context, teamID string, list []agents.
 	for _, v := range stored {
 		bySlug[v.Slug] = append(bySlug[v.Slug], v)
 	}
-	vectors := make([][]float64, 0, len(all))
-	var missing []int // agents (by position) without vectors, and where theirs go
-	var at []int
+	mineOf := make([][][]float64, len(list)) // each agent's vectors, in own[i]'s order
+	var missing []int                        // agents (by position) without vectors
 	for i, a := range list {
 		if len(own[i]) == 0 {
 			continue
@@ -179,11 +178,10 @@ func (s *Service) embedStored(ctx context.Context, teamID string, list []agents.
 		hash := TextsHash(own[i])
 		v, exact := storedFor(bySlug[a.Slug], a.Version, hash, len(own[i]))
 		if v == nil {
-			missing, at = append(missing, i), append(at, len(vectors))
-			vectors = append(vectors, make([][]float64, len(own[i]))...)
+			missing = append(missing, i)
 			continue
 		}
-		vectors = append(vectors, float64s(v.Vectors)...)
+		mineOf[i] = float64s(v.Vectors)
 		if !exact {
 			// The same skills at an earlier version: stored again under
 			// this one, without embedding.
@@ -208,17 +206,28 @@ func (s *Service) embedStored(ctx context.Context, teamID string, list []agents.
 			return fmt.Errorf("expertgate: %d vectors for %d texts", len(out), len(texts))
 		}
 		k := 0
-		for j, i := range missing[start:end] {
+		for _, i := range missing[start:end] {
 			a := list[i]
-			mine := out[k : k+len(own[i])]
+			mineOf[i] = out[k : k+len(own[i])]
 			k += len(own[i])
-			copy(vectors[at[start+j]:], mine)
 			s.storeVectors(ctx, SkillVectors{TeamID: teamID, Embedder: id, Slug: a.Slug, Version: a.Version,
-				Hash: TextsHash(own[i]), Vectors: float32s(mine)}, bySlug[a.Slug])
+				Hash: TextsHash(own[i]), Vectors: float32s(mineOf[i])}, bySlug[a.Slug])
 		}
 		start = end
 	}
-	return ix.SetEmbeddings(vectors, routing.CalibrationFor(id))
+	return ix.SetEmbeddings(teamOrder(mineOf, skills), routing.CalibrationFor(id))
+}
+
+// teamOrder lays each agent's items (its skills' first, skills[i] of
+// them, then its examples') out in the team index's order: every agent's
+// skills, then every agent's examples.
+func teamOrder[T any](per [][]T, skills []int) []T {
+	var head, tail []T
+	for i, items := range per {
+		head = append(head, items[:skills[i]]...)
+		tail = append(tail, items[skills[i]:]...)
+	}
+	return append(head, tail...)
 }
 
 // storedFor is the stored vectors an agent at version with skills reading

@@ -64,6 +64,9 @@ type skillItem struct {
 	ContextLoaders           []string `dynamodbav:"context_loaders,omitempty"`
 	Kind                     string   `dynamodbav:"kind,omitempty"`
 	Public                   bool     `dynamodbav:"public,omitempty"`
+	Examples                 []string `dynamodbav:"examples,omitempty"`
+	// ExampleCount is a read's, never stored.
+	ExampleCount int `dynamodbav:"-"`
 }
 
 type modelItem struct {

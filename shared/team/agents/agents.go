@@ -72,6 +72,18 @@ type Skill struct {
 	// Public skills are offered outside the team (A2A's agent card);
 	// stored and shown only for now.
 	Public bool `json:"public,omitempty"`
+	// Examples are messages users send that this skill should answer
+	// (Lex's sample utterances, Dialogflow's training phrases, A2A's
+	// AgentSkill.examples): the gate routes by how close a message is to
+	// them as well as to the description (docs/routing.md). At most
+	// MaxExamples, each 1 to MaxExampleLength characters after trimming,
+	// no two alike; MaxExampleBytes of them per agent (skills.go). Shown
+	// on the agent's own read and its skill's; agent and skill lists give
+	// ExampleCount instead.
+	Examples []string `json:"examples,omitempty"`
+	// ExampleCount is len(Examples), set on reads that leave the examples
+	// out (lists); never read from a request.
+	ExampleCount int `json:"example_count,omitempty"`
 }
 
 // Model chooses how the agent answers. Script is honoured only by the local
@@ -289,7 +301,8 @@ func (s *Service) markDefault(ctx context.Context, teamID string, a Agent, err e
 	return a, nil
 }
 
-// List returns a page of the team's agents. Returns EINVALID.
+// List returns a page of the team's agents, each skill's examples given as
+// their count (the agent's own read shows them). Returns EINVALID.
 func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Agent, string, error) {
 	if f.Status != "" && f.Status != StatusActive && f.Status != StatusPaused && f.Status != StatusArchived {
 		return nil, "", apperr.Invalid("status", "status must be active, paused or archived")
@@ -309,6 +322,7 @@ func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Pa
 	for i := range list {
 		list[i].IsDefault = list[i].Slug == def
 		normalize(&list[i])
+		list[i] = WithoutExamples(list[i])
 	}
 	return list, next, nil
 }
@@ -428,9 +442,12 @@ func validate(a Agent) error {
 		return apperr.Invalid("skills", "at most %d skills", MaxSkills)
 	}
 	seen := map[string]bool{}
-	prompts := 0
+	prompts, examples := 0, 0
 	for i, sk := range a.Skills {
 		if err := validateSkill(sk, i, seen, &prompts); err != nil {
+			return err
+		}
+		if err := validateExamples(sk, i, &examples); err != nil {
 			return err
 		}
 	}

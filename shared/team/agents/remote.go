@@ -181,6 +181,7 @@ const MaxCredential = 4096
 func RemoteSkills(card RemoteCard) []Skill {
 	out := []Skill{}
 	seen := map[string]bool{}
+	budget := MaxExampleBytes
 	for _, rs := range card.Skills {
 		if len(out) == MaxSkills {
 			break
@@ -202,7 +203,27 @@ func RemoteSkills(card RemoteCard) []Skill {
 		seen[name] = true
 		tags := cleanList(rs.Tags)
 		out = append(out, Skill{Name: name, Description: clip.Prefix(desc, MaxDescription), Domains: tags, Keywords: tags,
-			Priority: 50, Kind: KindChat})
+			Priority: 50, Kind: KindChat, Examples: cardExamples(rs.Examples, &budget)})
+	}
+	return out
+}
+
+// cardExamples are a remote skill's examples as a skill of the team keeps
+// them (validateExamples): trimmed, blank and repeated ones dropped, each
+// clipped to MaxExampleLength, at most MaxExamples, within what is left of
+// the agent's budget of MaxExampleBytes. A card is the remote party's and
+// is never refused for its examples: what does not fit is left out.
+func cardExamples(list []string, budget *int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range list {
+		e = clip.Prefix(strings.TrimSpace(e), MaxExampleLength)
+		if e = strings.TrimSpace(e); e == "" || seen[strings.ToLower(e)] || len(out) == MaxExamples || len(e) > *budget {
+			continue
+		}
+		seen[strings.ToLower(e)] = true
+		*budget -= len(e)
+		out = append(out, e)
 	}
 	return out
 }

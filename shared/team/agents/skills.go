@@ -58,6 +58,41 @@ const (
 	MaxSystemPrompts = 20000
 )
 
+// The limits of a skill's examples: at most MaxExamples per skill, each 1
+// to MaxExampleLength characters after trimming, and MaxExampleBytes (UTF-8)
+// of examples per agent. An agent is one item (DynamoDB's 400 KB) and the
+// gate embeds every example when it indexes the team: 24 KiB is about 30
+// examples for each of ten skills.
+const (
+	MaxExamples      = 30
+	MaxExampleLength = 200
+	MaxExampleBytes  = 24 << 10
+)
+
+// validateExamples checks skill i's examples (trimmed by normalize);
+// total counts the bytes of the agent's examples so far.
+func validateExamples(sk Skill, i int, total *int) error {
+	field := "skills[" + itoa(i) + "].examples"
+	if len(sk.Examples) > MaxExamples {
+		return apperr.Invalid(field, "at most %d examples per skill", MaxExamples)
+	}
+	seen := map[string]bool{}
+	for _, e := range sk.Examples {
+		if n := utf8.RuneCountInString(e); n == 0 || n > MaxExampleLength {
+			return apperr.Invalid(field, "examples must be 1-%d characters after trimming", MaxExampleLength)
+		}
+		key := strings.ToLower(e)
+		if seen[key] {
+			return apperr.Invalid(field, "duplicate example %q", e)
+		}
+		seen[key] = true
+		if *total += len(e); *total > MaxExampleBytes {
+			return apperr.Invalid(field, "the skills' examples together must be at most %d bytes", MaxExampleBytes)
+		}
+	}
+	return nil
+}
+
 // ParseKind splits a skill's kind into its type (KindChat, KindReport,
 // KindSession) and target (the report type or session pattern; "" for
 // chat). An empty kind is chat. ok is false for anything else, a target
@@ -107,10 +142,36 @@ func validateExecution(sk Skill, f func(string) string) error {
 // that changes nothing writes nothing.
 func normalize(a *Agent) {
 	for i := range a.Skills {
-		if a.Skills[i].Kind == "" {
-			a.Skills[i].Kind = KindChat
+		sk := &a.Skills[i]
+		if sk.Kind == "" {
+			sk.Kind = KindChat
 		}
+		// Examples are stored trimmed (validateExamples measures them so);
+		// a count is only ever written by a read that drops them.
+		if len(sk.Examples) > 0 {
+			ex := make([]string, len(sk.Examples))
+			for j, e := range sk.Examples {
+				ex[j] = strings.TrimSpace(e)
+			}
+			sk.Examples = ex
+		}
+		sk.ExampleCount = 0
 	}
+}
+
+// WithoutExamples is a copy of a whose skills carry ExampleCount instead
+// of their examples: what a list shows, the gate's request carries and
+// the index reads when it has no use for them.
+func WithoutExamples(a Agent) Agent {
+	if len(a.Skills) == 0 {
+		return a
+	}
+	skills := slices.Clone(a.Skills)
+	for i := range skills {
+		skills[i].ExampleCount, skills[i].Examples = len(skills[i].Examples), nil
+	}
+	a.Skills = skills
+	return a
 }
 
 // SkillEntry is one skill of the team's registry: the skill with the agent
@@ -180,6 +241,7 @@ func entries(a Agent, f SkillFilter, full bool) []SkillEntry {
 		}
 		if !full {
 			sk.SystemPrompt = ""
+			sk.ExampleCount, sk.Examples = len(sk.Examples), nil
 		}
 		out = append(out, SkillEntry{Agent: a.Slug, AgentName: a.Name, AgentStatus: a.Status, Skill: sk})
 	}

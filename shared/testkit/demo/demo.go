@@ -52,6 +52,17 @@ var Agents = []agents.CreateInput{
 		Skills:      []agents.Skill{{Name: "writing", Description: "Write and edit documentation, blog posts, emails and release notes", Domains: []string{"writing", "content"}, Actions: []string{"write", "edit", "summarize"}, Keywords: []string{"write", "draft", "edit", "blog", "email", "docs", "tone"}, Priority: 60}}},
 }
 
+// withExamples is skills with the agent's Examples on its first skill
+// (each demo agent has one).
+func withExamples(slug string, skills []agents.Skill) []agents.Skill {
+	if len(skills) == 0 || len(Examples[slug]) == 0 {
+		return skills
+	}
+	out := append([]agents.Skill(nil), skills...)
+	out[0].Examples = Examples[slug]
+	return out
+}
+
 // Store is what seeding writes to: the DynamoDB store and the in-memory
 // store both implement it.
 type Store interface {
@@ -72,6 +83,7 @@ func Seed(ctx context.Context, store Store) error {
 	}
 	svc := agents.NewService(store)
 	for _, in := range Agents {
+		in.Skills = withExamples(in.Slug, in.Skills)
 		if _, err := svc.Create(ctx, TeamID, in); err != nil && !apperr.Is(err, apperr.ECONFLICT) {
 			return err
 		}

@@ -46,6 +46,7 @@ const MaxPayload = 5 << 20
 // and an unreadable answer are EINTERNAL: the caller logs it and routes
 // without the gate.
 func (c *Client) Score(ctx context.Context, req expertgate.Request) (expertgate.Response, error) {
+	req = expertgate.Lean(req)
 	payload, err := json.Marshal(req)
 	if err != nil {
 		return expertgate.Response{}, err

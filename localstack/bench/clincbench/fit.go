@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+
+	"github.com/conclave-ai/conclave/shared/routing"
+)
+
+// memo embeds each text once: the fit ranks the same messages under many
+// calibrations.
+type memo struct {
+	model routing.Embedder
+	mu    sync.Mutex
+	seen  map[string][]float64
+}
+
+func newMemo(model routing.Embedder) *memo {
+	return &memo{model: model, seen: map[string][]float64{}}
+}
+
+func (m *memo) ID() string { return m.model.ID() }
+
+func (m *memo) Embed(ctx context.Context, texts []string) ([][]float64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var todo []string
+	for _, t := range texts {
+		if _, ok := m.seen[t]; !ok {
+			todo = append(todo, t)
+		}
+	}
+	if len(todo) > 0 {
+		out, err := m.model.Embed(ctx, todo)
+		if err != nil {
+			return nil, err
+		}
+		for i, t := range todo {
+			m.seen[t] = out[i]
+		}
+	}
+	vecs := make([][]float64, len(texts))
+	for i, t := range texts {
+		vecs[i] = m.seen[t]
+	}
+	return vecs, nil
+}
+
+// runFit chooses the example side of the embedder's calibration: the
+// team with 25 examples per skill, ranked on `val` (in scope) and
+// `oos_val` (out of scope). For each scale of the example similarity
+// (ExFloor, ExCeil) the messages are ranked once, and the confidence's
+// weights (ExBias, ExMatch, ExLead), which do not change the ranking, are
+// searched on what the ranking gave: among the calibrations that decline
+// at most 5% of the in-scope messages at the default threshold, the one
+// that routes the most of them right plus declines the most out-of-scope
+// ones wins. The description's side (fitted on BFCL) is left as it is.
+func runFit(ctx context.Context, w io.Writer, ds *dataset, em *memo, seed uint64) error {
+	team := ds.team(25, seed)
+	ix := routing.BuildIndex(team)
+	vecs, err := em.Embed(ctx, ix.SkillTexts())
+	if err != nil {
+		return err
+	}
+	in, err := queries(ctx, em, ds.Val)
+	if err != nil {
+		return err
+	}
+	out, err := queries(ctx, em, ds.OOSVal)
+	if err != nil {
+		return err
+	}
+	var best *fitResult
+	for _, lo := range []float64{0.1, 0.2, 0.3} {
+		for _, hi := range []float64{1.0, 1.1, 1.2} {
+			cal := routing.CalibrationFor(em.ID())
+			cal.ExFloor, cal.ExCeil = lo, hi
+			if err := ix.SetEmbeddings(vecs, cal); err != nil {
+				return err
+			}
+			inTop, outTop := ranked(ix, ds.Val, in), ranked(ix, ds.OOSVal, out)
+			for _, bias := range steps(-30, -2, 0.5) {
+				for _, match := range steps(4, 48, 2) {
+					for _, lead := range steps(0, 16, 1) {
+						cal.ExBias, cal.ExMatch, cal.ExLead = bias, match, lead
+						r := fitResult{cal: cal}
+						for i, t := range inTop {
+							switch {
+							case t.declined(cal):
+								r.falseDeclined++
+							case t.agent == ds.Val[i].agent:
+								r.right++
+							}
+						}
+						for _, t := range outTop {
+							if t.declined(cal) {
+								r.declined++
+							}
+						}
+						r.right /= float64(len(inTop))
+						r.falseDeclined /= float64(len(inTop))
+						r.declined /= float64(len(outTop))
+						if r.falseDeclined <= 0.05 && (best == nil || r.right+r.declined > best.right+best.declined) {
+							best = &r
+						}
+					}
+				}
+			}
+		}
+	}
+	if best == nil {
+		return fmt.Errorf("no calibration declines at most 5%% of val at %.2f", routing.DefaultThreshold)
+	}
+	c := best.cal
+	fmt.Fprintf(w, "agreement of the team's examples: %.3f\n", ix.ExampleAgreement())
+	fmt.Fprintf(w, "fitted on val (%d) and oos_val (%d), 25 examples per skill: ExFloor: %g, ExCeil: %g, ExBias: %g, ExMatch: %g, ExLead: %g: right agent %.1f%%, falsely declined %.1f%%, out of scope declined %.1f%%\n",
+		len(ds.Val), len(ds.OOSVal), c.ExFloor, c.ExCeil, c.ExBias, c.ExMatch, c.ExLead, 100*best.right, 100*best.falseDeclined, 100*best.declined)
+	return nil
+}
+
+// fitResult is one calibration's figures on val and oos_val.
+type fitResult struct {
+	cal                            routing.Calibration
+	right, falseDeclined, declined float64
+}
+
+// topOf is what the ranking gave a message: the agent ranked first, its
+// skill match, and its lead over the runner-up when it has the best skill
+// match (0 otherwise).
+type topOf struct {
+	agent       string
+	skill, lead float64
+}
+
+// declined: the first agent's confidence under cal is below the default
+// threshold, or it is the generalist.
+func (t topOf) declined(cal routing.Calibration) bool {
+	if t.agent == generalist {
+		return true
+	}
+	return 1/(1+math.Exp(-(cal.ExBias+cal.ExMatch*t.skill+cal.ExLead*t.lead))) < routing.DefaultThreshold
+}
+
+func ranked(ix *routing.Index, msgs []labelled, vecs [][]float64) []topOf {
+	out := make([]topOf, len(msgs))
+	for i, m := range msgs {
+		scores := ix.Rank(m.Text, routing.Signals{QueryEmbedding: vecs[i]}).Best(len(ix.Agents()), 0)
+		first, second := 0.0, 0.0
+		for _, s := range scores {
+			if s.SkillMatch > first {
+				first, second = s.SkillMatch, first
+			} else if s.SkillMatch > second {
+				second = s.SkillMatch
+			}
+		}
+		t := topOf{agent: scores[0].AgentSlug, skill: scores[0].SkillMatch}
+		if t.skill == first {
+			t.lead = first - second
+		}
+		out[i] = t
+	}
+	return out
+}
+
+func steps(from, to, step float64) []float64 {
+	var out []float64
+	for x := from; x <= to+1e-9; x += step {
+		out = append(out, round3(x))
+	}
+	return out
+}
+
+func queries(ctx context.Context, em *memo, msgs []labelled) ([][]float64, error) {
+	texts := make([]string, len(msgs))
+	for i, m := range msgs {
+		texts[i] = m.Text
+	}
+	return em.Embed(ctx, texts)
+}
+
+// top is the best-ranked agent for a message and its confidence.
+func top(ix *routing.Index, text string, vec []float64) (string, float64) {
+	s := ix.Rank(text, routing.Signals{QueryEmbedding: vec}).Best(1, 0)
+	return s[0].AgentSlug, s[0].Confidence
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
