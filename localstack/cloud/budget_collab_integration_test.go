@@ -243,9 +243,10 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 		return func() string { return "/v1/consultations/" + answered + tail }
 	}
 	const repeated = "Which index serves the API key lookups by prefix?"
-	// A request reads the team's agents, the gate's signals (the counters
-	// and the ratings), the team's recent consultations (loop detection and
-	// the similar past resolutions) and its shared memories: five queries.
+	// A request reads the team's agents, asks the expert-gate function
+	// (which reads the counters and the ratings: gate), the team's recent
+	// consultations (loop detection and the similar past resolutions) and
+	// its shared memories: three queries and an invoke.
 	// Then writes is the consultation created with the requester's slot
 	// taken (one transaction) and, answered, saved completed with the
 	// answer and the slot given back (one more); escalated, it is one
@@ -254,16 +255,17 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 	// Each model call is charged to the team's budget (charged); the
 	// first consultation's is the team's first of the month.
 	request := func(writes, model int) calls {
-		c := calls{"DynamoDB": 5 + writes, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": writes, "BedrockRuntime": model}
+		c := calls{"DynamoDB": 3 + writes, "DynamoDB.Query": 3, "DynamoDB.TransactWriteItems": writes, "BedrockRuntime": model, "Lambda": 1}
 		if model == 0 {
 			c["EventBridge"] = 1
 		}
 		return charged(c, model, model > 0)
 	}
+	gate := calls{"DynamoDB": 2, "DynamoDB.Query": 2}
 	steps := []step{
 		{op: "POST /v1/consultations (answered)", method: "POST", path: lit("/v1/consultations"), status: 201,
 			body: map[string]any{"requesting_agent": "frontend", "question": "What fields does the User model API endpoint return?"},
-			max:  request(2, 1),
+			max:  request(2, 1), gate: gate,
 			then: func(r map[string]any) { answered = str(r, "collaboration_id") }},
 		// the consultation, the team's recent consultations (the loop
 		// checks before the exchange), the team's agents (the specialist's
@@ -290,7 +292,7 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 					d.consult(map[string]any{"requesting_agent": "security", "question": repeated})
 				}
 			},
-			body: map[string]any{"requesting_agent": "security", "question": repeated}, max: request(1, 0),
+			body: map[string]any{"requesting_agent": "security", "question": repeated}, max: request(1, 0), gate: gate,
 			then: func(r map[string]any) { escalation = str(r, "escalation_id") }},
 		// A fourth active consultation of one requester (three answers of
 		// its being written, stored as their requests leave them): the
@@ -309,7 +311,8 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 				}
 			},
 			body: map[string]any{"requesting_agent": "backend", "question": "Which css class styles the ui header?"},
-			max:  calls{"DynamoDB": 11, "DynamoDB.Query": 5, "DynamoDB.GetItem": 4, "DynamoDB.TransactWriteItems": 2, "EventBridge": 1},
+			max:  calls{"DynamoDB": 9, "DynamoDB.Query": 3, "DynamoDB.GetItem": 4, "DynamoDB.TransactWriteItems": 2, "EventBridge": 1, "Lambda": 1},
+			gate: gate,
 			then: func(r map[string]any) {
 				require.Equal(t, "escalated", r["status"], r)
 				require.Equal(t, "too_many_concurrent", r["loop"].(map[string]any)["type"], r)

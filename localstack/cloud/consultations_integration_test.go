@@ -538,7 +538,7 @@ func TestReopensAtOnceStopAtTheLimitOnDynamoDB(t *testing.T) {
 	d := mustConsultTeam(t, e)
 	ctx := context.Background()
 	h := ct.NewSpecialist()
-	svc := consultations.New(e.db.consults, h, &memstore.Publisher{}, nil, nil)
+	svc := consultations.New(e.db.consults, nil, h, &memstore.Publisher{}, nil, nil)
 	var done []consultations.Consultation
 	for _, q := range []string{"What fields does the User model API return?", "Is the JWT auth token secure?", "Which database schema stores sessions?", "Which endpoint paginates the orders?"} {
 		c, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: q})
@@ -624,7 +624,7 @@ func TestFollowUpsAtOnceAndEscalationsKeepTheCounterOnDynamoDB(t *testing.T) {
 	d := mustConsultTeam(t, e)
 	ctx := context.Background()
 	h := ct.NewSpecialist()
-	svc := consultations.New(e.db.consults, h, &memstore.Publisher{}, nil, nil)
+	svc := consultations.New(e.db.consults, nil, h, &memstore.Publisher{}, nil, nil)
 	c, err := svc.Request(ctx, d.id, consultations.RequestInput{RequestingAgent: "frontend", Question: "What fields does the User model API return?"})
 	require.NoError(t, err)
 	require.Equal(t, consultations.Completed, c.Status)
@@ -693,7 +693,7 @@ func TestACutOffConsultationGivesItsSlotBackOnDynamoDB(t *testing.T) {
 	e := mustEnv(t)
 	d := mustConsultTeam(t, e)
 	ctx := context.Background()
-	svc := consultations.New(e.db.consults, localmodelwiring.New(e.db.agents), &memstore.Publisher{}, nil, nil)
+	svc := consultations.New(e.db.consults, nil, localmodelwiring.New(e.db.agents), &memstore.Publisher{}, nil, nil)
 	t0 := time.Now().UTC()
 	now := t0
 	svc.Now = func() time.Time { return now }

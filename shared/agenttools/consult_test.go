@@ -42,7 +42,7 @@ func TestConsultSpecialistAsksThroughTheService(t *testing.T) {
 		return out
 	}
 	assert.NotContains(t, names(), catalog.ConsultSpecialist, "not wired: not offered")
-	svc := consultations.New(f.store, localmodelwiring.New(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := consultations.New(f.store, nil, localmodelwiring.New(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.tools.Consultations = svc
 	assert.Contains(t, names(), catalog.ConsultSpecialist)
 
@@ -67,7 +67,7 @@ func TestConsultSpecialistAsksThroughTheService(t *testing.T) {
 // consultVia wires the consultation service into f's tools.
 func (f *fixture) consultVia(tb testing.TB) *consultations.Service {
 	tb.Helper()
-	svc := consultations.New(f.store, localmodelwiring.New(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := consultations.New(f.store, nil, localmodelwiring.New(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.tools.Consultations = svc
 	return svc
 }
@@ -225,7 +225,7 @@ func TestARemoteSpecialistsAnswerIsFencedForTheRequester(t *testing.T) {
 		Model: &agents.Model{Provider: agents.ProviderA2A}, Remote: &agents.Remote{CardURL: "https://tax.example/", Available: true},
 		Skills: []agents.Skill{{Name: "vat-returns", Description: "VAT returns, input tax and invoices", Keywords: []string{"vat", "input tax"}, Domains: []string{"tax"}, Priority: 90, Kind: agents.KindChat}}}))
 	remote := &remoteAnswers{}
-	svc := consultations.New(f.store, models.Switch{Default: localmodelwiring.New(f.store), Providers: map[string]models.Model{agents.ProviderA2A: remote}}, f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := consultations.New(f.store, nil, models.Switch{Default: localmodelwiring.New(f.store), Providers: map[string]models.Model{agents.ProviderA2A: remote}}, f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.tools.Consultations = svc
 	p := f.working(t, "kyra")
 	out := f.call(t, p, catalog.ConsultSpecialist, map[string]any{"question": "How do I reclaim VAT input tax on supplier invoices?", "suggested_agent": "tax-desk"})

@@ -31,7 +31,7 @@ import (
 func fullyWired(f *fixture) {
 	f.withReports()
 	f.tools.Sessions = &sessions.Service{Store: f.store, Enabled: true}
-	f.tools.Consultations = consultations.New(f.store, localmodelwiring.New(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f.tools.Consultations = consultations.New(f.store, nil, localmodelwiring.New(f.store), f.bus, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	f.tools.Memories = &memory.Service{Store: f.store, Dir: f.store, Bus: f.bus}
 	f.tools.Colleagues = &fakeColleagues{}
 	f.tools.Model = localmodelwiring.New(f.store)

@@ -82,7 +82,7 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	// here; a report's task is queued the same way.
 	sessionsapi.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodelwiring.New(store),
 		Bus: bus, Conversations: memConversations{store}, Enabled: true, Log: log, Now: time.Now})
-	consultationsapi.ConsultationRoutes(rt, consultations.New(store, localmodelwiring.New(store), bus, nil, log))
+	consultationsapi.ConsultationRoutes(rt, consultations.New(store, nil, localmodelwiring.New(store), bus, nil, log))
 	reportsapi.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
 	tools := &agenttools.Tools{Flags: settings.Flags{Collaboration: true, TaskDelegation: true, Sessions: true}, Tasks: ts,
 		Messages: &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}, Memories: mem,

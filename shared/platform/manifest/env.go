@@ -72,7 +72,7 @@ var Env = map[string][]string{
 	"reports":    {table, flags, bus, settings.EnvStateMachines},
 	// STATE_MACHINE_ARNS: resolving a task's escalation stops or starts
 	// the task's execution.
-	"consultations": append([]string{table, flags, bus, settings.EnvModelTiers, settings.EnvStateMachines}, models...),
+	"consultations": append([]string{table, flags, bus, settings.EnvModelTiers, settings.EnvStateMachines, settings.EnvFunctions}, models...),
 }
 
 // Shorthands for the variables most functions read.

@@ -433,7 +433,7 @@ var Functions = []Function{
 	},
 	{
 		Name:        "consultations",
-		Description: "Consultations API: an agent asks for help, the ExpertGate (in process) chooses the specialist, the curated context package (secrets redacted), the specialist's answer through the model port, loop detection and escalation to a human, outcomes, metrics.",
+		Description: "Consultations API: an agent asks for help, the ExpertGate function chooses the specialist, the curated context package (secrets redacted), the specialist's answer through the model port, loop detection and escalation to a human, outcomes, metrics.",
 		Domains:     []string{"agents", "approvals", "budget", "consultations", "expertgate", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
@@ -447,7 +447,7 @@ var Functions = []Function{
 			{"POST", "/v1/escalations/{id}/resolve"},
 		},
 		// 29 s: the specialist's answer is bounded at 20 s, below API
-		// Gateway's 30 s; 1024 MB for the gate's scoring in process.
+		// Gateway's 30 s.
 		MemoryMB: 1024, Timeout: 29,
 		// ConditionCheckItem and Step Functions: resolving a task_overdue
 		// escalation cancels or requeues the task (its slot, its
@@ -456,6 +456,9 @@ var Functions = []Function{
 		// called with its credential.
 		Grants:  []Grant{GrantModels, GrantModelsStream, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
 		Indexes: []string{"gsi2"},
+		// The specialist is ranked by the gate every other function uses
+		// (shared/wire/gatewiring).
+		Invokes: []string{"expert-gate"},
 	},
 	{
 		Name:        "report-finalizer",

@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-
 	"github.com/conclave-ai/conclave/shared/a2a/server"
 	"github.com/conclave-ai/conclave/shared/agenttools"
 	"github.com/conclave-ai/conclave/shared/aws/executions"
@@ -13,8 +11,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
-	"github.com/conclave-ai/conclave/shared/routing/expertgate"
-	"github.com/conclave-ai/conclave/shared/routing/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/store/approvalstore"
 	"github.com/conclave-ai/conclave/shared/store/conversationstore"
 	"github.com/conclave-ai/conclave/shared/store/dynamo"
@@ -23,6 +19,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
 	"github.com/conclave-ai/conclave/shared/team/teams"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
+	"github.com/conclave-ai/conclave/shared/wire/gatewiring"
 	"github.com/conclave-ai/conclave/shared/wire/taskwiring"
 	"github.com/conclave-ai/conclave/shared/work/approvals"
 )
@@ -48,11 +45,7 @@ func New(d lambdafn.Deps) *Handler {
 	// but for the router model (a model call per message; the gate and
 	// the default agent decide here).
 	flags := d.Config.Flags.Effective()
-	var gate expertgate.Gate
-	if fn := d.Config.Functions["expert-gate"]; fn != "" {
-		gate = &gateclient.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
-	}
-	router := &cascade.Router{Gate: gate, Tiers: routing.TiersOrDefault(d.Config.Tiers), Log: d.Log,
+	router := &cascade.Router{Gate: gatewiring.Gate(d), Tiers: routing.TiersOrDefault(d.Config.Tiers), Log: d.Log,
 		Flags: cascade.Flags{Collaboration: flags.Collaboration, ExpertGate: flags.ExpertGate, Ensemble: flags.Ensemble}}
 	// No model: this service routes (Choose) and opens and closes
 	// conversations; it answers no turn, so the function links no model.

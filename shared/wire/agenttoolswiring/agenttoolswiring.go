@@ -5,8 +5,6 @@
 package agenttoolswiring
 
 import (
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-
 	"github.com/conclave-ai/conclave/shared/agenttools"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
@@ -15,7 +13,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/discovery"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
-	"github.com/conclave-ai/conclave/shared/routing/expertgate/gateclient"
 	"github.com/conclave-ai/conclave/shared/store/approvalstore"
 	"github.com/conclave-ai/conclave/shared/store/clipstore"
 	"github.com/conclave-ai/conclave/shared/store/conversationstore"
@@ -35,15 +32,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/work/reports"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
-
-// Gate is the ExpertGate function's client (gateclient), or nil when the
-// stage names no expert-gate function.
-func Gate(d lambdafn.Deps) expertgate.Gate {
-	if fn := d.Config.Functions["expert-gate"]; fn != "" {
-		return &gateclient.Client{Lambda: lambda.NewFromConfig(d.AWS), FunctionName: fn}
-	}
-	return nil
-}
 
 // Remote is the team MCP packs' registry of d (credentials under
 // manifest.SecretsPrefix, which the CDK app grants alone): the pack store, the

@@ -1,11 +1,11 @@
 // Package consultationsfn wires the "consultations" HTTP function: help
-// requests between agents, the ExpertGate's choice of specialist (in
-// process, over the table: one scoring needs no second function call
-// inside a request that already waits for a model), the specialist's
-// answer through the model port, loop detection, escalations and metrics.
-// It links DynamoDB, EventBridge (ConsultationEscalated, MemoryShared),
-// Bedrock and Step Functions (a task escalation's resolution acts on the
-// task).
+// requests between agents, the ExpertGate's choice of specialist (the
+// expert-gate function, so a specialist is ranked as a chat turn's agent
+// is, with the same embedder and examples), the specialist's answer
+// through the model port, loop detection, escalations and metrics. It
+// links DynamoDB, EventBridge (ConsultationEscalated, MemoryShared),
+// Bedrock, Lambda (the gate) and Step Functions (a task escalation's
+// resolution acts on the task).
 package consultationsfn
 
 import (

@@ -10,6 +10,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/store/consultationstore"
 	"github.com/conclave-ai/conclave/shared/store/dynamo"
 	"github.com/conclave-ai/conclave/shared/wire/budgetwiring"
+	"github.com/conclave-ai/conclave/shared/wire/gatewiring"
 	"github.com/conclave-ai/conclave/shared/wire/providers"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 )
@@ -22,5 +23,5 @@ func Service(d lambdafn.Deps, core *dynamo.Store, bus consultations.Publisher) (
 	if err != nil {
 		return nil, err
 	}
-	return consultations.New(store, model, bus, d.Config.Tiers, d.Log), nil
+	return consultations.New(store, gatewiring.Gate(d), model, bus, d.Config.Tiers, d.Log), nil
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 	"github.com/conclave-ai/conclave/shared/wire/agenttoolswiring"
 	"github.com/conclave-ai/conclave/shared/wire/budgetwiring"
+	"github.com/conclave-ai/conclave/shared/wire/gatewiring"
 	"github.com/conclave-ai/conclave/shared/wire/httpfn"
 	"github.com/conclave-ai/conclave/shared/wire/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/wire/planwiring"
@@ -86,7 +87,7 @@ func Config(d lambdafn.Deps, core *dynamo.Store) (conversations.Config, error) {
 	if err != nil {
 		return conversations.Config{}, err
 	}
-	gate := agenttoolswiring.Gate(d)
+	gate := gatewiring.Gate(d)
 	memories := memorystore.New(core.DB, core.Table)
 	mem := &memory.Service{Store: memories, Dir: memories, Bus: bus}
 	tools, err := chatTools(d, core, mem, gate, model)

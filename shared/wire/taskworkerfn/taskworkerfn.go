@@ -19,6 +19,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/memory"
 	"github.com/conclave-ai/conclave/shared/wire/agenttoolswiring"
 	"github.com/conclave-ai/conclave/shared/wire/budgetwiring"
+	"github.com/conclave-ai/conclave/shared/wire/gatewiring"
 	"github.com/conclave-ai/conclave/shared/wire/messagingwiring"
 	"github.com/conclave-ai/conclave/shared/wire/providers"
 	"github.com/conclave-ai/conclave/shared/wire/taskwiring"
@@ -39,7 +40,7 @@ func Build(d lambdafn.Deps) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := agenttoolswiring.New(d, w, starter, &memory.Service{Store: mem, Dir: mem, Bus: w.Bus}, agenttoolswiring.Gate(d), model)
+	tools, err := agenttoolswiring.New(d, w, starter, &memory.Service{Store: mem, Dir: mem, Bus: w.Bus}, gatewiring.Gate(d), model)
 	if err != nil {
 		return nil, err
 	}

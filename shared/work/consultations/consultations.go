@@ -419,7 +419,7 @@ type Directory interface {
 	TeamAgents(ctx context.Context, teamID string) ([]agents.Agent, error)
 }
 
-// Gate scores agents for a question (expertgate.Service in process).
+// Gate scores agents for a question (the ExpertGate: New).
 type Gate interface {
 	// include names agents to score wherever they rank (the suggested
 	// agent), beyond the best the gate answers.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/routing"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 	"github.com/conclave-ai/conclave/shared/testkit/fakesecret"
 	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 
@@ -58,7 +59,7 @@ func fixture(t *testing.T) (*consultations.Service, *memstore.Store, *memstore.P
 	store := memstore.New()
 	seedTeam(t, store, team)
 	bus := &memstore.Publisher{}
-	svc := consultations.New(store, localmodelwiring.New(store), bus, nil, nil)
+	svc := consultations.New(store, nil, localmodelwiring.New(store), bus, nil, nil)
 	return svc, store, bus
 }
 
@@ -890,4 +891,41 @@ func TestARequestsContextListsAtTheirBounds(t *testing.T) {
 	in.Context.RelevantFiles = items(consultations.MaxListItems, consultations.MaxListItem)
 	_, err = svc.Request(ctx, team, in)
 	assert.NoError(t, err)
+}
+
+// recordingGate answers every question with one specialist and records
+// that it was asked.
+type recordingGate struct {
+	asked []string
+	best  string
+	fail  bool
+}
+
+func (g *recordingGate) Score(_ context.Context, req expertgate.Request) (expertgate.Response, error) {
+	g.asked = append(g.asked, req.Query)
+	if g.fail {
+		return expertgate.Response{}, apperr.New(apperr.EINTERNAL, "the expert gate failed")
+	}
+	return expertgate.Response{Scores: []routing.ExpertScore{{AgentSlug: g.best, AgentName: g.best, Overall: 0.9, Confidence: 0.9, SkillMatch: 0.9}}}, nil
+}
+
+// A consultation's specialist is ranked by the gate it is given (the
+// expert-gate function's client in every function, as for a chat turn),
+// not by a gate of its own.
+func TestAConsultationRanksWithTheGateItIsGiven(t *testing.T) {
+	store := memstore.New()
+	seedTeam(t, store, team)
+	gate := &recordingGate{best: "frontend"} // by words, security would answer
+	svc := consultations.New(store, gate, localmodelwiring.New(store), &memstore.Publisher{}, nil, nil)
+	c, err := svc.Request(context.Background(), team, ask("backend", "Is this authentication token handling a security vulnerability?"))
+	require.NoError(t, err)
+	assert.Len(t, gate.asked, 1)
+	assert.Equal(t, "frontend", c.ConsultedAgent)
+
+	// A gate that fails: the specialist is ranked in process, by words.
+	gate.fail = true
+	c, err = svc.Request(context.Background(), team, ask("backend", "Is this authentication token handling a security vulnerability?"))
+	require.NoError(t, err)
+	assert.Len(t, gate.asked, 2)
+	assert.Equal(t, "security", c.ConsultedAgent)
 }
