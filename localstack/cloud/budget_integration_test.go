@@ -496,6 +496,9 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// discovery
 		{op: "GET /v1/agents/recommend", method: "GET", path: lit("/v1/agents/recommend?query=review+my+code"), status: 200,
 			max: calls{"DynamoDB": 1, "Lambda": 1}, gate: gate},
+		// declined: the team's default agent read too (the team item).
+		{op: "GET /v1/agents/recommend (declined)", method: "GET", path: lit("/v1/agents/recommend?query=review+my+code&confidence_threshold=1"), status: 200,
+			max: calls{"DynamoDB": 2, "DynamoDB.GetItem": 1, "Lambda": 1}, gate: gate},
 		{op: "GET /v1/agents/experts", method: "GET", path: lit("/v1/agents/experts?skills=testing"), status: 200, max: dynamo(2)},
 		{op: "GET /v1/agents/{slug}/availability", method: "GET", path: lit("/v1/agents/luke/availability"), status: 200, max: dynamo(2)},
 

@@ -416,9 +416,24 @@ func TestDiscovery(t *testing.T) {
 	assert.Equal(t, "Code reviewer with an eye for bugs and readability", first["tagline"])
 	assert.Equal(t, []string{"code-review"}, strs(first["matching_skills"]))
 	assert.LessOrEqual(t, len([]rune(first["personality_preview"].(string))), 100)
-	assert.GreaterOrEqual(t, first["confidence"].(float64), items[1].(map[string]any)["confidence"].(float64))
+	assert.GreaterOrEqual(t, first["overall"].(float64), items[1].(map[string]any)["overall"].(float64), "best first, by overall")
+	assert.Equal(t, "code-review", first["skill"])
+	assert.GreaterOrEqual(t, first["confidence"].(float64), 0.6, "the calibrated confidence")
+	assert.Equal(t, "luke", rec["routed_to"])
+	assert.Equal(t, false, rec["declined"])
+	assert.Equal(t, 0.6, rec["confidence_threshold"])
+	// Nobody is confident at 1: the team's default agent would answer.
+	st, rec = d.call("GET", "/v1/agents/recommend?confidence_threshold=1&query="+url.QueryEscape("help me review this code for bugs"), nil)
+	require.Equal(t, 200, st, rec)
+	assert.Equal(t, "kyra", rec["routed_to"])
+	assert.Equal(t, true, rec["declined"])
 	st, _ = d.call("GET", "/v1/agents/recommend", nil)
 	assert.Equal(t, 400, st)
+	for _, bad := range []string{"abc", "1.5", "-0.1", "NaN", ""} {
+		st, body := d.call("GET", "/v1/agents/recommend?query=review&confidence_threshold="+url.QueryEscape(bad), nil)
+		assert.Equal(t, 400, st, bad)
+		assert.Equal(t, "confidence_threshold", body["error"].(map[string]any)["field"], bad)
+	}
 
 	// Experts by required skills: coverage first, then availability.
 	st, ex := d.call("GET", "/v1/agents/experts?skills=code-review,security&exclude=kyra", nil)

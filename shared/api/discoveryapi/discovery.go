@@ -2,10 +2,13 @@ package discoveryapi
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/httpapi"
+	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/discovery"
 )
 
@@ -22,11 +25,19 @@ func csv(v string) []string {
 // DiscoveryRoutes registers the discovery function's routes.
 func DiscoveryRoutes(rt *httpapi.Router, svc *discovery.Service) {
 	rt.Handle("GET /v1/agents/recommend", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-		list, err := svc.Recommend(ctx, r.TeamID, r.Query("query"))
+		threshold := routing.DefaultThreshold
+		if v, ok := r.Event.QueryStringParameters["confidence_threshold"]; ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return httpapi.Response{}, apperr.Invalid("confidence_threshold", "confidence_threshold must be a number from 0 to 1")
+			}
+			threshold = f
+		}
+		out, err := svc.Recommend(ctx, r.TeamID, r.Query("query"), threshold)
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		return httpapi.OK(api.ListResponse[discovery.Recommendation]{Items: list}), nil
+		return httpapi.OK(out), nil
 	})
 	rt.Handle("GET /v1/agents/experts", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		list, err := svc.FindExperts(ctx, r.TeamID, csv(r.Query("skills")), csv(r.Query("exclude")))

@@ -6,6 +6,7 @@ package discovery
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -21,6 +22,8 @@ type Directory interface {
 	GetAgent(ctx context.Context, teamID, slug string) (agents.Agent, error)
 	// TeamAgents returns the agents that are not archived.
 	TeamAgents(ctx context.Context, teamID string) ([]agents.Agent, error)
+	// DefaultAgent is the team's default agent ("" when none is set).
+	DefaultAgent(ctx context.Context, teamID string) (string, error)
 	AgentLoads(ctx context.Context, teamID string) (map[string]routing.Load, error)
 }
 
@@ -39,27 +42,48 @@ const (
 	AvgTaskSeconds = 30
 )
 
-// Recommendation is one suggested agent for a query.
+// Recommendation is one suggested agent for a query: its overall score
+// (skill match, past performance, style fit, load: the order), its
+// calibrated confidence (what the threshold reads: the estimated
+// probability that it is the right agent, docs/routing.md) and the skill
+// that matched best.
 type Recommendation struct {
 	Slug               string   `json:"slug"`
 	Name               string   `json:"name"`
+	Overall            float64  `json:"overall"`
 	Confidence         float64  `json:"confidence"`
+	Skill              string   `json:"skill,omitempty"`
 	MatchingSkills     []string `json:"matching_skills"`
 	Tagline            string   `json:"tagline"`
 	PersonalityPreview string   `json:"personality_preview"`
 	Explanation        string   `json:"explanation"`
 }
 
-// Recommend returns the top 3 agents for query by the gate's score.
-// Returns EINVALID.
-func (s *Service) Recommend(ctx context.Context, teamID, query string) ([]Recommendation, error) {
+// Recommended is Recommend's answer: the top 3, and the decision a new
+// conversation's first message would get from the gate (TOP_1 at the
+// threshold): RoutedTo is the agent that would answer, Declined that no
+// agent was confident enough, so the team's default agent would.
+type Recommended struct {
+	Items     []Recommendation `json:"items"`
+	RoutedTo  string           `json:"routed_to"`
+	Declined  bool             `json:"declined"`
+	Threshold float64          `json:"confidence_threshold"`
+}
+
+// Recommend returns the top 3 agents for query by the gate's score, and
+// whom a new conversation would be routed to at threshold (a confidence
+// from 0 to 1). Returns EINVALID.
+func (s *Service) Recommend(ctx context.Context, teamID, query string, threshold float64) (Recommended, error) {
 	query = strings.TrimSpace(query)
 	if query == "" || len(query) > expertgate.MaxQuery {
-		return nil, apperr.Invalid("query", "query must be 1 to %d characters", expertgate.MaxQuery)
+		return Recommended{}, apperr.Invalid("query", "query must be 1 to %d characters", expertgate.MaxQuery)
+	}
+	if threshold < 0 || threshold > 1 || math.IsNaN(threshold) {
+		return Recommended{}, apperr.Invalid("confidence_threshold", "confidence_threshold must be from 0 to 1")
 	}
 	list, err := s.Dir.TeamAgents(ctx, teamID)
 	if err != nil {
-		return nil, err
+		return Recommended{}, err
 	}
 	by := map[string]agents.Agent{}
 	active := []agents.Agent{}
@@ -73,16 +97,31 @@ func (s *Service) Recommend(ctx context.Context, teamID, query string) ([]Recomm
 	// counters and ratings.
 	resp, err := s.Gate.Score(ctx, expertgate.Request{TeamID: teamID, Query: query, Agents: active})
 	if err != nil {
-		return nil, err
+		return Recommended{}, err
 	}
-	out := []Recommendation{}
+	out := Recommended{Items: []Recommendation{}, Threshold: threshold}
 	for _, sc := range resp.Scores {
-		if len(out) == Recommendations {
+		if len(out.Items) == Recommendations {
 			break
 		}
 		a := by[sc.AgentSlug]
-		out = append(out, Recommendation{Slug: sc.AgentSlug, Name: sc.AgentName, Confidence: sc.Overall, MatchingSkills: sc.MatchingSkills,
-			Tagline: a.Tagline, PersonalityPreview: preview(a.Personality.Description), Explanation: sc.Explanation})
+		r := Recommendation{Slug: sc.AgentSlug, Name: sc.AgentName, Overall: sc.Overall, Confidence: sc.Confidence, MatchingSkills: sc.MatchingSkills,
+			Tagline: a.Tagline, PersonalityPreview: preview(a.Personality.Description), Explanation: sc.Explanation}
+		if len(sc.MatchingSkills) > 0 {
+			r.Skill = sc.MatchingSkills[0]
+		}
+		out.Items = append(out.Items, r)
+	}
+	// The gate's TOP_1 decision, as a chat turn's selector makes it; the
+	// default agent is read only when no agent is confident.
+	confident, _ := routing.Confident(resp.Scores, threshold)
+	if len(confident) > 0 {
+		out.RoutedTo = confident[0].AgentSlug
+		return out, nil
+	}
+	out.Declined = true
+	if out.RoutedTo, err = s.Dir.DefaultAgent(ctx, teamID); err != nil {
+		return Recommended{}, err
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/discovery"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -157,31 +159,71 @@ func TestFindExpertsValidatesTheSkills(t *testing.T) {
 
 func TestRecommendReturnsTheGatesTopThreeWithTheirProfiles(t *testing.T) {
 	f := newFixture(t)
-	got, err := f.svc.Recommend(context.Background(), team, "Can you review this Go function for bugs before I merge the pull request?")
+	res, err := f.svc.Recommend(context.Background(), team, "Can you review this Go function for bugs before I merge the pull request?", routing.DefaultThreshold)
 	require.NoError(t, err)
+	got := res.Items
 	require.Len(t, got, discovery.Recommendations)
 	assert.Equal(t, "luke", got[0].Slug)
 	assert.Equal(t, "Luke", got[0].Name)
 	assert.Equal(t, []string{"code-review"}, got[0].MatchingSkills)
+	assert.Equal(t, "code-review", got[0].Skill)
 	assert.Equal(t, "Code reviewer with an eye for bugs and readability", got[0].Tagline)
 	assert.NotEmpty(t, got[0].Explanation)
+	assert.Greater(t, got[0].Confidence, routing.DefaultThreshold, "the calibrated confidence")
+	assert.NotEqual(t, got[0].Overall, got[0].Confidence, "overall and confidence are two numbers")
 	for i, r := range got {
 		assert.LessOrEqual(t, utf8.RuneCountInString(r.PersonalityPreview), discovery.PreviewLength)
 		assert.NotEmpty(t, r.PersonalityPreview)
 		if i > 0 {
-			assert.GreaterOrEqual(t, got[i-1].Confidence, r.Confidence, "best first")
+			assert.GreaterOrEqual(t, got[i-1].Overall, r.Overall, "best first, by overall")
 		}
+	}
+	assert.Equal(t, "luke", res.RoutedTo)
+	assert.False(t, res.Declined)
+	assert.Equal(t, routing.DefaultThreshold, res.Threshold)
+}
+
+// Recommend says whom a new conversation would get at the threshold: the
+// first confident agent, or, with none at or above it, the team's
+// default agent (declined); at the boundary, the confidence itself routes
+// and one thousandth above it declines.
+func TestRecommendTellsTheDecisionAtTheThreshold(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	q := "Can you review this Go function for bugs before I merge the pull request?"
+	res, err := f.svc.Recommend(ctx, team, q, routing.DefaultThreshold)
+	require.NoError(t, err)
+	c := res.Items[0].Confidence
+	at, err := f.svc.Recommend(ctx, team, q, c)
+	require.NoError(t, err)
+	assert.Equal(t, "luke", at.RoutedTo)
+	assert.False(t, at.Declined)
+	above, err := f.svc.Recommend(ctx, team, q, c+0.001)
+	require.NoError(t, err)
+	assert.Equal(t, "kyra", above.RoutedTo, "the team's default agent")
+	assert.True(t, above.Declined)
+	assert.Equal(t, res.Items, above.Items, "the threshold changes the decision, not the ranking")
+	for _, bad := range []float64{-0.001, 1.001, math.NaN()} {
+		_, err := f.svc.Recommend(ctx, team, q, bad)
+		ae, ok := apperr.As(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, "confidence_threshold", ae.Field)
+	}
+	for _, ok := range []float64{0, 1} {
+		_, err := f.svc.Recommend(ctx, team, q, ok)
+		assert.NoError(t, err)
 	}
 }
 
 func TestRecommendSkipsAgentsThatAreNotActive(t *testing.T) {
 	f := newFixture(t)
 	f.setStatus(t, "luke", agents.StatusPaused)
-	got, err := f.svc.Recommend(context.Background(), team, "Can you review this Go function for bugs before I merge the pull request?")
+	res, err := f.svc.Recommend(context.Background(), team, "Can you review this Go function for bugs before I merge the pull request?", routing.DefaultThreshold)
 	require.NoError(t, err)
-	for _, r := range got {
+	for _, r := range res.Items {
 		assert.NotEqual(t, "luke", r.Slug)
 	}
+	assert.NotEqual(t, "luke", res.RoutedTo)
 }
 
 type failingGate struct{ err error }
@@ -194,13 +236,13 @@ func TestRecommendValidatesAndReportsGateFailures(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	for _, q := range []string{"", "   ", strings.Repeat("x", expertgate.MaxQuery+1)} {
-		_, err := f.svc.Recommend(ctx, team, q)
+		_, err := f.svc.Recommend(ctx, team, q, routing.DefaultThreshold)
 		ae, ok := apperr.As(err)
 		require.True(t, ok, "%v", err)
 		assert.Equal(t, "query", ae.Field)
 	}
 	boom := errors.New("gate down")
 	f.svc.Gate = failingGate{boom}
-	_, err := f.svc.Recommend(ctx, team, "review my code")
+	_, err := f.svc.Recommend(ctx, team, "review my code", routing.DefaultThreshold)
 	assert.ErrorIs(t, err, boom)
 }
