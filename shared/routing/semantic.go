@@ -316,33 +316,42 @@ func (ix *Index) exampleAgreement() float64 {
 			if k++; (k-1)%step != 0 {
 				continue
 			}
-			v := ix.vec(base + j)
-			var top [NearestExamples]float64
-			for i := range top {
-				top[i] = -1
-			}
-			for o := lo; o < hi; o++ {
-				if o == j {
-					continue
-				}
-				c := dot(v, ix.vec(base+o))
-				for t := range top {
-					if c > top[t] {
-						copy(top[t+1:], top[t:len(top)-1])
-						top[t] = c
-						break
-					}
-				}
-			}
-			sum := 0.0
-			for _, c := range top {
-				sum += c
-			}
-			sims = append(sims, sum/NearestExamples)
+			sims = append(sims, ix.nearestExamples(ix.vec(base+j), lo, hi, j))
 		}
 	}
 	slices.Sort(sims)
 	return sims[len(sims)/2]
+}
+
+// nearestExamples is the mean cosine of v to the NearestExamples nearest
+// of the examples lo to hi (fewer when there are fewer), example skip left
+// out (-1: none).
+func (ix *Index) nearestExamples(v []float32, lo, hi, skip int32) float64 {
+	var top [NearestExamples]float64
+	for i := range top {
+		top[i] = -1
+	}
+	base, n := int32(len(ix.docs)), 0
+	for j := lo; j < hi; j++ {
+		if j == skip {
+			continue
+		}
+		n++
+		c := dot(v, ix.vec(base+j))
+		for k := range top {
+			if c > top[k] {
+				copy(top[k+1:], top[k:len(top)-1])
+				top[k] = c
+				break
+			}
+		}
+	}
+	n = min(n, NearestExamples)
+	sum := 0.0
+	for _, c := range top[:n] {
+		sum += c
+	}
+	return sum / float64(n)
 }
 
 // ExampleAgreement is the index's exampleAgreement (-1: none), for the
@@ -357,27 +366,7 @@ func (ix *Index) similarity(v []float32, d int32) float64 {
 	if lo == hi {
 		return dot(v, ix.vec(d))
 	}
-	var top [NearestExamples]float64
-	for i := range top {
-		top[i] = -1
-	}
-	base := int32(len(ix.docs))
-	for j := lo; j < hi; j++ {
-		c := dot(v, ix.vec(base+j))
-		for k := range top {
-			if c > top[k] {
-				copy(top[k+1:], top[k:len(top)-1])
-				top[k] = c
-				break
-			}
-		}
-	}
-	n := min(int(hi-lo), NearestExamples)
-	sum := 0.0
-	for _, c := range top[:n] {
-		sum += c
-	}
-	return ix.cal.fromExamples(sum/float64(n), ix.agreement)
+	return ix.cal.fromExamples(ix.nearestExamples(v, lo, hi, -1), ix.agreement)
 }
 
 // semanticOf is skill d's semantic similarity for q as scoreSemantic set

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/conclave-ai/conclave/localstack/bench/benchembed"
 	"github.com/conclave-ai/conclave/shared/platform/words"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
@@ -22,7 +23,7 @@ type entryFeat struct {
 }
 
 // features computes every entry's calibration-free signals.
-func features(ctx context.Context, si int, teams []team, m *memo, v variant) ([]entryFeat, error) {
+func features(ctx context.Context, si int, teams []team, m *benchembed.Memo, v variant) ([]entryFeat, error) {
 	var qvecs [][]float64
 	if m != nil {
 		qs := make([]string, len(teams))

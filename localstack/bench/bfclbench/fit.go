@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/conclave-ai/conclave/localstack/bench/benchembed"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
@@ -95,9 +96,9 @@ func runFit(ctx context.Context, w io.Writer, data string, model routing.Embedde
 	start := time.Now()
 	var feats, augmented []entryFeat
 	teamsBySet := make([][]team, len(sets))
-	var m *memo
+	var m *benchembed.Memo
 	if model != nil {
-		m = newMemo(model)
+		m = benchembed.New(model)
 	}
 	for si, s := range sets {
 		teams, err := loadSet(data, s)

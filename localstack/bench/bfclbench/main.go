@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/conclave-ai/conclave/localstack/bench/benchembed"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
@@ -171,10 +172,10 @@ func chooseEmbedder(name string) (routing.Embedder, string, error) {
 // each index embeds its skills and the question's vector joins the
 // signals, as the expert-gate function does.
 func routeSet(ctx context.Context, teams []team, model routing.Embedder) ([]outcome, error) {
-	var m *memo
+	var m *benchembed.Memo
 	var queryVecs [][]float64
 	if model != nil {
-		m = newMemo(model)
+		m = benchembed.New(model)
 		qs := make([]string, len(teams))
 		for i, t := range teams {
 			qs[i] = t.Query

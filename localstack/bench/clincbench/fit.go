@@ -5,49 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sync"
 
+	"github.com/conclave-ai/conclave/localstack/bench/benchembed"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
-
-// memo embeds each text once: the fit ranks the same messages under many
-// calibrations.
-type memo struct {
-	model routing.Embedder
-	mu    sync.Mutex
-	seen  map[string][]float64
-}
-
-func newMemo(model routing.Embedder) *memo {
-	return &memo{model: model, seen: map[string][]float64{}}
-}
-
-func (m *memo) ID() string { return m.model.ID() }
-
-func (m *memo) Embed(ctx context.Context, texts []string) ([][]float64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var todo []string
-	for _, t := range texts {
-		if _, ok := m.seen[t]; !ok {
-			todo = append(todo, t)
-		}
-	}
-	if len(todo) > 0 {
-		out, err := m.model.Embed(ctx, todo)
-		if err != nil {
-			return nil, err
-		}
-		for i, t := range todo {
-			m.seen[t] = out[i]
-		}
-	}
-	vecs := make([][]float64, len(texts))
-	for i, t := range texts {
-		vecs[i] = m.seen[t]
-	}
-	return vecs, nil
-}
 
 // runFit chooses the example side of the embedder's calibration: the
 // team with 25 examples per skill, ranked on `val` (in scope) and
@@ -58,7 +19,7 @@ func (m *memo) Embed(ctx context.Context, texts []string) ([][]float64, error) {
 // at most 5% of the in-scope messages at the default threshold, the one
 // that routes the most of them right plus declines the most out-of-scope
 // ones wins. The description's side (fitted on BFCL) is left as it is.
-func runFit(ctx context.Context, w io.Writer, ds *dataset, em *memo, seed uint64) error {
+func runFit(ctx context.Context, w io.Writer, ds *dataset, em *benchembed.Memo, seed uint64) error {
 	team := ds.team(25, seed)
 	ix := routing.BuildIndex(team)
 	vecs, err := em.Embed(ctx, ix.SkillTexts())
@@ -173,7 +134,7 @@ func steps(from, to, step float64) []float64 {
 	return out
 }
 
-func queries(ctx context.Context, em *memo, msgs []labelled) ([][]float64, error) {
+func queries(ctx context.Context, em *benchembed.Memo, msgs []labelled) ([][]float64, error) {
 	texts := make([]string, len(msgs))
 	for i, m := range msgs {
 		texts[i] = m.Text

@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/conclave-ai/conclave/localstack/bench/benchembed"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
@@ -76,7 +77,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	em := newMemo(model)
+	em := benchembed.New(model)
 	if *fit {
 		return runFit(ctx, w, set, em, *seed)
 	}
@@ -146,7 +147,7 @@ func routeAll(ctx context.Context, team []agents.Agent, em routing.Embedder, msg
 		}
 		d := p.Decision()
 		r := routed{msg: m, agent: d.SelectedAgents[0], confidence: d.Confidence, fallback: d.Fallback}
-		r.skill = p.Skills[r.agent]
+		r.skill = d.Skill
 		out[i] = r
 	}
 	return out, nil

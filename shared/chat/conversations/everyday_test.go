@@ -24,10 +24,12 @@ func TestTheDemoTeamRoutesEverydayLanguage(t *testing.T) {
 	f.cfg.Router.Gate = &expertgate.Service{Source: f.store, Embedder: model}
 	f.rebuild()
 
+	var skill string // the last turn's decision's skill
 	routed := func(t *testing.T, conv, msg string) (string, bool) {
 		t.Helper()
 		res := f.post(t, conv, msg)
 		require.NotEmpty(t, res.Routing.SelectedAgents, msg)
+		skill = res.Routing.Skill
 		return res.Routing.SelectedAgents[0], res.Routing.Fallback
 	}
 	// Everyday specialist questions, each the first turn of a new
@@ -49,6 +51,7 @@ func TestTheDemoTeamRoutesEverydayLanguage(t *testing.T) {
 		got, fallback := routed(t, f.create(t, "").ID, c.msg)
 		assert.Equal(t, c.want, got, c.msg)
 		assert.False(t, fallback, "%s: the gate chose, no fallback", c.msg)
+		assert.NotEmpty(t, skill, "%s: the decision names the skill that matched", c.msg)
 	}
 	// General questions and small talk stay with kyra.
 	for _, msg := range []string{

@@ -84,7 +84,11 @@ type Decision struct {
 	// absent from decisions logged before it was recorded), and
 	// RouterModel the tier-0 model's call when it was asked, whether or
 	// not its choice stood.
-	DecidedBy   string           `json:"decided_by,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
+	// Skill is the skill that chose the first selected agent (its best
+	// match), when a skill did: empty for a mention, a handoff,
+	// continuity, a greeting, the default agent or a fallback.
+	Skill       string           `json:"skill,omitempty"`
 	RouterModel *RouterModelCall `json:"router_model,omitempty"`
 	// Planner is the compound planner's call when the message looked
 	// compound (shared/work/plans): what triggered it, what it answered, and

@@ -110,6 +110,10 @@ func TestTheFlagCascadeDecidesWhoAnswers(t *testing.T) {
 			assert.Equal(t, tc.agents, d.SelectedAgents)
 			assert.Equal(t, tc.fallback, d.Fallback)
 			assert.Equal(t, tc.note, p.Note != "", p.Note)
+			assert.Equal(t, p.Skills[d.SelectedAgents[0]], d.Skill, "the decision names the skill that chose its first agent")
+			if tc.fallback || tc.reason == routing.ReasonCurrent || tc.reason == routing.ReasonGreeting {
+				assert.Empty(t, d.Skill, "no skill chose it")
+			}
 			assert.NotEmpty(t, d.Tier)
 			assert.Len(t, d.Dimensions, 5)
 			if tc.gate != nil && (!tc.flags.Collaboration || !tc.flags.ExpertGate || tc.strategy == routing.Mentioned || tc.strategy == routing.HandedOff || tc.strategy == routing.Greeting) {
@@ -373,6 +377,7 @@ func TestTheBaselineUsesTheConfiguredTiersAndNamesTheSkill(t *testing.T) {
 	assert.Equal(t, []string{"luke"}, d.SelectedAgents)
 	assert.True(t, strings.HasPrefix(d.Model, "mine-"), d.Model)
 	assert.Equal(t, "code-review", p.Skills["luke"])
+	assert.Equal(t, "code-review", d.Skill)
 }
 
 // When nobody matches and the team's default agent cannot answer (paused

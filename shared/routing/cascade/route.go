@@ -188,6 +188,9 @@ func (r *Router) Route(ctx context.Context, req Request) (Plan, error) {
 		Flags: r.Flags, CreatedAt: req.At,
 	}
 	r.choose(ctx, req, &p)
+	if sel := p.decision.SelectedAgents; len(sel) > 0 {
+		p.decision.Skill = p.Skills[sel[0]]
+	}
 	ownModel(&p.decision, req.Active)
 	p.decision.RouterLatencyMS = ms(time.Since(req.Start))
 	if len(p.decision.SelectedAgents) == 0 || p.decision.SelectedAgents[0] == "" {

@@ -36,6 +36,7 @@ type decisionItem struct {
 	Query              string             `dynamodbav:"query"`
 	Strategy           string             `dynamodbav:"strategy"`
 	DecidedBy          string             `dynamodbav:"decided_by,omitempty"`
+	Skill              string             `dynamodbav:"skill,omitempty"`
 	RouterModel        *routerModelItem   `dynamodbav:"router_model,omitempty"`
 	Planner            *plannerItem       `dynamodbav:"planner,omitempty"`
 	RequestedStrategy  string             `dynamodbav:"requested_strategy,omitempty"`
@@ -133,7 +134,7 @@ func ToDecisionItem(d cascade.Decision) decisionItem {
 		Fallback: d.Fallback, Complexity: d.Complexity, Dimensions: d.Dimensions, Tier: d.Tier, Model: d.Model,
 		TierOverrideReason: d.TierOverrideReason, EstimatedCost: d.EstimatedCost, ActualCost: d.ActualCost,
 		GateLatencyMS: d.GateLatencyMS, RouterLatencyMS: d.RouterLatencyMS, Outcome: d.Outcome,
-		Flags: flagsItem(d.Flags), CreatedAt: d.CreatedAt, DecidedBy: d.DecidedBy,
+		Flags: flagsItem(d.Flags), CreatedAt: d.CreatedAt, DecidedBy: d.DecidedBy, Skill: d.Skill,
 	}
 	if d.RouterModel != nil {
 		rm := routerModelItem(*d.RouterModel)
@@ -177,7 +178,7 @@ func (it decisionItem) toDecision() cascade.Decision {
 		Fallback: it.Fallback, Complexity: it.Complexity, Dimensions: it.Dimensions, Tier: it.Tier, Model: it.Model,
 		TierOverrideReason: it.TierOverrideReason, EstimatedCost: it.EstimatedCost, ActualCost: it.ActualCost,
 		GateLatencyMS: it.GateLatencyMS, RouterLatencyMS: it.RouterLatencyMS, Outcome: it.Outcome,
-		Flags: cascade.Flags(it.Flags), CreatedAt: it.CreatedAt, DecidedBy: it.DecidedBy,
+		Flags: cascade.Flags(it.Flags), CreatedAt: it.CreatedAt, DecidedBy: it.DecidedBy, Skill: it.Skill,
 	}
 	if it.RouterModel != nil {
 		rm := cascade.RouterModelCall(*it.RouterModel)

@@ -1,4 +1,6 @@
-package main
+// Package benchembed is what the routing benchmarks share: an embedder
+// that embeds each distinct text once (bfclbench, clincbench).
+package benchembed
 
 import (
 	"context"
@@ -7,25 +9,26 @@ import (
 	"github.com/conclave-ai/conclave/shared/routing"
 )
 
-// memo embeds each distinct text once. The live sets give hundreds of
-// entries the same functions, so per entry at most one call embeds the
-// skills not seen before, and each set's questions take one call.
-type memo struct {
+// Memo embeds each distinct text once: BFCL's live sets give hundreds of
+// entries the same functions, and CLINC150's fit ranks the same messages
+// under many calibrations. Not safe for concurrent use.
+type Memo struct {
 	model routing.Embedder
 	vecs  map[string][]float64
 }
 
-var _ routing.Embedder = (*memo)(nil)
+var _ routing.Embedder = (*Memo)(nil)
 
-func newMemo(model routing.Embedder) *memo {
-	return &memo{model: model, vecs: map[string][]float64{}}
+// New is a Memo of model.
+func New(model routing.Embedder) *Memo {
+	return &Memo{model: model, vecs: map[string][]float64{}}
 }
 
 // ID is the model's: the index picks its calibration by it.
-func (m *memo) ID() string { return m.model.ID() }
+func (m *Memo) ID() string { return m.model.ID() }
 
 // Embed returns the vectors of texts, embedding the new ones in one call.
-func (m *memo) Embed(ctx context.Context, texts []string) ([][]float64, error) {
+func (m *Memo) Embed(ctx context.Context, texts []string) ([][]float64, error) {
 	var missing []string
 	seen := map[string]bool{}
 	for _, t := range texts {
