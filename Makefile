@@ -114,7 +114,7 @@ e2e:
 
 ## build: every function as bootstrap for provided.al2023 on arm64, zipped per function (dist/); the functions of
 ## EMBEDDER_FUNCTIONS get the wordllama model beside their bootstrap (dist/<fn>/wordllama/, read by shared/routing/wordllama.Dir)
-EMBEDDER_FUNCTIONS := expert-gate
+EMBEDDER_FUNCTIONS := expert-gate classifier-fitter
 build: wordllama
 	@mkdir -p dist
 	@for f in $(FUNCTIONS); do \

@@ -100,10 +100,11 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 	require.Empty(t, cfg.Embedder, "dev keeps the default embedder (wordllama)")
 	t.Run("functions", func(t *testing.T) { checkFunctionRoles(t, m, cfg) })
 	t.Run("state machines", func(t *testing.T) { checkMachineRoles(t, m) })
-	// AND without Titan, the gate reads only, and neither it nor the
-	// agents function may call Bedrock
+	// AND without Titan, the gate reads only (the agents, loads, ratings
+	// and the team's classifier), and neither it nor the agents function
+	// may call Bedrock
 	gate := rolePairs(t, m, roleOf(t, m, "conclave-dev-expert-gate"))
-	assert.Equal(t, []string{string(manifest.GrantQuery), "xray:PutTelemetryRecords", "xray:PutTraceSegments"}, actionsOf(gate))
+	assert.Equal(t, []string{string(manifest.GrantGetItem), string(manifest.GrantQuery), "xray:PutTelemetryRecords", "xray:PutTraceSegments"}, actionsOf(gate))
 	assert.NotContains(t, actionsOf(rolePairs(t, m, roleOf(t, m, "conclave-dev-agents"))), string(manifest.GrantModels))
 	// AND only the functions that register and call MCP packs or A2A
 	// agents outside the team reach Secrets Manager: conversations writes

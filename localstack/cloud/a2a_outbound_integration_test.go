@@ -356,9 +356,9 @@ func TestAWSCallBudgetsOfARemoteAgent(t *testing.T) {
 	runSteps(t, api, d.id, []step{
 		{op: "POST /v1/agents (a2a)", method: "POST", path: func() string { return "/v1/agents" }, status: 201,
 			body: map[string]any{"slug": "budget-desk", "name": "Desk", "a2a": map[string]any{"card_url": srv.url, "credential": srv.token}},
-			max:  calls{"DynamoDB": 1, "SecretsManager": 1}},
+			max:  calls{"DynamoDB": 1, "SecretsManager": 1, "EventBridge": 1}},
 		{op: "POST /v1/agents/{slug}/refresh", method: "POST", path: func() string { return "/v1/agents/budget-desk/refresh" }, status: 200,
-			max: calls{"DynamoDB": 4, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 1, "SecretsManager": 1}},
+			max: calls{"DynamoDB": 4, "DynamoDB.GetItem": 3, "DynamoDB.PutItem": 1, "SecretsManager": 1, "EventBridge": 1}},
 	})
 }
 

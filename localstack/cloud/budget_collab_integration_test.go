@@ -261,6 +261,8 @@ func TestAWSCallBudgetsConsultations(t *testing.T) {
 		}
 		return charged(c, model, model > 0)
 	}
+	// The gate: the counters and the ratings (two queries); the team's
+	// skills have no examples, so it reads no classifier.
 	gate := calls{"DynamoDB": 2, "DynamoDB.Query": 2}
 	steps := []step{
 		{op: "POST /v1/consultations (answered)", method: "POST", path: lit("/v1/consultations"), status: 201,

@@ -282,6 +282,8 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 	// team's month is initialized by the task run above).
 	turnBuilt := charged(calls{"DynamoDB": 11, "DynamoDB.GetItem": 4, "DynamoDB.Query": 5, "DynamoDB.TransactWriteItems": 2, "BedrockRuntime": 1}, 1, false)
 	turnCached := charged(calls{"DynamoDB": 8, "DynamoDB.GetItem": 3, "DynamoDB.Query": 4, "DynamoDB.TransactWriteItems": 1, "BedrockRuntime": 1}, 1, false)
+	// The gate: the counters and the ratings (two queries); the team's
+	// skills have no examples, so it reads no classifier.
 	gate := calls{"DynamoDB": 2, "DynamoDB.Query": 2}
 	withGate := func(c calls) calls {
 		out := calls{"Lambda": 1}
@@ -299,7 +301,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// agents
 		{op: "POST /v1/agents", method: "POST", path: lit("/v1/agents"), status: 201,
 			body: map[string]any{"slug": "budgie", "name": "Budgie", "skills": []map[string]any{{"name": "testing", "description": "tests", "priority": 10}}},
-			max:  dynamo(1), then: func(r map[string]any) { version, _ = r["version"].(float64) }},
+			max:  calls{"DynamoDB": 1, "EventBridge": 1}, then: func(r map[string]any) { version, _ = r["version"].(float64) }},
 		// the page, and the team item: is_default is the team's.
 		{op: "GET /v1/agents", method: "GET", path: lit("/v1/agents"), status: 200, max: dynamo(2)},
 		// the agent and the team item (is_default).
@@ -309,13 +311,14 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		{op: "GET /v1/skills", method: "GET", path: lit("/v1/skills?domain=code"), status: 200, max: calls{"DynamoDB": 1, "DynamoDB.Query": 1}},
 		{op: "GET /v1/skills?agent=", method: "GET", path: lit("/v1/skills?agent=budgie"), status: 200, max: calls{"DynamoDB": 1, "DynamoDB.GetItem": 1}},
 		{op: "GET /v1/skills/{agent}/{name}", method: "GET", path: lit("/v1/skills/budgie/testing"), status: 200, max: calls{"DynamoDB": 1, "DynamoDB.GetItem": 1}},
-		// the agent and the team item (is_default), one conditional put.
+		// the agent and the team item (is_default), one conditional put;
+		// every agent write announces AgentsChanged (the classifier-fitter).
 		{op: "PATCH /v1/agents/{slug}", method: "PATCH", path: lit("/v1/agents/budgie"), status: 200,
-			body: func() any { return map[string]any{"tagline": "counts calls", "version": version} }, max: dynamo(3)},
+			body: func() any { return map[string]any{"tagline": "counts calls", "version": version} }, max: calls{"DynamoDB": 3, "EventBridge": 1}},
 		// one transaction (the default must stay active), the agent read back.
-		{op: "POST /v1/agents/{slug}/pause", method: "POST", path: lit("/v1/agents/budgie/pause"), status: 200, max: dynamo(2)},
+		{op: "POST /v1/agents/{slug}/pause", method: "POST", path: lit("/v1/agents/budgie/pause"), status: 200, max: calls{"DynamoDB": 2, "EventBridge": 1}},
 		// as pause, and the team item: an active agent may be the default.
-		{op: "POST /v1/agents/{slug}/activate", method: "POST", path: lit("/v1/agents/budgie/activate"), status: 200, max: dynamo(3)},
+		{op: "POST /v1/agents/{slug}/activate", method: "POST", path: lit("/v1/agents/budgie/activate"), status: 200, max: calls{"DynamoDB": 3, "EventBridge": 1}},
 		{op: "PUT /v1/team/default-agent", method: "PUT", path: lit("/v1/team/default-agent"), status: 200,
 			body: map[string]any{"slug": "kyra"}, max: dynamo(2)},
 
@@ -529,7 +532,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// the agent, the recent memories.
 		{op: "GET /v1/agents/{slug}/memories", method: "GET", path: lit("/v1/agents/kyra/memories"), status: 200, max: dynamo(2)},
 
-		{op: "POST /v1/agents/{slug}/archive", method: "POST", path: lit("/v1/agents/budgie/archive"), status: 200, max: dynamo(2)},
+		{op: "POST /v1/agents/{slug}/archive", method: "POST", path: lit("/v1/agents/budgie/archive"), status: 200, max: calls{"DynamoDB": 2, "EventBridge": 1}},
 	}
 
 	table := runSteps(t, api, d.id, steps)

@@ -613,6 +613,9 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 		Skills: []agents.Skill{{Name: "coordination", Description: "coordinates the team", Priority: 50}},
 	})
 	require.NoError(t, err)
+	// An agent written through the API (AgentsChanged).
+	st, _ = d.call("PATCH", "/v1/agents/ava", map[string]any{"tagline": "keeps everyone in the loop"})
+	require.Equal(t, 200, st)
 	st, _ = d.call("PUT", "/v1/approval-policy", map[string]any{"tools": []string{"send_agent_message"}})
 	require.Equal(t, 200, st)
 	st, gated := d.call("POST", "/v1/tasks", map[string]any{"assignee": "ava", "title": "Ask luke", "instructions": "Ask luke about the release", "execute": true})
@@ -641,7 +644,7 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	plan := pendingPlan(t, planTurn)
 	d.waitPlan(plan, 90*time.Second)
 
-	want := []string{"AgentMessageSent", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined",
+	want := []string{"AgentMessageSent", "AgentsChanged", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined",
 		"PlanCompleted", "PlanStarted", "PlanStepCompleted", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged", "TeamBudgetWarning"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string

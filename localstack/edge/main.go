@@ -35,6 +35,7 @@ import (
 
 	"github.com/conclave-ai/conclave/localstack/cloud"
 	"github.com/conclave-ai/conclave/localstack/servicemodel"
+	"github.com/conclave-ai/conclave/shared/aws/eventbus"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
 	"github.com/conclave-ai/conclave/shared/routing/wordllama"
@@ -147,7 +148,7 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 	edge.RunSchedules(ctx)
 
 	if seed {
-		if err := cloud.Seed(ctx, dynamo.FromConfig(awsCfg, res.Names.Table())); err != nil {
+		if err := cloud.Seed(ctx, dynamo.FromConfig(awsCfg, res.Names.Table()), eventbus.FromConfig(awsCfg, res.Names.Bus())); err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
 	}

@@ -76,7 +76,7 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	messagesapi.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now})
 	memoriesapi.MemoryRoutes(rt, mem)
 	teamapi.TeamRoutes(rt, teams.NewService(store), noActivity{})
-	routingapi.RoutingRoutes(rt, &cascade.Service{Store: store, Now: time.Now})
+	routingapi.RoutingRoutes(rt, &cascade.Service{Store: store, Now: time.Now}, &expertgate.Calibrations{Source: store, Store: store, Embedder: "wordllama"})
 	discoveryapi.DiscoveryRoutes(rt, &discovery.Service{Dir: store, Gate: &expertgate.Service{Source: store}})
 	// No Workflows: a created session stays planning, as no machine runs
 	// here; a report's task is queued the same way.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/conclave-ai/conclave/shared/platform/words"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -66,6 +67,11 @@ type Index struct {
 	exStart  []int32
 	// agreement is exampleAgreement, once the index has embeddings.
 	agreement float64
+	// classifier, when set (SetClassifier), scores every skill instead
+	// of the lexical and semantic match (classifier.go). Set on an index
+	// in use when a fit arrives after it was built: each query loads it
+	// once.
+	classifier atomic.Pointer[classified]
 	// Two-stage selection (domains.go): each skill's domain, the skills
 	// of domain g (domainDocs[domainStart[g]:domainStart[g+1]]), the
 	// domains' unit centroids and the group of skills without a domain

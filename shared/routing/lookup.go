@@ -28,6 +28,12 @@ type scratch struct {
 	sorted   []string
 	// the semantic candidates of a two-stage index
 	cands []int32
+	// with a classifier (classify): per class, whether one of the
+	// index's skills that may answer has it, and its probability; per
+	// agent, the sum of its skills' probabilities
+	keep   []bool
+	prob   []float32
+	agentP []float64
 }
 
 // docAcc is a skill's share of one query: the dot product with the
@@ -49,12 +55,13 @@ const (
 
 func newScratch(ix *Index) *scratch {
 	nd, na := len(ix.docs), len(ix.agents)
-	return &scratch{
+	sc := &scratch{
 		termPos: make([]int32, len(ix.idf)),
 		acc:     make([]docAcc, nd),
 		best:    make([]float64, na), perf: make([]float64, na), perfN: make([]int32, na), flags: make([]uint8, na), loads: make([]Load, na),
 		keys: make([]uint64, na), keys2: make([]uint64, na),
 	}
+	return sc
 }
 
 func (ix *Index) getScratch() *scratch { return ix.scratch.Get().(*scratch) }
@@ -87,6 +94,9 @@ type query struct {
 	// The message's context, for the eligibility filters.
 	editor string
 	image  bool
+	// cls is the index's classifier when the query has a vector (nil:
+	// none), loaded once for the whole query.
+	cls *classified
 }
 
 func (ix *Index) prepare(text string, sig *Signals, sc *scratch) query {
@@ -95,6 +105,9 @@ func (ix *Index) prepare(text string, sig *Signals, sc *scratch) query {
 		q.editor, q.image = sig.Context.EditorType(), sig.Context.HasImage()
 		if ix.vecs != nil {
 			q.vec = unitVector(sig.QueryEmbedding, ix.dim)
+		}
+		if q.vec != nil {
+			q.cls = ix.classifier.Load()
 		}
 	}
 	var unknown map[string]bool
@@ -152,6 +165,10 @@ func (ix *Index) scoreSkills(q *query, sc *scratch) {
 				a.explicit = true
 			}
 		}
+	}
+	if q.vec != nil && q.cls != nil {
+		ix.classify(q, sc, touched)
+		return
 	}
 	if q.vec != nil {
 		touched = ix.scoreSemantic(q, acc, touched, sc)
@@ -212,6 +229,68 @@ func (ix *Index) skillMatch(q *query, d int32, a *docAcc) float64 {
 	return clamp01(lex) // lexical only: no embeddings, or no query vector
 }
 
+// minProbability is the least class probability that counts as a skill
+// match: below it a skill does not match at all (Ranking.Matched, the
+// query's breadth, counts the agents that do).
+const minProbability = 0.02
+
+// classify is scoreSkills with the index's classifier: every skill that
+// may answer the message (the keyword and context gates, as skillMatch
+// applies them) gets its class's probability among those, every agent the
+// sum of its skills' (sc.agentP, its confidence before calibration).
+func (ix *Index) classify(q *query, sc *scratch, touched []int32) {
+	cl := q.cls
+	nc := cl.c.classes()
+	if len(sc.prob) != nc {
+		sc.keep, sc.prob = make([]bool, nc), make([]float32, nc)
+	}
+	if sc.agentP == nil {
+		sc.agentP = make([]float64, len(ix.agents))
+	}
+	acc, keep, p := sc.acc, sc.keep, sc.prob
+	clear(keep)
+	if cl.c.Background > 0 {
+		keep[nc-1] = true // the background: every message may be nobody's
+	}
+	for d, k := range cl.class {
+		f := ix.docHot[d].flags
+		keep[k] = (f&docRequiresKeyword == 0 || acc[d].explicit) &&
+			(f&(docNeedsEditor|docNeedsImage|docEditorTypes) == 0 || ix.eligible(q, int32(d)))
+	}
+	cl.c.Probabilities(q.vec, q.text, keep, p)
+	for _, d := range touched { // the lexical walk's sums: not read with a classifier
+		acc[d] = docAcc{explicit: acc[d].explicit}
+	}
+	touched = touched[:0]
+	best, flags := sc.best, sc.flags
+	for d, k := range cl.class {
+		pd := p[k]
+		h, a := &ix.docHot[d], &acc[d]
+		sc.agentP[h.agent] += float64(pd)
+		if a.explicit && keep[k] {
+			flags[h.agent] |= flagExplicit
+			if h.flags&docOverride != 0 {
+				flags[h.agent] |= flagOverride
+			}
+		}
+		if pd < minProbability {
+			continue
+		}
+		a.score = float64(pd)
+		touched = append(touched, int32(d))
+	}
+	// An agent's skill match is the probability that one of its skills is
+	// the message's: the sum (two near skills of one agent share a
+	// message's probability between them, and the agent should not lose
+	// it to a third agent's single skill).
+	for ai, pa := range sc.agentP {
+		if pa >= minProbability {
+			best[ai] = min(pa, 1)
+		}
+	}
+	sc.touched = touched
+}
+
 // eligible applies a skill's editor and image filters to the query's
 // context (Eligible, from the flags the index keeps).
 func (ix *Index) eligible(q *query, d int32) bool {
@@ -265,6 +344,13 @@ func (ix *Index) clearSkills(sc *scratch) {
 		best[a], flags[a] = 0, 0
 	}
 	sc.touched = sc.touched[:0]
+	if sc.agentP != nil {
+		// classify wrote every skill and agent, not only those touched.
+		clear(sc.agentP)
+		clear(acc)
+		clear(best)
+		clear(flags)
+	}
 }
 
 // hit is a matching skill and its SkillMatch.

@@ -37,6 +37,9 @@ type Ranking struct {
 	// cal reads the skill matches: the index's, or the lexical one for a
 	// query without a vector.
 	cal Calibration
+	// conf is every agent's confidence when the index's classifier
+	// scored the query (nil otherwise).
+	conf []float64
 }
 
 // denseScores: up to this many skills (4 KiB of scores) a Ranking copies
@@ -119,6 +122,11 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		cal: ix.cal}
 	if q.vec == nil {
 		r.cal = LexicalCalibration
+	} else if q.cls != nil {
+		r.conf = make([]float64, n)
+		for ai, p := range sc.agentP {
+			r.conf[ai] = round3(ix.cal.classified(p))
+		}
 	}
 	// Copied or scored again, a skill's score is the same (< or <=).
 	if len(ix.docs) <= denseScores {
@@ -161,6 +169,9 @@ func (r *Ranking) confidence(e uint64) float64 {
 		lead = r.top1 - r.top2
 	}
 	ai := int32(e & agentMask)
+	if r.conf != nil {
+		return r.conf[ai]
+	}
 	return round3(r.cal.confidence(thousandth[skill], thousandth[lead], r.ix.exampled(ai)))
 }
 

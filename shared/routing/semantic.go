@@ -54,6 +54,23 @@ type Calibration struct {
 	// from the fitting data to a team whose users phrase things more
 	// variously. 0: no shift.
 	ExAgreement float64
+	// ClsScale and ClsBias read an agent's probability under the team's
+	// classifier (the sum of its skills'; classifier.go) as its
+	// confidence: σ(ClsScale × logit(p) + ClsBias), Platt scaling fitted
+	// on team routing data (CLINC150's validation splits, in scope and
+	// out of scope), so that the confidence is the measured probability
+	// that the agent is the right one. ClsScale 0: p itself.
+	ClsScale, ClsBias float64
+}
+
+// classified is the confidence of an agent whose probability under the
+// classifier is p.
+func (c Calibration) classified(p float64) float64 {
+	if c.ClsScale == 0 {
+		return clamp01(p)
+	}
+	p = min(max(p, 1e-6), 1-1e-6)
+	return 1 / (1 + math.Exp(-(c.ClsScale*math.Log(p/(1-p)) + c.ClsBias)))
 }
 
 // NearestExamples is how many of a skill's examples nearest a message make
@@ -93,7 +110,7 @@ var LexicalCalibration = Calibration{Bias: -0.114, Match: 2.137}
 // term learns as "one agent: decline"), so it stays off until tuning data
 // without that shortcut exists.
 var Calibrations = map[string]Calibration{
-	"wordllama-l2_supercat-256": {Floor: 0, Ceil: 0.45, Semantic: 0.75, Bias: -3.246, Match: 5.701, ExFloor: 0.2, ExCeil: 1, ExBias: -5.999, ExMatch: 32, ExLead: 1, ExAgreement: 0.706},
+	"wordllama-l2_supercat-256": {Floor: 0, Ceil: 0.45, Semantic: 0.75, Bias: -3.246, Match: 5.701, ExFloor: 0.2, ExCeil: 1, ExBias: -5.999, ExMatch: 32, ExLead: 1, ExAgreement: 0.706, ClsScale: 0.85, ClsBias: 0.497},
 }
 
 // DefaultSemanticCalibration is used for an embedder with no fitted

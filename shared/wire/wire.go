@@ -25,6 +25,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/wire/adminfn"
 	"github.com/conclave-ai/conclave/shared/wire/agentsfn"
 	"github.com/conclave-ai/conclave/shared/wire/authorizerfn"
+	"github.com/conclave-ai/conclave/shared/wire/classifierfitterfn"
 	"github.com/conclave-ai/conclave/shared/wire/consultationsfn"
 	"github.com/conclave-ai/conclave/shared/wire/conversationsfn"
 	"github.com/conclave-ai/conclave/shared/wire/discoveryfn"
@@ -69,6 +70,7 @@ var Builders = map[string]lambdafn.Build{
 	"memories":           memoriesfn.Build,
 	"message-fanout":     messagefanoutfn.Build,
 	"memory-invalidator": memoryinvalidatorfn.Build,
+	"classifier-fitter":  classifierfitterfn.Build,
 	"activity-recorder":  activityrecorderfn.Build,
 	"sessions":           sessionsfn.Build,
 	"session-steps":      sessionstepsfn.Build,

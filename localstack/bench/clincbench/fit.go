@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 
 	"github.com/conclave-ai/conclave/localstack/bench/benchembed"
 	"github.com/conclave-ai/conclave/shared/routing"
@@ -149,3 +150,108 @@ func top(ix *routing.Index, text string, vec []float64) (string, float64) {
 }
 
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+// runFitClassifier fits the Platt scaling of the classifier's
+// probabilities (Calibration.ClsScale and ClsBias): the team with 25
+// examples per skill and its classifier, the agent each message of `val`
+// and `oos_val` gets and its probability. The cut is the highest
+// probability below which at most 5% of val would be declined (the
+// generalist's answers count as declines too), mapped onto the default
+// threshold; the scale is the one under which the confidences best
+// predict whether the agent routed to is the right one (log-likelihood,
+// out-of-scope messages never right). The default threshold then means:
+// on this data, that probability of being right.
+func runFitClassifier(ctx context.Context, w io.Writer, ds *dataset, em *benchembed.Memo, seed uint64) error {
+	id := em.ID()
+	cal := routing.CalibrationFor(id)
+	cal.ClsScale, cal.ClsBias = 0, 0 // the confidence is the probability itself while fitting
+	routing.Calibrations[id] = cal
+	team := ds.team(25, seed)
+	gate, _, err := teamGate(ctx, team, em, true)
+	if err != nil {
+		return err
+	}
+	in, err := routeAll(ctx, team, gate, ds.Val, 0)
+	if err != nil {
+		return err
+	}
+	out, err := routeAll(ctx, team, gate, ds.OOSVal, 0)
+	if err != nil {
+		return err
+	}
+	var ps []float64 // the in-scope probabilities of specialists' answers
+	generalists := 0
+	for _, r := range in {
+		if r.agent == generalist {
+			generalists++
+			continue
+		}
+		ps = append(ps, r.confidence)
+	}
+	sort.Float64s(ps)
+	allowed := int(0.05*float64(len(in))) - generalists
+	if allowed < 0 {
+		return fmt.Errorf("the generalist alone takes %d of %d val messages", generalists, len(in))
+	}
+	cut := ps[allowed] // declining below it declines `allowed` of them
+	var all []obs
+	for _, r := range in {
+		all = append(all, obs{r.confidence, r.agent == r.msg.agent})
+	}
+	for _, r := range out {
+		all = append(all, obs{r.confidence, false})
+	}
+	bestA := plattScale(all, cut)
+	bestB := logit(routing.DefaultThreshold) - bestA*logit(cut)
+	right, falseDeclined, declined := 0, 0, 0
+	for _, r := range in {
+		switch {
+		case r.agent == generalist || r.confidence < cut:
+			falseDeclined++
+		case r.agent == r.msg.agent:
+			right++
+		}
+	}
+	for _, r := range out {
+		if r.agent == generalist || r.confidence < cut {
+			declined++
+		}
+	}
+	n := float64(len(in))
+	fmt.Fprintf(w, "classifier calibration fitted on val (%d) and oos_val (%d), 25 examples per skill: ClsScale: %.3f, ClsBias: %.3f (probability %.3f at the default threshold %.2f): right agent %.1f%%, falsely declined %.1f%%, out of scope declined %.1f%%\n",
+		len(in), len(out), round3(bestA), round3(bestB), cut, routing.DefaultThreshold, 100*float64(right)/n, 100*float64(falseDeclined)/n, 100*float64(declined)/float64(len(out)))
+	return nil
+}
+
+// obs is one message's probability under the classifier and whether the
+// agent it was routed to is the right one.
+type obs struct {
+	p     float64
+	right bool
+}
+
+func logit(p float64) float64 { p = min(max(p, 1e-6), 1-1e-6); return math.Log(p / (1 - p)) }
+
+// plattScale is the scale under which σ(a × logit(p) + b), b putting cut
+// at the default threshold, best predicts whether each observation's
+// agent is right (log-likelihood).
+func plattScale(all []obs, cut float64) float64 {
+	bestA, bestLL := 0.0, math.Inf(-1)
+	for a := 0.2; a <= 4+1e-9; a += 0.05 {
+		b := logit(routing.DefaultThreshold) - a*logit(cut)
+		ll := 0.0
+		for _, o := range all {
+			c := 1 / (1 + math.Exp(-(a*logit(o.p) + b)))
+			c = min(max(c, 1e-9), 1-1e-9)
+			if o.right {
+				ll += math.Log(c)
+			} else {
+				ll += math.Log(1 - c)
+			}
+		}
+		if ll > bestLL {
+			bestA, bestLL = a, ll
+		}
+	}
+	return bestA
+}

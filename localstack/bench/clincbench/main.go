@@ -60,6 +60,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	ks := fs.String("k", "10,25", "examples per skill, comma-separated (25 is the figure that counts)")
 	seed := fs.Uint64("seed", 1, "the seed of the examples' sample")
 	fit := fs.Bool("fit", false, "fit the example similarity's scale on train, val and oos_val, and print it")
+	fitClassifier := fs.Bool("fit-classifier", false, "fit the calibration of the classifier's probabilities on train, val and oos_val, and print it")
 	verbose := fs.Bool("v", false, "print the test split's misses")
 	threshold := fs.Float64("threshold", routing.DefaultThreshold, "the confidence threshold of the turns")
 	if err := fs.Parse(args); err != nil {
@@ -81,6 +82,9 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	if *fit {
 		return runFit(ctx, w, set, em, *seed)
 	}
+	if *fitClassifier {
+		return runFitClassifier(ctx, w, set, em, *seed)
+	}
 	fmt.Fprintf(w, "CLINC150 through the chat turn's routing (cascade, gate on, TOP_1, threshold %.2f, default %q), embedder %s, calibration %+v\n",
 		*threshold, generalist, model.ID(), routing.CalibrationFor(model.ID()))
 	fmt.Fprintf(w, "%d test messages in scope (%d intents, %d domains), %d out of scope; each the first turn of a new conversation\n\n",
@@ -96,29 +100,51 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		variants = append(variants, n)
 	}
 	for _, k := range variants {
-		team := set.team(k, *seed)
-		start := time.Now()
-		in, err := routeAll(ctx, team, em, set.Test, *threshold)
-		if err != nil {
-			return err
-		}
-		out, err := routeAll(ctx, team, em, set.OOSTest, *threshold)
-		if err != nil {
-			return err
-		}
-		per := time.Since(start).Seconds() * 1000 / float64(len(in)+len(out))
-		m := measure(in, out)
-		label := "descriptions only"
-		if k > 0 {
-			label = fmt.Sprintf("%d", k)
-		}
-		fmt.Fprintf(w, "| CLINC150 | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.2f |\n", label, m.agent, m.skill, m.falseDeclined, m.declined, per)
-		if *verbose && k > 0 {
-			printMisses(w, in)
+		for _, classify := range []bool{false, true} {
+			if classify && k == 0 {
+				continue
+			}
+			if err := row(ctx, w, set, em, k, classify, *seed, *threshold, *verbose); err != nil {
+				return err
+			}
 		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "right agent / right skill: the share of in-scope messages the intent's domain agent (and the intent's skill) answered as the gate's choice; a decline counts as a miss. in scope declined: answered by the generalist as the fallback (lower is better). out of scope declined: the same for messages no intent fits (higher is better). The paper's baselines with a threshold and 100 training messages per intent (in-scope accuracy / out-of-scope recall): BERT 96.2 / 52.3, DialogFlow 90.8 / 26.7, Rasa NLU 90.9 / 31.2.")
+	return nil
+}
+
+// row routes the test splits through the team of k examples per skill
+// (0: descriptions only), with its classifier or by example similarity,
+// and writes the table's row.
+func row(ctx context.Context, w io.Writer, set *dataset, em routing.Embedder, k int, classify bool, seed uint64, threshold float64, verbose bool) error {
+	team := set.team(k, seed)
+	gate, fitted, err := teamGate(ctx, team, em, classify)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	in, err := routeAll(ctx, team, gate, set.Test, threshold)
+	if err != nil {
+		return err
+	}
+	out, err := routeAll(ctx, team, gate, set.OOSTest, threshold)
+	if err != nil {
+		return err
+	}
+	per := time.Since(start).Seconds() * 1000 / float64(len(in)+len(out))
+	m := measure(in, out)
+	label := "descriptions only"
+	if k > 0 {
+		label = fmt.Sprintf("%d, example similarity", k)
+	}
+	if classify {
+		label = fmt.Sprintf("%d, classifier (fitted in %.1f s)", k, fitted.Seconds())
+	}
+	fmt.Fprintf(w, "| CLINC150 | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.2f |\n", label, m.agent, m.skill, m.falseDeclined, m.declined, per)
+	if verbose && k > 0 {
+		printMisses(w, in)
+	}
 	return nil
 }
 
@@ -131,10 +157,45 @@ type routed struct {
 	fallback   bool
 }
 
+// teamGate is the expert gate of the bench team and, with classify, the
+// team's classifier fitted as the classifier-fitter function fits it
+// (expertgate.Fitter, without the cross-validation) and the time it took.
+func teamGate(ctx context.Context, team []agents.Agent, em routing.Embedder, classify bool) (*expertgate.Service, time.Duration, error) {
+	gate := &expertgate.Service{Source: source{team: team}, Embedder: em}
+	if !classify {
+		return gate, 0, nil
+	}
+	gate.Classifiers = &classifiers{}
+	start := time.Now()
+	res, err := (&expertgate.Fitter{Gate: gate, Store: gate.Classifiers}).Fit(ctx, "team_clinc")
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.Outcome != "fitted" {
+		return nil, 0, fmt.Errorf("the classifier was not fitted: %s", res.Outcome)
+	}
+	return gate, time.Since(start), nil
+}
+
+// classifiers is the bench's classifier store: one team, one embedder.
+type classifiers struct{ c *routing.Classifier }
+
+func (s *classifiers) TeamClassifier(context.Context, string, string) (*routing.Classifier, bool, error) {
+	return s.c, s.c != nil, nil
+}
+
+func (s *classifiers) PutClassifier(_ context.Context, _ string, c *routing.Classifier) (bool, error) {
+	s.c = c
+	return true, nil
+}
+
+func (s *classifiers) DeleteClassifier(context.Context, string, string) error {
+	s.c = nil
+	return nil
+}
+
 // routeAll routes each message as a new conversation's first turn.
-func routeAll(ctx context.Context, team []agents.Agent, em routing.Embedder, msgs []labelled, threshold float64) ([]routed, error) {
-	src := source{team: team}
-	gate := &expertgate.Service{Source: src, Embedder: em}
+func routeAll(ctx context.Context, team []agents.Agent, gate *expertgate.Service, msgs []labelled, threshold float64) ([]routed, error) {
 	router := &cascade.Router{Gate: gate, Flags: cascade.Flags{Collaboration: true, ExpertGate: true},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	out := make([]routed, len(msgs))

@@ -9,6 +9,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 )
 
 func sinceParam(r *httpapi.Request) (time.Time, error) {
@@ -24,8 +25,16 @@ func sinceParam(r *httpapi.Request) (time.Time, error) {
 }
 
 // RoutingRoutes registers the routing function's routes: the decision log
-// and its analytics, served by shared/routing/cascade alone.
-func RoutingRoutes(rt *httpapi.Router, svc *cascade.Service) {
+// and its analytics, served by shared/routing/cascade, and the team's
+// routing calibration (expertgate.Calibrations).
+func RoutingRoutes(rt *httpapi.Router, svc *cascade.Service, cal *expertgate.Calibrations) {
+	rt.Handle("GET /v1/routing/calibration", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		rep, err := cal.Report(ctx, r.TeamID)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(rep), nil
+	})
 	rt.Handle("GET /v1/routing/decisions", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		p, err := r.Page()
 		if err != nil {

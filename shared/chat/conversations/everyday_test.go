@@ -1,6 +1,7 @@
 package conversations_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,19 +10,37 @@ import (
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 	"github.com/conclave-ai/conclave/shared/routing/wordllama"
+	"github.com/conclave-ai/conclave/shared/testkit/demo"
 )
 
 // The demo team as a user talks to it (issue 42): the ExpertGate in
 // process with the embedder the expert-gate function uses, the demo
-// skills' examples, the default threshold. None of these messages is one
+// skills' examples, the default threshold; by example similarity (a team
+// whose classifier is not fitted yet) and with the team's classifier
+// fitted as the classifier-fitter fits it. None of these messages is one
 // of the examples (shared/testkit/demo/examples.go).
 func TestTheDemoTeamRoutesEverydayLanguage(t *testing.T) {
+	for _, classify := range []bool{false, true} {
+		t.Run(map[bool]string{false: "example similarity", true: "classifier"}[classify], func(t *testing.T) {
+			everydayLanguage(t, classify)
+		})
+	}
+}
+
+func everydayLanguage(t *testing.T, classify bool) {
 	dir, err := wordllama.Dir()
 	require.NoError(t, err, "make wordllama fetches the embedding model")
 	model, err := wordllama.Load(dir)
 	require.NoError(t, err)
 	f := newFixture(t, cascade.Flags{Collaboration: true, ExpertGate: true})
-	f.cfg.Router.Gate = &expertgate.Service{Source: f.store, Embedder: model}
+	gate := &expertgate.Service{Source: f.store, Embedder: model}
+	if classify {
+		gate.Classifiers = f.store
+		res, err := (&expertgate.Fitter{Gate: &expertgate.Service{Source: f.store, Embedder: model}, Store: f.store}).Fit(context.Background(), demo.TeamID)
+		require.NoError(t, err)
+		require.Equal(t, "fitted", res.Outcome)
+	}
+	f.cfg.Router.Gate = gate
 	f.rebuild()
 
 	var skill string // the last turn's decision's skill

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/conclave-ai/conclave/shared/models"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 )
 
 // The Titan Text Embeddings V2 defaults.
@@ -21,8 +22,10 @@ const (
 	// 1024). 512 keeps, by the model card, about 99% of the 1024-dimension
 	// retrieval accuracy at half the storage: a skill's vector is 2 KiB
 	// stored (float32), a 25-skill agent 50 KiB, far below DynamoDB's
-	// 400 KB item limit even at 1024.
-	TitanDimensions = 512
+	// 400 KB item limit even at 1024. (settings.TitanEmbedDimensions:
+	// the functions that name the embedder without calling it read it
+	// there.)
+	TitanDimensions = settings.TitanEmbedDimensions
 	// TitanConcurrency bounds the InvokeModel calls one Embed has in
 	// flight (Titan embeds one text per call). Eight keeps a cold team's
 	// skills within a few hundred milliseconds without spending the

@@ -30,7 +30,7 @@ var Env = map[string][]string{
 	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
 	// STAGE and MCP_LOOPBACK_ONLY: an external A2A agent's credential is
 	// named by stage, its card fetched under the network policy.
-	"agents": {table, flags, settings.EnvEmbedder, settings.EnvStage, settings.EnvMCPLoopbackOnly},
+	"agents": {table, flags, bus, settings.EnvEmbedder, settings.EnvStage, settings.EnvMCPLoopbackOnly},
 	"team":   {table, flags},
 	"admin":  {table},
 	"tasks":  {table, flags, bus, settings.EnvStateMachines},
@@ -51,12 +51,13 @@ var Env = map[string][]string{
 		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
 	"expert-gate": {table, settings.EnvModelTiers, settings.EnvEmbedder},
 	"discovery":   {table, settings.EnvFunctions},
-	"routing":     {table},
+	"routing":     {table, settings.EnvEmbedder},
 	"messages":    {table, flags, bus},
 	"memories":    {table, flags, bus},
 	// The queue consumers dead-letter a message themselves (QUEUE_URLS).
 	"message-fanout":     {table, settings.EnvQueues},
 	"memory-invalidator": {table, settings.EnvQueues},
+	"classifier-fitter":  {table, settings.EnvQueues, settings.EnvEmbedder},
 	"activity-recorder":  {table, settings.EnvQueues},
 	"result-poster":      {table, settings.EnvQueues},
 	// MCP_LOOPBACK_ONLY: the network policy of the push URLs.

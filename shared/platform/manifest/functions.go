@@ -45,8 +45,9 @@ var Functions = []Function{
 		// GrantModels: Titan's InvokeModel, for the skill vectors of an
 		// agent written (EmbedderGrants: in a titan stage only). The
 		// secrets: an external A2A agent's credential (docs/a2a.md).
+		// GrantBusPut: AgentsChanged, for the classifier-fitter.
 		Grants: []Grant{GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem, GrantModels,
-			GrantCreateSecret, GrantPutSecret, GrantDeleteSecret, GrantGetSecret},
+			GrantCreateSecret, GrantPutSecret, GrantDeleteSecret, GrantGetSecret, GrantBusPut},
 	},
 	{
 		Name:        "team",
@@ -266,11 +267,12 @@ var Functions = []Function{
 		Trigger:     TriggerInvoke,
 		// Scoring is CPU-bound; 1024 MB buys a full vCPU.
 		MemoryMB: 1024, Timeout: 10,
-		// Query: the agents, loads, ratings and stored skill vectors. The
+		// Query: the agents, loads, ratings, stored skill vectors and the
+		// classifier's parts; GetItem: the classifier's head. The
 		// rest is the Titan embedder's (EmbedderGrants: in a titan stage
 		// only): InvokeModel, and the skill vectors it stores and
 		// replaces.
-		Grants: []Grant{GrantQuery, GrantPutItem, GrantDeleteItem, GrantModels},
+		Grants: []Grant{GrantGetItem, GrantQuery, GrantPutItem, GrantDeleteItem, GrantModels},
 	},
 	{
 		Name:        "discovery",
@@ -288,14 +290,15 @@ var Functions = []Function{
 	},
 	{
 		Name:        "routing",
-		Description: "The routing decision log and its analytics (agents selected for similar queries, confidence per strategy).",
-		Domains:     []string{"agents", "cascade", "expertgate", "routing"},
+		Description: "The routing decision log and its analytics (agents selected for similar queries, confidence per strategy); the team's routing calibration (examples per skill, the classifier and its cross-validated quality).",
+		Domains:     []string{"agents", "cascade", "expertgate", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/routing/decisions"},
 			{"GET", "/v1/routing/decisions/{id}"},
 			{"GET", "/v1/routing/analytics/agents"},
 			{"GET", "/v1/routing/analytics/strategies"},
+			{"GET", "/v1/routing/calibration"},
 		},
 		MemoryMB: 512, Timeout: 15,
 		Grants:  []Grant{GrantGetItem, GrantQuery},
@@ -345,6 +348,23 @@ var Functions = []Function{
 		BatchSize:   10,
 		MemoryMB:    256, Timeout: 10,
 		Grants: []Grant{GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantDeadLetter},
+	},
+	{
+		Name:        "classifier-fitter",
+		Description: "Fits a team's routing classifier to its active agents' skills and examples on AgentsChanged (bus -> rule -> SQS), for the ExpertGate.",
+		Domains:     []string{"agents", "expertgate", "routing", "teams"},
+		Trigger:     TriggerSQS,
+		Queue:       "agent-changes",
+		// One team's fit per invocation: a fit is CPU-bound.
+		BatchSize: 1,
+		// 1,769 MB is one full vCPU: a fit and its cross-validation at the
+		// classifier's bounds take about a minute of it.
+		MemoryMB: 1769, Timeout: 120,
+		// Query and GetItem: the agents, the stored classifier and skill
+		// vectors; PutItem and DeleteItem: the classifier's items (and a
+		// titan stage's vectors, with InvokeModel: EmbedderGrants);
+		// UpdateItem: the consumer's attempt count.
+		Grants: []Grant{GrantGetItem, GrantQuery, GrantPutItem, GrantDeleteItem, GrantUpdateItem, GrantDeadLetter, GrantModels},
 	},
 	{
 		Name:         "task-sweeper",
@@ -514,6 +534,7 @@ var Functions = []Function{
 // GrantModels to the Titan model alone (settings.TitanEmbedModel), not to
 // the stage's chat models.
 var EmbedderGrants = map[string][]Grant{
-	"expert-gate": {GrantPutItem, GrantDeleteItem, GrantModels},
-	"agents":      {GrantModels},
+	"expert-gate":       {GrantPutItem, GrantDeleteItem, GrantModels},
+	"agents":            {GrantModels},
+	"classifier-fitter": {GrantModels},
 }

@@ -348,6 +348,8 @@ var (
 		// failing event reaches its DLQ within three minutes (3 attempts).
 		{Name: "agent-messages", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
 		{Name: "memory-events", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
+		// Six times its consumer's 120 s (a fit is bounded by it).
+		{Name: "agent-changes", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 720},
 		// The full payload of a session state that failed after its
 		// retries (the session machines' Catch).
 		{Name: "session-dlq", DeadLetterOnly: true},
@@ -368,6 +370,7 @@ var (
 		{Name: "activity-all", Sources: []string{EventSource}, Queue: "activity"},
 		{Name: "agent-messages", Sources: []string{EventSource}, DetailTypes: []string{"AgentMessageSent"}, Queue: "agent-messages"},
 		{Name: "memory-shared", Sources: []string{EventSource}, DetailTypes: []string{"MemoryShared"}, Queue: "memory-events"},
+		{Name: "agents-changed", Sources: []string{EventSource}, DetailTypes: []string{"AgentsChanged"}, Queue: "agent-changes"},
 		// Only the tasks that deliver a report (reports.Sync skips the rest).
 		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, DetailPresent: []string{"report_id"}, Queue: "report-tasks"},
 		// Only work linked to a conversation (results.Poster skips the rest).

@@ -205,6 +205,10 @@ const (
 // ARN alone.
 const TitanEmbedModel = "amazon.titan-embed-text-v2:0"
 
+// TitanEmbedDimensions is the vector length the stage asks of Titan
+// (shared/models/bedrock TitanDimensions, which says why 512).
+const TitanEmbedDimensions = 512
+
 // FromLookup reads every variable of Config through get (a map in tests),
 // leniently: a missing variable reads as empty, a malformed number as 0.
 // Tests use it to wire a function from a hand-written environment;

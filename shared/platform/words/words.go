@@ -30,17 +30,24 @@ var stopwords = func() map[string]bool {
 // Tokens splits s into lower-case, lightly stemmed content words. Stemming
 // is a few suffix rules (plural, -ing, -ed): enough for "reviews",
 // "reviewing" and "reviewed" to meet "review" without a dictionary.
-func Tokens(s string) []string { return appendTokens(nil, s) }
+func Tokens(s string) []string { return appendTokens(nil, s, false) }
 
-// appendTokens appends the Tokens of s to out. ASCII text, nearly every
-// message, is split in one pass over its bytes; other text by runes.
-func appendTokens(out []string, s string) []string {
+// AllTokens is Tokens with the stop words kept: what a fitted model reads
+// (the routing classifier), which learns for itself which of them say
+// something ("when", "how much" and "what is" ask different things) where
+// TF-IDF and cosine would weigh them as noise.
+func AllTokens(s string) []string { return appendTokens(nil, s, true) }
+
+// appendTokens appends the Tokens (all: AllTokens) of s to out. ASCII
+// text, nearly every message, is split in one pass over its bytes; other
+// text by runes.
+func appendTokens(out []string, s string, all bool) []string {
 	lower := strings.ToLower(s)
 	for i := 0; i < len(lower); i++ {
 		// Valid UTF-8 never starts a rune with 0x80 (> alike), and the rune
 		// path gives what the ASCII one does (turned around alike).
 		if lower[i] >= utf8.RuneSelf {
-			return appendTokensRunes(out, lower)
+			return appendTokensRunes(out, lower, all)
 		}
 	}
 	// In lower-case ASCII the letters and digits are a–z and 0–9.
@@ -53,7 +60,7 @@ func appendTokens(out []string, s string) []string {
 			j++
 		}
 		if j > i { // j == i only at the end: "" is no token (>= alike)
-			out = appendToken(out, lower[i:j])
+			out = appendToken(out, lower[i:j], all)
 		}
 		i = j
 	}
@@ -61,17 +68,17 @@ func appendTokens(out []string, s string) []string {
 }
 
 // appendTokensRunes is appendTokens for any lower-case text.
-func appendTokensRunes(out []string, lower string) []string {
+func appendTokensRunes(out []string, lower string, all bool) []string {
 	for _, f := range strings.FieldsFunc(lower, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
-		out = appendToken(out, f)
+		out = appendToken(out, f, all)
 	}
 	return out
 }
 
-func appendToken(out []string, f string) []string {
-	if len(f) < 2 || (len(f) <= longestStopword && stopwords[f]) {
+func appendToken(out []string, f string, all bool) []string {
+	if len(f) < 2 || (!all && len(f) <= longestStopword && stopwords[f]) {
 		return out
 	}
 	return append(out, Stem(f))

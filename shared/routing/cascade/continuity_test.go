@@ -132,3 +132,25 @@ func TestAnAgentsOwnModelOverridesTheTierInTheDecision(t *testing.T) {
 	assert.Equal(t, "big", d.Model)
 	assert.Empty(t, d.TierOverrideReason)
 }
+
+// The team's default agent never takes a conversation from the specialist
+// it is with on confidence alone (a follow-up a team classifier reads as
+// the default's small talk): it keeps it even far past the margin, while
+// another specialist past the margin still takes it, and the default
+// with an explicit override_continuity keyword does too.
+func TestTheDefaultAgentDoesNotTakeTheTurnFromTheSpecialist(t *testing.T) {
+	d := routeWith(t, &gate{scores: []routing.ExpertScore{sc("kyra", 0.97), sc("luke", 0.01)}}, func(r *cascade.Request) { r.CurrentAgent = "luke" })
+	assert.Equal(t, []string{"luke"}, d.SelectedAgents)
+	assert.Equal(t, routing.ReasonCurrent, d.Reason)
+
+	d = routeWith(t, &gate{scores: []routing.ExpertScore{sc("dana", 0.97), sc("luke", 0.01)}}, func(r *cascade.Request) { r.CurrentAgent = "luke" })
+	assert.Equal(t, []string{"dana"}, d.SelectedAgents, "another specialist still does")
+
+	over := sc("kyra", 0.97)
+	over.Explicit, over.Override = true, true
+	d = routeWith(t, &gate{scores: []routing.ExpertScore{over, sc("luke", 0.01)}}, func(r *cascade.Request) { r.CurrentAgent = "luke" })
+	assert.Equal(t, []string{"kyra"}, d.SelectedAgents, "an override keyword moves it")
+
+	d = routeWith(t, &gate{scores: []routing.ExpertScore{sc("kyra", 0.97), sc("luke", 0.01)}}, func(r *cascade.Request) { r.CurrentAgent = "" })
+	assert.Equal(t, []string{"kyra"}, d.SelectedAgents, "a new conversation goes to whoever is confident")
+}

@@ -372,7 +372,7 @@ func (r *Router) selectExperts(ctx context.Context, req Request, gate expertgate
 	o := req.Options
 	scores := prefer(gate.Scores, req.Invited)
 	sel := routing.Select(scores, routing.SelectOptions{Strategy: o.Strategy, K: o.K, Threshold: o.Threshold, DefaultAgent: fallbackAgent(req, scores), EnsembleEnabled: r.Flags.Ensemble})
-	kept := continuity(current(req), scores, &sel)
+	kept := continuity(current(req), req.DefaultAgent, scores, &sel)
 	chosen := r.askModel(ctx, req, scores, &sel, d)
 	d.Strategy, d.RequestedStrategy, d.SelectedAgents, d.Confidence, d.Fallback = sel.Strategy, sel.Requested, sel.Agents, sel.Confidence, sel.Fallback
 	d.Reason, d.DecidedBy = routing.ReasonGate, DecidedByGate
@@ -443,9 +443,14 @@ func prefer(scores []routing.ExpertScore, invited []string) []routing.ExpertScor
 // ContinuityMargin above its own or that agent matched a skill with
 // override_continuity by keyword; for TOP_K and ENSEMBLE it is among
 // those asked when within the margin of the best. With nobody confident,
-// it answers rather than the default. Reports whether the current agent
-// answers first because of it.
-func continuity(cur string, scores []routing.ExpertScore, sel *routing.Selection) bool {
+// it answers rather than the default; and the default agent (def) never
+// takes the turn from it on confidence alone: the default answers what no
+// specialist is sure of, and inside a conversation with one that is the
+// specialist ("thanks, shorter please", which a team classifier fitted
+// to the default's small talk reads as the default's with confidence);
+// an @mention or a handoff moves the conversation. Reports whether the
+// current agent answers first because of it.
+func continuity(cur, def string, scores []routing.ExpertScore, sel *routing.Selection) bool {
 	if cur == "" {
 		return false
 	}
@@ -472,7 +477,7 @@ func continuity(cur string, scores []routing.ExpertScore, sel *routing.Selection
 	}
 	// Against a margin moved by 1e-9 a difference is never equal: `>` and
 	// `>=` decide alike (a mutation testing survivor that changes nothing).
-	clearlyBetter := best.Confidence-mine.Confidence >= ContinuityMargin-1e-9 || (best.Explicit && best.Override)
+	clearlyBetter := (best.Confidence-mine.Confidence >= ContinuityMargin-1e-9 && best.AgentSlug != def) || (best.Explicit && best.Override)
 	switch sel.Strategy {
 	case routing.TopK, routing.Ensemble:
 		if clearlyBetter || slices.Contains(sel.Agents, cur) {

@@ -8,10 +8,10 @@
 package expertgate
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,6 +105,13 @@ type Service struct {
 	// beats not routing it. An index built so is not kept, so the next
 	// call tries again. Off, the failure is EINTERNAL.
 	LexicalOnEmbedFailure bool
+	// Classifiers, when set, holds the team's fitted classifier
+	// (classifiers.go): an index scores with it when it fits. Nil: every
+	// index scores by example similarity.
+	Classifiers ClassifierStore
+	// Recheck is how often a warm index without its own classifier reads
+	// the store again (0: ClassifierRecheck).
+	Recheck time.Duration
 
 	mu    sync.Mutex
 	cache map[string][]cachedIndex // by team, most recently used first
@@ -115,6 +122,10 @@ type Service struct {
 type cachedIndex struct {
 	key string
 	ix  *routing.Index
+	// checked is when the store was last read for its classifier; texts
+	// is the index's TrainingHash, which its own classifier carries.
+	checked time.Time
+	texts   string
 }
 
 var _ Gate = (*Service)(nil)
@@ -268,13 +279,11 @@ func (s *Service) candidates(ctx context.Context, req Request) ([]agents.Agent, 
 // embedded) once per set of agent versions and kept while the function is
 // warm.
 func (s *Service) index(ctx context.Context, teamID string, list []agents.Agent) (*routing.Index, error) {
-	keys := make([]string, len(list))
-	for i, a := range list {
-		keys[i] = a.Slug + ":" + strconv.Itoa(a.Version)
-	}
-	sort.Strings(keys)
-	key := strings.Join(keys, ",")
-	if ix := s.cached(teamID, key); ix != nil {
+	key := agentsKey(list)
+	if ix, recheck := s.cached(teamID, key); ix != nil {
+		if recheck {
+			s.classify(ctx, teamID, ix)
+		}
 		return ix, nil
 	}
 	// Built outside the lock: embedding a team's skills (Titan: Bedrock
@@ -302,6 +311,7 @@ func (s *Service) index(ctx context.Context, teamID string, list []agents.Agent)
 			return ix, nil
 		}
 	}
+	s.classify(ctx, teamID, ix)
 	s.keep(teamID, key, ix)
 	return ix, nil
 }
@@ -314,19 +324,27 @@ func (s *Service) index(ctx context.Context, teamID string, list []agents.Agent)
 // would be rebuilt (and re-embedded) at every switch.
 const IndexesPerTeam = 4
 
-// cached is the team's index for key, moved to the front; nil when none.
-func (s *Service) cached(teamID, key string) *routing.Index {
+// cached is the team's index for key, moved to the front (nil when
+// none), and whether to read the store for its classifier again: it has
+// none of its own agent versions, and was last checked ClassifierRecheck
+// ago (the check is then counted as done).
+func (s *Service) cached(teamID, key string) (*routing.Index, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.cache[teamID]
 	for i, c := range list {
 		if c.key == key {
+			recheck := false
+			if cl := c.ix.Classifier(); s.Classifiers != nil && c.ix.Semantic() && c.ix.ClassifierReady() && (cl == nil || cl.Texts != c.texts) &&
+				time.Since(c.checked) >= cmp.Or(s.Recheck, ClassifierRecheck) {
+				recheck, c.checked = true, time.Now()
+			}
 			copy(list[1:i+1], list[:i])
 			list[0] = c
-			return c.ix
+			return c.ix, recheck
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // keep caches ix as the team's most recent index, dropping the least
@@ -337,7 +355,7 @@ func (s *Service) keep(teamID, key string, ix *routing.Index) {
 	if s.cache == nil {
 		s.cache = map[string][]cachedIndex{}
 	}
-	list := []cachedIndex{{key: key, ix: ix}}
+	list := []cachedIndex{{key: key, ix: ix, checked: time.Now(), texts: ix.TrainingHash()}}
 	for _, c := range s.cache[teamID] {
 		if c.key != key && len(list) < IndexesPerTeam {
 			list = append(list, c)

@@ -78,6 +78,10 @@ import (
 //	                  created with the change it tells of, numbered by the owner's event_seq: streamlog.go)
 //	skill vectors   TEAM#<team>           SKILLVEC#<embedder id>#<slug>#<version>  (an agent version's skill embeddings,     skillVecItem
 //	                  float32 little-endian in skill order; texts_hash; no TTL: see shared/routing/expertgate/vectors.go)
+//	classifier      TEAM#<team>           CLASSIFIER#<embedder id>  (the team's fitted classifier but its weights:  classifierItem
+//	                  JSON; read_at, the condition of a replace; fit_id, parts, weights: where its weights are)
+//	classifier part TEAM#<team>           CLASSIFIERPART#<embedder id>#<fit id>#<n, 4 digits>  (≤ 350 KiB of the  classifierPartItem
+//	                  weights as half floats, little-endian; written before the head, deleted with the fit it is of)
 //
 // Access patterns and what serves them:
 //
@@ -134,6 +138,10 @@ import (
 //	a stream's last number (its head)      Query pk=TEAM#<team>, begins_with(sk, EVT#<stream>#), descending, limit 1
 //	a team's skill vectors (the gate)      Query pk=TEAM#<team>, begins_with(sk, SKILLVEC#<embedder id>#)
 //	an agent version's skill vectors       GetItem / Put / Delete TEAM#<team> / SKILLVEC#<embedder id>#<slug>#<version>
+//	a team's classifier (the gate)         GetItem TEAM#<team> / CLASSIFIER#<embedder id>, then Query pk=TEAM#<team>,
+//	                                       begins_with(sk, CLASSIFIERPART#<embedder id>#<fit id>#)
+//	store a newer fit of the classifier    Put each CLASSIFIERPART#…, then Put CLASSIFIER#<embedder id>, condition absent OR
+//	                                       read_at <= the new one's, ALL_OLD; then Delete the old fit's parts (or the new's if refused)
 //
 // A "begins_with" above is sent as the range it is, BETWEEN p AND p+DEL (0x7F)
 // (hasPrefix): the same for DynamoDB, and constant-time on DynamoDB Local,
@@ -186,6 +194,8 @@ const (
 	PrefixReport    = "REPORT#"
 	prefixResult    = "RESULT#"
 	prefixSkillVec  = "SKILLVEC#"
+	prefixClsHead   = "CLASSIFIER#"
+	prefixClsPart   = "CLASSIFIERPART#"
 	PrefixApproval  = "APPROVAL#"
 	PrefixTicket    = "SLOTTICKET#"
 	PrefixPlan      = "PLAN#"
@@ -406,6 +416,22 @@ func SkillVecPrefix(embedder string) string { return prefixSkillVec + embedder +
 // SkillVecSK is the sort key of one agent version's skill vectors.
 func SkillVecSK(embedder, slug string, version int) string {
 	return SkillVecPrefix(embedder) + slug + "#" + strconv.Itoa(version)
+}
+
+// ClassifierSK is the sort key of a team's classifier for one embedder
+// (an embedder ID is printable ASCII without '#', as for SkillVecPrefix).
+func ClassifierSK(embedder string) string { return prefixClsHead + embedder }
+
+// ClassifierPartPrefix is the sort key prefix of the weights of one fit
+// of a team's classifier. A fit id is printable ASCII without '#'.
+func ClassifierPartPrefix(embedder, fitID string) string {
+	return prefixClsPart + embedder + "#" + fitID + "#"
+}
+
+// ClassifierPartSK is the sort key of part n of a fit's weights, n
+// zero-padded to four digits so that the key order is the weights' order.
+func ClassifierPartSK(embedder, fitID string, n int) string {
+	return fmt.Sprintf("%s%04d", ClassifierPartPrefix(embedder, fitID), n)
 }
 
 // SpendSK is the sort key of a team's month (YYYY-MM) ledger.

@@ -1,4 +1,4 @@
-// Package expertgatestore stores skill vectors and agent loads on the single table: it implements
+// Package expertgatestore stores skill vectors, agent loads and the teams' routing classifiers on the single table: it implements
 // the expert gate's inputs over the shared core (shared/store/dynamo), so a function links it
 // only when it serves this domain.
 package expertgatestore
@@ -15,8 +15,9 @@ import (
 type Store struct{ *agentstore.Store }
 
 var (
-	_ expertgate.Source      = (*Store)(nil)
-	_ expertgate.VectorStore = (*Store)(nil)
+	_ expertgate.Source          = (*Store)(nil)
+	_ expertgate.VectorStore     = (*Store)(nil)
+	_ expertgate.ClassifierStore = (*Store)(nil)
 )
 
 // New returns the store on table.

@@ -150,10 +150,36 @@ type VectorWriter interface {
 	AgentWritten(ctx context.Context, a Agent, previous int) error
 }
 
+// ChangedDetailType is the event published when a team's agents change
+// in a way routing reads (ChangedEvent): the classifier-fitter fits the
+// team's routing classifier again (shared/routing/expertgate).
+const ChangedDetailType = "AgentsChanged"
+
+// ChangedEvent is the AgentsChanged detail.
+type ChangedEvent struct {
+	TeamID  string    `json:"team_id"`
+	Agent   string    `json:"agent"`
+	Version int       `json:"version"`
+	Change  string    `json:"change"` // created, updated, status
+	At      time.Time `json:"at"`
+}
+
+// Publisher announces events (shared/aws/eventbus).
+type Publisher interface {
+	Publish(ctx context.Context, detailType string, detail any) error
+}
+
 // Service implements agent use cases.
 type Service struct {
 	Store Store
 	Now   func() time.Time
+	// Bus, when set, hears of every agent created, updated, paused,
+	// activated or archived (AgentsChanged). Its failure never fails the
+	// write: the agent is stored and the failure logged; the team's
+	// classifier is then fitted at its next change, and until then the
+	// gate scores with the one it has (it maps skills by name) or by
+	// example similarity.
+	Bus Publisher
 	// Vectors, when set, is told of each agent created or updated. Its
 	// failure never fails the write: the agent is stored, the failure is
 	// logged, and the ExpertGate computes the missing vectors when it next
@@ -267,13 +293,35 @@ func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Ag
 	return a, nil
 }
 
-// written tells Vectors of a stored agent; see Service.Vectors.
+// written tells Vectors and the bus of a stored agent; see Service.Vectors
+// and Service.Bus.
 func (s *Service) written(ctx context.Context, a Agent, previous int) {
+	change := "updated"
+	if previous == 0 {
+		change = "created"
+	}
+	s.changed(ctx, a, change)
 	if s.Vectors == nil {
 		return
 	}
 	if err := s.Vectors.AgentWritten(ctx, a, previous); err != nil {
 		slog.WarnContext(ctx, "skill vectors not stored with the agent; the gate computes them when it next indexes the team",
+			"team_id", a.TeamID, "agent", a.Slug, "version", a.Version, "error", err)
+	}
+}
+
+// changed publishes AgentsChanged for a; see Service.Bus.
+func (s *Service) changed(ctx context.Context, a Agent, change string) {
+	if s.Bus == nil {
+		return
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	ev := ChangedEvent{TeamID: a.TeamID, Agent: a.Slug, Version: a.Version, Change: change, At: now().UTC()}
+	if err := s.Bus.Publish(ctx, ChangedDetailType, ev); err != nil {
+		slog.WarnContext(ctx, "AgentsChanged not published: the team's classifier is fitted at its next change",
 			"team_id", a.TeamID, "agent", a.Slug, "version", a.Version, "error", err)
 	}
 }
@@ -389,6 +437,10 @@ func (s *Service) SetStatus(ctx context.Context, teamID, slug, status string) (A
 		return Agent{}, apperr.NotFound("agent", slug)
 	}
 	a, err := s.Store.SetStatus(ctx, teamID, slug, status, s.Now().UTC())
+	if err == nil {
+		a.TeamID = teamID
+		s.changed(ctx, a, "status")
+	}
 	if err == nil && status != StatusActive {
 		// The store refused to move the default away from active, so an
 		// agent that left it is not the default: no need to read the team.

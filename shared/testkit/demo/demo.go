@@ -72,7 +72,12 @@ type Store interface {
 
 // Seed creates the demo team with its agents and a second, empty team (for
 // isolation checks). It is idempotent: what exists already is kept.
-func Seed(ctx context.Context, store Store) error {
+func Seed(ctx context.Context, store Store) error { return SeedPublished(ctx, store, nil) }
+
+// SeedPublished is Seed with the agents created announced on bus
+// (AgentsChanged, agents.Service.Bus): the local cloud's seed, so the
+// classifier-fitter fits the demo team's classifier as it would any team's.
+func SeedPublished(ctx context.Context, store Store, bus agents.Publisher) error {
 	now := time.Now().UTC()
 	for _, t := range []struct{ id, name, key, a2a string }{{TeamID, "Demo team", APIKey, A2AID}, {OtherTeamID, "Other team", OtherAPIKey, OtherA2AID}} {
 		k := teams.APIKey{ID: "key_" + t.id, TeamID: t.id, Name: "demo", Prefix: t.key[:10], Status: teams.KeyActive, CreatedAt: now}
@@ -82,6 +87,7 @@ func Seed(ctx context.Context, store Store) error {
 		}
 	}
 	svc := agents.NewService(store)
+	svc.Bus = bus
 	for _, in := range Agents {
 		in.Skills = withExamples(in.Slug, in.Skills)
 		if _, err := svc.Create(ctx, TeamID, in); err != nil && !apperr.Is(err, apperr.ECONFLICT) {

@@ -148,5 +148,9 @@ var Examples = map[string][]string{
 		"write an apology email for the outage",
 		"make this announcement more exciting",
 		"help me word a difficult message to my team",
+		"clean up the grammar and wording of this paragraph",
+		"reword this sentence so it reads more smoothly",
+		"tighten up the language in our customer newsletter",
+		"can you edit my speech so it flows better?",
 	},
 }

@@ -16,6 +16,7 @@ func TestStoreContract(t *testing.T) {
 	storetest.Run(t, func(*testing.T) storetest.Stores {
 		return storetest.Stores{Teams: s, Agents: s, Tasks: s, Tickets: s, Approvals: s, Conversations: s, Decisions: s, Sessions: s,
 			Consultations: s, Budgets: s, Clipboard: s, MCPPacks: s, Push: s, Messages: s, Memories: s, Reports: s, Gate: s,
-			Streams: s, Results: s, Plans: s, Requests: s, Records: s, Attempts: s, Activity: s, Vectors: s}
+			Streams: s, Results: s, Plans: s, Requests: s, Records: s, Attempts: s, Activity: s, Vectors: s,
+			Classifiers: s}
 	})
 }

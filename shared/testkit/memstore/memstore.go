@@ -116,6 +116,7 @@ var (
 	_ consumers.Attempts           = (*Store)(nil)
 	_ activity.Store               = (*Store)(nil)
 	_ expertgate.VectorStore       = (*Store)(nil)
+	_ expertgate.ClassifierStore   = (*Store)(nil)
 )
 
 // Store is every fake on one table: a whole team's stores, for the tests

@@ -99,6 +99,8 @@ type Stores struct {
 	Activity activity.Store
 	// Vectors are the expert gate's skill vectors.
 	Vectors expertgate.VectorStore
+	// Classifiers are the teams' fitted classifiers the gate scores with.
+	Classifiers expertgate.ClassifierStore
 }
 
 // complete fails t naming each port s leaves out.
@@ -184,6 +186,7 @@ var cases = []contractCase{
 	{"consumers/a message's failed deliveries counted once each (8 racing), per queue and message", attemptsCounted},
 	{"activity/an event recorded once; the log newest first, a page at a time", activityLogged},
 	{"gate/skill vectors read back exactly, by key and by embedder; replaced, deleted; bad ones refused", skillVectors},
+	{"gate/a team's classifier per embedder read back (weights to half precision, several items); an earlier fit refused, a later or equal one replaces; deleted; bad ones refused", teamClassifiers},
 	{"consultations/created escalated once, holding no slot; listed newest first by status and agent; escalations by status", consultationsListed},
 	{"consultations/a save is conditioned on the version read, moves the counter within its bounds, creates its escalation and memory once", consultationSaved},
 	{"consultations/an escalation resolved once, its answer delivered with it; a stale resolution writes nothing", escalationResolved},

@@ -1,4 +1,5 @@
 // Package agentsfn wires the "agents" HTTP function. It links DynamoDB,
+// EventBridge (AgentsChanged, for the classifier-fitter),
 // and the Bedrock runtime for the Titan embedder: in a stage whose
 // ROUTING_EMBEDDER is titan, an agent's skill vectors are computed and
 // stored when the agent is written, so the ExpertGate finds them instead
@@ -10,6 +11,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/a2a/remote"
 	"github.com/conclave-ai/conclave/shared/api/agentsapi"
+	"github.com/conclave-ai/conclave/shared/aws/eventbus"
 	"github.com/conclave-ai/conclave/shared/models/bedrock"
 	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
@@ -35,6 +37,8 @@ const vectorTimeout = 3 * time.Second
 
 func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	svc := agents.NewService(agentstore.New(core.DB, core.Table))
+	// AgentsChanged: the classifier-fitter fits the team's classifier.
+	svc.Bus = eventbus.FromConfig(d.AWS, d.Config.BusName)
 	// External A2A agents (docs/a2a.md, "Outbound"): the card fetched
 	// under the stage's network policy, the credential in Secrets Manager.
 	svc.Cards = &remote.Client{Policy: toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly}}

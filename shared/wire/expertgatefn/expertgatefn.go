@@ -31,7 +31,8 @@ import (
 func Build(d lambdafn.Deps) (any, error) {
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	store := expertgatestore.New(core.DB, core.Table)
-	gate := &expertgate.Service{Source: store, Tiers: routing.TiersOrDefault(d.Config.Tiers)}
+	// Classifiers: the team's classifier, fitted by the classifier-fitter.
+	gate := &expertgate.Service{Source: store, Tiers: routing.TiersOrDefault(d.Config.Tiers), Classifiers: store}
 	if d.Config.Embedder == settings.EmbedderTitan {
 		gate.Embedder = bedrock.TitanFromConfig(d.AWS, settings.TitanEmbedModel)
 		gate.Vectors = store

@@ -1,5 +1,6 @@
 // Package expertgatefake is the in-memory fake of expertgate.Source (the
-// team's active agents, their loads, the ratings of their replies), as
+// team's active agents, their loads, the ratings of their replies) and
+// expertgate.ClassifierStore (the teams' routing classifiers), as
 // shared/store/expertgatestore is the DynamoDB one; both are held to the
 // store contract (shared/testkit/storetest).
 package expertgatefake

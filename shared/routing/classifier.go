@@ -1,0 +1,594 @@
+package routing
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/conclave-ai/conclave/shared/platform/words"
+)
+
+// The classifier (issue 42): a softmax regression fitted to a team's
+// skills, one class per skill, on what users say to them (each skill's
+// examples) and on what the skill says of itself (its text: name,
+// description, keywords), with two kinds of features: the message's
+// embedding (the index's embedder) and its words and pairs of words
+// (words.Tokens). The embedding carries meaning across phrasings, the
+// words what a team's users say literally ("routing number", "pto"); on
+// CLINC150 the two together route better than either (docs/routing.md,
+// "The classifier"), and better than the nearest examples.
+//
+// A classifier is fitted once per set of agent versions, away from any
+// chat turn (the classifier-fitter function, on each agent change), stored
+// (shared/store/expertgatestore) and read by the gate with the index; the
+// gate never waits for a fit, and scores by example similarity until one
+// is in (expertgate, classifiers.go). Its probabilities replace the skill
+// match of every skill and, summed over an agent's skills and read
+// through the calibration (Calibration.ClsScale, ClsBias), the agent's
+// match confidence: the threshold is then a measured probability that the
+// agent routed to is the right one.
+
+// ClassifierSkill names a class: an agent's skill.
+type ClassifierSkill struct {
+	Agent string `json:"agent"`
+	Skill string `json:"skill"`
+}
+
+// Classifier is a fitted softmax regression over a team's skills and,
+// when Background > 0, one more class learned from that many Background
+// messages, whose probability belongs to no agent. Its weights are
+// feature-major: feature f's weight for class c is Weights[f*classes+c]
+// (classes: len(Skills), plus one with a background), features being the
+// Dim embedding dimensions, then Terms.
+type Classifier struct {
+	// Embedder is the ID of the embedder whose vectors it reads.
+	Embedder string            `json:"embedder"`
+	Skills   []ClassifierSkill `json:"skills"`
+	// Background is how many Background messages its last class learned
+	// (0: no such class).
+	Background int       `json:"background"`
+	Dim        int       `json:"dim"`
+	Terms      []string  `json:"terms"`
+	Weights    []float32 `json:"-"`
+	Bias       []float32 `json:"bias"`
+	// Quality is how well it routes its own team's examples, held out
+	// (FitOptions.Folds); nil when not measured.
+	Quality *ClassifierQuality `json:"quality,omitempty"`
+	// Agents are the agent versions it was fitted to (sorted
+	// slug:version, comma-separated), read at ReadAt; FittedAt is when
+	// the fit ended. Set by whoever fits (expertgate.Fitter).
+	Agents string `json:"agents"`
+	// Texts identifies what it was fitted on (TrainingHash): an index
+	// whose skills and examples read the same would get the same fit.
+	Texts    string    `json:"texts"`
+	ReadAt   time.Time `json:"read_at"`
+	FittedAt time.Time `json:"fitted_at"`
+
+	terms map[string]int32 // Terms → feature index, built on first use
+}
+
+// The classifier's bounds: a team past MaxClassifierSkills skills (every
+// indexed skill is a class) or MaxClassifierSamples examples and skill
+// texts routes by example similarity, as a team without a fit does: a fit
+// costs samples × classes × features per epoch, and these keep it within
+// the fitter's time (about a minute on one Lambda core at both bounds).
+// MaxClassifierTerms bounds the vocabulary (the most frequent terms), and
+// with the skills the stored size: at both bounds about 4.5 MB of half
+// floats.
+const (
+	MaxClassifierSkills  = denseScores // a Ranking keeps every skill's score: none is scored again
+	MaxClassifierSamples = 12000
+	MaxClassifierTerms   = 4096
+)
+
+// ErrTooLarge says a team is past the classifier's bounds.
+var ErrTooLarge = errors.New("routing: the team is past the classifier's bounds")
+
+// ClassifierExamples is how many examples a skill needs to count as
+// described by its users' words; a team gets a classifier when at least
+// half of its skills are (ErrFewExamples otherwise). A model fitted to one
+// description per skill learns the background messages better than the
+// skills: a team of descriptions only routed "review this Go function" to
+// nobody, where its words and meaning reach the code reviewer.
+const ClassifierExamples = 5
+
+// ErrFewExamples says too few of a team's skills have examples for a
+// classifier (ClassifierExamples).
+var ErrFewExamples = errors.New("routing: too few of the team's skills have examples for a classifier")
+
+// ClassifierReady reports whether at least half of ix's skills have
+// ClassifierExamples examples or more.
+func (ix *Index) ClassifierReady() bool {
+	ready := 0
+	for d := range len(ix.docs) {
+		if ix.exStart[d+1]-ix.exStart[d] >= ClassifierExamples {
+			ready++
+		}
+	}
+	return len(ix.docs) > 0 && 2*ready >= len(ix.docs)
+}
+
+// FitOptions tunes a fit; the zero value is the fitted defaults.
+type FitOptions struct {
+	// Epochs over the samples (default classifierEpochs).
+	Epochs int
+	// Folds, past 1, measures Quality: Folds fits on all examples but one
+	// fold, each routing the held-out fold (0: not measured).
+	Folds int
+	// Seed of the samples' order (default 1): a fit is deterministic.
+	Seed uint64
+}
+
+// The fit's hyperparameters, chosen on CLINC150's train and validation
+// splits (clincbench -fit-classifier): the embedding counts twice the
+// words (their unit vectors are scaled so), a light L2 penalty on the
+// embedding's weights, plain SGD with a decaying step.
+const (
+	classifierEpochs = 20
+	embeddingScale   = 2
+	classifierL2     = 1e-5
+	classifierStep   = 0.5
+	stepDecay        = 0.2
+)
+
+// features are one text's inputs: its unit embedding (scaled) and its
+// terms' indexes with their weights (a unit vector of counts).
+type features struct {
+	dense []float32
+	idx   []int32
+	val   []float32
+}
+
+// termsOf are the unigrams and bigrams of a text's words (stop words
+// kept: words.AllTokens).
+func termsOf(text string) []string {
+	ws := words.AllTokens(text)
+	out := slices.Clone(ws)
+	for i := 0; i+1 < len(ws); i++ {
+		out = append(out, ws[i]+" "+ws[i+1])
+	}
+	return out
+}
+
+// sample is one training text and its class.
+type sample struct {
+	f     features
+	class int32
+}
+
+// FitClassifier fits a classifier to ix's skills: its skill texts and
+// examples, with their vectors (ix must have embeddings, of e), and the
+// Background messages, which e embeds. ErrTooLarge past the bounds. ctx
+// bounds the fit (checked every epoch).
+func FitClassifier(ctx context.Context, ix *Index, e Embedder, opt FitOptions) (*Classifier, error) {
+	if ix.vecs == nil {
+		return nil, errors.New("routing: a classifier needs an index with embeddings")
+	}
+	nd := len(ix.docs)
+	if nd == 0 || nd > MaxClassifierSkills || nd+len(ix.examples) > MaxClassifierSamples {
+		return nil, ErrTooLarge
+	}
+	if !ix.ClassifierReady() {
+		return nil, ErrFewExamples
+	}
+	texts, classes := ix.trainingSet()
+	bg, err := e.Embed(ctx, Background)
+	if err != nil {
+		return nil, fmt.Errorf("routing: embedding the background messages: %w", err)
+	}
+	if len(bg) != len(Background) {
+		return nil, fmt.Errorf("routing: %d vectors for %d background messages", len(bg), len(Background))
+	}
+	c := &Classifier{Embedder: e.ID(), Dim: ix.dim, Skills: make([]ClassifierSkill, nd), Texts: ix.TrainingHash(), Background: len(Background)}
+	for d := range ix.docs {
+		c.Skills[d] = ClassifierSkill{Agent: ix.slugs[ix.docHot[d].agent], Skill: ix.docs[d].name}
+	}
+	c.Terms = vocabulary(append(slices.Clone(texts), Background...))
+	all := make([]sample, len(texts), len(texts)+len(Background))
+	for i, t := range texts {
+		all[i] = sample{f: c.features(ix.vec(int32(i)), t), class: classes[i]} // the vectors are in trainingSet's order
+	}
+	for i, t := range Background {
+		all = append(all, sample{f: c.features(unitVector(bg[i], ix.dim), t), class: int32(nd)})
+	}
+	start := time.Now()
+	if err := c.fit(ctx, all, opt); err != nil {
+		return nil, err
+	}
+	// The cross-validation costs about Folds fits: measured only when that
+	// fits in what is left of ctx's time (a large team is fitted, and
+	// routes with its classifier, without the measure).
+	took := time.Since(start)
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < time.Duration(float64(opt.Folds)*1.2*float64(took)) {
+		return c, nil
+	}
+	if opt.Folds > 1 {
+		q, err := c.crossValidate(ctx, ix, all, opt)
+		if err != nil {
+			return nil, err
+		}
+		c.Quality = q
+	}
+	return c, nil
+}
+
+// TrainingHash identifies what a classifier of ix would be fitted on:
+// each skill's agent, name and text, and its examples (SHA-256).
+func (ix *Index) TrainingHash() string {
+	h := sha256.New()
+	var n [8]byte
+	put := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	for d := range int32(len(ix.docs)) {
+		put(ix.slugs[ix.docHot[d].agent])
+		put(ix.docs[d].name)
+		put(ix.docs[d].text)
+		binary.LittleEndian.PutUint64(n[:], uint64(ix.exStart[d+1]-ix.exStart[d]))
+		h.Write(n[:])
+		for j := ix.exStart[d]; j < ix.exStart[d+1]; j++ {
+			put(ix.examples[j])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// trainingSet is every skill's text (class d) and every example (its
+// skill's class), in the order of the index's vectors (SkillTexts).
+func (ix *Index) trainingSet() ([]string, []int32) {
+	texts := make([]string, 0, len(ix.docs)+len(ix.examples))
+	classes := make([]int32, 0, cap(texts))
+	for d := range ix.docs {
+		texts = append(texts, ix.docs[d].text)
+		classes = append(classes, int32(d))
+	}
+	for d := range int32(len(ix.docs)) {
+		for j := ix.exStart[d]; j < ix.exStart[d+1]; j++ {
+			texts = append(texts, ix.examples[j])
+			classes = append(classes, d)
+		}
+	}
+	return texts, classes
+}
+
+// vocabulary is the terms of texts used by at least two of them (a term
+// of one text teaches nothing about another), the MaxClassifierTerms most
+// used, sorted.
+func vocabulary(texts []string) []string {
+	df := map[string]int{}
+	for _, t := range texts {
+		seen := map[string]bool{}
+		for _, w := range termsOf(t) {
+			if !seen[w] {
+				seen[w] = true
+				df[w]++
+			}
+		}
+	}
+	var out []string
+	for w, n := range df {
+		if n >= 2 {
+			out = append(out, w)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if df[a] != df[b] {
+			return df[b] - df[a]
+		}
+		return strings.Compare(a, b)
+	})
+	out = out[:min(len(out), MaxClassifierTerms)]
+	slices.Sort(out)
+	return out
+}
+
+// features are text's features, v its unit embedding (nil: none).
+func (c *Classifier) features(v []float32, text string) features {
+	if c.terms == nil {
+		c.terms = make(map[string]int32, len(c.Terms))
+		for i, t := range c.Terms {
+			c.terms[t] = int32(i)
+		}
+	}
+	f := features{}
+	if len(v) == c.Dim {
+		f.dense = make([]float32, c.Dim)
+		for i, x := range v {
+			f.dense[i] = x * embeddingScale
+		}
+	}
+	counts := map[int32]float32{}
+	for _, w := range termsOf(text) {
+		if i, ok := c.terms[w]; ok {
+			counts[i]++
+		}
+	}
+	norm := float32(0)
+	for i, n := range counts {
+		f.idx = append(f.idx, i)
+		norm += n * n
+	}
+	slices.Sort(f.idx)
+	norm = float32(math.Sqrt(float64(norm)))
+	for _, i := range f.idx {
+		f.val = append(f.val, counts[i]/norm)
+	}
+	return f
+}
+
+// classes is how many classes c has: its skills, and the background.
+func (c *Classifier) classes() int {
+	if c.Background > 0 {
+		return len(c.Skills) + 1
+	}
+	return len(c.Skills)
+}
+
+// logits writes the class scores of f into z (classes()).
+func (c *Classifier) logits(f features, z []float32) {
+	nc := c.classes()
+	copy(z, c.Bias)
+	for i, x := range f.dense {
+		axpy(x, c.Weights[i*nc:(i+1)*nc], z)
+	}
+	for k, i := range f.idx {
+		r := (c.Dim + int(i)) * nc
+		axpy(f.val[k], c.Weights[r:r+nc], z)
+	}
+}
+
+// axpy adds a × x to y.
+func axpy(a float32, x, y []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+// softmax turns z into probabilities in place, over the classes where
+// keep is true (nil: all); the others get 0.
+func softmax(z []float32, keep []bool) {
+	m := float32(math.Inf(-1))
+	for i, v := range z {
+		if (keep == nil || keep[i]) && v > m {
+			m = v
+		}
+	}
+	sum := float32(0)
+	for i, v := range z {
+		if keep != nil && !keep[i] {
+			z[i] = 0
+			continue
+		}
+		z[i] = float32(math.Exp(float64(v - m)))
+		sum += z[i]
+	}
+	if sum > 0 {
+		for i := range z {
+			z[i] /= sum
+		}
+	}
+}
+
+// fit runs SGD on samples from zero weights.
+func (c *Classifier) fit(ctx context.Context, samples []sample, opt FitOptions) error {
+	nc, nf := c.classes(), c.Dim+len(c.Terms)
+	c.Weights, c.Bias = make([]float32, nf*nc), make([]float32, nc)
+	epochs := opt.Epochs
+	if epochs <= 0 {
+		epochs = classifierEpochs
+	}
+	seed := opt.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(len(samples))))
+	order := make([]int, len(samples))
+	for i := range order {
+		order[i] = i
+	}
+	z := make([]float32, nc)
+	for ep := range epochs {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("routing: classifier fit stopped at epoch %d of %d: %w", ep, epochs, err)
+		}
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		lr := float32(classifierStep / (1 + stepDecay*float64(ep)))
+		decay := 1 - lr*classifierL2
+		for _, n := range order {
+			s := samples[n]
+			c.logits(s.f, z)
+			softmax(z, nil)
+			z[s.class]--
+			// z is now the gradient of the loss by the logits.
+			for k := range z {
+				c.Bias[k] -= lr * z[k]
+			}
+			for i, x := range s.f.dense {
+				w := c.Weights[i*nc : (i+1)*nc]
+				g := -lr * x
+				for k := range w {
+					w[k] = w[k]*decay + g*z[k]
+				}
+			}
+			for k, i := range s.f.idx {
+				r := (c.Dim + int(i)) * nc
+				axpy(-lr*s.f.val[k], z, c.Weights[r:r+nc])
+			}
+		}
+	}
+	return nil
+}
+
+// Probabilities writes each class's probability for a message (its unit
+// embedding v and its text) into p (classes(): the background last), over
+// the classes where keep is true (nil: all).
+func (c *Classifier) Probabilities(v []float32, text string, keep []bool, p []float32) {
+	c.logits(c.features(v, text), p)
+	softmax(p, keep)
+}
+
+// classified is a classifier as an index uses it: class[d] is skill d's
+// class.
+type classified struct {
+	c     *Classifier
+	class []int32
+}
+
+// classesOf maps ix's skills to c's classes (by agent and skill name):
+// nil unless every skill has one and c reads ix's embedder's vectors. A
+// classifier fitted to the team's active agents serves every index of a
+// subset of them (a conversation without the agents removed from it),
+// and, until the next fit is in, the agents' next versions as long as
+// their skills keep their names.
+func (c *Classifier) classesOf(ix *Index) []int32 {
+	if c == nil || c.Dim != ix.dim || ix.vecs == nil || len(ix.docs) == 0 || len(ix.docs) > denseScores {
+		return nil
+	}
+	byName := make(map[ClassifierSkill]int32, len(c.Skills))
+	for k, s := range c.Skills {
+		byName[s] = int32(k)
+	}
+	class := make([]int32, len(ix.docs))
+	for d := range ix.docs {
+		k, ok := byName[ClassifierSkill{Agent: ix.slugs[ix.docHot[d].agent], Skill: ix.docs[d].name}]
+		if !ok {
+			return nil
+		}
+		class[d] = k
+	}
+	return class
+}
+
+// Fits reports whether c can score ix (SetClassifier).
+func (c *Classifier) Fits(ix *Index) bool { return c.classesOf(ix) != nil }
+
+// SetClassifier makes ix score with c: every skill's match is then its
+// class's probability among the index's skills, and an agent's
+// confidence the calibrated sum of its skills'. Refused (false) when c
+// does not fit ix (Fits). Safe while ix is in use: a query reads the
+// classifier it started with.
+func (ix *Index) SetClassifier(c *Classifier) bool {
+	class := c.classesOf(ix)
+	if class == nil {
+		return false
+	}
+	ix.classifier.Store(&classified{c: c, class: class})
+	return true
+}
+
+// Classifier is the classifier ix scores with (nil: none).
+func (ix *Index) Classifier() *Classifier {
+	if cl := ix.classifier.Load(); cl != nil {
+		return cl.c
+	}
+	return nil
+}
+
+// ClassifierQuality is how a team's classifier routes the team's own
+// examples when each is held out of the fit (k-fold cross-validation over
+// the examples; the skill texts stay in every fold): what the calibration
+// endpoint shows a team.
+type ClassifierQuality struct {
+	Folds int `json:"folds"`
+	// Examples is how many examples were routed held out.
+	Examples int `json:"examples"`
+	// AgentTop1 and SkillTop1: the share whose agent (skill) ranked first.
+	AgentTop1 float64 `json:"agent_top1"`
+	SkillTop1 float64 `json:"skill_top1"`
+	// Curve: at each threshold, the share of the examples the best agent
+	// would take (confidence at or above it) and the share it would take
+	// rightly.
+	Curve []CurvePoint `json:"curve"`
+}
+
+// CurvePoint is one threshold of ClassifierQuality.Curve.
+type CurvePoint struct {
+	Threshold float64 `json:"threshold"`
+	Routed    float64 `json:"routed"`
+	Right     float64 `json:"right"`
+}
+
+// CurveThresholds are the thresholds of ClassifierQuality.Curve.
+var CurveThresholds = []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}
+
+// crossValidate fits opt.Folds classifiers, each without one fold of the
+// examples (example i is in fold i mod Folds: every skill's examples are
+// spread over the folds), and routes the held-out fold with it.
+func (c *Classifier) crossValidate(ctx context.Context, ix *Index, all []sample, opt FitOptions) (*ClassifierQuality, error) {
+	nd := len(ix.docs)
+	held := all[nd : nd+len(ix.examples)]                                  // the examples
+	always := append(slices.Clone(all[:nd]), all[nd+len(ix.examples):]...) // skill texts, background
+	q := &ClassifierQuality{Folds: opt.Folds, Examples: len(held)}
+	if len(held) < opt.Folds {
+		return q, nil
+	}
+	routed := make([]int, len(CurveThresholds))
+	right := make([]int, len(CurveThresholds))
+	agentRight, skillRight := 0, 0
+	p := make([]float32, c.classes())
+	agentP := make([]float64, len(ix.agents))
+	for fold := range opt.Folds {
+		train := slices.Clone(always)
+		for i, s := range held {
+			if i%opt.Folds != fold {
+				train = append(train, s)
+			}
+		}
+		f := &Classifier{Skills: c.Skills, Background: c.Background, Dim: c.Dim, Terms: c.Terms, terms: c.terms}
+		if err := f.fit(ctx, train, opt); err != nil {
+			return nil, err
+		}
+		for i := fold; i < len(held); i += opt.Folds {
+			s := held[i]
+			f.logits(s.f, p)
+			softmax(p, nil)
+			clear(agentP)
+			bestSkill := 0
+			for d, pd := range p[:nd] {
+				agentP[ix.docHot[d].agent] += float64(pd)
+				if pd > p[bestSkill] {
+					bestSkill = d
+				}
+			}
+			bestAgent := 0
+			for a, pa := range agentP {
+				if pa > agentP[bestAgent] {
+					bestAgent = a
+				}
+			}
+			ok := int32(bestAgent) == ix.docHot[s.class].agent
+			if ok {
+				agentRight++
+			}
+			if int32(bestSkill) == s.class {
+				skillRight++
+			}
+			conf := ix.cal.classified(agentP[bestAgent])
+			for k, t := range CurveThresholds {
+				if conf >= t {
+					routed[k]++
+					if ok {
+						right[k]++
+					}
+				}
+			}
+		}
+	}
+	n := float64(len(held))
+	q.AgentTop1, q.SkillTop1 = round3(float64(agentRight)/n), round3(float64(skillRight)/n)
+	for k, t := range CurveThresholds {
+		q.Curve = append(q.Curve, CurvePoint{Threshold: t, Routed: round3(float64(routed[k]) / n), Right: round3(float64(right[k]) / n)})
+	}
+	return q, nil
+}
