@@ -243,6 +243,7 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		task1, task2, task3, task4, ch string
 		linked                         string
 		conv, replyID, decisionID      string
+		evaluationID                   string
 		agentMsgID                     string
 		aprTask, aprID                 string
 		version                        float64
@@ -510,6 +511,18 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		{op: "GET /v1/routing/decisions/{id}", method: "GET", path: func() string { return "/v1/routing/decisions/" + decisionID }, status: 200, max: dynamo(1)},
 		{op: "GET /v1/routing/analytics/agents", method: "GET", path: lit("/v1/routing/analytics/agents?query=review+code"), status: 200, max: dynamo(1)},
 		{op: "GET /v1/routing/analytics/strategies", method: "GET", path: lit("/v1/routing/analytics/strategies"), status: 200, max: dynamo(1)},
+		// the team's active agents; their skills have no examples, so no
+		// classifier is read.
+		{op: "GET /v1/routing/calibration", method: "GET", path: lit("/v1/routing/calibration"), status: 200, max: dynamo(1)},
+		// the evaluation stored, then announced (its message @mentions its
+		// agent: the routing-evaluator that runs it meanwhile asks no gate,
+		// whose calls would count against the next step).
+		{op: "POST /v1/routing/evaluations", method: "POST", path: lit("/v1/routing/evaluations"), status: 202,
+			body: map[string]any{"messages": []any{map[string]any{"content": "@luke review my code", "expected_agent": "luke"}}},
+			max:  calls{"DynamoDB": 1, "DynamoDB.PutItem": 1, "EventBridge": 1}, then: func(r map[string]any) { evaluationID = str(r, "id") }},
+		{op: "GET /v1/routing/evaluations", method: "GET", path: lit("/v1/routing/evaluations"), status: 200, max: calls{"DynamoDB": 1, "DynamoDB.Query": 1}},
+		{op: "GET /v1/routing/evaluations/{id}", method: "GET", path: func() string { return "/v1/routing/evaluations/" + evaluationID }, status: 200,
+			max: calls{"DynamoDB": 1, "DynamoDB.GetItem": 1}},
 
 		// messages
 		// the sender and the recipient, one put; announced (fan-out is

@@ -43,6 +43,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/store/conversationstore"
 	"github.com/conclave-ai/conclave/shared/store/decisionstore"
 	"github.com/conclave-ai/conclave/shared/store/dynamo"
+	"github.com/conclave-ai/conclave/shared/store/evaluationstore"
 	"github.com/conclave-ai/conclave/shared/store/expertgatestore"
 	"github.com/conclave-ai/conclave/shared/store/messagestore"
 	"github.com/conclave-ai/conclave/shared/store/resultstore"
@@ -64,18 +65,19 @@ type env struct {
 // stores are the table's adapters the tests read and write directly, one
 // per domain, as the functions build them.
 type stores struct {
-	core      *dynamo.Store
-	teams     *teamstore.Store
-	agents    *agentstore.Store
-	activity  *activitystore.Store
-	tasks     *taskstore.Store
-	sessions  *sessionstore.Store
-	convs     *conversationstore.Store
-	inbox     *messagestore.Store
-	consults  *consultationstore.Store
-	decisions *decisionstore.Store
-	gate      *expertgatestore.Store
-	results   *resultstore.Store
+	core        *dynamo.Store
+	teams       *teamstore.Store
+	agents      *agentstore.Store
+	activity    *activitystore.Store
+	tasks       *taskstore.Store
+	sessions    *sessionstore.Store
+	convs       *conversationstore.Store
+	inbox       *messagestore.Store
+	consults    *consultationstore.Store
+	decisions   *decisionstore.Store
+	gate        *expertgatestore.Store
+	results     *resultstore.Store
+	evaluations *evaluationstore.Store
 }
 
 func newStores(db dynamo.API, table string) stores {
@@ -84,6 +86,7 @@ func newStores(db dynamo.API, table string) stores {
 		activity: activitystore.New(db, table), tasks: taskstore.New(db, table), sessions: sessionstore.New(db, table),
 		convs: conversationstore.New(db, table), inbox: messagestore.New(db, table), consults: consultationstore.New(db, table),
 		decisions: decisionstore.New(db, table), gate: expertgatestore.New(db, table), results: resultstore.New(db, table),
+		evaluations: evaluationstore.New(db, table),
 	}
 }
 

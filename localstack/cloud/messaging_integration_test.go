@@ -616,6 +616,9 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	// An agent written through the API (AgentsChanged).
 	st, _ = d.call("PATCH", "/v1/agents/ava", map[string]any{"tagline": "keeps everyone in the loop"})
 	require.Equal(t, 200, st)
+	// A routing evaluation (RoutingEvaluationRequested).
+	st, _ = d.call("POST", "/v1/routing/evaluations", map[string]any{"messages": []any{map[string]any{"content": "@ava who is on call?", "expected_agent": "ava"}}})
+	require.Equal(t, 202, st)
 	st, _ = d.call("PUT", "/v1/approval-policy", map[string]any{"tools": []string{"send_agent_message"}})
 	require.Equal(t, 200, st)
 	st, gated := d.call("POST", "/v1/tasks", map[string]any{"assignee": "ava", "title": "Ask luke", "instructions": "Ask luke about the release", "execute": true})
@@ -645,7 +648,7 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	d.waitPlan(plan, 90*time.Second)
 
 	want := []string{"AgentMessageSent", "AgentsChanged", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined",
-		"PlanCompleted", "PlanStarted", "PlanStepCompleted", "ReportFinished", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged", "TeamBudgetWarning"}
+		"PlanCompleted", "PlanStarted", "PlanStepCompleted", "ReportFinished", "RoutingEvaluationRequested", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged", "TeamBudgetWarning"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

@@ -40,6 +40,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/wire/reportfinalizerfn"
 	"github.com/conclave-ai/conclave/shared/wire/reportsfn"
 	"github.com/conclave-ai/conclave/shared/wire/resultposterfn"
+	"github.com/conclave-ai/conclave/shared/wire/routingevaluatorfn"
 	"github.com/conclave-ai/conclave/shared/wire/routingfn"
 	"github.com/conclave-ai/conclave/shared/wire/sessionsfn"
 	"github.com/conclave-ai/conclave/shared/wire/sessionstepsfn"
@@ -71,6 +72,7 @@ var Builders = map[string]lambdafn.Build{
 	"message-fanout":     messagefanoutfn.Build,
 	"memory-invalidator": memoryinvalidatorfn.Build,
 	"classifier-fitter":  classifierfitterfn.Build,
+	"routing-evaluator":  routingevaluatorfn.Build,
 	"activity-recorder":  activityrecorderfn.Build,
 	"sessions":           sessionsfn.Build,
 	"session-steps":      sessionstepsfn.Build,

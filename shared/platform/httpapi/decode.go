@@ -72,6 +72,14 @@ func unmarshalError(err error) error {
 	return apperr.Invalid("body", "body has a value that is not valid")
 }
 
+// Nullable marks a type whose JSON null is a value of its own, where
+// every other field refuses null (a client that sends null almost always
+// meant something else): a routing evaluation's expected agent, where
+// null is "nobody should take this message".
+type Nullable interface{ NullIsAValue() }
+
+var nullableType = reflect.TypeFor[Nullable]()
+
 var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -91,6 +99,9 @@ func check(val any, t reflect.Type, path string) error {
 		return checkFree(val, path) // any JSON value, null included (free-form metadata)
 	}
 	if val == nil {
+		if t.Implements(nullableType) || reflect.PointerTo(t).Implements(nullableType) {
+			return nil // null is one of its values
+		}
 		return apperr.Invalid(name, "%s must not be null", name)
 	}
 	if t.Kind() == reflect.Pointer {

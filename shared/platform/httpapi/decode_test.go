@@ -164,3 +164,30 @@ func TestPageRefusesLimitsOutsideTheDocumentedRange(t *testing.T) {
 }
 
 func asAppErr(err error) (*apperr.Error, bool) { return apperr.As(err) }
+
+// nobody is a field whose null is a value (httpapi.Nullable).
+type nobody string
+
+func (*nobody) NullIsAValue() {}
+
+// A Nullable field takes null (and a value of its own); every other field
+// next to it still refuses null.
+func TestANullableFieldTakesNull(t *testing.T) {
+	var v struct {
+		Who   *nobody `json:"who"`
+		Count *int    `json:"count"`
+	}
+	decode := func(body string) error {
+		r := &httpapi.Request{Event: &events.APIGatewayV2HTTPRequest{Body: body}}
+		return r.Decode(&v)
+	}
+	require.NoError(t, decode(`{"who":null}`))
+	assert.Nil(t, v.Who)
+	require.NoError(t, decode(`{"who":"ann"}`))
+	require.NotNil(t, v.Who)
+	assert.Equal(t, nobody("ann"), *v.Who)
+	err := decode(`{"who":null,"count":null}`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "count must not be null")
+	assert.Error(t, decode(`{"who":3}`), "still a string")
+}

@@ -51,15 +51,17 @@ var Env = map[string][]string{
 		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
 	"expert-gate": {table, settings.EnvModelTiers, settings.EnvEmbedder},
 	"discovery":   {table, settings.EnvFunctions},
-	"routing":     {table, settings.EnvEmbedder},
+	"routing":     {table, bus, settings.EnvEmbedder},
 	"messages":    {table, flags, bus},
 	"memories":    {table, flags, bus},
 	// The queue consumers dead-letter a message themselves (QUEUE_URLS).
 	"message-fanout":     {table, settings.EnvQueues},
 	"memory-invalidator": {table, settings.EnvQueues},
 	"classifier-fitter":  {table, settings.EnvQueues, settings.EnvEmbedder},
-	"activity-recorder":  {table, settings.EnvQueues},
-	"result-poster":      {table, settings.EnvQueues},
+	// FUNCTION_NAMES: the expert-gate function it scores through.
+	"routing-evaluator": {table, settings.EnvQueues, settings.EnvFunctions},
+	"activity-recorder": {table, settings.EnvQueues},
+	"result-poster":     {table, settings.EnvQueues},
 	// MCP_LOOPBACK_ONLY: the network policy of the push URLs.
 	"a2a-push":         {table, settings.EnvQueues, settings.EnvMCPLoopbackOnly},
 	"report-finalizer": {table, bus, settings.EnvQueues},

@@ -290,7 +290,7 @@ var Functions = []Function{
 	},
 	{
 		Name:        "routing",
-		Description: "The routing decision log and its analytics (agents selected for similar queries, confidence per strategy); the team's routing calibration (examples per skill, the classifier and its cross-validated quality).",
+		Description: "The routing decision log and its analytics; the team's routing calibration (examples per skill, its classifier and the classifier's cross-validated quality); routing evaluations of a team's labelled messages.",
 		Domains:     []string{"agents", "cascade", "expertgate", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
@@ -299,9 +299,16 @@ var Functions = []Function{
 			{"GET", "/v1/routing/analytics/agents"},
 			{"GET", "/v1/routing/analytics/strategies"},
 			{"GET", "/v1/routing/calibration"},
+			{"POST", "/v1/routing/evaluations"},
+			{"GET", "/v1/routing/evaluations"},
+			{"GET", "/v1/routing/evaluations/{id}"},
 		},
 		MemoryMB: 512, Timeout: 15,
-		Grants:  []Grant{GrantGetItem, GrantQuery},
+		// PutItem and BusPut: an evaluation created and announced
+		// (RoutingEvaluationRequested), marked failed when the
+		// announcement fails; PutItem and DeleteItem: the idempotency
+		// records of its POST.
+		Grants:  []Grant{GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantBusPut},
 		Indexes: []string{"gsi1"},
 	},
 	{
@@ -365,6 +372,20 @@ var Functions = []Function{
 		// titan stage's vectors, with InvokeModel: EmbedderGrants);
 		// UpdateItem: the consumer's attempt count.
 		Grants: []Grant{GrantGetItem, GrantQuery, GrantPutItem, GrantDeleteItem, GrantUpdateItem, GrantDeadLetter, GrantModels},
+	},
+	{
+		Name:        "routing-evaluator",
+		Description: "Runs a routing evaluation on RoutingEvaluationRequested (bus -> rule -> SQS): each labelled message scored by the ExpertGate as a new conversation's first turn, the result recorded.",
+		Domains:     []string{"agents", "expertgate", "routing", "teams"},
+		Trigger:     TriggerSQS,
+		Queue:       "routing-evaluations",
+		// One evaluation per invocation: up to 200 gate calls, 8 at once.
+		BatchSize: 1,
+		MemoryMB:  256, Timeout: 120,
+		// GetItem and Query: the evaluation, the team's agents and default;
+		// PutItem: its result; UpdateItem: the consumer's attempt count.
+		Grants:  []Grant{GrantGetItem, GrantQuery, GrantPutItem, GrantUpdateItem, GrantDeadLetter},
+		Invokes: []string{"expert-gate"},
 	},
 	{
 		Name:         "task-sweeper",

@@ -350,6 +350,8 @@ var (
 		{Name: "memory-events", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 60},
 		// Six times its consumer's 120 s (a fit is bounded by it).
 		{Name: "agent-changes", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 720},
+		// Six times its consumer's 120 s.
+		{Name: "routing-evaluations", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 720},
 		// The full payload of a session state that failed after its
 		// retries (the session machines' Catch).
 		{Name: "session-dlq", DeadLetterOnly: true},
@@ -371,6 +373,7 @@ var (
 		{Name: "agent-messages", Sources: []string{EventSource}, DetailTypes: []string{"AgentMessageSent"}, Queue: "agent-messages"},
 		{Name: "memory-shared", Sources: []string{EventSource}, DetailTypes: []string{"MemoryShared"}, Queue: "memory-events"},
 		{Name: "agents-changed", Sources: []string{EventSource}, DetailTypes: []string{"AgentsChanged"}, Queue: "agent-changes"},
+		{Name: "routing-evaluations", Sources: []string{EventSource}, DetailTypes: []string{"RoutingEvaluationRequested"}, Queue: "routing-evaluations"},
 		// Only the tasks that deliver a report (reports.Sync skips the rest).
 		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, DetailPresent: []string{"report_id"}, Queue: "report-tasks"},
 		// Only work linked to a conversation (results.Poster skips the rest).

@@ -82,6 +82,9 @@ import (
 //	                  JSON; read_at, the condition of a replace; fit_id, parts, weights: where its weights are)
 //	classifier part TEAM#<team>           CLASSIFIERPART#<embedder id>#<fit id>#<n, 4 digits>  (≤ 350 KiB of the  classifierPartItem
 //	                  weights as half floats, little-endian; written before the head, deleted with the fit it is of)
+//	evaluation      TEAM#<team>           REVAL#<evaluation id>  (a routing evaluation: status, created_at,   evaluationItem
+//	                  completed_at, message_count, threshold; doc: the whole evaluation as JSON, its messages
+//	                  and result; expires_at TTL, 30 days: evaluations.Retention)
 //
 // Access patterns and what serves them:
 //
@@ -142,6 +145,9 @@ import (
 //	                                       begins_with(sk, CLASSIFIERPART#<embedder id>#<fit id>#)
 //	store a newer fit of the classifier    Put each CLASSIFIERPART#…, then Put CLASSIFIER#<embedder id>, condition absent OR
 //	                                       read_at <= the new one's, ALL_OLD; then Delete the old fit's parts (or the new's if refused)
+//	get a routing evaluation               GetItem TEAM#<team> / REVAL#<id>
+//	a team's evaluations newest first      Query pk=TEAM#<team>, begins_with(sk, REVAL#), descending (ids sort by time)
+//	finish a running evaluation once       GetItem REVAL#<id>, then Put REVAL#<id>, condition status = running, ALL_OLD
 //
 // A "begins_with" above is sent as the range it is, BETWEEN p AND p+DEL (0x7F)
 // (hasPrefix): the same for DynamoDB, and constant-time on DynamoDB Local,
@@ -209,6 +215,9 @@ const (
 	prefixStreamEvt  = "EVT#"
 	// PrefixToolPack is the sort key prefix of a team's MCP packs.
 	PrefixToolPack = "TOOLPACK#"
+	// PrefixEvaluation is the sort key prefix of a team's routing
+	// evaluations.
+	PrefixEvaluation = "REVAL#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -407,6 +416,9 @@ func ToolPackSK(name string) string { return PrefixToolPack + name }
 
 // ApprovalSK is an approval request's sort key.
 func ApprovalSK(id string) string { return PrefixApproval + id }
+
+// EvaluationSK is a routing evaluation's sort key.
+func EvaluationSK(id string) string { return PrefixEvaluation + id }
 
 // SkillVecPrefix is the sort key prefix of a team's skill vectors by one
 // embedder; an embedder ID is printable ASCII without '#'

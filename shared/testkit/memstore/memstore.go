@@ -44,6 +44,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
 	"github.com/conclave-ai/conclave/shared/routing/discovery"
+	"github.com/conclave-ai/conclave/shared/routing/evaluations"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 	"github.com/conclave-ai/conclave/shared/team/activity"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -60,6 +61,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/consultationfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/conversationfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/decisionfake"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/evaluationfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/expertgatefake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/mcppackfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/memoryfake"
@@ -117,6 +119,7 @@ var (
 	_ activity.Store               = (*Store)(nil)
 	_ expertgate.VectorStore       = (*Store)(nil)
 	_ expertgate.ClassifierStore   = (*Store)(nil)
+	_ evaluations.Store            = (*Store)(nil)
 )
 
 // Store is every fake on one table: a whole team's stores, for the tests
@@ -144,6 +147,7 @@ type Store struct {
 	*pushfake.PushConfigs
 	*planfake.Plans
 	*activityfake.Activity
+	*evaluationfake.Evaluations
 }
 
 // New returns an empty store on the wall clock.
@@ -155,7 +159,7 @@ func New() *Store {
 		Memories: memoryfake.New(tb), Messages: messagefake.New(tb), Reports: reportfake.New(tb), Results: resultfake.New(tb),
 		Sessions: sessionfake.New(tb), Consultations: consultationfake.New(tb), Approvals: approvalfake.New(tb),
 		Budgets: budgetfake.New(tb), Clipboard: clipfake.New(tb), Packs: mcppackfake.New(tb), PushConfigs: pushfake.New(tb),
-		Plans: planfake.New(tb), Activity: activityfake.New(tb),
+		Plans: planfake.New(tb), Activity: activityfake.New(tb), Evaluations: evaluationfake.New(tb),
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/streams"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
+	"github.com/conclave-ai/conclave/shared/routing/evaluations"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 	"github.com/conclave-ai/conclave/shared/team/activity"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -101,6 +102,8 @@ type Stores struct {
 	Vectors expertgate.VectorStore
 	// Classifiers are the teams' fitted classifiers the gate scores with.
 	Classifiers expertgate.ClassifierStore
+	// Evaluations are the teams' routing evaluations.
+	Evaluations evaluations.Store
 }
 
 // complete fails t naming each port s leaves out.
@@ -187,6 +190,7 @@ var cases = []contractCase{
 	{"activity/an event recorded once; the log newest first, a page at a time", activityLogged},
 	{"gate/skill vectors read back exactly, by key and by embedder; replaced, deleted; bad ones refused", skillVectors},
 	{"gate/a team's classifier per embedder read back (weights to half precision, several items); an earlier fit refused, a later or equal one replaces; deleted; bad ones refused", teamClassifiers},
+	{"evaluations/created once, read whole by its team; listed newest first without messages or results, paged; finished once, while running", evaluationsStored},
 	{"consultations/created escalated once, holding no slot; listed newest first by status and agent; escalations by status", consultationsListed},
 	{"consultations/a save is conditioned on the version read, moves the counter within its bounds, creates its escalation and memory once", consultationSaved},
 	{"consultations/an escalation resolved once, its answer delivered with it; a stale resolution writes nothing", escalationResolved},

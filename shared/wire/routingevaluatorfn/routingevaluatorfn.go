@@ -1,0 +1,42 @@
+// Package routingevaluatorfn wires the "routing-evaluator" function:
+// RoutingEvaluationRequested (bus → rule → SQS) runs the team's routing
+// evaluation, each labelled message scored by the expert-gate function
+// (gatewiring) as a new conversation's first turn, and records the
+// result (shared/routing/evaluations). It links DynamoDB, Lambda (the
+// gate) and SQS to dead-letter an event whose attempts are used up.
+package routingevaluatorfn
+
+import (
+	"context"
+	"errors"
+
+	"github.com/conclave-ai/conclave/shared/platform/consumers"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/routing/evaluations"
+	"github.com/conclave-ai/conclave/shared/store/agentstore"
+	"github.com/conclave-ai/conclave/shared/store/dynamo"
+	"github.com/conclave-ai/conclave/shared/store/evaluationstore"
+	"github.com/conclave-ai/conclave/shared/wire/consumerwiring"
+	"github.com/conclave-ai/conclave/shared/wire/gatewiring"
+)
+
+// Build implements lambdafn.Build. A stage without the expert-gate
+// function fails the cold start: there is nothing to evaluate with.
+func Build(d lambdafn.Deps) (any, error) {
+	gate := gatewiring.Gate(d)
+	if gate == nil {
+		return nil, errors.New("routing-evaluator: FUNCTION_NAMES names no expert-gate function")
+	}
+	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
+	svc := &evaluations.Service{Store: evaluationstore.New(core.DB, core.Table), Agents: agentstore.New(core.DB, core.Table), Gate: gate}
+	valid := func(ev evaluations.RequestedEvent) bool { return ev.TeamID != "" && ev.EvaluationID != "" }
+	retry, err := consumerwiring.Retry(d, core)
+	if err != nil {
+		return nil, err
+	}
+	h := consumers.For(evaluations.DetailType, d.Log, valid, func(ctx context.Context, ev evaluations.RequestedEvent) error {
+		return svc.Run(ctx, ev.TeamID, ev.EvaluationID)
+	})
+	h.Retry = retry
+	return h.Handle, nil
+}
