@@ -124,5 +124,8 @@ func (s *Service) card(ctx context.Context, extended bool) (*a2a.AgentCard, erro
 	c := Card(t, active, e, s.Version, extended)
 	// Push notifications where the stage wires them (push.go).
 	c.Capabilities.PushNotifications = s.pushEnabled()
+	if s.NoTasks != "" {
+		c.Description += " This stage takes no new messages for now (" + s.NoTasks + " is off): SendMessage answers UnsupportedOperation."
+	}
 	return c, nil
 }

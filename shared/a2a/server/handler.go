@@ -67,10 +67,20 @@ func (s *Service) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	return s.settle(ctx, t, req.Config), nil
 }
 
+// errNoTasks refuses a new message on a stage whose flag (Service.NoTasks)
+// is off: a message is answered as a task, and the stage runs none.
+func errNoTasks(flag string) error {
+	return a2a.NewError(a2a.ErrUnsupportedOperation, "this agent takes no new messages: the stage runs no tasks ("+flag+" is off)").
+		WithDetails(map[string]any{"reason": "FeatureDisabled", "flag": flag})
+}
+
 // start routes a new message in its context and creates its task (and
 // the task's push config, when the message asks for one); every refusal
 // is an A2A error and leaves nothing behind.
 func (s *Service) start(ctx context.Context, e Endpoint, req *a2a.SendMessageRequest) (tasks.Task, error) {
+	if s.NoTasks != "" {
+		return tasks.Task{}, errNoTasks(s.NoTasks)
+	}
 	m := req.Message
 	text, err := messageText(m)
 	if err != nil {

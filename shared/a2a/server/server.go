@@ -85,6 +85,13 @@ type Service struct {
 	// StreamLimit is how long a stream follows its task
 	// (DefaultStreamLimit when zero); the caller's deadline shortens it.
 	StreamLimit time.Duration
+	// NoTasks names the feature flag that is off when the stage runs no
+	// task ("task_delegation"; "" when it runs them): a new message is
+	// then refused (UnsupportedOperation naming the flag) before anything
+	// is created, and the card says so. Work already accepted finishes:
+	// a message to an existing task (an approval's decision) still
+	// answers.
+	NoTasks string
 }
 
 // DefaultDeadline is SendMessage's wait: what a chat turn waits for its

@@ -11,12 +11,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/a2a/server"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
 	"github.com/conclave-ai/conclave/shared/team/teams"
@@ -199,5 +202,22 @@ func TestVersionsAndMethods(t *testing.T) {
 		assert.Less(t, res.StatusCode, 500, body)
 		code, _ := rpcError(t, out)
 		assert.Equal(t, want, code, body)
+	}
+}
+
+// The A2A door of new work on the function's own wiring: a stage with
+// task_delegation off runs no task, so the agent refuses new messages
+// (shared/a2a/server's NoTasks); with it on, it takes them.
+func TestA2AMessagesNeedTaskDelegation(t *testing.T) {
+	for flags, want := range map[string]string{
+		"collaboration=true,task_delegation=true":  "",
+		"collaboration=true,task_delegation=false": "task_delegation",
+		"": "task_delegation",
+	} {
+		env := map[string]string{settings.EnvStage: "test", settings.EnvTable: "t", settings.EnvBus: "b", settings.EnvFlags: flags,
+			settings.EnvStateMachines: "delegation=arn:aws:states:us-east-1:1:stateMachine:d", settings.EnvFunctions: "expert-gate=conclave-test-expert-gate"}
+		cfg := settings.FromLookup(func(k string) string { return env[k] })
+		h := a2afn.New(lambdafn.Deps{Config: cfg, AWS: aws.Config{Region: "us-east-1"}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		assert.Equal(t, want, h.Service.NoTasks, "FEATURE_FLAGS=%q", flags)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/aws/executions"
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
 	"github.com/conclave-ai/conclave/shared/store/approvalstore"
@@ -60,6 +61,12 @@ func New(d lambdafn.Deps) *Handler {
 		// URLs under the MCP packs' network policy; the a2a-push function
 		// sends them.
 		Push: pushstore.New(core.DB, core.Table), PushPolicy: toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly},
+	}
+	if !flags.TaskDelegation {
+		// A message is answered as an executed task: none without the
+		// flag (the door of new work; decisions on tasks already
+		// accepted still answer).
+		svc.NoTasks = settings.FlagTaskDelegation
 	}
 	return &Handler{Teams: teamStore, Auth: auth, Service: svc, Log: d.Log, StreamURL: d.Config.StreamURL}
 }

@@ -111,10 +111,15 @@ func Config(d lambdafn.Deps, core *dynamo.Store) (conversations.Config, error) {
 	// commits (docs/agents-context.md).
 	inbox := messagingwiring.Service(core, bus)
 	// The compound planner: the tier-0 (fast) model, asked only when a
-	// message looks compound; a plan runs on the plan machine.
-	starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
-	planner := &plans.Planner{Plans: planwiring.New(d, core, starter, nil, nil), Model: model, ModelID: tiers[routing.Tier0],
-		Packs: &toolpacks.Registry{Store: mcppackstore.New(core.DB, core.Table)}}
+	// message looks compound; a plan runs on the plan machine. Part of
+	// collaboration (seed 000: collaboration off is direct dispatch), so
+	// with that flag off there is no planner: no planner call, no plan.
+	var planner conversations.Planner // nil interface: no planner
+	if flags.Collaboration {
+		starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
+		planner = &plans.Planner{Plans: planwiring.New(d, core, starter, nil, nil), Model: model, ModelID: tiers[routing.Tier0],
+			Packs: &toolpacks.Registry{Store: mcppackstore.New(core.DB, core.Table)}}
+	}
 	return conversations.Config{Store: store, Agents: store, Router: router, Model: model, Synth: synth, Planner: planner,
 		Memories: mem, Bus: bus, Tools: tools, Tail: store, Replays: store, Log: d.Log,
 		// What an agent's prompt holds beyond the conversation, the reads

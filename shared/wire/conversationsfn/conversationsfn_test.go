@@ -15,6 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/store/dynamo"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/wire/conversationsfn"
+	"github.com/conclave-ai/conclave/shared/work/plans"
 )
 
 // service builds the function's chat service from an environment whose
@@ -101,5 +102,33 @@ func TestTheRouterModelFlagReachesTheRouter(t *testing.T) {
 			require.True(t, ok, "%T", r.Chooser)
 			assert.Equal(t, "tiny-0", ch.ModelID)
 		})
+	}
+}
+
+// The planner is part of collaboration (seed 000: collaboration off is
+// direct dispatch): the function's own wiring builds none without the
+// flag, so no message is sent to the tier-0 planner or fanned out into a
+// plan.
+func TestThePlannerNeedsCollaboration(t *testing.T) {
+	for _, c := range []struct {
+		flags string
+		on    bool
+	}{
+		{"collaboration=true,expert_gate=true,task_delegation=true", true},
+		{"collaboration=false,expert_gate=true,task_delegation=true", false},
+		{"", false},
+	} {
+		env := map[string]string{settings.EnvStage: "test", settings.EnvTable: "t", settings.EnvBus: "b", settings.EnvFlags: c.flags,
+			settings.EnvStateMachines: "plan=arn:aws:states:us-east-1:1:stateMachine:p", settings.EnvFunctions: "expert-gate=conclave-test-expert-gate",
+			settings.EnvModelProvider: "local"}
+		cfg := settings.FromLookup(func(k string) string { return env[k] })
+		d := lambdafn.Deps{Config: cfg, AWS: aws.Config{Region: "us-east-1"}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		chat, err := conversationsfn.Config(d, dynamo.FromConfig(d.AWS, cfg.TableName))
+		require.NoError(t, err)
+		if c.on {
+			assert.IsType(t, &plans.Planner{}, chat.Planner, c.flags)
+		} else {
+			assert.Nil(t, chat.Planner, "%q: no planner at all (a nil interface, not a nil *Planner)", c.flags)
+		}
 	}
 }
