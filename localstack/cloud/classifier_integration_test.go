@@ -77,8 +77,15 @@ func TestTheClassifierIsFittedWhenTheAgentsChange(t *testing.T) {
 		"examples": []string{"my car makes a grinding noise when braking", "the engine light is on", "how often should I change the oil?",
 			"my tyre keeps losing air", "the battery died overnight"}}}})
 	require.Equal(t, 200, r.Status, string(r.Body))
-	assert.Equal(t, "pending", report(api)["classifier"].(map[string]any)["status"])
-	rep = current()
+	// Pending until the new fit is stored (a fit of this team takes
+	// milliseconds: it may be stored already), then current with a later
+	// fitted_at.
+	fitted := cls["fitted_at"]
+	require.Eventually(t, func() bool {
+		rep = report(api)
+		c := rep["classifier"].(map[string]any)
+		return c["status"] == "current" && c["fitted_at"] != fitted
+	}, 90*time.Second, 300*time.Millisecond, "fitted again for the new examples")
 	assert.Empty(t, rep["warnings"])
 
 	// The gate routes with it: an everyday question in none of the

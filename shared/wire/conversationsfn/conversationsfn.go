@@ -112,10 +112,11 @@ func Config(d lambdafn.Deps, core *dynamo.Store) (conversations.Config, error) {
 	inbox := messagingwiring.Service(core, bus)
 	// The compound planner: the tier-0 (fast) model, asked only when a
 	// message looks compound; a plan runs on the plan machine. Part of
-	// collaboration (seed 000: collaboration off is direct dispatch), so
-	// with that flag off there is no planner: no planner call, no plan.
+	// collaboration (seed 000: collaboration off is direct dispatch), and
+	// its steps are executed tasks (task_delegation): with either flag off
+	// there is no planner, so no planner call and no plan.
 	var planner conversations.Planner // nil interface: no planner
-	if flags.Collaboration {
+	if flags.Collaboration && flags.TaskDelegation {
 		starter := executions.FromConfig(d.AWS, d.Config.StateMachines)
 		planner = &plans.Planner{Plans: planwiring.New(d, core, starter, nil, nil), Model: model, ModelID: tiers[routing.Tier0],
 			Packs: &toolpacks.Registry{Store: mcppackstore.New(core.DB, core.Table)}}

@@ -106,9 +106,9 @@ func TestTheRouterModelFlagReachesTheRouter(t *testing.T) {
 }
 
 // The planner is part of collaboration (seed 000: collaboration off is
-// direct dispatch): the function's own wiring builds none without the
-// flag, so no message is sent to the tier-0 planner or fanned out into a
-// plan.
+// direct dispatch) and its steps are executed tasks (task_delegation):
+// the function's own wiring builds none without both flags, so no message
+// is sent to the tier-0 planner or fanned out into a plan.
 func TestThePlannerNeedsCollaboration(t *testing.T) {
 	for _, c := range []struct {
 		flags string
@@ -116,6 +116,7 @@ func TestThePlannerNeedsCollaboration(t *testing.T) {
 	}{
 		{"collaboration=true,expert_gate=true,task_delegation=true", true},
 		{"collaboration=false,expert_gate=true,task_delegation=true", false},
+		{"collaboration=true,expert_gate=true,task_delegation=false", false},
 		{"", false},
 	} {
 		env := map[string]string{settings.EnvStage: "test", settings.EnvTable: "t", settings.EnvBus: "b", settings.EnvFlags: c.flags,
