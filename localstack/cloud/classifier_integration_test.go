@@ -23,13 +23,7 @@ import (
 // gate routes with it; another team sees none of it.
 func TestTheClassifierIsFittedWhenTheAgentsChange(t *testing.T) {
 	e := mustEnv(t)
-	ctx := context.Background()
-	newTeam := func() apitest.Client {
-		_, k, err := teams.NewService(e.db.teams).CreateTeam(ctx, "classifier")
-		require.NoError(t, err)
-		return apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: k.Secret, T: t}
-	}
-	api, other := newTeam(), newTeam()
+	api, other := apiTeam(t, e, "classifier"), apiTeam(t, e, "classifier")
 	agent := func(slug, skill, desc string, examples ...string) {
 		r := api.Do("POST", "/v1/agents", map[string]any{"slug": slug, "name": slug, "skills": []any{
 			map[string]any{"name": skill, "description": desc, "examples": examples}}})
@@ -97,4 +91,12 @@ func TestTheClassifierIsFittedWhenTheAgentsChange(t *testing.T) {
 	routingOf := turn.JSON(t)["routing"].(map[string]any)
 	assert.Equal(t, []any{"gardener"}, routingOf["selected_agents"], string(turn.Body))
 	assert.Equal(t, "plant-care", routingOf["skill"])
+}
+
+// apiTeam is a fresh team and an API client holding its key.
+func apiTeam(t *testing.T, e env, name string) apitest.Client {
+	t.Helper()
+	_, k, err := teams.NewService(e.db.teams).CreateTeam(context.Background(), name)
+	require.NoError(t, err)
+	return apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: k.Secret, T: t}
 }

@@ -3,8 +3,6 @@
 package cloud_test
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/infra/e2e/apitest"
-	"github.com/conclave-ai/conclave/shared/team/teams"
 )
 
 // A routing evaluation end to end (issue 42): POST /v1/routing/evaluations
@@ -23,13 +20,7 @@ import (
 // naming the field with nothing created; another team sees none of it.
 func TestARoutingEvaluationRunsInTheBackground(t *testing.T) {
 	e := mustEnv(t)
-	ctx := context.Background()
-	newTeam := func() apitest.Client {
-		_, k, err := teams.NewService(e.db.teams).CreateTeam(ctx, "evaluations")
-		require.NoError(t, err)
-		return apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: k.Secret, T: t}
-	}
-	api, other := newTeam(), newTeam()
+	api, other := apiTeam(t, e, "evaluations"), apiTeam(t, e, "evaluations")
 	for _, a := range []map[string]any{
 		{"slug": "host", "name": "Host", "skills": []any{map[string]any{"name": "small-talk", "description": "Greetings and general questions"}}},
 		{"slug": "gardener", "name": "Gardener", "skills": []any{map[string]any{"name": "plant-care", "description": "Looks after plants and gardens",

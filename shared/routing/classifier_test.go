@@ -234,3 +234,18 @@ func (threeDims) Embed(_ context.Context, texts []string) ([][]float64, error) {
 	}
 	return out, nil
 }
+
+// A stored classifier whose weights do not add up never scores (it would
+// read past them), and a cleared index scores by similarity again.
+func TestAClassifierThatDoesNotAddUpIsRefused(t *testing.T) {
+	ix, c := fitted(t, classifierTeam(), routing.FitOptions{})
+	short := *c
+	short.Weights = c.Weights[:len(c.Weights)-1]
+	assert.False(t, ix.SetClassifier(&short))
+	bias := *c
+	bias.Bias = c.Bias[:len(c.Bias)-1]
+	assert.False(t, ix.SetClassifier(&bias))
+	require.NotNil(t, ix.Classifier())
+	ix.ClearClassifier()
+	assert.Nil(t, ix.Classifier())
+}

@@ -154,3 +154,15 @@ func TestTheDefaultAgentDoesNotTakeTheTurnFromTheSpecialist(t *testing.T) {
 	d = routeWith(t, &gate{scores: []routing.ExpertScore{sc("kyra", 0.97), sc("luke", 0.01)}}, func(r *cascade.Request) { r.CurrentAgent = "" })
 	assert.Equal(t, []string{"kyra"}, d.SelectedAgents, "a new conversation goes to whoever is confident")
 }
+
+// With TOP_K and ENSEMBLE too the default does not take the conversation:
+// the specialist answers first (and so stays current), the default beside.
+func TestTheDefaultAgentDoesNotTakeAMultiAgentTurn(t *testing.T) {
+	d := routeWith(t, &gate{scores: []routing.ExpertScore{sc("kyra", 0.97), sc("dana", 0.2), sc("luke", 0.01)}}, func(r *cascade.Request) {
+		r.CurrentAgent, r.Options.Strategy, r.Options.K = "luke", routing.TopK, 2
+	})
+	require.NotEmpty(t, d.SelectedAgents)
+	assert.Equal(t, "luke", d.SelectedAgents[0])
+	assert.Contains(t, d.SelectedAgents, "kyra")
+	assert.LessOrEqual(t, len(d.SelectedAgents), 2)
+}

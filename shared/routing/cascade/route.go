@@ -490,6 +490,13 @@ func continuity(cur, def string, scores []routing.ExpertScore, sel *routing.Sele
 		if len(sel.Agents) >= limit {
 			sel.Agents = sel.Agents[:limit-1]
 		}
+		if sel.Agents[0] == def {
+			// The default first would take the conversation (its first
+			// answerer becomes the current agent): the specialist answers
+			// first, the default beside it.
+			sel.Agents = append([]string{cur}, sel.Agents...)
+			return true
+		}
 		sel.Agents = append(slices.Clone(sel.Agents), cur)
 		return false
 	default: // TOP_1, CASCADE

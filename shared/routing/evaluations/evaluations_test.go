@@ -232,3 +232,23 @@ func TestAnEvaluationThatCannotBeAnnouncedIsRecordedFailed(t *testing.T) {
 		assert.Equal(t, evaluations.StatusFailed, e.Status, "a client polling it sees it will not run")
 	}
 }
+
+// A message labelled for the default agent that the default answers, by
+// fallback, is right: it is what the user wanted.
+func TestTheDefaultExpectedAndAnsweringIsRight(t *testing.T) {
+	ctx := context.Background()
+	svc := &evaluations.Service{Store: &store{}, Bus: &bus{}, Gate: &gate{}, Agents: team{}}
+	e, err := svc.Create(ctx, "t", evaluations.Input{Messages: []evaluations.Message{
+		{Content: "hello |luke:10:code-review", ExpectedAgent: slug("kyra")},
+		{Content: "review it |luke:90:code-review", ExpectedAgent: slug("kyra")},
+	}})
+	require.NoError(t, err)
+	require.NoError(t, svc.Run(ctx, "t", e.ID))
+	got, _ := svc.Get(ctx, "t", e.ID)
+	r := got.Result
+	assert.Equal(t, 0.5, r.AtDefault.Right)
+	assert.Zero(t, r.AtDefault.FalselyDeclined)
+	assert.Contains(t, r.Confusion, evaluations.Cell{Expected: "kyra", Routed: "kyra", Count: 1})
+	require.Len(t, r.Misses, 1)
+	assert.Equal(t, 1, r.Misses[0].Index)
+}

@@ -5,12 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/clip"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 )
+
+// finishTimeout bounds the write of an evaluation's end, made even when
+// the invocation's time is up.
+const finishTimeout = 5 * time.Second
 
 // missContent bounds the message a miss quotes (its index finds it whole
 // in the evaluation's messages): 200 misses of it keep the stored
@@ -79,7 +84,11 @@ func (s *Service) Run(ctx context.Context, teamID, id string) error {
 		r := measure(e.Messages, out, def, e.Threshold, e.Given)
 		e.Result = &r
 	}
-	err = s.Store.FinishEvaluation(ctx, e)
+	// Recorded even when ctx ran out while scoring (then as failed): an
+	// evaluation must not stay running for its 30 days.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	err = s.Store.FinishEvaluation(fctx, e)
 	if apperr.Is(err, apperr.ECONFLICT) {
 		return nil // finished meanwhile by another delivery
 	}
@@ -141,7 +150,7 @@ func measure(msgs []Message, out []scored, def string, threshold float64, given 
 		if m.ExpectedAgent != nil {
 			expected = string(*m.ExpectedAgent)
 		}
-		if declined || agent == def && m.ExpectedAgent == nil {
+		if (declined || agent == def && m.ExpectedAgent == nil) && agent != expected {
 			routed = ""
 		}
 		cells[[2]string{expected, routed}]++
@@ -197,10 +206,10 @@ func outcome(msgs []Message, out []scored, def string, threshold float64) Outcom
 		}
 		in++
 		switch {
+		case agent == string(*m.ExpectedAgent):
+			right++ // the default expected, and answering by fallback, is what the user wanted
 		case fallback:
 			falsely++
-		case agent == string(*m.ExpectedAgent):
-			right++
 		}
 	}
 	o.Right, o.FalselyDeclined, o.Declined = share(right, in), share(falsely, in), share(declined, oos)

@@ -65,7 +65,9 @@ func (s *Service) classify(ctx context.Context, teamID string, ix *routing.Index
 	switch {
 	case err != nil:
 		slog.WarnContext(ctx, "classifier not read: scoring by example similarity", "team_id", teamID, "error", err)
-	case ok && !ix.SetClassifier(c):
+	case !ok:
+		ix.ClearClassifier() // deleted (the team outgrew it): example similarity
+	case !ix.SetClassifier(c):
 		slog.InfoContext(ctx, "the stored classifier does not fit these skills yet: scoring by example similarity", "team_id", teamID)
 	}
 }
@@ -157,4 +159,23 @@ func (f *Fitter) Fit(ctx context.Context, teamID string) (FitResult, error) {
 		res.Outcome = "stale"
 	}
 	return res, nil
+}
+
+// fittedTo reports whether c was fitted to every agent version of key
+// (agentsKey): the team's fit serves an index of some of its agents, and
+// such an index need not look for another.
+func fittedTo(c *routing.Classifier, key string) bool {
+	if c == nil {
+		return false
+	}
+	have := map[string]bool{}
+	for _, k := range strings.Split(c.Agents, ",") {
+		have[k] = true
+	}
+	for _, k := range strings.Split(key, ",") {
+		if !have[k] {
+			return false
+		}
+	}
+	return true
 }

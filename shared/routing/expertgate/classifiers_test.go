@@ -218,3 +218,32 @@ func TestTheCalibrationReport(t *testing.T) {
 	assert.Equal(t, "none", rep.Classifier.Status)
 	assert.Empty(t, rep.Skills)
 }
+
+// An index of some of the team's agents (a turn excluding one) scores
+// with the team's fit and, that fit being of these very versions, stops
+// looking; a deleted fit is dropped at the next look.
+func TestASubsetIndexKeepsTheTeamsFit(t *testing.T) {
+	ctx := context.Background()
+	store := &classifiers{}
+	src := &source{agents: append(moneyTeam(), agents.Agent{Slug: "extra", Status: agents.StatusActive, Version: 1,
+		Skills: []agents.Skill{{Name: "misc", Description: "other things", Examples: []string{"a", "b", "c", "d", "e"}}}})}
+	_, err := (&expertgate.Fitter{Gate: &expertgate.Service{Source: src, Embedder: moneyEmbedder{}}, Store: store}).Fit(ctx, "t")
+	require.NoError(t, err)
+	g := &expertgate.Service{Source: src, Embedder: moneyEmbedder{}, Classifiers: store, Recheck: time.Nanosecond}
+	req := expertgate.Request{TeamID: "t", Query: "the money for rent", Exclude: []string{"extra"}}
+	first, err := g.Score(ctx, req)
+	require.NoError(t, err)
+	gets := store.gets
+	for range 3 {
+		_, err = g.Score(ctx, req)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, gets, store.gets, "the team's fit of these versions: no more reads")
+
+	// Deleted (the team outgrew it): the next index built drops it.
+	require.NoError(t, store.DeleteClassifier(ctx, "t", "money"))
+	src.agents[0].Version = 2
+	after, err := g.Score(ctx, req)
+	require.NoError(t, err)
+	assert.NotEqual(t, first.Scores[0].Confidence, after.Scores[0].Confidence, "by example similarity again")
+}

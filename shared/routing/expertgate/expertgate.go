@@ -335,7 +335,9 @@ func (s *Service) cached(teamID, key string) (*routing.Index, bool) {
 	for i, c := range list {
 		if c.key == key {
 			recheck := false
-			if cl := c.ix.Classifier(); s.Classifiers != nil && c.ix.Semantic() && c.ix.ClassifierReady() && (cl == nil || cl.Texts != c.texts) &&
+			// Not its own fit, nor the team's fit of these very versions.
+			if cl := c.ix.Classifier(); s.Classifiers != nil && c.ix.Semantic() && c.ix.ClassifierReady() &&
+				(cl == nil || (cl.Texts != c.texts && !fittedTo(cl, c.key))) &&
 				time.Since(c.checked) >= cmp.Or(s.Recheck, ClassifierRecheck) {
 				recheck, c.checked = true, time.Now()
 			}

@@ -9,6 +9,7 @@ package routingevaluatorfn
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/conclave-ai/conclave/shared/platform/consumers"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
@@ -19,6 +20,10 @@ import (
 	"github.com/conclave-ai/conclave/shared/wire/consumerwiring"
 	"github.com/conclave-ai/conclave/shared/wire/gatewiring"
 )
+
+// finishMargin is the time kept, out of the invocation's, to write an
+// evaluation's end.
+const finishMargin = 10 * time.Second
 
 // Build implements lambdafn.Build. A stage without the expert-gate
 // function fails the cold start: there is nothing to evaluate with.
@@ -35,6 +40,13 @@ func Build(d lambdafn.Deps) (any, error) {
 		return nil, err
 	}
 	h := consumers.For(evaluations.DetailType, d.Log, valid, func(ctx context.Context, ev evaluations.RequestedEvent) error {
+		// The scoring stops finishMargin before the invocation's end, so
+		// the evaluation's end (failed, if it ran out) is always written.
+		if deadline, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline.Add(-finishMargin))
+			defer cancel()
+		}
 		return svc.Run(ctx, ev.TeamID, ev.EvaluationID)
 	})
 	h.Retry = retry
