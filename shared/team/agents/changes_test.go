@@ -58,3 +58,27 @@ func TestEveryAgentChangeIsAnnounced(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, agents.StatusPaused, got.Status)
 }
+
+// failingCards answers every card fetch with an error.
+type failingCards struct{}
+
+func (failingCards) Fetch(context.Context, string, string) (agents.RemoteCard, error) {
+	return agents.RemoteCard{}, errors.New("unreachable")
+}
+
+// A card checked again (the task-sweeper's refresh) is a new version of
+// the agent, announced like any other write.
+func TestACardCheckIsAnnounced(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	require.NoError(t, store.CreateTeam(ctx, teams.Team{ID: "t1", Name: "T"}, teams.APIKey{ID: "k1"}, "h1"))
+	svc := agents.NewService(store)
+	a, err := svc.Create(ctx, "t1", agents.CreateInput{Slug: "desk", Name: "Desk", Skills: []agents.Skill{{Name: "tax", Description: "Taxes"}}})
+	require.NoError(t, err)
+	b := &bus{}
+	svc.Bus, svc.Cards = b, failingCards{}
+	a.Remote = &agents.Remote{CardURL: "http://localhost:9/card"}
+	checked, err := svc.RefreshCard(ctx, a, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{fmt.Sprintf("AgentsChanged t1 desk@%d updated", checked.Version)}, b.events)
+}

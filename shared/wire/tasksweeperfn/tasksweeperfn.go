@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/conclave-ai/conclave/shared/aws/eventbus"
+
 	"github.com/conclave-ai/conclave/shared/a2a/remote"
 	"github.com/conclave-ai/conclave/shared/aws/executions"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
@@ -37,6 +39,11 @@ func Build(d lambdafn.Deps) (any, error) {
 	policy, secrets := toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly}, secretstore.New(d.AWS)
 	cards := agents.NewService(cardStore)
 	cards.Cards, cards.Secrets = &remote.Client{Policy: policy}, secrets
+	// A card checked again is a new agent version (its skills may have
+	// changed): announced as every agent write is, so the team's routing
+	// classifier is fitted again (the fitter skips it when nothing it
+	// reads changed).
+	cards.Bus = eventbus.FromConfig(d.AWS, d.Config.BusName)
 	// A swept session's stages waiting for A2A agents cancel their remote
 	// tasks (sessions/remote.go).
 	ses.Remote = &remote.Client{Policy: policy, Agents: cardStore, Secrets: secrets}
