@@ -10,6 +10,7 @@ package cloud_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -168,6 +169,12 @@ func TestAWSCallBudgetsSessionsAndReports(t *testing.T) {
 		}
 		max, ok := perAction[inv.Action]
 		require.True(t, ok, "session-steps %q has a budget", inv.Action)
+		if inv.Action == "stage" || inv.Action == "synthesize" {
+			// a stage's model call runs under the cancel watch: a loaded
+			// machine's call runs longer and the watch reads more.
+			max = maps.Clone(max)
+			max["DynamoDB"] += watchReads(inv)
+		}
 		within(t, "session-steps "+inv.Action, inv.Calls, max)
 		if !seen[inv.Action] {
 			seen[inv.Action] = true
