@@ -121,6 +121,8 @@ pids=($!)
 step tools localstack/contract.sh venv &
 pids+=($!)
 (
+  # The CDK modules (some 350 MB) download while the prelude compiles.
+  go mod download $(go list -m -f '{{.Path}}' all | grep -E 'aws-cdk-go|jsii-runtime-go|constructs-go|cdklabs|Masterminds/semver') >/dev/null 2>&1
   await prelude
   ok prelude || exit 0 # reported as a failed step below
   step stack-build go test -vet=off -c -o "$PWD/$out/stack.test" ./infra/stack
@@ -181,12 +183,16 @@ mark wordllama end
 # infra/stack) to the stack steps above, which compile the bindings
 # anyway; vet-cdk vets the two from the build cache then.
 # (shared/archtest checks that the two cover every package.)
-# The prelude: what the stack tests share with the rest (the CDK app's
-# dependencies but the CDK bindings), compiled first and once; then the
-# stack-build above and vet compile at once, nothing twice.
+# The prelude: what the stack tests share with the rest (the packages of
+# this module the CDK app imports, with everything they import: the
+# standard library, testify), compiled first and once, by vet: a package
+# compiled for go build or go test is compiled again for go vet, but one
+# compiled for go vet serves them all. Then the stack-build above and the
+# vet of everything else compile at once, nothing twice. (The CDK
+# modules download meanwhile, in the stack-build's step.)
 mark prelude start
-( rc=0; prelude=$(go list -deps -test ./infra/stack | grep -Ev '(aws-cdk-go|jsii-runtime-go|constructs-go|cdklabs|Masterminds/semver|/infra/stack)|[ .]test') &&
-  go build $prelude || rc=$?; cpu prelude; exit "$rc" ) >"$out/prelude.log" 2>&1
+( rc=0; prelude=$(sed -n '/^import (/,/^)/p; /^import "/p' infra/stack/*.go | grep -o '"github.com/conclave-ai/conclave/[^"]*"' | tr -d '"' | grep -v '/infra/stack$' | sort -u) &&
+  go vet -tags integration,e2e,soak,load,faults $prelude || rc=$?; cpu prelude; exit "$rc" ) >"$out/prelude.log" 2>&1
 setrc prelude $?
 mark prelude end
 if ! ok prelude; then

@@ -467,12 +467,23 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		{op: "POST /v1/conversations/{id}/agents", method: "POST", path: convPath("/agents"), status: 200,
 			body: map[string]any{"add": []string{"dana"}}, max: dynamo(5)},
 		// the conversation, both agents, one transaction (with the
-		// memory and the two cached contexts dropped), announced.
+		// memory and the two cached contexts dropped), announced; after
+		// the commit, the latest messages read: the handoff corrects the
+		// gate's choice for the last message (RoutingCorrected, a second
+		// announcement).
 		{op: "POST /v1/conversations/{id}/handoff", method: "POST", path: convPath("/handoff"), status: 201,
-			body: map[string]any{"to": "dana", "reason": "numbers"}, max: calls{"DynamoDB": 4, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}},
-		// handed off: no gate; dana's context is built.
+			body: map[string]any{"to": "dana", "reason": "numbers"}, max: calls{"DynamoDB": 5, "DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1, "EventBridge": 2}},
+		// handed off: no gate; dana's context is built. (Before it, the
+		// routing-evaluator has kept the correction: it asks the gate for
+		// dana's best skill, which is not this turn's call.)
 		{op: "POST /v1/conversations/{id}/messages (handed off; context built)", method: "POST", path: convPath("/messages"), status: 201,
-			body: map[string]any{"content": "what is the sum of 2 and 3"}, max: turnBuilt},
+			body: map[string]any{"content": "what is the sum of 2 and 3"}, max: turnBuilt,
+			before: func() {
+				require.Eventually(t, func() bool {
+					inv, _ := invocations(t, 0, "routing-evaluator", d.id)
+					return len(inv) > 0
+				}, 60*time.Second, 200*time.Millisecond, "the routing-evaluator took the handoff's correction")
+			}},
 		{op: "POST /v1/conversations/{id}/return", method: "POST", path: convPath("/return"), status: 201,
 			max: calls{"DynamoDB": 4, "DynamoDB.TransactWriteItems": 1, "EventBridge": 1}},
 		{op: "GET /v1/conversations/{id}/handoffs", method: "GET", path: convPath("/handoffs"), status: 200, max: dynamo(1)},

@@ -13,6 +13,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/store/planstore"
 	"github.com/conclave-ai/conclave/shared/store/pushstore"
 	"github.com/conclave-ai/conclave/shared/store/reportstore"
+	"github.com/conclave-ai/conclave/shared/store/suggestionstore"
 	"github.com/conclave-ai/conclave/shared/testkit/storetest"
 )
 
@@ -30,6 +31,6 @@ func TestStoreContract(t *testing.T) {
 			Push: pushstore.New(db, table), Messages: e.db.inbox, Memories: memorystore.New(db, table), Reports: reportstore.New(db, table),
 			Gate: e.db.gate, Streams: e.db.core, Results: e.db.results, Plans: planstore.New(db, table), Requests: e.db.core,
 			Records: e.db.core, Attempts: e.db.core, Activity: e.db.activity, Vectors: e.db.gate,
-			Classifiers: e.db.gate, Evaluations: e.db.evaluations}
+			Classifiers: e.db.gate, Evaluations: e.db.evaluations, Suggestions: suggestionstore.New(db, table)}
 	})
 }

@@ -616,6 +616,16 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	// An agent written through the API (AgentsChanged).
 	st, _ = d.call("PATCH", "/v1/agents/ava", map[string]any{"tagline": "keeps everyone in the loop"})
 	require.Equal(t, 200, st)
+	// A user's correction of the router (RoutingCorrected): the gate
+	// routes a new conversation's first message, the next one @mentions
+	// another agent.
+	routed := d.conversation("")
+	first := d.post(routed, map[string]any{"content": "Can you review this Go function for bugs and naming issues?"})
+	other := "wren"
+	if first["routing"].(map[string]any)["selected_agents"].([]any)[0] == "wren" {
+		other = "luke"
+	}
+	d.post(routed, map[string]any{"content": "@" + other + " could you take this one instead?"})
 	// A routing evaluation (RoutingEvaluationRequested).
 	st, _ = d.call("POST", "/v1/routing/evaluations", map[string]any{"messages": []any{map[string]any{"content": "@ava who is on call?", "expected_agent": "ava"}}})
 	require.Equal(t, 202, st)
@@ -648,7 +658,7 @@ func TestEveryPublishedEventMatchesItsSchema(t *testing.T) {
 	d.waitPlan(plan, 90*time.Second)
 
 	want := []string{"AgentMessageSent", "AgentsChanged", "ApprovalDecided", "ApprovalRequested", "ConsultationEscalated", "HandoffCompleted", "MemoryShared", "ParticipantRejoined",
-		"PlanCompleted", "PlanStarted", "PlanStepCompleted", "ReportFinished", "RoutingEvaluationRequested", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged", "TeamBudgetWarning"}
+		"PlanCompleted", "PlanStarted", "PlanStepCompleted", "ReportFinished", "RoutingCorrected", "RoutingEvaluationRequested", "SessionStageCompleted", "SessionStatusChanged", "TaskOverdue", "TaskStatusChanged", "TeamBudgetWarning"}
 	deadline := time.Now().Add(30 * time.Second)
 	var seen []string
 	for {

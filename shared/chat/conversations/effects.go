@@ -44,6 +44,11 @@ func (s *Service) committedEffects(a answeredTurn) []effect {
 	if back := rejoined(a.th, a.out.answeredBy); len(back) > 0 {
 		effects = append(effects, s.rejoinedPublished(a.teamID, a.convID, a.user, back))
 	}
+	// The turn chose, by mention, another agent than the one the router
+	// gave the message before (corrections.go).
+	if c := correctionIn(a.teamID, a.th.history, a.routed.Decision(), a.user); c != nil {
+		effects = append(effects, s.correctionPublished(*c))
+	}
 	return effects
 }
 

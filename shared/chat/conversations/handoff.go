@@ -131,7 +131,11 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 		if err != nil {
 			return Handoff{}, err
 		}
-		s.afterCommit(ctx, false, s.handoffPublished(teamID, ch.Handoff))
+		effects := []effect{s.handoffPublished(teamID, ch.Handoff)}
+		if kind == KindHandoff {
+			effects = append(effects, s.handoffCorrection(teamID, convID, ch.Handoff))
+		}
+		s.afterCommit(ctx, false, effects...)
 		return ch.Handoff, nil
 	}
 }

@@ -25,7 +25,7 @@ var Functions = []Function{
 	{
 		Name:        "agents",
 		Description: "Agents API: create, list, get, update, pause, archive, default agent; the team's skill registry.",
-		Domains:     []string{"agents", "expertgate", "routing", "teams"},
+		Domains:     []string{"agents", "cascade", "expertgate", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/agents"},
@@ -40,6 +40,11 @@ var Functions = []Function{
 			// The team's skill registry, read from the agents.
 			{"GET", "/v1/skills"},
 			{"GET", "/v1/skills/{agent}/{name}"},
+			// Examples suggested by users' corrections of the router
+			// (shared/routing/suggestions).
+			{"GET", "/v1/agents/{slug}/example-suggestions"},
+			{"POST", "/v1/agents/{slug}/example-suggestions/{id}/accept"},
+			{"POST", "/v1/agents/{slug}/example-suggestions/{id}/dismiss"},
 		},
 		MemoryMB: 512, Timeout: 15,
 		// GrantModels: Titan's InvokeModel, for the skill vectors of an
@@ -375,16 +380,19 @@ var Functions = []Function{
 	},
 	{
 		Name:        "routing-evaluator",
-		Description: "Runs a routing evaluation on RoutingEvaluationRequested (bus -> rule -> SQS): each labelled message scored by the ExpertGate as a new conversation's first turn, the result recorded.",
-		Domains:     []string{"agents", "expertgate", "routing", "teams"},
+		Description: "Runs a routing evaluation on RoutingEvaluationRequested (bus -> rule -> SQS), each labelled message scored by the ExpertGate; keeps a user's correction of the router (RoutingCorrected) as a suggested example of the agent they chose.",
+		Domains:     []string{"agents", "cascade", "expertgate", "routing", "teams"},
 		Trigger:     TriggerSQS,
 		Queue:       "routing-evaluations",
 		// One evaluation per invocation: up to 200 gate calls, 8 at once.
 		BatchSize: 1,
 		MemoryMB:  256, Timeout: 120,
-		// GetItem and Query: the evaluation, the team's agents and default;
-		// PutItem: its result; UpdateItem: the consumer's attempt count.
-		Grants:  []Grant{GrantGetItem, GrantQuery, GrantPutItem, GrantUpdateItem, GrantDeadLetter},
+		// GetItem and Query: the evaluation, the team's agents and default,
+		// a corrected decision, an agent's suggestions; PutItem: its
+		// result; UpdateItem: the consumer's attempt count; a suggestion
+		// is one transaction (PutItem, UpdateItem of the agent's head,
+		// DeleteItem of the oldest pushed out).
+		Grants:  []Grant{GrantGetItem, GrantQuery, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantDeadLetter},
 		Invokes: []string{"expert-gate"},
 	},
 	{

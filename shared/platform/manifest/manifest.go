@@ -373,7 +373,7 @@ var (
 		{Name: "agent-messages", Sources: []string{EventSource}, DetailTypes: []string{"AgentMessageSent"}, Queue: "agent-messages"},
 		{Name: "memory-shared", Sources: []string{EventSource}, DetailTypes: []string{"MemoryShared"}, Queue: "memory-events"},
 		{Name: "agents-changed", Sources: []string{EventSource}, DetailTypes: []string{"AgentsChanged"}, Queue: "agent-changes"},
-		{Name: "routing-evaluations", Sources: []string{EventSource}, DetailTypes: []string{"RoutingEvaluationRequested"}, Queue: "routing-evaluations"},
+		{Name: "routing-evaluations", Sources: []string{EventSource}, DetailTypes: []string{"RoutingEvaluationRequested", "RoutingCorrected"}, Queue: "routing-evaluations"},
 		// Only the tasks that deliver a report (reports.Sync skips the rest).
 		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, DetailPresent: []string{"report_id"}, Queue: "report-tasks"},
 		// Only work linked to a conversation (results.Poster skips the rest).

@@ -245,6 +245,12 @@ func TestTheLogAnswersTheAnalytics(t *testing.T) {
 	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(err))
 	_, _, err = svc.Decisions(ctx, "team_1", cascade.DecisionFilter{Strategy: "best"}, paging.Page{})
 	assert.Equal(t, apperr.EINVALID, apperr.Code(err))
+	// Every strategy a decision is logged with filters the log (issue 43:
+	// greeting decisions were logged and could not be asked for).
+	for _, st := range []routing.Strategy{routing.Top1, routing.TopK, routing.Ensemble, routing.Cascade, routing.Direct, routing.Mentioned, routing.Router, routing.HandedOff, routing.Greeting} {
+		_, _, err = svc.Decisions(ctx, "team_1", cascade.DecisionFilter{Strategy: string(st)}, paging.Page{})
+		assert.NoError(t, err, st)
+	}
 
 	rep, err := svc.SelectedFor(ctx, "team_1", "review this function for bugs", 0, time.Time{})
 	require.NoError(t, err)

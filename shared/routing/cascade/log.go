@@ -29,9 +29,9 @@ func (s *Service) Decisions(ctx context.Context, teamID string, f DecisionFilter
 	}
 	if f.Strategy != "" {
 		switch routing.Strategy(f.Strategy) {
-		case routing.Top1, routing.TopK, routing.Ensemble, routing.Cascade, routing.Direct, routing.Mentioned, routing.Router, routing.HandedOff:
+		case routing.Top1, routing.TopK, routing.Ensemble, routing.Cascade, routing.Direct, routing.Mentioned, routing.Router, routing.HandedOff, routing.Greeting:
 		default:
-			return nil, "", apperr.Invalid("strategy", "strategy must be top_1, top_k, ensemble, cascade, direct, mention, router or handoff")
+			return nil, "", apperr.Invalid("strategy", "strategy must be top_1, top_k, ensemble, cascade, direct, mention, router, handoff or greeting")
 		}
 	}
 	return s.Store.ListDecisions(ctx, teamID, f, p)

@@ -85,6 +85,11 @@ import (
 //	evaluation      TEAM#<team>           REVAL#<evaluation id>  (a routing evaluation: status, created_at,   evaluationItem
 //	                  completed_at, message_count, threshold; doc: the whole evaluation as JSON, its messages
 //	                  and result; expires_at TTL, 30 days: evaluations.Retention)
+//	suggestion      TEAM#<team>           SUGG#<agent>#<msg id>  (an example suggestion: skill, content, created_at  suggestionItem
+//	                  (the push-out's order), dismissed_at (hidden, still in its place); expires, and expires_at
+//	                  TTL, 30 days: suggestions.Retention; expired is absent to every read before the TTL deletes it)
+//	suggestion head TEAM#<team>           SUGGHEAD#<agent>  (version: moved by every add of the agent's, which     headItem
+//	                  is conditioned on the version it read; expires_at TTL: its latest suggestion's)
 //
 // Access patterns and what serves them:
 //
@@ -148,6 +153,14 @@ import (
 //	get a routing evaluation               GetItem TEAM#<team> / REVAL#<id>
 //	a team's evaluations newest first      Query pk=TEAM#<team>, begins_with(sk, REVAL#), descending (ids sort by time)
 //	finish a running evaluation once       GetItem REVAL#<id>, then Put REVAL#<id>, condition status = running, ALL_OLD
+//	get an example suggestion              GetItem TEAM#<team> / SUGG#<agent>#<id> (expired or dismissed: not found)
+//	an agent's suggestions newest first    Query pk=TEAM#<team>, begins_with(sk, SUGG#<agent>#), descending (ids sort by time;
+//	                                       filter expires_at > now, attribute_not_exists(dismissed_at))
+//	add a suggestion, at most max kept     GetItem SUGGHEAD#<agent>, Query begins_with(sk, SUGG#<agent>#) consistently, then
+//	                                       TransactWriteItems: Put SUGG#<agent>#<id> (absent or expired), Update SUGGHEAD#<agent>
+//	                                       (version read, or absent), Delete the oldest live ones past max-1 (existing)
+//	dismiss / delete a suggestion          UpdateItem / DeleteItem SUGG#<agent>#<id>, condition exists and expires_at > now
+//	                                       (a dismiss: and attribute_not_exists(dismissed_at))
 //
 // A "begins_with" above is sent as the range it is, BETWEEN p AND p+DEL (0x7F)
 // (hasPrefix): the same for DynamoDB, and constant-time on DynamoDB Local,
@@ -218,6 +231,10 @@ const (
 	// PrefixEvaluation is the sort key prefix of a team's routing
 	// evaluations.
 	PrefixEvaluation = "REVAL#"
+	// PrefixSuggestion is the sort key prefix of the teams' example
+	// suggestions (SuggestionPrefix: an agent's).
+	PrefixSuggestion     = "SUGG#"
+	prefixSuggestionHead = "SUGGHEAD#"
 
 	// Infixes of the GSI partition keys under a team.
 	infixAssignee = "#ASSIGNEE#"
@@ -419,6 +436,18 @@ func ApprovalSK(id string) string { return PrefixApproval + id }
 
 // EvaluationSK is a routing evaluation's sort key.
 func EvaluationSK(id string) string { return PrefixEvaluation + id }
+
+// SuggestionPrefix is the sort key prefix of an agent's example
+// suggestions.
+func SuggestionPrefix(agent string) string { return PrefixSuggestion + agent + "#" }
+
+// SuggestionSK is an example suggestion's sort key: its agent, then its
+// id (the corrected message's, so an agent's sort by time).
+func SuggestionSK(agent, id string) string { return SuggestionPrefix(agent) + id }
+
+// SuggestionHeadSK is the sort key of the head of an agent's example
+// suggestions: the version every add moves.
+func SuggestionHeadSK(agent string) string { return prefixSuggestionHead + agent }
 
 // SkillVecPrefix is the sort key prefix of a team's skill vectors by one
 // embedder; an embedder ID is printable ASCII without '#'

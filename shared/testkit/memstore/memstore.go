@@ -46,6 +46,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/routing/discovery"
 	"github.com/conclave-ai/conclave/shared/routing/evaluations"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/routing/suggestions"
 	"github.com/conclave-ai/conclave/shared/team/activity"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
@@ -72,6 +73,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/reportfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/resultfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/sessionfake"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/suggestionfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/taskfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/teamfake"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
@@ -120,6 +122,7 @@ var (
 	_ expertgate.VectorStore       = (*Store)(nil)
 	_ expertgate.ClassifierStore   = (*Store)(nil)
 	_ evaluations.Store            = (*Store)(nil)
+	_ suggestions.Store            = (*Store)(nil)
 )
 
 // Store is every fake on one table: a whole team's stores, for the tests
@@ -148,6 +151,7 @@ type Store struct {
 	*planfake.Plans
 	*activityfake.Activity
 	*evaluationfake.Evaluations
+	*suggestionfake.Suggestions
 }
 
 // New returns an empty store on the wall clock.
@@ -160,6 +164,7 @@ func New() *Store {
 		Sessions: sessionfake.New(tb), Consultations: consultationfake.New(tb), Approvals: approvalfake.New(tb),
 		Budgets: budgetfake.New(tb), Clipboard: clipfake.New(tb), Packs: mcppackfake.New(tb), PushConfigs: pushfake.New(tb),
 		Plans: planfake.New(tb), Activity: activityfake.New(tb), Evaluations: evaluationfake.New(tb),
+		Suggestions: suggestionfake.New(tb),
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
 	"github.com/conclave-ai/conclave/shared/routing/evaluations"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/routing/suggestions"
 	"github.com/conclave-ai/conclave/shared/team/activity"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
@@ -104,6 +105,8 @@ type Stores struct {
 	Classifiers expertgate.ClassifierStore
 	// Evaluations are the teams' routing evaluations.
 	Evaluations evaluations.Store
+	// Suggestions are the agents' example suggestions.
+	Suggestions suggestions.Store
 }
 
 // complete fails t naming each port s leaves out.
@@ -191,6 +194,11 @@ var cases = []contractCase{
 	{"gate/skill vectors read back exactly, by key and by embedder; replaced, deleted; bad ones refused", skillVectors},
 	{"gate/a team's classifier per embedder read back (weights to half precision, several items); an earlier fit refused, a later or equal one replaces; deleted; bad ones refused", teamClassifiers},
 	{"evaluations/created once, read whole by its team; listed newest first without messages or results, paged; finished once, while running", evaluationsStored},
+	{"suggestions/added once per agent and id, read by their team and agent, listed newest first, paged", suggestionsStored},
+	{"suggestions/dismissed once, hidden but holding the id; deleted once, freeing it; by team and agent", suggestionsDismissed},
+	{"suggestions/expired ones absent to every read and write, their ids free", suggestionsExpired},
+	{"suggestions/at most max kept per agent: the oldest pushed out, at the boundary exactly", suggestionsCapped},
+	{"suggestions/20 racing adds with a cap of 5: exactly 5 kept", suggestionsConcurrent},
 	{"consultations/created escalated once, holding no slot; listed newest first by status and agent; escalations by status", consultationsListed},
 	{"consultations/a save is conditioned on the version read, moves the counter within its bounds, creates its escalation and memory once", consultationSaved},
 	{"consultations/an escalation resolved once, its answer delivered with it; a stale resolution writes nothing", escalationResolved},

@@ -18,9 +18,11 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
 	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
+	"github.com/conclave-ai/conclave/shared/routing/suggestions"
 	"github.com/conclave-ai/conclave/shared/store/agentstore"
 	"github.com/conclave-ai/conclave/shared/store/dynamo"
 	"github.com/conclave-ai/conclave/shared/store/expertgatestore"
+	"github.com/conclave-ai/conclave/shared/store/suggestionstore"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/tools/secretstore"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
@@ -48,4 +50,7 @@ func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) {
 	}
 	agentsapi.AgentRoutes(rt, svc)
 	agentsapi.SkillRoutes(rt, svc)
+	// The examples users' corrections suggest: accepting one updates the
+	// agent through svc (validated, versioned, AgentsChanged announced).
+	agentsapi.SuggestionRoutes(rt, &suggestions.Service{Store: suggestionstore.New(core.DB, core.Table), Agents: svc})
 }

@@ -2,8 +2,11 @@
 // RoutingEvaluationRequested (bus → rule → SQS) runs the team's routing
 // evaluation, each labelled message scored by the expert-gate function
 // (gatewiring) as a new conversation's first turn, and records the
-// result (shared/routing/evaluations). It links DynamoDB, Lambda (the
-// gate) and SQS to dead-letter an event whose attempts are used up.
+// result (shared/routing/evaluations); RoutingCorrected, from the same
+// queue, keeps a user's correction of the router as a suggested example
+// of the agent they chose, under the skill the gate ranks best for it
+// (shared/routing/suggestions). It links DynamoDB, Lambda (the gate) and
+// SQS to dead-letter an event whose attempts are used up.
 package routingevaluatorfn
 
 import (
@@ -14,9 +17,13 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/consumers"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
 	"github.com/conclave-ai/conclave/shared/routing/evaluations"
+	"github.com/conclave-ai/conclave/shared/routing/suggestions"
 	"github.com/conclave-ai/conclave/shared/store/agentstore"
+	"github.com/conclave-ai/conclave/shared/store/decisionstore"
 	"github.com/conclave-ai/conclave/shared/store/dynamo"
 	"github.com/conclave-ai/conclave/shared/store/evaluationstore"
+	"github.com/conclave-ai/conclave/shared/store/suggestionstore"
+	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/wire/consumerwiring"
 	"github.com/conclave-ai/conclave/shared/wire/gatewiring"
 )
@@ -48,6 +55,13 @@ func Build(d lambdafn.Deps) (any, error) {
 			defer cancel()
 		}
 		return svc.Run(ctx, ev.TeamID, ev.EvaluationID)
+	})
+	sugg := &suggestions.Service{Store: suggestionstore.New(core.DB, core.Table), Decisions: decisionstore.New(core.DB, core.Table),
+		Agents: agents.NewService(agentstore.New(core.DB, core.Table)), Gate: gate}
+	corrected := func(c suggestions.Correction) bool { return c.TeamID != "" && c.MessageID != "" && c.ChosenAgent != "" }
+	consumers.On(h, suggestions.DetailType, corrected, func(ctx context.Context, c suggestions.Correction) error {
+		_, _, err := sugg.Suggest(ctx, c)
+		return err
 	})
 	h.Retry = retry
 	return h.Handle, nil
