@@ -618,18 +618,24 @@ type countingGate struct {
 	inner expertgate.Gate
 	mu    sync.Mutex
 	n     int
+	// skillsOnly counts the calls that asked for the skill match alone.
+	skillsOnly int
 }
 
 func (g *countingGate) Score(ctx context.Context, r expertgate.Request) (expertgate.Response, error) {
 	g.mu.Lock()
 	g.n++
+	if r.SkillsOnly {
+		g.skillsOnly++
+	}
 	g.mu.Unlock()
 	return g.inner.Score(ctx, r)
 }
 
 // With collaboration off (prod's default) every message goes to the
 // conversation's agent as before routing existed: no mention, router or
-// gate is consulted. With it on, the same service routes.
+// gate is consulted. With it on, the same service routes (the AgentRouter,
+// with the gate flag off, asking the gate for the skill match alone).
 func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	e := mustEnv(t)
 	d := mustDemoTeam(t, e)
@@ -659,13 +665,16 @@ func TestFlagsOffIsDirectDispatch(t *testing.T) {
 	assert.Equal(t, "luke", res.Replies[0].Agent)
 	assert.Equal(t, routing.Router, res.Routing.Strategy)
 	assert.Equal(t, routing.ReasonSkill, res.Routing.Reason)
-	assert.Zero(t, gate.n)
+	// It ranks with the gate's skill match alone (docs/routing.md).
+	assert.Equal(t, 1, gate.n)
+	assert.Equal(t, 1, gate.skillsOnly)
 
 	// Gate on, ensemble off: ENSEMBLE is downgraded to TOP_1.
 	router.Flags = cascade.Flags{Collaboration: true, ExpertGate: true}
 	res, err = svc.Post(ctx, d.id, conv.ID, conversations.PostInput{Content: "Design the API architecture and review the code for security", Strategy: "ensemble", Threshold: ptr(0.5)})
 	require.NoError(t, err)
-	assert.Equal(t, 1, gate.n)
+	assert.Equal(t, 2, gate.n)
+	assert.Equal(t, 1, gate.skillsOnly, "the gate scores in full")
 	assert.Equal(t, routing.Top1, res.Routing.Strategy)
 	assert.Equal(t, routing.Ensemble, res.Routing.RequestedStrategy)
 	require.Len(t, res.Replies, 1)

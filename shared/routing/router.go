@@ -114,3 +114,41 @@ func (ix *Index) Route(text, current, defaultAgent string) Decision {
 	}
 	return Decision{Agent: defaultAgent, Confidence: conf, Reason: ReasonDefault, MatchingSkills: []string{}}
 }
+
+// RouteScores is the AgentRouter's rule on the expert gate's scores of a
+// message asked for the skill match alone (expertgate.Request.SkillsOnly:
+// the team's fitted classifier when it has one, its examples and
+// descriptions otherwise), so the AgentRouter ranks as the gate does: an
+// agent's calibrated Confidence is its skill match. The current agent
+// stays when its confidence reaches min (unless another agent's skill
+// explicitly matches and overrides continuity); otherwise the best one at
+// min or above; otherwise defaultAgent. The caller handles mentions.
+func RouteScores(scores []ExpertScore, current, defaultAgent string, min float64) Decision {
+	var best, cur *Decision
+	override := false
+	for _, sc := range scores {
+		d := Decision{Agent: sc.AgentSlug, Confidence: sc.Confidence, Reason: ReasonSkill, MatchingSkills: append([]string{}, sc.MatchingSkills...)}
+		if sc.Explicit && sc.Override && sc.AgentSlug != current {
+			override = true
+		}
+		if sc.AgentSlug == current {
+			dd := d
+			dd.Reason = ReasonCurrent
+			cur = &dd
+		}
+		if best == nil || d.Confidence > best.Confidence {
+			best = &d
+		}
+	}
+	if cur != nil && cur.Confidence >= min && !(override && best.Agent != current) {
+		return *cur
+	}
+	if best != nil && best.Confidence >= min {
+		return *best
+	}
+	conf := 0.0
+	if best != nil {
+		conf = best.Confidence
+	}
+	return Decision{Agent: defaultAgent, Confidence: conf, Reason: ReasonDefault, MatchingSkills: []string{}}
+}

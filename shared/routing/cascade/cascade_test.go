@@ -76,6 +76,14 @@ func TestTheFlagCascadeDecidesWhoAnswers(t *testing.T) {
 			strategy: routing.HandedOff, reason: routing.ReasonHandoff, agents: []string{"dana"}},
 		{name: "gate off: the AgentRouter", flags: cascade.Flags{Collaboration: true}, gate: &gate{scores: scores},
 			strategy: routing.Router, reason: routing.ReasonSkill, agents: []string{"luke"}},
+		{name: "gate off, nobody's skill confident, not even the conversation's agent: the default", flags: cascade.Flags{Collaboration: true}, gate: &gate{scores: scores},
+			edit:     func(r *cascade.Request) { r.Options.Threshold, r.CurrentAgent = 0.95, "dana" },
+			strategy: routing.Router, reason: routing.ReasonDefault, agents: []string{"kyra"}, fallback: true},
+		{name: "gate off, the conversation's agent confident: it stays", flags: cascade.Flags{Collaboration: true}, gate: &gate{scores: scores},
+			edit:     func(r *cascade.Request) { r.CurrentAgent = "dana" },
+			strategy: routing.Router, reason: routing.ReasonCurrent, agents: []string{"dana"}},
+		{name: "gate off and the gate failing: the words-only AgentRouter", flags: cascade.Flags{Collaboration: true}, gate: &gate{err: errors.New("boom")},
+			strategy: routing.Router, reason: routing.ReasonSkill, agents: []string{"luke"}},
 		{name: "gate failed: the AgentRouter, and the decision says so", flags: on, gate: &gate{err: errors.New("boom")},
 			strategy: routing.Router, reason: routing.ReasonSkill + " (expert gate unavailable)", agents: []string{"luke"}},
 		{name: "gate on: the selector", flags: on, gate: &gate{scores: scores}, edit: func(r *cascade.Request) { r.Options.Strategy = routing.Ensemble },
@@ -116,8 +124,14 @@ func TestTheFlagCascadeDecidesWhoAnswers(t *testing.T) {
 			}
 			assert.NotEmpty(t, d.Tier)
 			assert.Len(t, d.Dimensions, 5)
-			if tc.gate != nil && (!tc.flags.Collaboration || !tc.flags.ExpertGate || tc.strategy == routing.Mentioned || tc.strategy == routing.HandedOff || tc.strategy == routing.Greeting) {
+			if tc.gate != nil && (!tc.flags.Collaboration || tc.strategy == routing.Mentioned || tc.strategy == routing.HandedOff || tc.strategy == routing.Greeting) {
 				assert.Zero(t, tc.gate.calls, "the gate is not asked")
+			}
+			if tc.gate != nil && tc.flags.Collaboration && !tc.flags.ExpertGate && tc.strategy == routing.Router {
+				// The AgentRouter ranks with the gate's skill match alone.
+				assert.Equal(t, 1, tc.gate.calls)
+				assert.True(t, tc.gate.got.SkillsOnly, "asked for the skill match alone")
+				assert.Equal(t, cascade.DecidedByAgentRouter, d.DecidedBy)
 			}
 		})
 	}

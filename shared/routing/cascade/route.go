@@ -250,7 +250,49 @@ func (r *Router) choose(ctx context.Context, req Request, p *Plan) {
 		r.selectExperts(ctx, req, *gate, p)
 		return
 	}
+	if !r.Flags.ExpertGate && r.skillsByGate(ctx, req, p) {
+		return
+	}
 	r.baseline(req, p)
+}
+
+// skillsByGate is the AgentRouter with the expert_gate flag off, when the
+// expert-gate function is there: the gate ranks the skills alone
+// (expertgate.Request.SkillsOnly), with the team's fitted classifier and
+// examples, so the AgentRouter, the ExpertGate and consultations rank one
+// question the same way; its calibrated confidence decides at the default
+// threshold, a measured probability of being right (docs/routing.md). The
+// other signals (past performance, load, personality), the strategies and
+// the tier-0 router stay the gate flag's. false when the gate could not
+// answer: the words-only baseline decides.
+func (r *Router) skillsByGate(ctx context.Context, req Request, p *Plan) bool {
+	if r.Gate == nil {
+		return false
+	}
+	var include []string
+	if c := current(req); c != "" {
+		include = append(include, c)
+	}
+	res, err := r.Gate.Score(ctx, expertgate.Request{TeamID: req.TeamID, Query: req.Query, Agents: req.Active, Include: include, Context: req.Context, SkillsOnly: true})
+	if err != nil {
+		r.log().WarnContext(ctx, "the gate did not rank the skills; routing with the words-only baseline", "error", err.Error())
+		return false
+	}
+	d := &p.decision
+	out := routing.RouteScores(res.Scores, current(req), fallbackAgent(req, res.Scores), req.Options.Threshold)
+	d.Strategy, d.Reason, d.Confidence, d.SelectedAgents, d.DecidedBy = routing.Router, out.Reason, out.Confidence, []string{out.Agent}, DecidedByAgentRouter
+	d.Fallback = out.Reason == routing.ReasonDefault
+	d.Scores = res.Scores
+	d.GateLatencyMS = res.GateLatencyMS
+	for _, sc := range res.Scores {
+		p.Labels[sc.AgentSlug], p.Scores[sc.AgentSlug] = sc.Label, sc.Overall
+	}
+	if out.Reason == routing.ReasonSkill && len(out.MatchingSkills) > 0 {
+		p.Skills[out.Agent] = out.MatchingSkills[0]
+	}
+	d.Complexity, d.Dimensions = res.Complexity.Score, res.Complexity.Dimensions
+	d.Tier, d.Model, d.EstimatedCost = res.Tier.Tier, res.Tier.ModelID, res.Tier.EstimatedCost
+	return true
 }
 
 // routable are the active agents routing may choose: not those removed

@@ -41,6 +41,12 @@ type Request struct {
 	Agents  []agents.Agent `json:"agents,omitempty"`
 	// Context is what the message carries for the eligibility gates.
 	Context *routing.MessageContext `json:"context,omitempty"`
+	// SkillsOnly asks for the skill match alone, the AgentRouter's
+	// ranking when the expert_gate flag is off (cascade): no load or
+	// rating is read, so past performance and load are neutral, and the
+	// scores' Confidence is the calibrated skill match of the same index
+	// (classifier, examples, descriptions) the gate scores with.
+	SkillsOnly bool `json:"skills_only,omitempty"`
 }
 
 // Response is the best routing.ExplainedScores of the active agents'
@@ -160,14 +166,16 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 		}
 		list = kept
 	}
-	loads, err := s.Source.AgentLoads(ctx, req.TeamID)
-	if err != nil {
-		return Response{}, err
-	}
+	var loads map[string]routing.Load
+	var ratings []routing.Rating
 	t := now()
-	ratings, err := s.Source.RecentRatings(ctx, req.TeamID, t.Add(-routing.PerformanceWindow), MaxRatings)
-	if err != nil {
-		return Response{}, err
+	if !req.SkillsOnly {
+		if loads, err = s.Source.AgentLoads(ctx, req.TeamID); err != nil {
+			return Response{}, err
+		}
+		if ratings, err = s.Source.RecentRatings(ctx, req.TeamID, t.Add(-routing.PerformanceWindow), MaxRatings); err != nil {
+			return Response{}, err
+		}
 	}
 	// Gate latency is the scoring itself (with the query's embedding),
 	// not the reads before it.

@@ -70,6 +70,30 @@ func TestServiceScoresWithLoadsRatingsAndTier(t *testing.T) {
 	}
 }
 
+// The AgentRouter's request (the expert_gate flag off) ranks by the skill
+// match alone: no load or rating is read, so they weigh nothing, and the
+// confidence is the same calibrated skill match the full scoring gives.
+func TestSkillsOnlyReadsNoLoadOrRating(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	src := &source{agents: team(), loads: map[string]routing.Load{"luke": {ActiveTasks: 5}},
+		ratings: []routing.Rating{{Agent: "luke", Rating: 1, Query: "review my code for bugs", At: now.Add(-time.Hour)}}}
+	g := &expertgate.Service{Source: src, Now: func() time.Time { return now }}
+	full, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "review my code for bugs"})
+	require.NoError(t, err)
+	require.False(t, src.since.IsZero(), "the full scoring reads the ratings")
+
+	src.since = time.Time{}
+	skills, err := g.Score(context.Background(), expertgate.Request{TeamID: "t", Query: "review my code for bugs", SkillsOnly: true})
+	require.NoError(t, err)
+	assert.True(t, src.since.IsZero(), "no rating read")
+	require.Len(t, skills.Scores, 2)
+	assert.Equal(t, "luke", skills.Scores[0].AgentSlug)
+	assert.Equal(t, full.Scores[0].Confidence, skills.Scores[0].Confidence, "the same calibrated skill match")
+	assert.Equal(t, full.Scores[0].SkillMatch, skills.Scores[0].SkillMatch)
+	assert.NotEqual(t, full.Scores[0].PastPerformance, skills.Scores[0].PastPerformance, "the rating weighs only in the full scoring")
+	assert.NotEqual(t, full.Scores[0].LoadBalance, skills.Scores[0].LoadBalance, "the load weighs only in the full scoring")
+}
+
 func TestIndexIsRebuiltWhenAnAgentChanges(t *testing.T) {
 	src := &source{agents: team()}
 	g := &expertgate.Service{Source: src}
