@@ -18,9 +18,11 @@ import (
 // routing-evaluator through its rule and queue, each message is scored by
 // the expert-gate function, and GET answers the result; bad input is 400
 // naming the field with nothing created; another team sees none of it.
-func TestARoutingEvaluationRunsInTheBackground(t *testing.T) {
-	e := mustEnv(t)
-	api, other := apiTeam(t, e, "evaluations"), apiTeam(t, e, "evaluations")
+// gardenTeam gives c's team three agents through the API: a generalist
+// (the default), a gardener and a mechanic, each specialist's skill with
+// a few examples.
+func gardenTeam(t *testing.T, c apitest.Client) {
+	t.Helper()
 	for _, a := range []map[string]any{
 		{"slug": "host", "name": "Host", "skills": []any{map[string]any{"name": "small-talk", "description": "Greetings and general questions"}}},
 		{"slug": "gardener", "name": "Gardener", "skills": []any{map[string]any{"name": "plant-care", "description": "Looks after plants and gardens",
@@ -28,10 +30,16 @@ func TestARoutingEvaluationRunsInTheBackground(t *testing.T) {
 		{"slug": "mechanic", "name": "Mechanic", "skills": []any{map[string]any{"name": "car-repair", "description": "Fixes cars and engines",
 			"examples": []string{"my car makes a grinding noise when braking", "the engine light is on", "how often should I change the oil?"}}}},
 	} {
-		r := api.Do("POST", "/v1/agents", a)
+		r := c.Do("POST", "/v1/agents", a)
 		require.Equal(t, 201, r.Status, string(r.Body))
 	}
-	require.Equal(t, 200, api.Do("PUT", "/v1/team/default-agent", map[string]any{"slug": "host"}).Status)
+	require.Equal(t, 200, c.Do("PUT", "/v1/team/default-agent", map[string]any{"slug": "host"}).Status)
+}
+
+func TestARoutingEvaluationRunsInTheBackground(t *testing.T) {
+	e := mustEnv(t)
+	api, other := apiTeam(t, e, "evaluations"), apiTeam(t, e, "evaluations")
+	gardenTeam(t, api)
 	count := func(c apitest.Client) int {
 		r := c.Do("GET", "/v1/routing/evaluations", nil)
 		require.Equal(t, 200, r.Status, string(r.Body))

@@ -336,9 +336,9 @@ func TestMCPPackBadInputAndLimit(t *testing.T) {
 		{"crm", map[string]any{"url": "ftp://127.0.0.1/mcp"}, 400, "url", ""},
 		{"crm", map[string]any{"url": "https://mcp.example.com/mcp", "credential": srv.token}, 422, "", toolpacks.ReasonURLRefused},
 		{"crm", map[string]any{"url": "http://10.0.0.8/mcp"}, 422, "", toolpacks.ReasonURLRefused},
-		{"crm", map[string]any{"url": deadURL}, 502, "", toolpacks.ReasonUnreachable},
-		{"crm", map[string]any{"url": srv.url, "credential": "wrong"}, 502, "", toolpacks.ReasonUnreachable},
-		{"crm", map[string]any{"url": srv.url}, 502, "", toolpacks.ReasonUnreachable},
+		{"crm", map[string]any{"url": deadURL}, 422, "url", toolpacks.ReasonUnreachable},
+		{"crm", map[string]any{"url": srv.url, "credential": "wrong"}, 422, "url", toolpacks.ReasonUnreachable},
+		{"crm", map[string]any{"url": srv.url}, 422, "url", toolpacks.ReasonUnreachable},
 		{"crm", map[string]any{"url": srv.url, "credential": srv.token, "credential_header": "Host"}, 400, "credential_header", ""},
 		{"crm", map[string]any{"url": srv.url, "credential": srv.token, "token": "x"}, 400, "", ""},
 	} {

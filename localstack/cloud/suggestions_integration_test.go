@@ -31,19 +31,8 @@ func TestACorrectionOfTheRouterBecomesASuggestedExample(t *testing.T) {
 	require.NoError(t, err)
 	api := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), Key: k.Secret, T: t}
 	other := apiTeam(t, e, "suggestions other")
-	for _, c := range []apitest.Client{api, other} {
-		for _, a := range []map[string]any{
-			{"slug": "host", "name": "Host", "skills": []any{map[string]any{"name": "small-talk", "description": "Greetings and general questions"}}},
-			{"slug": "gardener", "name": "Gardener", "skills": []any{map[string]any{"name": "plant-care", "description": "Looks after plants and gardens",
-				"examples": []string{"my tomato leaves are yellow", "how often should I water basil?", "what fertilizer do roses need?"}}}},
-			{"slug": "mechanic", "name": "Mechanic", "skills": []any{map[string]any{"name": "car-repair", "description": "Fixes cars and engines",
-				"examples": []string{"my car makes a grinding noise when braking", "the engine light is on", "how often should I change the oil?"}}}},
-		} {
-			r := c.Do("POST", "/v1/agents", a)
-			require.Equal(t, 201, r.Status, string(r.Body))
-		}
-		require.Equal(t, 200, c.Do("PUT", "/v1/team/default-agent", map[string]any{"slug": "host"}).Status)
-	}
+	gardenTeam(t, api)
+	gardenTeam(t, other)
 	list := func(c apitest.Client, agent string) []any {
 		r := c.Do("GET", "/v1/agents/"+agent+"/example-suggestions", nil)
 		require.Equal(t, 200, r.Status, string(r.Body))

@@ -233,7 +233,7 @@ func (r *Registry) secretID(teamID, name string) string {
 // Put registers or replaces the MCP pack name: the URL is checked, the
 // credential kept, the server listed, and the pack stored. Returns
 // EINVALID (name, url, description, credential, credential_header),
-// EREJECTED (MCPURLRefused, the network policy), EUPSTREAM
+// EREJECTED (MCPURLRefused, the network policy), EREJECTED naming url
 // (MCPServerUnreachable: the server could not be listed; nothing is
 // stored), EREJECTED (MCPTooManyTools), ELIMIT (MCPPackLimit). created
 // says whether the pack is new.
@@ -338,7 +338,13 @@ func (r *Registry) list(ctx context.Context, name string, conn Conn) ([]MCPTool,
 		if e, ok := apperr.As(err); ok && e.Code == apperr.EREJECTED {
 			return nil, err
 		}
-		return nil, apperr.Wrap(apperr.EUPSTREAM, err, "the MCP server at %s could not be listed", redact(conn.URL)).WithReason(ReasonUnreachable)
+		// The caller's input is at fault (a URL that does not answer as
+		// an MCP server, or a credential it refuses), not this service: a
+		// 422 naming url, as the contract fuzzer argued (issue 43), where
+		// it was a 502.
+		e := apperr.Wrap(apperr.EREJECTED, err, "the MCP server at %s could not be listed: the url must answer tools/list as an MCP server over streamable HTTP (with the credential, if it needs one)", redact(conn.URL)).WithReason(ReasonUnreachable)
+		e.Field = "url"
+		return nil, e
 	}
 	return modelTools(name, listed)
 }

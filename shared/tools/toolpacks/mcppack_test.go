@@ -166,7 +166,7 @@ func TestRegistryRefusals(t *testing.T) {
 		{name: "x", in: toolpacks.MCPPackInput{URL: "http://127.0.0.1/mcp"}, code: apperr.EINVALID},
 		{name: "bridging", in: toolpacks.MCPPackInput{URL: "http://127.0.0.1/mcp"}, code: apperr.ECONFLICT},
 		{name: "crm", in: toolpacks.MCPPackInput{URL: "https://example.com/mcp"}, code: apperr.EREJECTED, reason: toolpacks.ReasonURLRefused},
-		{name: "crm", in: toolpacks.MCPPackInput{URL: "http://127.0.0.1/mcp"}, err: errors.New("connection refused"), code: apperr.EUPSTREAM, reason: toolpacks.ReasonUnreachable},
+		{name: "crm", in: toolpacks.MCPPackInput{URL: "http://127.0.0.1/mcp"}, err: errors.New("connection refused"), code: apperr.EREJECTED, reason: toolpacks.ReasonUnreachable},
 		{name: "crm", in: toolpacks.MCPPackInput{URL: "http://127.0.0.1/mcp"}, tools: many, code: apperr.EREJECTED, reason: toolpacks.ReasonTooManyTool},
 		{name: "crm", in: toolpacks.MCPPackInput{URL: "http://127.0.0.1/mcp"}, tools: []toolpacks.MCPTool{{Name: "a", InputSchema: json.RawMessage(`{"type":"string"}`)}}, code: apperr.EREJECTED},
 		{name: "crm", in: toolpacks.MCPPackInput{URL: "http://127.0.0.1/mcp"}, tools: []toolpacks.MCPTool{{Name: "a", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"https://example.com/s"}}}`)}}, code: apperr.EREJECTED},
