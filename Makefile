@@ -174,10 +174,24 @@ cfn-lint:
 audit:
 	@localstack/audit.sh
 
-## bench: the measured figures in docs/measurements.md (the gate against the seed, in-process, then through the local cloud)
+## bench: every benchmark (BENCH_PARTS: the gate against the seed, in-process, through the local cloud, streaming, load), each
+## run whatever the one before did; those that failed or missed their target are listed at the end, and then make fails.
 ## Each part writes its section of docs/measurements.md (localstack/benchdoc; BENCH_DOC=off to leave it).
-bench: bench-gate
+BENCH_PARTS ?= bench-gate bench-go bench-e2e bench-stream bench-load
+.PHONY: bench bench-go bench-e2e
+bench:
+	@missed=""; for part in $(BENCH_PARTS); do \
+	  echo "== make $$part"; $(MAKE) --no-print-directory $$part || missed="$$missed $$part"; \
+	done; \
+	if [ -n "$$missed" ]; then echo "== make bench: failed or below target:$$missed"; exit 1; fi; \
+	echo "== make bench: every part at its target ($(BENCH_PARTS))"
+
+## bench-go: the in-process benchmarks of shared/ (go test -bench)
+bench-go:
 	@localstack/bench.sh go-bench go test -run '^$$' -bench . -benchmem ./shared/...
+
+## bench-e2e: the API's operations through the local cloud (200 of each)
+bench-e2e:
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
 	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
 	  status=0; localstack/bench.sh e2e-bench go test -tags e2e -run '^$$' -bench . -benchtime 200x ./infra/e2e/ || status=$$?; \

@@ -69,8 +69,10 @@ type Skill struct {
 	// Kind is how the skill executes: KindChat (a model turn with tools,
 	// the default), "report:<type>" or "session:<pattern>" (skills.go).
 	Kind string `json:"kind,omitempty"`
-	// Public skills are offered outside the team (A2A's agent card);
-	// stored and shown only for now.
+	// Public skills are offered outside the team: the team's public A2A
+	// agent card lists them (with up to five of their examples), and a
+	// client with the team's key sees every skill but internal ones on
+	// the extended card (shared/a2a/server, docs/a2a.md).
 	Public bool `json:"public,omitempty"`
 	// Examples are messages users send that this skill should answer
 	// (Lex's sample utterances, Dialogflow's training phrases, A2A's
