@@ -115,7 +115,7 @@ var grantNames = map[string]string{}
 func init() {
 	for name, g := range map[string]manifest.Grant{
 		"GrantGetItem": manifest.GrantGetItem, "GrantPutItem": manifest.GrantPutItem, "GrantUpdateItem": manifest.GrantUpdateItem,
-		"GrantDeleteItem": manifest.GrantDeleteItem, "GrantQuery": manifest.GrantQuery, "GrantConditionCheckItem": manifest.GrantConditionCheckItem,
+		"GrantDeleteItem": manifest.GrantDeleteItem, "GrantQuery": manifest.GrantQuery, "GrantBatchGetItem": manifest.GrantBatchGetItem, "GrantConditionCheckItem": manifest.GrantConditionCheckItem,
 		"GrantDescribeTable": manifest.GrantDescribeTable, "GrantBusPut": manifest.GrantBusPut, "GrantDescribeEventBus": manifest.GrantDescribeEventBus,
 		"GrantStartExecution": manifest.GrantStartExecution, "GrantStopExecution": manifest.GrantStopExecution, "GrantCallback": manifest.GrantCallback,
 		"GrantDescribeStateMachine": manifest.GrantDescribeStateMachine, "GrantModels": manifest.GrantModels,

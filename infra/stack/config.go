@@ -35,11 +35,16 @@ type EnvConfig struct {
 	// Flags are the feature flags handed to every function as FEATURE_FLAGS,
 	// rendered by settings.Flags so the runtime parses exactly what the
 	// stack writes. router_model (the tier-0 model deciding when the gate
-	// is unsure) is on where the gate is, in dev and staging, whose Bedrock
-	// grants name the tier-0 model; off in prod with every other flag, and
-	// off in the LocalStack stage, as in the local cloud (its routing is the
-	// gate's alone).
+	// is unsure) is on where the gate is, in dev and staging (every stage's
+	// Bedrock grants name its tier-0 model); off in prod with every other
+	// flag, and off in the LocalStack stage, as in the local cloud (its
+	// routing is the gate's alone). A deploy sets any of them with
+	// `-c flags.<name>=true|false` (stagecontext.go).
 	Flags settings.Flags
+	// Tiers are the routing tiers' models (tier_0, tier_1, tier_2) the
+	// deploy chose (`-c models.tier_N=<model id>`); a tier it did not name
+	// keeps its default (TierModels). MODEL_TIERS carries them.
+	Tiers map[string]string
 	// ModelProvider is the agents' default model adapter (MODEL_PROVIDER):
 	// bedrock in AWS, local for the LocalStack stage (no Bedrock there).
 	ModelProvider string
@@ -47,7 +52,8 @@ type EnvConfig struct {
 	// the deterministic merge.
 	SynthesisModel string
 	// ExtraModels are Bedrock model ids agents of this stage may use
-	// besides the routing tiers' (see Models).
+	// besides the routing tiers' (see Models; `-c models.extra=a,b`).
+	// EXTRA_MODELS tells the agents function, which offers them.
 	ExtraModels []string
 	// Embedder is the stage's ROUTING_EMBEDDER (settings.Embedder*): ""
 	// keeps the functions' default, the in-process wordllama model.
@@ -79,13 +85,15 @@ type EnvConfig struct {
 }
 
 // Models are the Bedrock model ids the stage's functions may call: the
-// three routing tiers and the synthesis model. The Bedrock grants name
-// exactly these; an agent configured with another model id is refused by
-// Bedrock (AccessDenied) until the stage lists it in ExtraModels.
+// three routing tiers', the synthesis model and the extra models. The
+// Bedrock grants name exactly these, and the agents function offers
+// agents exactly the tiers' and the extra ones (it refuses another
+// model.id, which Bedrock would refuse on every reply).
 func (c EnvConfig) Models() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, id := range append([]string{tier0, tier1, tier2, c.SynthesisModel}, c.ExtraModels...) {
+	tiers := c.TierModels()
+	for _, id := range append([]string{tiers[routingTier0], tiers[routingTier1], tiers[routingTier2], c.SynthesisModel}, c.ExtraModels...) {
 		if id != "" && !seen[id] {
 			seen[id] = true
 			out = append(out, id)
@@ -94,8 +102,18 @@ func (c EnvConfig) Models() []string {
 	return out
 }
 
-// The routing tiers' models (routing.DefaultTierModels; a test keeps the
-// two equal, infra links no runtime package).
+// TierModels are the routing tiers' models of the stage: Tiers over the
+// defaults.
+func (c EnvConfig) TierModels() map[string]string {
+	out := map[string]string{routingTier0: tier0, routingTier1: tier1, routingTier2: tier2}
+	for _, tier := range sortedKeys(c.Tiers) {
+		out[tier] = c.Tiers[tier]
+	}
+	return out
+}
+
+// The routing tiers' default models (routing.DefaultTierModels; a test
+// keeps the two equal, infra links no runtime package).
 const (
 	tier0 = "amazon.nova-micro-v1:0"
 	tier2 = "anthropic.claude-3-5-sonnet-20240620-v1:0"
@@ -103,6 +121,13 @@ const (
 
 // tier1 is the balanced model that synthesizes ensemble replies.
 const tier1 = "anthropic.claude-3-5-haiku-20241022-v1:0"
+
+// The routing tiers' names (routing.Tier0…), the names of MODEL_TIERS.
+const (
+	routingTier0 = "tier_0"
+	routingTier1 = "tier_1"
+	routingTier2 = "tier_2"
+)
 
 // Environments are the stages Conclave deploys to. Feature flags default to
 // on in dev and off in prod, where they are turned on deliberately.
@@ -155,10 +180,12 @@ const (
 
 // ConfigFromContext is the configuration a synthesis deploys: the stage the
 // app's context names (else fallback, CONCLAVE_ENV for make synth, else
-// dev) with what the deploy chose for it: its alarm subscribers and its
-// log retention. A value that cannot be what was meant (a retention of
-// "30d", an address without a domain) is an error, not a default: a typo
-// must not silently keep logs a year or page nobody.
+// dev) with what the deploy chose for it: its alarm subscribers, its log
+// retention, and its flags, models, embedder and limits (stagecontext.go).
+// A value that cannot be what was meant (a retention of "30d", an address
+// without a domain, an unknown flag, a malformed model id) is an error,
+// not a default: a typo must not silently keep logs a year, page nobody or
+// grant a model nobody meant.
 func ConfigFromContext(node constructs.Node, fallback string) (EnvConfig, error) {
 	get := func(key string) any { return node.TryGetContext(jsii.String(key)) }
 	var name string
@@ -194,6 +221,9 @@ func ConfigFromContext(node constructs.Node, fallback string) (EnvConfig, error)
 			return EnvConfig{}, err
 		}
 		cfg.LogRetentionDays = days
+	}
+	if err := applyStageContext(node, &cfg); err != nil {
+		return EnvConfig{}, err
 	}
 	return cfg, nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -94,6 +95,12 @@ func commonEnvironment(props *FunctionsProps) map[string]*string {
 	}
 	if env.SynthesisModel != "" {
 		common[settings.EnvSynthesis] = jsii.String(env.SynthesisModel)
+	}
+	// The tiers' models and the extra ones: what the functions ask and
+	// the agents function offers, the models the Bedrock grants name.
+	common[settings.EnvModelTiers] = jsii.String(settings.EncodePairs(env.TierModels()))
+	if len(env.ExtraModels) > 0 {
+		common[settings.EnvExtraModels] = jsii.String(strings.Join(env.ExtraModels, ","))
 	}
 	// Function names are known before the functions exist (they are
 	// physical names from the manifest), so passing them adds no dependency.

@@ -305,6 +305,11 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 			max:  calls{"DynamoDB": 1, "EventBridge": 1}, then: func(r map[string]any) { version, _ = r["version"].(float64) }},
 		// the page, and the team item: is_default is the team's.
 		{op: "GET /v1/agents", method: "GET", path: lit("/v1/agents"), status: 200, max: dynamo(2)},
+		// the same page, narrowed to the agents whose model the stage
+		// does not offer (its settings, no call).
+		{op: "GET /v1/agents?misconfigured=true", method: "GET", path: lit("/v1/agents?misconfigured=true"), status: 200, max: dynamo(2)},
+		// the stage's models: the function's settings, no AWS call.
+		{op: "GET /v1/models", method: "GET", path: lit("/v1/models"), status: 200, max: calls{}},
 		// the agent and the team item (is_default).
 		{op: "GET /v1/agents/{slug}", method: "GET", path: lit("/v1/agents/budgie"), status: 200, max: dynamo(2)},
 		// the skill registry (docs/skills.md): one page of agents; one

@@ -31,6 +31,6 @@ func TestStoreContract(t *testing.T) {
 			Push: pushstore.New(db, table), Messages: e.db.inbox, Memories: memorystore.New(db, table), Reports: reportstore.New(db, table),
 			Gate: e.db.gate, Streams: e.db.core, Results: e.db.results, Plans: planstore.New(db, table), Requests: e.db.core,
 			Records: e.db.core, Attempts: e.db.core, Activity: e.db.activity, Vectors: e.db.gate,
-			Classifiers: e.db.gate, Evaluations: e.db.evaluations, Suggestions: suggestionstore.New(db, table)}
+			Classifiers: e.db.gate, Evaluations: e.db.evaluations, Suggestions: suggestionstore.New(db, table), Work: e.db.convs}
 	})
 }

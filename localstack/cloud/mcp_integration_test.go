@@ -125,6 +125,22 @@ func (s mcpServer) calls(t *testing.T) []map[string]any {
 	return out
 }
 
+// callsExcept are the calls but those whose order_id argument starts
+// with prefix: the tests that share the server tell their calls apart by
+// what they ask (the chat tests' orders are chatOrders,
+// chatpacks_integration_test.go).
+func (s mcpServer) callsExcept(t *testing.T, prefix string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, c := range s.calls(t) {
+		args, _ := c["arguments"].(map[string]any)
+		if id, _ := args["order_id"].(string); !strings.HasPrefix(id, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // packTools are a pack view's tools by their server name.
 func packTools(t *testing.T, pack map[string]any) map[string]map[string]any {
 	t.Helper()
@@ -199,7 +215,7 @@ func TestAnMCPPacksToolIsCalledWithValidatedArgumentsAndItsResultUsed(t *testing
 	notes := tools["notes.read"]["name"].(string)
 	assert.Regexp(t, `^crm__notes_read_[0-9a-f]{8}$`, notes, "a dot is outside Bedrock's alphabet: hashed")
 	assert.Equal(t, []any{"order_id"}, tools["lookup_order"]["input_schema"].(map[string]any)["required"])
-	assert.Equal(t, "task", tools["lookup_order"]["where"])
+	assert.Equal(t, "anywhere", tools["lookup_order"]["where"], "a task's or a chat reply's (chatpacks_integration_test.go)")
 	// Which PUT costs what: the pack's read, the team's packs counted,
 	// the secret created, the pack and its counter in one transaction.
 	got := map[string]int{}
@@ -258,7 +274,7 @@ func TestAnMCPPacksToolIsCalledWithValidatedArgumentsAndItsResultUsed(t *testing
 	assert.Contains(t, done["result"], "ACME Freight", "the server's answer is the task's")
 	assert.Contains(t, done["result"], `trust="untrusted"`)
 	assert.Equal(t, float64(1), done["tool_calls"])
-	received := srv.calls(t)
+	received := srv.callsExcept(t, chatOrders)
 	require.Len(t, received, 1)
 	assert.Equal(t, "lookup_order", received[0]["tool"])
 	assert.Equal(t, map[string]any{"order_id": "A-17"}, received[0]["arguments"])
@@ -268,19 +284,19 @@ func TestAnMCPPacksToolIsCalledWithValidatedArgumentsAndItsResultUsed(t *testing
 	done = run(`[call:crm__lookup_order {"order_id":17}] Where is order 17?`, "crm")
 	assert.Contains(t, done["result"], "invalid_arguments")
 	assert.Contains(t, done["result"], "order_id")
-	assert.Len(t, srv.calls(t), 1, "nothing reached the server")
+	assert.Len(t, srv.callsExcept(t, chatOrders), 1, "nothing reached the server")
 
 	// The next task, without the pack: not offered, not called.
 	done = run(`[call:crm__lookup_order {"order_id":"A-17"}] Where is order A-17?`)
 	assert.Contains(t, done["result"], "was not offered")
 	assert.Equal(t, float64(0), done["tool_calls"])
-	assert.Len(t, srv.calls(t), 1)
+	assert.Len(t, srv.callsExcept(t, chatOrders), 1)
 
 	// Mid-task: the pack asked for, then its tool called.
 	done = run(`[request-pack:crm] [call:crm__lookup_order {"order_id":"B-2"}] and B-2?`)
 	assert.Contains(t, done["result"], "B-2")
 	assert.Equal(t, float64(2), done["tool_calls"])
-	require.Len(t, srv.calls(t), 2)
+	require.Len(t, srv.callsExcept(t, chatOrders), 2)
 
 	// An answer that tries to close the fence and give orders stays data.
 	done = run(`[call:`+notes+` {"topic":"release"}] What do the notes say?`, "crm")

@@ -61,6 +61,12 @@ const LocalFlags = "collaboration=true,expert_gate=true,ensemble=true,router_mod
 // unless the environment sets one: Bedrock, answered by the edge.
 const LocalModelProvider = "bedrock"
 
+// LocalExtraModels are the local stage's EXTRA_MODELS: Claude 3 Haiku, the
+// priced model the budget tests give agents (a price of its own, none of
+// the tiers'), so the agents function offers every model the tests and
+// make run name (GET /v1/models).
+const LocalExtraModels = "anthropic.claude-3-haiku-20240307-v1:0"
+
 // Environment is the environment the local cloud gives its functions:
 // every variable its resources or the developer's environment give a
 // value. Models are reached through the Bedrock adapter, answered by the
@@ -82,6 +88,9 @@ func (r Resources) Environment() map[string]string {
 		// MODEL_PROVIDER overrides it (local: the deterministic model
 		// called in process).
 		settings.EnvModelProvider: LocalModelProvider,
+		// The models agents may name besides the tiers' (the routing
+		// defaults here): LocalExtraModels.
+		settings.EnvExtraModels: LocalExtraModels,
 		// A team's requests per second. The suites share the demo team
 		// and a warm machine runs their bursts at several hundred
 		// requests a second (200 made them flaky), so locally the limit
@@ -97,9 +106,11 @@ func (r Resources) Environment() map[string]string {
 		env[settings.EnvStreamURL] = r.StreamURL
 	}
 	// What the developer's environment overrides, checked as in AWS (a
-	// TEAM_RATE_LIMIT=abc stops the local cloud's start, naming it).
+	// TEAM_RATE_LIMIT=abc stops the local cloud's start, naming it);
+	// MODEL_PROVIDER=openai and the OPENAI_ variables run make run on a
+	// local OpenAI-compatible server (docs/local-cloud.md).
 	for _, name := range []string{settings.EnvFlags, settings.EnvModelProvider, settings.EnvTeamRateLimit,
-		settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey} {
+		settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey, settings.EnvOpenAIModel} {
 		if v := os.Getenv(name); v != "" {
 			env[name] = v
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/aws/executions"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/team/activity"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
@@ -216,6 +217,8 @@ func TestFailingWorkerRetriesTwiceThenDeadLetters(t *testing.T) {
 		Instructions: "Review the error handling of the payment handler", ExpectedOutput: "a list of findings",
 		RootTaskID: created.ID, // a root task is its own root (the clipboard's scope)
 		Budgets:    workflow.Budgets{MaxTokens: 4000, MaxToolCalls: 10, TimeoutSeconds: 30},
+		// No model_tier asked: the task's own, by its complexity (auto).
+		ModelTier: "tier_0",
 	}, got.TaskInput, "the full task payload is in the dead-letter queue")
 	assert.Equal(t, "ModelFailed", got.Error.Error)
 
@@ -720,4 +723,83 @@ func invokeFunction(t *testing.T, e env, name, payload string) (string, error) {
 		return "", fmt.Errorf("invoke %s: %d %s", name, resp.StatusCode, b)
 	}
 	return string(b), err
+}
+
+// model_tier and result_artifacts over HTTP (issue 43, item 6): a task
+// created with tier_2 is stored with it (the item in the table too), and
+// another team neither reads nor lists it; tier_3 is 400 naming
+// model_tier with nothing written. Executed tasks complete with the ids
+// of what their tool calls made: one shares a memory (the memory pack,
+// the local model's [call:…] marker) on its tier_2 model, one delegates
+// a sub-task and waits for it.
+func TestModelTierAndResultArtifactsOverHTTP(t *testing.T) {
+	e := mustEnv(t)
+	d, other := mustDemoTeam(t, e), mustDemoTeam(t, e)
+	st, tk := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "Review the handler", "model_tier": "tier_2"})
+	require.Equal(t, 201, st, tk)
+	assert.Equal(t, "tier_2", tk["model_tier"])
+	id := tk["id"].(string)
+	st, got := d.call("GET", "/v1/tasks/"+id, nil)
+	require.Equal(t, 200, st, got)
+	assert.Equal(t, "tier_2", got["model_tier"])
+	item, err := e.db.tasks.GetTask(context.Background(), d.id, id)
+	require.NoError(t, err)
+	assert.Equal(t, "tier_2", item.ModelTier, "stored on the task item")
+
+	st, theirs := other.call("GET", "/v1/tasks/"+id, nil)
+	assert.Equal(t, 404, st, "another team's task is not found: %v", theirs)
+	assert.NotContains(t, theirs, "model_tier")
+	st, list := other.call("GET", "/v1/tasks", nil)
+	require.Equal(t, 200, st, list)
+	assert.Empty(t, list["items"], "nor listed")
+
+	st, bad := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "Review the handler", "model_tier": "tier_3"})
+	require.Equal(t, 400, st, bad)
+	assert.Equal(t, "model_tier", bad["error"].(map[string]any)["field"], bad)
+	st, list = d.call("GET", "/v1/tasks?assignee=luke", nil)
+	require.Equal(t, 200, st, list)
+	assert.Len(t, list["items"], 1, "the refused create wrote nothing")
+
+	st, res := d.call("POST", "/v1/agents", map[string]any{"slug": "keeper", "name": "Keeper",
+		"skills": []any{map[string]any{"name": "notes", "description": "keeps the team's notes"}}})
+	require.Equal(t, 201, st, res)
+	run := func(body map[string]any) map[string]any {
+		t.Helper()
+		body["assignee"], body["execute"] = "keeper", true
+		st, tk := d.call("POST", "/v1/tasks", body)
+		require.Equal(t, 201, st, tk)
+		done := d.awaitTask(tk["id"].(string))
+		require.Equal(t, "completed", done["status"], done)
+		return done
+	}
+
+	saved := run(map[string]any{"title": "Note the signing key", "model_tier": "tier_2", "tool_packs": []any{"memory"},
+		"instructions": `[call:share_memory {"content":"The auth module signs its tokens with RS256"}]`})
+	assert.Equal(t, "tier_2", saved["model_tier"])
+	arts := strs(saved["result_artifacts"])
+	require.Len(t, arts, 1, "%v", saved)
+	assert.True(t, strings.HasPrefix(arts[0], "mem_"), arts)
+	assert.Contains(t, saved["result"], arts[0], "the memory the call shared")
+	st, mems := d.call("GET", "/v1/agents/kyra/memories", nil)
+	require.Equal(t, 200, st, mems)
+	assert.Contains(t, fmt.Sprint(mems), arts[0], "shared with the team")
+	var model any
+	for _, ev := range saved["events"].([]any) {
+		if m := ev.(map[string]any); m["type"] == "completed" {
+			model = m["payload"].(map[string]any)["model_id"]
+		}
+	}
+	assert.Equal(t, routing.DefaultTierModels[routing.Tier2], model, "the worker asked the tier's model")
+
+	delegated := run(map[string]any{"title": "Check the expiry",
+		"instructions": `[call:delegate_task {"to_agent":"luke","instructions":"Check the token expiry handling"}]`})
+	arts = strs(delegated["result_artifacts"])
+	require.Len(t, arts, 1, "%v", delegated)
+	st, subs := d.call("GET", "/v1/tasks?parent_task_id="+delegated["id"].(string), nil)
+	require.Equal(t, 200, st, subs)
+	require.Len(t, subs["items"], 1)
+	sub := subs["items"].([]any)[0].(map[string]any)
+	assert.Equal(t, sub["id"], arts[0], "the sub-task it delegated")
+	assert.Equal(t, "completed", sub["status"])
+	assert.Equal(t, []any{}, got["result_artifacts"], "a board task has made nothing")
 }

@@ -99,10 +99,10 @@ var defs = func() map[string]def {
 		define(catalog.CloseConsultation, `Rate a consultation you asked once it has answered you (rating and lessons learned, shared with the team); it then takes no more follow-ups.`, (*Tools).closeConsultation),
 		define(catalog.ReadConsultation, `Read a consultation you asked: its status and answer (a human's, after an escalation).`, (*Tools).readConsultation),
 		define(catalog.FindColleagues, `Ask the ExpertGate which colleagues fit a need: each candidate's slug, name, matching skills, confidence, availability and load.`, (*Tools).findColleagues),
-		define(catalog.RequestToolPack, `Add a tool pack to this task: its tools are yours from your next step to the end of this task (collaboration, memory, board, reporting, bridging).`, (*Tools).requestPack),
-		define(catalog.SummarizeText, `Summarize a text (a colleague's result, a long answer) to pass it on; charged to your task's token budget.`, (*Tools).summarize),
-		define(catalog.ExtractStructuredData, `Extract data from a text as JSON valid against a JSON Schema you give; an answer that does not fit the schema comes back as an error. Charged to your task's token budget.`, (*Tools).extract),
-		define(catalog.CompareTexts, `Compare two texts: what they agree on and where they differ; charged to your task's token budget.`, (*Tools).compare),
+		define(catalog.RequestToolPack, `Add a tool pack to this task or this chat reply: its tools are yours from your next step to the end of it (collaboration, memory, board, reporting, bridging, or one of your team's MCP packs).`, (*Tools).requestPack),
+		define(catalog.SummarizeText, `Summarize a text (a colleague's result, a long answer) to pass it on; charged to your task's or reply's token budget.`, (*Tools).summarize),
+		define(catalog.ExtractStructuredData, `Extract data from a text as JSON valid against a JSON Schema you give; an answer that does not fit the schema comes back as an error. Charged to your task's or reply's token budget.`, (*Tools).extract),
+		define(catalog.CompareTexts, `Compare two texts: what they agree on and where they differ; charged to your task's or reply's token budget.`, (*Tools).compare),
 		define(catalog.ClipboardStore, `Keep a value on the clipboard of this plan (every step of it reads it) or of this conversation, for a day.`, (*Tools).clipStore),
 		define(catalog.ClipboardGet, `Read a value from the clipboard of this plan or of this conversation.`, (*Tools).clipGet),
 	} {
@@ -195,6 +195,10 @@ type result struct {
 	// delivered: a chat's delegation that ended while waited for; text
 	// carries its result (conversations.ToolResult.Delivered).
 	delivered *conversations.WorkRef
+	// pack is the tool pack a chat's request_tool_pack adds, with the
+	// tools it gives there (conversations.ToolResult.Pack).
+	pack      string
+	packTools []models.Tool
 }
 
 func text(s string) (result, error) { return result{text: s}, nil }
@@ -204,15 +208,14 @@ func text(s string) (result, error) { return result{text: s}, nil }
 // given).
 func (t *Tools) call(ctx context.Context, c caller, call models.ToolCall) (result, error) {
 	d, ok := defs[call.Name]
-	if !ok && c.taskID != "" && c.allowed == nil {
-		// An MCP pack's tool: the worker offered it (a chat has none).
-		if res, remote := t.callMCPPack(ctx, c, call); remote {
-			return res, nil
-		}
-	}
 	offered := c.allowed == nil
 	for _, sp := range c.allowed {
 		offered = offered || sp.Name == call.Name
+	}
+	if !ok && offered && t.isMCPTool(call.Name) {
+		// An MCP pack's tool: the worker offered it, or the chat reply
+		// was given its pack.
+		return t.callMCPPack(ctx, c, call), nil
 	}
 	if !ok || !offered {
 		return text("tool " + call.Name + " is not available to you")
@@ -240,6 +243,8 @@ type delegateInput struct {
 	// ToolPacks gives the colleague tool packs for this task only
 	// (shared/tools/toolpacks).
 	ToolPacks []string `json:"tool_packs,omitempty" jsonschema:"tool packs the colleague gets for this task only, on top of its own tools"`
+	// ModelTier is the sub-task's tier (tasks.CreateInput.ModelTier).
+	ModelTier string `json:"model_tier,omitempty" jsonschema:"the model tier the colleague works with: tier_0 (fast, cheap), tier_1, tier_2 (strongest), or auto (default: chosen by the sub-task's complexity); a colleague with a model of its own keeps it"`
 }
 
 func (delegateInput) constrain(c constraints) {
@@ -249,6 +254,7 @@ func (delegateInput) constrain(c constraints) {
 	c.length("expected_output", 0, 20000)
 	c.enum("task_type", tasks.Types...)
 	c.enum("priority", tasks.Priorities...)
+	c.enum("model_tier", tasks.ModelTiers...)
 	packs := c.prop("tool_packs")
 	packs.MaxItems, packs.UniqueItems = jsonschema.Ptr(toolpacks.MaxPerTask), true
 	packs.Items.Pattern = PackPattern
@@ -317,7 +323,7 @@ func (t *Tools) delegate(ctx context.Context, c caller, in delegateInput) (resul
 	create := tasks.CreateInput{
 		Assignee: in.ToAgent, ParentID: c.taskID, Type: in.TaskType, Title: in.Title, Instructions: in.Instructions,
 		ExpectedOutput: in.ExpectedOutput, Priority: in.Priority, ConversationID: c.conversationID, CreatedByAgent: c.agent,
-		ToolPacks: in.ToolPacks,
+		ToolPacks: in.ToolPacks, ModelTier: in.ModelTier,
 	}
 	if c.inChat() && wait {
 		create.ResultDelivery = tasks.DeliverInReply // released to the conversation if it runs late
@@ -326,6 +332,7 @@ func (t *Tools) delegate(ctx context.Context, c caller, in delegateInput) (resul
 	if err != nil {
 		return refused(err)
 	}
+	worker.Produced(ctx, child.ID)
 	ref := &conversations.WorkRef{Type: "task", ID: child.ID, Agent: child.Assignee, Status: string(child.Status)}
 	if !wait {
 		where := "check it with check_task_status"
@@ -421,6 +428,7 @@ func (t *Tools) sendMessage(ctx context.Context, c caller, in messageInput) (res
 	if err != nil {
 		return refused(err)
 	}
+	worker.Produced(ctx, m.ID)
 	return text(fmt.Sprintf("sent message %s on %s", m.ID, m.Channel))
 }
 

@@ -19,11 +19,11 @@ import (
 // The bridging tools (the bridging pack, shared/tools/toolpacks): three ask the
 // model (summarize_text, extract_structured_data, compare_texts), two
 // keep values on the clipboard of the plan or the conversation. A model
-// call of a task charges the task's token budget (worker.Meter): the
-// bridged text is clipped to fit what is left of it, the answer's tokens
-// are bounded by it, and a call with too little left is refused before it
-// is made. A chat reply has no task budget; its bridged text is clipped
-// to chatBridgeTokens.
+// call charges the token budget of its task, or of its chat turn
+// (worker.Meter): the bridged text is clipped to fit what is left of it,
+// the answer's tokens are bounded by it, and a call with too little left
+// is refused before it is made. In a chat reply one call fits in
+// chatBridgeTokens besides.
 const (
 	// maxBridgeText bounds a bridged text argument, in characters.
 	maxBridgeText = 100000
@@ -32,8 +32,8 @@ const (
 	// minBridgeAnswer is the least answer worth a call: with fewer tokens
 	// left of the task's budget the call is refused.
 	minBridgeAnswer = 32
-	// chatBridgeTokens is a chat reply's bridging budget (input and
-	// answer), in tokens.
+	// chatBridgeTokens bounds one bridging call of a chat reply (input
+	// and answer), in tokens, within what is left of the turn's budget.
 	chatBridgeTokens = 2000
 )
 
@@ -95,8 +95,8 @@ func (clipGetInput) constrain(c constraints) {
 }
 
 type requestPackInput struct {
-	Pack   string `json:"pack" jsonschema:"the tool pack to add to this task"`
-	Reason string `json:"reason,omitempty" jsonschema:"why the task needs it"`
+	Pack   string `json:"pack" jsonschema:"the tool pack to add to this task or chat reply"`
+	Reason string `json:"reason,omitempty" jsonschema:"why you need it"`
 }
 
 func (requestPackInput) constrain(c constraints) {
@@ -120,21 +120,24 @@ func init() {
 	}
 }
 
-func (t *Tools) packSpecs(packs []string) []models.Tool {
+// packSpecs are the specs of the built-in packs' tools that may be given
+// at where.
+func (t *Tools) packSpecs(packs []string, where catalog.Where) []models.Tool {
 	var out []models.Tool
 	for _, name := range toolpacks.Tools(packs) {
-		if catalog.Usable(t.Flags, name, catalog.InTask) && t.available(name) {
+		if catalog.Usable(t.Flags, name, where) && t.available(name) {
 			out = append(out, specs[name])
 		}
 	}
 	return out
 }
 
-// requestPack adds a pack to the running task: the worker offers its
-// tools from the model's next step (worker.AddPack).
+// requestPack adds a pack to the running task, whose worker offers its
+// tools from the model's next step (worker.AddPack), or to the chat
+// reply, whose loop does (result.pack, conversations.ToolResult.Pack).
 func (t *Tools) requestPack(ctx context.Context, c caller, in requestPackInput) (result, error) {
-	if c.taskID == "" {
-		return text("there is no task to add a tool pack to")
+	if c.taskID == "" && !c.inChat() {
+		return text("there is no task or reply to add a tool pack to")
 	}
 	known, err := t.MCPPacks.Exists(ctx, c.teamID, in.Pack)
 	if err != nil {
@@ -143,19 +146,26 @@ func (t *Tools) requestPack(ctx context.Context, c caller, in requestPackInput) 
 	if !known {
 		return text(fmt.Sprintf("there is no tool pack %s (built-in: %s; your team's MCP packs are listed by GET /v1/tool-packs)", in.Pack, strings.Join(toolpacks.Names(), ", ")))
 	}
+	given, what := t.PackSpecs(ctx, c.teamID, agents.Agent{}, []string{in.Pack}), "task"
+	if c.inChat() {
+		given, what = Chat{t}.PackSpecs(ctx, c.teamID, agents.Agent{}, []string{in.Pack}), "reply"
+	}
 	var names []string
-	for _, s := range t.PackSpecs(ctx, c.teamID, agents.Agent{}, []string{in.Pack}) {
+	for _, s := range given {
 		names = append(names, s.Name)
 	}
 	if len(names) == 0 {
 		return text(fmt.Sprintf("tool pack %s has no tool available here", in.Pack))
 	}
-	out := fmt.Sprintf("added tool pack %s for the rest of this task: %s", in.Pack, strings.Join(names, ", "))
+	out := fmt.Sprintf("added tool pack %s for the rest of this %s: %s", in.Pack, what, strings.Join(names, ", "))
+	if c.inChat() {
+		return result{text: out, pack: in.Pack, packTools: given}, nil
+	}
 	return result{}, worker.AddPack{Pack: in.Pack, Output: out}
 }
 
 // budget is the tokens a bridging call may use (input and answer), and
-// whether it is the task's.
+// the meter of the task or turn it charges (a chat's: Chat.Call).
 func budget(ctx context.Context) (int, *worker.Meter) {
 	if m := worker.MeterFrom(ctx); m != nil {
 		return m.Left(), m
@@ -183,9 +193,12 @@ func clipTokens(s string, n int) (string, bool) {
 
 // bridge asks the model once: system, and texts clipped to share what is
 // left of the budget once the answer's tokens are set aside. The model's
-// tokens are charged to the task's meter.
+// tokens are charged to the meter of the task or the turn.
 func (t *Tools) bridge(ctx context.Context, c caller, system, prompt string, texts []string, answer int) (string, bool, error) {
 	left, meter := budget(ctx)
+	if c.inChat() {
+		left = min(left, chatBridgeTokens)
+	}
 	answer = min(answer, maxBridgeAnswer, left/4)
 	if answer < minBridgeAnswer {
 		return "", false, errBudget
@@ -222,17 +235,21 @@ func (t *Tools) bridge(ctx context.Context, c caller, system, prompt string, tex
 }
 
 // errBudget is a bridging call refused for lack of budget.
-var errBudget = fmt.Errorf("not enough of the task's token budget is left for this call")
+var errBudget = fmt.Errorf("not enough of the token budget is left for this call")
 
 // bridged is a bridging call's answer to the model.
-func bridged(out string, clipped bool, err error) (result, error) {
+func bridged(c caller, out string, clipped bool, err error) (result, error) {
+	whose := "task's"
+	if c.inChat() {
+		whose = "reply's"
+	}
 	switch {
 	case err == errBudget:
-		return text("rejected (BudgetExceeded): " + err.Error())
+		return text("rejected (BudgetExceeded): not enough of the " + whose + " token budget is left for this call")
 	case err != nil:
 		return text("the model call failed: " + err.Error())
 	case clipped:
-		return text(out + "\n(note: the text was clipped to fit the task's token budget)")
+		return text(out + "\n(note: the text was clipped to fit the " + whose + " token budget)")
 	}
 	return text(out)
 }
@@ -248,7 +265,8 @@ func (t *Tools) summarize(ctx context.Context, c caller, in summarizeInput) (res
 	if in.Focus != "" {
 		prompt += " Keep what matters for: " + in.Focus + "."
 	}
-	return bridged(t.bridge(ctx, c, bridgeSystem, prompt, []string{in.Text}, words*2))
+	out, clipped, err := t.bridge(ctx, c, bridgeSystem, prompt, []string{in.Text}, words*2)
+	return bridged(c, out, clipped, err)
 }
 
 func (t *Tools) compare(ctx context.Context, c caller, in compareInput) (result, error) {
@@ -256,7 +274,8 @@ func (t *Tools) compare(ctx context.Context, c caller, in compareInput) (result,
 	if in.Aspect != "" {
 		prompt = "Compare text_a and text_b on: " + in.Aspect + "."
 	}
-	return bridged(t.bridge(ctx, c, bridgeSystem, prompt, []string{in.TextA, in.TextB}, 600))
+	out, clipped, err := t.bridge(ctx, c, bridgeSystem, prompt, []string{in.TextA, in.TextB}, 600)
+	return bridged(c, out, clipped, err)
 }
 
 // ExtractSystem opens the system prompt of extract_structured_data; the
@@ -286,7 +305,7 @@ func (t *Tools) extract(ctx context.Context, c caller, in extractInput) (result,
 	}
 	out, clipped, err := t.bridge(ctx, c, ExtractSystem+string(raw), prompt, []string{in.Text}, maxBridgeAnswer)
 	if err != nil {
-		return bridged(out, clipped, err)
+		return bridged(c, out, clipped, err)
 	}
 	out = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(out, "```json"), "```"), "```"))
 	var v any
@@ -322,6 +341,12 @@ func (c caller) clipScope() string {
 	return toolpacks.ScopeConversation(c.conversationID)
 }
 
+// clipRef names a clipboard entry among a task's result_artifacts: a
+// clipboard value has no id of its own, so its scope and key name it,
+// after a prefix that says what it is, as an id's does
+// ("clipboard:task:task_…/findings"; a key holds no slash).
+func clipRef(c toolpacks.Clip) string { return "clipboard:" + c.Scope + "/" + c.Key }
+
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
@@ -337,6 +362,7 @@ func (t *Tools) clipStore(ctx context.Context, c caller, in clipStoreInput) (res
 	if err != nil {
 		return refused(err)
 	}
+	worker.Produced(ctx, clipRef(got))
 	return text(fmt.Sprintf("stored %q on the clipboard until %s", got.Key, got.ExpiresAt.Format("2006-01-02T15:04:05Z")))
 }
 

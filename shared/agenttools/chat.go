@@ -13,25 +13,55 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/clip"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/tools/catalog"
 	"github.com/conclave-ai/conclave/shared/work/approvals"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
+	"github.com/conclave-ai/conclave/shared/work/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
 // Chat gives agents answering in a conversation their tools
 // (conversations.Tools): the same tools as in a task, as the catalog
 // allows them in a chat (handoff_to among them), acting for the agent
-// with the conversation as their link.
+// with the conversation as their link, and the tools of the tool packs
+// its skill names or it asks for (conversations.PackTools): the same
+// packs, MCP calls and their checks as a task's.
 type Chat struct{ *Tools }
 
-var _ conversations.Tools = Chat{}
+var (
+	_ conversations.Tools     = Chat{}
+	_ conversations.PackTools = Chat{}
+)
 
 // Specs implements conversations.Tools.
 func (c Chat) Specs(a agents.Agent) []models.Tool { return c.offered(a, catalog.InChat) }
 
-// Call implements conversations.Tools.
+// PackSpecs are the tools of packs an agent is given in a chat reply: the
+// built-in ones as the catalog allows them there, behind their flags and
+// services, then those of the team's MCP packs. With collaboration off an
+// agent has no tool at all, a pack's included.
+func (c Chat) PackSpecs(ctx context.Context, teamID string, _ agents.Agent, packs []string) []models.Tool {
+	if !c.Flags.On(settings.FlagCollaboration) {
+		return nil
+	}
+	return append(c.packSpecs(packs, catalog.InChat), c.mcpPackSpecs(ctx, teamID, packs)...)
+}
+
+// Augment implements conversations.PackTools as a task's tools take its
+// packs' (worker.Augment).
+func (c Chat) Augment(ctx context.Context, teamID string, a agents.Agent, tools []models.Tool, packs []string) []models.Tool {
+	if len(packs) == 0 {
+		return tools
+	}
+	return worker.Augment(slices.Clone(tools), c.PackSpecs(ctx, teamID, a, packs))
+}
+
+// Call implements conversations.Tools. A tool that asks a model (a
+// bridging tool) charges what is left of the turn's tokens
+// (tc.TokensLeft) as a task's charges the task's, on a worker.Meter; the
+// result says what it used.
 func (c Chat) Call(ctx context.Context, tc conversations.ToolCaller, call models.ToolCall) (conversations.ToolResult, error) {
 	// Only what the agent was offered runs (never nil: nothing offered
 	// runs nothing).
@@ -39,8 +69,14 @@ func (c Chat) Call(ctx context.Context, tc conversations.ToolCaller, call models
 	if held, gated := c.holdForApproval(ctx, tc, call); gated {
 		return held, nil
 	}
-	res, err := c.call(ctx, who, call)
-	return conversations.ToolResult{Text: res.text, Pending: res.pending, Handoff: res.handoff, Delivered: res.delivered}, err
+	meter := worker.NewMeter(tc.TokensLeft)
+	res, err := c.call(worker.WithMeter(ctx, meter), who, call)
+	out := conversations.ToolResult{Text: res.text, Pending: res.pending, Handoff: res.handoff, Delivered: res.delivered}
+	out.Tokens, out.CostUSD = meter.Charged()
+	if res.pack != "" {
+		out.Pack, out.Offered = res.pack, worker.Augment(slices.Clone(tc.Offered), res.packTools)
+	}
+	return out, err
 }
 
 // ApprovalRequired is the tool error of a chat call that needs a human's
@@ -57,10 +93,12 @@ const ApprovalRequired = "approval_required"
 // call as decided, lets the model finish and posts that answer into the
 // conversation. The reply lists the approval and the task among its
 // pending work. A policy that cannot be read refuses the call: nothing
-// runs unapproved for want of a read.
+// runs unapproved for want of a read. A tool the reply has from a pack
+// (an MCP pack's) is gated as in a task, and its task is given that pack.
 func (c Chat) holdForApproval(ctx context.Context, tc conversations.ToolCaller, call models.ToolCall) (conversations.ToolResult, bool) {
 	d, known := defs[call.Name]
-	if c.Approvals == nil || !known || !slices.ContainsFunc(tc.Offered, func(t models.Tool) bool { return t.Name == call.Name }) {
+	mcp := !known && c.isMCPTool(call.Name)
+	if c.Approvals == nil || !known && !mcp || !slices.ContainsFunc(tc.Offered, func(t models.Tool) bool { return t.Name == call.Name }) {
 		return conversations.ToolResult{}, false
 	}
 	pol, err := c.Approvals.Policy(ctx, tc.TeamID)
@@ -75,10 +113,15 @@ func (c Chat) holdForApproval(ctx context.Context, tc conversations.ToolCaller, 
 	}
 	// Arguments the schema refuses are the model's to fix now, not a
 	// human's to approve.
-	if res, valid := d.validate(call.Input); !valid {
-		return conversations.ToolResult{Text: res.text}, true
+	if known {
+		if res, valid := d.validate(call.Input); !valid {
+			return conversations.ToolResult{Text: res.text}, true
+		}
+	} else if _, refused := c.checkMCPCall(ctx, tc.TeamID, call); refused != "" {
+		return conversations.ToolResult{Text: refused}, true
 	}
-	if !slices.ContainsFunc(c.offered(a, catalog.InTask), func(t models.Tool) bool { return t.Name == call.Name }) {
+	packs, inTask := c.heldPacks(ctx, tc, a, call.Name)
+	if !inTask {
 		return refusal(why, call.Name+" runs in a chat reply only, where nothing can wait for a human: it was not run. Tell the user."), true
 	}
 	args := json.RawMessage(bytes.TrimSpace([]byte(call.Input)))
@@ -93,7 +136,7 @@ func (c Chat) holdForApproval(ctx context.Context, tc conversations.ToolCaller, 
 	t, err := c.Tasks.Create(ctx, tc.TeamID, tasks.Creator{Type: "agent", ID: tc.Agent}, tasks.CreateInput{
 		Assignee: tc.Agent, ConversationID: tc.ConversationID, Type: "execute",
 		Title:        clip.Clip("Finish a reply: "+call.Name+" awaiting approval", 120),
-		Instructions: continuation(tc, call.Name), Context: transcript(tc.Messages), HeldCall: held,
+		Instructions: continuation(tc, call.Name), Context: transcript(tc.Messages), HeldCall: held, ToolPacks: packs,
 	}, true)
 	if err != nil {
 		// A refused create (the agent's five tasks) is the model's to tell.
@@ -109,6 +152,24 @@ func (c Chat) holdForApproval(ctx context.Context, tc conversations.ToolCaller, 
 		Approval: &conversations.WorkRef{Type: conversations.WorkApproval, ID: held.ApprovalID, Status: string(approvals.Pending), Agent: tc.Agent},
 		Pending:  &conversations.WorkRef{Type: "task", ID: t.ID, Status: string(t.Status), Agent: tc.Agent},
 	}, true
+}
+
+// heldPacks says whether the task that finishes a reply can make a call
+// of tool name: one of a's own tools in a task, or a tool of one of the
+// reply's packs (packs: the one that has it, which the task is given).
+func (c Chat) heldPacks(ctx context.Context, tc conversations.ToolCaller, a agents.Agent, name string) (packs []string, ok bool) {
+	has := func(tools []models.Tool) bool {
+		return slices.ContainsFunc(tools, func(t models.Tool) bool { return t.Name == name })
+	}
+	if has(c.offered(a, catalog.InTask)) {
+		return nil, true
+	}
+	for _, p := range tc.Packs {
+		if has(c.Tools.PackSpecs(ctx, tc.TeamID, a, []string{p})) {
+			return []string{p}, true
+		}
+	}
+	return nil, false
 }
 
 func refusal(why []string, message string) conversations.ToolResult {

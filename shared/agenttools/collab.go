@@ -9,6 +9,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/work/sessions"
+	"github.com/conclave-ai/conclave/shared/work/worker"
 )
 
 // SessionStarter starts collaboration sessions (sessions.Service).
@@ -72,6 +73,7 @@ func (t *Tools) startCollaboration(ctx context.Context, c caller, in collabInput
 	if err != nil {
 		return refused(err)
 	}
+	worker.Produced(ctx, ses.ID)
 	var names []string
 	for _, x := range ses.Participants {
 		names = append(names, x.Agent)

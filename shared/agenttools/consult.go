@@ -8,6 +8,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/team/prompts"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
+	"github.com/conclave-ai/conclave/shared/work/worker"
 )
 
 const consultDescription = `Ask a specialist colleague a question; the orchestrator chooses who answers (your suggestion is only a hint), shares only a curated context with secrets removed, and returns the answer. ` +
@@ -80,12 +81,16 @@ func (t *Tools) consult(ctx context.Context, c caller, in consultInput) (result,
 	defer cancel()
 	cons, err := t.Consultations.Request(ctx, c.teamID, consultations.RequestInput{
 		RequestingAgent: c.agent, Question: in.Question, SuggestedAgent: in.SuggestedAgent, Urgency: in.Urgency,
+		// Asked from a chat reply: the conversation lists it among its
+		// work ("" working on a task).
+		ConversationID: c.conversationID,
 		Context: consultations.RequestContext{CurrentTask: in.Context.CurrentTask, SpecificConcern: in.Context.SpecificConcern,
 			AttemptedApproaches: in.Context.AttemptedApproaches, RelevantFiles: in.Context.RelevantFiles, ErrorMessages: in.Context.ErrorMessages},
 	})
 	if err != nil {
 		return refused(err)
 	}
+	worker.Produced(ctx, cons.ID)
 	return text(consultSummary(cons))
 }
 

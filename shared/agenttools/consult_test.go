@@ -170,6 +170,9 @@ func TestConsultSpecialistFromAChatTurn(t *testing.T) {
 	require.NotNil(t, m, out)
 	assert.NotEqual(t, "escalated", m[3])
 	assert.Contains(t, out, "Answer:")
+	asked, err := svc.Get(ctx, team, m[1])
+	require.NoError(t, err)
+	assert.Equal(t, "conv_1", asked.ConversationID, "asked from the chat: listed among its conversation's work")
 
 	svc.Model = blockingModel{}
 	svc.Store = ctxSaves{f.store}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/conclave-ai/conclave/shared/team/memory"
+	"github.com/conclave-ai/conclave/shared/work/worker"
 )
 
 // MemoryTools is what the memory tools need (memory.Service).
@@ -99,6 +100,7 @@ func (t *Tools) shareMemory(ctx context.Context, c caller, in shareInput) (resul
 	if err != nil {
 		return refused(err)
 	}
+	worker.Produced(ctx, m.ID)
 	return text(fmt.Sprintf("shared memory %s with the team", m.ID))
 }
 

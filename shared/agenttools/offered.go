@@ -28,9 +28,12 @@ type Lister struct {
 }
 
 // Offered returns the tools agent slug of the team receives in where
-// (catalog.ContextChat or ContextTask; "" is chat). Returns EINVALID
-// (context), ENOTFOUND (an agent the team does not have).
-func (l Lister) Offered(ctx context.Context, teamID, slug, where string) (catalog.Offered, error) {
+// (catalog.ContextChat or ContextTask; "" is chat): when its skill named
+// skill answered (a skill's tools belong to it), or, with skill "", when
+// it answers without a skill match (every skill's tools). Returns EINVALID
+// (context; skill, one the agent does not have), ENOTFOUND (an agent the
+// team does not have).
+func (l Lister) Offered(ctx context.Context, teamID, slug, where, skill string) (catalog.Offered, error) {
 	if where == "" {
 		where = catalog.ContextChat
 	}
@@ -44,14 +47,24 @@ func (l Lister) Offered(ctx context.Context, teamID, slug, where string) (catalo
 	if err != nil {
 		return catalog.Offered{}, err
 	}
+	if skill != "" {
+		var ok bool
+		if a, ok = a.WithSkill(skill); !ok {
+			return catalog.Offered{}, apperr.Invalid("skill", "agent %s has no skill %q", slug, skill)
+		}
+	}
 	var specs []models.Tool
 	switch {
 	case where == catalog.ContextChat && l.Chat != nil:
 		specs = l.Chat.Specs(a)
+		if pt, ok := l.Chat.(conversations.PackTools); ok {
+			// And the tools of the packs its skills name, as a reply has.
+			specs = pt.Augment(ctx, teamID, a, specs, a.Packs())
+		}
 	case where == catalog.ContextTask && l.Task != nil:
 		specs = l.Task.Specs(a)
 	}
-	out := catalog.Offered{Agent: a.Slug, Context: where, Tools: []catalog.OfferedTool{}}
+	out := catalog.Offered{Agent: a.Slug, Context: where, Skill: skill, Tools: []catalog.OfferedTool{}}
 	for _, s := range specs {
 		out.Tools = append(out.Tools, catalog.OfferedTool{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema()})
 	}

@@ -97,7 +97,7 @@ func mcpPackView(r toolpacks.MCPPack) toolpacks.View {
 		var schema map[string]any
 		_ = json.Unmarshal(t.InputSchema, &schema)
 		v.Tools = append(v.Tools, toolpacks.ViewTool{OfferedTool: catalog.OfferedTool{Name: t.ModelName, Description: t.Description, InputSchema: schema},
-			Where: "task", ServerName: t.Name})
+			Where: "anywhere", ServerName: t.Name})
 	}
 	return v
 }

@@ -69,6 +69,8 @@ func (t *Tools) requestReport(ctx context.Context, c caller, in reportInput) (re
 	if err != nil {
 		return refused(err)
 	}
+	// The report, not its task: the report is what the caller reads.
+	worker.Produced(ctx, r.ID)
 	switch {
 	case c.inChat():
 		// A report of a chat is never waited for in the reply: it is

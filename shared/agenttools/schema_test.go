@@ -49,7 +49,7 @@ func TestEveryToolHasACompleteSchema(t *testing.T) {
 	lister := agenttools.Lister{Agents: fixedAgent{all}, Chat: agenttools.Chat{Tools: f.tools}, Task: f.tools}
 	seen := map[string]bool{}
 	for _, where := range []string{catalog.ContextChat, catalog.ContextTask} {
-		got, err := lister.Offered(context.Background(), team, "kyra", where)
+		got, err := lister.Offered(context.Background(), team, "kyra", where, "")
 		require.NoError(t, err)
 		assert.Equal(t, where, got.Context)
 		require.NotEmpty(t, got.Tools)
@@ -205,22 +205,22 @@ func TestListerAnswersPerContext(t *testing.T) {
 	f := newFixture(t)
 	lister := agenttools.Lister{Agents: f.store, Chat: agenttools.Chat{Tools: f.tools}, Task: f.tools}
 	ctx := context.Background()
-	chat, err := lister.Offered(ctx, team, "kyra", "")
+	chat, err := lister.Offered(ctx, team, "kyra", "", "")
 	require.NoError(t, err)
 	assert.Equal(t, catalog.ContextChat, chat.Context)
 	assert.Contains(t, offeredNames(chat), "handoff_to")
-	task, err := lister.Offered(ctx, team, "kyra", "task")
+	task, err := lister.Offered(ctx, team, "kyra", "task", "")
 	require.NoError(t, err)
 	assert.NotContains(t, offeredNames(task), "handoff_to", "a task has no conversation to hand over")
 	kyra, err := f.store.GetAgent(ctx, team, "kyra")
 	require.NoError(t, err)
 	assert.Equal(t, names(f.tools.Specs(kyra)), offeredNames(task), "exactly what the worker offers")
 
-	_, err = lister.Offered(ctx, team, "kyra", "batch")
+	_, err = lister.Offered(ctx, team, "kyra", "batch", "")
 	assert.Equal(t, "context", apperrField(err))
-	_, err = lister.Offered(ctx, team, "nobody", "")
+	_, err = lister.Offered(ctx, team, "nobody", "", "")
 	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), err)
-	_, err = lister.Offered(ctx, "team_other", "kyra", "")
+	_, err = lister.Offered(ctx, "team_other", "kyra", "", "")
 	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "another team's agent: %v", err)
 }
 
@@ -242,3 +242,37 @@ func apperrField(err error) string {
 type fixedAgent struct{ a agents.Agent }
 
 func (f fixedAgent) GetAgent(context.Context, string, string) (agents.Agent, error) { return f.a, nil }
+
+// A skill's tools belong to it (seed 003): a two-skill agent answering
+// through one skill is offered that skill's declared tools and the
+// collaboration tools, not the other skill's; without a skill, both.
+func TestListerScopesToolsToTheSkill(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, err := agents.NewService(f.store).Create(ctx, team, agents.CreateInput{Slug: "tess", Name: "Tess", Skills: []agents.Skill{
+		{Name: "research", Description: "Finds what the team knows", Tools: []string{catalog.SearchMemories}},
+		{Name: "editing", Description: "Tightens prose", Tools: []string{catalog.ShareMemory}},
+	}})
+	require.NoError(t, err)
+	lister := agenttools.Lister{Agents: f.store, Chat: agenttools.Chat{Tools: f.tools}, Task: f.tools}
+
+	all, err := lister.Offered(ctx, team, "tess", "", "")
+	require.NoError(t, err)
+	assert.Subset(t, offeredNames(all), []string{catalog.SearchMemories, catalog.ShareMemory, catalog.DelegateTask})
+	assert.Empty(t, all.Skill)
+
+	research, err := lister.Offered(ctx, team, "tess", "", "research")
+	require.NoError(t, err)
+	assert.Equal(t, "research", research.Skill)
+	assert.Contains(t, offeredNames(research), catalog.SearchMemories)
+	assert.NotContains(t, offeredNames(research), catalog.ShareMemory, "the other skill's tool")
+	assert.Contains(t, offeredNames(research), catalog.DelegateTask, "the collaboration tools stay")
+
+	editing, err := lister.Offered(ctx, team, "tess", "task", "editing")
+	require.NoError(t, err)
+	assert.Contains(t, offeredNames(editing), catalog.ShareMemory)
+	assert.NotContains(t, offeredNames(editing), catalog.SearchMemories)
+
+	_, err = lister.Offered(ctx, team, "tess", "", "cooking")
+	assert.Equal(t, "skill", apperrField(err))
+}

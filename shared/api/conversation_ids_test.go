@@ -40,6 +40,7 @@ func TestEveryConversationIDIsAConversationOfTheTeam(t *testing.T) {
 		{"POST /v1/tasks/{id}/delegate", "/v1/tasks/" + p.ID + "/delegate", `{"assignee":"luke","title":"t","execute":false,"conversation_id":%q}`},
 		{"POST /v1/reports", "/v1/reports", `{"type":"code_review","to":"luke","title":"t","parameters":{"files":["src/"]},"conversation_id":%q}`},
 		{"POST /v1/sessions", "/v1/sessions", `{"pattern":"brainstorm","lead":"kyra","goal":"g","participants":[{"agent":"luke","role":"contributor"},{"agent":"dana","role":"contributor"}],"conversation_id":%q}`},
+		{"POST /v1/consultations", "/v1/consultations", `{"requesting_agent":"kyra","question":"how do I tune the parser?","conversation_id":%q}`},
 	}
 	for _, r := range routes {
 		for _, conv := range []string{foreign, ids.New("conv"), "conv_nope", "conv_%00"} {

@@ -71,7 +71,7 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	tasksapi.TaskRoutes(rt, ts)
 	mem := &memory.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}
 	conversationsapi.ConversationRoutes(rt, conversations.MustNew(conversations.Config{Store: store, Agents: store, Model: localmodelwiring.New(store),
-		Memories: mem, Context: conversations.Sources{Memories: mem}, Bus: bus, Tail: store, Now: time.Now, Log: log,
+		Memories: mem, Context: conversations.Sources{Memories: mem}, Bus: bus, Tail: store, Work: store, Now: time.Now, Log: log,
 		Router: &cascade.Router{Tiers: routing.DefaultTierModels, Log: log}}))
 	messagesapi.MessageRoutes(rt, &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now})
 	memoriesapi.MemoryRoutes(rt, mem)
@@ -82,7 +82,9 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	// here; a report's task is queued the same way.
 	sessionsapi.SessionRoutes(rt, &sessions.Service{Store: store, Tasks: sessions.TaskModel{Svc: ts}, Model: localmodelwiring.New(store),
 		Bus: bus, Conversations: memConversations{store}, Enabled: true, Log: log, Now: time.Now})
-	consultationsapi.ConsultationRoutes(rt, consultations.New(store, nil, localmodelwiring.New(store), bus, nil, log))
+	cons := consultations.New(store, nil, localmodelwiring.New(store), bus, nil, log)
+	cons.Conversations = memConversations{store} // as consultationsfn checks a request's conversation_id
+	consultationsapi.ConsultationRoutes(rt, cons)
 	reportsapi.ReportRoutes(rt, &reports.Service{Store: store, Tasks: ts, Conversations: store, Bus: bus, Log: log})
 	tools := &agenttools.Tools{Flags: settings.Flags{Collaboration: true, TaskDelegation: true, Sessions: true}, Tasks: ts,
 		Messages: &messaging.Service{Store: store, Dir: store, Bus: bus, Now: time.Now}, Memories: mem,
@@ -92,8 +94,8 @@ func newInMemoryAPI(tb testing.TB) inMemoryAPI {
 	return inMemoryAPI{rt: rt, store: store}
 }
 
-// memConversations checks a session's conversation on the store (as
-// sessionwiring does on DynamoDB).
+// memConversations checks a session's or a consultation's conversation
+// on the store (as sessionwiring and consultationsfn do on DynamoDB).
 type memConversations struct{ store *memstore.Store }
 
 func (c memConversations) CheckConversation(ctx context.Context, teamID, id string) error {

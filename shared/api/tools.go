@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 	"github.com/conclave-ai/conclave/shared/tools/catalog"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
@@ -11,20 +12,26 @@ import (
 // ToolLister answers which tools an agent's model receives
 // (agenttools.Lister).
 type ToolLister interface {
-	// Offered returns EINVALID (context) and ENOTFOUND (agent).
-	Offered(ctx context.Context, teamID, slug, context string) (catalog.Offered, error)
+	// Offered returns EINVALID (context, skill) and ENOTFOUND (agent).
+	Offered(ctx context.Context, teamID, slug, context, skill string) (catalog.Offered, error)
 }
 
 // AgentToolRoutes registers GET /v1/agents/{slug}/tools: the tools and
 // input schemas an agent's model receives in a chat reply (context=chat,
-// the default) or on a task (context=task) under the stage's flags.
+// the default) or on a task (context=task) under the stage's flags; with
+// skill=, those of a reply its skill of that name answered (its tools
+// belong to it).
 func AgentToolRoutes(rt *httpapi.Router, tools ToolLister) {
 	rt.Handle("GET /v1/agents/{slug}/tools", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		where, given := r.Event.QueryStringParameters["context"]
 		if given && where == "" {
 			where = "(empty)" // given but empty is not the default: refused, naming context
 		}
-		out, err := tools.Offered(ctx, r.TeamID, r.Param("slug"), where)
+		skill, given := r.Event.QueryStringParameters["skill"]
+		if given && skill == "" {
+			return httpapi.Response{}, apperr.Invalid("skill", "skill, when given, names one of the agent's skills")
+		}
+		out, err := tools.Offered(ctx, r.TeamID, r.Param("slug"), where, skill)
 		if err != nil {
 			return httpapi.Response{}, err
 		}

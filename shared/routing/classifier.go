@@ -355,10 +355,20 @@ func (c *Classifier) logits(f features, z []float32) {
 	}
 }
 
-// axpy adds a × x to y.
+// axpy adds a × x to y, four lanes at a time (Go does not vectorize the
+// plain loop; unrolled, the gate's logits at 200 classes take about two
+// thirds of the time). The same products, in the same order per lane.
 func axpy(a float32, x, y []float32) {
 	x = x[:len(y)]
-	for i := range y {
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y4, x4 := y[i:i+4:i+4], x[i:i+4:i+4]
+		y4[0] += a * x4[0]
+		y4[1] += a * x4[1]
+		y4[2] += a * x4[2]
+		y4[3] += a * x4[3]
+	}
+	for ; i < len(y); i++ {
 		y[i] += a * x[i]
 	}
 }

@@ -8,3 +8,11 @@ func FullScoring(ix *Index) {
 
 // TwoStage reports whether ix selects in two stages.
 func TwoStage(ix *Index) bool { return ix.twoStage() }
+
+// CompareEveryExample makes a two-stage ix compare every candidate's examples
+// (no pre-selection by their centroid).
+func CompareEveryExample(ix *Index) { ix.exCentroids = nil }
+
+// PreselectsExamples reports whether ix pre-selects the skills whose
+// examples it compares.
+func PreselectsExamples(ix *Index) bool { return ix.exCentroids != nil }

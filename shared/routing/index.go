@@ -82,6 +82,11 @@ type Index struct {
 	domainStart []int32
 	centroids   []float32
 	undomained  int32
+	// exCentroids are the unit centroids of each skill's examples
+	// (ix.dim per skill, zeros for a skill without), in a two-stage
+	// index whose skills have examples: the pre-selection of the
+	// candidates whose examples are compared (ExampleSkillsProbed).
+	exCentroids []float32
 
 	ratings ratingCache
 	fits    fitCache

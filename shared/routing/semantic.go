@@ -281,6 +281,7 @@ func (ix *Index) scoreSemantic(q *query, acc []docAcc, touched []int32, sc *scra
 		cands = append(cands, ix.domainDocs[ix.domainStart[g]:ix.domainStart[g+1]]...)
 	}
 	slices.Sort(cands)
+	cands = ix.preselectExamples(q.vec, cands)
 	for _, d := range cands {
 		touched = ix.visitSemantic(q, acc, touched, d)
 	}

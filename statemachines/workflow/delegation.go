@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -157,9 +158,36 @@ type TaskResult struct {
 	ToolCalls  int     `json:"tool_calls"`
 	CostUSD    float64 `json:"cost_usd"`
 	ModelID    string  `json:"model_id"`
+	// ResultArtifacts are the ids of what the task's tool calls created
+	// while it ran (sub-tasks, reports, memories, messages, sessions,
+	// consultations, clipboard entries), in the order they were made,
+	// each once, at most MaxResultArtifacts (AppendArtifacts). The
+	// complete step stores them as the task's result_artifacts.
+	ResultArtifacts []string `json:"result_artifacts,omitempty"`
 	// Waiting is set when the worker stopped to wait for the tasks it
 	// delegated instead of finishing; the machine waits and resumes it.
 	Waiting *Waiting `json:"waiting,omitempty"`
+}
+
+// MaxResultArtifacts bounds a task's result_artifacts as its
+// input_artifacts are bounded (50): ten tool calls can make at most ten
+// things, so the bound is reached only by a task resumed many times; the
+// first ones made are kept, the later ones dropped (their ids stay on
+// the task's timeline, in each call's tool_result event).
+const MaxResultArtifacts = 50
+
+// AppendArtifacts adds ids to list in order, skipping an empty id and one
+// list already holds, and stops at MaxResultArtifacts.
+func AppendArtifacts(list []string, ids ...string) []string {
+	for _, id := range ids {
+		if len(list) >= MaxResultArtifacts {
+			break
+		}
+		if id != "" && !slices.Contains(list, id) {
+			list = append(list, id)
+		}
+	}
+	return list
 }
 
 // Lifecycle actions of the delegation machine's marking states.

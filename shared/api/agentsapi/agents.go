@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/conclave-ai/conclave/shared/api"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 )
@@ -21,17 +22,7 @@ func AgentRoutes(rt *httpapi.Router, svc *agents.Service) {
 		}
 		return httpapi.Created(a), nil
 	})
-	rt.Handle("GET /v1/agents", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-		p, err := r.Page()
-		if err != nil {
-			return httpapi.Response{}, err
-		}
-		list, next, err := svc.List(ctx, r.TeamID, agents.Filter{Status: r.Query("status")}, p)
-		if err != nil {
-			return httpapi.Response{}, err
-		}
-		return httpapi.OK(api.ListResponse[agents.Agent]{Items: list, NextToken: next}), nil
-	})
+	rt.Handle("GET /v1/agents", listAgents(svc))
 	rt.Handle("GET /v1/agents/{slug}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		a, err := svc.Get(ctx, r.TeamID, r.Param("slug"))
 		if err != nil {
@@ -82,6 +73,30 @@ func AgentRoutes(rt *httpapi.Router, svc *agents.Service) {
 		}
 		return httpapi.OK(a), nil
 	})
+}
+
+// listAgents serves GET /v1/agents: a page of the team's agents, or with
+// ?misconfigured=true of those whose model the stage no longer offers.
+func listAgents(svc *agents.Service) httpapi.HandlerFunc {
+	return func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		p, err := r.Page()
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		list := svc.List
+		switch r.Query("misconfigured") {
+		case "", "false":
+		case "true":
+			list = svc.ListMisconfigured
+		default:
+			return httpapi.Response{}, apperr.Invalid("misconfigured", "misconfigured must be true or false")
+		}
+		items, next, err := list(ctx, r.TeamID, agents.Filter{Status: r.Query("status")}, p)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(api.ListResponse[agents.Agent]{Items: items, NextToken: next}), nil
+	}
 }
 
 // SkillRoutes registers the team's skill registry (the agents function

@@ -13,7 +13,8 @@ import (
 )
 
 // ConversationRoutes registers the conversations function's routes: the
-// conversations and their closing here, their messages (chat turns and
+// conversations (by agent too), the work each started and their closing
+// here, their messages (chat turns and
 // feedback) in messageRoutes, handoffs in handoffRoutes.
 func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 	handoffRoutes(rt, svc)
@@ -34,7 +35,14 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		list, next, err := svc.List(ctx, r.TeamID, p)
+		var list []conversations.Conversation
+		var next string
+		// ?agent=<slug>: the conversations it took part in (empty: all).
+		if agent := r.Query("agent"); agent != "" {
+			list, next, err = svc.AgentConversations(ctx, r.TeamID, agent, p)
+		} else {
+			list, next, err = svc.List(ctx, r.TeamID, p)
+		}
 		if err != nil {
 			return httpapi.Response{}, err
 		}
@@ -46,6 +54,17 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 			return httpapi.Response{}, err
 		}
 		return httpapi.OK(c), nil
+	})
+	rt.Handle("GET /v1/conversations/{id}/work", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+		p, err := r.Page()
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		list, next, err := svc.Work(ctx, r.TeamID, r.Param("id"), p)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		return httpapi.OK(api.ListResponse[conversations.WorkEntry]{Items: list, NextToken: next}), nil
 	})
 	rt.Handle("POST /v1/conversations/{id}/close", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		c, err := svc.Close(ctx, r.TeamID, r.Param("id"))

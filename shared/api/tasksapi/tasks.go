@@ -76,7 +76,8 @@ func (h taskHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.Res
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	f := tasks.Filter{Status: tasks.Status(r.Query("status")), Agent: r.Query("agent"), Assignee: r.Query("assignee"), Parent: r.Query("parent_task_id"), Sort: r.Query("sort")}
+	f := tasks.Filter{Status: tasks.Status(r.Query("status")), Agent: r.Query("agent"), Assignee: r.Query("assignee"), Parent: r.Query("parent_task_id"),
+		ConversationID: r.Query("conversation_id"), Sort: r.Query("sort")}
 	list, next, err := h.svc.List(ctx, r.TeamID, f, p)
 	if err != nil {
 		return httpapi.Response{}, err

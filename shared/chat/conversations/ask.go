@@ -31,7 +31,7 @@ func (s *Service) ask(ctx context.Context, a agents.Agent, r *run) answer {
 	// the message they become.
 	msgID := ids.New("msg")
 	req.OnDelta = deltaSink(r.p.watch, msgID, a.Slug, r.drafts)
-	c := s.callModel(ctx, a, r, req, pr.tools, msgID)
+	c := s.callModel(ctx, a, r, req, pr, msgID)
 	return s.answerFrom(ctx, a, r, pr, c)
 }
 
@@ -41,6 +41,8 @@ type agentPrompt struct {
 	system string
 	// tools are the tools offered (none when the turn offers none).
 	tools []models.Tool
+	// packs are the tool packs whose tools are among them (the skill's).
+	packs []string
 	// seen are the inbox messages the prompt shows (answer.seen).
 	seen []string
 	// memIDs are the memories of its memory context
@@ -66,7 +68,14 @@ func (s *Service) promptFor(ctx context.Context, a agents.Agent, r *run) agentPr
 		system += "Handoff: " + hs + "\n"
 	}
 	if r.budget != nil {
-		pr.tools = s.tools.Specs(a)
+		scoped := toolsOf(a, sk, chosen)
+		pr.tools = s.tools.Specs(scoped)
+		// The tool packs the skill names are as much its tools.
+		if pt, ok := s.tools.(PackTools); ok {
+			if pr.packs = scoped.Packs(); len(pr.packs) > 0 {
+				pr.tools = pt.Augment(ctx, r.p.Decision().TeamID, scoped, pr.tools, pr.packs)
+			}
+		}
 	}
 	team, seen := teamBlock(r, a, pr.tools, pc.Inbox)
 	system += team
@@ -140,15 +149,15 @@ type call struct {
 }
 
 // callModel asks the model, through the tool loop when the turn offers
-// tools and a has some (with none offered the loop would make the one
-// call Converse makes and answer its reply).
-func (s *Service) callModel(ctx context.Context, a agents.Agent, r *run, req models.Request, tools []models.Tool, msgID string) call {
+// tools and a has some (pr.tools; with none offered the loop would make
+// the one call Converse makes and answer its reply).
+func (s *Service) callModel(ctx context.Context, a agents.Agent, r *run, req models.Request, pr agentPrompt, msgID string) call {
 	c := call{msgID: msgID}
 	if r.budget != nil {
-		if req.Tools = tools; len(req.Tools) > 0 {
+		if req.Tools = pr.tools; len(req.Tools) > 0 {
 			d := r.p.Decision()
 			c.lp = &loop{s: s, a: a, budget: r.budget, byslug: r.byslug, conv: r.p.conv, returning: r.returning, watch: r.p.watch, msgID: msgID,
-				caller: ToolCaller{TeamID: d.TeamID, ConversationID: r.p.conv.ID, Agent: a.Slug, Skills: a.Skills, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools}}
+				caller: ToolCaller{TeamID: d.TeamID, ConversationID: r.p.conv.ID, Agent: a.Slug, Skills: a.Skills, WaitUntil: deadline(ctx).Add(-toolAnswerReserve), Offered: req.Tools, Packs: pr.packs}}
 		}
 	}
 	start := time.Now()
@@ -212,4 +221,17 @@ func (s *Service) answerFrom(ctx context.Context, a agents.Agent, r *run, pr age
 		ans.msg.Content = pendingNote(ans.msg.Content, lp.pending)
 	}
 	return ans
+}
+
+// toolsOf is the agent whose tools a reply is offered: a skill's tools
+// belong to it (seed 003), so an agent a skill chose is offered that
+// skill's declared tools and the tools of its packs (and the
+// collaboration tools every agent has); one chosen otherwise (a mention,
+// continuity, the default) has all its skills' tools and packs.
+func toolsOf(a agents.Agent, sk agents.Skill, chosen bool) agents.Agent {
+	if !chosen {
+		return a
+	}
+	scoped, _ := a.WithSkill(sk.Name)
+	return scoped
 }

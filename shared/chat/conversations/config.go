@@ -19,7 +19,7 @@ import (
 // optional, and what the service does without it is its zero value's
 // documented meaning, decided in New. A part whose absence is "do
 // nothing" (no bus, no replays, no context sources, no inbox, no result
-// poster, no planner, no tail) is replaced there by one that does
+// poster, no planner, no tail, no work listing) is replaced there by one that does
 // nothing, so the turn never asks whether it is there. Four stay nil and
 // are asked in one place each: the model (Post refuses a turn), the tools
 // (execute offers none), the handoff memories (newHandover writes none)
@@ -77,6 +77,9 @@ type Config struct {
 	// (replay.go). Zero: a repeated key is caught by the commit alone,
 	// after the agents answered again.
 	Replays Replays
+	// Work lists the work each conversation started (GET …/work;
+	// work.go). Zero: that listing is EINTERNAL.
+	Work WorkLister
 	// Budget is the time a turn may spend on model calls. Zero (or
 	// less): DefaultBudget.
 	Budget time.Duration
@@ -104,7 +107,8 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{store: cfg.Store, agents: cfg.Agents, router: cfg.Router, model: cfg.Model, synth: cfg.Synth, tools: cfg.Tools,
 		memories: cfg.Memories, reportParameters: cfg.ReportParameters, budget: cfg.Budget, commitReserve: cfg.CommitReserve, now: cfg.Now, log: cfg.Log,
-		planner: cfg.Planner, sources: cfg.Context, inbox: cfg.Inbox, bus: cfg.Bus, results: cfg.Results, tail: cfg.Tail, replays: cfg.Replays}
+		planner: cfg.Planner, sources: cfg.Context, inbox: cfg.Inbox, bus: cfg.Bus, results: cfg.Results, tail: cfg.Tail, replays: cfg.Replays,
+		work: cfg.Work}
 	s.fillOff()
 	return s, nil
 }
@@ -146,6 +150,9 @@ func (s *Service) fillOff() {
 	}
 	if s.replays == nil {
 		s.replays = noReplays{}
+	}
+	if s.work == nil {
+		s.work = noWork{}
 	}
 	if s.budget <= 0 {
 		s.budget = DefaultBudget

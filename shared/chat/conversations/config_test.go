@@ -58,3 +58,21 @@ func TestAServiceWithoutAModelAnswersNoTurn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, list)
 }
+
+// A service built without a work listing (Config.Work) refuses GET …/work
+// as its own fault (EINTERNAL), and lists conversations by agent all the
+// same (the Store's).
+func TestAServiceWithoutAWorkListing(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	require.NoError(t, demo.Seed(ctx, store))
+	svc := conversations.MustNew(conversations.Config{Store: store, Agents: store, Router: &cascade.Router{}})
+	c, err := svc.Create(ctx, team, conversations.CreateInput{Title: "no work", Agent: "kyra"})
+	require.NoError(t, err)
+	_, _, err = svc.Work(ctx, team, c.ID, paging.Page{})
+	assert.Equal(t, apperr.EINTERNAL, apperr.Code(err), "%v", err)
+	list, _, err := svc.AgentConversations(ctx, team, "kyra", paging.Page{})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, c.ID, list[0].ID)
+}

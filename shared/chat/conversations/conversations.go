@@ -263,6 +263,10 @@ type Store interface {
 	CreateConversation(ctx context.Context, c Conversation, primary *Participant) error
 	GetConversation(ctx context.Context, teamID, id string) (Conversation, error)
 	ListConversations(ctx context.Context, teamID string, p paging.Page) ([]Conversation, string, error)
+	// ListAgentConversations returns the conversations agent took part
+	// in (every conversation it joined, whether it left since or not),
+	// newest first.
+	ListAgentConversations(ctx context.Context, teamID, agent string, p paging.Page) ([]Conversation, string, error)
 	ListParticipants(ctx context.Context, teamID, id string) ([]Participant, error)
 	// ListMessages returns messages oldest first.
 	ListMessages(ctx context.Context, teamID, id string, p paging.Page) ([]Message, string, error)

@@ -41,6 +41,9 @@ func (f *fakeStore) GetConversation(_ context.Context, _, id string) (conversati
 func (f *fakeStore) ListConversations(context.Context, string, paging.Page) ([]conversations.Conversation, string, error) {
 	return nil, "", nil
 }
+func (f *fakeStore) ListAgentConversations(context.Context, string, string, paging.Page) ([]conversations.Conversation, string, error) {
+	return nil, "", nil
+}
 func (f *fakeStore) ListParticipants(context.Context, string, string) ([]conversations.Participant, error) {
 	return nil, nil
 }

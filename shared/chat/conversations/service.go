@@ -63,6 +63,7 @@ type Service struct {
 	reportParameters func(reportType, message string) map[string]any
 	tail             MessageTail
 	replays          Replays
+	work             WorkLister
 	budget           time.Duration
 	commitReserve    time.Duration
 	now              clock.Func

@@ -31,6 +31,14 @@ import (
 // at once keeps or merges their replies: a discarded reply's delegations
 // and messages would be work nobody asked for. One that selected a single
 // agent answers with one, which has its tools.
+//
+// Beside its own tools, a reply is given the tools of the tool packs its
+// answering skill names (agents.Skill.Packs: a chosen skill's, or every
+// skill's when no skill match chose the agent), and of those
+// request_tool_pack adds for the rest of the reply (PackTools). A call
+// of a pack's tool is a tool call like any other, and the tokens a tool's
+// own model calls use (the bridging tools: ToolResult.Tokens) count in
+// the turn's token budget as the model's do.
 
 // Tools are the tools of agents answering in a conversation.
 type Tools interface {
@@ -41,6 +49,17 @@ type Tools interface {
 	// refused delegation, an unknown task) is the result's Text; only
 	// infrastructure failures are errors.
 	Call(ctx context.Context, c ToolCaller, call models.ToolCall) (ToolResult, error)
+}
+
+// PackTools gives a reply the tools of tool packs (shared/tools/toolpacks)
+// beside its agent's own: the packs its answering skill names
+// (agents.Agent.Packs). Tools that do not implement it give a reply no
+// pack's tools but those request_tool_pack adds (ToolResult.Pack).
+type PackTools interface {
+	// Augment returns tools with the tools of packs that it does not hold
+	// yet, in order, each once, as the agent a is given them in a chat
+	// reply of team teamID; ctx bounds the reads of the team's MCP packs.
+	Augment(ctx context.Context, teamID string, a agents.Agent, tools []models.Tool, packs []string) []models.Tool
 }
 
 // ResultPoster posts into its conversation the result of work a reply
@@ -70,6 +89,15 @@ type ToolCaller struct {
 	// Offered are the tools the agent was given for this reply; no other
 	// runs.
 	Offered []models.Tool
+	// Packs are the tool packs the reply was given the tools of: its
+	// skill's (PackTools) and those request_tool_pack added. A call held
+	// for a human's approval is finished in a task given the pack its
+	// tool came from.
+	Packs []string
+	// TokensLeft is what is left of the turn's token budget as the call
+	// starts: a tool that asks a model (a bridging tool) fits in it and
+	// says what it used (ToolResult.Tokens).
+	TokensLeft int
 	// Messages are the reply's model conversation before the response
 	// whose call this is (the history, the user's message, earlier tool
 	// calls and results): a call held for a human's approval is finished
@@ -99,6 +127,15 @@ type ToolResult struct {
 	// Handoff asks for the conversation to move to another agent with
 	// this turn (handoff_to); the turn validates and commits it.
 	Handoff *HandoffRequest
+	// Tokens and CostUSD are what the tool's own model calls used (a
+	// bridging tool's): the turn's token budget counts them.
+	Tokens  int
+	CostUSD float64
+	// Pack is a tool pack the call added to the reply (request_tool_pack)
+	// and Offered the reply's tools with the pack's: the model is offered
+	// them from its next step to the end of the reply.
+	Pack    string
+	Offered []models.Tool
 }
 
 // HandoffRequest is an agent handing the conversation over from a reply.
@@ -192,13 +229,7 @@ func (l *loop) converse(ctx context.Context, req models.Request) (models.Respons
 			return l.total(resp), nil
 		}
 		if l.budget.tokens >= workflow.MaxTaskTokens {
-			// No model is asked again: the reply is what there is.
-			l.stopped = StoppedTokens
-			if strings.TrimSpace(spoken(l.said, resp.Text)) == "" {
-				resp.Text = fmt.Sprintf("I had to stop before finishing: this reply used its budget of %d tokens.", workflow.MaxTaskTokens)
-			}
-			resp.ToolCalls = nil
-			return l.total(resp), nil
+			return l.outOfTokens(resp, resp.Text), nil
 		}
 		for i, call := range resp.ToolCalls {
 			l.caller.Messages = slices.Clone(req.Messages)
@@ -214,6 +245,14 @@ func (l *loop) converse(ctx context.Context, req models.Request) (models.Respons
 		if resp.Text != "" {
 			l.said = append(l.said, resp.Text)
 		}
+		if l.budget.tokens >= workflow.MaxTaskTokens {
+			// A tool's own model calls (a bridging tool) spent the rest.
+			return l.outOfTokens(resp, ""), nil
+		}
+		if req.Tools != nil {
+			// A pack request_tool_pack added is offered from the next step.
+			req.Tools = l.caller.Offered
+		}
 		if l.stopped == StoppedToolCalls {
 			if req.Tools == nil {
 				// Asked to answer without tools, it asked for tools again.
@@ -228,6 +267,18 @@ func (l *loop) converse(ctx context.Context, req models.Request) (models.Respons
 	}
 }
 
+// outOfTokens ends the loop once the turn's tokens are spent: no model
+// is asked again, and the reply is what was said (last, after what it
+// said before its tool calls), or that it stopped.
+func (l *loop) outOfTokens(resp models.Response, last string) models.Response {
+	l.stopped = StoppedTokens
+	resp.ToolCalls, resp.Text = nil, last
+	if strings.TrimSpace(spoken(l.said, last)) == "" {
+		resp.Text = fmt.Sprintf("I had to stop before finishing: this reply used its budget of %d tokens.", workflow.MaxTaskTokens)
+	}
+	return l.total(resp)
+}
+
 // total is the loop's answer: the whole loop's tokens, and all it said.
 func (l *loop) total(resp models.Response) models.Response {
 	resp.InputTokens, resp.OutputTokens = l.inTokens, l.outToks
@@ -235,7 +286,8 @@ func (l *loop) total(resp models.Response) models.Response {
 	return resp
 }
 
-// call runs one tool within the turn's tool-call budget.
+// call runs one tool within the turn's budgets: its tool calls, and its
+// tokens, which a tool's own model calls spend too.
 func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 	if l.budget.calls >= workflow.MaxTaskToolCalls {
 		l.stopped = StoppedToolCalls
@@ -243,12 +295,23 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 		l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip.Clip(call.Input, 500), Output: out})
 		return out
 	}
+	if l.budget.tokens >= workflow.MaxTaskTokens {
+		// An earlier call of the response (a bridging tool) spent them.
+		l.stopped = StoppedTokens
+		out := fmt.Sprintf("not run: this reply has used its budget of %d tokens", workflow.MaxTaskTokens)
+		l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip.Clip(call.Input, 500), Output: out})
+		return out
+	}
 	l.budget.calls++
+	l.caller.TokensLeft = workflow.MaxTaskTokens - l.budget.tokens
 	ev := ToolEvent{MessageID: l.msgID, Agent: l.a.Slug, CallID: call.ID, Tool: call.Name, Input: clip.Clip(call.Input, 500)}
 	if l.watch != nil {
 		l.watch.ToolCalled(ev)
 	}
 	res, err := l.s.tools.Call(ctx, l.caller, call)
+	// What the tool's own model calls used is the turn's, as the model's.
+	l.budget.tokens += res.Tokens
+	l.cost += res.CostUSD
 	out := res.Text
 	switch {
 	case err != nil:
@@ -265,6 +328,15 @@ func (l *loop) call(ctx context.Context, call models.ToolCall) string {
 	}
 	if res.Delivered != nil {
 		l.delivered = append(l.delivered, *res.Delivered)
+	}
+	if res.Pack != "" && err == nil {
+		// request_tool_pack: its tools are the reply's from the next step.
+		if !slices.Contains(l.caller.Packs, res.Pack) {
+			l.caller.Packs = append(l.caller.Packs, res.Pack)
+		}
+		if res.Offered != nil {
+			l.caller.Offered = res.Offered
+		}
 	}
 	l.uses = append(l.uses, ToolUse{Tool: call.Name, Input: clip.Clip(call.Input, 500), Output: clip.Clip(out, 1000)})
 	if l.watch != nil {

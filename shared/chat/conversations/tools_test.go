@@ -81,9 +81,16 @@ type fakeTools struct {
 	// during runs inside each call (a change made while the reply is
 	// being written).
 	during func()
+	// asked are the agents Specs was asked for, as it was given them.
+	asked []agents.Agent
 }
 
-func (f *fakeTools) Specs(agents.Agent) []models.Tool { return f.specs }
+func (f *fakeTools) Specs(a agents.Agent) []models.Tool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, a)
+	return f.specs
+}
 
 func (f *fakeTools) Call(_ context.Context, c conversations.ToolCaller, call models.ToolCall) (conversations.ToolResult, error) {
 	f.mu.Lock()
@@ -129,7 +136,8 @@ func TestAReplyRunsTheToolsItCallsAndAnswersWithTheirResults(t *testing.T) {
 	assert.Equal(t, 60, r.InputTokens+r.OutputTokens, "the reply counts every model call of its loop")
 	require.Len(t, tools.calls, 2)
 	assert.Equal(t, conversations.ToolCaller{TeamID: team, ConversationID: c.ID, Agent: "kyra", Skills: tools.calls[0].Skills, WaitUntil: tools.calls[0].WaitUntil, Offered: tools.specs,
-		Messages: []models.Message{{Role: "user", Content: "How is the audit going?"}}}, tools.calls[0])
+		Messages: []models.Message{{Role: "user", Content: "How is the audit going?"}}, TokensLeft: workflow.MaxTaskTokens - 20}, tools.calls[0])
+	assert.Equal(t, workflow.MaxTaskTokens-40, tools.calls[1].TokensLeft, "what the turn's model calls left")
 	assert.Len(t, tools.calls[1].Messages, 3, "the second call sees the first call and its result (a call held for approval is finished from them)")
 	assert.NotEmpty(t, tools.calls[0].Skills, "the agent's skills: a supports_hitl skill gates its tools")
 	// The models' time (DefaultBudget without a deadline) starts during
@@ -665,4 +673,36 @@ func TestTheDelegatingAgentSeesAPostedResultOnItsNextTurn(t *testing.T) {
 		{Role: "assistant", Content: "[luke] 42 findings in the parser"},
 		{Role: "user", Content: "What did Luke find?"},
 	}, f.model.last(t).Messages)
+}
+
+// A skill's tools belong to it (seed 003): an agent a skill match chose
+// is offered what that skill declares, not its other skills' tools; one
+// chosen otherwise (a mention) has all of them.
+func TestTheMatchedSkillDecidesTheToolsOffered(t *testing.T) {
+	m := &toolModel{tokens: 20}
+	tools := &fakeTools{specs: spec("get_agent_inbox")}
+	f := newFixture(t, collaborationOn)
+	f.cfg.Model, f.cfg.Tools = m, tools
+	f.rebuild()
+	ctx := context.Background()
+	luke, err := f.store.GetAgent(ctx, team, "luke")
+	require.NoError(t, err)
+	skills := append(luke.Skills, agents.Skill{Name: "release-notes", Description: "Draft changelogs for a release", Tools: []string{"summarize_text"}})
+	_, err = agents.NewService(f.store).Update(ctx, team, "luke", agents.UpdateInput{Skills: &skills})
+	require.NoError(t, err)
+
+	c := f.create(t, "kyra")
+	res := f.post(t, c.ID, "Can you review this Go function for bugs?")
+	require.Equal(t, "luke", reply(t, res).Agent)
+	require.Equal(t, "code-review", res.Routing.Skill)
+	require.NotEmpty(t, tools.asked)
+	got := tools.asked[len(tools.asked)-1]
+	require.Len(t, got.Skills, 1, "the matched skill alone")
+	assert.Equal(t, "code-review", got.Skills[0].Name)
+	assert.Equal(t, []string{"search_memories"}, got.Skills[0].Tools)
+
+	res = f.post(t, c.ID, "@luke and what about the tests?")
+	require.Equal(t, "luke", reply(t, res).Agent)
+	got = tools.asked[len(tools.asked)-1]
+	assert.Len(t, got.Skills, 2, "a mention matched no skill: every skill's tools")
 }

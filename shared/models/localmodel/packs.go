@@ -10,7 +10,8 @@ import (
 )
 
 // Markers of the tool packs (docs/tools.md), read in the last user
-// message (a task's instructions) by any agent without a script:
+// message (a task's instructions, or a chat message) by any agent
+// without a script:
 //
 //	[list-tools]           the answer ends with "Tools offered: a, b, c."
 //	                       (the tools of the request, in order), so a test

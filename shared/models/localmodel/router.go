@@ -43,20 +43,11 @@ func routerAnswer(req models.Request, resp models.Response) models.Response {
 	for _, m := range candidateRE.FindAllStringSubmatch(req.System, -1) {
 		cands = append(cands, routerCandidate{agent: m[1], name: m[2], skill: m[3], description: m[4]})
 	}
-	asked := slices.Compact(slices.Sorted(slices.Values(words.Tokens(q))))
-	best, shared := -1, []string(nil)
+	texts := make([]string, len(cands))
 	for i, c := range cands {
-		have := words.Tokens(c.name + " " + c.description)
-		var common []string
-		for _, w := range asked {
-			if slices.Contains(have, w) {
-				common = append(common, w)
-			}
-		}
-		if best < 0 || len(common) > len(shared) {
-			best, shared = i, common
-		}
+		texts[i] = c.name + " " + c.description
 	}
+	best, shared := closest(q, texts)
 	input := map[string]any{"agent": "", "skill": "", "confidence": 0.3, "reason": "no candidate"}
 	if best >= 0 {
 		c := cands[best]
@@ -74,4 +65,26 @@ func routerAnswer(req models.Request, resp models.Response) models.Response {
 	resp.ToolCalls = []models.ToolCall{{ID: "call-1", Name: chooseTool, Input: string(raw)}}
 	resp.OutputTokens = models.EstimateTokens(string(raw))
 	return resp
+}
+
+// closest is the words-only match of the local model's router and
+// planner: the index of the text sharing the most stemmed content words
+// (words.Tokens) with q, the first listed of equals, and the words they
+// share, sorted; -1 when there are no texts.
+func closest(q string, texts []string) (int, []string) {
+	asked := slices.Compact(slices.Sorted(slices.Values(words.Tokens(q))))
+	best, shared := -1, []string(nil)
+	for i, t := range texts {
+		have := words.Tokens(t)
+		var common []string
+		for _, w := range asked {
+			if slices.Contains(have, w) {
+				common = append(common, w)
+			}
+		}
+		if best < 0 || len(common) > len(shared) {
+			best, shared = i, common
+		}
+	}
+	return best, shared
 }

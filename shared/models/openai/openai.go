@@ -24,6 +24,11 @@ type Model struct {
 	APIKey string
 	// DefaultModelID is used when a request names none.
 	DefaultModelID string
+	// ServedModelID, when set, is the model every call names, whatever
+	// the request's: a local server (Ollama, llama.cpp, vLLM) serves the
+	// models it has pulled or loaded, not the ids of the model tiers
+	// (Bedrock's by default) or of an agent's configuration.
+	ServedModelID string
 	// HTTP is the client to call with (its timeout bounds a call);
 	// http.DefaultClient when nil.
 	HTTP *http.Client
@@ -127,7 +132,10 @@ func chatRequest(req models.Request, modelID string) oaiRequest {
 // answers whole gets read as such, its text handed to OnDelta at once.
 func (o Model) Converse(ctx context.Context, req models.Request) (models.Response, error) {
 	modelID := req.ModelID
-	if modelID == "" {
+	switch {
+	case o.ServedModelID != "":
+		modelID = o.ServedModelID
+	case modelID == "":
 		modelID = o.DefaultModelID
 	}
 	body := chatRequest(req, modelID)

@@ -159,3 +159,19 @@ func TestACutStreamIsAModelError(t *testing.T) {
 		assert.ErrorIs(t, err, models.ErrModel, body)
 	}
 }
+
+// A server serving one model (ServedModelID: Ollama's, llama.cpp's,
+// vLLM's) is asked for it whatever the request names, and without a key
+// gets no Authorization header.
+func TestAServedModelIsNamedInEveryCall(t *testing.T) {
+	s := providertest.Serve(t)
+	s.Body = providertest.Recorded(t, "openai-chat-text.json")
+	m := openai.Model{BaseURL: s.URL + "/v1", ServedModelID: "llama3.2", DefaultModelID: "gpt-4o-mini"}
+	for _, named := range []string{"anthropic.claude-3-5-haiku-20241022-v1:0", ""} {
+		resp, err := m.Converse(context.Background(), models.Request{ModelID: named, Messages: []models.Message{{Role: "user", Content: "x"}}})
+		require.NoError(t, err)
+		assert.Equal(t, "llama3.2", s.Got["model"], "named %q", named)
+		assert.Equal(t, "llama3.2", resp.ModelID)
+		assert.Empty(t, s.Auth)
+	}
+}

@@ -29,11 +29,14 @@ var Env = map[string][]string{
 		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL},
 	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
 	// STAGE and MCP_LOOPBACK_ONLY: an external A2A agent's credential is
-	// named by stage, its card fetched under the network policy.
-	"agents": {table, flags, bus, settings.EnvEmbedder, settings.EnvStage, settings.EnvMCPLoopbackOnly},
-	"team":   {table, flags},
-	"admin":  {table},
-	"tasks":  {table, flags, bus, settings.EnvStateMachines},
+	// named by stage, its card fetched under the network policy. The
+	// provider, the tiers and the extra models: the models the stage
+	// offers agents (GET /v1/models, model.id checked on write).
+	"agents": {table, flags, bus, settings.EnvEmbedder, settings.EnvStage, settings.EnvMCPLoopbackOnly,
+		settings.EnvModelProvider, settings.EnvModelTiers, settings.EnvExtraModels},
+	"team":  {table, flags},
+	"admin": {table},
+	"tasks": {table, flags, bus, settings.EnvStateMachines},
 	// Lifecycle and session-steps only complete task tokens: no machine
 	// ARNs (a token names its execution).
 	"task-lifecycle": {table, bus},
@@ -67,11 +70,13 @@ var Env = map[string][]string{
 	"report-finalizer": {table, bus, settings.EnvQueues},
 	// MCP_LOOPBACK_ONLY: the network policy of the A2A agents whose tasks
 	// a cancel cancels.
-	"sessions":      {table, flags, bus, settings.EnvStateMachines, settings.EnvMCPLoopbackOnly},
-	"session-steps": append([]string{table, flags, bus}, models...),
+	"sessions": {table, flags, bus, settings.EnvStateMachines, settings.EnvMCPLoopbackOnly},
+	// MODEL_TIERS: a stage's turn asks the provider's default model, the
+	// tier_1 model (shared/wire/providers), as a plan's lead does.
+	"session-steps": append([]string{table, flags, bus, settings.EnvModelTiers}, models...),
 	"plans":         {table, flags, bus, settings.EnvStateMachines},
 	// STATE_MACHINE_ARNS: a plan's steps are executed tasks.
-	"plan-steps": append([]string{table, flags, bus, settings.EnvStateMachines}, models...),
+	"plan-steps": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvModelTiers}, models...),
 	"reports":    {table, flags, bus, settings.EnvStateMachines},
 	// STATE_MACHINE_ARNS: resolving a task's escalation stops or starts
 	// the task's execution.
@@ -88,7 +93,7 @@ const (
 // models are the variables of the model port (shared/wire/providers):
 // MCP_LOOPBACK_ONLY is the network policy of its A2A provider (agents
 // outside the team).
-var models = []string{settings.EnvModelProvider, settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey, settings.EnvMCPLoopbackOnly}
+var models = []string{settings.EnvModelProvider, settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey, settings.EnvOpenAIModel, settings.EnvMCPLoopbackOnly}
 
 // EnvVars returns the variables the function name reads, as settings.Vars
 // describes them, in declaration order.

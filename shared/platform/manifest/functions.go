@@ -24,7 +24,7 @@ var Functions = []Function{
 	},
 	{
 		Name:        "agents",
-		Description: "Agents API: create, list, get, update, pause, archive, default agent; the team's skill registry.",
+		Description: "Agents API: create, list, get, update, pause, archive, default agent; the team's skill registry; the models the stage offers.",
 		Domains:     []string{"agents", "cascade", "expertgate", "routing", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
@@ -45,6 +45,8 @@ var Functions = []Function{
 			{"GET", "/v1/agents/{slug}/example-suggestions"},
 			{"POST", "/v1/agents/{slug}/example-suggestions/{id}/accept"},
 			{"POST", "/v1/agents/{slug}/example-suggestions/{id}/dismiss"},
+			// The models the stage offers agents (its settings).
+			{"GET", "/v1/models"},
 		},
 		MemoryMB: 512, Timeout: 15,
 		// GrantModels: Titan's InvokeModel, for the skill vectors of an
@@ -117,7 +119,8 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
 		},
-		Indexes: []string{"gsi1", "gsi2"},
+		// GET /v1/tasks?conversation_id= reads the conversation's work (gsi4).
+		Indexes: []string{"gsi1", "gsi2", "gsi4"},
 	},
 	{
 		Name: "a2a",
@@ -137,13 +140,13 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
 		},
-		Indexes: []string{"gsi1", "gsi2"},
+		Indexes: []string{"gsi1", "gsi2", "gsi4"},
 		Invokes: []string{"expert-gate"},
 	},
 	{
 		Name:        "task-lifecycle",
 		Description: "Marks a task running, completed, failed or timed_out for the delegation state machine, and registers a waiting parent's task token on its child.",
-		Domains:     []string{"agents", "approvals", "memory", "messaging", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    256, Timeout: 15,
 		Grants:  []Grant{GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback},
@@ -184,6 +187,8 @@ var Functions = []Function{
 			{"GET", "/v1/conversations/{id}/handoffs"},
 			{"POST", "/v1/conversations/{id}/agents"},
 			{"GET", "/v1/conversations/{id}/context"},
+			// What the conversation started (gsi4).
+			{"GET", "/v1/conversations/{id}/work"},
 			// The tools an agent's model receives: served where the tool
 			// catalog is linked already (a chat reply's tools), not by
 			// the agents function, which would link it for this alone.
@@ -206,10 +211,14 @@ var Functions = []Function{
 			GrantBusPut, GrantModels, GrantModelsStream, GrantStartExecution, GrantStopExecution,
 			// PUT and DELETE /v1/tool-packs/{name}: an MCP pack's credential.
 			GrantGetSecret, GrantCreateSecret, GrantPutSecret, GrantDeleteSecret,
+			// GET /v1/conversations?agent=: a page of the agent's
+			// conversations, read by their keys at once.
+			GrantBatchGetItem,
 		},
 		// A reply's next_task reads the agent's queue (gsi2); a skill's
-		// open_tasks loader lists the agent's tasks (gsi1).
-		Indexes: []string{"gsi1", "gsi2"},
+		// open_tasks loader lists the agent's tasks (gsi1); GET …/work and
+		// ?agent= read the conversations' index (gsi4).
+		Indexes: []string{"gsi1", "gsi2", "gsi4"},
 		Invokes: []string{"expert-gate"},
 	},
 	{
@@ -236,11 +245,12 @@ var Functions = []Function{
 			// An MCP pack's tool call sends the pack's credential.
 			GrantGetSecret,
 			// Linked with the chat service's wiring (conversationsfn), which
-			// registers MCP packs; the streaming routes never call them, but
-			// a grant is held to what the code links (infra/grants).
-			GrantCreateSecret, GrantPutSecret, GrantDeleteSecret,
+			// registers MCP packs and lists conversations by agent; the
+			// streaming routes never call them, but a grant is held to
+			// what the code links (infra/grants).
+			GrantCreateSecret, GrantPutSecret, GrantDeleteSecret, GrantBatchGetItem,
 		},
-		Indexes: []string{"gsi1", "gsi2"},
+		Indexes: []string{"gsi1", "gsi2", "gsi4"},
 		Invokes: []string{"expert-gate"},
 	},
 	{
@@ -262,7 +272,7 @@ var Functions = []Function{
 			GrantGetItem, GrantPutItem, GrantUpdateItem, GrantDeleteItem, GrantQuery, GrantConditionCheckItem,
 			GrantBusPut, GrantStartExecution, GrantStopExecution, GrantCallback,
 		},
-		Indexes: []string{"gsi1", "gsi2"},
+		Indexes: []string{"gsi1", "gsi2", "gsi4"},
 		Invokes: []string{"expert-gate"},
 	},
 	{
@@ -319,7 +329,7 @@ var Functions = []Function{
 	{
 		Name:        "messages",
 		Description: "Agent messaging: send (direct, team, task:<id>, collab:<id>), read and acknowledge an agent's inbox.",
-		Domains:     []string{"agents", "approvals", "memory", "messaging", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"POST", "/v1/agents/{slug}/messages"},
@@ -344,7 +354,7 @@ var Functions = []Function{
 	{
 		Name:        "message-fanout",
 		Description: "Writes one inbox entry per recipient of an AgentMessageSent event, idempotently (bus -> rule -> SQS).",
-		Domains:     []string{"agents", "approvals", "memory", "messaging", "sessions", "tasks", "teams"},
+		Domains:     []string{"agents", "approvals", "memory", "messaging", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerSQS,
 		Queue:       "agent-messages",
 		BatchSize:   10,
@@ -452,7 +462,7 @@ var Functions = []Function{
 		Trigger:     TriggerStepFunction,
 		MemoryMB:    512, Timeout: 150,
 		Grants:  []Grant{GrantModels, GrantModelsStream, GrantConditionCheckItem, GrantDeleteItem, GrantGetItem, GrantPutItem, GrantQuery, GrantUpdateItem, GrantBusPut, GrantCallback, GrantStartExecution, GrantStopExecution, GrantGetSecret},
-		Indexes: []string{"gsi1", "gsi2"},
+		Indexes: []string{"gsi1", "gsi2", "gsi4"},
 	},
 	{
 		Name:        "session-steps",

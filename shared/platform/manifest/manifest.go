@@ -50,6 +50,9 @@ const (
 	GrantUpdateItem Grant = "dynamodb:UpdateItem"
 	GrantDeleteItem Grant = "dynamodb:DeleteItem"
 	GrantQuery      Grant = "dynamodb:Query"
+	// GrantBatchGetItem reads up to 100 items by key in one call (the
+	// conversations an agent took part in, found on an index).
+	GrantBatchGetItem Grant = "dynamodb:BatchGetItem"
 	// GrantConditionCheckItem authorizes the condition checks of a
 	// TransactWriteItems; its puts, updates and deletes are authorized as
 	// PutItem, UpdateItem and DeleteItem (TransactWriteItems is no action).
@@ -115,7 +118,7 @@ const ActionInvokeFunction = "lambda:InvokeFunction"
 
 // knownGrants are the grants the CDK app knows how to scope.
 var knownGrants = map[Grant]bool{
-	GrantGetItem: true, GrantPutItem: true, GrantUpdateItem: true, GrantDeleteItem: true, GrantQuery: true,
+	GrantGetItem: true, GrantPutItem: true, GrantUpdateItem: true, GrantDeleteItem: true, GrantQuery: true, GrantBatchGetItem: true,
 	GrantConditionCheckItem: true, GrantDescribeTable: true, GrantBusPut: true, GrantDescribeEventBus: true,
 	GrantStartExecution: true, GrantStopExecution: true, GrantCallback: true, GrantDescribeStateMachine: true,
 	GrantModels: true, GrantModelsStream: true, GrantDeadLetter: true, GrantGetQueueAttributes: true,
@@ -332,6 +335,11 @@ var (
 			{Name: "gsi1", PartitionKey: "gsi1pk", SortKey: "gsi1sk"},
 			{Name: "gsi2", PartitionKey: "gsi2pk", SortKey: "gsi2sk"},
 			{Name: "gsi3", PartitionKey: "gsi3pk", SortKey: "gsi3sk"},
+			// What a conversation started (CONVWORK#) and the
+			// conversations an agent took part in (CONVAGENT#): a
+			// CloudFormation update adds one GSI at a time, so a stage
+			// takes gsi4 in a deploy of its own.
+			{Name: "gsi4", PartitionKey: "gsi4pk", SortKey: "gsi4sk"},
 		},
 		TTLAttribute: "expires_at",
 	}

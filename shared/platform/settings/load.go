@@ -28,6 +28,8 @@ const (
 	KindChoice Kind = "choice"
 	// KindURL is an absolute http or https URL.
 	KindURL Kind = "url"
+	// KindList is comma-separated items, none empty, none twice.
+	KindList Kind = "list"
 )
 
 // Var is one environment variable of the contract: how it is written and,
@@ -71,12 +73,16 @@ var Vars = map[string]Var{
 		Doc: "the agents' default model adapter"},
 	EnvModelTiers: {Name: EnvModelTiers, Kind: KindPairs,
 		Doc: "tier_N=model id; absent: the routing package's Bedrock defaults"},
+	EnvExtraModels: {Name: EnvExtraModels, Kind: KindList,
+		Doc: "model ids agents may name besides the tiers' (GET /v1/models); absent: the tiers' alone"},
 	EnvSynthesis: {Name: EnvSynthesis, Kind: KindText,
 		Doc: "the model that synthesizes ENSEMBLE replies; absent: replies are merged"},
 	EnvOpenAIBaseURL: {Name: EnvOpenAIBaseURL, Kind: KindURL,
 		Doc: "the OpenAI-compatible endpoint; absent: no openai provider (required when MODEL_PROVIDER=openai)"},
 	EnvOpenAIAPIKey: {Name: EnvOpenAIAPIKey, Kind: KindText, Secret: true,
 		Doc: "the OpenAI-compatible endpoint's key"},
+	EnvOpenAIModel: {Name: EnvOpenAIModel, Kind: KindText,
+		Doc: "the model every call to the OpenAI-compatible endpoint names (a local server's, e.g. llama3.2); absent: each call names its own"},
 	EnvEmbedder: {Name: EnvEmbedder, Kind: KindChoice, Default: EmbedderWordLlama,
 		Choices: []string{EmbedderWordLlama, EmbedderTitan, EmbedderNone}, Doc: "the ExpertGate's semantic signal"},
 	EnvTeamRateLimit: {Name: EnvTeamRateLimit, Kind: KindCount, Default: "0",
@@ -193,6 +199,12 @@ func (v Var) set(c *Config, raw string) error {
 			return err
 		}
 		return assign(c, v.Name, m)
+	case KindList:
+		l, err := parseListStrict(raw)
+		if err != nil {
+			return err
+		}
+		return assign(c, v.Name, l)
 	case KindFlags:
 		f, err := parseFlagsStrict(raw)
 		if err != nil {
@@ -225,12 +237,16 @@ func assign(c *Config, name string, value any) error {
 		c.ModelProvider = value.(string)
 	case EnvModelTiers:
 		c.Tiers = value.(map[string]string)
+	case EnvExtraModels:
+		c.ExtraModels = value.([]string)
 	case EnvSynthesis:
 		c.Synthesis = value.(string)
 	case EnvOpenAIBaseURL:
 		c.OpenAIBaseURL = value.(string)
 	case EnvOpenAIAPIKey:
 		c.OpenAIAPIKey = value.(string)
+	case EnvOpenAIModel:
+		c.OpenAIModel = value.(string)
 	case EnvEmbedder:
 		c.Embedder = value.(string)
 	case EnvTeamRateLimit:
@@ -264,6 +280,26 @@ func parsePairsStrict(s string) (map[string]string, error) {
 			return nil, fmt.Errorf("%q given twice", k)
 		}
 		out[k] = v
+	}
+	return out, nil
+}
+
+// parseListStrict is ParseList that refuses what ParseList skips: an
+// empty item (a stray comma), and an item given twice.
+func parseListStrict(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		switch {
+		case p == "":
+			return nil, fmt.Errorf("%q has an empty item", s)
+		case slices.Contains(out, p):
+			return nil, fmt.Errorf("%q given twice", p)
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }

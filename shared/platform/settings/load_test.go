@@ -59,6 +59,14 @@ func TestLoadChecksEveryKind(t *testing.T) {
 		{"pairs with a name twice", []string{settings.EnvFunctions}, map[string]string{settings.EnvFunctions: "a=1,a=2"}, settings.Config{}, `FUNCTION_NAMES: "a" given twice`},
 		// pairs, optional
 		{"optional pairs absent", []string{settings.EnvModelTiers}, nil, settings.Config{Tiers: map[string]string{}}, ""},
+		// list, optional
+		{"list set", []string{settings.EnvExtraModels}, map[string]string{settings.EnvExtraModels: "amazon.nova-pro-v1:0, amazon.nova-lite-v1:0"},
+			settings.Config{ExtraModels: []string{"amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0"}}, ""},
+		{"list absent", []string{settings.EnvExtraModels}, nil, settings.Config{}, ""},
+		{"list with an empty item", []string{settings.EnvExtraModels}, map[string]string{settings.EnvExtraModels: "a,,b"}, settings.Config{},
+			`EXTRA_MODELS: "a,,b" has an empty item`},
+		{"list with an item twice", []string{settings.EnvExtraModels}, map[string]string{settings.EnvExtraModels: "a,b,a"}, settings.Config{},
+			`EXTRA_MODELS: "a" given twice`},
 		// flags (bools), required
 		{"flags set", []string{settings.EnvFlags}, map[string]string{settings.EnvFlags: "collaboration=true,ensemble=false"},
 			settings.Config{Flags: settings.Flags{Collaboration: true}}, ""},
@@ -140,7 +148,7 @@ func TestVarsAreConsistent(t *testing.T) {
 			assert.NoError(t, err, "%s: its default %q must parse", name, v.Default)
 		}
 		sample := map[settings.Kind]string{settings.KindText: "x", settings.KindPairs: "a=b", settings.KindFlags: "collaboration=true",
-			settings.KindCount: "1", settings.KindURL: "http://x"}[v.Kind]
+			settings.KindCount: "1", settings.KindURL: "http://x", settings.KindList: "a"}[v.Kind]
 		if v.Kind == settings.KindChoice {
 			sample = v.Choices[0]
 		}

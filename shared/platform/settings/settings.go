@@ -25,7 +25,12 @@ const (
 	EnvFlags         = "FEATURE_FLAGS"      // collaboration=true,expert_gate=true,ensemble=false
 	EnvModelProvider = "MODEL_PROVIDER"     // local (default), bedrock or openai
 	EnvModelTiers    = "MODEL_TIERS"        // tier_0=model id,tier_1=…,tier_2=…
-	EnvSynthesis     = "SYNTHESIS_MODEL"    // model id that synthesizes ENSEMBLE replies; empty merges
+	// EnvExtraModels are the model ids agents of the stage may name
+	// besides the tiers' (model id,model id): with the tiers', the models
+	// the stage offers (GET /v1/models) and the only ones its Bedrock
+	// grants name.
+	EnvExtraModels   = "EXTRA_MODELS"
+	EnvSynthesis     = "SYNTHESIS_MODEL" // model id that synthesizes ENSEMBLE replies; empty merges
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
 	// EnvEmbedder picks the ExpertGate's semantic signal: wordllama (the
 	// default: the static model packaged with the function), titan
@@ -34,6 +39,11 @@ const (
 	// Anything else fails the expert-gate function's start.
 	EnvEmbedder     = "ROUTING_EMBEDDER"
 	EnvOpenAIAPIKey = "OPENAI_API_KEY"
+	// EnvOpenAIModel is the model every call to the OpenAI-compatible
+	// endpoint names, whatever model id the call carries: a local server
+	// (Ollama, llama.cpp, vLLM) serves the models it has, not the tiers'
+	// Bedrock ids (docs/local-cloud.md). Absent: each call names its own.
+	EnvOpenAIModel = "OPENAI_MODEL"
 	// EnvTeamRateLimit is the most requests per second one team may make
 	// (the authorizer's; 0 or unset: no per-team limit).
 	EnvTeamRateLimit = "TEAM_RATE_LIMIT"
@@ -155,6 +165,18 @@ func EncodePairs(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
+// ParseList reads "a,b": the non-empty items, trimmed, in order (nil for
+// none).
+func ParseList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // ParsePairs is the inverse of EncodePairs; malformed parts are skipped.
 func ParsePairs(s string) map[string]string {
 	out := map[string]string{}
@@ -178,10 +200,14 @@ type Config struct {
 	ModelProvider string
 	// Tiers maps a model tier (tier_0…) to a model id; empty keeps the
 	// defaults of the routing package.
-	Tiers         map[string]string
+	Tiers map[string]string
+	// ExtraModels is EnvExtraModels (nil: the tiers' models alone).
+	ExtraModels   []string
 	Synthesis     string
 	OpenAIBaseURL string
 	OpenAIAPIKey  string
+	// OpenAIModel is EnvOpenAIModel ("" when calls name their own).
+	OpenAIModel string
 	// TeamRateLimit is EnvTeamRateLimit.
 	TeamRateLimit int
 	// Embedder is EnvEmbedder ("" is the default, wordllama).
@@ -224,9 +250,11 @@ func FromLookup(get func(string) string) Config {
 		Flags:         ParseFlags(get(EnvFlags)),
 		ModelProvider: get(EnvModelProvider),
 		Tiers:         ParsePairs(get(EnvModelTiers)),
+		ExtraModels:   ParseList(get(EnvExtraModels)),
 		Synthesis:     get(EnvSynthesis),
 		OpenAIBaseURL: get(EnvOpenAIBaseURL),
 		OpenAIAPIKey:  get(EnvOpenAIAPIKey),
+		OpenAIModel:   get(EnvOpenAIModel),
 		TeamRateLimit: atoi(get(EnvTeamRateLimit)),
 		Embedder:      get(EnvEmbedder),
 

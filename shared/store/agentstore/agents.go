@@ -52,6 +52,7 @@ type skillItem struct {
 	Actions                  []string `dynamodbav:"actions,omitempty"`
 	Keywords                 []string `dynamodbav:"keywords,omitempty"`
 	Tools                    []string `dynamodbav:"tools,omitempty"`
+	Packs                    []string `dynamodbav:"packs,omitempty"`
 	Priority                 int      `dynamodbav:"priority"`
 	InternalOnly             bool     `dynamodbav:"internal_only,omitempty"`
 	RequiresExplicitKeywords bool     `dynamodbav:"requires_explicit_keywords,omitempty"`

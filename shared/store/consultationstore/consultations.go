@@ -25,6 +25,7 @@ var _ consultations.Store = (*Store)(nil)
 // while other slices change keys.go; they follow its conventions):
 //
 //	consultation    TEAM#<team>  CONS#<id>  (status, requesting_agent, consulted_agent filter it)  consultationItem
+//	                gsi4 (with a conversation_id): CONVWORK#<team>#<conv id> / <created_at>#<id> (keys.go)
 //	escalation      TEAM#<team>  ESC#<id>   (esc_status filters it; keys.go, since a task's
 //	                task_overdue escalation is written by taskstore)                              escalationItem
 //	active counter  TEAM#<team>  CONSLOAD#<slug>  (active: the agent's pending/in_progress
@@ -60,13 +61,19 @@ const (
 // whole with the consultation; the attributes queries filter on are
 // top-level.
 type consultationItem struct {
-	PK              string     `dynamodbav:"pk"`
-	SK              string     `dynamodbav:"sk"`
+	PK string `dynamodbav:"pk"`
+	SK string `dynamodbav:"sk"`
+	// GSI4PK and GSI4SK: the work of its conversation (with a
+	// conversation_id only; the work listing reads the question from
+	// Body).
+	GSI4PK          string     `dynamodbav:"gsi4pk,omitempty"`
+	GSI4SK          string     `dynamodbav:"gsi4sk,omitempty"`
 	Type            string     `dynamodbav:"type"`
 	ID              string     `dynamodbav:"id"`
 	Status          string     `dynamodbav:"status"`
 	RequestingAgent string     `dynamodbav:"requesting_agent"`
 	ConsultedAgent  string     `dynamodbav:"consulted_agent"`
+	ConversationID  string     `dynamodbav:"conversation_id,omitempty"`
 	Urgency         string     `dynamodbav:"urgency"`
 	Body            string     `dynamodbav:"body_json"`
 	Version         int        `dynamodbav:"version"`
@@ -80,9 +87,11 @@ func toConsultationItem(c consultations.Consultation) (consultationItem, error) 
 	if err != nil {
 		return consultationItem{}, err
 	}
-	return consultationItem{PK: dynamo.TeamPK(c.TeamID), SK: consultationSK(c.ID), Type: "consultation", ID: c.ID, Status: string(c.Status),
-		RequestingAgent: c.RequestingAgent, ConsultedAgent: c.ConsultedAgent, Urgency: c.Urgency, Body: string(body),
-		Version: c.Version, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt}, nil
+	it := consultationItem{PK: dynamo.TeamPK(c.TeamID), SK: consultationSK(c.ID), Type: "consultation", ID: c.ID, Status: string(c.Status),
+		RequestingAgent: c.RequestingAgent, ConsultedAgent: c.ConsultedAgent, ConversationID: c.ConversationID, Urgency: c.Urgency, Body: string(body),
+		Version: c.Version, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, CompletedAt: c.CompletedAt}
+	it.GSI4PK, it.GSI4SK = dynamo.ConvWorkKeys(c.TeamID, c.ConversationID, c.CreatedAt, c.ID)
+	return it, nil
 }
 
 func fromConsultationItem(teamID string, m map[string]types.AttributeValue) (consultations.Consultation, error) {

@@ -118,7 +118,10 @@ func changed(err error, msg string) error {
 
 // join adds or returns an agent to a conversation. A returning agent keeps
 // its first role and join time, unless the change sets the role (handoff,
-// return).
+// return). Every join sets the agent's gsi4 entry (the conversations it
+// took part in), so a participant written before the index had it gets
+// it the next time it joins (answers, is added or handed the
+// conversation).
 func join(t *dynamo.Txn, teamID, conv string, p conversations.Participant) {
 	var role expression.OperandBuilder = dynamo.Value(p.Role)
 	if !p.SetRole {
@@ -127,6 +130,8 @@ func join(t *dynamo.Txn, teamID, conv string, p conversations.Participant) {
 	u := expression.Set(dynamo.Name("role"), role).
 		Set(dynamo.Name("joined_at"), dynamo.Name("joined_at").IfNotExists(dynamo.Value(p.JoinedAt.UTC()))).
 		Set(dynamo.Name("agent"), dynamo.Value(p.Agent)).Set(dynamo.Name("type"), dynamo.Value("participant")).
+		Set(dynamo.Name(dynamo.AttrGSI4PK), dynamo.Value(dynamo.ConvAgentGSI4PK(teamID, p.Agent))).
+		Set(dynamo.Name(dynamo.AttrGSI4SK), dynamo.Value(conv)).
 		Remove(dynamo.Name("left_at"))
 	t.Update(dynamo.RoleParticipant, dynamo.Key(dynamo.TeamPK(teamID), dynamo.PartSK(conv, p.Agent)), u, expression.ConditionBuilder{})
 }
@@ -189,6 +194,53 @@ func (s *Store) ListConversations(ctx context.Context, teamID string, p paging.P
 		return err
 	})
 	return list, next, err
+}
+
+// ListAgentConversations implements conversations.Store: one Query of
+// the agent's participant items on gsi4 (by conversation id, descending:
+// newest first), then one BatchGetItem of their conversations, returned
+// in the index's order. A participant written before gsi4 existed is
+// not in it until the agent joins again (join).
+func (s *Store) ListAgentConversations(ctx context.Context, teamID, agent string, p paging.Page) ([]conversations.Conversation, string, error) {
+	in, err := dynamo.BuiltQuery(dynamo.IndexGSI4, dynamo.KeyIs(dynamo.AttrGSI4PK, dynamo.ConvAgentGSI4PK(teamID, agent)), expression.ConditionBuilder{}, false)
+	if err != nil {
+		return nil, "", dynamo.Internal(err, "expression")
+	}
+	var convIDs []string
+	next, err := s.QueryPage(ctx, in, "convagent:"+teamID+":"+agent, p, func(m map[string]types.AttributeValue) error {
+		var it struct {
+			Conv string `dynamodbav:"gsi4sk"`
+		}
+		err := dynamo.Unmarshal(m, &it)
+		convIDs = append(convIDs, it.Conv)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	keys := make([]map[string]types.AttributeValue, len(convIDs))
+	for i, id := range convIDs {
+		keys[i] = dynamo.Key(dynamo.TeamPK(teamID), dynamo.ConvSK(id))
+	}
+	items, err := s.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, "", err
+	}
+	byID := map[string]conversations.Conversation{}
+	for _, m := range items {
+		c, err := fromConvItem(m)
+		if err != nil {
+			return nil, "", dynamo.Internal(err, "unmarshal")
+		}
+		byID[c.ID] = c
+	}
+	list := []conversations.Conversation{}
+	for _, id := range convIDs {
+		if c, ok := byID[id]; ok {
+			list = append(list, c)
+		}
+	}
+	return list, next, nil
 }
 
 // ListParticipants implements conversations.Store.

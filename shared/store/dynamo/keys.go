@@ -34,6 +34,7 @@ import (
 //	                  gsi2 (delegations only): TEAM#<team>#PARENT#<parent id> / TASK#<id>
 //	                  gsi2 (queued work items only): TEAM#<team>#QUEUE#<slug> / QUEUE#<priority rank 0-3>#<id>
 //	                  gsi3 (running only):     DUE#<shard 0-7> / <deadline>#<team>#<id>
+//	                  gsi4 (with a conversation_id): CONVWORK#<team>#<conv id> / <created_at, WorkKey>#<id>
 //	task due entry  TEAM#<team>           TDUE#<task id>  (while the task has a due_at, is not terminal and    dueItem
 //	                  not flagged overdue; written and deleted in the task's own transactions)
 //	                  gsi3: TDUE / <due_at>#<team>#<id>
@@ -47,6 +48,7 @@ import (
 //	conversation    TEAM#<team>           CONV#<conv id>  (version, status, current_agent, last_handoff map;  convItem
 //	                  event_seq: its stream's last number)
 //	participant     TEAM#<team>           CPART#<conv id>#<slug>  (written only by updates)                    participantItem
+//	                  gsi4 (joined since gsi4 exists): CONVAGENT#<team>#<slug> / <conv id>
 //	message         TEAM#<team>           MSG#<conv id>#<msg id>  (role; rating set by a rating)               messageItem
 //	routing log     TEAM#<team>           RDEC#<decision id>               TEAM#<team>#CONV#<conv id> / RDEC#<id>  decisionItem
 //	                  (strategy, fallback_used, selected_agents, confidence filter it; expires_at TTL, 180 days)
@@ -61,8 +63,12 @@ import (
 //	queue attempts  QATTEMPT#<queue>#<message id>  ATTEMPTS  (failed processing attempts; expires_at TTL, 14 days; written only by ADD)
 //	session         TEAM#<team>           SES#<session id>  (event_seq: its stream's last number)             sessionItem
 //	                  gsi3 (unfinished, not awaiting a human): SDUE / <deadline>#<team>#<id>
+//	                  gsi4 (with a conversation_id): CONVWORK#<team>#<conv id> / <created_at, WorkKey>#<id>
 //	session message TEAM#<team>           SMSG#<session id>#<message id>  (the trace, append-only)             sessionMsgItem
 //	report          TEAM#<team>           REPORT#<report id>  (report_type, to, from, status filter it)       reportItem
+//	                  gsi4 (with a conversation_id): CONVWORK#<team>#<conv id> / <created_at, WorkKey>#<id>
+//	(plans, PLAN#<id>, and consultations, CONS#<id> (consultationstore), carry the same gsi4 keys when
+//	they have a conversation_id: a conversation's work is one gsi4 partition of five kinds of item)
 //	posted result   TEAM#<team>           RESULT#<task, report id | session id#r<run>>  (message_id; never expires)  resultItem
 //	approval        TEAM#<team>           APPROVAL#<approval id>  (status filters it; never expires)            approvalItem
 //	approval policy TEAM#<team>           APPROVALPOLICY                                                       policyItem
@@ -116,6 +122,12 @@ import (
 //	a team's agents' counters (the gate)   Query pk=TEAM#<team>, begins_with(sk, LOAD#)
 //	conversations newest first             Query pk=TEAM#<team>, begins_with(sk, CONV#), descending
 //	a conversation's participants          Query pk=TEAM#<team>, begins_with(sk, CPART#<id>#)
+//	the conversations an agent took part in Query gsi4 gsi4pk=CONVAGENT#<team>#<slug>, descending, then BatchGetItem
+//	                                       of their CONV#<id> items (one call: a page is at most 100)
+//	what a conversation started            Query gsi4 gsi4pk=CONVWORK#<team>#<id>, descending (filter: not a report's
+//	                                       own task; the page refilled while the filter left it short: QueryFill)
+//	a conversation's tasks                 Query gsi4 gsi4pk=CONVWORK#<team>#<id>, descending, filter type = task
+//	                                       (and status, agent, assignee; QueryFill)
 //	messages in order / the last n         Query pk=TEAM#<team>, begins_with(sk, MSG#<id>#), ascending / descending
 //	the routing log (since a time)         Query pk=TEAM#<team>, sk BETWEEN RDEC#<floor id of time> AND RDEC#~, descending
 //	a conversation's decisions             Query gsi1 gsi1pk=TEAM#<team>#CONV#<id>, gsi1sk BETWEEN as above
@@ -179,10 +191,13 @@ const (
 	AttrGSI2PK = "gsi2pk"
 	AttrGSI3PK = "gsi3pk"
 	AttrGSI3SK = "gsi3sk"
+	AttrGSI4PK = "gsi4pk"
+	AttrGSI4SK = "gsi4sk"
 
 	IndexGSI1 = "gsi1"
 	IndexGSI2 = "gsi2"
 	IndexGSI3 = "gsi3"
+	IndexGSI4 = "gsi4"
 )
 
 // Key prefixes.
@@ -243,6 +258,11 @@ const (
 	infixLine     = "#SLOTLINE#"
 	prefixQueue   = "QUEUE#"
 	infixConv     = "#CONV#"
+
+	// Partitions of gsi4 (each holds a team id, so a query of one is
+	// one team's).
+	prefixConvWork  = "CONVWORK#"
+	prefixConvAgent = "CONVAGENT#"
 
 	SKTeam     = "TEAM"
 	SKAPIKey   = "APIKEY"
@@ -381,6 +401,33 @@ func MsgPrefix(conv string) string { return prefixMsg + conv + "#" }
 
 // MsgSK is a conversation message's sort key.
 func MsgSK(conv, id string) string { return MsgPrefix(conv) + id }
+
+// ConvWorkGSI4PK is the gsi4 partition of the work a conversation
+// started: its tasks, sessions, plans, reports and consultations.
+func ConvWorkGSI4PK(teamID, conv string) string { return prefixConvWork + teamID + "#" + conv }
+
+// WorkKey sorts lexicographically by time: nanoseconds, fixed width, UTC
+// (RFC 3339 with trailing zeros dropped would sort "…:05Z" after
+// "…:05.1Z").
+func WorkKey(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
+
+// ConvWorkGSI4SK is a piece of work's gsi4 sort key: when it was created,
+// then its id (ids of different kinds do not sort by time together).
+func ConvWorkGSI4SK(createdAt time.Time, id string) string { return WorkKey(createdAt) + "#" + id }
+
+// ConvWorkKeys are the gsi4 keys of a piece of work of conversation conv,
+// both "" when it has none (a sparse index: the item stays out of it).
+func ConvWorkKeys(teamID, conv string, createdAt time.Time, id string) (pk, sk string) {
+	if conv == "" {
+		return "", ""
+	}
+	return ConvWorkGSI4PK(teamID, conv), ConvWorkGSI4SK(createdAt, id)
+}
+
+// ConvAgentGSI4PK is the gsi4 partition of the conversations an agent took
+// part in: its participant items, sorted by conversation id (ids grow with
+// their creation time, so descending is newest first).
+func ConvAgentGSI4PK(teamID, agent string) string { return prefixConvAgent + teamID + "#" + agent }
 
 // HandoffPrefix is the sort key prefix of a conversation's handoffs.
 func HandoffPrefix(conv string) string { return prefixHandoff + conv + "#" }

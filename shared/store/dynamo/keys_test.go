@@ -47,6 +47,9 @@ func TestKeyShapes(t *testing.T) {
 		{ApprovalSK("apr_1"), "APPROVAL#apr_1"},
 		{StreamEventSK("session#ses_1", 42), "EVT#session#ses_1#000000000042"},
 		{StreamEventPrefix("conv#conv_1"), "EVT#conv#conv_1#"},
+		{ConvWorkGSI4PK("t1", "conv_1"), "CONVWORK#t1#conv_1"},
+		{ConvWorkGSI4SK(when, "task_1"), "2026-01-02T03:04:05.600000000Z#task_1"},
+		{ConvAgentGSI4PK("t1", "luke"), "CONVAGENT#t1#luke"},
 		{SKTeam + "|" + SKAPIKey + "|" + SKMemEpoch + "|" + SKPolicy, "TEAM|APIKEY|MEMEPOCH|APPROVALPOLICY"},
 	}
 	for _, c := range cases {
@@ -56,6 +59,21 @@ func TestKeyShapes(t *testing.T) {
 	for _, id := range []string{"a", "b", "task_01j", "task_zz"} {
 		assert.Less(t, DueShard(id), DueShards)
 	}
+}
+
+// Work keys sort as the times they hold, whatever their fraction of a
+// second; work without a conversation is out of the index.
+func TestWorkKeysSortByTime(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	times := []time.Time{base, base.Add(time.Nanosecond), base.Add(100 * time.Millisecond), base.Add(time.Second), base.Add(time.Second + 5)}
+	for i := 1; i < len(times); i++ {
+		assert.Less(t, ConvWorkGSI4SK(times[i-1], "task_z"), ConvWorkGSI4SK(times[i], "task_a"))
+	}
+	assert.Equal(t, ConvWorkGSI4SK(base.In(time.FixedZone("x", 3600)), "x"), ConvWorkGSI4SK(base, "x"), "in UTC")
+	pk, sk := ConvWorkKeys("t1", "", base, "task_1")
+	assert.Empty(t, pk+sk)
+	pk, sk = ConvWorkKeys("t1", "conv_1", base, "task_1")
+	assert.Equal(t, [2]string{"CONVWORK#t1#conv_1", "2026-01-02T03:04:05.000000000Z#task_1"}, [2]string{pk, sk})
 }
 
 // hasPrefix's range holds exactly the keys that begin with the prefix,

@@ -38,6 +38,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/backoff"
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 )
@@ -50,6 +51,7 @@ type API interface {
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 }
@@ -290,6 +292,26 @@ func BuiltQuery(index string, keyCond expression.KeyConditionBuilder, filter exp
 // QueryPage runs one page of a query and decodes its items; the page token
 // is bound to scope.
 func (s *Store) QueryPage(ctx context.Context, in *dynamodb.QueryInput, scope string, p paging.Page, each func(map[string]types.AttributeValue) error) (string, error) {
+	return s.queryPage(ctx, in, scope, p, 1, each)
+}
+
+// FillQueries bounds QueryFill: the queries one page may take.
+const FillQueries = 4
+
+// QueryFill runs one page of a query whose filter may leave a DynamoDB
+// page short of p.Limit (the filter applies after Limit): while the page
+// has fewer items than the limit and the query has more, it queries on
+// from where it stopped, asking each time for as many items as are
+// missing, so it never reads past the page and its token is where the
+// next page starts. At most FillQueries queries: a page after them may
+// still be short (even empty) and carry a next token. The token is bound
+// to scope, as QueryPage's.
+func (s *Store) QueryFill(ctx context.Context, in *dynamodb.QueryInput, scope string, p paging.Page, each func(map[string]types.AttributeValue) error) (string, error) {
+	return s.queryPage(ctx, in, scope, p, FillQueries, each)
+}
+
+// queryPage is QueryPage (queries 1) and QueryFill (queries FillQueries).
+func (s *Store) queryPage(ctx context.Context, in *dynamodb.QueryInput, scope string, p paging.Page, queries int, each func(map[string]types.AttributeValue) error) (string, error) {
 	start, err := decodeToken(scope, p.Token)
 	if err != nil {
 		return "", err
@@ -301,23 +323,74 @@ func (s *Store) QueryPage(ctx context.Context, in *dynamodb.QueryInput, scope st
 		// caller set).
 		in.ExclusiveStartKey = start
 	}
-	if p.Limit > 0 {
-		in.Limit = aws.Int32(int32(p.Limit))
-	}
-	out, err := s.DB.Query(ctx, in)
-	if err != nil {
-		return "", Internal(err, "Query")
-	}
-	for _, m := range out.Items {
-		if err := each(m); err != nil {
-			return "", Internal(err, "unmarshal")
+	kept := 0
+	for range queries {
+		if p.Limit > 0 {
+			in.Limit = aws.Int32(int32(p.Limit - kept))
+		}
+		out, err := s.DB.Query(ctx, in)
+		if err != nil {
+			return "", Internal(err, "Query")
+		}
+		for _, m := range out.Items {
+			if err := each(m); err != nil {
+				return "", Internal(err, "unmarshal")
+			}
+		}
+		kept += len(out.Items)
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+		if len(out.LastEvaluatedKey) == 0 || p.Limit <= 0 || kept >= p.Limit {
+			break
 		}
 	}
-	next, err := encodeToken(scope, out.LastEvaluatedKey)
+	next, err := encodeToken(scope, in.ExclusiveStartKey)
 	if err != nil {
 		return "", Internal(err, "token")
 	}
 	return next, nil
+}
+
+// MaxBatchGet is the most keys one BatchGetItem reads.
+const MaxBatchGet = 100
+
+// batchGetAttempts bounds BatchGet's calls: DynamoDB may leave keys
+// unprocessed (throttled, or over 16 MB), which are asked for again.
+const batchGetAttempts = 4
+
+// BatchGet reads the items at keys (at most MaxBatchGet) consistently, in
+// one BatchGetItem, asking again for the keys DynamoDB left unprocessed
+// (throttled, or past 16 MB) after backoff's pauses, 100 ms, 200 ms, …:
+// EINTERNAL if some are still left after batchGetAttempts calls, or on a
+// failed call (the SDK has retried it already). It returns the items
+// found in no particular order (DynamoDB's); a key without an item has
+// none.
+func (s *Store) BatchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	if len(keys) > MaxBatchGet {
+		return nil, Internal(fmt.Errorf("%d keys, above %d", len(keys), MaxBatchGet), "BatchGetItem")
+	}
+	var out []map[string]types.AttributeValue
+	pending := keys
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt == batchGetAttempts {
+			return nil, Internal(fmt.Errorf("%d keys still unprocessed after %d calls", len(pending), attempt), "BatchGetItem")
+		}
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, Internal(ctx.Err(), "BatchGetItem")
+			case <-time.After(backoff.FirstPause << (attempt - 1)):
+			}
+		}
+		res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			s.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
+		}})
+		if err != nil {
+			return nil, Internal(err, "BatchGetItem")
+		}
+		out = append(out, res.Responses[s.Table]...)
+		pending = res.UnprocessedKeys[s.Table].Keys
+	}
+	return out, nil
 }
 
 // QueryAll runs a query to its last page, decoding every item.
@@ -375,6 +448,15 @@ func Get[T any](ctx context.Context, r ItemReader, k map[string]types.AttributeV
 		return zero, Internal(err, "unmarshal")
 	}
 	return v, nil
+}
+
+// Exists is ENOTFOUND naming kind and id unless the item at k exists (a
+// consistent read): the check of a reference to another domain's record
+// by a function that does not serve that domain (a consultation's
+// conversation).
+func Exists(ctx context.Context, r ItemReader, k map[string]types.AttributeValue, kind, id string) error {
+	_, err := Get(ctx, r, k, kind, id, func(map[string]types.AttributeValue) (struct{}, error) { return struct{}{}, nil })
+	return err
 }
 
 // PutNew is every store's create of one record: item (marshalled) put

@@ -32,8 +32,12 @@ type planItem struct {
 	SK   string `dynamodbav:"sk"`
 	Type string `dynamodbav:"type"`
 	// Running plans are in the sweeper's index until their backstop.
-	GSI3PK  string `dynamodbav:"gsi3pk,omitempty"`
-	GSI3SK  string `dynamodbav:"gsi3sk,omitempty"`
+	GSI3PK string `dynamodbav:"gsi3pk,omitempty"`
+	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
+	// GSI4PK and GSI4SK: the work of its conversation (with a
+	// conversation_id only; the work listing reads the rest from Doc).
+	GSI4PK  string `dynamodbav:"gsi4pk,omitempty"`
+	GSI4SK  string `dynamodbav:"gsi4sk,omitempty"`
 	TeamID  string `dynamodbav:"team_id"`
 	ID      string `dynamodbav:"id"`
 	Status  string `dynamodbav:"status"`
@@ -50,6 +54,7 @@ func toItem(p plans.Plan) (planItem, error) {
 	}
 	it := planItem{PK: dynamo.TeamPK(p.TeamID), SK: dynamo.PlanSK(p.ID), Type: "plan", TeamID: p.TeamID, ID: p.ID,
 		Status: string(p.Status), Version: p.Version, EventSeq: p.EventSeq, Doc: string(b)}
+	it.GSI4PK, it.GSI4SK = dynamo.ConvWorkKeys(p.TeamID, p.ConversationID, p.CreatedAt, p.ID)
 	if !p.Status.Terminal() {
 		it.GSI3PK, it.GSI3SK = dynamo.PlanDueGSI3PK, dynamo.DueGSI3SK(p.Due(), p.TeamID, p.ID)
 	}

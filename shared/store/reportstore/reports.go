@@ -32,6 +32,10 @@ const roleReport = "report"
 type reportItem struct {
 	PK string `dynamodbav:"pk"`
 	SK string `dynamodbav:"sk"`
+	// GSI4PK and GSI4SK: the work of its conversation (with a
+	// conversation_id only).
+	GSI4PK string `dynamodbav:"gsi4pk,omitempty"`
+	GSI4SK string `dynamodbav:"gsi4sk,omitempty"`
 	// Type is the item type; ReportType the report's.
 	Type            string             `dynamodbav:"type"`
 	ID              string             `dynamodbav:"id"`
@@ -93,6 +97,7 @@ func toReportItem(r reports.Report) (reportItem, error) {
 		Error: r.Error, MemoryID: r.MemoryID, TokensUsed: r.TokensUsed, CostUSD: r.CostUSD, Version: r.Version,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CompletedAt: r.CompletedAt,
 	}
+	it.GSI4PK, it.GSI4SK = dynamo.ConvWorkKeys(r.TeamID, r.ConversationID, r.CreatedAt, r.ID)
 	for _, s := range r.Sections {
 		si := sectionItem{Name: s.Name, Content: s.Content}
 		if s.Value != nil {

@@ -31,6 +31,10 @@ type sessionItem struct {
 	Type   string `dynamodbav:"type"`
 	GSI3PK string `dynamodbav:"gsi3pk,omitempty"`
 	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
+	// GSI4PK and GSI4SK: the work of its conversation (with a
+	// conversation_id only).
+	GSI4PK string `dynamodbav:"gsi4pk,omitempty"`
+	GSI4SK string `dynamodbav:"gsi4sk,omitempty"`
 
 	TeamID          string             `dynamodbav:"team_id"`
 	ID              string             `dynamodbav:"id"`
@@ -148,6 +152,7 @@ func toSessionItem(v sessions.Session) sessionItem {
 		StartedAt: v.StartedAt, CompletedAt: v.CompletedAt,
 		Participants: []participantEntry{}, StageOutputs: []stageOutputEntry{},
 	}
+	it.GSI4PK, it.GSI4SK = dynamo.ConvWorkKeys(v.TeamID, v.ConversationID, v.CreatedAt, v.ID)
 	for _, p := range v.Participants {
 		it.Participants = append(it.Participants, participantEntry(p))
 	}

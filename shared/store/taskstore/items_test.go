@@ -38,6 +38,10 @@ func TestTaskItemKeys(t *testing.T) {
 	assert.Equal(t, "2026-01-02T03:04:05.000Z#t1#task_1", ti.GSI3SK)
 	task.Status = tasks.Queued
 	assert.Empty(t, toTaskItem(task).GSI3PK, "only running tasks are in the sweeper's index")
+	assert.Empty(t, ti.GSI4PK+ti.GSI4SK, "only a conversation's tasks are on its work index")
+	task.ConversationID, task.CreatedAt = "conv_1", deadline
+	ti = toTaskItem(task)
+	assert.Equal(t, []string{"CONVWORK#t1#conv_1", "2026-01-02T03:04:05.000000000Z#task_1"}, []string{ti.GSI4PK, ti.GSI4SK})
 }
 
 // The payloads are JSON text: they read back byte for byte, and a task

@@ -32,6 +32,10 @@ type taskItem struct {
 	GSI2SK string `dynamodbav:"gsi2sk,omitempty"`
 	GSI3PK string `dynamodbav:"gsi3pk,omitempty"`
 	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
+	// GSI4PK and GSI4SK: the work of its conversation (with a
+	// conversation_id only).
+	GSI4PK string `dynamodbav:"gsi4pk,omitempty"`
+	GSI4SK string `dynamodbav:"gsi4sk,omitempty"`
 
 	TeamID         string   `dynamodbav:"team_id"`
 	ID             string   `dynamodbav:"id"`
@@ -159,6 +163,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		Deadline: t.Deadline, StatusReason: t.StatusReason, ApprovalIDs: t.ApprovalIDs, Version: t.Version, EventSeq: t.EventSeq, Waiter: t.Waiter, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		StartedAt: t.StartedAt, CompletedAt: t.CompletedAt, OverdueAt: t.OverdueAt, Escalation: toEscalationItem(t.Escalation),
 	}
+	it.GSI4PK, it.GSI4SK = dynamo.ConvWorkKeys(t.TeamID, t.ConversationID, t.CreatedAt, t.ID)
 	if t.ParentID != "" {
 		it.GSI2PK, it.GSI2SK = dynamo.ParentGSI2PK(t.TeamID, t.ParentID), dynamo.TaskSK(t.ID)
 	}
@@ -429,14 +434,24 @@ func (s *Store) GetTask(ctx context.Context, teamID, id string) (tasks.Task, err
 	return t, nil
 }
 
-// ListTasks implements tasks.Store, newest first. A parent filter reads
-// gsi2, an assignee filter gsi1, anything else the team's partition; the
+// ListTasks implements tasks.Store, newest first. A conversation filter
+// reads gsi4 (the conversation's work, its other kinds of item filtered
+// out and the page refilled: QueryFill), a parent filter gsi2, an
+// assignee filter gsi1, anything else the team's partition; the
 // remaining filters are applied by DynamoDB after the key condition.
 func (s *Store) ListTasks(ctx context.Context, teamID string, f tasks.Filter, p paging.Page) ([]tasks.Task, string, error) {
 	var index string
 	var keyCond expression.KeyConditionBuilder
 	var filters []expression.ConditionBuilder
 	switch {
+	case f.ConversationID != "":
+		// The conversation's work: its other kinds of item filtered out,
+		// and the page refilled while that leaves it short.
+		index, keyCond = dynamo.IndexGSI4, dynamo.KeyIs(dynamo.AttrGSI4PK, dynamo.ConvWorkGSI4PK(teamID, f.ConversationID))
+		filters = append(filters, dynamo.Name("type").Equal(dynamo.Value("task")))
+		if f.Assignee != "" {
+			filters = append(filters, dynamo.Name("assignee").Equal(dynamo.Value(f.Assignee)))
+		}
 	case f.Parent != "":
 		index, keyCond = dynamo.IndexGSI2, dynamo.KeyIs(dynamo.AttrGSI2PK, dynamo.ParentGSI2PK(teamID, f.Parent))
 		if f.Assignee != "" {
@@ -459,11 +474,18 @@ func (s *Store) ListTasks(ctx context.Context, teamID string, f tasks.Filter, p 
 		return nil, "", dynamo.Internal(err, "expression")
 	}
 	list := []tasks.Task{}
-	next, err := s.QueryPage(ctx, in, fmt.Sprintf("tasks:%s:%s", teamID, index), p, func(m map[string]types.AttributeValue) error {
+	each := func(m map[string]types.AttributeValue) error {
 		t, err := fromTaskItem(m)
 		list = append(list, t)
 		return err
-	})
+	}
+	scope := fmt.Sprintf("tasks:%s:%s", teamID, index)
+	var next string
+	if f.ConversationID != "" {
+		next, err = s.QueryFill(ctx, in, scope+":"+f.ConversationID, p, each)
+	} else {
+		next, err = s.QueryPage(ctx, in, scope, p, each)
+	}
 	if err != nil {
 		return nil, "", err
 	}

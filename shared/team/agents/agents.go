@@ -43,6 +43,9 @@ type Skill struct {
 	Actions     []string `json:"actions,omitempty"`
 	Keywords    []string `json:"keywords,omitempty"`
 	Tools       []string `json:"tools,omitempty"`
+	// Packs are tool packs whose tools the agent may use in a chat reply
+	// this skill answers (packs.go).
+	Packs []string `json:"packs,omitempty"`
 	// Priority breaks ties between equally matching skills; higher wins.
 	Priority int `json:"priority"`
 	// InternalOnly skills are reachable by other agents (delegation,
@@ -193,6 +196,10 @@ type Service struct {
 	Cards        Cards
 	Secrets      Secrets
 	SecretPrefix string
+	// Models, when set, refuses a model the stage does not offer (models.go).
+	Models Catalog
+	// Packs, when set, lets a skill name the team's MCP packs (packs.go).
+	Packs PackChecker
 }
 
 // NewService returns a service using the wall clock.
@@ -278,7 +285,7 @@ func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Ag
 		}
 	}
 	normalize(&a)
-	err := validate(a)
+	err := s.checkWith(ctx, a, nil, nil)
 	if err == nil {
 		err = s.Store.CreateAgent(ctx, a)
 	}
@@ -400,17 +407,19 @@ func (s *Service) Update(ctx context.Context, teamID, slug string, in UpdateInpu
 	if a.Remote != nil && (in.Skills != nil || in.Model != nil) {
 		return Agent{}, apperr.Invalid("skills", "an A2A agent's skills and model are its card's: they cannot be changed")
 	}
+	named := a.Packs()
 	if in.Skills != nil {
 		a.Skills = *in.Skills
 		if a.Skills == nil {
 			a.Skills = []Skill{}
 		}
 	}
+	previous := a.Model
 	if in.Model != nil {
 		a.Model = in.Model
 	}
 	normalize(&a)
-	if err := validate(a); err != nil {
+	if err := s.checkWith(ctx, a, previous, named); err != nil {
 		return Agent{}, err
 	}
 	if after, _ := json.Marshal(a); bytes.Equal(before, after) {

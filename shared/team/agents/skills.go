@@ -8,6 +8,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 )
 
 // Skill kinds: how a skill executes when it is the reason its agent was
@@ -115,8 +116,12 @@ func ParseKind(kind string) (typ, target string, ok bool) {
 }
 
 // validateExecution checks the fields that say how a skill runs: its
-// system prompt, context loaders and kind. f names a field of the skill.
+// system prompt, context loaders, tool packs' names (whether the team
+// has them is checkPacks') and kind. f names a field of the skill.
 func validateExecution(sk Skill, f func(string) string) error {
+	if err := toolpacks.ValidateNames(f("packs"), sk.Packs); err != nil {
+		return err
+	}
 	if utf8.RuneCountInString(sk.SystemPrompt) > MaxSystemPrompt {
 		return apperr.Invalid(f("system_prompt"), "system_prompt must be at most %d characters", MaxSystemPrompt)
 	}
@@ -304,4 +309,19 @@ func (s *Service) Skill(ctx context.Context, teamID, agent, name string) (SkillE
 		}
 	}
 	return SkillEntry{}, apperr.NotFound("skill", agent+"/"+name)
+}
+
+// WithSkill is a as it answers through its skill name (seed 003: tools
+// belong to the skill that matched): the same agent holding that skill
+// alone, so what is derived from its skills (the tools its model is
+// offered, the tools that need a human's approval) is that skill's. False
+// when a has no skill of that name.
+func (a Agent) WithSkill(name string) (Agent, bool) {
+	for _, sk := range a.Skills {
+		if sk.Name == name {
+			a.Skills = []Skill{sk}
+			return a, true
+		}
+	}
+	return a, false
 }

@@ -168,3 +168,14 @@ func fieldOf(t *testing.T, err error) string {
 	assert.Equal(t, apperr.EINVALID, e.Code)
 	return e.Field
 }
+
+func TestWithSkillKeepsTheNamedSkillAlone(t *testing.T) {
+	a := agents.Agent{Slug: "luke", Skills: []agents.Skill{{Name: "code-review", Tools: []string{"search_memories"}}, {Name: "writing", Tools: []string{"summarize_text"}}}}
+	got, ok := a.WithSkill("writing")
+	require.True(t, ok)
+	assert.Equal(t, []agents.Skill{{Name: "writing", Tools: []string{"summarize_text"}}}, got.Skills)
+	assert.Len(t, a.Skills, 2, "the agent itself is unchanged")
+	same, ok := a.WithSkill("cooking")
+	assert.False(t, ok)
+	assert.Equal(t, a, same)
+}

@@ -76,6 +76,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/suggestionfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/taskfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/teamfake"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/workfake"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 	"github.com/conclave-ai/conclave/shared/work/approvals"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
@@ -97,6 +98,7 @@ var (
 	_ conversations.MessageTail    = (*Store)(nil)
 	_ conversations.AgentDirectory = (*Store)(nil)
 	_ conversations.Replays        = (*Store)(nil)
+	_ conversations.WorkLister     = (*Store)(nil)
 	_ cascade.Store                = (*Store)(nil)
 	_ messaging.Store              = (*Store)(nil)
 	_ messaging.Directory          = (*Store)(nil)
@@ -152,6 +154,7 @@ type Store struct {
 	*activityfake.Activity
 	*evaluationfake.Evaluations
 	*suggestionfake.Suggestions
+	*workfake.Work
 }
 
 // New returns an empty store on the wall clock.
@@ -164,7 +167,7 @@ func New() *Store {
 		Sessions: sessionfake.New(tb), Consultations: consultationfake.New(tb), Approvals: approvalfake.New(tb),
 		Budgets: budgetfake.New(tb), Clipboard: clipfake.New(tb), Packs: mcppackfake.New(tb), PushConfigs: pushfake.New(tb),
 		Plans: planfake.New(tb), Activity: activityfake.New(tb), Evaluations: evaluationfake.New(tb),
-		Suggestions: suggestionfake.New(tb),
+		Suggestions: suggestionfake.New(tb), Work: workfake.New(tb),
 	}
 }
 

@@ -55,6 +55,8 @@ var exempt = map[string]string{
 	"dynamo.Txn":         "the core's transaction builder, the adapters' machinery (not a domain port)",
 	"dynamo.DueBefore":   "the core's sweeper-index read behind DueTasks, OverdueTasks, DueSessions, UnstartedSessions and DuePlans, which cases call",
 	"dynamo.Ping":        "the table's health check at a cold start, not a store of any domain",
+	"dynamo.QueryFill":   "the core's refilled page, the adapters' machinery behind ListWork and ListTasks by conversation, which cases call",
+	"dynamo.BatchGet":    "the core's batch read, the adapters' machinery behind ListAgentConversations, which a case calls",
 }
 
 // fakeOnly are methods of the fakes that are no store method, with why the

@@ -11,13 +11,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
-// agentSkills: a skill's execution fields read back whole, and the team's
-// skill registry pages through the agents, one agent a page, each once.
+// agentSkills: a skill's execution fields (its tool packs among them)
+// read back whole, and the team's skill registry pages through the
+// agents, one agent a page, each once.
 func agentSkills(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	svc := agents.NewService(f.Agents)
 	sk := agents.Skill{Name: "audit", Description: "security audits", Domains: []string{"security"}, Tools: []string{"search_memories"},
-		SystemPrompt: "Name the CWE of each finding.", ContextLoaders: []string{agents.LoaderOpenTasks, agents.LoaderTeamRoster},
+		Packs: []string{"bridging", "memory"}, SystemPrompt: "Name the CWE of each finding.", ContextLoaders: []string{agents.LoaderOpenTasks, agents.LoaderTeamRoster},
 		Kind: "report:security_audit", Public: true}
 	_, err := svc.Create(ctx, f.team, agents.CreateInput{Slug: "dee", Name: "Dee", Skills: []agents.Skill{sk}})
 	require.NoError(t, err)

@@ -107,6 +107,9 @@ type Stores struct {
 	Evaluations evaluations.Store
 	// Suggestions are the agents' example suggestions.
 	Suggestions suggestions.Store
+	// Work lists the work conversations started (tasks, sessions,
+	// plans, reports and consultations, as their stores wrote them).
+	Work conversations.WorkLister
 }
 
 // complete fails t naming each port s leaves out.
@@ -211,6 +214,9 @@ var cases = []contractCase{
 	{"tasks/a result a reply waits for is released to the conversation once, moving the version", taskResultReleased},
 	{"tasks/the agents of a task: assignee, chain, creator", taskAgentsRead},
 	{"tasks/a dropped due entry stays out until the task's status or due date changes", dueEntryDropped},
+	{"conversations/the work a conversation started: five kinds newest first, a report's task left out, pages filled, by conversation and team", conversationWorkListed},
+	{"tasks/a conversation's tasks newest first, by status, agent and assignee, pages filled, by conversation and team", conversationTasksListed},
+	{"conversations/the conversations an agent took part in (left or not), newest first, whole, paged, by agent and team", agentConversationsListed},
 }
 
 // Run runs the contract against the stores open returns (called once per

@@ -40,7 +40,7 @@ const (
 	ReadConsultation     = "read_consultation"
 	FindColleagues       = "find_colleagues"
 	// RequestToolPack adds a tool pack (shared/tools/toolpacks) to the running
-	// task, for the rest of that task only.
+	// task or chat reply, for the rest of it only.
 	RequestToolPack = "request_tool_pack"
 	// The bridging tools: the bridging pack's (shared/tools/toolpacks). The
 	// first three ask the model; the clipboard is the plan's or the
@@ -99,9 +99,9 @@ var Catalog = []Tool{
 	// /v1/agents/recommend), with availability and load: what the
 	// delegation and messaging tools need to name a colleague.
 	{Name: FindColleagues, Flag: settings.FlagCollaboration, Where: Anywhere},
-	// Every running task may pull in a tool pack (shared/tools/toolpacks) for
-	// the rest of that task; a chat reply has no task to augment.
-	{Name: RequestToolPack, Flag: settings.FlagCollaboration, Where: InTask},
+	// Every running task, and every chat reply, may pull in a tool pack
+	// (shared/tools/toolpacks) for the rest of it.
+	{Name: RequestToolPack, Flag: settings.FlagCollaboration, Where: Anywhere},
 	// The bridging tools come with the bridging pack, or to an agent
 	// whose skills declare them.
 	{Name: SummarizeText, Flag: settings.FlagCollaboration, Declared: true, Where: Anywhere},
@@ -168,9 +168,12 @@ const (
 // Offered is what an agent's model receives in one context: GET
 // /v1/agents/{slug}/tools.
 type Offered struct {
-	Agent   string        `json:"agent"`
-	Context string        `json:"context"`
-	Tools   []OfferedTool `json:"tools"`
+	Agent   string `json:"agent"`
+	Context string `json:"context"`
+	// Skill is the skill the list is for (its tools); "" is the agent
+	// answering without a skill match: every skill's tools.
+	Skill string        `json:"skill,omitempty"`
+	Tools []OfferedTool `json:"tools"`
 }
 
 // OfferedTool is one tool as the model receives it: Bedrock's toolSpec

@@ -14,7 +14,7 @@ var all = settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, 
 func TestEveryFlagGatesItsTools(t *testing.T) {
 	chat := catalog.Allowed(all, nil, catalog.InChat)
 	assert.Equal(t, []string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report", "start_collaboration", "send_agent_message", "get_agent_inbox", "handoff_to",
-		"consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues"}, chat)
+		"consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues", "request_tool_pack"}, chat)
 	assert.NotContains(t, catalog.Allowed(all, nil, catalog.InTask), "handoff_to", "a task has no conversation to hand over")
 
 	noSessions := all
@@ -24,7 +24,7 @@ func TestEveryFlagGatesItsTools(t *testing.T) {
 
 	noDelegation := all
 	noDelegation.TaskDelegation = false
-	assert.Equal(t, []string{"send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues"},
+	assert.Equal(t, []string{"send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues", "request_tool_pack"},
 		catalog.Allowed(noDelegation, nil, catalog.InChat),
 		"no delegation, no reports, and (sessions needing delegation) no sessions")
 

@@ -4,7 +4,9 @@
 // task names its packs (tasks.CreateInput.ToolPacks: POST /v1/tasks, a plan
 // step), and a running task pulls one in with the request_tool_pack tool
 // for the rest of that task. The next task does not get it: augmentation
-// never changes the agent or its skills.
+// never changes the agent or its skills. A skill may name packs too
+// (agents.Skill.Packs): a chat reply that skill answers is given their
+// tools, and request_tool_pack adds one for the rest of a reply.
 //
 // The built-in packs group Conclave's own tools (shared/tools/catalog) and the
 // bridging tools, which exist for packs: summarize_text,
@@ -194,7 +196,7 @@ type ViewTool struct {
 	// Flag is the feature flag the tool needs (settings.Flag*).
 	Flag string `json:"flag"`
 	// Where is where it can be given: "task" or "anywhere" (a task or a
-	// chat reply). An MCP pack's tools are given in tasks.
+	// chat reply). An MCP pack's tools are given anywhere.
 	Where string `json:"where"`
 	// ServerName is an MCP tool's name on its server (Name is what the
 	// model calls it).

@@ -9,6 +9,8 @@
 package consultationsfn
 
 import (
+	"context"
+
 	"github.com/conclave-ai/conclave/shared/api/consultationsapi"
 	"github.com/conclave-ai/conclave/shared/aws/eventbus"
 	"github.com/conclave-ai/conclave/shared/aws/executions"
@@ -32,6 +34,17 @@ func register(d lambdafn.Deps, core *dynamo.Store, rt *httpapi.Router) error {
 	// execution (if it has one) is stopped or started again, and a
 	// waiting parent woken: the task service with Step Functions.
 	svc.Tasks = taskwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), executions.CallbacksFromConfig(d.AWS)).Tasks
+	// A request's conversation_id must be the team's (one read, only
+	// when it names one); the chat's tools pass their own, unchecked.
+	svc.Conversations = conversationCheck{core}
 	consultationsapi.ConsultationRoutes(rt, svc)
 	return nil
+}
+
+// conversationCheck reads a request's conversation on the table: its
+// item alone, so the function links no conversation store (or domain).
+type conversationCheck struct{ core *dynamo.Store }
+
+func (c conversationCheck) CheckConversation(ctx context.Context, teamID, id string) error {
+	return dynamo.Exists(ctx, c.core, dynamo.Key(dynamo.TeamPK(teamID), dynamo.ConvSK(id)), "conversation", id)
 }

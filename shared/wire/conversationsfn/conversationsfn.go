@@ -122,7 +122,7 @@ func Config(d lambdafn.Deps, core *dynamo.Store) (conversations.Config, error) {
 			Packs: &toolpacks.Registry{Store: mcppackstore.New(core.DB, core.Table)}}
 	}
 	return conversations.Config{Store: store, Agents: store, Router: router, Model: model, Synth: synth, Planner: planner,
-		Memories: mem, Bus: bus, Tools: tools, Tail: store, Replays: store, Log: d.Log,
+		Memories: mem, Bus: bus, Tools: tools, Tail: store, Replays: store, Work: store, Log: d.Log,
 		// What an agent's prompt holds beyond the conversation, the reads
 		// of the skills' context loaders among it (docs/skills.md).
 		Context: conversations.Sources{Memories: mem, Inbox: inbox, MemoryLog: memories, Tasks: Tasks{Store: taskstore.New(core.DB, core.Table)}},

@@ -45,7 +45,7 @@ func service(t *testing.T, flags string) (settings.Config, func(agents.Agent) []
 func TestTheFeatureFlagsDecideTheChatTools(t *testing.T) {
 	kyra := agents.Agent{Slug: "kyra"}
 	luke := agents.Agent{Slug: "luke", Skills: []agents.Skill{{Name: "code-review", Tools: []string{"search_memories"}}}}
-	collaboration := []string{"send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues"}
+	collaboration := []string{"send_agent_message", "get_agent_inbox", "handoff_to", "consult_specialist", "consultation_follow_up", "close_consultation", "read_consultation", "find_colleagues", "request_tool_pack"}
 	delegation := []string{"delegate_task", "check_task_status", "next_task", "request_report", "get_report"}
 	for _, c := range []struct {
 		name, flags string

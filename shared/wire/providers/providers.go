@@ -47,7 +47,8 @@ func Remote(cfg settings.Config, awsCfg aws.Config, agentStore AgentReader) *rem
 }
 
 // New returns a models.Switch over the local model, Bedrock and, when
-// OPENAI_BASE_URL is set, the OpenAI-compatible endpoint, with
+// OPENAI_BASE_URL is set, the OpenAI-compatible endpoint (every call
+// naming OPENAI_MODEL when it is set), with
 // MODEL_PROVIDER's as the default. A MODEL_PROVIDER it does not build
 // (unset, misspelt, or openai without its endpoint) is an error naming
 // the providers it knows: falling back to the local model would have a
@@ -58,14 +59,24 @@ func Remote(cfg settings.Config, awsCfg aws.Config, agentStore AgentReader) *rem
 // Log set; nil Store: no guard, for tests) wraps the switch, knowing each
 // provider's default model so a request naming none reserves at its price.
 func New(cfg settings.Config, awsCfg aws.Config, agentStore AgentReader, guard budget.Guard) (models.Model, error) {
+	// A request naming no model asks the stage's tier_1 model (MODEL_TIERS,
+	// else the routing default, as routing.TierModels.Choose reads it): the
+	// stage's Bedrock grants name its tiers' models, not the defaults'.
+	tier1 := cfg.Tiers[routing.Tier1]
+	if tier1 == "" {
+		tier1 = routing.DefaultTierModels[routing.Tier1]
+	}
 	providers := map[string]models.Model{
 		"local":   Local(agentStore),
-		"bedrock": bedrock.Model{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: routing.DefaultTierModels[routing.Tier1]},
+		"bedrock": bedrock.Model{Client: bedrockruntime.NewFromConfig(awsCfg), DefaultModelID: tier1},
 		// An agent outside the team answers itself (agents.ProviderA2A).
 		agents.ProviderA2A: Remote(cfg, awsCfg, agentStore),
 	}
 	if cfg.OpenAIBaseURL != "" {
-		providers["openai"] = openai.Model{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, HTTP: &http.Client{Timeout: 60 * time.Second}}
+		// OPENAI_MODEL, when set, is the model of every call (a local
+		// server's), so also what a request naming none reserves at.
+		providers["openai"] = openai.Model{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, ServedModelID: cfg.OpenAIModel,
+			HTTP: &http.Client{Timeout: 60 * time.Second}}
 	}
 	// a2a is an agent's provider, never a stage's default: a remote
 	// agent answers only for itself.
@@ -73,7 +84,7 @@ func New(cfg settings.Config, awsCfg aws.Config, agentStore AgentReader, guard b
 	if !ok || cfg.ModelProvider == agents.ProviderA2A {
 		return nil, unknown(cfg.ModelProvider, providers)
 	}
-	defaults := map[string]string{"local": localmodel.ModelID, "bedrock": routing.DefaultTierModels[routing.Tier1], "openai": "", agents.ProviderA2A: remote.ModelID}
+	defaults := map[string]string{"local": localmodel.ModelID, "bedrock": tier1, "openai": cfg.OpenAIModel, agents.ProviderA2A: remote.ModelID}
 	defaults[""] = defaults[cfg.ModelProvider]
 	sw := models.Switch{Default: def, Providers: providers}
 	if guard.Store == nil {

@@ -62,3 +62,18 @@ func TestNewDefaultsToTheConfiguredProvider(t *testing.T) {
 		assert.Equal(t, sw.Providers[p], sw.Default, p)
 	}
 }
+
+// A Bedrock request naming no model asks the stage's tier_1 model
+// (MODEL_TIERS): the stage's grants name its tiers' models, so the routing
+// default would be refused in a stage that moved tier_1.
+func TestBedrocksDefaultModelIsTheStagesTier1(t *testing.T) {
+	for tiers, want := range map[string]string{
+		"tier_1=amazon.nova-lite-v1:0": "amazon.nova-lite-v1:0",
+		"tier_0=amazon.nova-lite-v1:0": "anthropic.claude-3-5-haiku-20241022-v1:0",
+		"":                             "anthropic.claude-3-5-haiku-20241022-v1:0",
+	} {
+		m, err := providers.New(settings.Config{ModelProvider: "bedrock", Tiers: settings.ParsePairs(tiers)}, awsCfg, roster{}, budget.Guard{})
+		require.NoError(t, err, tiers)
+		assert.Equal(t, want, m.(models.Switch).Providers["bedrock"].(bedrock.Model).DefaultModelID, tiers)
+	}
+}

@@ -251,6 +251,10 @@ type Consultation struct {
 	Context         RequestContext `json:"context"`
 	SuggestedAgent  string         `json:"suggested_agent,omitempty"`
 	Urgency         string         `json:"urgency"`
+	// ConversationID is the conversation the consultation was asked from
+	// (a chat reply's, or the one POST /v1/consultations names), if any:
+	// it is listed among the conversation's work.
+	ConversationID string `json:"conversation_id,omitempty"`
 	// ConsultationReason is what the consultation is about (seed 002's
 	// consultation_reason): the chosen specialist's best-matching skill,
 	// set by the orchestrator (GeneralReason when none matched), so the
@@ -412,6 +416,13 @@ type Store interface {
 	// writes c (version-conditioned, else ErrChanged) and stores msg in
 	// the requester's inbox, in one transaction.
 	ResolveEscalation(ctx context.Context, e Escalation, c Consultation, msg messaging.Message) error
+}
+
+// Conversations checks the conversation a consultation is asked from.
+type Conversations interface {
+	// CheckConversation returns ENOTFOUND unless id is a conversation of
+	// the team.
+	CheckConversation(ctx context.Context, teamID, id string) error
 }
 
 // Directory reads the team's agents.

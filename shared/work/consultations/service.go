@@ -42,6 +42,10 @@ type Service struct {
 	// Tasks resolves tasks' escalations (task_overdue); nil where no
 	// route resolves escalations (the chat's and tasks' tools).
 	Tasks TaskResolver
+	// Conversations checks a request's conversation_id (POST
+	// /v1/consultations); nil where the caller names its own
+	// conversation (a chat reply's tools), which is taken as it is.
+	Conversations Conversations
 	// ModelID is the default model id ("" the provider's default).
 	ModelID string
 	Log     *slog.Logger
@@ -62,6 +66,9 @@ type RequestInput struct {
 	Context         RequestContext `json:"context"`
 	SuggestedAgent  string         `json:"suggested_agent"`
 	Urgency         string         `json:"urgency"`
+	// ConversationID links the consultation to a conversation of the
+	// team (optional): it is listed among the conversation's work.
+	ConversationID string `json:"conversation_id"`
 }
 
 func (in *RequestInput) validate() error {
@@ -104,9 +111,13 @@ func (in *RequestInput) validate() error {
 // a condition of the same write), ask the specialist and record the
 // answer. A detected loop records the consultation escalated, with its
 // evidence and an escalation, and asks no agent. Bad input writes nothing.
-// Returns EINVALID, ECONFLICT (NoSpecialist: no other active agent).
+// Returns EINVALID, ENOTFOUND (a conversation_id not of the team),
+// ECONFLICT (NoSpecialist: no other active agent).
 func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (Consultation, error) {
 	if err := in.validate(); err != nil {
+		return Consultation{}, err
+	}
+	if err := s.checkConversation(ctx, teamID, in.ConversationID); err != nil {
 		return Consultation{}, err
 	}
 	if id, err := idempotency.Stored(ctx, s.Store, teamID, RefKind); err != nil || id != "" {
@@ -150,7 +161,7 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	c := Consultation{
 		TeamID: teamID, ID: ids.New("cons"), Status: Pending, RequestingAgent: in.RequestingAgent,
 		ConsultedAgent: decision.Selected, Question: in.Question, Context: rc, SuggestedAgent: in.SuggestedAgent,
-		Urgency: in.Urgency, ConsultationReason: reasonOf(decision), Decision: decision, SuggestedNextSteps: []string{}, Exchanges: []Exchange{},
+		Urgency: in.Urgency, ConversationID: in.ConversationID, ConsultationReason: reasonOf(decision), Decision: decision, SuggestedNextSteps: []string{}, Exchanges: []Exchange{},
 		Version: 1, CreatedAt: now, UpdatedAt: now,
 	}
 	history, err := s.history(ctx, teamID)
@@ -179,6 +190,20 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 		return Consultation{}, err
 	}
 	return s.ask(ctx, c, "question", c.Question, team)
+}
+
+// checkConversation is ENOTFOUND unless id ("" for none) is a
+// conversation of the team: another team's is as unknown as one that
+// does not exist (404, with nothing written). Without a Conversations
+// port the id is the caller's own (a chat reply's) and is taken as it is.
+func (s *Service) checkConversation(ctx context.Context, teamID, id string) error {
+	if id == "" || s.Conversations == nil {
+		return nil
+	}
+	if !ids.Valid("conv", id) {
+		return apperr.NotFound("conversation", id)
+	}
+	return s.Conversations.CheckConversation(ctx, teamID, id)
 }
 
 // decide asks the gate to score the candidates and applies the

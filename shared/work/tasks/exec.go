@@ -45,13 +45,18 @@ func (s *Service) retried(ctx context.Context, teamID, id, executionARN string, 
 	return Task{}, ErrNotRunnable
 }
 
-// ExecComplete records the worker's result.
+// ExecComplete records the worker's result: its answer and the ids of
+// what its tool calls created (result_artifacts; deduplicated and bounded
+// again here, as the payload crossed the state machine).
 func (s *Service) ExecComplete(ctx context.Context, teamID, id, executionARN string, r workflow.TaskResult) (Task, error) {
 	t, err := s.transition(ctx, teamID, id, ActComplete, "execution", func(before Task, after *Task) ([]Event, error) {
 		if before.Execution != executionARN {
 			return nil, ErrNotRunnable
 		}
 		after.Result = r.Output
+		if arts := workflow.AppendArtifacts(nil, r.ResultArtifacts...); len(arts) > 0 {
+			after.ResultArtifacts = arts
+		}
 		return []Event{{Type: EvCompleted, Payload: map[string]any{"tokens_used": after.TokensUsed, "tool_calls": after.ToolCalls, "cost_usd": after.CostUSD, "model_id": r.ModelID}}}, nil
 	})
 	if apperr.Code(err) == apperr.ECONFLICT {

@@ -146,11 +146,14 @@ type CreateInput struct {
 	// ToolPacks are tool packs (shared/tools/toolpacks) whose tools the task's
 	// agent is given for this task only (a plan step's, or a client's).
 	ToolPacks []string `json:"tool_packs"`
-	// ModelTier and Report are set by the reports service, never by a
-	// client of the tasks API (a report is requested with POST
-	// /v1/reports, which builds its instructions from the template).
-	ModelTier string                `json:"-"`
-	Report    *workflow.ReportCheck `json:"-"`
+	// ModelTier is one of ModelTiers (Task.ModelTier); empty or
+	// ModelTierAuto stores the tier AutoTier picks. A report's is its
+	// template's (the reports service's).
+	ModelTier string `json:"model_tier"`
+	// Report is set by the reports service, never by a client of the
+	// tasks API (a report is requested with POST /v1/reports, which
+	// builds its instructions from the template).
+	Report *workflow.ReportCheck `json:"-"`
 	// ResultDelivery overrides where the result of a task created with a
 	// conversation_id goes (DeliverToConversation by default): a chat turn
 	// that delegates and waits sets DeliverInReply. Never a client's.
@@ -235,6 +238,9 @@ func (in CreateInput) validate() error {
 	}
 	if err := toolpacks.ValidateNames("tool_packs", in.ToolPacks); err != nil {
 		return err
+	}
+	if in.ModelTier != "" && !slices.Contains(ModelTiers, in.ModelTier) {
+		return apperr.Invalid("model_tier", "model_tier must be one of %s", strings.Join(ModelTiers, ", "))
 	}
 	if in.CostCapUSD != nil && (*in.CostCapUSD <= 0 || *in.CostCapUSD > DefaultCostCapUSD) {
 		return apperr.Invalid("cost_cap_usd", "cost_cap_usd must be above 0 and at most %.2f", DefaultCostCapUSD)
@@ -323,6 +329,9 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		ToolPacks: slices.Clone(in.ToolPacks),
 	}
 	t.Instructions = cmp.Or(t.Instructions, t.Title)
+	if t.ModelTier == "" || t.ModelTier == ModelTierAuto {
+		t.ModelTier = AutoTier(t)
+	}
 	if in.ConversationID != "" && in.Report == nil {
 		// Only a conversation_id of the task's own: a sub-task that
 		// inherits its parent's conversation delivers to its parent. A
@@ -550,32 +559,6 @@ func (s *Service) WaitUntil(ctx context.Context, teamID, id string, d time.Durat
 // waited for in a reply is returned as it is. Returns ENOTFOUND.
 func (s *Service) ReleaseToConversation(ctx context.Context, teamID, id string) (Task, error) {
 	return s.Store.ReleaseResult(ctx, teamID, id, s.Now.UTC())
-}
-
-// List returns tasks newest first, or with Sort SortPriority an agent's
-// queue in queue order (QueueOrder): that sort lists the queued work
-// items of one assignee, so it takes assignee and status=queued and no
-// other filter (EINVALID naming sort otherwise).
-func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Task, string, error) {
-	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
-		return nil, "", apperr.Invalid("status", "status must be one of queued, running, blocked, completed, failed, canceled, timed_out")
-	}
-	for name, v := range map[string]string{"agent": f.Agent, "assignee": f.Assignee} {
-		if v != "" && !agents.ValidSlug(v) {
-			return nil, "", apperr.Invalid(name, "%s must be an agent slug", name)
-		}
-	}
-	switch f.Sort {
-	case "":
-		return s.Store.ListTasks(ctx, teamID, f, p)
-	case SortPriority:
-		if f.Assignee == "" || f.Status != Queued || f.Agent != "" || f.Parent != "" {
-			return nil, "", apperr.Invalid("sort", "sort=priority lists an agent's queue: it takes assignee and status=queued, and no agent or parent_task_id")
-		}
-		return s.Store.QueuedWork(ctx, teamID, f.Assignee, p)
-	default:
-		return nil, "", apperr.Invalid("sort", "sort must be priority or empty (newest first)")
-	}
 }
 
 // Load returns an agent's counters: the tasks holding its slots and its

@@ -9,8 +9,10 @@ package tasks
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -99,6 +101,30 @@ func Allowed(a Action, s Status) bool {
 
 // Types of task.
 var Types = []string{"research", "review", "analyze", "generate", "summarize", "validate", "plan", "execute"}
+
+// ModelTierAuto asks for the tier the task's complexity picks (AutoTier),
+// as a chat turn's is picked; it is never stored.
+const ModelTierAuto = "auto"
+
+// ModelTiers are the values of a task's model_tier: the routing tiers
+// (MODEL_TIERS names each one's model) and ModelTierAuto.
+var ModelTiers = []string{routing.Tier0, routing.Tier1, routing.Tier2, ModelTierAuto}
+
+// AutoTier is the tier t's complexity picks, by the mapping a chat turn's
+// tier comes from (routing.ComplexityOf, routing.TierFor), scored on what
+// the task asks: its title, instructions and expected output. Its
+// context is background, as a turn's history is, and is not scored; one
+// assignee is one agent's skills, so breadth adds nothing.
+func AutoTier(t Task) string {
+	parts := []string{t.Title}
+	if t.Instructions != t.Title {
+		parts = append(parts, t.Instructions)
+	}
+	if t.ExpectedOutput != "" {
+		parts = append(parts, t.ExpectedOutput)
+	}
+	return routing.TierFor(routing.ComplexityOf(strings.Join(parts, "\n"), 1).Score)
+}
 
 // Priorities of a task, lowest first.
 var Priorities = []string{"low", "normal", "high", "urgent"}
@@ -212,7 +238,9 @@ type Task struct {
 	DueAt    *time.Time       `json:"due_at,omitempty"`
 	Budgets  workflow.Budgets `json:"budgets"`
 	// ModelTier is the tier the worker picks the model from (unless the
-	// agent names its own model); empty is the provider's default.
+	// agent names its own model): the one the task was created with, or
+	// the one its complexity picked (AutoTier). Empty on a task stored
+	// before tasks had one: the provider's default.
 	ModelTier string `json:"model_tier,omitempty"`
 	// Report is set on the task that delivers a report (shared/work/reports).
 	Report *workflow.ReportCheck `json:"report,omitempty"`
@@ -307,6 +335,9 @@ type Filter struct {
 	Agent    string // creator or assignee
 	Assignee string
 	Parent   string
+	// ConversationID lists the tasks of a conversation (on their own
+	// index: it takes Status, Agent and Assignee, not Parent or Sort).
+	ConversationID string
 	// Sort is "" (newest first) or SortPriority (see Service.List).
 	Sort string
 }

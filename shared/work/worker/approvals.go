@@ -88,7 +88,8 @@ func (w *Worker) awaitApprovals(res workflow.TaskResult, msgs []models.Message, 
 	if err := record(Usage{}, evs...); err != nil {
 		return res, notRunnable(p, err)
 	}
-	st, err := json.Marshal(savedState{Messages: msgs, Pending: pending, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: tc.block, Packs: tc.packs})
+	st, err := json.Marshal(savedState{Messages: msgs, Pending: pending, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: tc.block, Packs: tc.packs,
+		Artifacts: res.ResultArtifacts})
 	if err != nil {
 		return res, err
 	}

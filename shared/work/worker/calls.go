@@ -41,10 +41,11 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, b workflow.
 			}
 		}
 		meter := NewMeter(b.MaxTokens - res.TokensUsed)
-		out, wait, add := w.callTool(WithMeter(ctx, meter), p, offered, call)
+		out, wait, add, made := w.callTool(WithMeter(ctx, meter), p, offered, call)
 		tokens, cost := meter.Charged()
 		res.TokensUsed += tokens
 		res.CostUSD += cost
+		res.ResultArtifacts = workflow.AppendArtifacts(res.ResultArtifacts, made...)
 		if wait != nil {
 			answers = append(answers, answer{CallID: call.ID, Tool: call.Name, ChildTaskID: wait.ChildTaskID})
 			waiting = true
@@ -56,7 +57,11 @@ func (w *Worker) runCalls(ctx context.Context, p workflow.TaskInput, b workflow.
 				return nil, false, err
 			}
 		}
-		if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: map[string]any{"tool": call.Name, "output": clip.Clip(out, 500)}}); err != nil {
+		result := map[string]any{"tool": call.Name, "output": clip.Clip(out, 500)}
+		if len(made) > 0 {
+			result["artifacts"] = made
+		}
+		if err := record(Usage{}, TrackEvent{Type: "tool_result", Payload: result}); err != nil {
 			return nil, false, notRunnable(p, err)
 		}
 		answers = append(answers, answer{CallID: call.ID, Tool: call.Name, Output: out})
@@ -87,24 +92,54 @@ func (w *Worker) addPack(ctx context.Context, p workflow.TaskInput, tools *[]mod
 
 // callTool runs one tool call; an error the agent can read becomes the
 // tool's output. A WaitFor ends the attempt and an AddPack augments it
-// instead (returned apart).
-func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, offered []models.Tool, call models.ToolCall) (string, *WaitFor, *AddPack) {
+// instead (returned apart). made are the ids of what the call created
+// (Produced); a call that failed counts none.
+func (w *Worker) callTool(ctx context.Context, p workflow.TaskInput, offered []models.Tool, call models.ToolCall) (out string, wait *WaitFor, add *AddPack, made []string) {
 	if w.Tools == nil || !slices.ContainsFunc(offered, func(t models.Tool) bool { return t.Name == call.Name }) {
 		// A model may name a tool it was not given (or one the flags
 		// turned off): it is not run.
-		return "tool " + call.Name + " is not available", nil, nil
+		return "tool " + call.Name + " is not available", nil, nil, nil
 	}
-	out, err := w.Tools.Call(ctx, p, call)
-	var wait WaitFor
-	if errors.As(err, &wait) {
-		return "", &wait, nil
+	arts := &Artifacts{}
+	out, err := w.Tools.Call(WithArtifacts(ctx, arts), p, call)
+	var wf WaitFor
+	if errors.As(err, &wf) {
+		return "", &wf, nil, arts.IDs()
 	}
-	var add AddPack
-	if errors.As(err, &add) {
-		return "", nil, &add
+	var ap AddPack
+	if errors.As(err, &ap) {
+		return "", nil, &ap, arts.IDs()
 	}
 	if err != nil {
-		return "error: " + err.Error(), nil, nil
+		return "error: " + err.Error(), nil, nil, nil
 	}
-	return out, nil, nil
+	return out, nil, nil, arts.IDs()
 }
+
+// Artifacts collects the ids of what one tool call created: a sub-task,
+// a report, a memory, a message, a session, a consultation, a clipboard
+// entry. The worker puts one around each call of a task (WithArtifacts);
+// the ids of the calls that did not fail become the task's
+// result_artifacts (workflow.TaskResult.ResultArtifacts). The tools tell
+// it with Produced, as they tell a Meter what they spent.
+type Artifacts struct{ ids []string }
+
+type artifactsKey struct{}
+
+// WithArtifacts returns ctx carrying a (the worker's, around one tool
+// call).
+func WithArtifacts(ctx context.Context, a *Artifacts) context.Context {
+	return context.WithValue(ctx, artifactsKey{}, a)
+}
+
+// Produced records ids as created by the tool call running under ctx.
+// Outside a task's call (a chat reply) nothing collects them and it does
+// nothing.
+func Produced(ctx context.Context, ids ...string) {
+	if a, _ := ctx.Value(artifactsKey{}).(*Artifacts); a != nil {
+		a.ids = append(a.ids, ids...)
+	}
+}
+
+// IDs are the ids recorded, in order.
+func (a *Artifacts) IDs() []string { return a.ids }

@@ -40,7 +40,14 @@ func (w *Worker) augment(ctx context.Context, teamID string, a agents.Agent, too
 	if !ok || len(packs) == 0 {
 		return tools
 	}
-	for _, s := range pt.PackSpecs(ctx, teamID, a, packs) {
+	return Augment(tools, pt.PackSpecs(ctx, teamID, a, packs))
+}
+
+// Augment returns tools with those of specs it does not hold yet (by
+// name), in order, each once: how a task's tools take its packs' and, the
+// same way, a chat reply's (shared/agenttools).
+func Augment(tools, specs []models.Tool) []models.Tool {
+	for _, s := range specs {
 		if !slices.ContainsFunc(tools, func(t models.Tool) bool { return t.Name == s.Name }) {
 			tools = append(tools, s)
 		}
@@ -51,7 +58,9 @@ func (w *Worker) augment(ctx context.Context, teamID string, a agents.Agent, too
 // Meter is the task's token budget as a tool that calls a model sees it
 // (the bridging tools): what is left of it, and what the tool's calls
 // used. The worker adds what a call charged to the attempt's usage and
-// ends the attempt with BudgetExceeded when it went over.
+// ends the attempt with BudgetExceeded when it went over. A chat reply's
+// tools get one too, on what is left of the turn's budget
+// (shared/agenttools, Chat): the turn counts what it charged.
 type Meter struct {
 	left   int
 	tokens int
@@ -65,7 +74,8 @@ func WithMeter(ctx context.Context, m *Meter) context.Context {
 	return context.WithValue(ctx, meterKey{}, m)
 }
 
-// MeterFrom is the task's meter, or nil outside a task (a chat reply).
+// MeterFrom is the meter of the call running under ctx (a task's, or a
+// chat reply's), or nil.
 func MeterFrom(ctx context.Context) *Meter {
 	m, _ := ctx.Value(meterKey{}).(*Meter)
 	return m

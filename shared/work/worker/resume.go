@@ -58,6 +58,10 @@ type savedState struct {
 	// Packs are the tool packs the task runs with: its own and the ones
 	// request_tool_pack added, which the resumed attempt offers again.
 	Packs []string `json:"packs,omitempty"`
+	// Artifacts are the ids of what the attempts so far created
+	// (workflow.TaskResult.ResultArtifacts): the resumed attempt adds to
+	// them, so the task completes with every one.
+	Artifacts []string `json:"artifacts,omitempty"`
 }
 
 // answers are the saved calls, a pre-fan-out state's one call included.
@@ -101,7 +105,8 @@ func appendAnswers(msgs []models.Message, answers []answer) []models.Message {
 }
 
 func suspend(res workflow.TaskResult, msgs []models.Message, answers []answer, rv review, tc teamContext) (workflow.TaskResult, error) {
-	st, err := json.Marshal(savedState{Messages: msgs, Answers: answers, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: tc.block, Packs: tc.packs})
+	st, err := json.Marshal(savedState{Messages: msgs, Answers: answers, TokensUsed: res.TokensUsed, ToolCalls: res.ToolCalls, CostUSD: res.CostUSD, ModelID: res.ModelID, Review: rv, Team: tc.block, Packs: tc.packs,
+		Artifacts: res.ResultArtifacts})
 	if err != nil {
 		return res, err
 	}

@@ -517,6 +517,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		return req, res, review{}, tc, nil
 	}
 	res.TokensUsed, res.ToolCalls, res.CostUSD, res.ModelID = st.TokensUsed, st.ToolCalls, st.CostUSD, st.ModelID
+	res.ResultArtifacts = st.Artifacts
 	if len(st.Pending) > 0 {
 		tc.resumed = resumedCalls(st.Pending, p.Resume.Approvals)
 		req.Messages = st.Messages

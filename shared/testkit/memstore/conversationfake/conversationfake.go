@@ -235,6 +235,36 @@ func (s *Conversations) ListConversations(_ context.Context, teamID string, p pa
 	return memtable.Query(rows, true, "convs:"+teamID, p, nil)
 }
 
+// ListAgentConversations implements conversations.Store as the adapter's
+// index of participants: every conversation the agent joined (left
+// since or not), newest first (by id), paged, each read as
+// ListConversations reads it.
+func (s *Conversations) ListAgentConversations(_ context.Context, teamID, agent string, p paging.Page) ([]conversations.Conversation, string, error) {
+	s.tb.Lock()
+	defer s.tb.Unlock()
+	var rows []memtable.Row[string]
+	for k, parts := range stateOf(s.tb).parts {
+		if _, ok := parts[agent]; ok && k.Team == teamID {
+			rows = append(rows, memtable.Row[string]{SK: k.ID, V: k.ID})
+		}
+	}
+	convIDs, next, err := memtable.Query(rows, true, "convagent:"+teamID+":"+agent, p, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	list := []conversations.Conversation{}
+	convs := memtable.Docs(s.tb, memtable.KindConversation)
+	for _, id := range convIDs {
+		if b, ok := convs[memtable.Key{Team: teamID, ID: id}]; ok {
+			c := memtable.ReadDoc[conversations.Conversation](b)
+			c.TeamID = teamID
+			c.EventSeq = memtable.Head(s.tb, teamID, streams.Conversation(id))
+			list = append(list, c)
+		}
+	}
+	return list, next, nil
+}
+
 // ListParticipants implements conversations.Store: every agent that
 // joined, by slug, including those that left (LeftAt set). Like the
 // adapter it reads one page of 100.

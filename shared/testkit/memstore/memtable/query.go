@@ -87,9 +87,45 @@ func Query[T any](rows []Row[T], desc bool, scope string, p paging.Page, keep fu
 	return out, next, nil
 }
 
+// FillQueries is the adapter's bound on the queries of one filled page
+// (dynamo.FillQueries).
+const FillQueries = 4
+
+// QueryFill is one page of the adapter's QueryFill, mirrored: Query pages
+// of as many rows as the page still misses, while keep left it short and
+// rows remain, at most FillQueries of them; the token is where the last
+// one stopped.
+func QueryFill[T any](rows []Row[T], desc bool, scope string, p paging.Page, keep func(T) bool) ([]T, string, error) {
+	out := []T{}
+	q := p
+	next := ""
+	for range FillQueries {
+		if p.Limit > 0 {
+			q.Limit = p.Limit - len(out)
+		}
+		list, tok, err := Query(rows, desc, scope, q, keep)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, list...)
+		next, q.Token = tok, tok
+		if tok == "" || p.Limit <= 0 || len(out) >= p.Limit {
+			break
+		}
+	}
+	return out, next, nil
+}
+
 // DueKey is a sweeper index's sort key of a time: millisecond precision,
 // UTC, as dynamo.DueKey.
 func DueKey(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// WorkKey is the sort key of a piece of work on its conversation's index
+// (dynamo.ConvWorkGSI4SK): when it was created (nanoseconds, fixed width,
+// UTC), then its id.
+func WorkKey(createdAt time.Time, id string) string {
+	return createdAt.UTC().Format("2006-01-02T15:04:05.000000000Z") + "#" + id
+}
 
 // DueRow is an entry of a sweeper's index: the time it is due at, the
 // team and id that follow it in the key, and the reference listed.

@@ -409,8 +409,12 @@ func (s *Tasks) getTask(teamID, id string) (tasks.Task, error) {
 }
 
 // ListTasks implements tasks.Store, newest first. As in the adapter the
-// parent filter selects the parent's delegations (its index), else the
-// assignee filter selects the assignee's tasks, else all of the team's;
+// conversation filter selects the conversation's tasks (its index, by
+// creation time, the page refilled while the other filters leave it
+// short: memtable.QueryFill; the index's other kinds of work are not
+// among its rows here), else the parent filter selects the parent's
+// delegations (its index), else the assignee filter selects the
+// assignee's tasks, else all of the team's;
 // the other filters apply after the limit, so a page may hold fewer than
 // Limit tasks while a next token is returned. The adapter sends p.Limit to
 // DynamoDB as it is, and DynamoDB rejects a limit below 1: so does this
@@ -425,6 +429,9 @@ func (s *Tasks) ListTasks(_ context.Context, teamID string, f tasks.Filter, p pa
 	index := ""
 	selected := func(t tasks.Task) bool { return true }
 	switch {
+	case f.ConversationID != "":
+		index = "gsi4:" + f.ConversationID
+		selected = func(t tasks.Task) bool { return t.ConversationID == f.ConversationID }
 	case f.Parent != "":
 		index = "gsi2"
 		selected = func(t tasks.Task) bool { return t.ParentID == f.Parent }
@@ -435,11 +442,15 @@ func (s *Tasks) ListTasks(_ context.Context, teamID string, f tasks.Filter, p pa
 	var rows []memtable.Row[tasks.Task]
 	for k, t := range s.st().tasks {
 		if k.Team == teamID && selected(t) {
-			rows = append(rows, memtable.Row[tasks.Task]{SK: t.ID, V: copyTask(t)})
+			sk := t.ID
+			if f.ConversationID != "" {
+				sk = memtable.WorkKey(t.CreatedAt, t.ID)
+			}
+			rows = append(rows, memtable.Row[tasks.Task]{SK: sk, V: copyTask(t)})
 		}
 	}
 	keep := func(t tasks.Task) bool {
-		if f.Parent != "" && f.Assignee != "" && t.Assignee != f.Assignee {
+		if (f.Parent != "" || f.ConversationID != "") && f.Assignee != "" && t.Assignee != f.Assignee {
 			return false
 		}
 		if f.Status != "" && t.Status != f.Status {
@@ -449,6 +460,9 @@ func (s *Tasks) ListTasks(_ context.Context, teamID string, f tasks.Filter, p pa
 			return false
 		}
 		return true
+	}
+	if f.ConversationID != "" {
+		return memtable.QueryFill(rows, true, fmt.Sprintf("tasks:%s:%s", teamID, index), p, keep)
 	}
 	return memtable.Query(rows, true, fmt.Sprintf("tasks:%s:%s", teamID, index), p, keep)
 }
