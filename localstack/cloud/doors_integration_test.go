@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -79,6 +77,10 @@ func route(fn, key, flag string) door {
 		closed := res.StatusCode == 409 && strings.Contains(res.Body, `"FeatureDisabled"`)
 		if closed {
 			assert.Contains(t, res.Body, `"`+flag+`"`, "%s names its flag", key)
+			// The router refuses it before the handler runs (a service
+			// that checks the flag itself, as sessions do, is a second
+			// check, not the door).
+			assert.Contains(t, res.Body, key+` is turned off in this stage`, "%s is closed by its route", key)
 		}
 		return !closed, fmt.Sprintf("%d %s", res.StatusCode, res.Body)
 	}}
@@ -181,7 +183,7 @@ func TestEveryDoorFollowsEveryFlag(t *testing.T) {
 		assert.True(t, slices.ContainsFunc(doors, func(d door) bool { return d.name == key }), "%s is a door of the table", key)
 	}
 
-	machines := stateMachines(t, e)
+	machines := settings.EncodePairs(stateMachineARNs(t, e))
 	all := settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true, RouterModel: true}
 	for _, off := range append([]string{""}, settings.FlagNames...) {
 		flags := all
@@ -214,22 +216,6 @@ func newDoorWiring(t *testing.T, e env, d demoTeam, flags settings.Flags, machin
 	w.chat, err = conversationsfn.Config(deps, e.db.core)
 	require.NoError(t, err)
 	return w
-}
-
-// stateMachines is STATE_MACHINES for the local cloud's machines.
-func stateMachines(t *testing.T, e env) string {
-	t.Helper()
-	out, err := sfn.NewFromConfig(e.cfg).ListStateMachines(context.Background(), &sfn.ListStateMachinesInput{MaxResults: 1000})
-	require.NoError(t, err)
-	m := map[string]string{}
-	prefix := e.names.Prefix() + "-"
-	for _, sm := range out.StateMachines {
-		if name, ok := strings.CutPrefix(aws.ToString(sm.Name), prefix); ok {
-			m[name] = aws.ToString(sm.StateMachineArn)
-		}
-	}
-	require.Contains(t, m, "plan")
-	return settings.EncodePairs(m)
 }
 
 // cancelPlan cancels the plan a door let through: the test asks only

@@ -89,3 +89,19 @@ func TestASequencedMessagePlansWithoutAMarker(t *testing.T) {
 	p = d.waitPlan(planner.PlanID, 120*time.Second)
 	assert.Equal(t, "completed", p["status"], p)
 }
+
+// The same message through the local API, as `make run` serves it: the
+// conversations function on the local cloud, its model the Bedrock
+// adapter answered by the edge's local model.
+func TestASequencedMessagePlansThroughTheAPI(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	turn := d.post(d.conversation("kyra"), map[string]any{"content": "Review this handler for bugs, then write release notes for the fix"})
+	id := pendingPlan(t, turn)
+	st, p := d.call("GET", "/v1/plans/"+id, nil)
+	require.Equal(t, 200, st, p)
+	steps := p["steps"].([]any)
+	require.Len(t, steps, 2, "one step per clause")
+	assert.Equal(t, "luke/code-review", steps[0].(map[string]any)["target"])
+	assert.Equal(t, "wren/writing", steps[1].(map[string]any)["target"])
+}

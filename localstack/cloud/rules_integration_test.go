@@ -106,22 +106,22 @@ func TestRulesQueueOnlyTheEventsTheirConsumersUse(t *testing.T) {
 			assert.Equal(t, want, got, "exactly the events with %v", r.DetailPresent)
 		})
 	}
-	assert.Equal(t, 3, checked, "the rules with a detail filter: report-tasks, conversation-results and a2a-push")
+	assert.Equal(t, 4, checked, "the rules with a detail filter: report-tasks, consultation-tasks, conversation-results and a2a-push")
 }
 
 // publishedEvent is the detail of an event of type dt as its publisher
 // writes it (the same structs, so a renamed JSON field shows here), for
 // team; linked sets every link a consumer filters on (conversation_id,
-// report_id, a2a), unlinked leaves them empty as an unlinked task's are.
+// report_id, consultation_id, a2a), unlinked leaves them empty as an unlinked task's are.
 func publishedEvent(t *testing.T, dt, team string, linked bool) any {
 	t.Helper()
-	conv, report := "", ""
+	conv, report, cons := "", "", ""
 	if linked {
-		conv, report = "conv_twin", "rep_twin"
+		conv, report, cons = "conv_twin", "rep_twin", "cons_twin"
 	}
 	switch dt {
 	case "TaskStatusChanged":
-		return tasks.TaskStatusChanged{TeamID: team, TaskID: "task_twin", RootID: "task_twin", Status: tasks.Completed, ConversationID: conv, ReportID: report, A2A: linked}
+		return tasks.TaskStatusChanged{TeamID: team, TaskID: "task_twin", RootID: "task_twin", Status: tasks.Completed, ConversationID: conv, ReportID: report, ConsultationID: cons, A2A: linked}
 	case reports.DetailType:
 		return reports.Finished{TeamID: team, ReportID: "rep_twin", TaskID: "task_twin", ConversationID: conv}
 	case sessions.EventStatusChanged:

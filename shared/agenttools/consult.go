@@ -6,12 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/team/prompts"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 	"github.com/conclave-ai/conclave/shared/work/worker"
 )
 
-const consultDescription = `Ask a specialist colleague a question; the orchestrator chooses who answers (your suggestion is only a hint), shares only a curated context with secrets removed, and returns the answer. ` +
+const consultDescription = `Ask a specialist colleague a question; the orchestrator chooses who answers (your suggestion is only a hint) and shares only a curated context with secrets removed. ` +
+	`The specialist answers in a task of its own: in a task you get the answer as this call's result; in a chat the consultation comes back pending and the answer is posted in the conversation. ` +
 	`Repeating a question, waiting on each other or too many open consultations escalate to a human. ` +
 	`Follow up with consultation_follow_up, close it with close_consultation once answered, read it with read_consultation.`
 
@@ -73,9 +75,13 @@ func (closeInput) constrain(c constraints) {
 }
 
 // consult runs a consultation with the caller as the requesting agent,
-// through the same service as the HTTP API. In a chat the specialist's
-// answer must come before the turn's deadline: the call is bounded by it
-// (a late answer escalates the consultation).
+// through the same service as the HTTP API, without waiting for the
+// specialist: its answer comes from a task of the specialist's
+// (consultations.RequestInput.Async). Asked from a chat reply, the tool
+// returns the consultation pending at once and the answer is posted into
+// the conversation (result_of the consultation); asked from a task, the
+// task waits for the specialist's task in its workflow (worker.WaitFor)
+// and resumes with the answer as this call's result.
 func (t *Tools) consult(ctx context.Context, c caller, in consultInput) (result, error) {
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
@@ -86,11 +92,22 @@ func (t *Tools) consult(ctx context.Context, c caller, in consultInput) (result,
 		ConversationID: c.conversationID,
 		Context: consultations.RequestContext{CurrentTask: in.Context.CurrentTask, SpecificConcern: in.Context.SpecificConcern,
 			AttemptedApproaches: in.Context.AttemptedApproaches, RelevantFiles: in.Context.RelevantFiles, ErrorMessages: in.Context.ErrorMessages},
+		Async: true, ParentTaskID: c.taskID, Creator: c.requester(),
 	})
 	if err != nil {
 		return refused(err)
 	}
 	worker.Produced(ctx, cons.ID)
+	switch {
+	case cons.TaskID == "" || !cons.Status.Active():
+		// Escalated (a loop, a refused task) or replayed: nothing to wait for.
+		return text(consultSummary(cons))
+	case c.inChat():
+		return result{text: fmt.Sprintf("consultation %s asked %s; the answer will be posted in this conversation when it comes (or read it with read_consultation). Tell the user.", cons.ID, cons.ConsultedAgent),
+			pending: &conversations.WorkRef{Type: conversations.WorkConsultation, ID: cons.ID, Agent: cons.ConsultedAgent, Status: string(cons.Status)}}, nil
+	case c.taskID != "":
+		return result{}, worker.WaitFor{ChildTaskID: cons.TaskID}
+	}
 	return text(consultSummary(cons))
 }
 

@@ -300,7 +300,7 @@ func (l Model) answer(ctx context.Context, req models.Request) (models.Response,
 		}
 		resp.OutputTokens = n
 		return resp, nil
-	case "delegate-async", "collab", "handoff", "message", "recall", "report-async":
+	case "delegate-async", "collab", "handoff", "message", "recall", "report-async", "consult":
 		if call, ok := scripted(req, kind, arg); ok {
 			resp.ToolCalls, resp.OutputTokens = []models.ToolCall{call}, 24
 			return resp, nil
@@ -361,6 +361,8 @@ func scripted(req models.Request, kind, arg string) (models.ToolCall, bool) {
 	case kind == "report-async" && step == 0:
 		name, input = "request_report", map[string]any{"to_agent": arg, "report_type": "research_summary", "title": "Research: " + clip(last, 80),
 			"parameters": map[string]any{"topic": clip(last, 200)}, "wait_for_result": false}
+	case kind == "consult" && step == 0:
+		name, input = "consult_specialist", map[string]any{"question": clip(last, 400), "suggested_agent": arg}
 	case kind == "recall" && step == 0:
 		name, input = "search_memories", map[string]any{"query": clip(last, 200)}
 	default:

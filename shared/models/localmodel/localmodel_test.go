@@ -42,7 +42,7 @@ func ask(script, message string) models.Request {
 func model() localmodel.Model {
 	d := directory{}
 	for _, s := range []string{"", "refuse", "fail", "timeout", "tools:2", "tokens:77", "delegate:dana", "delegate2:dana,archie", "delegate-fail:dana", "delegate-async:dana", "collab:dana,archie",
-		"handoff:dana", "message:dana", "recall", "report-async:dana", "spend:1500"} {
+		"handoff:dana", "message:dana", "recall", "report-async:dana", "consult:dana", "spend:1500"} {
 		d["t/luke-"+s] = luke(s)
 	}
 	return localmodel.New(d)
@@ -133,7 +133,7 @@ func TestToolAndDelegateScripts(t *testing.T) {
 // offered, then answer with what the tools said.
 func TestChatToolScripts(t *testing.T) {
 	offered := []models.Tool{{Name: "delegate_task"}, {Name: "check_task_status"}, {Name: "start_collaboration"}, {Name: "handoff_to"},
-		{Name: "send_agent_message"}, {Name: "get_agent_inbox"}, {Name: "search_memories"}, {Name: "request_report"}}
+		{Name: "send_agent_message"}, {Name: "get_agent_inbox"}, {Name: "search_memories"}, {Name: "request_report"}, {Name: "consult_specialist"}}
 	cases := map[string][]string{
 		"delegate-async:dana": {"delegate_task", "check_task_status"},
 		"collab:dana,archie":  {"start_collaboration"},
@@ -141,6 +141,7 @@ func TestChatToolScripts(t *testing.T) {
 		"message:dana":        {"send_agent_message", "get_agent_inbox"},
 		"recall":              {"search_memories"},
 		"report-async:dana":   {"request_report"},
+		"consult:dana":        {"consult_specialist"},
 	}
 	for script, want := range cases {
 		req := ask(script, "plan the launch")

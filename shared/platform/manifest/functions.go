@@ -521,8 +521,8 @@ var Functions = []Function{
 	},
 	{
 		Name:        "report-finalizer",
-		Description: "Brings a report up to date on each status change of its task; at the end parses and validates the answer, stores a completed report as a procedural memory and publishes ReportFinished (bus -> rule -> SQS).",
-		Domains:     []string{"agents", "approvals", "conversations", "cascade", "expertgate", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
+		Description: "Brings a report up to date on each status change of its task; at the end parses, validates and stores it as a procedural memory, publishing ReportFinished; records the answer of a consultation's task or escalates it (bus -> rule -> SQS).",
+		Domains:     []string{"agents", "approvals", "cascade", "consultations", "conversations", "expertgate", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerSQS,
 		Queue:       "report-tasks",
 		BatchSize:   10,
@@ -531,8 +531,8 @@ var Functions = []Function{
 	},
 	{
 		Name:        "result-poster",
-		Description: "Posts the result (or failure) of a task, report or session linked to a conversation into it, once, as the message of the agent that did the work (bus -> rule -> SQS).",
-		Domains:     []string{"agents", "approvals", "conversations", "cascade", "expertgate", "memory", "messaging", "plans", "reports", "results", "routing", "sessions", "tasks", "teams"},
+		Description: "Posts the result (or failure) of a task, report, session or consultation linked to a conversation into it, once, as the message of the agent that did the work (bus -> rule -> SQS).",
+		Domains:     []string{"agents", "approvals", "cascade", "consultations", "conversations", "expertgate", "memory", "messaging", "plans", "reports", "results", "routing", "sessions", "tasks", "teams"},
 		Trigger:     TriggerSQS,
 		Queue:       "conversation-results",
 		BatchSize:   10,

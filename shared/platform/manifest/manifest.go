@@ -366,7 +366,7 @@ var (
 		// The full payload of a plan state that failed after its retries
 		// (the plan machine's Catch).
 		{Name: "plan-dlq", DeadLetterOnly: true},
-		// Every task status change, for the reports whose tasks they are; its
+		// The status changes of the tasks of reports and consultations; its
 		// consumer times out after 30 s.
 		{Name: "report-tasks", MaxAttempts: 3, MaxReceiveCount: 10, VisibilityTimeout: 180},
 		// The ends of work that may be linked to a conversation, for the
@@ -384,6 +384,9 @@ var (
 		{Name: "routing-evaluations", Sources: []string{EventSource}, DetailTypes: []string{"RoutingEvaluationRequested", "RoutingCorrected"}, Queue: "routing-evaluations"},
 		// Only the tasks that deliver a report (reports.Sync skips the rest).
 		{Name: "report-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, DetailPresent: []string{"report_id"}, Queue: "report-tasks"},
+		// Only the tasks that answer a consultation, for the same
+		// consumer (consultations.Service.SyncTask skips the rest).
+		{Name: "consultation-tasks", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged"}, DetailPresent: []string{"consultation_id"}, Queue: "report-tasks"},
 		// Only work linked to a conversation (results.Poster skips the rest).
 		{Name: "conversation-results", Sources: []string{EventSource}, DetailTypes: []string{"TaskStatusChanged", "ReportFinished", "SessionStatusChanged", "PlanCompleted"},
 			DetailPresent: []string{"conversation_id"}, Queue: "conversation-results"},

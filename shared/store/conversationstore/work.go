@@ -79,11 +79,13 @@ func (it workItem) entry() (conversations.WorkEntry, error) {
 
 // ListWork implements conversations.WorkLister: one Query of the
 // conversation's gsi4 partition, newest first, without the tasks of
-// reports (a report's own task carries the report's conversation so that
-// GET /v1/tasks?conversation_id= lists it; here the report stands for
-// it), refilled while that filter leaves the page short (QueryFill).
+// reports and consultations (a report's or a consultation's own task
+// carries its conversation so that GET /v1/tasks?conversation_id= lists
+// it; here the report or the consultation stands for it), refilled while
+// that filter leaves the page short (QueryFill).
 func (s *Store) ListWork(ctx context.Context, teamID, convID string, p paging.Page) ([]conversations.WorkEntry, string, error) {
-	notReportTask := dynamo.Name("type").NotEqual(dynamo.Value(conversations.WorkTask)).Or(dynamo.Name("report").AttributeNotExists())
+	notReportTask := dynamo.Name("type").NotEqual(dynamo.Value(conversations.WorkTask)).
+		Or(dynamo.Name("report").AttributeNotExists().And(dynamo.Name("consultation_id").AttributeNotExists()))
 	in, err := dynamo.BuiltQuery(dynamo.IndexGSI4, dynamo.KeyIs(dynamo.AttrGSI4PK, dynamo.ConvWorkGSI4PK(teamID, convID)), notReportTask, false)
 	if err != nil {
 		return nil, "", dynamo.Internal(err, "expression")

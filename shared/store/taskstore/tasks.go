@@ -64,6 +64,8 @@ type taskItem struct {
 	Budgets   budgetsItem      `dynamodbav:"budgets"`
 	ModelTier string           `dynamodbav:"model_tier,omitempty"`
 	Report    *reportCheckItem `dynamodbav:"report,omitempty"`
+	// ConsultationID: the consultation the task answers.
+	ConsultationID string `dynamodbav:"consultation_id,omitempty"`
 	// HeldCall is stored as its JSON (workflow.ApprovalWait): the adapter
 	// carries it for the execution's input and never reads into it.
 	HeldCall        string     `dynamodbav:"held_call,omitempty"`
@@ -156,7 +158,7 @@ func toTaskItem(t tasks.Task) taskItem {
 		Assignee: t.Assignee, ParentID: t.ParentID, RootID: t.RootID, ConversationID: t.ConversationID,
 		ResultDelivery: t.ResultDelivery, TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
 		InputArtifacts: t.InputArtifacts, Input: string(t.Input), Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
-		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report), HeldCall: heldCallJSON(t.HeldCall), SessionID: t.SessionID, ToolPacks: t.ToolPacks, PlanID: t.PlanID,
+		ModelTier: t.ModelTier, Report: toReportCheckItem(t.Report), ConsultationID: t.ConsultationID, HeldCall: heldCallJSON(t.HeldCall), SessionID: t.SessionID, ToolPacks: t.ToolPacks, PlanID: t.PlanID,
 		CostCapUSD: t.CostCapUSD, TreeCostUSD: t.TreeCostUSD, Depth: t.Depth, Chain: t.Chain, Status: string(t.Status),
 		Result: t.Result, Output: string(t.Output), ResultArtifacts: t.ResultArtifacts, Error: t.Error, TokensUsed: t.TokensUsed,
 		ToolCalls: t.ToolCalls, CostUSD: t.CostUSD, Execute: t.Execute, Execution: t.Execution, Runs: t.Runs,
@@ -189,7 +191,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		Assignee: it.Assignee, ParentID: it.ParentID, RootID: it.RootID, ConversationID: it.ConversationID,
 		ResultDelivery: it.ResultDelivery, Type: it.TaskType, Title: it.Title, Instructions: it.Instructions, Context: it.Context, ExpectedOutput: it.ExpectedOutput,
 		InputArtifacts: it.InputArtifacts, Priority: it.Priority, DueAt: it.DueAt,
-		ModelTier: it.ModelTier, Report: it.Report.toCheck(), SessionID: it.SessionID, ToolPacks: it.ToolPacks, PlanID: it.PlanID,
+		ModelTier: it.ModelTier, Report: it.Report.toCheck(), ConsultationID: it.ConsultationID, SessionID: it.SessionID, ToolPacks: it.ToolPacks, PlanID: it.PlanID,
 		CostCapUSD: it.CostCapUSD, TreeCostUSD: it.TreeCostUSD, Depth: it.Depth, Chain: it.Chain, Status: tasks.Status(it.Status),
 		Result: it.Result, ResultArtifacts: it.ResultArtifacts, Error: it.Error, TokensUsed: it.TokensUsed,
 		ToolCalls: it.ToolCalls, CostUSD: it.CostUSD, Execute: it.Execute, Execution: it.Execution, Runs: it.Runs,

@@ -528,7 +528,7 @@ func validate(a Agent) error {
 			return apperr.Invalid("model.id", "model id must be at most 200 characters")
 		}
 		if m.Script != "" && !ValidScript(m.Script) {
-			return apperr.Invalid("model.script", "script must be one of fail, timeout, refuse, tools:N, tokens:N, delegate:<slug>, delegate2:<slug>,<slug>, delegate-fail:<slug>, delegate-async:<slug>, report:<slug>, report-async:<slug>, spend:N, handoff:<slug>, message:<slug>, collab:<slug>,<slug>, recall, omit:<sections>, omit-once:<sections>, approve-after:N, never-approve, reject, violate:N, overspend")
+			return apperr.Invalid("model.script", "script must be one of fail, timeout, refuse, tools:N, tokens:N, delegate:<slug>, delegate2:<slug>,<slug>, delegate-fail:<slug>, delegate-async:<slug>, report:<slug>, report-async:<slug>, consult:<slug>, spend:N, handoff:<slug>, message:<slug>, collab:<slug>,<slug>, recall, omit:<sections>, omit-once:<sections>, approve-after:N, never-approve, reject, violate:N, overspend")
 		}
 	}
 	return nil
@@ -584,7 +584,7 @@ func validateSkill(sk Skill, i int, seen map[string]bool, prompts *int) error {
 	return nil
 }
 
-var scriptRE = regexp.MustCompile(`^(fail|timeout|refuse|tools:[0-9]{1,3}|tokens:[0-9]{1,6}|spend:[0-9]{1,5}|(delegate|delegate-fail|delegate-async|report|report-async|handoff|message):[a-z][a-z0-9-]{1,31}|collab:[a-z][a-z0-9-]{1,31}(,[a-z][a-z0-9-]{1,31}){0,4}|delegate2:[a-z][a-z0-9-]{1,31},[a-z][a-z0-9-]{1,31}|recall|omit(-once)?:[a-z_]{1,40}(,[a-z_]{1,40}){0,9}|approve-after:[0-9]{1,2}|never-approve|reject|violate:[0-9]{1,2}|overspend)$`)
+var scriptRE = regexp.MustCompile(`^(fail|timeout|refuse|tools:[0-9]{1,3}|tokens:[0-9]{1,6}|spend:[0-9]{1,5}|(delegate|delegate-fail|delegate-async|report|report-async|handoff|message|consult):[a-z][a-z0-9-]{1,31}|collab:[a-z][a-z0-9-]{1,31}(,[a-z][a-z0-9-]{1,31}){0,4}|delegate2:[a-z][a-z0-9-]{1,31},[a-z][a-z0-9-]{1,31}|recall|omit(-once)?:[a-z_]{1,40}(,[a-z_]{1,40}){0,9}|approve-after:[0-9]{1,2}|never-approve|reject|violate:[0-9]{1,2}|overspend)$`)
 
 // ValidScript reports whether s is a script the local model understands.
 func ValidScript(s string) bool { return scriptRE.MatchString(s) }

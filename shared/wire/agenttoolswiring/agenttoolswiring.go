@@ -67,6 +67,10 @@ func New(d lambdafn.Deps, w taskwiring.Wiring, starter workflow.Starter, mem *me
 	if err != nil {
 		return nil, err
 	}
+	// A tool's consultation is answered by a task of the specialist's
+	// (consultations.RequestInput.Async), created on the function's task
+	// wiring.
+	consultations.Specialists = w.Tasks
 	tools.Consultations = consultations
 	if d.Config.Flags.On(settings.FlagSessions) {
 		tools.Sessions = sessionwiring.New(d, w.Core, starter, nil, nil)

@@ -8,10 +8,12 @@
 // escalation (the answer reaches the requester's inbox). Outcomes become
 // shared memories that later context packages draw on.
 //
-// The specialist answers within the request (synchronously): one model call
-// bounded by AnswerTimeout fits the 29 s function limit, so no task,
-// queue or workflow is needed and nothing is left half-done when the call
-// ends; a failed or timed-out answer escalates the consultation
+// Asked from a chat reply or a task (consult_specialist), the specialist
+// answers in a task of its own and nothing waits for it (async.go).
+// Through POST /v1/consultations, and for every follow-up, the specialist
+// answers within the request (synchronously): one model call bounded by
+// AnswerTimeout fits the 29 s function limit, and nothing is left
+// half-done when the call ends; a failed or timed-out answer escalates the consultation
 // (specialist_failed) instead of leaving it pending. The writes after the
 // call are detached from the caller's deadline (writeTimeout), so a caller
 // that ran out of time still leaves the consultation escalated, not
@@ -255,6 +257,10 @@ type Consultation struct {
 	// (a chat reply's, or the one POST /v1/consultations names), if any:
 	// it is listed among the conversation's work.
 	ConversationID string `json:"conversation_id,omitempty"`
+	// TaskID is the specialist's task that answers a consultation asked
+	// from a chat reply or a task (asynchronously: see Request); empty
+	// when the specialist answered within the request.
+	TaskID string `json:"task_id,omitempty"`
 	// ConsultationReason is what the consultation is about (seed 002's
 	// consultation_reason): the chosen specialist's best-matching skill,
 	// set by the orchestrator (GeneralReason when none matched), so the

@@ -24,6 +24,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/memory"
 	"github.com/conclave-ai/conclave/shared/team/prompts"
+	"github.com/conclave-ai/conclave/shared/work/tasks"
 )
 
 // SuggestionBonus is what a suggestion adds to the suggested agent's gate
@@ -42,6 +43,10 @@ type Service struct {
 	// Tasks resolves tasks' escalations (task_overdue); nil where no
 	// route resolves escalations (the chat's and tasks' tools).
 	Tasks TaskResolver
+	// Specialists creates and reads the specialists' tasks of
+	// asynchronous consultations (RequestInput.Async); nil where none
+	// is asked (POST /v1/consultations answers within the request).
+	Specialists SpecialistTasks
 	// Conversations checks a request's conversation_id (POST
 	// /v1/consultations); nil where the caller names its own
 	// conversation (a chat reply's tools), which is taken as it is.
@@ -69,6 +74,18 @@ type RequestInput struct {
 	// ConversationID links the consultation to a conversation of the
 	// team (optional): it is listed among the conversation's work.
 	ConversationID string `json:"conversation_id"`
+
+	// Async has the specialist answer in a task of its own, executed
+	// through the delegation workflow, instead of within the request: a
+	// chat reply's or a task's consultation returns at once, pending,
+	// with its TaskID, and SyncTask records the answer when that task
+	// ends. Never from a request body (the HTTP API stays synchronous).
+	Async bool `json:"-"`
+	// ParentTaskID is the asking task, if any: the specialist's task is
+	// its child, which the asking task waits for in its workflow.
+	ParentTaskID string `json:"-"`
+	// Creator is who the specialist's task is requested by.
+	Creator tasks.Creator `json:"-"`
 }
 
 func (in *RequestInput) validate() error {
@@ -175,6 +192,14 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	if loop := s.detect(c, history, c.Question, now); loop != nil {
 		return s.escalateNew(ctx, c, *loop)
 	}
+	return s.record(ctx, c, in, team, history, now)
+}
+
+// record stores the new consultation c, taking one of its requester's
+// slots, and has the specialist answer: within the request, or in a task
+// of its own (in.Async).
+func (s *Service) record(ctx context.Context, c Consultation, in RequestInput, team []agents.Agent, history []Consultation, now time.Time) (Consultation, error) {
+	teamID := c.TeamID
 	live, err := s.takeSlot(ctx, teamID, c.RequestingAgent, history, now, func() error {
 		return s.Store.CreateConsultation(ctx, c, MaxActivePerAgent)
 	})
@@ -188,6 +213,9 @@ func (s *Service) Request(ctx context.Context, teamID string, in RequestInput) (
 	}
 	if err != nil {
 		return Consultation{}, err
+	}
+	if in.Async {
+		return s.delegate(ctx, c, in)
 	}
 	return s.ask(ctx, c, "question", c.Question, team)
 }
@@ -486,12 +514,19 @@ func (s *Service) ask(ctx context.Context, c Consultation, kind, msg string, tea
 }
 
 func (s *Service) system(a agents.Agent, c Consultation) string {
+	return prompts.System(a, brief(c))
+}
+
+// brief is what the specialist is told of consultation c, whether it
+// answers within the request (the system prompt) or in a task of its own
+// (the task's title, context and expected output).
+func brief(c Consultation) prompts.Task {
 	pkg, _ := json.Marshal(c.ContextPackage)
-	return prompts.System(a, prompts.Task{
+	return prompts.Task{
 		Title:          fmt.Sprintf("Consultation %s: @%s asks for your help (urgency %s)", c.ID, c.RequestingAgent, c.Urgency),
 		Context:        "The orchestrator curated this context package for you (secrets are redacted): " + string(pkg),
 		ExpectedOutput: `JSON {"answer": "...", "additional_context": "...", "code_reference": "...", "suggested_next_steps": ["..."]}, or a plain-text answer`,
-	})
+	}
 }
 
 // parseReply reads the JSON answer the specialist was asked for, or takes

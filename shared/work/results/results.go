@@ -31,6 +31,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/clip"
 	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/work/consultations"
 	"github.com/conclave-ai/conclave/shared/work/plans"
 	"github.com/conclave-ai/conclave/shared/work/reports"
 	"github.com/conclave-ai/conclave/shared/work/sessions"
@@ -44,11 +45,14 @@ const (
 	WorkReport  = "report"
 	WorkSession = "session"
 	WorkPlan    = "plan"
+	// WorkConsultation is a consultation asked from a chat reply.
+	WorkConsultation = "consultation"
 
 	StrategyDelegated     = "delegated"
 	StrategyReport        = "report"
 	StrategyCollaboration = "collaboration"
 	StrategyPlan          = "plan"
+	StrategyConsultation  = "consultation"
 )
 
 // Store is what posting needs: the work's records and the conversation.
@@ -98,6 +102,9 @@ func (p *Poster) log() *slog.Logger {
 // that only inherits its parent's conversation. An event that is not a
 // task's end, or names no conversation, is skipped without a read.
 func (p *Poster) TaskEnded(ctx context.Context, ev tasks.TaskStatusChanged) (Outcome, error) {
+	if ev.ConsultationID != "" {
+		return p.ConsultationEnded(ctx, ev)
+	}
 	if !ev.Status.Terminal() || ev.ConversationID == "" || ev.ReportID != "" {
 		return Skipped, nil
 	}
@@ -163,6 +170,40 @@ func taskContent(t tasks.Task) string {
 		return fmt.Sprintf("Task %s (%s) completed without output.", t.ID, t.Title)
 	}
 	return ended(fmt.Sprintf("Task %s (%s)", t.ID, t.Title), string(t.Status), t.Error)
+}
+
+// ConsultationEnded posts the answer of a consultation asked from a chat
+// reply into its conversation, once (the consultation's id is the
+// marker), when the specialist's task that answers it ends: the
+// specialist's message result_of the consultation, or a note that it was
+// escalated to a human. The answer is the task's result, read from the
+// task rather than from the consultation, which the report-finalizer
+// completes from the same event in its own time. A consultation asked
+// from a task (its task has a parent) answers that task, not the
+// conversation.
+func (p *Poster) ConsultationEnded(ctx context.Context, ev tasks.TaskStatusChanged) (Outcome, error) {
+	if !ev.Status.Terminal() || ev.ConversationID == "" {
+		return Skipped, nil
+	}
+	t, err := p.Store.GetTask(ctx, ev.TeamID, ev.TaskID)
+	if err != nil {
+		return "", err
+	}
+	if !t.Status.Terminal() || t.ConversationID == "" || t.ConsultationID == "" || t.ParentID != "" {
+		return Skipped, nil
+	}
+	status, content := string(consultations.Completed), consultations.AnswerText(t.Result)
+	switch {
+	case t.Status == tasks.Completed && strings.TrimSpace(content) == "":
+		content = fmt.Sprintf("Consultation %s: the specialist answered nothing.", t.ConsultationID)
+	case t.Status != tasks.Completed:
+		status = string(consultations.Escalated)
+		content = ended(fmt.Sprintf("The specialist's task %s for consultation %s", t.ID, t.ConsultationID), string(t.Status), t.Error) +
+			" The consultation is escalated to a human."
+	}
+	m := p.message(t.ConversationID, t.Assignee, StrategyConsultation, content,
+		conversations.WorkRef{Type: WorkConsultation, ID: t.ConsultationID, Status: status, Agent: t.Assignee})
+	return p.post(ctx, t.TeamID, m, t.ConsultationID)
 }
 
 // ReportEnded posts a report requested from a conversation: the report

@@ -95,6 +95,9 @@ func (s *Service) wake(ctx context.Context, child Task) error {
 func (t Task) Outcome() string {
 	switch t.Status {
 	case Completed:
+		if t.ConsultationID != "" {
+			return fmt.Sprintf("consultation %s answered by %s (task %s): %s", t.ConsultationID, t.Assignee, t.ID, t.Result)
+		}
 		return fmt.Sprintf("task %s by %s completed: %s", t.ID, t.Assignee, t.Result)
 	case Failed, TimedOut, Canceled:
 		return fmt.Sprintf("task %s by %s ended %s: %s", t.ID, t.Assignee, t.Status, t.Error)

@@ -199,6 +199,9 @@ type TaskStatusChanged struct {
 	// ReportID is set when the task delivers a report, so the report's
 	// consumer can skip every other task without reading it.
 	ReportID string `json:"report_id,omitempty"`
+	// ConsultationID is set when the task answers a consultation, so
+	// the consultation's consumer can skip every other task.
+	ConsultationID string `json:"consultation_id,omitempty"`
 	// ConversationID is set when the task's result may be posted into a
 	// conversation (it has a result delivery), so the result-poster can
 	// skip every other task without reading it.
@@ -229,9 +232,12 @@ func (s *Service) publish(ctx context.Context, t Task, prev Status) {
 	if t.Report != nil {
 		ev.ReportID = t.Report.ReportID
 	}
-	if t.ResultDelivery != "" {
+	if t.ResultDelivery != "" || t.ConsultationID != "" && t.ParentID == "" {
+		// A consultation asked from a chat reply (no parent task: one
+		// asked from a task answers that task) posts its answer there.
 		ev.ConversationID = t.ConversationID
 	}
+	ev.ConsultationID = t.ConsultationID
 	ev.A2A = CreatedOverA2A(t)
 	if err := s.Bus.Publish(ctx, "TaskStatusChanged", ev); err != nil {
 		s.Log.ErrorContext(ctx, "publish TaskStatusChanged", "task_id", t.ID, "error", err.Error())

@@ -154,6 +154,9 @@ type CreateInput struct {
 	// tasks API (a report is requested with POST /v1/reports, which
 	// builds its instructions from the template).
 	Report *workflow.ReportCheck `json:"-"`
+	// ConsultationID is set by the consultations service on the task
+	// whose answer completes that consultation, never by a client.
+	ConsultationID string `json:"-"`
 	// ResultDelivery overrides where the result of a task created with a
 	// conversation_id goes (DeliverToConversation by default): a chat turn
 	// that delegates and waits sets DeliverInReply. Never a client's.
@@ -326,16 +329,17 @@ func (in CreateInput) newTask(teamID string, creator Creator, executeByDefault b
 		CostCapUSD: DefaultCostCapUSD, Status: Queued, ResultArtifacts: []string{},
 		Execute: executeByDefault, Version: 1, CreatedAt: now, UpdatedAt: now, EventSeq: 1,
 		ModelTier: in.ModelTier, Report: in.Report, HeldCall: in.HeldCall, SessionID: in.SessionID, Ticket: in.Ticket, PlanID: in.PlanID,
-		ToolPacks: slices.Clone(in.ToolPacks),
+		ToolPacks: slices.Clone(in.ToolPacks), ConsultationID: in.ConsultationID,
 	}
 	t.Instructions = cmp.Or(t.Instructions, t.Title)
 	if t.ModelTier == "" || t.ModelTier == ModelTierAuto {
 		t.ModelTier = AutoTier(t)
 	}
-	if in.ConversationID != "" && in.Report == nil {
+	if in.ConversationID != "" && in.Report == nil && in.ConsultationID == "" {
 		// Only a conversation_id of the task's own: a sub-task that
 		// inherits its parent's conversation delivers to its parent. A
-		// report posts its report (ReportFinished), not its task.
+		// report posts its report (ReportFinished), not its task; a
+		// consultation's task posts the consultation's answer.
 		t.ResultDelivery = cmp.Or(in.ResultDelivery, DeliverToConversation)
 	}
 	if t.InputArtifacts == nil {

@@ -244,6 +244,9 @@ type Task struct {
 	ModelTier string `json:"model_tier,omitempty"`
 	// Report is set on the task that delivers a report (shared/work/reports).
 	Report *workflow.ReportCheck `json:"report,omitempty"`
+	// ConsultationID is set on the task that answers a consultation
+	// (shared/work/consultations): its result is the specialist's answer.
+	ConsultationID string `json:"consultation_id,omitempty"`
 	// ToolPacks are the tool packs the task was created with
 	// (CreateInput.ToolPacks): their tools are the task's, on top of its
 	// agent's. A pack added while it runs (request_tool_pack) is on its

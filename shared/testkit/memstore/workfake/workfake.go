@@ -73,7 +73,7 @@ func (w *Work) ListWork(ctx context.Context, teamID, convID string, p paging.Pag
 	}
 	for _, t := range ts {
 		add(row{entry: conversations.WorkEntry{Type: conversations.WorkTask, ID: t.ID, Status: string(t.Status), Agent: t.Assignee,
-			Label: t.Title, CreatedAt: t.CreatedAt}, reportTask: t.Report != nil})
+			Label: t.Title, CreatedAt: t.CreatedAt}, reportTask: t.Report != nil || t.ConsultationID != ""})
 	}
 	ss, err := all(func(pg paging.Page) ([]sessions.Session, string, error) {
 		return w.sessions.ListSessions(ctx, teamID, sessions.Filter{}, pg)
