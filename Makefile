@@ -27,9 +27,10 @@ INTEGRATION_PARALLEL ?= 8
 SOAK_ENV := CONCLAVE_STATE_DIR=.local/soak CONCLAVE_API_PORT=4594 CONCLAVE_EDGE_PORT=4595 CONCLAVE_MOTO_PORT=4596 CONCLAVE_DYNAMO_PORT=4597
 LOAD_ENV := CONCLAVE_STATE_DIR=.local/load CONCLAVE_API_PORT=4600 CONCLAVE_EDGE_PORT=4601 CONCLAVE_MOTO_PORT=4602 CONCLAVE_DYNAMO_PORT=4603
 FAULTS_ENV := CONCLAVE_STATE_DIR=.local/faults CONCLAVE_API_PORT=4606 CONCLAVE_EDGE_PORT=4607 CONCLAVE_MOTO_PORT=4608 CONCLAVE_DYNAMO_PORT=4609
+CLINC_ENV := CONCLAVE_STATE_DIR=.local/clinc CONCLAVE_API_PORT=4612 CONCLAVE_EDGE_PORT=4613 CONCLAVE_MOTO_PORT=4614 CONCLAVE_DYNAMO_PORT=4615
 
 .PHONY: run up down status venv dynamodb wordllama test unit fuzz integration integration-go contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
-        localstack-up localstack-deploy localstack-down team mutation docs
+        localstack-up localstack-deploy localstack-down team token mutation docs
 
 ## run: the whole API locally on the local cloud with demo data (Ctrl-C stops it)
 run:
@@ -140,6 +141,11 @@ deploy: build
 team:
 	go run ./infra/admin -stage $(or $(STAGE),local) $(if $(ENDPOINT),-endpoint $(ENDPOINT),) create-team "$(NAME)"
 
+## token: print a token of the local issuer for a demo user of the demo team: make token USER=alice [ADMIN=1] (docs/api.md)
+token:
+	@set -a; . "$${CONCLAVE_STATE_DIR:-.local}/cloud.env"; set +a; \
+	curl -sf -X POST -d '{"user":"$(if $(filter command line,$(origin USER)),$(USER),alice)","admin":$(if $(ADMIN),true,false)}' "$$CONCLAVE_OIDC_ISSUER/token" | sed -n 's/.*"id_token":"\([^"]*\)".*/\1/p'
+
 ## LocalStack, for people with Docker and a LOCALSTACK_AUTH_TOKEN
 localstack-up:
 	docker compose -f localstack/docker-compose.yml up -d --wait
@@ -174,10 +180,10 @@ cfn-lint:
 audit:
 	@localstack/audit.sh
 
-## bench: every benchmark (BENCH_PARTS: the gate against the seed, in-process, through the local cloud, streaming, load), each
+## bench: every benchmark (BENCH_PARTS: the gate against the seed, in-process, through the local cloud, streaming, load, CLINC150 through the API), each
 ## run whatever the one before did; those that failed or missed their target are listed at the end, and then make fails.
 ## Each part writes its section of docs/measurements.md (localstack/benchdoc; BENCH_DOC=off to leave it).
-BENCH_PARTS ?= bench-gate bench-go bench-e2e bench-stream bench-load
+BENCH_PARTS ?= bench-gate bench-go bench-e2e bench-stream bench-load bench-routing-api
 .PHONY: bench bench-go bench-e2e
 bench:
 	@missed=""; for part in $(BENCH_PARTS); do \
@@ -237,6 +243,16 @@ bench-gate:
 ## bench-routing: the ExpertGate's routing quality beside the seed's on BFCL v4's function-selection sets (top-1, MRR, declines, a threshold sweep), then CLINC150's everyday messages through the chat turn's routing (localstack/bench/clincbench)
 bench-routing:
 	@localstack/bench/routing/bfcl.sh
+
+## bench-routing-api: CLINC150 through the HTTP API on a fresh local cloud of its own: a new team from the admin function,
+## its 11 agents (25 examples per skill) through POST /v1/agents, the classifier-fitter's fit awaited, every 3rd test
+## message a new conversation's first turn, 4 at a time (localstack/bench/routing/clincapi.sh; docs/measurements.md)
+.PHONY: bench-routing-api
+bench-routing-api:
+	@$(CLINC_ENV) localstack/cloud.sh up >/dev/null
+	@set -a; $(CLINC_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
+	  status=0; localstack/bench/routing/clincapi.sh || status=$$?; \
+	  $(CLINC_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 ## mutation: gremlins (pinned, installed in .local/bin) on the unit tests of the domain packages with the
 ## conditional-boundary and conditional-negation mutators, one package at a time at the lowest priority; the

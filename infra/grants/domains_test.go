@@ -28,7 +28,7 @@ var domains = map[string]string{
 	"discovery": "routing/discovery", "cascade": "routing/cascade", "expertgate": "routing/expertgate",
 	"a2a": "a2a/server", "memory": "team/memory", "messaging": "team/messaging", "plans": "work/plans",
 	"reports": "work/reports", "results": "work/results", "routing": "routing", "sessions": "work/sessions",
-	"tasks": "work/tasks", "teams": "team/teams",
+	"tasks": "work/tasks", "teams": "team/teams", "identity": "team/identity",
 }
 
 // domainNames is domains inverted: a path under shared/ to its name.
@@ -98,13 +98,14 @@ func TestFunctionsLinkOnlyTheDomainsTheyServe(t *testing.T) {
 	}
 }
 
-// The authorizer resolves a key to its team and counts the team's
-// requests (the counter is the core's): it serves the teams domain alone.
-func TestAuthorizerServesOnlyTeams(t *testing.T) {
+// The authorizer resolves a key to its team, or a bearer token through
+// the team's identity provider, and counts the team's requests (the
+// counter is the core's): it serves the teams and identity domains alone.
+func TestAuthorizerServesOnlyTeamsAndIdentity(t *testing.T) {
 	f, ok := manifest.Lookup("authorizer")
 	require.True(t, ok)
-	assert.Equal(t, []string{"teams"}, f.Domains)
-	assert.Equal(t, []string{"teams"}, linkedDomains(t)["authorizer"])
+	assert.Equal(t, []string{"identity", "teams"}, f.Domains)
+	assert.Equal(t, []string{"identity", "teams"}, linkedDomains(t)["authorizer"])
 }
 
 func goList(ss []string) string {

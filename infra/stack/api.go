@@ -26,7 +26,8 @@ type APIProps struct {
 }
 
 // API is the HTTP API: one route per manifest route, each behind the Lambda
-// authorizer (simple responses, X-Api-Key), one integration per function.
+// authorizer (simple responses, X-Api-Key or a bearer token), one
+// integration per function.
 type API struct {
 	constructs.Construct
 	// HTTPAPI is the API itself, for its endpoint.
@@ -37,11 +38,14 @@ type API struct {
 func NewAPI(scope constructs.Construct, id string, props *APIProps) *API {
 	c := constructs.NewConstruct(scope, &id)
 	names := props.Stage.Names
-	// Caching is off so a revoked key stops working at once.
+	// Caching is off so a revoked key stops working at once. No identity
+	// source: either X-Api-Key or Authorization carries the credential,
+	// and an identity source would require each (the authorizer runs on
+	// every request and denies one with neither; docs/api.md).
 	authz := awsapigatewayv2authorizers.NewHttpLambdaAuthorizer(jsii.String("ApiKeyAuthorizer"), props.Functions[authorizerFunction], &awsapigatewayv2authorizers.HttpLambdaAuthorizerProps{
 		AuthorizerName:  jsii.String(names.Prefix() + "-api-key"),
 		ResponseTypes:   &[]awsapigatewayv2authorizers.HttpLambdaResponseType{awsapigatewayv2authorizers.HttpLambdaResponseType_SIMPLE},
-		IdentitySource:  jsii.Strings("$request.header.X-Api-Key"),
+		IdentitySource:  jsii.Strings(),
 		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(0)),
 	})
 	api := awsapigatewayv2.NewHttpApi(c, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{

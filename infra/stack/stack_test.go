@@ -238,8 +238,12 @@ func checkDevRoutes(t *testing.T, tpl assertions.Template, m map[string]any) {
 	assert.Equal(t, 2, public, "the A2A card and JSON-RPC routes, no other")
 	tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Authorizer"), map[string]any{
 		"AuthorizerType": "REQUEST", "AuthorizerPayloadFormatVersion": "2.0", "EnableSimpleResponses": true,
-		"IdentitySource": []any{"$request.header.X-Api-Key"}, "AuthorizerResultTtlInSeconds": 0,
+		"AuthorizerResultTtlInSeconds": 0,
 	})
+	// No identity source: a key or a bearer token reaches the authorizer
+	// (an identity source would require each).
+	_, authz := onlyResource(t, m, "AWS::ApiGatewayV2::Authorizer")
+	assert.Empty(t, props(authz)["IdentitySource"], "no identity source")
 	tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Integration"), map[string]any{"PayloadFormatVersion": "2.0"})
 }
 

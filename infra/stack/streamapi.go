@@ -33,7 +33,7 @@ type StreamAPIProps struct {
 // them, up to 15 minutes; the HTTP API buffers every answer for at most 30
 // seconds). One resource path per stream route, one method per route, each
 // behind the HTTP API's authorizer function as a REQUEST authorizer
-// (X-Api-Key, caching off) unless its function is public; throttled, access
+// (X-Api-Key or a bearer token, caching off) unless its function is public; throttled, access
 // logged and traced per stage.
 type StreamAPI struct {
 	constructs.Construct
@@ -95,12 +95,12 @@ func NewStreamAPI(scope constructs.Construct, id string, props *StreamAPIProps) 
 		"API Gateway caches no streamed response (responseTransferMode STREAM); a cache cluster would be billed for nothing."})
 
 	// Caching is off so a revoked key stops working at once, as on the
-	// HTTP API. The identity source makes API Gateway refuse a request
-	// without a key (401) before invoking the function.
+	// HTTP API. No identity source, as there: either X-Api-Key or a bearer
+	// token reaches the authorizer, which denies a request with neither.
 	authz := awsapigateway.NewRequestAuthorizer(c, jsii.String("ApiKeyAuthorizer"), &awsapigateway.RequestAuthorizerProps{
 		AuthorizerName:  jsii.String(names.Prefix() + "-stream-api-key"),
 		Handler:         props.Functions[authorizerFunction],
-		IdentitySources: &[]*string{awsapigateway.IdentitySource_Header(jsii.String("X-Api-Key"))},
+		IdentitySources: &[]*string{},
 		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(0)),
 	})
 	integrations := map[string]awsapigateway.LambdaIntegration{}

@@ -164,9 +164,10 @@ func TestHTTPAPIServesNoStreamOnlyRoute(t *testing.T) {
 }
 
 // Every method of the streaming API runs the HTTP API's authorizer
-// function as a REQUEST authorizer on the X-Api-Key header with caching
+// function as a REQUEST authorizer, with no identity source (a key or a
+// bearer token reaches it) and caching
 // off (a revoked key stops at once).
-func TestStreamAPIAuthorizesEveryMethodWithTheAPIKey(t *testing.T) {
+func TestStreamAPIAuthorizesEveryMethodWithAKeyOrAToken(t *testing.T) {
 	// GIVEN the dev template
 	_, m := synth(t, "dev")
 	api, _ := onlyResource(t, m, "AWS::ApiGateway::RestApi")
@@ -175,7 +176,7 @@ func TestStreamAPIAuthorizesEveryMethodWithTheAPIKey(t *testing.T) {
 	authz, r := onlyResource(t, m, "AWS::ApiGateway::Authorizer")
 	p := props(r)
 	assert.Equal(t, "REQUEST", p["Type"])
-	assert.Equal(t, "method.request.header.X-Api-Key", p["IdentitySource"])
+	assert.Empty(t, p["IdentitySource"], "no identity source: X-Api-Key or a bearer token")
 	assert.EqualValues(t, 0, p["AuthorizerResultTtlInSeconds"], "caching off")
 	assert.Equal(t, map[string]any{"Ref": api}, p["RestApiId"])
 	authorizerFn := logicalIDOf(t, m, "conclave-dev-authorizer")

@@ -8,6 +8,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/store/approvalstore"
 	"github.com/conclave-ai/conclave/shared/store/budgetstore"
 	"github.com/conclave-ai/conclave/shared/store/clipstore"
+	"github.com/conclave-ai/conclave/shared/store/identitystore"
 	"github.com/conclave-ai/conclave/shared/store/mcppackstore"
 	"github.com/conclave-ai/conclave/shared/store/memorystore"
 	"github.com/conclave-ai/conclave/shared/store/planstore"
@@ -31,6 +32,7 @@ func TestStoreContract(t *testing.T) {
 			Push: pushstore.New(db, table), Messages: e.db.inbox, Memories: memorystore.New(db, table), Reports: reportstore.New(db, table),
 			Gate: e.db.gate, Streams: e.db.core, Results: e.db.results, Plans: planstore.New(db, table), Requests: e.db.core,
 			Records: e.db.core, Attempts: e.db.core, Activity: e.db.activity, Vectors: e.db.gate,
-			Classifiers: e.db.gate, Evaluations: e.db.evaluations, Suggestions: suggestionstore.New(db, table), Work: e.db.convs}
+			Classifiers: e.db.gate, Evaluations: e.db.evaluations, Suggestions: suggestionstore.New(db, table), Work: e.db.convs,
+			Identity: identitystore.New(db, table)}
 	})
 }

@@ -387,7 +387,8 @@ func errString(err error) string {
 }
 
 // APIHandler serves the HTTP API as API Gateway would: route match, the
-// Lambda authorizer on X-Api-Key (401 without it, 403 when it denies), a
+// Lambda authorizer on X-Api-Key or a bearer token (401 without either,
+// 403 when it denies; credential below), a
 // payload format 2.0 event, and the function's response.
 //
 // Paths are handled as an HTTP API handles them: the path is percent-
@@ -421,7 +422,7 @@ func (e *Edge) APIHandler() http.Handler {
 		// tests inject for one key (faults.go).
 		ctx := withAPIKey(r.Context(), ev.Headers["x-api-key"])
 		if !target.public {
-			if ev.Headers["x-api-key"] == "" {
+			if credential(ev.Headers["x-api-key"], ev.Headers["authorization"]) == "" {
 				gatewayError(w, http.StatusUnauthorized, "Unauthorized")
 				return
 			}
@@ -461,6 +462,20 @@ func (e *Edge) APIHandler() http.Handler {
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(b)
 	})
+}
+
+// credential is the request's API key, or else its Authorization header:
+// the stages' authorizers have no identity source (either header may
+// carry the credential, and an identity source would require each), so
+// the gateway calls the authorizer on every request. The local edge still
+// answers 401 to a request with neither, as the gateway did while the key
+// was the identity source; a deployed HTTP API's authorizer denies it
+// (403) — docs/api.md.
+func credential(key, authorization string) string {
+	if key != "" {
+		return key
+	}
+	return authorization
 }
 
 func gatewayError(w http.ResponseWriter, status int, msg string) {
@@ -520,7 +535,7 @@ func (e *Edge) authorize(ctx context.Context, ev events.APIGatewayV2HTTPRequest,
 	req := events.APIGatewayV2CustomAuthorizerV2Request{
 		Version: "2.0", Type: "REQUEST",
 		RouteArn:       fmt.Sprintf("arn:aws:execute-api:%s:%s:local/$default/%s%s", Region, Account, ev.RequestContext.HTTP.Method, ev.RawPath),
-		IdentitySource: []string{ev.Headers["x-api-key"]},
+		IdentitySource: []string{credential(ev.Headers["x-api-key"], ev.Headers["authorization"])},
 		RouteKey:       ev.RouteKey, RawPath: ev.RawPath, RawQueryString: ev.RawQueryString,
 		Headers: ev.Headers, QueryStringParameters: ev.QueryStringParameters, PathParameters: ev.PathParameters,
 		RequestContext: ev.RequestContext,

@@ -21,8 +21,8 @@ import (
 
 // StreamAPIHandler serves the streaming API as API Gateway serves a REST
 // API whose Lambda proxy integrations stream (responseTransferMode STREAM):
-// resource match, the REQUEST authorizer on X-Api-Key (401 without the
-// header, 403 on its Deny policy; no caching), a payload 1.0 proxy event,
+// resource match, the REQUEST authorizer on X-Api-Key or a bearer token
+// (401 without either, 403 on its Deny policy; no caching), a payload 1.0 proxy event,
 // and the function's streamed response: the edge reads what the Lambda
 // runtime would send — the JSON prelude (status, headers), eight zero
 // bytes, then the body — and writes the body on as it comes, flushed, so
@@ -48,7 +48,7 @@ func (e *Edge) StreamAPIHandler() http.Handler {
 		ev := e.restEvent(r, target, params, body, reqID)
 		ctx := withAPIKey(r.Context(), r.Header.Get("X-Api-Key"))
 		if !target.public {
-			if r.Header.Get("X-Api-Key") == "" {
+			if credential(r.Header.Get("X-Api-Key"), r.Header.Get("Authorization")) == "" {
 				gatewayError(w, http.StatusUnauthorized, "Unauthorized")
 				return
 			}

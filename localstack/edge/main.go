@@ -143,13 +143,14 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 		return err
 	}
 
-	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: edge.APIHandler(), p.stream: edge.StreamAPIHandler()})
+	issuers := cloud.NewIssuers(fmt.Sprintf("http://127.0.0.1:%d/oidc", p.api))
+	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: apiHandler(edge, issuers), p.stream: edge.StreamAPIHandler()})
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
 	edge.RunSchedules(ctx)
 
 	if seed {
-		if err := cloud.Seed(ctx, dynamo.FromConfig(awsCfg, res.Names.Table()), eventbus.FromConfig(awsCfg, res.Names.Bus())); err != nil {
-			return fmt.Errorf("seed: %w", err)
+		if err := seedDemo(ctx, awsCfg, res, issuers); err != nil {
+			return err
 		}
 	}
 	pids := map[string]int{"CONCLAVE_MOTO_PID": moto.Process.Pid, "CONCLAVE_DYNAMO_PID": ddb.Process.Pid}
@@ -169,6 +170,28 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 	}
 	_ = os.Remove(filepath.Join(stateDir, "cloud.env"))
 	fmt.Println("stopped")
+	return nil
+}
+
+// apiHandler is the HTTP API's port: the API, and the local OpenID
+// Connect issuers under /oidc/ (localstack/cloud/oidc.go), which share
+// the port so that clouds on other ports never collide.
+func apiHandler(edge *cloud.Edge, issuers *cloud.Issuers) http.Handler {
+	api := http.NewServeMux()
+	api.Handle("/oidc/", issuers)
+	api.Handle("/", edge.APIHandler())
+	return api
+}
+
+// seedDemo seeds the demo teams and registers the local issuers with them.
+func seedDemo(ctx context.Context, awsCfg aws.Config, res cloud.Resources, issuers *cloud.Issuers) error {
+	core := dynamo.FromConfig(awsCfg, res.Names.Table())
+	if err := cloud.Seed(ctx, core, eventbus.FromConfig(awsCfg, res.Names.Bus())); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	if err := cloud.SeedIdentity(ctx, core, issuers); err != nil {
+		return fmt.Errorf("seed identity: %w", err)
+	}
 	return nil
 }
 
@@ -395,6 +418,8 @@ func announce(stateDir, logDir string, p ports, edgeURL, stage string, pids map[
 	streamURL := fmt.Sprintf("http://127.0.0.1:%d", p.stream)
 	envFile := fmt.Sprintf("CONCLAVE_BASE_URL=%s\nCONCLAVE_STREAM_URL=%s\nCONCLAVE_API_KEY=%s\nCONCLAVE_OTHER_API_KEY=%s\nCONCLAVE_EDGE_URL=%s\nCONCLAVE_STAGE=%s\nCONCLAVE_EDGE_PID=%d\n",
 		baseURL, streamURL, demo.APIKey, demo.OtherAPIKey, edgeURL, stage, os.Getpid())
+	// The demo team's issuer (make token; the other team's is .../oidc/other).
+	envFile += fmt.Sprintf("CONCLAVE_OIDC_ISSUER=%s/oidc/demo\n", baseURL)
 	for _, k := range []string{"CONCLAVE_DYNAMO_PID", "CONCLAVE_MOTO_PID"} {
 		envFile += fmt.Sprintf("%s=%d\n", k, pids[k])
 	}

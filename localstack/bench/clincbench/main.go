@@ -15,6 +15,7 @@
 //
 //	go run ./localstack/bench/clincbench              # the table (make bench-routing)
 //	go run ./localstack/bench/clincbench -fit         # the example scale, fitted on train/val/oos_val
+//	go run ./localstack/bench/clincbench -api         # K = 25 through a running stage's HTTP API (make bench-routing-api)
 //
 // Tuning reads only `train`, `val`, `oos_train` and `oos_val`; the table
 // reports `test` and `oos_test`.
@@ -63,12 +64,20 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	fitClassifier := fs.Bool("fit-classifier", false, "fit the calibration of the classifier's probabilities on train, val and oos_val, and print it")
 	verbose := fs.Bool("v", false, "print the test split's misses")
 	threshold := fs.Float64("threshold", routing.DefaultThreshold, "the confidence threshold of the turns")
+	api := fs.Bool("api", false, "through the HTTP API of the stage of CONCLAVE_BASE_URL, CONCLAVE_EDGE_URL and CONCLAVE_STAGE, with 25 examples per skill (make bench-routing-api)")
+	stride := fs.Int("stride", 3, "-api: route every stride-th message of the test splits")
+	workers := fs.Int("workers", 4, "-api: turns in flight at once")
+	rate := fs.Float64("rate", 50, "-api: requests per second at most (the team's rate limit is 2,000 on the local cloud, 20 on dev)")
+	fitWait := fs.Duration("fit-wait", 4*time.Minute, "-api: how long the classifier-fitter may take")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	set, err := load(*data)
 	if err != nil {
 		return err
+	}
+	if *api {
+		return runAPI(ctx, w, set, apiOptions{seed: *seed, stride: *stride, workers: *workers, rate: *rate, fitWait: *fitWait, verbose: *verbose})
 	}
 	dir, err := wordllama.Dir()
 	if err != nil {

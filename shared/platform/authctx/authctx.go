@@ -10,6 +10,10 @@ package authctx
 const (
 	TeamID = "team_id"
 	KeyID  = "key_id"
+	// UserID and Role are a bearer token's user and role ("admin" or
+	// "member"); a key's request has neither.
+	UserID = "user_id"
+	Role   = "role"
 	// RateLimited is true on a request over the team's rate; RetryAfter
 	// is then the seconds until the team's count starts afresh.
 	RateLimited = "rate_limited"

@@ -17,7 +17,9 @@ import "github.com/conclave-ai/conclave/shared/platform/settings"
 // Function so that one function's needs read in one line each, and so
 // that they can change without touching the entries of functions.go.
 var Env = map[string][]string{
-	"authorizer": {table, settings.EnvTeamRateLimit},
+	// MCP_LOOPBACK_ONLY: the token path fetches issuers' keys under the
+	// stage's network policy (loopback only in the local cloud).
+	"authorizer": {table, settings.EnvTeamRateLimit, settings.EnvMCPLoopbackOnly},
 	// The A2A agent checks keys as the authorizer does (its rate limit
 	// too), routes as a chat turn does (the gate, the model tiers) and runs
 	// tasks; STAGE names its card's version, STREAM_URL its streaming
@@ -34,7 +36,7 @@ var Env = map[string][]string{
 	// offers agents (GET /v1/models, model.id checked on write).
 	"agents": {table, flags, bus, settings.EnvEmbedder, settings.EnvStage, settings.EnvMCPLoopbackOnly,
 		settings.EnvModelProvider, settings.EnvModelTiers, settings.EnvExtraModels},
-	"team":  {table, flags},
+	"team":  {table, flags, settings.EnvMCPLoopbackOnly}, // the issuer URL's policy
 	"admin": {table},
 	"tasks": {table, flags, bus, settings.EnvStateMachines},
 	// Lifecycle and session-steps only complete task tokens: no machine

@@ -4,8 +4,8 @@ package manifest
 var Functions = []Function{
 	{
 		Name:        "authorizer",
-		Description: "Resolves the team from the X-Api-Key header (HTTP API simple responses).",
-		Domains:     []string{"teams"},
+		Description: "Resolves the team from the X-Api-Key header or a bearer token of the team's OpenID Connect provider (HTTP API simple responses; the streaming API's REQUEST authorizer).",
+		Domains:     []string{"identity", "teams"},
 		Trigger:     TriggerAuthorizer,
 		MemoryMB:    256, Timeout: 5,
 		// UpdateItem: the team's request counter (TEAM_RATE_LIMIT).
@@ -58,11 +58,13 @@ var Functions = []Function{
 	},
 	{
 		Name:        "team",
-		Description: "The team, its API keys (list, create, rotate, revoke), its activity log, its monthly budget (CostGuard) and the attribution of its model spend.",
-		Domains:     []string{"activity", "budget", "teams"},
+		Description: "The team, its API keys (list, create, rotate, revoke), its identity provider (OpenID Connect), its activity log, its monthly budget (CostGuard) and the attribution of its model spend.",
+		Domains:     []string{"activity", "budget", "identity", "teams"},
 		Trigger:     TriggerHTTP,
 		Routes: []Route{
 			{"GET", "/v1/team"},
+			{"GET", "/v1/team/identity"},
+			{"PUT", "/v1/team/identity"},
 			{"GET", "/v1/keys"},
 			{"POST", "/v1/keys"},
 			{"POST", "/v1/keys/{id}/rotate"},
@@ -126,7 +128,7 @@ var Functions = []Function{
 		Name: "a2a",
 		Description: "The team as an A2A 1.0 agent (docs/a2a.md): its agent card, and the JSON-RPC endpoint whose messages are routed " +
 			"and run as tasks; the key is checked here (public routes), so every error is a JSON-RPC error.",
-		Domains: []string{"agents", "approvals", "consultations", "conversations", "discovery", "cascade", "expertgate", "a2a", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
+		Domains: []string{"agents", "approvals", "consultations", "conversations", "discovery", "cascade", "expertgate", "a2a", "identity", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger: TriggerHTTP,
 		Public:  true,
 		Routes: []Route{
@@ -259,7 +261,7 @@ var Functions = []Function{
 			"whose SendStreamingMessage and SubscribeToTask answer as Server-Sent Events while the task runs; the key is checked here (public route).",
 		// The a2a function's agent, served on the other API: its domains,
 		// wiring and grants.
-		Domains: []string{"agents", "approvals", "consultations", "conversations", "discovery", "cascade", "expertgate", "a2a", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
+		Domains: []string{"agents", "approvals", "consultations", "conversations", "discovery", "cascade", "expertgate", "a2a", "identity", "memory", "messaging", "reports", "routing", "sessions", "tasks", "teams"},
 		Trigger: TriggerStream,
 		Public:  true,
 		Routes: []Route{

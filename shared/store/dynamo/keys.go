@@ -24,6 +24,8 @@ import (
 //	item            pk                    sk                               gsi1pk / gsi1sk                     struct
 //	team            TEAM#<team>           TEAM                             A2A#<a2a id> / TEAM (once it has one)  teamItem
 //	api key         APIKEY#<sha256>       APIKEY                           TEAM#<team> / KEY#<key id>          apiKeyItem
+//	identity        TEAM#<team>           IDENTITY  (its OIDC provider)  /  issuer pair  OIDC#<iss>#<aud>     providerItem
+//	                  IDENTITY (one team's; the provider copied, so the authorizer reads one item: identitystore)
 //	agent           TEAM#<team>           AGENT#<slug>                                                         agentItem
 //	                  gsi3 (A2A agents only): A2ACARD / <next card check>#<team>#<slug>
 //	push config     TEAM#<team>           A2APUSH#<task id>#<config id>                                        configItem (pushstore)
@@ -266,6 +268,7 @@ const (
 
 	SKTeam     = "TEAM"
 	SKAPIKey   = "APIKEY"
+	SKIdentity = "IDENTITY"
 	SKMemEpoch = "MEMEPOCH"
 	SKPolicy   = "APPROVALPOLICY"
 	// SKBoardPolicy is the sort key of a team's board policy.
@@ -281,6 +284,9 @@ const (
 
 // TeamPK is the partition of every item of a team.
 func TeamPK(teamID string) string { return prefixTeam + teamID }
+
+// OIDCPK is the partition of an (issuer, audience) pair (an issuer has no '#').
+func OIDCPK(issuer, audience string) string { return "OIDC#" + issuer + "#" + audience }
 
 // A2APK is a team's gsi1 partition by its A2A id (teams.Team.A2AID).
 func A2APK(a2aID string) string { return prefixA2A + a2aID }

@@ -1,5 +1,6 @@
 // Package authorizer is the HTTP API's Lambda authorizer (simple responses):
-// it resolves the X-Api-Key header to a team and hands the team id to the
+// it resolves the X-Api-Key header, or a bearer token of a team's OpenID
+// Connect provider (token.go), to a team and hands the team id to the
 // route functions in the authorizer context. It is the only place a team id
 // comes from.
 package authorizer
@@ -37,6 +38,8 @@ type Handler struct {
 	Log   *slog.Logger
 	// Rate limits each team's requests per second; nil does not limit.
 	Rate *RateLimit
+	// Tokens verifies bearer tokens (identity.Verifier); nil refuses them.
+	Tokens TokenVerifier
 }
 
 // Handle implements the authorizer. A store failure (the table did not
@@ -47,7 +50,8 @@ type Handler struct {
 // answers 503 DependencyUnavailable before anything runs (shared/platform/httpapi).
 // Results are never cached (infra/stack), so the next request is checked.
 func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
-	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.RouteKey)
+	method, _, _ := strings.Cut(ev.RouteKey, " ")
+	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.RouteKey, method)
 	return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: ok, Context: authz}, nil
 }
 
@@ -57,7 +61,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 // context is the same keys with the same values, which a REST API hands
 // the integration as they are (strings, numbers, booleans).
 func (h *Handler) HandleREST(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
-	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.HTTPMethod+" "+ev.Resource)
+	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.HTTPMethod+" "+ev.Resource, ev.HTTPMethod)
 	effect := "Deny"
 	if ok {
 		effect = "Allow"
@@ -75,13 +79,16 @@ func (h *Handler) HandleREST(ctx context.Context, ev events.APIGatewayCustomAuth
 	}, nil
 }
 
-// decide checks the request's key: authorized or not, and the context the
-// route functions read.
-func (h *Handler) decide(ctx context.Context, headers map[string]string, requestID, route string) (bool, map[string]any) {
-	secret := ""
+// decide checks the request's key, or else its bearer token: authorized
+// or not, and the context the route functions read.
+func (h *Handler) decide(ctx context.Context, headers map[string]string, requestID, route, method string) (bool, map[string]any) {
+	secret, bearer, hasKey := "", "", false
 	for k, v := range headers {
-		if strings.EqualFold(k, HeaderName) {
-			secret = strings.TrimSpace(v)
+		switch {
+		case strings.EqualFold(k, HeaderName):
+			secret, hasKey = strings.TrimSpace(v), true
+		case strings.EqualFold(k, AuthorizationHeader):
+			bearer = v
 		}
 	}
 	// Every line of the request says which it is (the id the route's lines
@@ -92,6 +99,9 @@ func (h *Handler) decide(ctx context.Context, headers map[string]string, request
 	// invocation time out (API Gateway's bare 500).
 	actx, cancel := reserved(ctx)
 	defer cancel()
+	if !hasKey && bearer != "" {
+		return h.decideToken(ctx, actx, bearer, method)
+	}
 	k, err := h.Teams.Authenticate(actx, secret)
 	if apperr.Is(err, apperr.EUNAUTHORIZED) {
 		h.Log.InfoContext(ctx, "denied")

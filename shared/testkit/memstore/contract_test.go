@@ -17,6 +17,6 @@ func TestStoreContract(t *testing.T) {
 		return storetest.Stores{Teams: s, Agents: s, Tasks: s, Tickets: s, Approvals: s, Conversations: s, Decisions: s, Sessions: s,
 			Consultations: s, Budgets: s, Clipboard: s, MCPPacks: s, Push: s, Messages: s, Memories: s, Reports: s, Gate: s,
 			Streams: s, Results: s, Plans: s, Requests: s, Records: s, Attempts: s, Activity: s, Vectors: s,
-			Classifiers: s, Evaluations: s, Suggestions: s, Work: s}
+			Classifiers: s, Evaluations: s, Suggestions: s, Work: s, Identity: s}
 	})
 }

@@ -51,6 +51,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
 	"github.com/conclave-ai/conclave/shared/team/budget"
+	"github.com/conclave-ai/conclave/shared/team/identity"
 	"github.com/conclave-ai/conclave/shared/team/memory"
 	"github.com/conclave-ai/conclave/shared/team/messaging"
 	"github.com/conclave-ai/conclave/shared/team/teams"
@@ -64,6 +65,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/decisionfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/evaluationfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/expertgatefake"
+	"github.com/conclave-ai/conclave/shared/testkit/memstore/identityfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/mcppackfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/memoryfake"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/memtable"
@@ -125,6 +127,7 @@ var (
 	_ expertgate.ClassifierStore   = (*Store)(nil)
 	_ evaluations.Store            = (*Store)(nil)
 	_ suggestions.Store            = (*Store)(nil)
+	_ identity.Store               = (*Store)(nil)
 )
 
 // Store is every fake on one table: a whole team's stores, for the tests
@@ -155,6 +158,7 @@ type Store struct {
 	*evaluationfake.Evaluations
 	*suggestionfake.Suggestions
 	*workfake.Work
+	*identityfake.Providers
 }
 
 // New returns an empty store on the wall clock.
@@ -167,7 +171,7 @@ func New() *Store {
 		Sessions: sessionfake.New(tb), Consultations: consultationfake.New(tb), Approvals: approvalfake.New(tb),
 		Budgets: budgetfake.New(tb), Clipboard: clipfake.New(tb), Packs: mcppackfake.New(tb), PushConfigs: pushfake.New(tb),
 		Plans: planfake.New(tb), Activity: activityfake.New(tb), Evaluations: evaluationfake.New(tb),
-		Suggestions: suggestionfake.New(tb), Work: workfake.New(tb),
+		Suggestions: suggestionfake.New(tb), Work: workfake.New(tb), Providers: identityfake.New(tb),
 	}
 }
 

@@ -38,6 +38,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
 	"github.com/conclave-ai/conclave/shared/team/budget"
+	"github.com/conclave-ai/conclave/shared/team/identity"
 	"github.com/conclave-ai/conclave/shared/team/memory"
 	"github.com/conclave-ai/conclave/shared/team/messaging"
 	"github.com/conclave-ai/conclave/shared/team/teams"
@@ -110,6 +111,9 @@ type Stores struct {
 	// Work lists the work conversations started (tasks, sessions,
 	// plans, reports and consultations, as their stores wrote them).
 	Work conversations.WorkLister
+	// Identity are the teams' OpenID Connect providers and the (issuer,
+	// audience) pairs they hold.
+	Identity identity.Store
 }
 
 // complete fails t naming each port s leaves out.
@@ -217,6 +221,11 @@ var cases = []contractCase{
 	{"conversations/the work a conversation started: five kinds newest first, a report's task left out, pages filled, by conversation and team", conversationWorkListed},
 	{"tasks/a conversation's tasks newest first, by status, agent and assignee, pages filled, by conversation and team", conversationTasksListed},
 	{"conversations/the conversations an agent took part in (left or not), newest first, whole, paged, by agent and team", agentConversationsListed},
+	{"identity/a provider read back whole by its team and by each of its pairs; none for another team or a pair no team holds", identityProviders},
+	{"identity/a pair belongs to one team: another's registration naming it is refused (IssuerAudienceTaken) and writes nothing", identityPairTaken},
+	{"identity/a replace releases the pairs it no longer names, which another team may take, and keeps the rest", identityReplace},
+	{"identity/8 racing replaces by one team: a stale one refused; the pairs held are exactly the provider's", identityRace},
+	{"identity/8 teams racing for one pair: exactly one holds it, the others refused and holding nothing", identityPairRace},
 }
 
 // Run runs the contract against the stores open returns (called once per
