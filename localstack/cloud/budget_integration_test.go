@@ -82,7 +82,10 @@ func charged(c calls, modelCalls int, mayBeFirst bool) calls {
 // one per worker.WatchInterval it ran. A loaded machine's attempt runs
 // longer and reads more; the budget follows what it measured.
 func watchReads(inv invocation) int {
-	return int(inv.DurationMS / worker.WatchInterval.Milliseconds())
+	// Plus one: the watch's ticks run on the function's clock and the
+	// duration is the edge's, so the whole intervals counted can be one
+	// short of the ticks (a cold CI run once read 36 of a stage's 35).
+	return int(inv.DurationMS/worker.WatchInterval.Milliseconds()) + 1
 }
 
 // invocations reads the edge's invocation log after seq (function and
@@ -179,6 +182,11 @@ type step struct {
 	// gate is the budget of the expert-gate invocations the operation
 	// makes, summed (nil: it invokes the gate not at all).
 	gate calls
+	// asyncGate: an event the operation publishes makes a consumer ask
+	// the gate (the routing-evaluator taking a handoff's correction),
+	// which may land in the operation's window on a fast machine: at
+	// most that one invocation is not the operation's.
+	asyncGate bool
 	// before runs first (a wait for the state the operation needs; its own
 	// calls are not the operation's).
 	before func()
@@ -214,6 +222,8 @@ func runSteps(t *testing.T, api apitest.Client, team string, steps []step) []mea
 			require.Len(t, gates, 1, "%s invokes the gate once", s.op)
 			within(t, s.op+" (expert-gate)", gates[0].Calls, s.gate)
 			row.extra = fmt.Sprintf("expert-gate: %s", measured{calls: gates[0].Calls}.list())
+		} else if s.asyncGate {
+			assert.LessOrEqual(t, len(gates), 1, "%s invokes no gate (its event's consumer may, once)", s.op)
 		} else {
 			assert.Empty(t, gates, "%s invokes no gate", s.op)
 		}
@@ -477,7 +487,8 @@ func TestAWSCallBudgetsPerOperation(t *testing.T) {
 		// gate's choice for the last message (RoutingCorrected, a second
 		// announcement).
 		{op: "POST /v1/conversations/{id}/handoff", method: "POST", path: convPath("/handoff"), status: 201,
-			body: map[string]any{"to": "dana", "reason": "numbers"}, max: calls{"DynamoDB": 5, "DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1, "EventBridge": 2}},
+			body: map[string]any{"to": "dana", "reason": "numbers"}, max: calls{"DynamoDB": 5, "DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1, "EventBridge": 2},
+			asyncGate: true},
 		// handed off: no gate; dana's context is built. (Before it, the
 		// routing-evaluator has kept the correction: it asks the gate for
 		// dana's best skill, which is not this turn's call.)
