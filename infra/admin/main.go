@@ -4,6 +4,7 @@
 //
 //	go run ./infra/admin [-stage local] [-endpoint http://127.0.0.1:4581] create-team "Acme"
 //	go run ./infra/admin -stage dev issue-key  <team id> [name]
+//	go run ./infra/admin -stage dev -act-as-users issue-key <team id> [name]
 //	go run ./infra/admin -stage dev rotate-key <team id> <key id>
 //	go run ./infra/admin -stage dev revoke-key <team id> <key id>
 //	go run ./infra/admin -stage dev list-keys  <team id>
@@ -27,12 +28,19 @@ import (
 func main() {
 	stage := flag.String("stage", "local", "stage whose admin function to invoke")
 	endpoint := flag.String("endpoint", "", "AWS endpoint (default: AWS, or the local edge for -stage local)")
+	actAsUsers := flag.Bool("act-as-users", false, "issue-key: the key may act for a user with X-Conclave-User (docs/api.md)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: admin [-stage S] [-endpoint URL] create-team NAME | issue-key TEAM [NAME] | rotate-key TEAM KEY | revoke-key TEAM KEY | list-keys TEAM")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	req, err := parse(flag.Args())
+	if err == nil && *actAsUsers {
+		if req.Action != admin.ActionIssueKey {
+			err = fmt.Errorf("-act-as-users goes with issue-key only")
+		}
+		req.ActAsUsers = true
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		flag.Usage()

@@ -50,6 +50,8 @@ func NewAPI(scope constructs.Construct, id string, props *APIProps) *API {
 	})
 	api := awsapigatewayv2.NewHttpApi(c, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
 		ApiName: jsii.String(names.Prefix() + "-api"), DefaultAuthorizer: authz,
+		// The gateway answers preflights itself, before the authorizer.
+		CorsPreflight: httpAPICORS(props.Env.CORSOrigins),
 	})
 	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
 	for _, rt := range manifest.Routes() {

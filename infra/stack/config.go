@@ -76,6 +76,9 @@ type EnvConfig struct {
 	// TeamRatePerSecond is the most requests one team may make in a second
 	// (the authorizer counts them; the route answers 429 above it).
 	TeamRatePerSecond int
+	// CORSOrigins are the browser origins both APIs answer (-c
+	// cors.origins, cors.go); none, the default, turns CORS off.
+	CORSOrigins []string
 	// ReservedConcurrency reserves (and caps) concurrent executions per
 	// function: the authorizer keeps capacity however busy the rest is, and
 	// the hottest functions cannot take the whole account's. Empty in

@@ -125,6 +125,10 @@ func applyStageContext(node constructs.Node, cfg *EnvConfig) error {
 			fail(setCount(&cfg.APIRatePerSecond, key, v, 1))
 		case key == ContextAPIBurst:
 			fail(setCount(&cfg.APIBurst, key, v, 1))
+		case key == ContextCORSOrigins:
+			origins, err := parseCORSOrigins(cfg.Name, v)
+			fail(err)
+			cfg.CORSOrigins = origins
 		}
 	}
 	if len(errs) > 0 {

@@ -74,6 +74,7 @@ func NewStreamAPI(scope constructs.Construct, id string, props *StreamAPIProps) 
 		// stop at. Every stage's stack sets the same role (AWS's
 		// AmazonAPIGatewayPushToCloudWatchLogs); it is kept when a stack is
 		// deleted, so the other stages of the account keep logging.
+		DefaultCorsPreflightOptions: restAPICORS(props.Env.CORSOrigins), // preflights without the authorizer (cors.go)
 		CloudWatchRole:              jsii.Bool(true),
 		CloudWatchRoleRemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 		DeployOptions: &awsapigateway.StageOptions{

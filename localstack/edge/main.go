@@ -144,7 +144,7 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 	}
 
 	issuers := cloud.NewIssuers(fmt.Sprintf("http://127.0.0.1:%d/oidc", p.api))
-	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: apiHandler(edge, issuers), p.stream: edge.StreamAPIHandler()})
+	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: apiHandler(edge, issuers), p.stream: cloud.LocalCORS().Wrap(edge.StreamAPIHandler())})
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
 	edge.RunSchedules(ctx)
 
@@ -179,7 +179,9 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 func apiHandler(edge *cloud.Edge, issuers *cloud.Issuers) http.Handler {
 	api := http.NewServeMux()
 	api.Handle("/oidc/", issuers)
-	api.Handle("/", edge.APIHandler())
+	// Preflights are answered before any route or authorizer, as the
+	// stages' gateways answer them (localstack/cloud/cors.go).
+	api.Handle("/", cloud.LocalCORS().Wrap(edge.APIHandler()))
 	return api
 }
 

@@ -36,13 +36,11 @@ func TeamRoutes(rt *httpapi.Router, svc *teams.Service, log activity.Store) {
 		return httpapi.OK(api.ListResponse[teams.APIKey]{Items: keys}), nil
 	})
 	rt.Handle("POST /v1/keys", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-		var in struct {
-			Name string `json:"name"`
-		}
+		var in teams.KeySpec
 		if err := r.Decode(&in); err != nil {
 			return httpapi.Response{}, err
 		}
-		k, err := svc.IssueKey(ctx, r.TeamID, in.Name)
+		k, err := svc.IssueKey(ctx, r.TeamID, in)
 		if err != nil {
 			return httpapi.Response{}, err
 		}

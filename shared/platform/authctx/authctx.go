@@ -11,7 +11,8 @@ const (
 	TeamID = "team_id"
 	KeyID  = "key_id"
 	// UserID and Role are a bearer token's user and role ("admin" or
-	// "member"); a key's request has neither.
+	// "member"), or the user a key issued with act_as_users acts for
+	// (X-Conclave-User, role "admin"); a key's own request has neither.
 	UserID = "user_id"
 	Role   = "role"
 	// RateLimited is true on a request over the team's rate; RetryAfter

@@ -32,18 +32,20 @@ type teamItem struct {
 
 // apiKeyItem is an API key, found by its hash (pk) or by team and id (gsi1).
 type apiKeyItem struct {
-	PK        string     `dynamodbav:"pk"`
-	SK        string     `dynamodbav:"sk"`
-	GSI1PK    string     `dynamodbav:"gsi1pk"`
-	GSI1SK    string     `dynamodbav:"gsi1sk"`
-	Type      string     `dynamodbav:"type"`
-	ID        string     `dynamodbav:"id"`
-	TeamID    string     `dynamodbav:"team_id"`
-	Name      string     `dynamodbav:"name"`
-	Prefix    string     `dynamodbav:"prefix"`
-	Status    string     `dynamodbav:"status"`
-	CreatedAt time.Time  `dynamodbav:"created_at"`
-	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	GSI1PK string `dynamodbav:"gsi1pk"`
+	GSI1SK string `dynamodbav:"gsi1sk"`
+	Type   string `dynamodbav:"type"`
+	ID     string `dynamodbav:"id"`
+	TeamID string `dynamodbav:"team_id"`
+	Name   string `dynamodbav:"name"`
+	Prefix string `dynamodbav:"prefix"`
+	Status string `dynamodbav:"status"`
+	// ActAsUsers, when true (a key made before it has none: false).
+	ActAsUsers bool       `dynamodbav:"act_as_users,omitempty"`
+	CreatedAt  time.Time  `dynamodbav:"created_at"`
+	RevokedAt  *time.Time `dynamodbav:"revoked_at,omitempty"`
 }
 
 func toTeamItem(t teams.Team) teamItem {
@@ -62,12 +64,13 @@ func toAPIKeyItem(k teams.APIKey, hash string) apiKeyItem {
 	return apiKeyItem{
 		PK: dynamo.APIKeyPK(hash), SK: dynamo.SKAPIKey, GSI1PK: dynamo.TeamPK(k.TeamID), GSI1SK: dynamo.KeyGSI1SK(k.ID),
 		Type: "api_key", ID: k.ID, TeamID: k.TeamID, Name: k.Name, Prefix: k.Prefix,
-		Status: k.Status, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt,
+		Status: k.Status, ActAsUsers: k.ActAsUsers, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt,
 	}
 }
 
 func (i apiKeyItem) toKey() teams.APIKey {
-	return teams.APIKey{ID: i.ID, TeamID: i.TeamID, Name: i.Name, Prefix: i.Prefix, Status: i.Status, CreatedAt: i.CreatedAt, RevokedAt: i.RevokedAt}
+	return teams.APIKey{ID: i.ID, TeamID: i.TeamID, Name: i.Name, Prefix: i.Prefix, Status: i.Status,
+		ActAsUsers: i.ActAsUsers, CreatedAt: i.CreatedAt, RevokedAt: i.RevokedAt}
 }
 
 // CreateTeam implements teams.Store.

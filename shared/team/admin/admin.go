@@ -29,6 +29,8 @@ type Request struct {
 	TeamID  string `json:"team_id,omitempty"`
 	KeyID   string `json:"key_id,omitempty"`
 	KeyName string `json:"key_name,omitempty"`
+	// ActAsUsers issues the key with act_as_users (issue-key only).
+	ActAsUsers bool `json:"act_as_users,omitempty"`
 }
 
 // Response is the invocation result. Error is set instead of failing the
@@ -92,7 +94,7 @@ func (h *Handler) do(ctx context.Context, req Request) (Response, error) {
 		if _, err := h.Teams.Store.GetTeam(ctx, req.TeamID); err != nil {
 			return Response{}, err
 		}
-		k, err := h.Teams.IssueKey(ctx, req.TeamID, name)
+		k, err := h.Teams.IssueKey(ctx, req.TeamID, teams.KeySpec{Name: name, ActAsUsers: req.ActAsUsers})
 		if err != nil {
 			return Response{}, err
 		}

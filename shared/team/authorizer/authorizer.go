@@ -80,15 +80,18 @@ func (h *Handler) HandleREST(ctx context.Context, ev events.APIGatewayCustomAuth
 }
 
 // decide checks the request's key, or else its bearer token: authorized
-// or not, and the context the route functions read.
+// or not, and the context the route functions read. X-Conclave-User goes
+// with a key only (actas.go).
 func (h *Handler) decide(ctx context.Context, headers map[string]string, requestID, route, method string) (bool, map[string]any) {
-	secret, bearer, hasKey := "", "", false
+	secret, bearer, hasKey, act := "", "", false, actAs{}
 	for k, v := range headers {
 		switch {
 		case strings.EqualFold(k, HeaderName):
 			secret, hasKey = strings.TrimSpace(v), true
 		case strings.EqualFold(k, AuthorizationHeader):
 			bearer = v
+		case strings.EqualFold(k, ActAsHeader):
+			act = actAs{set: true, user: v}
 		}
 	}
 	// Every line of the request says which it is (the id the route's lines
@@ -100,6 +103,11 @@ func (h *Handler) decide(ctx context.Context, headers map[string]string, request
 	actx, cancel := reserved(ctx)
 	defer cancel()
 	if !hasKey && bearer != "" {
+		if act.set {
+			// A token names its user itself; only a key acts for one.
+			h.Log.InfoContext(ctx, "denied", "reason", "X-Conclave-User with a bearer token")
+			return false, nil
+		}
 		return h.decideToken(ctx, actx, bearer, method)
 	}
 	k, err := h.Teams.Authenticate(actx, secret)
@@ -113,6 +121,10 @@ func (h *Handler) decide(ctx context.Context, headers map[string]string, request
 	}
 	ctx = logctx.With(ctx, "team_id", k.TeamID, "key_id", k.ID)
 	authz := map[string]any{ContextTeamID: k.TeamID, ContextKeyID: k.ID}
+	ctx, allowed := h.actFor(ctx, k, act, authz)
+	if !allowed {
+		return false, nil
+	}
 	if h.limited(actx, k.TeamID) {
 		h.Log.WarnContext(ctx, "team over its rate limit")
 		authz[ContextRateLimited], authz[ContextRetryAfter] = true, 1

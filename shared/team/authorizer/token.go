@@ -16,8 +16,8 @@ import (
 const AuthorizationHeader = "authorization"
 
 // Context keys of a token's caller, beside the team id: the user and the
-// role (identity.RoleAdmin or identity.RoleMember). A key's request has
-// neither.
+// role (identity.RoleAdmin or identity.RoleMember). A key's own request
+// has neither; a key acting for a user has both (actas.go).
 const (
 	ContextUserID = authctx.UserID
 	ContextRole   = authctx.Role

@@ -41,13 +41,25 @@ const (
 // random bits, so a fast unsalted hash is enough (there is nothing to brute
 // force), and it lets the authorizer find a key with one GetItem.
 type APIKey struct {
-	ID        string     `json:"id"`
-	TeamID    string     `json:"team_id"`
-	Name      string     `json:"name"`
-	Prefix    string     `json:"prefix"` // first characters, to tell keys apart
-	Status    string     `json:"status"`
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	ID     string `json:"id"`
+	TeamID string `json:"team_id"`
+	Name   string `json:"name"`
+	Prefix string `json:"prefix"` // first characters, to tell keys apart
+	Status string `json:"status"`
+	// ActAsUsers lets the key act for one of the team's users with
+	// X-Conclave-User (the authorizer, docs/api.md "Signing people in"):
+	// for a server that signs its users in itself. Set when the key is
+	// issued, kept by rotation; false by default.
+	ActAsUsers bool       `json:"act_as_users"`
+	CreatedAt  time.Time  `json:"created_at"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+}
+
+// KeySpec is what a new key is issued with (POST /v1/keys, the admin
+// function's issue-key).
+type KeySpec struct {
+	Name       string `json:"name"`
+	ActAsUsers bool   `json:"act_as_users,omitempty"`
 }
 
 // IssuedKey is a key together with its secret, returned only at creation.
@@ -168,19 +180,20 @@ func NewA2AID() string {
 }
 
 // IssueKey adds a key to a team. Returns EINVALID, ENOTFOUND.
-func (s *Service) IssueKey(ctx context.Context, teamID, name string) (IssuedKey, error) {
-	if err := validName("name", name, 80); err != nil {
+func (s *Service) IssueKey(ctx context.Context, teamID string, spec KeySpec) (IssuedKey, error) {
+	if err := validName("name", spec.Name, 80); err != nil {
 		return IssuedKey{}, err
 	}
-	k, secret := s.newKey(teamID, strings.TrimSpace(name))
+	k, secret := s.newKey(teamID, strings.TrimSpace(spec.Name))
+	k.ActAsUsers = spec.ActAsUsers
 	if err := s.Store.PutAPIKey(ctx, k, Hash(secret)); err != nil {
 		return IssuedKey{}, err
 	}
 	return IssuedKey{APIKey: k, Secret: secret}, nil
 }
 
-// RotateKey replaces keyID with a new key of the same name; the old key stops
-// working at once. Returns ENOTFOUND, ECONFLICT (already revoked).
+// RotateKey replaces keyID with a new key of the same name and the same
+// act_as_users; the old key stops working at once. Returns ENOTFOUND, ECONFLICT (already revoked).
 func (s *Service) RotateKey(ctx context.Context, teamID, keyID string) (IssuedKey, error) {
 	keys, err := s.Store.ListAPIKeys(ctx, teamID)
 	if err != nil {
@@ -196,6 +209,7 @@ func (s *Service) RotateKey(ctx context.Context, teamID, keyID string) (IssuedKe
 		return IssuedKey{}, apperr.NotFound("api key", keyID)
 	}
 	k, secret := s.newKey(teamID, old.Name)
+	k.ActAsUsers = old.ActAsUsers
 	if err := s.Store.RotateAPIKey(ctx, teamID, keyID, k, Hash(secret), s.Now().UTC()); err != nil {
 		return IssuedKey{}, err
 	}

@@ -83,7 +83,7 @@ func TestIssueKeyAddsAKeyToAnExistingTeam(t *testing.T) {
 	ctx := context.Background()
 	team, first := mustTeam(t, svc, "Platform")
 
-	second, err := svc.IssueKey(ctx, team.ID, "ci")
+	second, err := svc.IssueKey(ctx, team.ID, teams.KeySpec{Name: "ci"})
 	require.NoError(t, err)
 	assert.NotEqual(t, first.Secret, second.Secret)
 	_, err = svc.Authenticate(ctx, second.Secret)
@@ -93,9 +93,9 @@ func TestIssueKeyAddsAKeyToAnExistingTeam(t *testing.T) {
 	require.Len(t, keys, 2)
 	assert.Equal(t, []string{second.ID, first.ID}, []string{keys[0].ID, keys[1].ID}, "newest first")
 
-	_, err = svc.IssueKey(ctx, "team_missing", "ci")
+	_, err = svc.IssueKey(ctx, "team_missing", teams.KeySpec{Name: "ci"})
 	requireCode(t, err, apperr.ENOTFOUND)
-	ae := requireCode(t, func() error { _, err := svc.IssueKey(ctx, team.ID, " "); return err }(), apperr.EINVALID)
+	ae := requireCode(t, func() error { _, err := svc.IssueKey(ctx, team.ID, teams.KeySpec{Name: " "}); return err }(), apperr.EINVALID)
 	assert.Equal(t, "name", ae.Field)
 }
 
@@ -156,7 +156,7 @@ func TestAuthenticateTellsNothingAboutWhyAKeyFailed(t *testing.T) {
 	svc, _ := newService(t)
 	ctx := context.Background()
 	team, key := mustTeam(t, svc, "Platform")
-	revoked, err := svc.IssueKey(ctx, team.ID, "old")
+	revoked, err := svc.IssueKey(ctx, team.ID, teams.KeySpec{Name: "old"})
 	require.NoError(t, err)
 	_, err = svc.RevokeKey(ctx, team.ID, revoked.ID)
 	require.NoError(t, err)
@@ -174,4 +174,29 @@ func TestAuthenticateTellsNothingAboutWhyAKeyFailed(t *testing.T) {
 		ae := requireCode(t, err, apperr.EUNAUTHORIZED)
 		assert.Equal(t, "invalid API key", ae.Message, name)
 	}
+}
+
+func TestAKeyIssuedToActAsUsersKeepsItThroughRotation(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := context.Background()
+	team, first := mustTeam(t, svc, "Platform")
+	assert.False(t, first.ActAsUsers, "false by default")
+
+	server, err := svc.IssueKey(ctx, team.ID, teams.KeySpec{Name: "backend", ActAsUsers: true})
+	require.NoError(t, err)
+	assert.True(t, server.ActAsUsers)
+	k, err := svc.Authenticate(ctx, server.Secret)
+	require.NoError(t, err)
+	assert.True(t, k.ActAsUsers, "the authorizer reads it from the stored key")
+
+	rotated, err := svc.RotateKey(ctx, team.ID, server.ID)
+	require.NoError(t, err)
+	assert.True(t, rotated.ActAsUsers)
+	keys, err := svc.Store.ListAPIKeys(ctx, team.ID)
+	require.NoError(t, err)
+	shown := map[string]bool{}
+	for _, k := range keys {
+		shown[k.ID] = k.ActAsUsers
+	}
+	assert.Equal(t, map[string]bool{first.ID: false, server.ID: true, rotated.ID: true}, shown)
 }

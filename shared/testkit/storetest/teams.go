@@ -33,7 +33,7 @@ func keyIDs(list []teams.APIKey) []string {
 // hash no key has; it is found by its hash, whole; a rotation revokes the
 // old key and adds the new one at once, and is refused whole when the old
 // key is revoked, another team's, or the new hash taken; keys are listed
-// newest first.
+// newest first, act_as_users kept.
 func keyLifecycle(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	initial, err := f.Teams.ListAPIKeys(ctx, f.team)
@@ -51,6 +51,7 @@ func keyLifecycle(t *testing.T, f *fixture) {
 	assert.Equal(t, []string{f.team, "second", "ck_second", teams.KeyActive}, []string{got.TeamID, got.Name, got.Prefix, got.Status})
 	assert.True(t, got.CreatedAt.Equal(k.CreatedAt))
 	assert.Nil(t, got.RevokedAt)
+	assert.False(t, got.ActAsUsers)
 	for _, h := range []string{strayHash, teams.Hash("unknown")} {
 		_, err := f.Teams.APIKeyByHash(ctx, h)
 		refused(t, err, apperr.ENOTFOUND, "")
@@ -58,6 +59,7 @@ func keyLifecycle(t *testing.T, f *fixture) {
 
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	k2, hash2 := apiKey(f.team, "rotated")
+	k2.ActAsUsers = true
 	require.NoError(t, f.Teams.RotateAPIKey(ctx, f.team, k.ID, k2, hash2, at))
 	old, err := f.Teams.APIKeyByHash(ctx, hash)
 	require.NoError(t, err)
@@ -67,6 +69,7 @@ func keyLifecycle(t *testing.T, f *fixture) {
 	fresh, err := f.Teams.APIKeyByHash(ctx, hash2)
 	require.NoError(t, err)
 	assert.Equal(t, teams.KeyActive, fresh.Status)
+	assert.True(t, fresh.ActAsUsers, "act_as_users stored")
 
 	k3, hash3 := apiKey(f.team, "third")
 	refused(t, f.Teams.RotateAPIKey(ctx, f.team, k.ID, k3, hash3, at), apperr.ECONFLICT, "")
@@ -81,6 +84,7 @@ func keyLifecycle(t *testing.T, f *fixture) {
 	list, err := f.Teams.ListAPIKeys(ctx, f.team)
 	require.NoError(t, err)
 	assert.Equal(t, []string{k2.ID, k.ID, initial[0].ID}, keyIDs(list), "newest first")
+	assert.Equal(t, []bool{true, false, false}, []bool{list[0].ActAsUsers, list[1].ActAsUsers, list[2].ActAsUsers})
 	theirs, err := f.Teams.ListAPIKeys(ctx, f.otherTeam())
 	require.NoError(t, err)
 	assert.Empty(t, theirs)
