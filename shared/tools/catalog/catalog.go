@@ -143,11 +143,14 @@ func Names() []string {
 }
 
 // Allowed lists, in catalog order, the tools an agent that declared the
-// tools in declared may call at where, with flags.
+// tools in declared may call at where, with flags. Each tool's own flag is
+// its one check: every flag needs collaboration (settings.Flags.On), so
+// collaboration off leaves no tool, and TestEveryToolHasAFlag keeps every
+// entry behind one.
 func Allowed(flags settings.Flags, declared []string, where Where) []string {
 	var out []string
 	for _, t := range Catalog {
-		if t.Where&where == 0 || !flags.On(t.Flag) || !flags.On(settings.FlagCollaboration) {
+		if t.Where&where == 0 || !flags.On(t.Flag) {
 			continue
 		}
 		if t.Declared && !slices.Contains(declared, t.Name) {

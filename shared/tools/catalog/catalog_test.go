@@ -43,3 +43,13 @@ func TestDeclaredToolsOnlyForAgentsThatDeclareThem(t *testing.T) {
 	assert.False(t, catalog.Known("read_file"))
 	assert.Len(t, catalog.Names(), len(catalog.Catalog))
 }
+
+// Each tool's flag is its one check (Allowed): a tool without one would
+// be offered with collaboration off.
+func TestEveryToolHasAFlag(t *testing.T) {
+	for _, tool := range catalog.Catalog {
+		assert.Contains(t, settings.FlagNames, tool.Flag, "%s needs a flag", tool.Name)
+	}
+	assert.Empty(t, catalog.Allowed(settings.Flags{TaskDelegation: true, Sessions: true, ExpertGate: true}, []string{catalog.SearchMemories}, catalog.Anywhere),
+		"collaboration off: no tool at all")
+}

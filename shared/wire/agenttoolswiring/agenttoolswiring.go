@@ -9,7 +9,6 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
-	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/discovery"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
@@ -72,9 +71,10 @@ func New(d lambdafn.Deps, w taskwiring.Wiring, starter workflow.Starter, mem *me
 	// wiring.
 	consultations.Specialists = w.Tasks
 	tools.Consultations = consultations
-	if d.Config.Flags.On(settings.FlagSessions) {
-		tools.Sessions = sessionwiring.New(d, w.Core, starter, nil, nil)
-	}
+	// Wired whatever the flags: start_collaboration is offered by its
+	// catalog flag (sessions) alone, and the sessions service refuses
+	// every call while that flag is off (sessionwiring's Enabled).
+	tools.Sessions = sessionwiring.New(d, w.Core, starter, nil, nil)
 	if gate != nil {
 		// find_colleagues: the gate of GET /v1/agents/recommend.
 		tools.Colleagues = &discovery.Service{Dir: expertgatestore.New(db, table), Gate: gate}
