@@ -46,6 +46,8 @@ type Bedrock struct {
 	// sends them back to back), so a streamed reply arrives over time as a
 	// real model's does.
 	StreamChunkDelay time.Duration
+	// StreamPace replaces that pause (delta from 1; false abandons).
+	StreamPace func(r *http.Request, delta int) bool
 	// PaceConverse makes a Converse answer take as long as its streamed
 	// form would (the first byte's delay and every piece's pause), as a
 	// real model writes a whole reply before Converse answers: what the

@@ -61,10 +61,14 @@ func (b *Bedrock) serveConverseStream(w http.ResponseWriter, r *http.Request, mo
 	w.WriteHeader(http.StatusOK)
 	flush := http.NewResponseController(w)
 	enc := eventstream.NewEncoder()
+	delta := 0
 	for i, msg := range msgs {
-		if i > 0 && events[i].paced && events[i-1].paced && !b.pause(r, b.StreamChunkDelay) {
-			b.count("ConverseStream.abandoned")
-			return
+		if i > 0 && events[i].paced && events[i-1].paced {
+			delta++
+			if !b.paceDelta(r, delta) {
+				b.count("ConverseStream.abandoned")
+				return
+			}
 		}
 		if err := enc.Encode(w, msg); err != nil {
 			// The caller went away: nobody reads the rest.
@@ -73,6 +77,15 @@ func (b *Bedrock) serveConverseStream(w http.ResponseWriter, r *http.Request, mo
 		}
 		_ = flush.Flush()
 	}
+}
+
+// paceDelta waits before the text delta numbered delta: StreamPace's
+// word, or StreamChunkDelay.
+func (b *Bedrock) paceDelta(r *http.Request, delta int) bool {
+	if b.StreamPace != nil {
+		return b.StreamPace(r, delta)
+	}
+	return b.pause(r, b.StreamChunkDelay)
 }
 
 // pause waits d, or until the caller goes away (false).
