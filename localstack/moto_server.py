@@ -22,6 +22,17 @@ localstack/moto_server_test.py checks them (make test runs it).
    its service, operation, status and time. Errors are still logged.
 5. A fix, not a cost: the task-token calls skip an execution that has no
    worker environment yet (see the patch; without it they answered 500).
+6. Step Functions: every execution parses its state machine's definition
+   with the ANTLR grammar in pure Python (0.1 to 0.2 s of CPU for one of
+   ours, some 260 executions in a test run), and so does every create and
+   update. The parse is cached by definition: the program it returns
+   keeps no execution's state (each execution's lives in its Environment,
+   keyed by component), so executions share one; the key of a component
+   is made once, under a lock.
+7. Step Functions: every Task state's call builds a new boto3 client
+   (some 7 ms of CPU each); one client per region and service serves
+   every call without credentials of its own (boto3 clients are safe to
+   share between threads).
 
 Run as `python localstack/moto_server.py -H 127.0.0.1 -p PORT`, as
 moto_server (localstack/cloud.sh points the edge at it).
@@ -95,6 +106,48 @@ def patch() -> None:
 
     for name in ("send_task_success", "send_task_failure", "send_task_heartbeat"):
         setattr(StepFunctionsParserBackend, name, on_ready_executions(getattr(StepFunctionsParserBackend, name)))
+
+    # 6. One parse per definition. A component's heap key (where each
+    # execution's Environment keeps the component's state) is made on
+    # first use: shared between executions' threads, it is made under a
+    # lock, or two executions could each make one and read the other's.
+    import threading
+
+    from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+    from moto.stepfunctions.parser.utils import long_uid
+
+    AmazonStateLanguageParser.parse = staticmethod(functools.lru_cache(maxsize=64)(AmazonStateLanguageParser.parse))
+    heap_keys = threading.Lock()
+
+    def heap_key(self):
+        key = self.__dict__.get("_EvalComponent__heap_key")
+        if key is None:
+            with heap_keys:
+                key = self.__dict__.get("_EvalComponent__heap_key")
+                if key is None:
+                    key = self._EvalComponent__heap_key = long_uid()
+        return key
+
+    EvalComponent.heap_key = property(heap_key)
+
+    # 7. One client per region and service. The task states' modules bound
+    # the function at import (the factory imports every one of them), so
+    # each binding is replaced.
+    import moto.stepfunctions.parser.asl.component.state.exec.state_task.state_task_factory  # noqa: F401
+    import moto.stepfunctions.parser.asl.utils.boto_client as boto_client
+
+    build = boto_client.boto_client_for
+    shared = functools.lru_cache(maxsize=64)(lambda region, service: build(region, service))
+
+    def boto_client_for(region, service, state_credentials=None):
+        if state_credentials is not None:
+            return build(region, service, state_credentials)
+        return shared(region, service)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("moto.stepfunctions.parser") and getattr(module, "boto_client_for", None) is build:
+            module.boto_client_for = boto_client_for
 
 
 if __name__ == "__main__":
