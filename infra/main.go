@@ -69,6 +69,9 @@ func addStack(app awscdk.App, name string) error {
 		props.StackProps.Env = &awscdk.Environment{Account: strPtr(account), Region: strPtr(region)}
 	}
 	stack.NewConclaveStack(app, "Conclave-"+cfg.Name, props)
+	// The stage's Cognito user pool, when it asks for one (-c
+	// cognito=true): a stack of its own.
+	stack.NewIdentityStack(app, "Conclave-"+cfg.Name+"-Identity", &stack.IdentityStackProps{StackProps: props.StackProps, Env: cfg})
 	return nil
 }
 

@@ -62,13 +62,16 @@ mkdir -p "$report"
 st() {
   local key=$1
   shift
-  "$VENV/bin/schemathesis" --config-file localstack/schemathesis.toml run shared/api/openapi.yaml \
+  PYTHONPATH="$PWD/localstack${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=schemathesis_hooks \
+    "$VENV/bin/schemathesis" --config-file localstack/schemathesis.toml run shared/api/openapi.yaml \
     --url "$CONCLAVE_BASE_URL" -H "X-Api-Key: $key" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,negative_data_rejection \
     --mode all --seed "${CONTRACT_SEED:-15}" --generation-database none \
     --generation-with-security-parameters false \
     --request-timeout 30 --no-color --warnings off "$@"
 }
+# Every case that carries an Idempotency-Key gets a fresh one
+# (localstack/schemathesis_hooks.py says why).
 # Not here: key rotation (its own pass, 3.) and the A2A JSON-RPC endpoint,
 # whose protocol answers a request that breaks its envelope's params with
 # a 200 carrying a JSON-RPC error (negative_data_rejection would flag it);

@@ -79,6 +79,9 @@ type EnvConfig struct {
 	// CORSOrigins are the browser origins both APIs answer (-c
 	// cors.origins, cors.go); none, the default, turns CORS off.
 	CORSOrigins []string
+	// Identity is the stage's identity provider, if any (-c cognito=true
+	// or -c identity.issuer; identity.go).
+	Identity IdentityConfig
 	// ReservedConcurrency reserves (and caps) concurrent executions per
 	// function: the authorizer keeps capacity however busy the rest is, and
 	// the hottest functions cannot take the whole account's. Empty in

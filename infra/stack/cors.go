@@ -13,7 +13,6 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
-	"github.com/conclave-ai/conclave/shared/platform/settings"
 )
 
 // ContextCORSOrigins lists the browser origins a stage's APIs answer
@@ -30,20 +29,9 @@ var devStages = []string{"dev", "localstack"}
 // each https://host[:port] (or http://localhost:port or
 // http://127.0.0.1:port in a dev stage), none twice.
 func parseCORSOrigins(stage string, v any) ([]string, error) {
-	var parts []string
-	switch v := v.(type) {
-	case string:
-		parts = settings.ParseList(v)
-	case []any:
-		for _, e := range v {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("-c %s: %v is not an origin", ContextCORSOrigins, e)
-			}
-			parts = append(parts, strings.TrimSpace(s))
-		}
-	default:
-		return nil, fmt.Errorf("-c %s must be comma-separated origins, got %v", ContextCORSOrigins, v)
+	parts, err := contextList(ContextCORSOrigins, "an origin", "origins", v)
+	if err != nil {
+		return nil, err
 	}
 	var out []string
 	for _, o := range parts {

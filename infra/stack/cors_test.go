@@ -59,11 +59,7 @@ func corsTemplate(t *testing.T, cfg stack.EnvConfig) map[string]any {
 	stage := stack.NewStage(cfg)
 	stack.NewAPI(s, "HttpApi", &stack.APIProps{Stage: stage, Env: cfg, Functions: fns})
 	stack.NewStreamAPI(s, "StreamApi", &stack.StreamAPIProps{Stage: stage, Env: cfg, Functions: fns})
-	raw, err := json.Marshal(assertions.Template_FromStack(s, nil).ToJSON())
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(raw, &m))
-	return m
+	return templateJSON(t, assertions.Template_FromStack(s, nil))
 }
 
 // GIVEN a stage with origins WHEN its APIs are built THEN the HTTP API's

@@ -102,6 +102,12 @@ func commonEnvironment(props *FunctionsProps) map[string]*string {
 	if len(env.ExtraModels) > 0 {
 		common[settings.EnvExtraModels] = jsii.String(strings.Join(env.ExtraModels, ","))
 	}
+	// The streaming functions name these origins to browsers themselves
+	// (lambdafn.Streamer.AllowOrigins): the REST API adds nothing to a
+	// streamed answer.
+	if len(env.CORSOrigins) > 0 {
+		common[settings.EnvCORSOrigins] = jsii.String(strings.Join(env.CORSOrigins, ","))
+	}
 	// Function names are known before the functions exist (they are
 	// physical names from the manifest), so passing them adds no dependency.
 	fnNames := map[string]string{}

@@ -101,6 +101,7 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 	awscdk.NewCfnOutput(s, jsii.String("EventBusName"), &awscdk.CfnOutputProps{Value: bus.EventBus.EventBusName()})
 	awscdk.NewCfnOutput(s, jsii.String("AdminFunctionName"), &awscdk.CfnOutputProps{Value: fns.Functions[adminFunction].FunctionName()})
 	awscdk.NewCfnOutput(s, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{Value: monitoring.Topic.TopicArn()})
+	OutputIssuer(s, env)
 	return &Stack{
 		Stack: s, Table: table.Table, Bus: bus.EventBus, API: api.HTTPAPI, StreamAPI: stream,
 		Functions: fns.Functions, Queues: bus.Queues, StateMachines: machines.Machines, Monitoring: monitoring,

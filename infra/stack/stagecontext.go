@@ -129,8 +129,11 @@ func applyStageContext(node constructs.Node, cfg *EnvConfig) error {
 			origins, err := parseCORSOrigins(cfg.Name, v)
 			fail(err)
 			cfg.CORSOrigins = origins
+		case isIdentityKey(key):
+			fail(setIdentity(&cfg.Identity, cfg.Name, key, v))
 		}
 	}
+	fail(cfg.Identity.check())
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -178,20 +181,9 @@ func modelID(key string, v any) (string, error) {
 // parseModels reads a comma-separated list (or a JSON list) of model ids,
 // none twice; an empty one offers no extra model.
 func parseModels(key string, v any) ([]string, error) {
-	var parts []string
-	switch v := v.(type) {
-	case string:
-		parts = settings.ParseList(v)
-	case []any:
-		for _, e := range v {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("-c %s: %v is not a model id", key, e)
-			}
-			parts = append(parts, strings.TrimSpace(s))
-		}
-	default:
-		return nil, fmt.Errorf("-c %s must be comma-separated model ids, got %v", key, v)
+	parts, err := contextList(key, "a model id", "model ids", v)
+	if err != nil {
+		return nil, err
 	}
 	var out []string
 	for _, id := range parts {
@@ -204,6 +196,28 @@ func parseModels(key string, v any) ([]string, error) {
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// contextList reads a context value that lists things: comma-separated
+// in a string (-c key=a,b) or a list of strings (cdk.json); one and many
+// name a thing and things in the errors.
+func contextList(key, one, many string, v any) ([]string, error) {
+	var parts []string
+	switch v := v.(type) {
+	case string:
+		parts = settings.ParseList(v)
+	case []any:
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("-c %s: %v is not %s", key, e, one)
+			}
+			parts = append(parts, strings.TrimSpace(s))
+		}
+	default:
+		return nil, fmt.Errorf("-c %s must be comma-separated %s, got %v", key, many, v)
+	}
+	return parts, nil
 }
 
 // setEmbedder sets the stage's embedder, one of ROUTING_EMBEDDER's choices.

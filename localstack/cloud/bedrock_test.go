@@ -441,3 +441,25 @@ func TestBedrockConverseStreamFailures(t *testing.T) {
 	require.Eventually(t, func() bool { return b.Counts()["ConverseStream.abandoned"] == 1 }, 5*time.Second, 10*time.Millisecond,
 		"the edge stops writing to a caller that went away")
 }
+
+// A history that begins with the assistant (a result or an agent's message
+// posted into a conversation before anyone wrote) is led in by a user turn:
+// Bedrock refuses a first message that is not the user's, and the turn
+// answered 502 (found by the contract test).
+func TestAHistoryOpeningWithTheAssistantIsLedInByTheUser(t *testing.T) {
+	m := &recording{resp: models.Response{Text: "Noted.", InputTokens: 9, OutputTokens: 2}}
+	b, s := mustBedrockEdge(t, m)
+	adapter := bedrock.Model{Client: edgeClient(s.URL), DefaultModelID: "amazon.nova-micro-v1:0"}
+	resp, err := adapter.Converse(context.Background(), models.Request{Messages: []models.Message{
+		{Role: "assistant", Content: "The report on signups is done."},
+		{Role: "assistant", Content: "Dana posted her findings."},
+		{Role: "user", Content: "Thanks, what did she find?"},
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, "Noted.", resp.Text)
+	require.Len(t, m.got.Messages, 3, "the lead-in, the assistant's two turns merged, the user's")
+	assert.Equal(t, "user", m.got.Messages[0].Role)
+	assert.Equal(t, models.Message{Role: "assistant", Content: "The report on signups is done.Dana posted her findings."}, m.got.Messages[1])
+	assert.Equal(t, models.Message{Role: "user", Content: "Thanks, what did she find?"}, m.got.Messages[2])
+	assert.Equal(t, map[string]int64{"Converse": 1}, b.Counts())
+}

@@ -65,4 +65,11 @@ func TestBrowsersFromListedOriginsAreAllowedIn(t *testing.T) {
 		assert.Equal(t, origin, resp.Header.Get("Access-Control-Allow-Origin"), name)
 		assert.Contains(t, resp.Header.Get("Access-Control-Expose-Headers"), "Retry-After", name)
 	}
+	// A streamed answer to another origin names none: the streaming
+	// function's own rule (lambdafn.Streamer.AllowOrigins, as in AWS, where
+	// no gateway adds it), and it says the answer depends on Origin.
+	resp := do(http.MethodGet, stream+"/v1/plans/plan-none/events", map[string]string{"Origin": "https://elsewhere.example.com",
+		"X-Api-Key": key.Secret, "Accept": "text/event-stream"})
+	assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
+	assert.Contains(t, resp.Header.Get("Vary"), "Origin")
 }

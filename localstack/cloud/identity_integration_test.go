@@ -79,25 +79,30 @@ func withToken(t *testing.T, token, method, path string, body any) (int, map[str
 	return resp.Status, out
 }
 
-func TestATokenReadsAsItsTeamAndWritesNothing(t *testing.T) {
+// A token acts as the team that registered its issuer, with its role: an
+// admin calls every route, a member the routes a member may (the role
+// table: shared/wire/roles_test.go).
+func TestATokenActsAsItsTeamWithItsRole(t *testing.T) {
 	e := mustEnv(t)
 	it := newIssuerTeam(t, e)
-	for _, admin := range []bool{false, true} {
-		tok := mint(t, it.issuer, cloud.TokenRequest{User: "alice", Admin: admin})
-		st, b := withToken(t, tok, "GET", "/v1/team", nil)
-		require.Equal(t, 200, st, b)
-		assert.Equal(t, it.id, b["id"], "the token acts as the team that registered its issuer")
+	admin := mint(t, it.issuer, cloud.TokenRequest{User: "root", Admin: true})
+	st, b := withToken(t, admin, "GET", "/v1/team", nil)
+	require.Equal(t, 200, st, b)
+	assert.Equal(t, it.id, b["id"], "the token acts as the team that registered its issuer")
+	member := mint(t, it.issuer, cloud.TokenRequest{User: "alice"})
+	st, b = withToken(t, member, "GET", "/v1/team", nil)
+	assert.Equal(t, 403, st, "a member reads no team settings: %v", b)
+	for _, tok := range []string{admin, member} {
 		st, _ = withToken(t, tok, "GET", "/v1/agents", nil)
 		assert.Equal(t, 200, st)
-		// Until roles land a token calls read routes only.
-		st, _ = withToken(t, tok, "POST", "/v1/conversations", map[string]any{"title": "by token"})
-		assert.Equal(t, 403, st)
+		st, b = withToken(t, tok, "POST", "/v1/conversations", map[string]any{"title": "by token"})
+		assert.Equal(t, 201, st, b)
 	}
-	st, _ := withToken(t, "", "GET", "/v1/agents", nil)
+	st, _ = withToken(t, "", "GET", "/v1/agents", nil)
 	assert.Equal(t, 403, st, "an empty bearer token")
 	resp := apitest.Client{Base: os.Getenv("CONCLAVE_BASE_URL"), T: t}.Do("GET", "/v1/agents", nil)
 	assert.Equal(t, 401, resp.Status, "no credential at all")
-	assert.Empty(t, it.list("/v1/conversations").items, "nothing written")
+	assert.Len(t, it.list("/v1/conversations").items, 2, "one conversation per token")
 }
 
 // forged tokens: each refused (403), on a read route and a write route,
@@ -185,8 +190,9 @@ func TestAnotherTeamsTokenIsThatTeam(t *testing.T) {
 	assert.Equal(t, theirs.id, b["id"])
 	st, _ = withToken(t, tok, "GET", "/v1/conversations/"+conv, nil)
 	assert.Equal(t, 404, st)
-	st, _ = withToken(t, mint(t, mine.issuer, cloud.TokenRequest{User: "bob"}), "GET", "/v1/conversations/"+conv, nil)
-	assert.Equal(t, 200, st, "the same conversation to this team's own token")
+	// An admin's: the key's conversation is no member's (ownership).
+	st, _ = withToken(t, mint(t, mine.issuer, cloud.TokenRequest{User: "bob", Admin: true}), "GET", "/v1/conversations/"+conv, nil)
+	assert.Equal(t, 200, st, "the same conversation to this team's own admin token")
 }
 
 // Each (issuer, audience) pair is one team's: a second team's registration
@@ -206,9 +212,11 @@ func TestAnIssuerAudiencePairBelongsToOneTeam(t *testing.T) {
 	// a moves to another audience: its old pair is free for b.
 	st, _ = a.call("PUT", "/v1/team/identity", map[string]any{"issuer": a.issuer, "audiences": []string{"moved"}})
 	require.Equal(t, 200, st)
-	st, body = b.call("PUT", "/v1/team/identity", map[string]any{"issuer": a.issuer, "audiences": []string{cloud.OIDCAudience}})
+	st, body = b.call("PUT", "/v1/team/identity", map[string]any{"issuer": a.issuer, "audiences": []string{cloud.OIDCAudience},
+		"admin_claim": cloud.OIDCAdminClaim, "admin_value": cloud.OIDCAdminGroup})
 	require.Equal(t, 200, st, body)
-	st, tb := withToken(t, mint(t, a.issuer, cloud.TokenRequest{User: "carol"}), "GET", "/v1/team", nil)
+	// An admin's token: the team's record is not a member's to read.
+	st, tb := withToken(t, mint(t, a.issuer, cloud.TokenRequest{User: "carol", Admin: true}), "GET", "/v1/team", nil)
 	require.Equal(t, 200, st)
 	assert.Equal(t, b.id, tb["id"], "the pair's tokens now name b")
 

@@ -6,9 +6,11 @@ import (
 	"crypto/rsa"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -35,8 +37,10 @@ import (
 //	                          a signed token for a demo user (no login: for tests and make token)
 //	POST /oidc/<name>/rotate  a new key pair (new kid); loopback callers only
 //
-// The authorization-code flow with PKCE and its login page are not built
-// yet (issue 44, item 7): the token endpoint stands in for them.
+// and the authorization-code flow with PKCE a browser app signs a person
+// in with (GET /oidc/<name>/authorize, its login page; oidcflow.go). The
+// token endpoint takes both: a JSON body is the shortcut above, a form
+// the code flow's redemption.
 const (
 	// OIDCAudience is the audience (client id) the demo teams register.
 	OIDCAudience = "conclave-local"
@@ -49,13 +53,22 @@ const (
 type Issuers struct {
 	// Base is the URL the names hang under (http://127.0.0.1:<api port>/oidc).
 	Base string
-	mu   sync.Mutex
-	keys map[string]*jose.JSONWebKey
+	// RedirectOrigins are the origins, besides loopback http URLs, that
+	// the code flow may redirect to (the local APIs' CORS origins).
+	RedirectOrigins []string
+	// Now is the issuers' clock (time.Now when nil); each issuer runs
+	// ahead of it by what POST /oidc/<name>/clock added.
+	Now     func() time.Time
+	mu      sync.Mutex
+	keys    map[string]*jose.JSONWebKey
+	codes   map[string]authCode
+	offsets map[string]time.Duration
 }
 
-// NewIssuers returns the issuers under base, demo's and other's keys made.
-func NewIssuers(base string) *Issuers {
-	is := &Issuers{Base: strings.TrimSuffix(base, "/"), keys: map[string]*jose.JSONWebKey{}}
+// NewIssuers returns the issuers under base, demo's and other's keys
+// made, redirecting to loopback URLs and to redirectOrigins.
+func NewIssuers(base string, redirectOrigins ...string) *Issuers {
+	is := &Issuers{Base: strings.TrimSuffix(base, "/"), RedirectOrigins: redirectOrigins, keys: map[string]*jose.JSONWebKey{}}
 	is.key("demo")
 	is.key("other")
 	return is
@@ -95,13 +108,20 @@ func (is *Issuers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case r.Method == http.MethodGet && op == ".well-known/openid-configuration":
-		writeJSON(w, map[string]any{"issuer": is.URL(name), "jwks_uri": is.URL(name) + "/jwks", "token_endpoint": is.URL(name) + "/token",
-			"id_token_signing_alg_values_supported": []string{"RS256"}, "response_types_supported": []string{"id_token"},
+		writeJSON(w, map[string]any{"issuer": is.URL(name), "jwks_uri": is.URL(name) + "/jwks",
+			"authorization_endpoint": is.URL(name) + "/authorize", "token_endpoint": is.URL(name) + "/token",
+			"id_token_signing_alg_values_supported": []string{"RS256"}, "response_types_supported": []string{"code"},
+			"grant_types_supported": []string{"authorization_code"}, "code_challenge_methods_supported": []string{"S256"},
+			"token_endpoint_auth_methods_supported": []string{"none"}, "scopes_supported": []string{"openid"},
 			"subject_types_supported": []string{"public"}})
 	case r.Method == http.MethodGet && op == "jwks":
 		writeJSON(w, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{is.key(name).Public()}})
+	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && op == "authorize":
+		is.authorize(w, r, name)
 	case r.Method == http.MethodPost && op == "token":
 		is.token(w, r, name)
+	case r.Method == http.MethodPost && op == "clock":
+		is.advance(w, r, name)
 	case r.Method == http.MethodPost && op == "rotate":
 		if !loopbackCaller(r) {
 			http.Error(w, "loopback callers only", http.StatusForbidden)
@@ -129,28 +149,52 @@ type TokenRequest struct {
 }
 
 func (is *Issuers) token(w http.ResponseWriter, r *http.Request, name string) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<16))
+	if err != nil {
+		oauthError(w, "invalid_request", "the body could not be read")
+		return
+	}
+	if !isJSON(body) {
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			oauthError(w, "invalid_request", "the form could not be read")
+			return
+		}
+		is.redeem(w, form, name)
+		return
+	}
 	var in TokenRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&in); err != nil || in.User == "" {
+	if err := json.Unmarshal(body, &in); err != nil || in.User == "" {
 		http.Error(w, `give {"user": "<name>"}`, http.StatusBadRequest)
 		return
 	}
+	is.issue(w, name, in, "")
+}
+
+// issue answers with a token of issuer name for in (nonce, when the
+// authorization request had one, goes into the token unchanged).
+func (is *Issuers) issue(w http.ResponseWriter, name string, in TokenRequest, nonce string) {
 	if in.Audience == "" {
 		in.Audience = OIDCAudience
 	}
 	if in.ExpiresIn == 0 {
 		in.ExpiresIn = 3600
 	}
-	now := time.Now()
+	now := is.now(name)
 	claims := map[string]any{"iss": is.URL(name), "aud": in.Audience, "sub": in.User, "iat": now.Unix(),
 		"exp": now.Add(time.Duration(in.ExpiresIn) * time.Second).Unix(), "nbf": now.Add(time.Duration(in.NotBeforeIn) * time.Second).Unix()}
 	if in.Admin {
 		claims[OIDCAdminClaim] = []string{OIDCAdminGroup}
+	}
+	if nonce != "" {
+		claims["nonce"] = nonce
 	}
 	raw, err := SignToken(is.key(name), claims)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, map[string]any{"id_token": raw, "access_token": raw, "token_type": "Bearer", "expires_in": in.ExpiresIn})
 }
 

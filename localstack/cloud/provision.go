@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -104,6 +105,11 @@ func (r Resources) Environment() map[string]string {
 	}
 	if r.StreamURL != "" {
 		env[settings.EnvStreamURL] = r.StreamURL
+	}
+	// The streaming functions echo the origins the edge answers, as a
+	// stage's do (the edge's own CORS sets the same headers on top).
+	if origins := LocalCORS().Origins; len(origins) > 0 {
+		env[settings.EnvCORSOrigins] = strings.Join(origins, ",")
 	}
 	// What the developer's environment overrides, checked as in AWS (a
 	// TEAM_RATE_LIMIT=abc stops the local cloud's start, naming it);

@@ -143,7 +143,7 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 		return err
 	}
 
-	issuers := cloud.NewIssuers(fmt.Sprintf("http://127.0.0.1:%d/oidc", p.api))
+	issuers := cloud.NewIssuers(fmt.Sprintf("http://127.0.0.1:%d/oidc", p.api), cloud.LocalCORS().Origins...)
 	servers, errc := serve(map[int]http.Handler{p.edge: edge.AWSHandler(), p.api: apiHandler(edge, issuers), p.stream: cloud.LocalCORS().Wrap(edge.StreamAPIHandler())})
 	edge.RunEventSourceMappings(ctx, sqs.NewFromConfig(awsCfg))
 	edge.RunSchedules(ctx)
@@ -178,7 +178,8 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 // the port so that clouds on other ports never collide.
 func apiHandler(edge *cloud.Edge, issuers *cloud.Issuers) http.Handler {
 	api := http.NewServeMux()
-	api.Handle("/oidc/", issuers)
+	// A browser app redeems its code with a fetch from its own origin.
+	api.Handle("/oidc/", cloud.LocalCORS().Wrap(issuers))
 	// Preflights are answered before any route or authorizer, as the
 	// stages' gateways answer them (localstack/cloud/cors.go).
 	api.Handle("/", cloud.LocalCORS().Wrap(edge.APIHandler()))

@@ -37,11 +37,17 @@ func ConversationRoutes(rt *httpapi.Router, svc *conversations.Service) {
 		}
 		var list []conversations.Conversation
 		var next string
-		// ?agent=<slug>: the conversations it took part in (empty: all).
+		owner := r.Query("owner")
+		if r.HasQuery("owner") && (owner == "" || r.Query("agent") != "") {
+			return httpapi.Response{}, apperr.Invalid("owner", "owner must be a user id, and cannot be combined with agent")
+		}
+		// ?agent=<slug>: the conversations it took part in (empty: all);
+		// ?owner=<user id>: the ones that person started. A member's
+		// listing is their own whatever they ask (the service).
 		if agent := r.Query("agent"); agent != "" {
 			list, next, err = svc.AgentConversations(ctx, r.TeamID, agent, p)
 		} else {
-			list, next, err = svc.List(ctx, r.TeamID, p)
+			list, next, err = svc.List(ctx, r.TeamID, owner, p)
 		}
 		if err != nil {
 			return httpapi.Response{}, err
@@ -104,7 +110,7 @@ func messageRoutes(rt *httpapi.Router, svc *conversations.Service) {
 		if err := r.Decode(&in); err != nil {
 			return httpapi.Response{}, err
 		}
-		in.UserKey = r.KeyID
+		in.UserKey = api.Actor(r)
 		res, err := svc.Post(idempotency.Scope(ctx, conversations.RefKind), r.TeamID, r.Param("id"), in)
 		if err != nil {
 			return httpapi.Response{}, err

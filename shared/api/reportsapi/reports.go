@@ -32,7 +32,7 @@ func (h reportHandlers) request(ctx context.Context, r *httpapi.Request) (httpap
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	rep, err := h.svc.Request(idempotency.Scope(ctx, reports.RefKind), r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in)
+	rep, err := h.svc.Request(idempotency.Scope(ctx, reports.RefKind), r.TeamID, tasks.Creator{Type: "user", ID: api.Actor(r)}, in)
 	if err != nil {
 		return httpapi.Response{}, err
 	}

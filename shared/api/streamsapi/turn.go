@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/platform/answerby"
 	"github.com/conclave-ai/conclave/shared/platform/httpapi"
@@ -52,7 +53,7 @@ func TurnRoute(rt *httpapi.Router, svc Turns, limit time.Duration) {
 		if err := r.Decode(&in); err != nil {
 			return httpapi.Response{}, err
 		}
-		in.UserKey = r.KeyID
+		in.UserKey = api.Actor(r)
 		if !AcceptsEvents(r) {
 			tctx, cancel := turnContext(ctx, limit)
 			defer cancel()

@@ -56,7 +56,7 @@ func (h taskHandlers) create(ctx context.Context, r *httpapi.Request) (httpapi.R
 	if err := r.Decode(&in); err != nil {
 		return httpapi.Response{}, err
 	}
-	return created(h.svc.Create(idempotency.Scope(ctx, tasks.RefKind), r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in, false))
+	return created(h.svc.Create(idempotency.Scope(ctx, tasks.RefKind), r.TeamID, tasks.Creator{Type: "user", ID: api.Actor(r)}, in, false))
 }
 
 func (h taskHandlers) delegate(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
@@ -68,7 +68,7 @@ func (h taskHandlers) delegate(ctx context.Context, r *httpapi.Request) (httpapi
 		return httpapi.Response{}, apperr.Invalid("parent_task_id", "the parent is the task in the path")
 	}
 	in.ParentID = r.Param("id")
-	return created(h.svc.Create(ctx, r.TeamID, tasks.Creator{Type: "user", ID: r.KeyID}, in, true))
+	return created(h.svc.Create(ctx, r.TeamID, tasks.Creator{Type: "user", ID: api.Actor(r)}, in, true))
 }
 
 func (h taskHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {

@@ -49,6 +49,7 @@ type Conversation struct {
 	ID           string        `json:"id"`
 	TeamID       string        `json:"-"`
 	Title        string        `json:"title"`
+	Owner        string        `json:"owner,omitempty"` // the user who started it (owner.go); empty for a key's own
 	PrimaryAgent string        `json:"primary_agent,omitempty"`
 	CurrentAgent string        `json:"current_agent,omitempty"`
 	Status       string        `json:"status"`
@@ -262,7 +263,10 @@ type Store interface {
 	// counts the conversation for its current agent.
 	CreateConversation(ctx context.Context, c Conversation, primary *Participant) error
 	GetConversation(ctx context.Context, teamID, id string) (Conversation, error)
-	ListConversations(ctx context.Context, teamID string, p paging.Page) ([]Conversation, string, error)
+	// ListConversations returns the team's conversations, newest first:
+	// owner's only when owner is set (a page may then hold fewer than
+	// its limit and still have a next token).
+	ListConversations(ctx context.Context, teamID, owner string, p paging.Page) ([]Conversation, string, error)
 	// ListAgentConversations returns the conversations agent took part
 	// in (every conversation it joined, whether it left since or not),
 	// newest first.

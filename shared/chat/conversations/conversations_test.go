@@ -197,7 +197,7 @@ func TestCreateWithoutAnAgent(t *testing.T) {
 	got := f.get(t, c.ID)
 	assert.Equal(t, c.ID, got.ID)
 	assert.Empty(t, got.Participants)
-	list, _, err := f.svc.List(context.Background(), team, paging.Page{})
+	list, _, err := f.svc.List(context.Background(), team, "", paging.Page{})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.Equal(t, c.ID, list[0].ID)
@@ -230,7 +230,7 @@ func TestCreateRejections(t *testing.T) {
 		_, err := f.svc.Create(ctx, team, tc.in)
 		requireAppErr(t, err, tc.code, tc.reason)
 	}
-	list, _, err := f.svc.List(ctx, team, paging.Page{})
+	list, _, err := f.svc.List(ctx, team, "", paging.Page{})
 	require.NoError(t, err)
 	assert.Empty(t, list, "nothing was created")
 	assert.Equal(t, 0, f.activeConversations(t, "dana"))

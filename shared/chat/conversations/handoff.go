@@ -92,6 +92,9 @@ func (s *Service) transfer(ctx context.Context, teamID, convID string, choose pi
 		if err != nil {
 			return Handoff{}, err
 		}
+		if !Visible(ctx, c) {
+			return Handoff{}, apperr.NotFound("conversation", convID)
+		}
 		if c.Status != StatusOpen {
 			return Handoff{}, apperr.New(apperr.ECONFLICT, "conversation is closed").WithReason("ConversationClosed")
 		}
@@ -218,6 +221,9 @@ func lastSummary(c Conversation) string {
 
 // Handoffs lists a conversation's handoffs, oldest first. Returns ENOTFOUND.
 func (s *Service) Handoffs(ctx context.Context, teamID, convID string) ([]Handoff, error) {
+	if err := s.mine(ctx, teamID, convID); err != nil {
+		return nil, err
+	}
 	list, err := s.store.ListHandoffs(ctx, teamID, convID)
 	if err == nil && len(list) == 0 {
 		// Only an empty list needs the conversation read, for a 404.
@@ -245,6 +251,9 @@ func (s *Service) SetAgents(ctx context.Context, teamID, convID string, in Agent
 	c, err := s.store.GetConversation(ctx, teamID, convID)
 	if err != nil {
 		return Conversation{}, err
+	}
+	if !Visible(ctx, c) {
+		return Conversation{}, apperr.NotFound("conversation", convID)
 	}
 	if c.Status != StatusOpen {
 		return Conversation{}, apperr.New(apperr.ECONFLICT, "conversation is closed").WithReason("ConversationClosed")
@@ -292,6 +301,9 @@ func (s *Service) ContextFor(ctx context.Context, teamID, convID, slug string) (
 	c, err := s.store.GetConversation(ctx, teamID, convID)
 	if err != nil {
 		return AgentContext{}, err
+	}
+	if !Visible(ctx, c) {
+		return AgentContext{}, apperr.NotFound("conversation", convID)
 	}
 	if !agents.ValidSlug(slug) {
 		return AgentContext{}, apperr.NotFound("agent", slug)

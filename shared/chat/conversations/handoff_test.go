@@ -38,7 +38,7 @@ func (f *fakeStore) GetConversation(_ context.Context, _, id string) (conversati
 	}
 	return c, nil
 }
-func (f *fakeStore) ListConversations(context.Context, string, paging.Page) ([]conversations.Conversation, string, error) {
+func (f *fakeStore) ListConversations(context.Context, string, string, paging.Page) ([]conversations.Conversation, string, error) {
 	return nil, "", nil
 }
 func (f *fakeStore) ListAgentConversations(context.Context, string, string, paging.Page) ([]conversations.Conversation, string, error) {

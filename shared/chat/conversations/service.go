@@ -10,6 +10,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
@@ -77,14 +78,15 @@ type CreateInput struct {
 }
 
 // Create starts a conversation, optionally with a primary agent (which must
-// be active). Returns EINVALID, ENOTFOUND, ECONFLICT.
+// be active), owned by ctx's person (none for a key's own request).
+// Returns EINVALID, ENOTFOUND, ECONFLICT.
 func (s *Service) Create(ctx context.Context, teamID string, in CreateInput) (Conversation, error) {
 	in.Title = strings.TrimSpace(in.Title)
 	if utf8.RuneCountInString(in.Title) > MaxTitle {
 		return Conversation{}, apperr.Invalid("title", "title must be at most %d characters", MaxTitle)
 	}
 	now := s.now.UTC()
-	c := Conversation{ID: ids.New("conv"), TeamID: teamID, Title: in.Title, Status: StatusOpen, Version: 1, CreatedAt: now, UpdatedAt: now}
+	c := Conversation{ID: ids.New("conv"), TeamID: teamID, Title: in.Title, Owner: authctx.CallerOf(ctx).UserID, Status: StatusOpen, Version: 1, CreatedAt: now, UpdatedAt: now}
 	var primary *Participant
 	if in.Agent != "" {
 		a, err := s.activeAgent(ctx, teamID, in.Agent, "agent")
@@ -115,11 +117,15 @@ func (s *Service) activeAgent(ctx context.Context, teamID, slug, field string) (
 	return a, nil
 }
 
-// Get returns a conversation with its participants. Returns ENOTFOUND.
+// Get returns a conversation with its participants. Returns ENOTFOUND
+// (another person's too, to a member).
 func (s *Service) Get(ctx context.Context, teamID, id string) (Conversation, error) {
 	c, err := s.store.GetConversation(ctx, teamID, id)
 	if err != nil {
 		return Conversation{}, err
+	}
+	if !Visible(ctx, c) {
+		return Conversation{}, apperr.NotFound("conversation", id)
 	}
 	if c.Participants, err = s.store.ListParticipants(ctx, teamID, id); err != nil {
 		return Conversation{}, err
@@ -127,13 +133,18 @@ func (s *Service) Get(ctx context.Context, teamID, id string) (Conversation, err
 	return c, nil
 }
 
-// List returns a page of the team's conversations, newest first.
-func (s *Service) List(ctx context.Context, teamID string, p paging.Page) ([]Conversation, string, error) {
+// List returns a page of the team's conversations, newest first: owner's
+// only when owner is set, and a member's own whatever it is (listOwner).
+// Returns EINVALID (owner, limit, next_token), EFORBIDDEN.
+func (s *Service) List(ctx context.Context, teamID, owner string, p paging.Page) ([]Conversation, string, error) {
 	p, err := p.Normalize()
 	if err != nil {
 		return nil, "", err
 	}
-	return s.store.ListConversations(ctx, teamID, p)
+	if owner, err = listOwner(ctx, owner); err != nil {
+		return nil, "", err
+	}
+	return s.store.ListConversations(ctx, teamID, owner, p)
 }
 
 // Messages returns a page of a conversation's messages, oldest first.
@@ -141,6 +152,9 @@ func (s *Service) List(ctx context.Context, teamID string, p paging.Page) ([]Con
 func (s *Service) Messages(ctx context.Context, teamID, id string, p paging.Page) ([]Message, string, error) {
 	p, err := p.Normalize()
 	if err != nil {
+		return nil, "", err
+	}
+	if err := s.mine(ctx, teamID, id); err != nil {
 		return nil, "", err
 	}
 	list, next, err := s.store.ListMessages(ctx, teamID, id, p)
@@ -160,6 +174,9 @@ func (s *Service) Messages(ctx context.Context, teamID, id string, p paging.Page
 // caller: the close is tried again on a fresh read, as a turn's commit is.
 // Returns ENOTFOUND, ECONFLICT (already closed, or changed on every try).
 func (s *Service) Close(ctx context.Context, teamID, id string) (Conversation, error) {
+	if err := s.mine(ctx, teamID, id); err != nil {
+		return Conversation{}, err
+	}
 	for attempt := 0; ; attempt++ {
 		c, err := s.store.GetConversation(ctx, teamID, id)
 		if err != nil {
@@ -195,6 +212,9 @@ func (s *Service) Rate(ctx context.Context, teamID, convID, msgID string, in Rat
 	}
 	if utf8.RuneCountInString(in.Comment) > MaxComment {
 		return Feedback{}, apperr.Invalid("comment", "comment must be at most %d characters", MaxComment)
+	}
+	if err := s.mine(ctx, teamID, convID); err != nil {
+		return Feedback{}, err
 	}
 	// A message is stored under its conversation: finding it proves the
 	// conversation exists; only a miss reads the conversation, to say

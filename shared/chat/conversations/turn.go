@@ -25,7 +25,7 @@ type PostInput struct {
 	// editor the user has open and references to attachments (seed 003:
 	// requires_editor, editor_types, requires_image_context).
 	Context *routing.MessageContext `json:"context"`
-	// UserKey is the id of the API key that sent the message (set by the
+	// UserKey is who sent the message, its key or its token's user (set by the
 	// handler, never decoded): work a kind skill starts for the message is
 	// requested by that user, as POST /v1/reports would record it (kinds.go).
 	UserKey string `json:"-"`
@@ -83,6 +83,11 @@ func (in PostInput) validate() (cascade.Options, error) {
 // TeamBudgetExhausted) when the team's budget refused every agent's call,
 // and EINTERNAL from a service built without a model.
 func (s *Service) Post(ctx context.Context, teamID, convID string, in PostInput) (PostResult, error) {
+	// Before a replay too: a member's key reused on another's
+	// conversation replays nothing of it.
+	if err := s.mine(ctx, teamID, convID); err != nil {
+		return PostResult{}, err
+	}
 	t, err := s.readTurn(ctx, teamID, convID, in)
 	if err != nil || t.stored != nil {
 		return t.storedResult(), err

@@ -52,6 +52,9 @@ func (s *Service) MessagesAfter(ctx context.Context, teamID, id, after string, w
 	if wait < 0 || wait > MaxWait*time.Second {
 		return nil, "", apperr.Invalid("wait", "wait must be a number of seconds from 0 to %d", MaxWait)
 	}
+	if err := s.mine(ctx, teamID, id); err != nil {
+		return nil, "", err
+	}
 	until := time.Now().Add(wait)
 	if d, ok := ctx.Deadline(); ok && d.Add(-WaitMargin).Before(until) {
 		until = d.Add(-WaitMargin)

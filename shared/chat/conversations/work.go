@@ -71,6 +71,9 @@ func (s *Service) Work(ctx context.Context, teamID, id string, p paging.Page) ([
 	if !ids.Valid("conv", id) {
 		return nil, "", apperr.NotFound("conversation", id)
 	}
+	if err := s.mine(ctx, teamID, id); err != nil {
+		return nil, "", err
+	}
 	list, next, err := s.work.ListWork(ctx, teamID, id, p)
 	if err == nil && len(list) == 0 {
 		// Only an empty page needs the conversation read, for a 404: a
@@ -86,7 +89,9 @@ func (s *Service) Work(ctx context.Context, teamID, id string, p paging.Page) ([
 // AgentConversations returns a page of the conversations agent took part
 // in (it answered in them, or was added or handed them; removed since or
 // not), newest first. An agent the team does not have took part in none.
-// Returns EINVALID (agent not a slug, limit, next_token).
+// A member sees their own only: a page may then hold fewer than its limit
+// and still have a next token. Returns EINVALID (agent not a slug, limit,
+// next_token).
 func (s *Service) AgentConversations(ctx context.Context, teamID, agent string, p paging.Page) ([]Conversation, string, error) {
 	if !agents.ValidSlug(agent) {
 		return nil, "", apperr.Invalid("agent", "agent must be an agent slug")
@@ -95,5 +100,15 @@ func (s *Service) AgentConversations(ctx context.Context, teamID, agent string, 
 	if err != nil {
 		return nil, "", err
 	}
-	return s.store.ListAgentConversations(ctx, teamID, agent, p)
+	list, next, err := s.store.ListAgentConversations(ctx, teamID, agent, p)
+	if err != nil {
+		return nil, "", err
+	}
+	mine := []Conversation{}
+	for _, c := range list {
+		if Visible(ctx, c) {
+			mine = append(mine, c)
+		}
+	}
+	return mine, next, nil
 }

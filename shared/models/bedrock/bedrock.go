@@ -111,10 +111,27 @@ func refused(stop brtypes.StopReason) bool {
 	return stop == brtypes.StopReasonGuardrailIntervened || stop == brtypes.StopReasonContentFiltered
 }
 
+// leadIn opens a history whose first turn is the assistant's (a result or
+// an agent's message posted before anyone wrote): Converse requires the
+// first message to be the user's, and refused such a turn outright.
+const leadIn = "(The conversation so far, beginning with the assistant's messages.)"
+
 // bedrockMessages maps the conversation to Converse messages: tool calls
-// become toolUse blocks, tool results toolResult blocks in a user turn, and
-// consecutive turns of one role are merged (Converse requires alternation).
+// become toolUse blocks, tool results toolResult blocks in a user turn,
+// consecutive turns of one role are merged, and a history that begins
+// with the assistant is led in by a user turn (Converse requires a user
+// turn first, then alternation).
 func bedrockMessages(msgs []models.Message) []brtypes.Message {
+	out := mergedMessages(msgs)
+	if len(out) > 0 && out[0].Role == brtypes.ConversationRoleAssistant {
+		lead := brtypes.Message{Role: brtypes.ConversationRoleUser, Content: []brtypes.ContentBlock{&brtypes.ContentBlockMemberText{Value: leadIn}}}
+		out = append([]brtypes.Message{lead}, out...)
+	}
+	return out
+}
+
+// mergedMessages maps msgs to Converse messages, one per run of a role.
+func mergedMessages(msgs []models.Message) []brtypes.Message {
 	var out []brtypes.Message
 	for _, m := range msgs {
 		role := brtypes.ConversationRoleUser

@@ -18,6 +18,7 @@ const (
 	ELIMIT        = "limit_exceeded"    // a quota or safety limit would be broken; retry later
 	EREJECTED     = "rejected"          // a safety rule forbids the request; retrying cannot help
 	EUNAUTHORIZED = "unauthorized"      // no or bad credentials
+	EFORBIDDEN    = "forbidden"         // the caller's role may not do this (a member, not a key or an admin)
 	ETOOLARGE     = "payload_too_large" // the body is over the size limit
 	EUPSTREAM     = "upstream_failed"   // every model asked failed, timed out or refused; retry later
 	EUNAVAILABLE  = "unavailable"       // too little time was left to finish; nothing was changed, retry

@@ -26,6 +26,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/awscalls"
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/logctx"
+	"github.com/conclave-ai/conclave/shared/platform/manifest"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 )
 
@@ -38,6 +39,10 @@ type Request struct {
 	TeamID    string
 	KeyID     string
 	RequestID string
+	// Caller is the person behind the request (a bearer token's user, or
+	// the user a key acts for), empty for a key's own request; the
+	// handler's context carries it too (authctx.CallerOf).
+	Caller authctx.Caller
 	// Log carries the request's log attributes (request, team, route)
 	// without a context (logctx.Bind).
 	Log *slog.Logger
@@ -53,6 +58,16 @@ type Request struct {
 	// stream is a streamed response's body (stream.go), kept here by run
 	// for ServeStream.
 	stream Body
+}
+
+// authorized reads the authorizer's context lc into the request (team,
+// key, caller) and returns ctx carrying the caller.
+func (r *Request) authorized(ctx context.Context, lc map[string]any) context.Context {
+	r.TeamID, _ = lc[authctx.TeamID].(string)
+	r.KeyID, _ = lc[authctx.KeyID].(string)
+	r.Caller.UserID, _ = lc[authctx.UserID].(string)
+	r.Caller.Role, _ = lc[authctx.Role].(string)
+	return authctx.WithCaller(ctx, r.Caller)
 }
 
 // tailContext is the invocation's context (the handler's in tests that
@@ -173,8 +188,12 @@ type Router struct {
 	// Disabled are the routes whose feature flag is off, with the flag:
 	// they answer 409 FeatureDisabled before anything runs (Disable).
 	Disabled map[string]string
-	Log      *slog.Logger
-	Now      func() time.Time
+	// Members are the routes a member may call (NewRouter:
+	// manifest.MemberRoutes); any other answers a member 403
+	// RoleForbidden before anything runs. Keys and admins call every route.
+	Members map[string]bool
+	Log     *slog.Logger
+	Now     func() time.Time
 	// streaming: the router of the streaming API (NewStreamRouter).
 	streaming bool
 }
@@ -189,7 +208,7 @@ func (rt *Router) Disable(routeKey, flag string) {
 
 // NewRouter returns an empty router that keeps no idempotency records.
 func NewRouter(log *slog.Logger) *Router {
-	return &Router{routes: map[string]HandlerFunc{}, Log: log, Now: time.Now}
+	return &Router{routes: map[string]HandlerFunc{}, Members: manifest.MemberRoutes, Log: log, Now: time.Now}
 }
 
 // WithIdempotency makes POSTs with an Idempotency-Key replayable, with
@@ -243,6 +262,8 @@ func Status(code string) int {
 		return http.StatusBadRequest
 	case apperr.EUNAUTHORIZED:
 		return http.StatusUnauthorized
+	case apperr.EFORBIDDEN:
+		return http.StatusForbidden
 	case apperr.ENOTFOUND:
 		return http.StatusNotFound
 	case apperr.ECONFLICT:
@@ -266,8 +287,7 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	start := rt.Now()
 	req := &Request{Event: &ev, RequestID: ev.RequestContext.RequestID}
 	if lc := ev.RequestContext.Authorizer; lc != nil {
-		req.TeamID, _ = lc.Lambda[authctx.TeamID].(string)
-		req.KeyID, _ = lc.Lambda[authctx.KeyID].(string)
+		ctx = req.authorized(ctx, lc.Lambda)
 	}
 	// Every line logged with this context, in the services too, says which
 	// request (the id API Gateway's access log has), team and route.
@@ -322,6 +342,12 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 		resp := rt.errorResponse(req, apperr.New(apperr.ELIMIT, "too many requests for this team; retry after %d s", after).WithReason("TeamRateLimit"))
 		resp.Headers["Retry-After"] = strconv.Itoa(after)
 		return resp
+	}
+	if req.Caller.Member() && !rt.Members[req.Event.RouteKey] {
+		// Decided by the route alone, before its flag, body or ids are
+		// looked at: a member's refused request changes nothing.
+		return rt.errorResponse(req, apperr.New(apperr.EFORBIDDEN, "a member may not call %s; a key or an admin may", req.Event.RouteKey).
+			WithReason("RoleForbidden"))
 	}
 	if flag, off := rt.Disabled[req.Event.RouteKey]; off {
 		// The feature is off in this stage: nothing of the request is

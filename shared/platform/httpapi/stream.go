@@ -51,8 +51,7 @@ func (rt *Router) ServeStream(ctx context.Context, ev events.APIGatewayProxyRequ
 	start := rt.Now()
 	v2 := restEvent(ev)
 	req := &Request{Event: &v2, RequestID: v2.RequestContext.RequestID}
-	req.TeamID, _ = v2.RequestContext.Authorizer.Lambda[authctx.TeamID].(string)
-	req.KeyID, _ = v2.RequestContext.Authorizer.Lambda[authctx.KeyID].(string)
+	ctx = req.authorized(ctx, v2.RequestContext.Authorizer.Lambda)
 	ctx = logctx.With(ctx, "request_id", req.RequestID, "team_id", req.TeamID, "route", v2.RouteKey)
 	hctx, cancel := handlerContext(ctx, AnswerReserve)
 	if dl, ok := hctx.Deadline(); ok {

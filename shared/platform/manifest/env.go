@@ -28,7 +28,7 @@ var Env = map[string][]string{
 		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL},
 	// The same agent on the streaming API.
 	"a2a-stream": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
-		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL},
+		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL, settings.EnvCORSOrigins},
 	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
 	// STAGE and MCP_LOOPBACK_ONLY: an external A2A agent's credential is
 	// named by stage, its card fetched under the network policy. The
@@ -53,7 +53,7 @@ var Env = map[string][]string{
 		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
 	// A streamed turn is a chat turn (the conversations function's).
 	"streams": append([]string{table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions,
-		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage}, models...),
+		settings.EnvModelTiers, settings.EnvSynthesis, settings.EnvStage, settings.EnvCORSOrigins}, models...),
 	"expert-gate": {table, settings.EnvModelTiers, settings.EnvEmbedder},
 	"discovery":   {table, settings.EnvFunctions},
 	"routing":     {table, bus, settings.EnvEmbedder},

@@ -91,6 +91,8 @@ var Vars = map[string]Var{
 		Doc: "true keeps MCP packs to servers on loopback, over http or https (the local cloud only; never set deployed, where packs reach public https servers only)"},
 	EnvStreamURL: {Name: EnvStreamURL, Kind: KindURL,
 		Doc: "the streaming API's base URL, which the A2A agent card lists as the streaming endpoint; absent: the card says streaming: false"},
+	EnvCORSOrigins: {Name: EnvCORSOrigins, Kind: KindList,
+		Doc: "the browser origins a streamed answer names in Access-Control-Allow-Origin (the stage's cors.origins); absent: none"},
 }
 
 // VarError is a variable that is missing or malformed.
@@ -255,6 +257,8 @@ func assign(c *Config, name string, value any) error {
 		c.MCPLoopbackOnly = value.(string) == "true"
 	case EnvStreamURL:
 		c.StreamURL = strings.TrimSuffix(value.(string), "/")
+	case EnvCORSOrigins:
+		c.CORSOrigins = value.([]string)
 	default:
 		return fmt.Errorf("no Config field for %s", name)
 	}

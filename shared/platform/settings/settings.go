@@ -59,6 +59,11 @@ const (
 	// CDK app sets it from the REST API, the local cloud from its
 	// streaming port; absent, the card offers no streaming.
 	EnvStreamURL = "STREAM_URL"
+	// EnvCORSOrigins are the browser origins the stage's APIs answer (-c
+	// cors.origins). The streaming API's functions echo a listed Origin
+	// themselves: a REST proxy integration passes their headers untouched,
+	// so no gateway adds it to a streamed answer. Absent: no CORS headers.
+	EnvCORSOrigins = "CORS_ORIGINS"
 )
 
 // Flag names in FEATURE_FLAGS.
@@ -216,6 +221,8 @@ type Config struct {
 	MCPLoopbackOnly bool
 	// StreamURL is EnvStreamURL ("" when the stage has no streaming API).
 	StreamURL string
+	// CORSOrigins is EnvCORSOrigins (nil: none).
+	CORSOrigins []string
 }
 
 // Embedders EnvEmbedder may name.
@@ -260,6 +267,7 @@ func FromLookup(get func(string) string) Config {
 
 		MCPLoopbackOnly: get(EnvMCPLoopbackOnly) == "true",
 		StreamURL:       get(EnvStreamURL),
+		CORSOrigins:     ParseList(get(EnvCORSOrigins)),
 	}
 }
 

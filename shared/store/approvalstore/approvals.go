@@ -26,6 +26,7 @@ type policyItem struct {
 	Agents        []string   `dynamodbav:"agents"`
 	MinCostUSD    *float64   `dynamodbav:"min_estimated_cost_usd,omitempty"`
 	ExpirySeconds int        `dynamodbav:"expiry_seconds"`
+	Deciders      []string   `dynamodbav:"deciders,omitempty"`
 	UpdatedAt     *time.Time `dynamodbav:"updated_at,omitempty"`
 	UpdatedBy     string     `dynamodbav:"updated_by,omitempty"`
 }
@@ -98,13 +99,13 @@ func (s *Store) GetApprovalPolicy(ctx context.Context, teamID string) (approvals
 		return approvals.Policy{}, dynamo.Internal(err, "unmarshal")
 	}
 	return approvals.Policy{Tools: it.Tools, Agents: it.Agents, MinEstimatedCostUSD: it.MinCostUSD, ExpirySeconds: it.ExpirySeconds,
-		UpdatedAt: it.UpdatedAt, UpdatedBy: it.UpdatedBy}, nil
+		Deciders: it.Deciders, UpdatedAt: it.UpdatedAt, UpdatedBy: it.UpdatedBy}, nil
 }
 
 // PutApprovalPolicy implements approvals.Store: the whole policy, replaced.
 func (s *Store) PutApprovalPolicy(ctx context.Context, teamID string, p approvals.Policy) error {
 	item, err := dynamo.Marshal(policyItem{PK: dynamo.TeamPK(teamID), SK: dynamo.SKPolicy, Type: "approval_policy", Tools: p.Tools, Agents: p.Agents,
-		MinCostUSD: p.MinEstimatedCostUSD, ExpirySeconds: p.ExpirySeconds, UpdatedAt: p.UpdatedAt, UpdatedBy: p.UpdatedBy})
+		MinCostUSD: p.MinEstimatedCostUSD, ExpirySeconds: p.ExpirySeconds, Deciders: p.Deciders, UpdatedAt: p.UpdatedAt, UpdatedBy: p.UpdatedBy})
 	if err != nil {
 		return dynamo.Internal(err, "marshal")
 	}

@@ -36,6 +36,7 @@ type convItem struct {
 	TeamID        string       `dynamodbav:"team_id"`
 	ID            string       `dynamodbav:"id"`
 	Title         string       `dynamodbav:"title"`
+	Owner         string       `dynamodbav:"owner,omitempty"`
 	PrimaryAgent  string       `dynamodbav:"primary_agent,omitempty"`
 	CurrentAgent  string       `dynamodbav:"current_agent"`
 	Status        string       `dynamodbav:"status"`
@@ -52,7 +53,7 @@ type convItem struct {
 func toConvItem(c conversations.Conversation) convItem {
 	it := convItem{
 		PK: dynamo.TeamPK(c.TeamID), SK: dynamo.ConvSK(c.ID), Type: "conversation", TeamID: c.TeamID, ID: c.ID,
-		Title: c.Title, PrimaryAgent: c.PrimaryAgent, CurrentAgent: c.CurrentAgent, Status: c.Status,
+		Title: c.Title, Owner: c.Owner, PrimaryAgent: c.PrimaryAgent, CurrentAgent: c.CurrentAgent, Status: c.Status,
 		MessageCount: c.MessageCount, Version: c.Version, EventSeq: c.EventSeq, HandoffActive: c.HandoffActive,
 		PreviousAgent: c.PreviousAgent, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 	}
@@ -65,7 +66,7 @@ func toConvItem(c conversations.Conversation) convItem {
 
 func (it convItem) toConversation() conversations.Conversation {
 	c := conversations.Conversation{
-		ID: it.ID, TeamID: it.TeamID, Title: it.Title, PrimaryAgent: it.PrimaryAgent, CurrentAgent: it.CurrentAgent,
+		ID: it.ID, TeamID: it.TeamID, Title: it.Title, Owner: it.Owner, PrimaryAgent: it.PrimaryAgent, CurrentAgent: it.CurrentAgent,
 		Status: it.Status, MessageCount: it.MessageCount, Version: it.Version, EventSeq: it.EventSeq, CreatedAt: it.CreatedAt,
 		UpdatedAt: it.UpdatedAt, HandoffActive: it.HandoffActive, PreviousAgent: it.PreviousAgent,
 	}
@@ -185,14 +186,26 @@ func (s *Store) GetConversation(ctx context.Context, teamID, id string) (convers
 	})
 }
 
-// ListConversations implements conversations.Store, newest first.
-func (s *Store) ListConversations(ctx context.Context, teamID string, p paging.Page) ([]conversations.Conversation, string, error) {
+// ListConversations implements conversations.Store, newest first: one
+// Query of the team's conversations; an owner's with a filter on owner,
+// refilled while it leaves the page short (QueryFill).
+func (s *Store) ListConversations(ctx context.Context, teamID, owner string, p paging.Page) ([]conversations.Conversation, string, error) {
 	list := []conversations.Conversation{}
-	next, err := s.QueryPage(ctx, dynamo.PrefixQuery(dynamo.TeamPK(teamID), dynamo.PrefixConv, false), "convs:"+teamID, p, func(m map[string]types.AttributeValue) error {
+	each := func(m map[string]types.AttributeValue) error {
 		c, err := fromConvItem(m)
 		list = append(list, c)
 		return err
-	})
+	}
+	if owner == "" {
+		next, err := s.QueryPage(ctx, dynamo.PrefixQuery(dynamo.TeamPK(teamID), dynamo.PrefixConv, false), "convs:"+teamID, p, each)
+		return list, next, err
+	}
+	in, err := dynamo.BuiltQuery("", dynamo.KeyIs(dynamo.AttrPK, dynamo.TeamPK(teamID)).And(dynamo.HasPrefix(dynamo.AttrSK, dynamo.PrefixConv)),
+		dynamo.Name("owner").Equal(dynamo.Value(owner)), false)
+	if err != nil {
+		return nil, "", dynamo.Internal(err, "expression")
+	}
+	next, err := s.QueryFill(ctx, in, "convs:"+teamID+":owner:"+owner, p, each)
 	return list, next, err
 }
 

@@ -45,6 +45,7 @@ type reportItem struct {
 	From            string             `dynamodbav:"from,omitempty"`
 	RequestedByType string             `dynamodbav:"requested_by_type"`
 	RequestedByID   string             `dynamodbav:"requested_by_id"`
+	UserID          string             `dynamodbav:"user_id,omitempty"`
 	ConversationID  string             `dynamodbav:"conversation_id,omitempty"`
 	ParentTaskID    string             `dynamodbav:"parent_task_id,omitempty"`
 	Parameters      string             `dynamodbav:"parameters_json"`
@@ -90,7 +91,7 @@ func toReportItem(r reports.Report) (reportItem, error) {
 	}
 	it := reportItem{
 		PK: dynamo.TeamPK(r.TeamID), SK: dynamo.ReportSK(r.ID), Type: "report", ID: r.ID, ReportType: r.Type, Title: r.Title,
-		To: r.To, From: r.From, RequestedByType: r.RequestedBy.Type, RequestedByID: r.RequestedBy.ID,
+		To: r.To, From: r.From, RequestedByType: r.RequestedBy.Type, RequestedByID: r.RequestedBy.ID, UserID: r.UserID,
 		ConversationID: r.ConversationID, ParentTaskID: r.ParentTaskID, Parameters: string(params), Format: r.Format,
 		MaxSections: r.MaxSections, Complexity: r.Complexity, ModelTier: r.ModelTier, TaskID: r.TaskID, Status: string(r.Status),
 		MissingSections: r.MissingSections, DroppedSections: r.DroppedSections, Revisions: r.Revisions, Reason: r.Reason,
@@ -118,7 +119,7 @@ func toReportItem(r reports.Report) (reportItem, error) {
 func (it reportItem) toReport(teamID string) (reports.Report, error) {
 	r := reports.Report{
 		TeamID: teamID, ID: it.ID, Type: it.ReportType, Title: it.Title, To: it.To, From: it.From,
-		RequestedBy: tasks.Creator{Type: it.RequestedByType, ID: it.RequestedByID}, ConversationID: it.ConversationID,
+		RequestedBy: tasks.Creator{Type: it.RequestedByType, ID: it.RequestedByID}, UserID: it.UserID, ConversationID: it.ConversationID,
 		ParentTaskID: it.ParentTaskID, Format: it.Format, MaxSections: it.MaxSections, Complexity: it.Complexity,
 		ModelTier: it.ModelTier, TaskID: it.TaskID, Status: reports.Status(it.Status), Sections: []reports.Section{},
 		MissingSections: it.MissingSections, DroppedSections: it.DroppedSections, Revisions: it.Revisions, Reason: it.Reason,

@@ -27,7 +27,8 @@ type actAs struct {
 // denied and the reason logged. Acting for a user, the key hands the route
 // functions the user and the role a token's caller has (authctx.UserID,
 // authctx.Role), the role admin: a key acting for a user may do what the
-// key does until roles land (issue 44, item 3).
+// key does (its server vouches for the user), and what it starts records
+// the user (manifest.MemberRoutes narrows members only).
 func (h *Handler) actFor(ctx context.Context, k teams.APIKey, a actAs, authz map[string]any) (context.Context, bool) {
 	if !a.set {
 		return ctx, true

@@ -50,8 +50,7 @@ type Handler struct {
 // answers 503 DependencyUnavailable before anything runs (shared/platform/httpapi).
 // Results are never cached (infra/stack), so the next request is checked.
 func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthorizerV2Request) (events.APIGatewayV2CustomAuthorizerSimpleResponse, error) {
-	method, _, _ := strings.Cut(ev.RouteKey, " ")
-	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.RouteKey, method)
+	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.RouteKey)
 	return events.APIGatewayV2CustomAuthorizerSimpleResponse{IsAuthorized: ok, Context: authz}, nil
 }
 
@@ -61,7 +60,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2CustomAuthor
 // context is the same keys with the same values, which a REST API hands
 // the integration as they are (strings, numbers, booleans).
 func (h *Handler) HandleREST(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
-	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.HTTPMethod+" "+ev.Resource, ev.HTTPMethod)
+	ok, authz := h.decide(ctx, ev.Headers, ev.RequestContext.RequestID, ev.HTTPMethod+" "+ev.Resource)
 	effect := "Deny"
 	if ok {
 		effect = "Allow"
@@ -82,7 +81,7 @@ func (h *Handler) HandleREST(ctx context.Context, ev events.APIGatewayCustomAuth
 // decide checks the request's key, or else its bearer token: authorized
 // or not, and the context the route functions read. X-Conclave-User goes
 // with a key only (actas.go).
-func (h *Handler) decide(ctx context.Context, headers map[string]string, requestID, route, method string) (bool, map[string]any) {
+func (h *Handler) decide(ctx context.Context, headers map[string]string, requestID, route string) (bool, map[string]any) {
 	secret, bearer, hasKey, act := "", "", false, actAs{}
 	for k, v := range headers {
 		switch {
@@ -108,7 +107,7 @@ func (h *Handler) decide(ctx context.Context, headers map[string]string, request
 			h.Log.InfoContext(ctx, "denied", "reason", "X-Conclave-User with a bearer token")
 			return false, nil
 		}
-		return h.decideToken(ctx, actx, bearer, method)
+		return h.decideToken(ctx, actx, bearer)
 	}
 	k, err := h.Teams.Authenticate(actx, secret)
 	if apperr.Is(err, apperr.EUNAUTHORIZED) {

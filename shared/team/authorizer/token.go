@@ -2,7 +2,6 @@ package authorizer
 
 import (
 	"context"
-	"net/http"
 	"strings"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
@@ -28,10 +27,11 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, raw string) (identity.Caller, error)
 }
 
-// decideToken checks a bearer token. Until roles land (issue 44, item 3)
-// a token calls read routes only (GET): whatever it may write later is
-// decided by its role, and nothing is written for it now.
-func (h *Handler) decideToken(ctx, actx context.Context, header, method string) (bool, map[string]any) {
+// decideToken checks a bearer token. What its user may call is decided by
+// its role in the route function, before anything runs
+// (manifest.MemberRoutes, enforced by httpapi.Router): the authorizer
+// says who, not what.
+func (h *Handler) decideToken(ctx, actx context.Context, header string) (bool, map[string]any) {
 	scheme, raw, _ := strings.Cut(strings.TrimSpace(header), " ")
 	raw = strings.TrimSpace(raw)
 	if !strings.EqualFold(scheme, "Bearer") || raw == "" || h.Tokens == nil {
@@ -52,10 +52,6 @@ func (h *Handler) decideToken(ctx, actx context.Context, header, method string) 
 		return true, map[string]any{authctx.Unavailable: true}
 	}
 	ctx = logctx.With(ctx, "team_id", c.TeamID, "user_id", c.UserID)
-	if method != http.MethodGet && method != http.MethodHead {
-		h.Log.InfoContext(ctx, "denied", "reason", "a token calls read routes only until roles land")
-		return false, nil
-	}
 	authz := map[string]any{ContextTeamID: c.TeamID, ContextUserID: c.UserID, ContextRole: c.Role}
 	if h.limited(actx, c.TeamID) {
 		h.Log.WarnContext(ctx, "team over its rate limit")

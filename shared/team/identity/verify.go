@@ -4,19 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 )
 
-// Roles a token's user has (the authorizer context's role).
+// Roles a token's user has (the authorizer context's role, authctx's).
 const (
-	RoleAdmin  = "admin"
-	RoleMember = "member"
+	RoleAdmin  = authctx.RoleAdmin
+	RoleMember = authctx.RoleMember
 )
 
 // Token limits.
@@ -26,17 +26,13 @@ const (
 	// MaxSkew is the clock skew allowed on exp, nbf and iat.
 	MaxSkew = 60 * time.Second
 	// MaxUserID bounds a user id.
-	MaxUserID = 128
+	MaxUserID = authctx.MaxUserID
 )
 
-// userIDPattern: the safe characters of a user id (Auth0's "auth0|…",
-// Google's digits, Entra's GUIDs, e-mail addresses).
-var userIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@:|+-]+$`)
-
-// ValidUserID reports whether id is 1 to MaxUserID safe characters.
-func ValidUserID(id string) bool {
-	return len(id) >= 1 && len(id) <= MaxUserID && userIDPattern.MatchString(id)
-}
+// ValidUserID reports whether id is 1 to MaxUserID safe characters (the
+// rule lives in authctx, which the approvals policy shares without
+// linking the verifier).
+func ValidUserID(id string) bool { return authctx.ValidUserID(id) }
 
 // algorithms are the only signatures accepted: none and HMAC are refused
 // when the token is parsed, before any key is looked up.

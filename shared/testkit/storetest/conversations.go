@@ -113,12 +113,12 @@ func conversationsListed(t *testing.T, f *fixture) {
 
 	list := func(team string) func(paging.Page) ([]conversations.Conversation, string, error) {
 		return func(p paging.Page) ([]conversations.Conversation, string, error) {
-			return f.Conversations.ListConversations(ctx, team, p)
+			return f.Conversations.ListConversations(ctx, team, "", p)
 		}
 	}
 	key := func(c conversations.Conversation) string { return c.ID }
 	assert.Equal(t, reversed(made), pages(t, 2, list(f.team), key), "newest first, each once")
-	whole, _, err := f.Conversations.ListConversations(ctx, f.team, paging.Page{Limit: 10})
+	whole, _, err := f.Conversations.ListConversations(ctx, f.team, "", paging.Page{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, whole, 3)
 	for _, c := range whole {

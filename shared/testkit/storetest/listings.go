@@ -47,16 +47,18 @@ func approvalPolicy(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	assert.Zero(t, p.ExpirySeconds)
 	assert.Empty(t, p.Tools)
+	assert.Empty(t, p.Deciders)
 	assert.Nil(t, p.MinEstimatedCostUSD)
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	cost := 0.25
 	put := approvals.Policy{Tools: []string{"send_agent_message"}, Agents: []string{"bob"}, MinEstimatedCostUSD: &cost,
-		ExpirySeconds: 600, UpdatedAt: &at, UpdatedBy: "user:key_contract"}
+		ExpirySeconds: 600, Deciders: []string{"alice", "auth0|bob"}, UpdatedAt: &at, UpdatedBy: "user:key_contract"}
 	require.NoError(t, f.Approvals.PutApprovalPolicy(ctx, f.team, put))
 	p, err = f.Approvals.GetApprovalPolicy(ctx, f.team)
 	require.NoError(t, err)
 	assert.Equal(t, put.Tools, p.Tools)
 	assert.Equal(t, put.Agents, p.Agents)
+	assert.Equal(t, put.Deciders, p.Deciders)
 	require.NotNil(t, p.MinEstimatedCostUSD)
 	assert.InDelta(t, cost, *p.MinEstimatedCostUSD, 1e-12)
 	assert.Equal(t, 600, p.ExpirySeconds)
@@ -68,6 +70,7 @@ func approvalPolicy(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"web_search"}, p.Tools)
 	assert.Empty(t, p.Agents, "replaced whole")
+	assert.Empty(t, p.Deciders, "replaced whole")
 	assert.Nil(t, p.MinEstimatedCostUSD)
 	theirs, err := f.Approvals.GetApprovalPolicy(ctx, f.otherTeam())
 	require.NoError(t, err)

@@ -12,9 +12,10 @@ import (
 )
 
 // Build wires the function: the a2a function's agent, serving the
-// streaming API; its handler is a lambdafn.Streamer.
+// streaming API; its handler is a lambdafn.Streamer that names the
+// stage's listed origins to browsers (AllowOrigins).
 func Build(d lambdafn.Deps) (any, error) {
 	h := a2afn.New(d)
 	h.Streaming = true
-	return lambdafn.Streamer(h.ServeStream), nil
+	return lambdafn.Streamer(h.ServeStream).AllowOrigins(d.Config.CORSOrigins), nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/api"
 	"github.com/conclave-ai/conclave/shared/api/streamsapi"
+	"github.com/conclave-ai/conclave/shared/chat/conversations"
+	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
@@ -21,13 +23,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/wire/conversationsfn"
 )
 
-// Build wires the function: its handler is a lambdafn.Streamer.
+// Build wires the function: its handler is a lambdafn.Streamer that
+// names the stage's listed origins to browsers (AllowOrigins).
 func Build(d lambdafn.Deps) (any, error) {
 	rt, err := Router(d)
 	if err != nil {
 		return nil, err
 	}
-	return lambdafn.Streamer(rt.ServeStream), nil
+	return lambdafn.Streamer(rt.ServeStream).AllowOrigins(d.Config.CORSOrigins), nil
 }
 
 // Router is the function's router (tests compare its routes with the
@@ -49,7 +52,12 @@ func Router(d lambdafn.Deps) (*httpapi.Router, error) {
 			Run: func(ctx context.Context, teamID, id string) (bool, error) {
 				// A conversation never ends: a closed one still takes the
 				// results of work it started.
-				_, err := conv.GetConversation(ctx, teamID, id)
+				// Another member's is not found, as on every
+				// conversation route (conversations.Visible).
+				c, err := conv.GetConversation(ctx, teamID, id)
+				if err == nil && !conversations.Visible(ctx, c) {
+					err = apperr.NotFound("conversation", id)
+				}
 				return false, err
 			}},
 		streamsapi.Stream{Route: "GET /v1/sessions/{id}/events", Name: streams.Session,

@@ -46,7 +46,8 @@ const (
 	// MinExpirySeconds and MaxExpirySeconds bound the policy's expiry.
 	MinExpirySeconds = 5
 	MaxExpirySeconds = 24 * 3600
-	// MaxListed bounds the tools and the agents a policy names.
+	// MaxListed bounds the tools, the agents and the deciders a policy
+	// names.
 	MaxListed = 50
 	// MaxReason bounds a decision's reason.
 	MaxReason = 1000
@@ -76,9 +77,12 @@ type Policy struct {
 	MinEstimatedCostUSD *float64 `json:"min_estimated_cost_usd,omitempty"`
 	// ExpirySeconds is how long an approval waits before it expires as a
 	// rejection (DefaultExpirySeconds when 0).
-	ExpirySeconds int        `json:"expiry_seconds"`
-	UpdatedAt     *time.Time `json:"updated_at,omitempty"`
-	UpdatedBy     string     `json:"updated_by,omitempty"`
+	ExpirySeconds int `json:"expiry_seconds"`
+	// Deciders are the user ids of the members who may read and decide
+	// approvals (a key and an admin always may); empty: no member may.
+	Deciders  []string   `json:"deciders"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+	UpdatedBy string     `json:"updated_by,omitempty"`
 }
 
 // Expiry is the policy's expiry in seconds, the default when unset.

@@ -3,6 +3,7 @@ package approvals_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/agenttools"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
@@ -85,6 +87,10 @@ func TestPutPolicyValidatesEachField(t *testing.T) {
 		{approvals.PolicyInput{MinEstimatedCostUSD: new(-1.0)}, "min_estimated_cost_usd"},
 		{approvals.PolicyInput{ExpirySeconds: new(3)}, "expiry_seconds"},
 		{approvals.PolicyInput{ExpirySeconds: new(approvals.MaxExpirySeconds + 1)}, "expiry_seconds"},
+		{approvals.PolicyInput{Deciders: []string{"alice", "no spaces"}}, "deciders[1]"},
+		{approvals.PolicyInput{Deciders: []string{""}}, "deciders[0]"},
+		{approvals.PolicyInput{Deciders: []string{strings.Repeat("a", 129)}}, "deciders[0]"},
+		{approvals.PolicyInput{Deciders: make([]string, approvals.MaxListed+1)}, "deciders"},
 	} {
 		_, err := f.svc.PutPolicy(ctx, "t1", "user:k", c.in)
 		var ae *apperr.Error
@@ -174,4 +180,53 @@ func TestExpiryIsARejectionUnlessDecidedFirst(t *testing.T) {
 	_, _, err = f.svc.List(ctx, "t1", approvals.Filter{Status: "nope"}, paging.Page{Limit: 10})
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "status", ae.Field)
+}
+
+// A member reads and decides approvals only when the policy names them;
+// otherwise 403 ApprovalForbidden before anything is read or written. A
+// key, an admin and a key acting for a user always may.
+func TestOnlyDecidersAmongMembersReadAndDecide(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	a := f.request(t, "t1", "tok-1")
+	_, err := f.svc.PutPolicy(ctx, "t1", "user:k", approvals.PolicyInput{Deciders: []string{"alice", "alice", "auth0|carol"}})
+	require.NoError(t, err)
+	p, err := f.svc.Policy(ctx, "t1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alice", "auth0|carol"}, p.Deciders, "deduplicated")
+
+	bob := authctx.WithCaller(ctx, authctx.Caller{UserID: "bob", Role: authctx.RoleMember})
+	forbidden := func(err error) {
+		t.Helper()
+		var ae *apperr.Error
+		require.ErrorAs(t, err, &ae)
+		assert.Equal(t, apperr.EFORBIDDEN, ae.Code)
+		assert.Equal(t, "ApprovalForbidden", ae.Reason)
+	}
+	_, _, err = f.svc.List(bob, "t1", approvals.Filter{}, paging.Page{Limit: 10})
+	forbidden(err)
+	_, err = f.svc.Get(bob, "t1", a.ID)
+	forbidden(err)
+	_, err = f.svc.Decide(bob, "t1", a.ID, "user:bob", approvals.DecideInput{Decision: "approve"})
+	forbidden(err)
+	got, err := f.svc.Get(ctx, "t1", a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, approvals.Pending, got.Status, "nothing changed")
+	assert.Empty(t, f.cb.sent)
+	assert.Empty(t, f.bus.OfType("ApprovalDecided"))
+
+	// An admin named nowhere decides; so would a key (no caller).
+	admin := authctx.WithCaller(ctx, authctx.Caller{UserID: "root", Role: authctx.RoleAdmin})
+	list, _, err := f.svc.List(admin, "t1", approvals.Filter{}, paging.Page{Limit: 10})
+	require.NoError(t, err)
+	assert.Len(t, list, 1)
+
+	alice := authctx.WithCaller(ctx, authctx.Caller{UserID: "alice", Role: authctx.RoleMember})
+	list, _, err = f.svc.List(alice, "t1", approvals.Filter{}, paging.Page{Limit: 10})
+	require.NoError(t, err)
+	assert.Len(t, list, 1)
+	got, err = f.svc.Decide(alice, "t1", a.ID, "user:alice", approvals.DecideInput{Decision: "reject"})
+	require.NoError(t, err)
+	assert.Equal(t, approvals.Rejected, got.Status)
+	assert.Equal(t, workflow.DecisionReject, f.cb.sent["tok-1"].Decision)
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/backoff"
 	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
@@ -68,6 +69,7 @@ type PolicyInput struct {
 	Agents              []string `json:"agents"`
 	MinEstimatedCostUSD *float64 `json:"min_estimated_cost_usd"`
 	ExpirySeconds       *int     `json:"expiry_seconds"`
+	Deciders            []string `json:"deciders"`
 }
 
 // Policy returns the team's policy (the zero policy when it set none).
@@ -82,6 +84,10 @@ func (s *Service) Policy(ctx context.Context, teamID string) (Policy, error) {
 	if p.Agents == nil {
 		p.Agents = []string{}
 	}
+	if p.Deciders == nil {
+		// A policy stored before deciders existed names none.
+		p.Deciders = []string{}
+	}
 	p.ExpirySeconds = p.Expiry()
 	return p, nil
 }
@@ -90,7 +96,7 @@ func (s *Service) Policy(ctx context.Context, teamID string) (Policy, error) {
 // unknown tool, a malformed slug, a negative cost, an expiry out of
 // bounds.
 func (s *Service) PutPolicy(ctx context.Context, teamID, by string, in PolicyInput) (Policy, error) {
-	p := Policy{Tools: []string{}, Agents: []string{}, MinEstimatedCostUSD: in.MinEstimatedCostUSD, ExpirySeconds: DefaultExpirySeconds, UpdatedBy: by}
+	p := Policy{Tools: []string{}, Agents: []string{}, Deciders: []string{}, MinEstimatedCostUSD: in.MinEstimatedCostUSD, ExpirySeconds: DefaultExpirySeconds, UpdatedBy: by}
 	if len(in.Tools) > MaxListed {
 		return Policy{}, apperr.Invalid("tools", "at most %d tools", MaxListed)
 	}
@@ -113,6 +119,17 @@ func (s *Service) PutPolicy(ctx context.Context, teamID, by string, in PolicyInp
 			p.Agents = append(p.Agents, a)
 		}
 	}
+	if len(in.Deciders) > MaxListed {
+		return Policy{}, apperr.Invalid("deciders", "at most %d deciders", MaxListed)
+	}
+	for i, u := range in.Deciders {
+		if !authctx.ValidUserID(u) {
+			return Policy{}, apperr.Invalid(fmt.Sprintf("deciders[%d]", i), "%q is not a user id of 1 to %d safe characters", u, authctx.MaxUserID)
+		}
+		if !slices.Contains(p.Deciders, u) {
+			p.Deciders = append(p.Deciders, u)
+		}
+	}
 	if c := in.MinEstimatedCostUSD; c != nil && (*c < 0 || *c > 1000) {
 		return Policy{}, apperr.Invalid("min_estimated_cost_usd", "must be between 0 and 1000")
 	}
@@ -130,8 +147,16 @@ func (s *Service) PutPolicy(ctx context.Context, teamID, by string, in PolicyInp
 	return p, nil
 }
 
-// Get returns one approval; ENOTFOUND for an id that is not the team's.
+// Get returns one approval; ENOTFOUND for an id that is not the team's,
+// EFORBIDDEN for a member the policy does not name (mayDecide).
 func (s *Service) Get(ctx context.Context, teamID, id string) (Approval, error) {
+	if err := s.mayDecide(ctx, teamID); err != nil {
+		return Approval{}, err
+	}
+	return s.get(ctx, teamID, id)
+}
+
+func (s *Service) get(ctx context.Context, teamID, id string) (Approval, error) {
 	if !ids.Valid(IDPrefix, id) {
 		return Approval{}, apperr.NotFound("approval", id)
 	}
@@ -139,8 +164,12 @@ func (s *Service) Get(ctx context.Context, teamID, id string) (Approval, error) 
 }
 
 // List lists the team's approvals, newest first: the pending ones unless
-// f names another status ("all": every status).
+// f names another status ("all": every status). EFORBIDDEN for a member
+// the policy does not name.
 func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Page) ([]Approval, string, error) {
+	if err := s.mayDecide(ctx, teamID); err != nil {
+		return nil, "", err
+	}
 	switch f.Status {
 	case "":
 		f.Status = Pending
@@ -167,8 +196,12 @@ type DecideInput struct {
 // waiting for it. EINVALID names the field (decision, arguments with the
 // tool's field, reason); ECONFLICT (reason AlreadyDecided, with the
 // status) when it was decided, expired, or canceled with its task;
-// ENOTFOUND.
+// ENOTFOUND; EFORBIDDEN (reason ApprovalForbidden) for a member the policy
+// does not name, before anything is read or written.
 func (s *Service) Decide(ctx context.Context, teamID, id, by string, in DecideInput) (Approval, error) {
+	if err := s.mayDecide(ctx, teamID); err != nil {
+		return Approval{}, err
+	}
 	var status Status
 	switch in.Decision {
 	case workflow.DecisionApprove:
@@ -196,7 +229,7 @@ func (s *Service) Decide(ctx context.Context, teamID, id, by string, in DecideIn
 			return Approval{}, apperr.Invalid("arguments", "arguments must be a JSON object")
 		}
 	}
-	a, err := s.Get(ctx, teamID, id)
+	a, err := s.get(ctx, teamID, id)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -220,6 +253,25 @@ func (s *Service) Decide(ctx context.Context, teamID, id, by string, in DecideIn
 	s.decidedEvent(ctx, got)
 	s.send(ctx, got)
 	return got, nil
+}
+
+// mayDecide refuses a member the team's policy does not name among its
+// deciders (EFORBIDDEN, reason ApprovalForbidden): approvals are a team's
+// business, which a key and an admin run and a member joins only when
+// named. Everyone else passes without a read.
+func (s *Service) mayDecide(ctx context.Context, teamID string) error {
+	c := authctx.CallerOf(ctx)
+	if !c.Member() {
+		return nil
+	}
+	p, err := s.Store.GetApprovalPolicy(ctx, teamID)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(p.Deciders, c.UserID) {
+		return apperr.New(apperr.EFORBIDDEN, "the approval policy does not name %s among its deciders", c.UserID).WithReason("ApprovalForbidden")
+	}
+	return nil
 }
 
 func decided(a Approval) error {

@@ -65,6 +65,7 @@ type Plan struct {
 	TeamID         string      `json:"-"`
 	ID             string      `json:"id"`
 	ConversationID string      `json:"conversation_id,omitempty"`
+	UserID         string      `json:"user_id,omitempty"` // the person whose turn started it (a token's user, or the user a key acts for)
 	Lead           string      `json:"lead"`
 	Message        string      `json:"message"`
 	Reasoning      string      `json:"reasoning"`

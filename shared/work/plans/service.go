@@ -11,6 +11,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/clip"
 	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
@@ -54,7 +55,7 @@ type Service struct {
 func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, message, trigger string, ep ExecutionPlan) (Plan, error) {
 	now := s.Now.UTC()
 	p := Plan{TeamID: teamID, ID: ids.New("plan"), ConversationID: conversationID, Lead: lead, Message: message,
-		Reasoning: ep.Reasoning, Trigger: trigger, Status: Running, Version: 1, CreatedAt: now, UpdatedAt: now}
+		Reasoning: ep.Reasoning, Trigger: trigger, Status: Running, Version: 1, CreatedAt: now, UpdatedAt: now, UserID: authctx.CallerOf(ctx).UserID}
 	for _, st := range ep.Steps {
 		kind, agent, skill, _ := ParseTarget(st.Target)
 		if kind != KindSkill {

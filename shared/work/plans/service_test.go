@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore"
 	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
@@ -259,4 +260,24 @@ func TestTheSweepStartsAPlanWhoseExecutionDidNotStart(t *testing.T) {
 	got, err := f.svc.Get(ctx, team, p.ID)
 	require.NoError(t, err)
 	assert.Equal(t, plans.Running, got.Status)
+}
+
+// A plan a person's turn starts works for them: the plan, its root task
+// and each step's task record the user id.
+func TestAPlanRecordsThePersonItWorksFor(t *testing.T) {
+	f := newFixture(t)
+	ctx := authctx.WithCaller(context.Background(), authctx.Caller{UserID: "alice", Role: authctx.RoleMember})
+	p, err := f.svc.Start(ctx, team, "", "kyra", "x", "t", threeSteps())
+	require.NoError(t, err)
+	got, err := f.svc.Get(context.Background(), team, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", got.UserID)
+	root, err := f.tasks.Get(context.Background(), team, p.RootTaskID)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", root.UserID)
+	f.step(t, workflow.PlanStepInput{Action: workflow.PlanBegin, PlanID: p.ID, ExecutionARN: "arn:plan:" + p.ID})
+	started := f.step(t, workflow.PlanStepInput{Action: workflow.PlanStartStep, PlanID: p.ID, StepID: 1})
+	step, err := f.tasks.Get(context.Background(), team, started.TaskID)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", step.UserID, "a step's task, started by the machine, works for the same person")
 }

@@ -87,6 +87,7 @@ type Report struct {
 	To             string         `json:"to"`
 	From           string         `json:"from,omitempty"`
 	RequestedBy    tasks.Creator  `json:"requested_by"`
+	UserID         string         `json:"user_id,omitempty"` // the person it was requested for (its task's)
 	ConversationID string         `json:"conversation_id,omitempty"`
 	ParentTaskID   string         `json:"parent_task_id,omitempty"`
 	Parameters     map[string]any `json:"parameters"`

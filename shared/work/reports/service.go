@@ -227,7 +227,7 @@ func (s *Service) Request(ctx context.Context, teamID string, creator tasks.Crea
 	if err != nil {
 		return Report{}, renameFields(err)
 	}
-	rep.TaskID, rep.RequestedBy, rep.ConversationID = task.ID, task.CreatedBy, task.ConversationID
+	rep.TaskID, rep.RequestedBy, rep.ConversationID, rep.UserID = task.ID, task.CreatedBy, task.ConversationID, task.UserID
 	if task.CreatedBy.Type == "agent" {
 		rep.From = task.CreatedBy.ID
 	}

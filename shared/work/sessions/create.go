@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -157,6 +158,7 @@ func (s *Service) Create(ctx context.Context, teamID, by string, in CreateInput)
 		return s.replay(ctx, teamID, id, err)
 	}
 	ses := in.newSession(teamID, by, s.Now.UTC())
+	ses.UserID = authctx.CallerOf(ctx).UserID
 	// The stream starts with the session: its first SessionStatusChanged
 	// (planning) is written with it.
 	if err := WithEvents(Session{}, &ses, ses.CreatedAt); err != nil {

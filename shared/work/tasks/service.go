@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/backoff"
 	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
@@ -294,9 +295,14 @@ func (s *Service) Create(ctx context.Context, teamID string, creator Creator, in
 	}
 	now := s.Now.UTC()
 	t := in.newTask(teamID, creator, executeByDefault, now)
+	t.UserID = authctx.CallerOf(ctx).UserID
 	parent, err := s.place(ctx, &t, in)
 	if err != nil {
 		return Task{}, err
+	}
+	if t.UserID == "" && parent != nil {
+		// A delegation works for the person its tree works for.
+		t.UserID = parent.UserID
 	}
 	created := Event{Seq: 1, Type: EvCreated, Actor: actor(t.CreatedBy), At: now, Payload: map[string]any{
 		"assignee": t.Assignee, "title": t.Title, "depth": t.Depth, "parent_task_id": t.ParentID, "execute": t.Execute,

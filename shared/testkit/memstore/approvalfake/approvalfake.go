@@ -76,7 +76,7 @@ func (s *Approvals) GetApprovalPolicy(_ context.Context, teamID string) (approva
 	s.tb.Lock()
 	defer s.tb.Unlock()
 	p := rowsOf(s.tb).policies[teamID]
-	p.Tools, p.Agents = slices.Clone(p.Tools), slices.Clone(p.Agents)
+	p.Tools, p.Agents, p.Deciders = slices.Clone(p.Tools), slices.Clone(p.Agents), slices.Clone(p.Deciders)
 	return p, nil
 }
 
@@ -84,7 +84,7 @@ func (s *Approvals) GetApprovalPolicy(_ context.Context, teamID string) (approva
 func (s *Approvals) PutApprovalPolicy(_ context.Context, teamID string, p approvals.Policy) error {
 	s.tb.Lock()
 	defer s.tb.Unlock()
-	p.Tools, p.Agents = slices.Clone(p.Tools), slices.Clone(p.Agents)
+	p.Tools, p.Agents, p.Deciders = slices.Clone(p.Tools), slices.Clone(p.Agents), slices.Clone(p.Deciders)
 	rowsOf(s.tb).policies[teamID] = p
 	return nil
 }

@@ -219,8 +219,8 @@ func MessageEvents(teamID string, c conversations.Conversation, msgs []conversat
 }
 
 // ListConversations implements conversations.Store, newest first, each
-// with its TeamID (the adapter's item stores it).
-func (s *Conversations) ListConversations(_ context.Context, teamID string, p paging.Page) ([]conversations.Conversation, string, error) {
+// with its TeamID (the adapter's item stores it); owner's only when set.
+func (s *Conversations) ListConversations(_ context.Context, teamID, owner string, p paging.Page) ([]conversations.Conversation, string, error) {
 	s.tb.Lock()
 	defer s.tb.Unlock()
 	var rows []memtable.Row[conversations.Conversation]
@@ -232,7 +232,11 @@ func (s *Conversations) ListConversations(_ context.Context, teamID string, p pa
 			rows = append(rows, memtable.Row[conversations.Conversation]{SK: k.ID, V: c})
 		}
 	}
-	return memtable.Query(rows, true, "convs:"+teamID, p, nil)
+	if owner == "" {
+		return memtable.Query(rows, true, "convs:"+teamID, p, nil)
+	}
+	// The adapter's filter on owner, refilled as it refills it.
+	return memtable.QueryFill(rows, true, "convs:"+teamID+":owner:"+owner, p, func(c conversations.Conversation) bool { return c.Owner == owner })
 }
 
 // ListAgentConversations implements conversations.Store as the adapter's
