@@ -65,6 +65,9 @@ func (t *Tools) searchMemories(ctx context.Context, c caller, in searchInput) (r
 	}
 	var hits []hit
 	for _, m := range list {
+		if !m.ReadableFor("") {
+			continue // a person's profile reaches only their own prompt
+		}
 		n := 0
 		for w := range wordSet(m.Content) {
 			if words[w] {

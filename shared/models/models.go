@@ -94,6 +94,10 @@ const (
 	// MetadataSessionID is the collaboration session the call serves, if
 	// any.
 	MetadataSessionID = "session_id"
+	// MetadataUserID is the person whose work the call serves, if any:
+	// the CostGuard charges it to their month (shared/team/budget), and
+	// reads the request's caller (authctx.CallerOf) when it is absent.
+	MetadataUserID = "user_id"
 )
 
 // Response is the model's answer.

@@ -73,10 +73,6 @@ type Classifier struct {
 	FittedAt time.Time `json:"fitted_at"`
 
 	terms map[string]int32 // Terms → feature index, built on first use
-	// byClass is Weights' dense rows class by class (each class's Dim
-	// weights together), built with terms: a query's logits as one dot
-	// product per class (predict.go).
-	byClass []float32
 }
 
 // The classifier's bounds: a team past MaxClassifierSkills skills (every
@@ -307,7 +303,6 @@ func (c *Classifier) indexTerms() {
 	for i, t := range c.Terms {
 		c.terms[t] = int32(i)
 	}
-	c.byClass = classMajor(c.Weights, c.Dim, c.classes())
 }
 
 // features are text's features, v its unit embedding (nil: none).
@@ -457,7 +452,7 @@ func (c *Classifier) fit(ctx context.Context, samples []sample, opt FitOptions) 
 // embedding v and its text) into p (classes(): the background last), over
 // the classes where keep is true (nil: all).
 func (c *Classifier) Probabilities(v []float32, text string, keep []bool, p []float32) {
-	c.predict(c.features(v, text), p)
+	c.logits(c.features(v, text), p)
 	softmax(p, keep)
 }
 

@@ -23,6 +23,10 @@ const (
 	NeutralPerformance = 0.7
 	SimilarQuery       = 0.8
 	PerformanceWindow  = 30 * 24 * time.Hour
+	// OwnRatingWeight is how many times a rating counts when the person
+	// who gave it is the one asking now (Signals.UserID): their own
+	// experience of an agent weighs more than the team's.
+	OwnRatingWeight = 2
 )
 
 // Load: what counts as a full agent. Five concurrent tasks is the product's
@@ -48,6 +52,8 @@ type Rating struct {
 	Rating int // 1–5
 	Query  string
 	At     time.Time
+	// UserID is the person who rated ("" for a key's own rating).
+	UserID string
 }
 
 // Signals are the inputs of one scoring beyond the index.
@@ -61,6 +67,10 @@ type Signals struct {
 	// Context is what the message carries for the eligibility filters (an
 	// open editor, attachments); nil is a plain chat message.
 	Context *MessageContext
+	// UserID is the person the message is from ("" for a key's own): their
+	// own ratings count OwnRatingWeight times in past performance (and in
+	// RatedSimilar).
+	UserID string
 }
 
 // ExpertScore is one agent's score with its per-signal breakdown.

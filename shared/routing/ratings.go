@@ -154,11 +154,14 @@ func (ix *Index) performance(q *query, sig Signals, sc *scratch) int {
 		if !ok {
 			continue
 		}
-		v := float64(r.Rating-1) / 4
+		v, w := float64(r.Rating-1)/4, int32(1)
+		if sig.UserID != "" && r.UserID == sig.UserID {
+			w = OwnRatingWeight
+		}
 		counted++
 		for ; ai >= 0; ai = ix.nextSameSlug[ai] {
-			perf[ai] += v
-			perfN[ai]++
+			perf[ai] += v * float64(w)
+			perfN[ai] += w
 		}
 	}
 	for _, t := range rc.qTerms {

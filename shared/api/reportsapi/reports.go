@@ -44,7 +44,7 @@ func (h reportHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.R
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	f := reports.Filter{Type: r.Query("type"), To: r.Query("to"), From: r.Query("from"), Status: reports.Status(r.Query("status"))}
+	f := reports.Filter{Type: r.Query("type"), To: r.Query("to"), From: r.Query("from"), Status: reports.Status(r.Query("status")), UserID: api.OwnUser(r)}
 	list, next, err := h.svc.List(ctx, r.TeamID, f, p)
 	if err != nil {
 		return httpapi.Response{}, err
@@ -60,10 +60,15 @@ func (h reportHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Re
 		return httpapi.Response{}, err
 	}
 	var rep reports.Report
-	if wait > 0 {
-		rep, err = h.svc.Wait(ctx, r.TeamID, r.Param("id"), wait)
-	} else {
+	if r.Caller.Member() || wait == 0 {
+		// A member's report is read (and checked: api.Reach) before any wait.
 		rep, err = h.svc.Get(ctx, r.TeamID, r.Param("id"))
+		if err == nil {
+			err = api.Reach(r, rep.UserID, "report", r.Param("id"))
+		}
+	}
+	if err == nil && wait > 0 {
+		rep, err = h.svc.Wait(ctx, r.TeamID, r.Param("id"), wait)
 	}
 	if err != nil {
 		return httpapi.Response{}, err

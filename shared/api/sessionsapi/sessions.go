@@ -41,7 +41,7 @@ func (h sessionHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	f := sessions.Filter{Status: sessions.Status(r.Query("status")), Pattern: sessions.Pattern(r.Query("pattern")), Agent: r.Query("agent")}
+	f := sessions.Filter{Status: sessions.Status(r.Query("status")), Pattern: sessions.Pattern(r.Query("pattern")), Agent: r.Query("agent"), UserID: api.OwnUser(r)}
 	list, next, err := h.svc.List(ctx, r.TeamID, f, p)
 	if err != nil {
 		return httpapi.Response{}, err
@@ -50,7 +50,11 @@ func (h sessionHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.
 }
 
 func (h sessionHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	return ok(h.svc.Get(ctx, r.TeamID, r.Param("id")))
+	s, err := h.svc.Get(ctx, r.TeamID, r.Param("id"))
+	if err == nil {
+		err = api.Reach(r, s.UserID, "session", r.Param("id"))
+	}
+	return ok(s, err)
 }
 
 func (h sessionHandlers) trace(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {

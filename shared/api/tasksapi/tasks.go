@@ -77,7 +77,7 @@ func (h taskHandlers) list(ctx context.Context, r *httpapi.Request) (httpapi.Res
 		return httpapi.Response{}, err
 	}
 	f := tasks.Filter{Status: tasks.Status(r.Query("status")), Agent: r.Query("agent"), Assignee: r.Query("assignee"), Parent: r.Query("parent_task_id"),
-		ConversationID: r.Query("conversation_id"), Sort: r.Query("sort")}
+		ConversationID: r.Query("conversation_id"), Sort: r.Query("sort"), UserID: api.OwnUser(r)}
 	list, next, err := h.svc.List(ctx, r.TeamID, f, p)
 	if err != nil {
 		return httpapi.Response{}, err
@@ -92,10 +92,17 @@ func (h taskHandlers) get(ctx context.Context, r *httpapi.Request) (httpapi.Resp
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	if wait > 0 {
-		return result(h.svc.Wait(ctx, r.TeamID, r.Param("id"), wait))
+	if r.Caller.Member() || wait == 0 {
+		// A member's task is read (and checked: api.Reach) before any wait.
+		t, err := h.svc.Get(ctx, r.TeamID, r.Param("id"))
+		if err == nil {
+			err = api.Reach(r, t.UserID, "task", r.Param("id"))
+		}
+		if err != nil || wait == 0 {
+			return result(t, err)
+		}
 	}
-	return result(h.svc.Get(ctx, r.TeamID, r.Param("id")))
+	return result(h.svc.Wait(ctx, r.TeamID, r.Param("id"), wait))
 }
 
 func (h taskHandlers) start(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {

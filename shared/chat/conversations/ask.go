@@ -60,7 +60,7 @@ func (s *Service) promptFor(ctx context.Context, a agents.Agent, r *run) agentPr
 	sk, chosen := r.p.chosenSkill(a)
 	pc := s.sources.Gather(ctx, r.p.Decision().TeamID, a.Slug, ContextParts{Inbox: true, Memory: true,
 		RecentMemories: slices.Contains(sk.ContextLoaders, agents.LoaderRecentMemories),
-		OpenTasks:      slices.Contains(sk.ContextLoaders, agents.LoaderOpenTasks)})
+		OpenTasks:      slices.Contains(sk.ContextLoaders, agents.LoaderOpenTasks), Person: r.p.conv.Owner})
 	s.logUnread(ctx, a, sk, pc)
 	var pr agentPrompt
 	system := prompts.System(a, prompts.Chat{})

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
 )
 
@@ -34,7 +35,7 @@ func (s *Service) Choose(ctx context.Context, teamID, convID, text string) (stri
 		TeamID: teamID, ConversationID: convID, Query: text,
 		CurrentAgent: th.conv.CurrentAgent, HandoffActive: th.conv.HandoffActive, Active: th.active, DefaultAgent: th.def,
 		Invited: th.participants(RoleInvited, false), Removed: th.participants("", true),
-		Options: opts, Start: time.Now(), At: s.now.UTC(),
+		Options: opts, Start: time.Now(), At: s.now.UTC(), UserID: authctx.CallerOf(ctx).UserID,
 	})
 	if err != nil {
 		return "", err

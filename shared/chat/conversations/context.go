@@ -32,6 +32,10 @@ type ContextParts struct {
 	RecentMemories bool
 	// OpenTasks: the open_tasks loader's read.
 	OpenTasks bool
+	// Person is the user the agent answers (the conversation's owner; ""
+	// for a key's own): whose user profile the memory parts read
+	// (memory.Context.For).
+	Person string
 }
 
 // PromptContext is what an agent's prompt holds beyond the conversation.
@@ -63,9 +67,10 @@ type ContextSources interface {
 	Gather(ctx context.Context, teamID, agent string, parts ContextParts) PromptContext
 }
 
-// MemoryContexts builds an agent's memory context (memory.Service).
+// MemoryContexts builds an agent's memory context for the person it
+// answers (memory.Service).
 type MemoryContexts interface {
-	ForAgent(ctx context.Context, teamID, agent string) (memory.Context, error)
+	ForPerson(ctx context.Context, teamID, agent, person string) (memory.Context, error)
 }
 
 // InboxReader reads the messages addressed to an agent it has not read
@@ -111,10 +116,10 @@ func (src Sources) Gather(ctx context.Context, teamID, agent string, parts Conte
 		pc.Inbox, pc.InboxErr = src.Inbox.Unread(ctx, teamID, agent)
 	}
 	if parts.Memory && src.Memories != nil {
-		pc.Memory, pc.MemoryErr = src.Memories.ForAgent(ctx, teamID, agent)
+		pc.Memory, pc.MemoryErr = src.Memories.ForPerson(ctx, teamID, agent, parts.Person)
 	}
 	if parts.RecentMemories && src.MemoryLog != nil {
-		pc.RecentMemories, pc.RecentMemoriesErr = recentMemories(ctx, src.MemoryLog, teamID, agent)
+		pc.RecentMemories, pc.RecentMemoriesErr = recentMemories(ctx, src.MemoryLog, teamID, agent, parts.Person)
 	}
 	if parts.OpenTasks && src.Tasks != nil {
 		pc.OpenTasks, pc.OpenTasksErr = src.Tasks.OpenTasks(ctx, teamID, agent)
@@ -126,14 +131,14 @@ func (src Sources) Gather(ctx context.Context, teamID, agent string, parts Conte
 // recent_memories loader reads to find the agent's (one Query).
 const recentMemoryScan = 50
 
-func recentMemories(ctx context.Context, log MemoryLog, teamID, agent string) ([]memory.Memory, error) {
+func recentMemories(ctx context.Context, log MemoryLog, teamID, agent, person string) ([]memory.Memory, error) {
 	all, err := log.RecentMemories(ctx, teamID, recentMemoryScan)
 	if err != nil {
 		return nil, err
 	}
 	var out []memory.Memory
 	for _, m := range all {
-		if m.VisibleTo(agent) && len(out) < prompts.LoaderItems {
+		if m.VisibleTo(agent) && m.ReadableFor(person) && len(out) < prompts.LoaderItems {
 			out = append(out, m)
 		}
 	}

@@ -255,6 +255,9 @@ type Feedback struct {
 	Agents         []string  `json:"agents"`
 	Query          string    `json:"-"`
 	RatedAt        time.Time `json:"rated_at"`
+	// UserID is the person who rated ("" for a key): routing weighs a
+	// person's own ratings more when they ask (routing.OwnRatingWeight).
+	UserID string `json:"user_id,omitempty"`
 }
 
 // Store persists conversations; every method is scoped by team.

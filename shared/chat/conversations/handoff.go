@@ -318,7 +318,7 @@ func (s *Service) ContextFor(ctx context.Context, teamID, convID, slug string) (
 	}
 	// The memory context as the agent's prompt reads it (context.go); an
 	// unreadable one fails the request instead of being left out.
-	pc := s.sources.Gather(ctx, teamID, slug, ContextParts{Memory: true})
+	pc := s.sources.Gather(ctx, teamID, slug, ContextParts{Memory: true, Person: c.Owner})
 	if pc.MemoryErr != nil {
 		return AgentContext{}, pc.MemoryErr
 	}

@@ -100,7 +100,7 @@ func (d directory) DefaultAgent(context.Context, string) (string, error) { retur
 // memories builds memories as the memory service does; contexts are empty.
 type memories struct{ svc memory.Service }
 
-func (m *memories) ForAgent(_ context.Context, _, agent string) (memory.Context, error) {
+func (m *memories) ForPerson(_ context.Context, _, agent, _ string) (memory.Context, error) {
 	return memory.Context{Agent: agent}, nil
 }
 func (m *memories) New(author string, in memory.CreateInput, source string) (memory.Memory, error) {

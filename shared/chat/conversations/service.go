@@ -231,7 +231,8 @@ func (s *Service) Rate(ctx context.Context, teamID, convID, msgID string, in Rat
 	if m.Role != AuthorAssistant {
 		return Feedback{}, apperr.Invalid("message_id", "only agent replies can be rated; this is a %s message", m.Role)
 	}
-	f := Feedback{ConversationID: convID, MessageID: msgID, Rating: in.Rating, Comment: strings.TrimSpace(in.Comment), Agents: m.Contributors, Query: m.Query, RatedAt: s.now.UTC()}
+	f := Feedback{ConversationID: convID, MessageID: msgID, Rating: in.Rating, Comment: strings.TrimSpace(in.Comment), Agents: m.Contributors, Query: m.Query, RatedAt: s.now.UTC(),
+		UserID: authctx.CallerOf(ctx).UserID}
 	if len(f.Agents) == 0 {
 		f.Agents = []string{m.Agent}
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
@@ -172,7 +173,7 @@ func (s *Service) routeTurn(ctx context.Context, t turnInput) (routedTurn, error
 		TeamID: t.teamID, ConversationID: t.convID, MessageID: user.ID, Query: user.Content,
 		CurrentAgent: th.conv.CurrentAgent, HandoffActive: th.conv.HandoffActive, Active: th.active, DefaultAgent: th.def,
 		Invited: th.participants(RoleInvited, false), Removed: th.participants("", true), Context: t.in.Context,
-		Options: t.opts, Start: t.start, At: now,
+		Options: t.opts, Start: t.start, At: now, UserID: authctx.CallerOf(ctx).UserID,
 	})
 	if err != nil {
 		return routedTurn{}, err

@@ -24,6 +24,9 @@ const (
 	// is then the seconds until the team's count starts afresh.
 	RateLimited = "rate_limited"
 	RetryAfter  = "retry_after"
+	// UserRateLimit is, on a request over its person's own rate (not
+	// the team's), that rate in requests per second.
+	UserRateLimit = "user_rate_limit"
 	// Unavailable is true when the key could not be checked (the table
 	// did not answer in time): the authorizer lets the request through
 	// with no team, and the route function answers 503

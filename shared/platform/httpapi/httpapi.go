@@ -339,7 +339,14 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 	// silently stop limiting the day the authorizer renamed its key.
 	if limited, _ := lc[authctx.RateLimited].(bool); limited {
 		after := retryAfter(lc[authctx.RetryAfter])
-		resp := rt.errorResponse(req, apperr.New(apperr.ELIMIT, "too many requests for this team; retry after %d s", after).WithReason("TeamRateLimit"))
+		e := apperr.New(apperr.ELIMIT, "too many requests for this team; retry after %d s", after).WithReason("TeamRateLimit")
+		if perUser, ok := count(lc[authctx.UserRateLimit]); ok {
+			// The person's own rate, not the team's: the rest of the
+			// team may go on.
+			e = apperr.New(apperr.ELIMIT, "too many requests for this user (at most %d a second); retry after %d s", perUser, after).
+				WithReason("UserRateLimit").WithDetail("user_rate_limit", perUser)
+		}
+		resp := rt.errorResponse(req, e)
 		resp.Headers["Retry-After"] = strconv.Itoa(after)
 		return resp
 	}
@@ -392,6 +399,18 @@ func (rt *Router) dispatch(ctx context.Context, req *Request) events.APIGatewayV
 // number once API Gateway has carried the context (an int when a test
 // hands it over in-process), at least one second, and one second when it
 // is missing or unreadable (the limiter counts per clock second).
+// count is a whole number of the authorizer context: an int in process,
+// a float64 once carried as JSON.
+func count(v any) (int, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int(n), true
+	case int:
+		return n, true
+	}
+	return 0, false
+}
+
 func retryAfter(v any) int {
 	var s float64
 	switch n := v.(type) {

@@ -251,6 +251,33 @@ func TestRateLimitedRequestIsRefusedBeforeAnythingRuns(t *testing.T) {
 	assert.Equal(t, 201, post(rt, `{"name":"a"}`, map[string]string{"idempotency-key": "k1"}).StatusCode)
 }
 
+// A request over its person's own rate answers 429 naming the person's
+// limit (reason UserRateLimit, the rate in the details), before the handler
+// runs; the mark as API Gateway carries it (JSON numbers) and as the
+// streaming API's REST authorizer context carries it (strings).
+func TestAPersonsRateLimitIsRefusedNamingTheUserLimit(t *testing.T) {
+	for name, lambda := range map[string]map[string]any{
+		"http":       {"team_id": "team_a", "user_id": "alice", "role": "member", "rate_limited": true, "retry_after": float64(1), "user_rate_limit": float64(5)},
+		"in-process": {"team_id": "team_a", "user_id": "alice", "role": "member", "rate_limited": true, "retry_after": 1, "user_rate_limit": 5},
+	} {
+		calls := 0
+		rt := newRouter(&calls)
+		rt.Members = map[string]bool{"POST /v1/things": true}
+		resp, err := rt.Serve(context.Background(), events.APIGatewayV2HTTPRequest{
+			RouteKey: "POST /v1/things", RawPath: "/v1/things", Body: `{"name":"a"}`,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "req-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"},
+				Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: lambda}},
+		})
+		require.NoError(t, err)
+		assert.Equal(t, 429, resp.StatusCode, name)
+		assert.Equal(t, "1", resp.Headers["Retry-After"], name)
+		e := errorOf(t, resp).Error
+		assert.Equal(t, "UserRateLimit", e.Reason, name)
+		assert.Contains(t, e.Message, "this user (at most 5 a second)", name)
+		assert.Zero(t, calls, "the handler did not run")
+	}
+}
+
 // Every line of an HTTP request — a service's logged with the handler's
 // context, the internal error's and the request's own — carries the Lambda
 // request id, the API request id, the team and the route; a request of

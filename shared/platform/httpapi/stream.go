@@ -107,7 +107,7 @@ func restEvent(ev events.APIGatewayProxyRequest) events.APIGatewayV2HTTPRequest 
 		case !isString:
 		case k == authctx.RateLimited || k == authctx.Unavailable:
 			authz[k] = s == "true"
-		case k == authctx.RetryAfter:
+		case k == authctx.RetryAfter || k == authctx.UserRateLimit:
 			if n, err := strconv.ParseFloat(s, 64); err == nil {
 				authz[k] = n
 			}

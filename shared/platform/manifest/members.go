@@ -11,8 +11,10 @@ package manifest
 // 404 on another person's), reads agents, skills and tool packs, reads and
 // decides the approvals the policy names them for (the approvals service
 // checks), and starts what a chat turn may start. Everything else — agent
-// writes, keys, budgets, policies, identity, usage, routing analytics,
-// other people's tasks, sessions and reports — stays with keys and admins.
+// writes, keys, budgets, policies, identity, others' usage, routing analytics,
+// acting on tasks and sessions (their traces, cancels, approvals) — stays
+// with keys and admins. A member reads the tasks, sessions and reports
+// they started (user_id), never another person's (404).
 var MemberRoutes = map[string]bool{
 	"GET /v1/health": true,
 
@@ -44,13 +46,24 @@ var MemberRoutes = map[string]bool{
 	"GET /v1/tool-packs":                 true,
 	"GET /v1/tool-packs/{name}":          true,
 
+	// Their own usage (the budget service narrows a member's report).
+	"GET /v1/usage": true,
+
 	// Approvals the policy names them for (approvals.Policy.Deciders).
 	"GET /v1/approvals":       true,
 	"GET /v1/approvals/{id}":  true,
 	"POST /v1/approvals/{id}": true,
 
-	// What a chat turn may start (plans a turn starts itself: no route).
-	"POST /v1/tasks":    true,
-	"POST /v1/sessions": true,
-	"POST /v1/reports":  true,
+	// What a chat turn may start (plans a turn starts itself: no route),
+	// and reading what they started: another person's is 404 and their
+	// listings hold their own (user_id; shared/api/mine.go).
+	"POST /v1/tasks":        true,
+	"POST /v1/sessions":     true,
+	"POST /v1/reports":      true,
+	"GET /v1/tasks":         true,
+	"GET /v1/tasks/{id}":    true,
+	"GET /v1/sessions":      true,
+	"GET /v1/sessions/{id}": true,
+	"GET /v1/reports":       true,
+	"GET /v1/reports/{id}":  true,
 }

@@ -77,6 +77,9 @@ type Request struct {
 	Start time.Time
 	// At is the turn's time, the decision's created_at.
 	At time.Time
+	// UserID is the person the message is from ("" for a key's own): the
+	// gate weighs their own ratings more (routing.OwnRatingWeight).
+	UserID string
 }
 
 // Plan is a routed turn: the decision so far and what running it needs.
@@ -273,7 +276,7 @@ func (r *Router) skillsByGate(ctx context.Context, req Request, p *Plan) bool {
 	if c := current(req); c != "" {
 		include = append(include, c)
 	}
-	res, err := r.Gate.Score(ctx, expertgate.Request{TeamID: req.TeamID, Query: req.Query, Agents: req.Active, Include: include, Context: req.Context, SkillsOnly: true})
+	res, err := r.Gate.Score(ctx, expertgate.Request{TeamID: req.TeamID, Query: req.Query, Agents: req.Active, Include: include, Context: req.Context, SkillsOnly: true, UserID: req.UserID})
 	if err != nil {
 		r.log().WarnContext(ctx, "the gate did not rank the skills; routing with the words-only baseline", "error", err.Error())
 		return false
@@ -373,7 +376,7 @@ func (r *Router) score(ctx context.Context, req Request) *expertgate.Response {
 		include = append(include, c)
 	}
 	include = append(include, req.Invited...)
-	res, err := r.Gate.Score(ctx, expertgate.Request{TeamID: req.TeamID, Query: req.Query, Agents: req.Active, Include: include, Context: req.Context})
+	res, err := r.Gate.Score(ctx, expertgate.Request{TeamID: req.TeamID, Query: req.Query, Agents: req.Active, Include: include, Context: req.Context, UserID: req.UserID})
 	if err != nil {
 		// Chat keeps working without the gate: the baseline router
 		// decides and the decision says why.

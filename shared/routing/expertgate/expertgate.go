@@ -47,6 +47,9 @@ type Request struct {
 	// scores' Confidence is the calibrated skill match of the same index
 	// (classifier, examples, descriptions) the gate scores with.
 	SkillsOnly bool `json:"skills_only,omitempty"`
+	// UserID is the person the query is from (routing.Signals.UserID):
+	// their own ratings weigh more in past performance.
+	UserID string `json:"user_id,omitempty"`
 }
 
 // Response is the best routing.ExplainedScores of the active agents'
@@ -184,7 +187,7 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	sig := routing.Signals{Loads: loads, Ratings: ratings, Now: t, Context: req.Context}
+	sig := routing.Signals{Loads: loads, Ratings: ratings, Now: t, Context: req.Context, UserID: req.UserID}
 	if ix.Semantic() {
 		v, err := s.Embedder.Embed(ctx, []string{req.Query})
 		switch {

@@ -45,6 +45,7 @@ type budgetItem struct {
 	Type      string    `dynamodbav:"type"`
 	Limit     int64     `dynamodbav:"limit_nanos"`
 	WarnAt    float64   `dynamodbav:"warn_at"`
+	PerUser   int64     `dynamodbav:"per_user_nanos,omitempty"`
 	UpdatedAt time.Time `dynamodbav:"updated_at"`
 }
 
@@ -74,6 +75,7 @@ type usageItem struct {
 	Model        string `dynamodbav:"model"`
 	Conversation string `dynamodbav:"conversation"`
 	Session      string `dynamodbav:"session"`
+	User         string `dynamodbav:"user"`
 	Calls        int64  `dynamodbav:"calls"`
 	InputTokens  int64  `dynamodbav:"input_tokens"`
 	OutputTokens int64  `dynamodbav:"output_tokens"`
@@ -90,7 +92,7 @@ func (s *Store) GetBudget(ctx context.Context, teamID string) (budget.Budget, er
 		func(m map[string]types.AttributeValue) (budget.Budget, error) {
 			var it budgetItem
 			err := dynamo.Unmarshal(m, &it)
-			return budget.Budget{Limit: budget.Nanos(it.Limit), WarnAt: it.WarnAt, UpdatedAt: it.UpdatedAt}, err
+			return budget.Budget{Limit: budget.Nanos(it.Limit), WarnAt: it.WarnAt, PerUser: budget.Nanos(it.PerUser), UpdatedAt: it.UpdatedAt}, err
 		})
 }
 
@@ -111,7 +113,7 @@ func limitUpdate(b *budget.Budget) expression.UpdateBuilder {
 // transaction.
 func (s *Store) PutBudget(ctx context.Context, teamID, month string, b budget.Budget) error {
 	tx := s.Txn()
-	tx.Put("budget", budgetItem{PK: dynamo.TeamPK(teamID), SK: dynamo.SKBudget, Type: "budget", Limit: int64(b.Limit), WarnAt: b.WarnAt, UpdatedAt: b.UpdatedAt}, expression.ConditionBuilder{})
+	tx.Put("budget", budgetItem{PK: dynamo.TeamPK(teamID), SK: dynamo.SKBudget, Type: "budget", Limit: int64(b.Limit), WarnAt: b.WarnAt, PerUser: int64(b.PerUser), UpdatedAt: b.UpdatedAt}, expression.ConditionBuilder{})
 	tx.Update("month", monthKey(teamID, month), limitUpdate(&b), expression.ConditionBuilder{})
 	err := tx.RunConflicting(ctx)
 	if c, ok := dynamo.AsCanceled(err); ok && c.Role == "" {
@@ -178,12 +180,7 @@ func (s *Store) InitMonth(ctx context.Context, teamID, month string, b *budget.B
 
 // Reserve implements budget.Store.
 func (s *Store) Reserve(ctx context.Context, teamID, month string, amount budget.Nanos) (budget.Ledger, error) {
-	a := int64(amount)
-	u := expression.Add(dynamo.Name("reserved"), dynamo.Value(a)).
-		Add(dynamo.Name("committed"), dynamo.Value(a)).
-		Add(dynamo.Name("headroom"), dynamo.Value(-a))
-	cond := expression.AttributeExists(dynamo.Name("init")).And(
-		dynamo.Name("limited").Equal(dynamo.Value(false)).Or(dynamo.Name("headroom").GreaterThanEqual(dynamo.Value(a))))
+	u, cond := reserveUpdate(int64(amount))
 	var it monthItem
 	failed, err := s.update(ctx, teamID, month, u, cond, &it)
 	switch {
@@ -213,6 +210,15 @@ func (s *Store) Settle(ctx context.Context, c budget.Charge) error {
 		return err
 	}
 	a := c.Attribution
+	parts := []string{a.Agent, a.Model, a.Conversation, a.Session}
+	if a.User != "" && a.User != budget.KeyNone {
+		if err := s.settleUser(ctx, c); err != nil {
+			return err
+		}
+		// A person's counters are their own; a key's keep the key they
+		// had before people were counted.
+		parts = append(parts, a.User)
+	}
 	day, _ := time.Parse(time.DateOnly, c.Day)
 	uu := expression.Add(dynamo.Name("calls"), dynamo.Value(1)).
 		Add(dynamo.Name("input_tokens"), dynamo.Value(c.InputTokens)).
@@ -224,13 +230,14 @@ func (s *Store) Settle(ctx context.Context, c budget.Charge) error {
 		Set(dynamo.Name("model"), dynamo.Value(a.Model)).
 		Set(dynamo.Name("conversation"), dynamo.Value(a.Conversation)).
 		Set(dynamo.Name("session"), dynamo.Value(a.Session)).
+		Set(dynamo.Name("user"), dynamo.Value(a.User)).
 		Set(dynamo.Name("expires_at"), dynamo.Value(dynamo.TTL(day.Add(usageTTL))))
 	e, err := dynamo.Build(&uu, expression.ConditionBuilder{})
 	if err != nil {
 		return dynamo.Internal(err, "expression")
 	}
 	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.Table, Key: dynamo.Key(dynamo.TeamPK(c.TeamID), dynamo.UsageSK(c.Day, a.Agent, a.Model, a.Conversation, a.Session)),
+		TableName: &s.Table, Key: dynamo.Key(dynamo.TeamPK(c.TeamID), dynamo.UsageSK(c.Day, parts...)),
 		UpdateExpression: e.Update(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 	})
 	if err != nil {
@@ -273,7 +280,7 @@ func (s *Store) Usage(ctx context.Context, teamID, from, to string) ([]budget.Us
 			return err
 		}
 		out = append(out, budget.UsageRow{Day: it.Day,
-			Attribution: budget.Attribution{Agent: it.Agent, Model: it.Model, Conversation: it.Conversation, Session: it.Session},
+			Attribution: budget.Attribution{Agent: it.Agent, Model: it.Model, Conversation: it.Conversation, Session: it.Session, User: it.User}.Key(),
 			Usage:       budget.Usage{Calls: it.Calls, InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, Cost: budget.Nanos(it.Nanos)}})
 		return nil
 	})

@@ -121,6 +121,7 @@ func toFeedbackItem(teamID, agent string, f conversations.Feedback) expertgatest
 	return expertgatestore.FeedbackItem{
 		PK: dynamo.TeamPK(teamID), SK: dynamo.FeedbackSK(f.MessageID, agent), Type: "feedback", Agent: agent,
 		Rating: f.Rating, Query: f.Query, RatedAt: f.RatedAt.UTC(), ExpiresAt: dynamo.TTL(f.RatedAt.Add(feedbackRetention)),
+		UserID: f.UserID,
 	}
 }
 

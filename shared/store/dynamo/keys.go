@@ -62,6 +62,7 @@ import (
 //	memory context  TEAM#<team>           CTX#<agent>  (an agent's cached memory context; expires_at TTL, 1 hour)  contextItem
 //	memory epoch    TEAM#<team>           MEMEPOCH  (bumped by every invalidation; a context is cached only if unchanged)  epochItem
 //	rate window     TEAM#<team>           RATE#<unix second>  (requests: the team's count in that second; expires_at TTL, 2 minutes)
+//	user rate       TEAM#<team>           RATE#<unix second>#USER#<user>  (requests: one person's count in that second; expires_at TTL, 2 minutes)
 //	queue attempts  QATTEMPT#<queue>#<message id>  ATTEMPTS  (failed processing attempts; expires_at TTL, 14 days; written only by ADD)
 //	session         TEAM#<team>           SES#<session id>  (event_seq: its stream's last number)             sessionItem
 //	                  gsi3 (unfinished, not awaiting a human): SDUE / <deadline>#<team>#<id>
@@ -77,7 +78,8 @@ import (
 //	team budget     TEAM#<team>           BUDGET  (limit_nanos, warn_at)                                        budgetItem
 //	budget month    TEAM#<team>           SPEND#<YYYY-MM>  (the CostGuard's ledger: spent, reserved, committed,  monthItem
 //	                  headroom in nano-dollars; limited, limit, warn_at, warned; written only by updates)
-//	usage counter   TEAM#<team>           USAGE#<YYYY-MM-DD>#<hash of agent, model, conversation, session>      usageItem
+//	user month      TEAM#<team>           SPEND#<YYYY-MM>#USER#<user>  (one person's spent, reserved, committed; per_user_usd)  userItem
+//	usage counter   TEAM#<team>           USAGE#<YYYY-MM-DD>#<hash of agent, model, conversation, session[, user]>  usageItem
 //	                  (calls, input_tokens, output_tokens, nanos; written only by ADD; expires_at TTL, 400 days)
 //	clipboard value TEAM#<team>           CLIP#<scope>#<key>  (scope task:<root task id> or conv:<conversation id>;  clipItem
 //	                  value, stored_by; expires_at TTL, 1 day: toolpacks.ClipTTL)
@@ -144,6 +146,7 @@ import (
 //	sessions past their deadline           Query gsi3 gsi3pk=SDUE, gsi3sk < <time>
 //	A2A agents whose card is due           Query gsi3 gsi3pk=A2ACARD, gsi3sk < <time>
 //	count a team's request this second     UpdateItem TEAM#<team> / RATE#<second>, ADD requests 1, UPDATED_NEW
+//	count a person's request this second   UpdateItem TEAM#<team> / RATE#<second>#USER#<user>, ADD requests 1, UPDATED_NEW
 //	count a queue message's failure        UpdateItem QATTEMPT#<queue>#<id> / ATTEMPTS, ADD attempts 1, UPDATED_NEW
 //	get a report                           GetItem TEAM#<team> / REPORT#<id>
 //	a team's reports newest first          Query pk=TEAM#<team>, begins_with(sk, REPORT#), descending (ids sort by time)
@@ -155,6 +158,7 @@ import (
 //	decide an approval once                UpdateItem APPROVAL#<id>, condition status = pending (and expires_at > now)
 //	a team's budget / a month's ledger     GetItem TEAM#<team> / BUDGET, TEAM#<team> / SPEND#<month>
 //	reserve a model call's worst case      UpdateItem SPEND#<month>, ADD, condition limited = false OR headroom >= amount
+//	… of a person, with per_user_usd       TransactWriteItems: that Update, and Update SPEND#<month>#USER#<user> ADD, condition committed <= per_user - amount
 //	usage of a range of days               Query pk=TEAM#<team>, sk BETWEEN USAGE#<from># AND USAGE#<to>#DEL
 //	a stream's events after n (resume)     Query pk=TEAM#<team>, sk BETWEEN EVT#<stream>#<n+1, 12 digits> AND EVT#<stream>#DEL, ascending, limit
 //	a stream's last number (its head)      Query pk=TEAM#<team>, begins_with(sk, EVT#<stream>#), descending, limit 1
@@ -527,9 +531,6 @@ func ClassifierPartPrefix(embedder, fitID string) string {
 func ClassifierPartSK(embedder, fitID string, n int) string {
 	return fmt.Sprintf("%s%04d", ClassifierPartPrefix(embedder, fitID), n)
 }
-
-// SpendSK is the sort key of a team's month (YYYY-MM) ledger.
-func SpendSK(month string) string { return prefixSpend + month }
 
 // UsagePrefix is the sort key prefix of a day's (YYYY-MM-DD) usage
 // counters.

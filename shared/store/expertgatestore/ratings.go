@@ -20,11 +20,12 @@ type FeedbackItem struct {
 	Query     string    `dynamodbav:"query"`
 	RatedAt   time.Time `dynamodbav:"rated_at"` // UTC, so the since filter compares strings in time order
 	ExpiresAt int64     `dynamodbav:"expires_at"`
+	UserID    string    `dynamodbav:"user_id,omitempty"` // the person who rated
 }
 
 // ToRating is the rating as the expert gate reads it.
 func (it FeedbackItem) ToRating() routing.Rating {
-	return routing.Rating{Agent: it.Agent, Rating: it.Rating, Query: it.Query, At: it.RatedAt}
+	return routing.Rating{Agent: it.Agent, Rating: it.Rating, Query: it.Query, At: it.RatedAt, UserID: it.UserID}
 }
 
 // RecentRatings returns ratings of replies made since (keys sort by the

@@ -32,6 +32,7 @@ type memoryItem struct {
 	MemoryType string    `dynamodbav:"memory_type"`
 	Visibility string    `dynamodbav:"visibility"`
 	Agents     []string  `dynamodbav:"agents,omitempty"`
+	UserID     string    `dynamodbav:"user_id,omitempty"`
 	Content    string    `dynamodbav:"content"`
 	Source     string    `dynamodbav:"source"`
 	CreatedAt  time.Time `dynamodbav:"created_at"`
@@ -40,7 +41,7 @@ type memoryItem struct {
 // memoryValue is m as a nested value (no keys).
 func memoryValue(m memory.Memory) memoryItem {
 	return memoryItem{
-		ID: m.ID, Author: m.Author, MemoryType: m.Type, Visibility: m.Visibility, Agents: m.Agents,
+		ID: m.ID, Author: m.Author, MemoryType: m.Type, Visibility: m.Visibility, Agents: m.Agents, UserID: m.UserID,
 		Content: m.Content, Source: m.Source, CreatedAt: m.CreatedAt,
 	}
 }
@@ -55,7 +56,7 @@ func ToMemoryItem(m memory.Memory) memoryItem {
 
 func (it memoryItem) toMemory() memory.Memory {
 	return memory.Memory{
-		ID: it.ID, Author: it.Author, Type: it.MemoryType, Visibility: it.Visibility, Agents: it.Agents,
+		ID: it.ID, Author: it.Author, Type: it.MemoryType, Visibility: it.Visibility, Agents: it.Agents, UserID: it.UserID,
 		Content: it.Content, Source: it.Source, CreatedAt: it.CreatedAt,
 	}
 }

@@ -177,7 +177,7 @@ func (s *Store) GetReport(ctx context.Context, teamID, id string) (reports.Repor
 // time); the filters are filter expressions on the team's REPORT# range.
 func (s *Store) ListReports(ctx context.Context, teamID string, f reports.Filter, p paging.Page) ([]reports.Report, string, error) {
 	var filters []expression.ConditionBuilder
-	for _, fv := range [][2]string{{"report_type", f.Type}, {"to", f.To}, {"from", f.From}, {"status", string(f.Status)}} {
+	for _, fv := range [][2]string{{"report_type", f.Type}, {"to", f.To}, {"from", f.From}, {"status", string(f.Status)}, {"user_id", f.UserID}} {
 		if fv[1] != "" {
 			filters = append(filters, dynamo.Name(fv[0]).Equal(dynamo.Value(fv[1])))
 		}

@@ -331,6 +331,9 @@ func (s *Store) ListSessions(ctx context.Context, teamID string, f sessions.Filt
 	if f.Agent != "" {
 		filters = append(filters, dynamo.Name("agents").Contains(f.Agent))
 	}
+	if f.UserID != "" {
+		filters = append(filters, dynamo.Name("user_id").Equal(dynamo.Value(f.UserID)))
+	}
 	keyCond := dynamo.KeyIs(dynamo.AttrPK, dynamo.TeamPK(teamID)).And(dynamo.HasPrefix(dynamo.AttrSK, dynamo.PrefixSession))
 	in, err := dynamo.BuiltQuery("", keyCond, dynamo.AllOf(filters), false)
 	if err != nil {

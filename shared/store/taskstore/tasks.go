@@ -468,6 +468,9 @@ func (s *Store) ListTasks(ctx context.Context, teamID string, f tasks.Filter, p 
 	if f.Status != "" {
 		filters = append(filters, dynamo.Name("status").Equal(dynamo.Value(string(f.Status))))
 	}
+	if f.UserID != "" {
+		filters = append(filters, dynamo.Name("user_id").Equal(dynamo.Value(f.UserID)))
+	}
 	if f.Agent != "" {
 		filters = append(filters, dynamo.Name("assignee").Equal(dynamo.Value(f.Agent)).Or(
 			dynamo.Name("created_by_type").Equal(dynamo.Value("agent")).And(dynamo.Name("created_by_id").Equal(dynamo.Value(f.Agent)))))

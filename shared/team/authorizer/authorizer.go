@@ -124,10 +124,8 @@ func (h *Handler) decide(ctx context.Context, headers map[string]string, request
 	if !allowed {
 		return false, nil
 	}
-	if h.limited(actx, k.TeamID) {
-		h.Log.WarnContext(ctx, "team over its rate limit")
-		authz[ContextRateLimited], authz[ContextRetryAfter] = true, 1
-	}
+	user, _ := authz[ContextUserID].(string)
+	h.limit(ctx, actx, k.TeamID, user, authz)
 	return true, authz
 }
 

@@ -107,6 +107,10 @@ func (stalledCounter) CountRequest(ctx context.Context, _ string, _ int64) (int,
 	return 0, ctx.Err()
 }
 
+func (c stalledCounter) CountUserRequest(ctx context.Context, teamID, _ string, second int64) (int, error) {
+	return c.CountRequest(ctx, teamID, second)
+}
+
 // The table stalls after the key was read, on the rate count: the
 // request is let through (the count is the only thing lost) before the
 // authorizer's deadline, not left to time out.

@@ -70,6 +70,10 @@ func (failingCounter) CountRequest(context.Context, string, int64) (int, error) 
 	return 0, errors.New("throttled")
 }
 
+func (failingCounter) CountUserRequest(context.Context, string, string, int64) (int, error) {
+	return 0, errors.New("throttled")
+}
+
 // A limiter that cannot count lets requests through.
 func TestFailingCounterLetsRequestsThrough(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)

@@ -53,9 +53,6 @@ func (h *Handler) decideToken(ctx, actx context.Context, header string) (bool, m
 	}
 	ctx = logctx.With(ctx, "team_id", c.TeamID, "user_id", c.UserID)
 	authz := map[string]any{ContextTeamID: c.TeamID, ContextUserID: c.UserID, ContextRole: c.Role}
-	if h.limited(actx, c.TeamID) {
-		h.Log.WarnContext(ctx, "team over its rate limit")
-		authz[ContextRateLimited], authz[ContextRetryAfter] = true, 1
-	}
+	h.limit(ctx, actx, c.TeamID, c.UserID, authz)
 	return true, authz
 }

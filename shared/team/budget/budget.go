@@ -40,6 +40,11 @@ const (
 // left of the team's monthly limit.
 const ReasonExhausted = "TeamBudgetExhausted"
 
+// ReasonUserExhausted is the apperr reason of a call a person's own
+// monthly budget (per_user_usd) refused (code EREJECTED, HTTP 422): the
+// team's budget may have room, the person's has not.
+const ReasonUserExhausted = "UserBudgetExceeded"
+
 // EvWarning is the detail-type published once per team and month when the
 // month's spend reaches warn_at of the limit (events/schemas).
 const EvWarning = "TeamBudgetWarning"
@@ -65,7 +70,10 @@ type Budget struct {
 	Limit Nanos
 	// WarnAt is the share of Limit whose crossing emits EvWarning, in
 	// (0, 1].
-	WarnAt    float64
+	WarnAt float64
+	// PerUser is per_user_usd, in Nanos: what one person's calls may
+	// spend in a month within Limit; 0 is no per-person limit.
+	PerUser   Nanos
 	UpdatedAt time.Time
 }
 
@@ -112,6 +120,9 @@ type Attribution struct {
 	Model        string
 	Conversation string
 	Session      string
+	// User is the person whose work made the call; KeyNone for a call
+	// no person started (a key's own work).
+	User string
 }
 
 // Placeholders of an attribution's empty fields: a call made for no agent
@@ -131,7 +142,7 @@ func (a Attribution) Key() Attribution {
 		return v
 	}
 	return Attribution{Agent: or(a.Agent, KeySystem), Model: or(a.Model, KeyNone),
-		Conversation: or(a.Conversation, KeyNone), Session: or(a.Session, KeyNone)}
+		Conversation: or(a.Conversation, KeyNone), Session: or(a.Session, KeyNone), User: or(a.User, KeyNone)}
 }
 
 // UsageRow is one stored counter: a day's calls of one attribution.
@@ -153,6 +164,43 @@ type Charge struct {
 	InputTokens, OutputTokens int
 	// Attribution, with its placeholders (Attribution.Key).
 	Attribution Attribution
+	// UserReserved is what the call's reservation held on its person's
+	// month (Store.ReserveUser), 0 when it held nothing there. A call
+	// with a person (Attribution.User) is charged to the person's month
+	// either way.
+	UserReserved Nanos
+}
+
+// UserLedger is one person's month in a team: what their calls spent and
+// hold. Limit is the per-person limit a refusal was measured against.
+type UserLedger struct {
+	UserID   string
+	Limit    Nanos
+	Spent    Nanos
+	Reserved Nanos
+	Calls    int64
+}
+
+// UserExhausted is Store.ReserveUser's refusal by the person's month: the
+// person's ledger as it was.
+type UserExhausted struct{ Ledger UserLedger }
+
+func (e *UserExhausted) Error() string {
+	return fmt.Sprintf("budget: %s's monthly limit of %d nanos is reached (%d spent, %d reserved)", e.Ledger.UserID, e.Ledger.Limit, e.Ledger.Spent, e.Ledger.Reserved)
+}
+
+// UserRefusedError is the error of a call a person's budget refused:
+// EREJECTED with reason UserBudgetExceeded and the details user_id,
+// per_user_usd and user_spent_usd. It wraps models.ErrBudgetExhausted, as
+// the team's refusal does, so a caller that stops on an exhausted budget
+// stops on either.
+func UserRefusedError(l UserLedger, amount Nanos) *apperr.Error {
+	return apperr.Wrap(apperr.EREJECTED, models.ErrBudgetExhausted, "the user's monthly budget of $%.2f (per_user_usd) is exhausted: $%.4f spent, $%.4f held by calls in flight, and this model call may cost up to $%.4f",
+		l.Limit.Dollars(), l.Spent.Dollars(), l.Reserved.Dollars(), amount.Dollars()).
+		WithReason(ReasonUserExhausted).
+		WithDetail("user_id", l.UserID).
+		WithDetail("per_user_usd", l.Limit.Dollars()).
+		WithDetail("user_spent_usd", l.Spent.Dollars())
 }
 
 // ErrNoLedger is Store.Reserve's answer for a month not yet initialized:
@@ -181,8 +229,23 @@ type Store interface {
 	// *Exhausted error (with the ledger as it was) when the amount does
 	// not fit; nothing is written then.
 	Reserve(ctx context.Context, teamID, month string, amount Nanos) (Ledger, error)
-	// Settle turns a reservation into its cost on the month and adds the
-	// call to its day's usage counter.
+	// ReserveUser is Reserve and, in the same transaction, the add of
+	// amount to the person's month of the team, on the condition that
+	// what the person spent and holds plus amount stays within limit
+	// (the budget's PerUser). Either both hold the amount or neither
+	// does: ErrNoLedger, *Exhausted (the team's month refused),
+	// *UserExhausted (the person's did), or ECONFLICT reason
+	// TransactionConflict when concurrent calls kept the month busy.
+	ReserveUser(ctx context.Context, teamID, month, userID string, limit, amount Nanos) (Ledger, error)
+	// ReleaseUser gives back what a reservation held on the person's
+	// month (Release gives back the team's).
+	ReleaseUser(ctx context.Context, teamID, month, userID string, amount Nanos) error
+	// GetUserLedger returns the person's month (Limit unset); the zero
+	// UserLedger, with UserID, when nothing touched it.
+	GetUserLedger(ctx context.Context, teamID, month, userID string) (UserLedger, error)
+	// Settle turns a reservation into its cost on the month (and on its
+	// person's month, when it has a person) and adds the call to its
+	// day's usage counter.
 	Settle(ctx context.Context, c Charge) error
 	// Release gives back a reservation whose call was not made or failed.
 	Release(ctx context.Context, teamID, month string, amount Nanos) error

@@ -10,6 +10,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/answerby"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
 )
@@ -89,7 +90,11 @@ func (g *Guard) Converse(ctx context.Context, req models.Request) (models.Respon
 	now := g.Now.UTC()
 	month, day := MonthOf(now), DayOf(now)
 	amount := g.WorstCase(req)
-	led, err := g.reserve(ctx, teamID, month, amount)
+	userID := req.Metadata[models.MetadataUserID]
+	if userID == "" {
+		userID = authctx.CallerOf(ctx).UserID
+	}
+	led, held, err := g.reserve(ctx, teamID, month, userID, amount)
 	if err != nil {
 		return models.Response{}, err
 	}
@@ -100,16 +105,15 @@ func (g *Guard) Converse(ctx context.Context, req models.Request) (models.Respon
 	wctx, cancel := answerby.Detached(ctx, settleTimeout)
 	defer cancel()
 	if cerr != nil {
-		if err := g.Store.Release(wctx, teamID, month, amount); err != nil {
-			g.log().ErrorContext(ctx, "budget: a failed call's reservation could not be released", "team_id", teamID, "month", month, "nanos", int64(amount), "error", err.Error())
-		}
+		g.release(wctx, teamID, month, userID, amount, held)
 		return resp, cerr
 	}
 	cost := USD(models.Cost(resp.ModelID, resp.InputTokens, resp.OutputTokens))
 	c := Charge{TeamID: teamID, Month: month, Day: day, Reserved: amount, Cost: cost,
 		InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens,
 		Attribution: Attribution{Agent: req.Metadata[models.MetadataAgent], Model: resp.ModelID,
-			Conversation: req.Metadata[models.MetadataConversationID], Session: req.Metadata[models.MetadataSessionID]}.Key()}
+			Conversation: req.Metadata[models.MetadataConversationID], Session: req.Metadata[models.MetadataSessionID], User: userID}.Key(),
+		UserReserved: held}
 	if err := g.Store.Settle(wctx, c); err != nil {
 		// The answer is the caller's all the same; the reservation
 		// stays held, so the month counts more than was spent, never
@@ -122,32 +126,74 @@ func (g *Guard) Converse(ctx context.Context, req models.Request) (models.Respon
 }
 
 // reserve holds amount on the month, initializing the month from the
-// team's budget on its first call.
-func (g *Guard) reserve(ctx context.Context, teamID, month string, amount Nanos) (Ledger, error) {
-	for range 2 {
-		led, err := g.Store.Reserve(ctx, teamID, month, amount)
-		var ex *Exhausted
-		switch {
-		case err == nil:
-			return led, nil
-		case errors.As(err, &ex):
-			return Ledger{}, RefusedError(ex.Ledger, amount)
-		case !errors.Is(err, ErrNoLedger):
-			return Ledger{}, err
-		}
-		var bp *Budget
-		b, err := g.Store.GetBudget(ctx, teamID)
-		switch {
-		case err == nil:
-			bp = &b
-		case !apperr.Is(err, apperr.ENOTFOUND):
-			return Ledger{}, err
-		}
-		if err := g.Store.InitMonth(ctx, teamID, month, bp); err != nil {
-			return Ledger{}, err
+// team's budget on its first call. A call a person's work makes, in a
+// team whose budget sets per_user_usd, holds it on the person's month too,
+// in the same transaction (held: what it holds there). The per-person
+// limit is the budget as read just before: a budget set while the call
+// reserves applies from the next call.
+func (g *Guard) reserve(ctx context.Context, teamID, month, userID string, amount Nanos) (led Ledger, held Nanos, err error) {
+	var perUser Nanos
+	if userID != "" {
+		if b, err := g.budget(ctx, teamID); err != nil {
+			return Ledger{}, 0, err
+		} else if b != nil {
+			perUser = b.PerUser
 		}
 	}
-	return Ledger{}, apperr.New(apperr.EINTERNAL, "budget: the month %s of team %s could not be initialized", month, teamID)
+	for range 2 {
+		if perUser > 0 {
+			led, err = g.Store.ReserveUser(ctx, teamID, month, userID, perUser, amount)
+			held = amount
+		} else {
+			led, err = g.Store.Reserve(ctx, teamID, month, amount)
+		}
+		var ex *Exhausted
+		var ux *UserExhausted
+		switch {
+		case err == nil:
+			return led, held, nil
+		case errors.As(err, &ux):
+			return Ledger{}, 0, UserRefusedError(ux.Ledger, amount)
+		case errors.As(err, &ex):
+			return Ledger{}, 0, RefusedError(ex.Ledger, amount)
+		case !errors.Is(err, ErrNoLedger):
+			return Ledger{}, 0, err
+		}
+		b, err := g.budget(ctx, teamID)
+		if err != nil {
+			return Ledger{}, 0, err
+		}
+		if err := g.Store.InitMonth(ctx, teamID, month, b); err != nil {
+			return Ledger{}, 0, err
+		}
+	}
+	return Ledger{}, 0, apperr.New(apperr.EINTERNAL, "budget: the month %s of team %s could not be initialized", month, teamID)
+}
+
+// budget is the team's budget, nil when it has none.
+func (g *Guard) budget(ctx context.Context, teamID string) (*Budget, error) {
+	b, err := g.Store.GetBudget(ctx, teamID)
+	switch {
+	case err == nil:
+		return &b, nil
+	case apperr.Is(err, apperr.ENOTFOUND):
+		return nil, nil
+	}
+	return nil, err
+}
+
+// release gives back a failed call's reservation: the team's, and what it
+// held on its person's month.
+func (g *Guard) release(ctx context.Context, teamID, month, userID string, amount, held Nanos) {
+	if err := g.Store.Release(ctx, teamID, month, amount); err != nil {
+		g.log().ErrorContext(ctx, "budget: a failed call's reservation could not be released", "team_id", teamID, "month", month, "nanos", int64(amount), "error", err.Error())
+	}
+	if held == 0 {
+		return
+	}
+	if err := g.Store.ReleaseUser(ctx, teamID, month, userID, held); err != nil {
+		g.log().ErrorContext(ctx, "budget: a failed call's reservation could not be released on its user's month", "team_id", teamID, "user_id", userID, "month", month, "nanos", int64(held), "error", err.Error())
+	}
 }
 
 // warn publishes EvWarning when spent (the month's spend as this call

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/clock"
 )
 
@@ -24,6 +25,9 @@ type PutInput struct {
 	// WarnAt is the share of the limit whose crossing warns; nil is
 	// DefaultWarnAt.
 	WarnAt *float64 `json:"warn_at,omitempty"`
+	// PerUserUSD is what one person's work may spend in a month, within
+	// the team's limit; nil is no per-person limit.
+	PerUserUSD *float64 `json:"per_user_usd,omitempty"`
 }
 
 // Status is the answer of GET and PUT /v1/budget. MonthlyLimitUSD and
@@ -31,6 +35,7 @@ type PutInput struct {
 type Status struct {
 	MonthlyLimitUSD *float64   `json:"monthly_limit_usd"`
 	WarnAt          *float64   `json:"warn_at"`
+	PerUserUSD      *float64   `json:"per_user_usd"`
 	Month           string     `json:"month"`
 	SpentUSD        float64    `json:"spent_usd"`
 	ReservedUSD     float64    `json:"reserved_usd"`
@@ -51,6 +56,10 @@ func (s *Service) Get(ctx context.Context, teamID string) (Status, error) {
 	default:
 		limit, warn, at := b.Limit.Dollars(), b.WarnAt, b.UpdatedAt
 		st.MonthlyLimitUSD, st.WarnAt, st.UpdatedAt = &limit, &warn, &at
+		if b.PerUser > 0 {
+			perUser := b.PerUser.Dollars()
+			st.PerUserUSD = &perUser
+		}
 	}
 	l, err := s.Store.GetLedger(ctx, teamID, month)
 	if err != nil {
@@ -77,8 +86,18 @@ func (s *Service) Put(ctx context.Context, teamID string, in PutInput) (Status, 
 	if math.IsNaN(warn) || warn <= 0 || warn > 1 {
 		return Status{}, apperr.Invalid("warn_at", "warn_at must be a share of the limit: more than 0 and at most 1")
 	}
+	var perUser Nanos
+	if p := in.PerUserUSD; p != nil {
+		if math.IsNaN(*p) || *p <= 0 || *p > MaxMonthlyLimitUSD {
+			return Status{}, apperr.Invalid("per_user_usd", "per_user_usd must be more than 0 and at most %d", MaxMonthlyLimitUSD)
+		}
+		if *p > limit {
+			return Status{}, apperr.Invalid("per_user_usd", "per_user_usd must be at most monthly_limit_usd (%g)", limit)
+		}
+		perUser = USD(*p)
+	}
 	now := s.Now.UTC()
-	if err := s.Store.PutBudget(ctx, teamID, MonthOf(now), Budget{Limit: USD(limit), WarnAt: warn, UpdatedAt: now}); err != nil {
+	if err := s.Store.PutBudget(ctx, teamID, MonthOf(now), Budget{Limit: USD(limit), WarnAt: warn, PerUser: perUser, UpdatedAt: now}); err != nil {
 		return Status{}, err
 	}
 	return s.Get(ctx, teamID)
@@ -91,6 +110,7 @@ const (
 	ByConversation = "conversation"
 	BySession      = "session"
 	ByDay          = "day"
+	ByUser         = "user"
 )
 
 // MaxUsageDays bounds a usage query's range (from..to, inclusive): about a
@@ -99,7 +119,8 @@ const MaxUsageDays = 92
 
 // UsageQuery is GET /v1/usage's query: from and to are UTC dates
 // (YYYY-MM-DD, inclusive); empty, they are the first day of this month and
-// today.
+// today. A member (authctx.CallerOf) reads their own usage only, whatever
+// the group.
 type UsageQuery struct {
 	From, To, GroupBy string
 }
@@ -116,11 +137,13 @@ type UsageLine struct {
 // UsageReport is GET /v1/usage's answer: the items by key (most expensive
 // first, then by key) and their total.
 type UsageReport struct {
-	From    string      `json:"from"`
-	To      string      `json:"to"`
-	GroupBy string      `json:"group_by"`
-	Items   []UsageLine `json:"items"`
-	Total   UsageLine   `json:"total"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	GroupBy string `json:"group_by"`
+	// UserID is set when the report is one person's own (a member's).
+	UserID string      `json:"user_id,omitempty"`
+	Items  []UsageLine `json:"items"`
+	Total  UsageLine   `json:"total"`
 }
 
 func line(key string, u Usage) UsageLine {
@@ -140,9 +163,10 @@ func (s *Service) Usage(ctx context.Context, teamID string, q UsageQuery) (Usage
 		ByConversation: func(r UsageRow) string { return r.Conversation },
 		BySession:      func(r UsageRow) string { return r.Session },
 		ByDay:          func(r UsageRow) string { return r.Day },
+		ByUser:         func(r UsageRow) string { return r.User },
 	}[q.GroupBy]
 	if keyOf == nil {
-		return UsageReport{}, apperr.Invalid("group_by", "group_by must be one of agent, model, conversation, session, day")
+		return UsageReport{}, apperr.Invalid("group_by", "group_by must be one of agent, model, conversation, session, day, user")
 	}
 	from, to := now.AddDate(0, 0, 1-now.Day()), now
 	var err error
@@ -169,14 +193,21 @@ func (s *Service) Usage(ctx context.Context, teamID string, q UsageQuery) (Usage
 	if err != nil {
 		return UsageReport{}, err
 	}
+	caller := authctx.CallerOf(ctx)
 	sums := map[string]Usage{}
 	var total Usage
 	for _, r := range rows {
+		if caller.Member() && r.User != caller.UserID {
+			continue // a member reads their own usage only
+		}
 		k := keyOf(r)
 		sums[k] = sums[k].Add(r.Usage)
 		total = total.Add(r.Usage)
 	}
 	rep := UsageReport{From: fromDay, To: toDay, GroupBy: q.GroupBy, Items: []UsageLine{}, Total: line("total", total)}
+	if caller.Member() {
+		rep.UserID = caller.UserID
+	}
 	for k, u := range sums {
 		rep.Items = append(rep.Items, line(k, u))
 	}

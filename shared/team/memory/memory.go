@@ -48,7 +48,10 @@ type Memory struct {
 	Visibility string `json:"visibility"`
 	// Agents who may see a private memory besides its author (a handoff
 	// memory is visible to both agents).
-	Agents    []string  `json:"agents,omitempty"`
+	Agents []string `json:"agents,omitempty"`
+	// UserID scopes a user_profile memory to one person (profile.go);
+	// empty on the team's default profile and on every other type.
+	UserID    string    `json:"user_id,omitempty"`
 	Content   string    `json:"content"`
 	Source    string    `json:"source"` // api, handoff
 	CreatedAt time.Time `json:"created_at"`
@@ -139,6 +142,8 @@ type CreateInput struct {
 	Type       string `json:"type"`
 	Visibility string `json:"visibility"`
 	Content    string `json:"content"`
+	// UserID is the person a user_profile memory belongs to (profile.go).
+	UserID string `json:"user_id,omitempty"`
 }
 
 // New validates a memory authored by agent (not stored).
@@ -162,18 +167,26 @@ func (s *Service) New(author string, in CreateInput, source string) (Memory, err
 	if in.Type == "user_profile" && in.Visibility != Shared {
 		return Memory{}, apperr.Invalid("visibility", "the user profile is shared with every agent")
 	}
+	if err := validUserID(in); err != nil {
+		return Memory{}, err
+	}
 	n := utf8.RuneCountInString(strings.TrimSpace(in.Content))
 	if n == 0 || n > MaxContent {
 		return Memory{}, apperr.Invalid("content", "content must be 1 to %d characters", MaxContent)
 	}
-	return Memory{ID: ids.New("mem"), Author: author, Type: in.Type, Visibility: in.Visibility, Content: strings.TrimSpace(in.Content), Source: source, CreatedAt: s.Now.UTC()}, nil
+	return Memory{ID: ids.New("mem"), Author: author, Type: in.Type, Visibility: in.Visibility, UserID: in.UserID, Content: strings.TrimSpace(in.Content), Source: source, CreatedAt: s.Now.UTC()}, nil
 }
 
 // Create stores a memory an agent learned. A shared one is announced
 // (MemoryShared), and every agent's cached context is dropped by the
-// consumer; a private one drops its author's cache at once. Returns
-// EINVALID, ENOTFOUND.
+// consumer; a private one drops its author's cache at once. A person's
+// user_profile is theirs (profileOwner). Returns EINVALID, ENOTFOUND,
+// EFORBIDDEN.
 func (s *Service) Create(ctx context.Context, teamID, author string, in CreateInput) (Memory, error) {
+	in, err := profileOwner(ctx, in)
+	if err != nil {
+		return Memory{}, err
+	}
 	if !agents.ValidSlug(author) {
 		return Memory{}, apperr.NotFound("agent", author)
 	}
@@ -218,9 +231,26 @@ func (s *Service) Visible(ctx context.Context, teamID, agent string) ([]Memory, 
 	return out, nil
 }
 
-// ForAgent returns the agent's memory context: the cached one, or a fresh
-// one that is then cached until a memory invalidates it.
+// ForAgent returns the agent's memory context when it answers no person
+// (a key's own turn, a task): ForPerson with no person, so only the
+// team's default profiles.
 func (s *Service) ForAgent(ctx context.Context, teamID, agent string) (Context, error) {
+	return s.ForPerson(ctx, teamID, agent, "")
+}
+
+// ForPerson returns the agent's memory context when it answers person:
+// the cached one, or a fresh one that is then cached until a memory
+// invalidates it, narrowed to the team's default profiles and person's
+// own (Context.For; the cache holds every profile, one per agent).
+func (s *Service) ForPerson(ctx context.Context, teamID, agent, person string) (Context, error) {
+	c, err := s.forAgent(ctx, teamID, agent)
+	if err != nil {
+		return Context{}, err
+	}
+	return c.For(person), nil
+}
+
+func (s *Service) forAgent(ctx context.Context, teamID, agent string) (Context, error) {
 	if c, ok, err := s.Store.GetContext(ctx, teamID, agent); err != nil {
 		return Context{}, err
 	} else if ok {

@@ -39,8 +39,10 @@ func (f *fixture) cacheContext(t *testing.T, agent string) memory.Context {
 	ctx := context.Background()
 	epoch, err := f.Memories.MemoryEpoch(ctx, f.team)
 	require.NoError(t, err)
-	c := memory.Context{Agent: agent, Shared: []memory.Memory{f.memory("ann", "in the context")}, BuiltAt: time.Now().UTC().Truncate(time.Millisecond)}
-	c.Shared[0].TeamID = ""
+	c := memory.Context{Agent: agent, Shared: []memory.Memory{f.memory("ann", "in the context")},
+		UserProfile: []memory.Memory{f.memory("ann", "a person's profile")}, BuiltAt: time.Now().UTC().Truncate(time.Millisecond)}
+	c.Shared[0].TeamID, c.UserProfile[0].TeamID = "", ""
+	c.UserProfile[0].Type, c.UserProfile[0].UserID = memory.UserProfile, "auth0|alice"
 	cached, err := f.Memories.PutContext(ctx, f.team, c, epoch)
 	require.NoError(t, err)
 	require.True(t, cached, "a context built under the current epoch is cached")
@@ -57,6 +59,9 @@ func memoriesListed(t *testing.T, f *fixture) {
 		m := f.memory("ann", "memory")
 		if i == 1 {
 			m.Visibility, m.Agents, m.Type = memory.Private, []string{"bob"}, "episodic"
+		}
+		if i == 2 {
+			m.Type, m.UserID = memory.UserProfile, "auth0|alice"
 		}
 		require.NoError(t, f.Memories.PutMemory(ctx, m))
 		made = append(made, m.ID)
@@ -83,6 +88,8 @@ func memoriesListed(t *testing.T, f *fixture) {
 	assert.Equal(t, "episodic", whole[1].Type)
 	assert.Equal(t, "api", whole[1].Source)
 	assert.True(t, whole[1].CreatedAt.Equal(first[1].CreatedAt))
+	assert.Equal(t, "auth0|alice", whole[0].UserID, "a profile keeps its person")
+	assert.Empty(t, whole[1].UserID)
 
 	recent, err := f.Memories.RecentMemories(ctx, f.team, 2)
 	require.NoError(t, err)
@@ -115,6 +122,8 @@ func memoryContexts(t *testing.T, f *fixture) {
 	require.Len(t, got.Shared, 1)
 	assert.Equal(t, ann.Shared[0].ID, got.Shared[0].ID)
 	assert.Equal(t, ann.Shared[0].Content, got.Shared[0].Content)
+	require.Len(t, got.UserProfile, 1)
+	assert.Equal(t, "auth0|alice", got.UserProfile[0].UserID, "the cache keeps each profile's person")
 	_, hit, err = f.Memories.GetContext(ctx, f.otherTeam(), "ann")
 	require.NoError(t, err)
 	assert.False(t, hit, "another team's")

@@ -94,15 +94,15 @@ func conversationMessages(t *testing.T, f *fixture) {
 // messageRatings: only an agent's reply is rated (ENOTFOUND naming it for
 // a user's message or a missing one, and nothing is written); the rating
 // is on the reply and, per contributing agent, in the expert gate's
-// ratings: newest reply first, a later rating replacing an earlier one,
-// at most the limit, the team's own.
+// ratings (with the person who rated): newest reply first, a later
+// rating replacing an earlier one, at most the limit, the team's own.
 func messageRatings(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	since := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 	c, msgs := f.chat(t, 2)
 	rate := func(msg conversations.Message, rating int, agents ...string) error {
 		return f.Conversations.RateMessage(ctx, f.team, conversations.Feedback{ConversationID: c.ID, MessageID: msg.ID, Rating: rating,
-			Comment: "contract", Agents: agents, Query: "question", RatedAt: time.Now().UTC()})
+			Comment: "contract", Agents: agents, Query: "question", RatedAt: time.Now().UTC(), UserID: "auth0|alice"})
 	}
 	refused(t, rate(msgs[0], 5, "ann"), apperr.ENOTFOUND, "")
 	refused(t, rate(message(c.ID, conversations.AuthorAssistant, "ann", "never stored"), 5, "ann"), apperr.ENOTFOUND, "")
@@ -113,6 +113,7 @@ func messageRatings(t *testing.T, f *fixture) {
 		var out []string
 		for _, r := range list {
 			assert.Equal(t, "question", r.Query)
+			assert.Equal(t, "auth0|alice", r.UserID, "the person who rated")
 			out = append(out, r.Agent+"="+string(rune('0'+r.Rating)))
 		}
 		return out

@@ -15,6 +15,8 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/work/reports"
+	"github.com/conclave-ai/conclave/shared/work/sessions"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
 )
 
@@ -91,10 +93,19 @@ func taskUser(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	child := f.child(t, mine, "bob")
 	assert.Equal(t, "auth0|alice", f.get(t, child.ID).UserID, "a delegation works for the same person")
+	list, _, err := f.Tasks.ListTasks(context.Background(), f.team, tasks.Filter{UserID: "auth0|alice"}, paging.Page{Limit: 50})
+	require.NoError(t, err)
+	var listed []string
+	for _, l := range list {
+		assert.Equal(t, "auth0|alice", l.UserID, "a person's listing holds theirs only")
+		listed = append(listed, l.ID)
+	}
+	assert.Subset(t, listed, []string{tk.ID, mine.ID, child.ID})
 }
 
 // startedForUser: a session's and a report's user id read back as
-// written, beside their creator; none reads back empty.
+// written, beside their creator; none reads back empty; a listing by
+// user id holds that person's only.
 func startedForUser(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	rep := f.report("status", "ann", "bob")
@@ -122,4 +133,21 @@ func startedForUser(t *testing.T, f *fixture) {
 	back, err = f.Sessions.GetSession(ctx, f.team, ses.ID)
 	require.NoError(t, err)
 	assert.Empty(t, back.UserID)
+
+	reps, _, err := f.Reports.ListReports(ctx, f.team, reports.Filter{UserID: "auth0|alice"}, paging.Page{Limit: 50})
+	require.NoError(t, err)
+	var listed []string
+	for _, r := range reps {
+		listed = append(listed, r.ID+"="+r.UserID)
+	}
+	assert.Contains(t, listed, rep.ID+"=auth0|alice")
+	assert.NotContains(t, listed, bare.ID+"=")
+	sess, _, err := f.Sessions.ListSessions(ctx, f.team, sessions.Filter{UserID: "auth0|alice"}, paging.Page{Limit: 50})
+	require.NoError(t, err)
+	listed = nil
+	for _, v := range sess {
+		listed = append(listed, v.ID+"="+v.UserID)
+	}
+	assert.Contains(t, listed, mine.ID+"=auth0|alice")
+	assert.NotContains(t, listed, ses.ID+"=")
 }

@@ -166,6 +166,8 @@ var cases = []contractCase{
 	{"budget/reservations fit the month's limit, to the nano", budgetLimit},
 	{"budget/40 racing reservations: exactly those that fit", budgetConcurrent},
 	{"budget/usage counters by day and attribution; warned once", budgetUsage},
+	{"budget/a person's month fits per_user, to the nano, with the team's", budgetUserLimit},
+	{"budget/a person's racing reservations: exactly those that fit", budgetUserConcurrent},
 	{"clipboard/by team, scope and key; replaced; gone once expired", clipboardScopes},
 	{"toolpacks/MCP packs: created once, replaced, by team, deleted", mcpPacks},
 	{"toolpacks/16 racing creates: exactly the cap", mcpPacksConcurrent},

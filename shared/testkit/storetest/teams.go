@@ -119,12 +119,43 @@ func a2aIDGiven(t *testing.T, f *fixture) {
 func requestCounts(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	second := time.Now().Unix() + 3600 // a second nothing else counts in
+	raceCounts(t, func() (int, error) { return f.Requests.CountRequest(ctx, f.team, second) })
+	for _, c := range []struct {
+		team   string
+		second int64
+	}{{f.team, second + 1}, {f.otherTeam(), second}} {
+		one, err := f.Requests.CountRequest(ctx, c.team, c.second)
+		require.NoError(t, err)
+		assert.Equal(t, 1, one, "%s at %d counts on its own", c.team, c.second)
+	}
+	userRequestCounts(t, f, second)
+}
+
+// userRequestCounts: one person's requests are counted per second apart
+// from the team's and from another person's, each count once however many
+// race.
+func userRequestCounts(t *testing.T, f *fixture, second int64) {
+	ctx := context.Background()
+	raceCounts(t, func() (int, error) { return f.Requests.CountUserRequest(ctx, f.team, "auth0|alice", second) })
+	for _, c := range []struct{ team, user string }{{f.team, "bob"}, {f.otherTeam(), "auth0|alice"}} {
+		one, err := f.Requests.CountUserRequest(ctx, c.team, c.user, second)
+		require.NoError(t, err)
+		assert.Equal(t, 1, one, "%s of %s counts on its own", c.user, c.team)
+	}
+	team, err := f.Requests.CountRequest(ctx, f.team, second+2)
+	require.NoError(t, err)
+	assert.Equal(t, 1, team, "the team's count is not a person's")
+}
+
+// raceCounts runs 12 counts at once: each answers one of 1 … 12, once.
+func raceCounts(t *testing.T, count func() (int, error)) {
+	t.Helper()
 	const n = 12
 	got := make([]int, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			c, err := f.Requests.CountRequest(ctx, f.team, second)
+			c, err := count()
 			assert.NoError(t, err)
 			got[i] = c
 		})
@@ -136,12 +167,4 @@ func requestCounts(t *testing.T, f *fixture) {
 		want[i] = i + 1
 	}
 	assert.Equal(t, want, got, "1 … n, each once")
-	for _, c := range []struct {
-		team   string
-		second int64
-	}{{f.team, second + 1}, {f.otherTeam(), second}} {
-		one, err := f.Requests.CountRequest(ctx, c.team, c.second)
-		require.NoError(t, err)
-		assert.Equal(t, 1, one, "%s at %d counts on its own", c.team, c.second)
-	}
 }

@@ -123,6 +123,7 @@ type Filter struct {
 	To     string
 	From   string
 	Status Status
+	UserID string // the person it was requested for: a member's own
 }
 
 // ErrChanged is SaveReport finding the report changed since it was read.

@@ -257,6 +257,7 @@ type Filter struct {
 	Status  Status
 	Pattern Pattern
 	Agent   string // lead or participant
+	UserID  string // the person who started it: a member's own
 }
 
 // Ref names a session across teams (the sweeper's view).

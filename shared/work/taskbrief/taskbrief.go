@@ -55,7 +55,7 @@ func (r Reader) Brief(ctx context.Context, p workflow.TaskInput) (worker.Brief, 
 		return worker.Brief{}, err
 	}
 	b := worker.Brief{Type: t.Type, Priority: t.Priority, InputArtifacts: t.InputArtifacts, CostCapUSD: t.CostCapUSD,
-		Input: clip.Clip(string(t.Input), MaxInput), ConversationID: t.ConversationID}
+		Input: clip.Clip(string(t.Input), MaxInput), ConversationID: t.ConversationID, UserID: t.UserID}
 	if t.ConversationID == "" || r.Conversations == nil {
 		return b, nil
 	}

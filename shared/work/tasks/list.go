@@ -42,8 +42,8 @@ func (s *Service) List(ctx context.Context, teamID string, f Filter, p paging.Pa
 	case "":
 		return s.Store.ListTasks(ctx, teamID, f, p)
 	case SortPriority:
-		if f.Assignee == "" || f.Status != Queued || f.Agent != "" || f.Parent != "" || f.ConversationID != "" {
-			return nil, "", apperr.Invalid("sort", "sort=priority lists an agent's queue: it takes assignee and status=queued, and no agent, parent_task_id or conversation_id")
+		if f.Assignee == "" || f.Status != Queued || f.Agent != "" || f.Parent != "" || f.ConversationID != "" || f.UserID != "" {
+			return nil, "", apperr.Invalid("sort", "sort=priority lists an agent's queue: it takes assignee and status=queued, and no agent, parent_task_id, conversation_id or person")
 		}
 		return s.Store.QueuedWork(ctx, teamID, f.Assignee, p)
 	default:

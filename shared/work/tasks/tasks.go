@@ -344,6 +344,8 @@ type Filter struct {
 	ConversationID string
 	// Sort is "" (newest first) or SortPriority (see Service.List).
 	Sort string
+	// UserID lists the tasks of one person (user_id): a member's own.
+	UserID string
 }
 
 // Agents are the agents on the task: its assignee, its delegation chain

@@ -57,8 +57,12 @@ type memories struct {
 	asked []string
 }
 
-func (m *memories) ForAgent(_ context.Context, teamID, agent string) (memory.Context, error) {
-	m.asked = append(m.asked, teamID+"/"+agent)
+func (m *memories) ForPerson(_ context.Context, teamID, agent, person string) (memory.Context, error) {
+	asked := teamID + "/" + agent
+	if person != "" {
+		asked += " for " + person
+	}
+	m.asked = append(m.asked, asked)
 	return m.mc, m.err
 }
 
@@ -103,6 +107,26 @@ func TestTheAgentSeesItsTasksFieldsConversationAndMemories(t *testing.T) {
 
 // A memory context that cannot be read is left out: the task runs, and
 // its timeline says it ran without one.
+// A task a person started works for them: its model calls carry the
+// person (their monthly budget reserves beside the team's) and the agent
+// reads that person's profile beside the team's. A task no person started
+// carries none.
+func TestATaskWorksForThePersonWhoStartedIt(t *testing.T) {
+	m := &memories{}
+	w, rec := briefed(&briefs{brief: worker.Brief{Type: "execute", UserID: "alice"}}, m)
+	_, err := w.Run(context.Background(), payload("ok"))
+	require.NoError(t, err)
+	assert.Equal(t, "alice", rec.first(t).Metadata[models.MetadataUserID])
+	assert.Equal(t, []string{"t/ok for alice"}, m.asked)
+
+	m = &memories{}
+	w, rec = briefed(&briefs{brief: worker.Brief{Type: "execute"}}, m)
+	_, err = w.Run(context.Background(), payload("ok"))
+	require.NoError(t, err)
+	assert.NotContains(t, rec.first(t).Metadata, models.MetadataUserID)
+	assert.Equal(t, []string{"t/ok"}, m.asked)
+}
+
 func TestAMemoryFailureStillRunsTheTask(t *testing.T) {
 	w, rec := briefed(&briefs{brief: worker.Brief{Type: "execute", Priority: "normal"}}, &memories{err: errors.New("dynamodb GetItem failed")})
 	tr := &fakeTracker{running: true}

@@ -94,6 +94,10 @@ type Brief struct {
 	// CostCapUSD is the task's delegation tree's cost cap: what a
 	// delegation from it is estimated to cost (approvals.EstimatedCost).
 	CostCapUSD float64
+	// UserID is the person the task works for, if any: its model calls
+	// reserve on that person's monthly budget too, and the agent reads
+	// that person's profile beside the team's.
+	UserID string
 }
 
 // Policies reads a team's approval policy (approvals.Service): which tool
@@ -111,7 +115,7 @@ type Briefs interface {
 // Memories gives the agent its memory context, as a chat reply gets it
 // (memory.Service).
 type Memories interface {
-	ForAgent(ctx context.Context, teamID, agent string) (memory.Context, error)
+	ForPerson(ctx context.Context, teamID, agent, person string) (memory.Context, error)
 }
 
 // TeamReader reads a team's agents that are not archived in one call: the
@@ -455,7 +459,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		return models.Request{}, res, review{}, teamContext{agent: a, remote: true}, nil
 	}
 	task := prompts.Task{Title: p.Title, Context: p.Context, ExpectedOutput: p.ExpectedOutput}
-	costCap, convID := 0.0, ""
+	costCap, convID, userID := 0.0, "", ""
 	if w.Briefs != nil {
 		br, err := w.Briefs.Brief(ctx, p)
 		if apperr.Is(err, apperr.ENOTFOUND) {
@@ -466,7 +470,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 		}
 		task.Type, task.Priority, task.InputArtifacts, task.Conversation = br.Type, br.Priority, br.InputArtifacts, br.Conversation
 		task.Input = br.Input
-		costCap, convID = br.CostCapUSD, br.ConversationID
+		costCap, convID, userID = br.CostCapUSD, br.ConversationID, br.UserID
 	}
 	// A resumed attempt is told what the first one was (its saved team
 	// block): the model's conversation so far was written with it, and
@@ -496,7 +500,7 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	tc.agent, tc.costCap, tc.packs = a, costCap, packs
 	system := prompts.System(a, task) + tc.block
 	if w.Memories != nil {
-		mc, err := w.Memories.ForAgent(ctx, p.TeamID, a.Slug)
+		mc, err := w.Memories.ForPerson(ctx, p.TeamID, a.Slug, userID)
 		if err != nil {
 			w.log().WarnContext(ctx, "memory context unavailable; the task runs without it", "agent", a.Slug, "error", err.Error())
 			if rerr := record(Usage{}, TrackEvent{Type: "progress", Payload: map[string]any{"message": "memory context unavailable; working without it"}}); rerr != nil {
@@ -510,6 +514,9 @@ func (w *Worker) prepare(ctx context.Context, p workflow.TaskInput, b workflow.B
 	req := prompts.Request(p.TeamID, a, system, b.MaxTokens, w.Tiers[p.ModelTier])
 	if convID != "" {
 		req.Metadata[models.MetadataConversationID] = convID
+	}
+	if userID != "" {
+		req.Metadata[models.MetadataUserID] = userID
 	}
 	req.Tools = tools
 	if p.Resume == nil {

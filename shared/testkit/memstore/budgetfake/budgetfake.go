@@ -30,8 +30,11 @@ func New(tb *memtable.Table) *Budgets {
 type budgetRows struct {
 	budgets map[string]budget.Budget
 	months  map[memtable.Key]*budget.Ledger // by team and month
+	users   map[userMonth]*budget.UserLedger
 	usage   map[memtable.Key]map[usageKey]budget.Usage
 }
+
+type userMonth struct{ team, month, user string }
 
 type usageKey struct {
 	day string
@@ -42,7 +45,7 @@ type usageKey struct {
 // locked.
 func (s *Budgets) budgetRows() *budgetRows {
 	return memtable.Part(s.tb, "budgets", func() *budgetRows {
-		return &budgetRows{budgets: map[string]budget.Budget{}, months: map[memtable.Key]*budget.Ledger{}, usage: map[memtable.Key]map[usageKey]budget.Usage{}}
+		return &budgetRows{budgets: map[string]budget.Budget{}, months: map[memtable.Key]*budget.Ledger{}, users: map[userMonth]*budget.UserLedger{}, usage: map[memtable.Key]map[usageKey]budget.Usage{}}
 	})
 }
 
@@ -118,6 +121,60 @@ func (s *Budgets) Reserve(_ context.Context, teamID, month string, amount budget
 	return *l, nil
 }
 
+func (r *budgetRows) user(teamID, month, userID string) *budget.UserLedger {
+	k := userMonth{teamID, month, userID}
+	if r.users[k] == nil {
+		r.users[k] = &budget.UserLedger{UserID: userID}
+	}
+	return r.users[k]
+}
+
+// ReserveUser implements budget.Store: both months under one lock, as
+// the adapter's one transaction.
+func (s *Budgets) ReserveUser(_ context.Context, teamID, month, userID string, limit, amount budget.Nanos) (budget.Ledger, error) {
+	s.tb.Lock()
+	defer s.tb.Unlock()
+	r := s.budgetRows()
+	l, u := r.month(teamID, month), r.user(teamID, month, userID)
+	// In the adapter's order: an amount over the limit itself is refused
+	// before anything is tried; then the team's month, then the person's.
+	switch {
+	case limit < amount:
+		refused := *u
+		refused.Limit = limit
+		return budget.Ledger{}, &budget.UserExhausted{Ledger: refused}
+	case !l.Initialized:
+		return budget.Ledger{}, budget.ErrNoLedger
+	case l.Limited && l.Limit-l.Spent-l.Reserved < amount:
+		return budget.Ledger{}, &budget.Exhausted{Ledger: *l}
+	case limit-u.Spent-u.Reserved < amount:
+		refused := *u
+		refused.Limit = limit
+		return budget.Ledger{}, &budget.UserExhausted{Ledger: refused}
+	}
+	l.Reserved += amount
+	u.Reserved += amount
+	return *l, nil
+}
+
+// ReleaseUser implements budget.Store.
+func (s *Budgets) ReleaseUser(_ context.Context, teamID, month, userID string, amount budget.Nanos) error {
+	s.tb.Lock()
+	defer s.tb.Unlock()
+	s.budgetRows().user(teamID, month, userID).Reserved -= amount
+	return nil
+}
+
+// GetUserLedger implements budget.Store.
+func (s *Budgets) GetUserLedger(_ context.Context, teamID, month, userID string) (budget.UserLedger, error) {
+	s.tb.Lock()
+	defer s.tb.Unlock()
+	if u := s.budgetRows().users[userMonth{teamID, month, userID}]; u != nil {
+		return *u, nil
+	}
+	return budget.UserLedger{UserID: userID}, nil
+}
+
 // Settle implements budget.Store.
 func (s *Budgets) Settle(_ context.Context, c budget.Charge) error {
 	s.tb.Lock()
@@ -127,6 +184,12 @@ func (s *Budgets) Settle(_ context.Context, c budget.Charge) error {
 	l.Reserved -= c.Reserved
 	l.Spent += c.Cost
 	l.Calls++
+	if user := c.Attribution.User; user != "" && user != budget.KeyNone {
+		u := r.user(c.TeamID, c.Month, user)
+		u.Reserved -= c.UserReserved
+		u.Spent += c.Cost
+		u.Calls++
+	}
 	k := memtable.Key{Team: c.TeamID, ID: c.Day}
 	if r.usage[k] == nil {
 		r.usage[k] = map[usageKey]budget.Usage{}

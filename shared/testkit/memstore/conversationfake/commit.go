@@ -170,7 +170,7 @@ func (s *Conversations) RateMessage(_ context.Context, teamID string, f conversa
 	r.rating, r.ratedAt, r.comment = f.Rating, rated, f.Comment
 	ratings := memtable.Docs(s.tb, memtable.KindRating)
 	for _, a := range f.Agents {
-		ratings[memtable.Key{Team: teamID, ID: f.MessageID + "#" + a}] = memtable.Doc(routing.Rating{Agent: a, Rating: f.Rating, Query: f.Query, At: rated})
+		ratings[memtable.Key{Team: teamID, ID: f.MessageID + "#" + a}] = memtable.Doc(routing.Rating{Agent: a, Rating: f.Rating, Query: f.Query, At: rated, UserID: f.UserID})
 	}
 	return nil
 }

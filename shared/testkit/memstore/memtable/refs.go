@@ -78,3 +78,9 @@ func (tb *Table) CountRequest(_ context.Context, teamID string, second int64) (i
 	tb.rates[k]++
 	return tb.rates[k], nil
 }
+
+// CountUserRequest implements authorizer.RequestCounter: one person's
+// requests of the team in that second, this one included.
+func (tb *Table) CountUserRequest(ctx context.Context, teamID, userID string, second int64) (int, error) {
+	return tb.CountRequest(ctx, teamID+"#USER#"+userID, second)
+}

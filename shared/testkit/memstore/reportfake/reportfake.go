@@ -87,7 +87,8 @@ func (s *Reports) ListReports(_ context.Context, teamID string, f reports.Filter
 	}
 	keep := func(r reports.Report) bool {
 		return (f.Type == "" || r.Type == f.Type) && (f.To == "" || r.To == f.To) &&
-			(f.From == "" || r.From == f.From) && (f.Status == "" || r.Status == f.Status)
+			(f.From == "" || r.From == f.From) && (f.Status == "" || r.Status == f.Status) &&
+			(f.UserID == "" || r.UserID == f.UserID)
 	}
 	return memtable.Query(rows, true, "reports:"+teamID, p, keep)
 }

@@ -163,7 +163,7 @@ func (s *Sessions) ListSessions(_ context.Context, teamID string, f sessions.Fil
 	}
 	keep := func(v sessions.Session) bool {
 		return (f.Status == "" || v.Status == f.Status) && (f.Pattern == "" || v.Pattern == f.Pattern) &&
-			(f.Agent == "" || slices.Contains(v.Agents(), f.Agent))
+			(f.Agent == "" || slices.Contains(v.Agents(), f.Agent)) && (f.UserID == "" || v.UserID == f.UserID)
 	}
 	return memtable.Query(rows, true, "sessions:"+teamID, p, keep)
 }

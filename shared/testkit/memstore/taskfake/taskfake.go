@@ -456,6 +456,9 @@ func (s *Tasks) ListTasks(_ context.Context, teamID string, f tasks.Filter, p pa
 		if f.Status != "" && t.Status != f.Status {
 			return false
 		}
+		if f.UserID != "" && t.UserID != f.UserID {
+			return false
+		}
 		if f.Agent != "" && t.Assignee != f.Agent && (t.CreatedBy.Type != "agent" || t.CreatedBy.ID != f.Agent) {
 			return false
 		}
