@@ -51,6 +51,7 @@ type approvalItem struct {
 	EstimatedCostUSD  float64    `dynamodbav:"estimated_cost_usd"`
 	Reason            string     `dynamodbav:"reason,omitempty"`
 	DecidedBy         string     `dynamodbav:"decided_by,omitempty"`
+	UserID            string     `dynamodbav:"user_id,omitempty"`
 	CreatedAt         time.Time  `dynamodbav:"created_at"`
 	ExpiresAt         time.Time  `dynamodbav:"expires_at"`
 	DecidedAt         *time.Time `dynamodbav:"decided_at,omitempty"`
@@ -63,7 +64,7 @@ func toApprovalItem(a approvals.Approval) approvalItem {
 		PK: dynamo.TeamPK(a.TeamID), SK: dynamo.ApprovalSK(a.ID), Type: "approval", ID: a.ID, Status: string(a.Status), Tool: a.Tool,
 		Arguments: string(a.Arguments), ApprovedArguments: string(a.ApprovedArguments), Agent: a.Agent, TaskID: a.TaskID,
 		ConversationID: a.ConversationID, CallID: a.CallID, Reasons: a.Reasons, EstimatedCostUSD: a.EstimatedCostUSD,
-		Reason: a.Reason, DecidedBy: a.DecidedBy, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, DecidedAt: a.DecidedAt,
+		Reason: a.Reason, DecidedBy: a.DecidedBy, UserID: a.UserID, CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, DecidedAt: a.DecidedAt,
 		Token: a.Token, ExecutionARN: a.ExecutionARN,
 	}
 }
@@ -76,7 +77,7 @@ func fromApprovalItem(teamID string, m map[string]types.AttributeValue) (approva
 	a := approvals.Approval{
 		TeamID: teamID, ID: it.ID, Status: approvals.Status(it.Status), Tool: it.Tool, Arguments: json.RawMessage(it.Arguments),
 		Agent: it.Agent, TaskID: it.TaskID, ConversationID: it.ConversationID, CallID: it.CallID, Reasons: it.Reasons,
-		EstimatedCostUSD: it.EstimatedCostUSD, Reason: it.Reason, DecidedBy: it.DecidedBy, CreatedAt: it.CreatedAt,
+		EstimatedCostUSD: it.EstimatedCostUSD, Reason: it.Reason, DecidedBy: it.DecidedBy, UserID: it.UserID, CreatedAt: it.CreatedAt,
 		ExpiresAt: it.ExpiresAt, DecidedAt: it.DecidedAt, Token: it.Token, ExecutionARN: it.ExecutionARN,
 	}
 	if it.ApprovedArguments != "" {
@@ -195,6 +196,9 @@ func (s *Store) DecideApproval(ctx context.Context, teamID, id string, d approva
 		Set(dynamo.Name("decided_at"), dynamo.Value(at))
 	if d.Reason != "" {
 		u = u.Set(dynamo.Name("reason"), dynamo.Value(d.Reason))
+	}
+	if d.UserID != "" {
+		u = u.Set(dynamo.Name("user_id"), dynamo.Value(d.UserID))
 	}
 	if len(d.Arguments) > 0 {
 		u = u.Set(dynamo.Name("approved_arguments_json"), dynamo.Value(string(d.Arguments)))

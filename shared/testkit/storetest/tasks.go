@@ -414,10 +414,11 @@ func approvalOnce(t *testing.T, f *fixture) {
 	assert.False(t, created, "a retried registration creates nothing")
 	assert.Equal(t, "token-2", got.Token, "it replaces the token while pending")
 
-	d := approvals.Decision{Status: approvals.Rejected, By: "user:key_contract", Reason: "no", At: time.Now().UTC()}
+	d := approvals.Decision{Status: approvals.Rejected, By: "user:key_contract", UserID: "alice", Reason: "no", At: time.Now().UTC()}
 	decided, err := f.Approvals.DecideApproval(ctx, f.team, a.ID, d)
 	require.NoError(t, err)
 	assert.Equal(t, approvals.Rejected, decided.Status)
+	assert.Equal(t, "alice", decided.UserID, "the person who decided")
 	d.Status = approvals.Approved
 	_, err = f.Approvals.DecideApproval(ctx, f.team, a.ID, d)
 	assert.Equal(t, apperr.ECONFLICT, apperr.Code(err), "decided once")

@@ -151,8 +151,11 @@ type Approval struct {
 	EstimatedCostUSD  float64         `json:"estimated_cost_usd"`
 	// Reason is the decision's (a rejection's reason is the model's to
 	// read).
-	Reason    string     `json:"reason,omitempty"`
-	DecidedBy string     `json:"decided_by,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
+	// UserID is the person who decided (a bearer token's user, or the
+	// user a key acted for); empty for a key's own decision or an expiry.
+	UserID    string     `json:"user_id,omitempty"`
 	CreatedAt time.Time  `json:"created_at"`
 	ExpiresAt time.Time  `json:"expires_at"`
 	DecidedAt *time.Time `json:"decided_at,omitempty"`
@@ -168,6 +171,7 @@ type Decision struct {
 	Arguments json.RawMessage
 	Reason    string
 	By        string
+	UserID    string // the person deciding, if any (Approval.UserID)
 	At        time.Time
 }
 

@@ -126,9 +126,15 @@ func TestDecideOnceWithEditedArgumentsSendsTheToken(t *testing.T) {
 	_, err = f.svc.Decide(ctx, "other-team", a.ID, "user:k", approvals.DecideInput{Decision: "approve"})
 	assert.True(t, apperr.Is(err, apperr.ENOTFOUND), "another team's approval")
 
-	got, err := f.svc.Decide(ctx, "t1", a.ID, "user:k", approvals.DecideInput{Decision: "approve", Arguments: json.RawMessage(`{"to_agent":"luke","message":"edited"}`)})
+	// Decided by a key acting for carol: the approval records her.
+	carol := authctx.WithCaller(ctx, authctx.Caller{UserID: "carol", Role: authctx.RoleAdmin})
+	got, err := f.svc.Decide(carol, "t1", a.ID, "user:k", approvals.DecideInput{Decision: "approve", Arguments: json.RawMessage(`{"to_agent":"luke","message":"edited"}`)})
 	require.NoError(t, err)
 	assert.Equal(t, approvals.Approved, got.Status)
+	assert.Equal(t, "carol", got.UserID)
+	stored, err := f.svc.Get(ctx, "t1", a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "carol", stored.UserID, "stored with the decision")
 	sent := f.cb.sent["tok-1"]
 	assert.Equal(t, workflow.DecisionApprove, sent.Decision)
 	assert.JSONEq(t, `{"to_agent":"luke","message":"edited"}`, string(sent.Arguments), "the edited arguments run")

@@ -246,7 +246,8 @@ func (s *Service) Decide(ctx context.Context, teamID, id, by string, in DecideIn
 			return Approval{}, err
 		}
 	}
-	got, err := s.Store.DecideApproval(ctx, teamID, id, Decision{Status: status, Arguments: args, Reason: strings.TrimSpace(in.Reason), By: by, At: s.Now.UTC()})
+	got, err := s.Store.DecideApproval(ctx, teamID, id, Decision{Status: status, Arguments: args, Reason: strings.TrimSpace(in.Reason), By: by,
+		UserID: authctx.CallerOf(ctx).UserID, At: s.Now.UTC()})
 	if err != nil {
 		return Approval{}, err
 	}

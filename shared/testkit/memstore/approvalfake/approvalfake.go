@@ -152,7 +152,7 @@ func (s *Approvals) DecideApproval(_ context.Context, teamID, id string, d appro
 			WithReason("AlreadyDecided").WithDetail("status", string(a.Status))
 	}
 	at := d.At
-	a.Status, a.DecidedBy, a.DecidedAt = d.Status, d.By, &at
+	a.Status, a.DecidedBy, a.UserID, a.DecidedAt = d.Status, d.By, d.UserID, &at
 	if d.Reason != "" {
 		a.Reason = d.Reason
 	}
