@@ -215,4 +215,5 @@ func TestOnlyTheMembersThePolicyNamesDecideApprovals(t *testing.T) {
 	st, decided := withToken(t, carol, "POST", "/v1/approvals/"+id, map[string]any{"decision": "reject", "reason": "not now"})
 	require.Equal(t, http.StatusOK, st, decided)
 	assert.Equal(t, "rejected", decided["status"])
+	assert.Equal(t, "carol", decided["user_id"], "the approval records who decided")
 }
