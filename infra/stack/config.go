@@ -76,6 +76,13 @@ type EnvConfig struct {
 	// TeamRatePerSecond is the most requests one team may make in a second
 	// (the authorizer counts them; the route answers 429 above it).
 	TeamRatePerSecond int
+	// UserRatePerSecond is the most requests one person of a team (a
+	// bearer token's user, or the user a key acts for) may make in a
+	// second; 0, every stage today, is a fifth of the team's
+	// (authorizer.DefaultPerUser). At most TeamRatePerSecond, and only
+	// with it: the authorizer counts a person's requests within the
+	// team's limit alone.
+	UserRatePerSecond int
 	// CORSOrigins are the browser origins both APIs answer (-c
 	// cors.origins, cors.go); none, the default, turns CORS off.
 	CORSOrigins []string

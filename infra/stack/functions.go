@@ -66,9 +66,6 @@ func NewFunctions(scope constructs.Construct, id string, props *FunctionsProps) 
 		if _, ok := manifest.EmbedderGrants[f.Name]; ok && props.Env.Embedder != "" {
 			fn.AddEnvironment(jsii.String(settings.EnvEmbedder), jsii.String(props.Env.Embedder), nil)
 		}
-		if f.Name == authorizerFunction && props.Env.TeamRatePerSecond > 0 {
-			fn.AddEnvironment(jsii.String(settings.EnvTeamRateLimit), jsii.String(strconv.Itoa(props.Env.TeamRatePerSecond)), nil)
-		}
 		if f.Trigger == manifest.TriggerSQS {
 			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(props.Queues[f.Queue], &awslambdaeventsources.SqsEventSourceProps{
 				BatchSize: jsii.Number(float64(f.BatchSize)), ReportBatchItemFailures: jsii.Bool(true),
@@ -101,6 +98,16 @@ func commonEnvironment(props *FunctionsProps) map[string]*string {
 	common[settings.EnvModelTiers] = jsii.String(settings.EncodePairs(env.TierModels()))
 	if len(env.ExtraModels) > 0 {
 		common[settings.EnvExtraModels] = jsii.String(strings.Join(env.ExtraModels, ","))
+	}
+	// The rates reach every function that counts requests, the ones whose
+	// manifest.Env declares them: the authorizer, and the A2A agent on
+	// both APIs, whose public routes check keys and rates themselves (told
+	// the authorizer's only, they counted nothing in AWS).
+	if env.TeamRatePerSecond > 0 {
+		common[settings.EnvTeamRateLimit] = jsii.String(strconv.Itoa(env.TeamRatePerSecond))
+	}
+	if env.UserRatePerSecond > 0 {
+		common[settings.EnvUserRateLimit] = jsii.String(strconv.Itoa(env.UserRatePerSecond))
 	}
 	// The streaming functions name these origins to browsers themselves
 	// (lambdafn.Streamer.AllowOrigins): the REST API adds nothing to a

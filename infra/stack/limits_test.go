@@ -141,6 +141,17 @@ func TestConsumersMayDeadLetterTheirOwnQueueOnly(t *testing.T) {
 	}
 }
 
+// synthJSON synthesizes one stage configuration (a deploy's context
+// applied) and returns its template as JSON, the test's own copy.
+func synthJSON(t *testing.T, cfg stack.EnvConfig) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(synthConfig(t, cfg, assetDir).ToJSON())
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	return m
+}
+
 func functionEnv(t *testing.T, m map[string]any, name string) map[string]any {
 	for _, f := range resources(m, "AWS::Lambda::Function") {
 		if props(f)["FunctionName"] == name {
@@ -151,24 +162,58 @@ func functionEnv(t *testing.T, m map[string]any, name string) map[string]any {
 	return nil
 }
 
-// The authorizer is told each stage's per-team rate: without
-// TEAM_RATE_LIMIT it counts nothing and the limit is off in AWS, silently.
-// No other function counts requests, so none is told.
-func TestAuthorizerGetsTheTeamRateLimit(t *testing.T) {
+// counts says whether the manifest declares the variable for f: the
+// functions that count requests (the authorizer, and the A2A agent on
+// both APIs, whose public routes check keys and rates themselves).
+func counts(f, variable string) bool {
+	return slices.Contains(manifest.Env[f], variable)
+}
+
+// A person's rate reaches every function that counts requests when the
+// stage sets one (without USER_RATE_LIMIT they keep the default, a fifth
+// of the team's), and no other; a stage that keeps the default sets
+// nothing.
+func TestCountersGetThePersonsRateWhenSet(t *testing.T) {
+	cfg, err := configFrom(t, map[string]any{"env": "dev", "userRatePerSecond": "7"}, "")
+	require.NoError(t, err)
+	m := synthJSON(t, cfg)
+	_, dev := synth(t, "dev")
+	told := 0
+	for _, f := range manifest.Functions {
+		vars := functionEnv(t, m, "conclave-dev-"+f.Name)
+		if counts(f.Name, settings.EnvUserRateLimit) {
+			assert.Equal(t, "7", vars[settings.EnvUserRateLimit], f.Name)
+			told++
+		} else {
+			assert.NotContains(t, vars, settings.EnvUserRateLimit, f.Name)
+		}
+		assert.NotContains(t, functionEnv(t, dev, "conclave-dev-"+f.Name), settings.EnvUserRateLimit, "%s: 0 is the default, not set", f.Name)
+	}
+	assert.Equal(t, 3, told, "the authorizer, a2a and a2a-stream")
+}
+
+// Every function that counts requests is told each stage's per-team rate:
+// without TEAM_RATE_LIMIT it counts nothing and the limit is off in AWS,
+// silently (the A2A agent's public routes were, until the rate reached
+// them too). No other function counts requests, so none is told.
+func TestCountersGetTheTeamRateLimit(t *testing.T) {
 	for _, env := range []string{"dev", "prod"} {
 		t.Run(env, func(t *testing.T) {
 			cfg, err := stack.Lookup(env)
 			require.NoError(t, err)
 			require.Positive(t, cfg.TeamRatePerSecond, "the stage limits teams")
 			_, m := synth(t, env)
+			told := 0
 			for _, f := range manifest.Functions {
 				vars := functionEnv(t, m, "conclave-"+env+"-"+f.Name)
-				if f.Name == "authorizer" {
-					assert.Equal(t, strconv.Itoa(cfg.TeamRatePerSecond), vars[settings.EnvTeamRateLimit])
+				if counts(f.Name, settings.EnvTeamRateLimit) {
+					assert.Equal(t, strconv.Itoa(cfg.TeamRatePerSecond), vars[settings.EnvTeamRateLimit], f.Name)
+					told++
 					continue
 				}
 				assert.NotContains(t, vars, settings.EnvTeamRateLimit, f.Name)
 			}
+			assert.Equal(t, 3, told, "the authorizer, a2a and a2a-stream")
 		})
 	}
 }

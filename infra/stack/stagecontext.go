@@ -39,6 +39,8 @@ const (
 	ContextEmbedder = "embedder"
 	// ContextTeamRate is TeamRatePerSecond (0: no per-team limit).
 	ContextTeamRate = "teamRatePerSecond"
+	// ContextUserRate is UserRatePerSecond (0: a fifth of the team's).
+	ContextUserRate = "userRatePerSecond"
 	// ContextAPIRate and ContextAPIBurst are the HTTP and streaming APIs'
 	// throttle (APIRatePerSecond, APIBurst).
 	ContextAPIRate  = "apiRatePerSecond"
@@ -121,6 +123,8 @@ func applyStageContext(node constructs.Node, cfg *EnvConfig) error {
 			fail(setEmbedder(cfg, v))
 		case key == ContextTeamRate:
 			fail(setCount(&cfg.TeamRatePerSecond, key, v, 0))
+		case key == ContextUserRate:
+			fail(setCount(&cfg.UserRatePerSecond, key, v, 0))
 		case key == ContextAPIRate:
 			fail(setCount(&cfg.APIRatePerSecond, key, v, 1))
 		case key == ContextAPIBurst:
@@ -134,6 +138,7 @@ func applyStageContext(node constructs.Node, cfg *EnvConfig) error {
 		}
 	}
 	fail(cfg.Identity.check())
+	fail(checkUserRate(*cfg))
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
@@ -228,6 +233,24 @@ func setEmbedder(cfg *EnvConfig, v any) error {
 		return fmt.Errorf("-c %s must be one of %s, got %v", ContextEmbedder, strings.Join(choices, ", "), v)
 	}
 	cfg.Embedder = s
+	return nil
+}
+
+// checkUserRate refuses a person's rate the authorizer would not keep:
+// above the team's, a person could never use it (the team's count stops
+// them first), and without a team's limit nothing is counted at all, so
+// the rate the deploy asked for would silently be off.
+func checkUserRate(cfg EnvConfig) error {
+	switch {
+	case cfg.UserRatePerSecond == 0:
+		return nil
+	case cfg.TeamRatePerSecond == 0:
+		return fmt.Errorf("-c %s=%d needs -c %s above 0: a person's requests are counted only within their team's limit, so without one it would limit nothing",
+			ContextUserRate, cfg.UserRatePerSecond, ContextTeamRate)
+	case cfg.UserRatePerSecond > cfg.TeamRatePerSecond:
+		return fmt.Errorf("-c %s=%d is above the team's %s=%d: a person cannot be allowed more than their team, whose limit would stop them first",
+			ContextUserRate, cfg.UserRatePerSecond, ContextTeamRate, cfg.TeamRatePerSecond)
+	}
 	return nil
 }
 

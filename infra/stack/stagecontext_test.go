@@ -1,7 +1,6 @@
 package stack_test
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -108,6 +107,8 @@ func TestTheContextRefusesAStageKeyItCannotMean(t *testing.T) {
 		{map[string]any{"models.synthesis": "haiku"}, "-c models.synthesis"},
 		{map[string]any{"embedder": "glove"}, "-c embedder must be one of wordllama, titan, none"},
 		{map[string]any{"teamRatePerSecond": "-1"}, "-c teamRatePerSecond must be a whole number from 0"},
+		{map[string]any{"userRatePerSecond": "-1"}, "-c userRatePerSecond must be a whole number from 0"},
+		{map[string]any{"userRatePerSecond": 2.5}, "-c userRatePerSecond must be a whole number"},
 		{map[string]any{"apiRatePerSecond": "0"}, "-c apiRatePerSecond must be a whole number from 1"},
 		{map[string]any{"apiBurst": "lots"}, "-c apiBurst must be a whole number"},
 		{map[string]any{"apiBurst": 2.5}, "-c apiBurst must be a whole number"},
@@ -121,6 +122,46 @@ func TestTheContextRefusesAStageKeyItCannotMean(t *testing.T) {
 	assert.ErrorContains(t, err, "models.tier_1")
 }
 
+// A person's rate comes from the context as the team's does (a string
+// from -c, a number from cdk.json), up to the team's rate and no further:
+// a person cannot be allowed more than their team. It needs a team's
+// limit, within which alone the authorizer counts a person's requests.
+func TestTheContextSetsAPersonsRateWithinTheTeams(t *testing.T) {
+	for _, stage := range []string{"dev", "staging", "prod", "localstack"} {
+		cfg, err := configFrom(t, map[string]any{"env": stage}, "")
+		require.NoError(t, err)
+		assert.Zero(t, cfg.UserRatePerSecond, "%s: a fifth of the team's", stage)
+	}
+	for _, c := range []struct {
+		context map[string]any
+		want    int
+		err     string
+	}{
+		{map[string]any{"env": "prod", "userRatePerSecond": "10"}, 10, ""},
+		{map[string]any{"env": "prod", "userRatePerSecond": 7.0}, 7, ""},
+		{map[string]any{"env": "prod", "userRatePerSecond": "0"}, 0, ""},
+		// prod's team rate is 50: equal is accepted, one above refused
+		{map[string]any{"env": "prod", "userRatePerSecond": "50"}, 50, ""},
+		{map[string]any{"env": "prod", "userRatePerSecond": "51"}, 0,
+			"-c userRatePerSecond=51 is above the team's teamRatePerSecond=50: a person cannot be allowed more than their team"},
+		// the team's rate set by the same deploy
+		{map[string]any{"env": "dev", "teamRatePerSecond": "30", "userRatePerSecond": "30"}, 30, ""},
+		{map[string]any{"env": "dev", "teamRatePerSecond": "30", "userRatePerSecond": "31"}, 0, "-c userRatePerSecond=31 is above the team's teamRatePerSecond=30"},
+		// no team limit: a person's rate would count nothing
+		{map[string]any{"env": "dev", "teamRatePerSecond": "0", "userRatePerSecond": "5"}, 0,
+			"-c userRatePerSecond=5 needs -c teamRatePerSecond above 0"},
+		{map[string]any{"env": "dev", "teamRatePerSecond": "0", "userRatePerSecond": "0"}, 0, ""},
+	} {
+		cfg, err := configFrom(t, c.context, "")
+		if c.err != "" {
+			assert.ErrorContains(t, err, c.err, "%v", c.context)
+			continue
+		}
+		require.NoError(t, err, "%v", c.context)
+		assert.Equal(t, c.want, cfg.UserRatePerSecond, "%v", c.context)
+	}
+}
+
 // A context change changes the template: the functions' MODEL_TIERS and
 // FEATURE_FLAGS, the agents function's EXTRA_MODELS, and the Bedrock
 // resources of every role that calls models follow the deploy's choice,
@@ -132,10 +173,7 @@ func TestAContextChangeChangesTheTemplate(t *testing.T) {
 		"models.tier_1": novaLite, "models.extra": novaPro}, "")
 	require.NoError(t, err)
 	// WHEN it is synthesized, beside dev as configured
-	raw, err := json.Marshal(synthConfig(t, cfg, assetDir).ToJSON())
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(raw, &m))
+	m := synthJSON(t, cfg)
 	_, before := synth(t, "dev")
 
 	// THEN every function that reads the tiers and the flags is told the

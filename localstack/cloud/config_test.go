@@ -30,7 +30,8 @@ func resources() cloud.Resources {
 // The local cloud sets every variable a function requires: each starts
 // with its declared configuration, as in AWS.
 func TestEveryFunctionStartsWithTheLocalEnvironment(t *testing.T) {
-	for _, name := range []string{settings.EnvFlags, settings.EnvModelProvider, settings.EnvTeamRateLimit, settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey} {
+	for _, name := range []string{settings.EnvFlags, settings.EnvModelProvider, settings.EnvTeamRateLimit, settings.EnvUserRateLimit,
+		settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey} {
 		t.Setenv(name, "")
 	}
 	res := resources()

@@ -112,10 +112,11 @@ func (r Resources) Environment() map[string]string {
 		env[settings.EnvCORSOrigins] = strings.Join(origins, ",")
 	}
 	// What the developer's environment overrides, checked as in AWS (a
-	// TEAM_RATE_LIMIT=abc stops the local cloud's start, naming it);
+	// TEAM_RATE_LIMIT=abc stops the local cloud's start, naming it;
+	// USER_RATE_LIMIT tries a person's rate, otherwise a fifth of 2,000);
 	// MODEL_PROVIDER=openai and the OPENAI_ variables run make run on a
 	// local OpenAI-compatible server (docs/local-cloud.md).
-	for _, name := range []string{settings.EnvFlags, settings.EnvModelProvider, settings.EnvTeamRateLimit,
+	for _, name := range []string{settings.EnvFlags, settings.EnvModelProvider, settings.EnvTeamRateLimit, settings.EnvUserRateLimit,
 		settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey, settings.EnvOpenAIModel} {
 		if v := os.Getenv(name); v != "" {
 			env[name] = v

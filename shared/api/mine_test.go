@@ -6,13 +6,17 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/api/plansapi"
 	"github.com/conclave-ai/conclave/shared/platform/authctx"
+	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/testkit/demo"
+	"github.com/conclave-ai/conclave/shared/work/plans"
 )
 
 // as serves one request for a caller's authorizer context.
@@ -27,7 +31,7 @@ func (a inMemoryAPI) as(lc map[string]any, routeKey, path, body string, params m
 	return resp
 }
 
-// What a member starts (a task, a session, a report) is theirs: another
+// What a member starts (a task, a session, a report, a plan) is theirs: another
 // member gets 404 naming it and lists none of it; its member, an admin
 // and a key read it, and the member's listing holds only their own.
 func TestWhatAMemberStartsIsNotFoundToAnotherMember(t *testing.T) {
@@ -43,22 +47,38 @@ func TestWhatAMemberStartsIsNotFoundToAnotherMember(t *testing.T) {
 	}
 	alice, bob := caller("alice", authctx.RoleMember), caller("bob", authctx.RoleMember)
 	admin, key := caller("root", authctx.RoleAdmin), caller("", "")
+	// A plan starts from a chat turn, never from the API: alice's is the
+	// one her turn would have written (user_id), straight into the store.
+	plansapi.PlanRoutes(a.rt, &plans.Service{Store: a.store, Now: time.Now})
+	startPlan := func(t *testing.T, lc map[string]any) string {
+		now := time.Now().UTC()
+		user, _ := lc[authctx.UserID].(string)
+		p := plans.Plan{TeamID: demo.TeamID, ID: ids.New("plan"), Lead: "kyra", Message: "m", Trigger: "test", Status: plans.Running,
+			RootTaskID: ids.New("task"), Version: 1, CreatedAt: now, UpdatedAt: now, UserID: user}
+		require.NoError(t, a.store.CreatePlan(context.Background(), p))
+		return p.ID
+	}
 	for _, tc := range []struct {
 		kind, base, body string
+		start            func(*testing.T, map[string]any) string // nil: POST base with body
 	}{
-		{"task", "/v1/tasks", `{"assignee":"kyra","title":"alice's"}`},
-		{"session", "/v1/sessions", `{"pattern":"brainstorm","lead":"kyra","goal":"g","participants":[{"agent":"luke","role":"contributor"},{"agent":"dana","role":"contributor"}]}`},
-		{"report", "/v1/reports", `{"type":"code_review","to":"luke","title":"t","parameters":{"files":["src/"]}}`},
+		{"task", "/v1/tasks", `{"assignee":"kyra","title":"alice's"}`, nil},
+		{"session", "/v1/sessions", `{"pattern":"brainstorm","lead":"kyra","goal":"g","participants":[{"agent":"luke","role":"contributor"},{"agent":"dana","role":"contributor"}]}`, nil},
+		{"report", "/v1/reports", `{"type":"code_review","to":"luke","title":"t","parameters":{"files":["src/"]}}`, nil},
+		{"plan", "/v1/plans", "", startPlan},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			// GIVEN one of alice's and one of the key's own
 			made := map[string]string{}
 			for name, lc := range map[string]map[string]any{"alice": alice, "key": key} {
+				if tc.start != nil {
+					made[name] = tc.start(t, lc)
+					continue
+				}
 				resp := a.as(lc, "POST "+tc.base, tc.base, tc.body, nil)
 				require.Equal(t, http.StatusCreated, resp.StatusCode, resp.Body)
 				var v struct {
-					ID     string `json:"id"`
-					UserID string `json:"user_id"`
+					ID string `json:"id"`
 				}
 				require.NoError(t, json.Unmarshal([]byte(resp.Body), &v))
 				made[name] = v.ID

@@ -69,8 +69,8 @@ var roleTable = []roleRow{
 	{"GET /v1/health", "ok", "ok", "ok", "ok"},
 	{"GET /v1/keys", "ok", "ok", "403", "403"},
 	{"GET /v1/models", "ok", "ok", "403", "403"},
-	{"GET /v1/plans", "ok", "ok", "403", "403"},
-	{"GET /v1/plans/{id}", "ok", "ok", "403", "403"},
+	{"GET /v1/plans", "ok", "ok", "ok", "ok"},       // a member lists their own
+	{"GET /v1/plans/{id}", "ok", "ok", "ok", "404"}, // another member's: not found
 	{"GET /v1/report-templates", "ok", "ok", "403", "403"},
 	{"GET /v1/reports", "ok", "ok", "ok", "ok"},       // a member lists their own
 	{"GET /v1/reports/{id}", "ok", "ok", "ok", "404"}, // another member's: not found
@@ -141,8 +141,8 @@ var roleTable = []roleRow{
 	{"PUT /v1/team/identity", "ok", "ok", "403", "403"},
 	{"PUT /v1/tool-packs/{name}", "ok", "ok", "403", "403"},
 	{"GET /v1/conversations/{id}/events", "ok", "ok", "ok", "404"},
-	{"GET /v1/plans/{id}/events", "ok", "ok", "403", "403"},
-	{"GET /v1/sessions/{id}/events", "ok", "ok", "403", "403"},
+	{"GET /v1/plans/{id}/events", "ok", "ok", "ok", "404"},
+	{"GET /v1/sessions/{id}/events", "ok", "ok", "ok", "404"},
 }
 
 // callers are the authorizer contexts of the table's four columns.

@@ -1,6 +1,7 @@
 // Package plansapi holds the HTTP handlers of compound plans, registered by
 // the plans function: list, read and cancel (a plan starts from a chat
-// turn, never from this API).
+// turn, never from this API). A member lists and reads the plans their
+// own turns started (user_id); another person's is not found.
 package plansapi
 
 import (
@@ -18,7 +19,7 @@ func PlanRoutes(rt *httpapi.Router, svc *plans.Service) {
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		list, next, err := svc.List(ctx, r.TeamID, p)
+		list, next, err := svc.List(ctx, r.TeamID, api.OwnUser(r), p)
 		if err != nil {
 			return httpapi.Response{}, err
 		}
@@ -26,6 +27,9 @@ func PlanRoutes(rt *httpapi.Router, svc *plans.Service) {
 	})
 	rt.Handle("GET /v1/plans/{id}", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		p, err := svc.Get(ctx, r.TeamID, r.Param("id"))
+		if err == nil {
+			err = api.Reach(r, p.UserID, "plan", r.Param("id"))
+		}
 		if err != nil {
 			return httpapi.Response{}, err
 		}

@@ -19,16 +19,16 @@ import "github.com/conclave-ai/conclave/shared/platform/settings"
 var Env = map[string][]string{
 	// MCP_LOOPBACK_ONLY: the token path fetches issuers' keys under the
 	// stage's network policy (loopback only in the local cloud).
-	"authorizer": {table, settings.EnvTeamRateLimit, settings.EnvMCPLoopbackOnly},
+	"authorizer": {table, settings.EnvTeamRateLimit, settings.EnvUserRateLimit, settings.EnvMCPLoopbackOnly},
 	// The A2A agent checks keys as the authorizer does (its rate limit
 	// too), routes as a chat turn does (the gate, the model tiers) and runs
 	// tasks; STAGE names its card's version, STREAM_URL its streaming
 	// endpoint.
 	"a2a": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
-		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL},
+		settings.EnvTeamRateLimit, settings.EnvUserRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL},
 	// The same agent on the streaming API.
 	"a2a-stream": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
-		settings.EnvTeamRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL, settings.EnvCORSOrigins},
+		settings.EnvTeamRateLimit, settings.EnvUserRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL, settings.EnvCORSOrigins},
 	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
 	// STAGE and MCP_LOOPBACK_ONLY: an external A2A agent's credential is
 	// named by stage, its card fetched under the network policy. The

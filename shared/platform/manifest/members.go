@@ -12,9 +12,10 @@ package manifest
 // decides the approvals the policy names them for (the approvals service
 // checks), and starts what a chat turn may start. Everything else — agent
 // writes, keys, budgets, policies, identity, others' usage, routing analytics,
-// acting on tasks and sessions (their traces, cancels, approvals) — stays
-// with keys and admins. A member reads the tasks, sessions and reports
-// they started (user_id), never another person's (404).
+// acting on tasks, sessions and plans (their traces, cancels, approvals) —
+// stays with keys and admins. A member reads the tasks, sessions, reports
+// and plans they started (user_id) and the event streams of their
+// sessions and plans, never another person's (404).
 var MemberRoutes = map[string]bool{
 	"GET /v1/health": true,
 
@@ -66,4 +67,11 @@ var MemberRoutes = map[string]bool{
 	"GET /v1/sessions/{id}": true,
 	"GET /v1/reports":       true,
 	"GET /v1/reports/{id}":  true,
+	// The plans their turns started, and the event streams of their own
+	// sessions and plans (the streams function answers 404 on another
+	// person's, as the GET routes do).
+	"GET /v1/plans":                true,
+	"GET /v1/plans/{id}":           true,
+	"GET /v1/sessions/{id}/events": true,
+	"GET /v1/plans/{id}/events":    true,
 }

@@ -87,6 +87,8 @@ var Vars = map[string]Var{
 		Choices: []string{EmbedderWordLlama, EmbedderTitan, EmbedderNone}, Doc: "the ExpertGate's semantic signal"},
 	EnvTeamRateLimit: {Name: EnvTeamRateLimit, Kind: KindCount, Default: "0",
 		Doc: "requests per second one team may make; 0: no per-team limit"},
+	EnvUserRateLimit: {Name: EnvUserRateLimit, Kind: KindCount, Default: "0",
+		Doc: "requests per second one person of a team may make; 0: a fifth of the team's (at least 1); counted only under TEAM_RATE_LIMIT"},
 	EnvMCPLoopbackOnly: {Name: EnvMCPLoopbackOnly, Kind: KindChoice, Default: "false", Choices: []string{"true", "false"},
 		Doc: "true keeps MCP packs to servers on loopback, over http or https (the local cloud only; never set deployed, where packs reach public https servers only)"},
 	EnvStreamURL: {Name: EnvStreamURL, Kind: KindURL,
@@ -253,6 +255,8 @@ func assign(c *Config, name string, value any) error {
 		c.Embedder = value.(string)
 	case EnvTeamRateLimit:
 		c.TeamRateLimit = value.(int)
+	case EnvUserRateLimit:
+		c.UserRateLimit = value.(int)
 	case EnvMCPLoopbackOnly:
 		c.MCPLoopbackOnly = value.(string) == "true"
 	case EnvStreamURL:

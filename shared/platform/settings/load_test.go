@@ -39,6 +39,11 @@ func TestLoadChecksEveryKind(t *testing.T) {
 		{"count not a number", []string{settings.EnvTeamRateLimit}, map[string]string{settings.EnvTeamRateLimit: "abc"}, settings.Config{}, `TEAM_RATE_LIMIT: not a number: "abc"`},
 		{"count negative", []string{settings.EnvTeamRateLimit}, map[string]string{settings.EnvTeamRateLimit: "-5"}, settings.Config{}, "TEAM_RATE_LIMIT: negative: -5"},
 		{"count with a fraction", []string{settings.EnvTeamRateLimit}, map[string]string{settings.EnvTeamRateLimit: "2.5"}, settings.Config{}, `TEAM_RATE_LIMIT: not a number: "2.5"`},
+		// a person's rate: its own field, 0 (a fifth of the team's) when absent
+		{"user rate set", []string{settings.EnvTeamRateLimit, settings.EnvUserRateLimit},
+			map[string]string{settings.EnvTeamRateLimit: "20", settings.EnvUserRateLimit: "7"}, settings.Config{TeamRateLimit: 20, UserRateLimit: 7}, ""},
+		{"user rate absent takes the default", []string{settings.EnvUserRateLimit}, nil, settings.Config{UserRateLimit: 0}, ""},
+		{"user rate negative", []string{settings.EnvUserRateLimit}, map[string]string{settings.EnvUserRateLimit: "-1"}, settings.Config{}, "USER_RATE_LIMIT: negative: -1"},
 		// choice, required
 		{"choice set", []string{settings.EnvModelProvider}, map[string]string{settings.EnvModelProvider: "bedrock"}, settings.Config{ModelProvider: "bedrock"}, ""},
 		{"choice missing", []string{settings.EnvModelProvider}, nil, settings.Config{}, "MODEL_PROVIDER: required, not set"},

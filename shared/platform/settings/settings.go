@@ -47,6 +47,12 @@ const (
 	// EnvTeamRateLimit is the most requests per second one team may make
 	// (the authorizer's; 0 or unset: no per-team limit).
 	EnvTeamRateLimit = "TEAM_RATE_LIMIT"
+	// EnvUserRateLimit is the most requests per second one person of a
+	// team may make (a bearer token's user, or the user a key acts for);
+	// 0 or unset: a fifth of the team's (authorizer.DefaultPerUser). It
+	// is counted only under a team's limit, so without TEAM_RATE_LIMIT
+	// it limits nothing (the CDK app refuses that stage).
+	EnvUserRateLimit = "USER_RATE_LIMIT"
 	// EnvMCPLoopbackOnly=true keeps MCP packs to loopback servers
 	// (toolpacks.NetPolicy): set by the local cloud alone, whose tests
 	// start their MCP server on 127.0.0.1 and must reach nothing else.
@@ -215,6 +221,8 @@ type Config struct {
 	OpenAIModel string
 	// TeamRateLimit is EnvTeamRateLimit.
 	TeamRateLimit int
+	// UserRateLimit is EnvUserRateLimit (0: a fifth of the team's).
+	UserRateLimit int
 	// Embedder is EnvEmbedder ("" is the default, wordllama).
 	Embedder string
 	// MCPLoopbackOnly is EnvMCPLoopbackOnly.
@@ -263,6 +271,7 @@ func FromLookup(get func(string) string) Config {
 		OpenAIAPIKey:  get(EnvOpenAIAPIKey),
 		OpenAIModel:   get(EnvOpenAIModel),
 		TeamRateLimit: atoi(get(EnvTeamRateLimit)),
+		UserRateLimit: atoi(get(EnvUserRateLimit)),
 		Embedder:      get(EnvEmbedder),
 
 		MCPLoopbackOnly: get(EnvMCPLoopbackOnly) == "true",

@@ -53,10 +53,13 @@ func TestFromLookupReadsTheContract(t *testing.T) {
 	env := map[string]string{
 		settings.EnvTable: "tbl", settings.EnvStateMachines: "delegation=arn:x",
 		settings.EnvFlags: "collaboration=true", settings.EnvModelTiers: "tier_0=m0",
+		settings.EnvTeamRateLimit: "20", settings.EnvUserRateLimit: "3",
 	}
 	c := settings.FromLookup(func(k string) string { return env[k] })
 	assert.Equal(t, "tbl", c.TableName)
 	assert.Equal(t, "arn:x", c.StateMachines["delegation"])
 	assert.True(t, c.Flags.Collaboration)
 	assert.Equal(t, "m0", c.Tiers["tier_0"])
+	assert.Equal(t, 20, c.TeamRateLimit)
+	assert.Equal(t, 3, c.UserRateLimit)
 }

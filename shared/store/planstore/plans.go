@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
@@ -36,10 +37,13 @@ type planItem struct {
 	GSI3SK string `dynamodbav:"gsi3sk,omitempty"`
 	// GSI4PK and GSI4SK: the work of its conversation (with a
 	// conversation_id only; the work listing reads the rest from Doc).
-	GSI4PK  string `dynamodbav:"gsi4pk,omitempty"`
-	GSI4SK  string `dynamodbav:"gsi4sk,omitempty"`
-	TeamID  string `dynamodbav:"team_id"`
-	ID      string `dynamodbav:"id"`
+	GSI4PK string `dynamodbav:"gsi4pk,omitempty"`
+	GSI4SK string `dynamodbav:"gsi4sk,omitempty"`
+	TeamID string `dynamodbav:"team_id"`
+	ID     string `dynamodbav:"id"`
+	// UserID is the person whose turn started it, beside Doc's copy:
+	// a member's listing filters on it.
+	UserID  string `dynamodbav:"user_id,omitempty"`
 	Status  string `dynamodbav:"status"`
 	Version int    `dynamodbav:"version"`
 	// EventSeq is the plan's stream's last number (streamlog.go).
@@ -52,7 +56,7 @@ func toItem(p plans.Plan) (planItem, error) {
 	if err != nil {
 		return planItem{}, err
 	}
-	it := planItem{PK: dynamo.TeamPK(p.TeamID), SK: dynamo.PlanSK(p.ID), Type: "plan", TeamID: p.TeamID, ID: p.ID,
+	it := planItem{PK: dynamo.TeamPK(p.TeamID), SK: dynamo.PlanSK(p.ID), Type: "plan", TeamID: p.TeamID, ID: p.ID, UserID: p.UserID,
 		Status: string(p.Status), Version: p.Version, EventSeq: p.EventSeq, Doc: string(b)}
 	it.GSI4PK, it.GSI4SK = dynamo.ConvWorkKeys(p.TeamID, p.ConversationID, p.CreatedAt, p.ID)
 	if !p.Status.Terminal() {
@@ -159,12 +163,20 @@ func (s *Store) DuePlans(ctx context.Context, before time.Time, limit int) ([]pl
 }
 
 // ListPlans implements plans.Store, newest first (plan ids grow with
-// their creation time).
-func (s *Store) ListPlans(ctx context.Context, teamID string, pg paging.Page) ([]plans.Plan, string, error) {
-	in := dynamo.PrefixQuery(dynamo.TeamPK(teamID), dynamo.PlanSK(""), false)
-	in.TableName = &s.Table
+// their creation time). A person's listing filters on user_id and fills
+// its page with up to dynamo.FillQueries queries.
+func (s *Store) ListPlans(ctx context.Context, teamID, userID string, pg paging.Page) ([]plans.Plan, string, error) {
+	var filter expression.ConditionBuilder
+	if userID != "" {
+		filter = dynamo.Name("user_id").Equal(dynamo.Value(userID))
+	}
+	keyCond := dynamo.KeyIs(dynamo.AttrPK, dynamo.TeamPK(teamID)).And(dynamo.HasPrefix(dynamo.AttrSK, dynamo.PlanSK("")))
+	in, err := dynamo.BuiltQuery("", keyCond, filter, false)
+	if err != nil {
+		return nil, "", dynamo.Internal(err, "expression")
+	}
 	list := []plans.Plan{}
-	next, err := s.QueryPage(ctx, in, "plans:"+teamID, pg, func(m map[string]types.AttributeValue) error {
+	next, err := s.QueryFill(ctx, in, "plans:"+teamID, pg, func(m map[string]types.AttributeValue) error {
 		p, err := fromItem(m)
 		list = append(list, p)
 		return err

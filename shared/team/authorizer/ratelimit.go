@@ -33,6 +33,19 @@ type RateLimit struct {
 	Now     func() time.Time
 }
 
+// NewRateLimit is the rate limit of a stage's configuration (the
+// TEAM_RATE_LIMIT and USER_RATE_LIMIT settings) over counter, or nil when
+// the stage limits no team: a person's requests are counted only within
+// a team's limit, so without one there is nothing to count. Every
+// function that checks keys builds it here, so each enforces the same
+// rates.
+func NewRateLimit(perTeam, perUser int, counter RequestCounter) *RateLimit {
+	if perTeam <= 0 {
+		return nil
+	}
+	return &RateLimit{PerSecond: perTeam, PerUser: perUser, Counter: counter}
+}
+
 // DefaultPerUser is a person's rate when none is set: a fifth of the
 // team's, rounded down, at least 1.
 func DefaultPerUser(perTeam int) int { return max(1, perTeam/5) }

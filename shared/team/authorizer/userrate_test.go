@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
 	"github.com/conclave-ai/conclave/shared/testkit/memstore/memtable"
 )
@@ -111,4 +112,36 @@ func TestTheTeamsRateComesBeforeThePersons(t *testing.T) {
 	for range 2 {
 		assert.NotContains(t, marks(t, h, actAsRequest("ck_server", "alice")), authorizer.ContextRateLimited, "alice's two are still hers")
 	}
+}
+
+// The person's rate a stage configures (USER_RATE_LIMIT, loaded as the
+// function's cold start loads it) is the one enforced: its third request
+// of a second passes, the fourth is marked with 3. Unset, it is a fifth
+// of the team's; without a team's limit nothing is counted.
+func TestTheConfiguredPersonsRateIsTheOneEnforced(t *testing.T) {
+	load := func(env map[string]string) settings.Config {
+		cfg, err := settings.Load([]string{settings.EnvTeamRateLimit, settings.EnvUserRateLimit}, func(k string) (string, bool) {
+			v, ok := env[k]
+			return v, ok
+		})
+		require.NoError(t, err)
+		return cfg
+	}
+	now := time.Unix(1_800_000_000, 0)
+	cfg := load(map[string]string{settings.EnvTeamRateLimit: "25", settings.EnvUserRateLimit: "3"})
+	h := handler(actAsStore())
+	h.Rate = authorizer.NewRateLimit(cfg.TeamRateLimit, cfg.UserRateLimit, memtable.New())
+	require.NotNil(t, h.Rate)
+	h.Rate.Now = func() time.Time { return now }
+	for i := range 3 {
+		assert.NotContains(t, marks(t, h, actAsRequest("ck_server", "alice")), authorizer.ContextRateLimited, "request %d", i+1)
+	}
+	fourth := marks(t, h, actAsRequest("ck_server", "alice"))
+	assert.Equal(t, true, fourth[authorizer.ContextRateLimited])
+	assert.Equal(t, 3, fourth[authorizer.ContextUserRateLimit], "the configured rate, not the default 5")
+
+	unset := load(map[string]string{settings.EnvTeamRateLimit: "25"})
+	assert.Equal(t, 5, authorizer.NewRateLimit(unset.TeamRateLimit, unset.UserRateLimit, memtable.New()).UserPerSecond())
+	noTeam := load(map[string]string{settings.EnvUserRateLimit: "3"})
+	assert.Nil(t, authorizer.NewRateLimit(noTeam.TeamRateLimit, noTeam.UserRateLimit, memtable.New()))
 }

@@ -187,7 +187,7 @@ func plansListed(t *testing.T, f *fixture) {
 	ended := mk(base, plans.Completed)
 	key := func(p plans.Plan) string { return p.ID }
 	list := func(team string) func(paging.Page) ([]plans.Plan, string, error) {
-		return func(p paging.Page) ([]plans.Plan, string, error) { return f.Plans.ListPlans(ctx, team, p) }
+		return func(p paging.Page) ([]plans.Plan, string, error) { return f.Plans.ListPlans(ctx, team, "", p) }
 	}
 	assert.Equal(t, []string{ended.ID, early.ID, late.ID}, pages(t, 1, list(f.team), key), "newest first")
 	assert.Empty(t, pages(t, 10, list(f.otherTeam()), key))

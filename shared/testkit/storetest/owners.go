@@ -15,6 +15,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/work/plans"
 	"github.com/conclave-ai/conclave/shared/work/reports"
 	"github.com/conclave-ai/conclave/shared/work/sessions"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
@@ -150,4 +151,43 @@ func startedForUser(t *testing.T, f *fixture) {
 	}
 	assert.Contains(t, listed, mine.ID+"=auth0|alice")
 	assert.NotContains(t, listed, ses.ID+"=")
+}
+
+// plansOwned: a plan keeps the person whose turn started it; their
+// listing holds theirs alone, newest first, each once across pages
+// however the others interleave, filled to the page where it can; a key's
+// own plan is in no person's listing, and another team's alice has none.
+func plansOwned(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	base := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC) // after any sweep of a running system
+	var alice []string
+	for i := range 9 {
+		p := plans.Plan{TeamID: f.team, ID: ids.New("plan"), Lead: "ann", Message: "plan", Trigger: "contract", Status: plans.Running,
+			RootTaskID: ids.New("task"), Version: 1, CreatedAt: base, UpdatedAt: base,
+			Steps: []plans.StepState{{Step: plans.Step{StepID: 1}, Agent: "bob", Status: plans.StepRunning, TaskID: ids.New("task")}}}
+		switch i % 3 {
+		case 0:
+			p.UserID = "auth0|alice"
+			alice = append(alice, p.ID)
+		case 1:
+			p.UserID = "bob"
+		}
+		require.NoError(t, plans.WithEvents(plans.Plan{}, &p, base))
+		require.NoError(t, f.Plans.CreatePlan(ctx, p))
+	}
+	got, err := f.Plans.GetPlan(ctx, f.team, alice[0])
+	require.NoError(t, err)
+	assert.Equal(t, "auth0|alice", got.UserID)
+
+	list := func(team, user string) func(paging.Page) ([]plans.Plan, string, error) {
+		return func(p paging.Page) ([]plans.Plan, string, error) { return f.Plans.ListPlans(ctx, team, user, p) }
+	}
+	key := func(p plans.Plan) string { return p.ID }
+	assert.Equal(t, reversed(alice), pages(t, 2, list(f.team, "auth0|alice"), key), "alice's alone, newest first, each once")
+	assert.Len(t, pages(t, 2, list(f.team, "bob"), key), 3)
+	assert.Len(t, pages(t, 4, list(f.team, ""), key), 9, "everyone's")
+	assert.Empty(t, pages(t, 10, list(f.otherTeam(), "auth0|alice"), key), "another team's alice")
+	first, _, err := f.Plans.ListPlans(ctx, f.team, "auth0|alice", paging.Page{Limit: 2})
+	require.NoError(t, err)
+	assert.Len(t, first, 2, "a filtered page is filled where the plans are near (three in nine)")
 }

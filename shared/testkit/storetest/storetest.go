@@ -139,6 +139,7 @@ var cases = []contractCase{
 	{"tasks/create needs an active assignee", taskAssignee},
 	{"tasks/the person a task works for, its delegations' too", taskUser},
 	{"sessions and reports/the person each was started for reads back", startedForUser},
+	{"plans/a person's listed alone, a page at a time; a key's own is no one's", plansOwned},
 	{"tasks/create of an id that exists", taskExists},
 	{"tasks/create names a conversation of the team", taskConversation},
 	{"tasks/create by an agent names an existing agent", taskCreator},

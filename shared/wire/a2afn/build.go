@@ -36,9 +36,7 @@ func New(d lambdafn.Deps) *Handler {
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	teamStore := teamstore.New(core.DB, core.Table)
 	auth := &authorizer.Handler{Teams: teams.NewService(teamStore), Log: d.Log}
-	if d.Config.TeamRateLimit > 0 {
-		auth.Rate = &authorizer.RateLimit{PerSecond: d.Config.TeamRateLimit, Counter: core}
-	}
+	auth.Rate = authorizer.NewRateLimit(d.Config.TeamRateLimit, d.Config.UserRateLimit, core)
 	callbacks := executions.CallbacksFromConfig(d.AWS)
 	w := taskwiring.New(d, core, executions.FromConfig(d.AWS, d.Config.StateMachines), callbacks)
 	store := conversationstore.New(core.DB, core.Table)

@@ -23,9 +23,7 @@ func Build(d lambdafn.Deps) (any, error) {
 	// (the core), so the function links the teams domain only.
 	core := dynamo.FromConfig(d.AWS, d.Config.TableName)
 	h := &authorizer.Handler{Teams: teams.NewService(teamstore.New(core.DB, core.Table)), Log: d.Log}
-	if d.Config.TeamRateLimit > 0 {
-		h.Rate = &authorizer.RateLimit{PerSecond: d.Config.TeamRateLimit, Counter: core}
-	}
+	h.Rate = authorizer.NewRateLimit(d.Config.TeamRateLimit, d.Config.UserRateLimit, core)
 	// Issuers' keys are fetched under the network policy (the URL and
 	// every connection's address) and cached for the warm function's life.
 	policy := toolpacks.NetPolicy{LoopbackOnly: d.Config.MCPLoopbackOnly}

@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/api/streamsapi"
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 	"github.com/conclave-ai/conclave/shared/platform/lambdafn"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
@@ -63,11 +64,17 @@ func Router(d lambdafn.Deps) (*httpapi.Router, error) {
 		streamsapi.Stream{Route: "GET /v1/sessions/{id}/events", Name: streams.Session,
 			Run: func(ctx context.Context, teamID, id string) (bool, error) {
 				s, err := ses.GetSession(ctx, teamID, id)
+				if err == nil {
+					err = reach(ctx, s.UserID, "session", id)
+				}
 				return s.Status.Terminal(), err
 			}},
 		streamsapi.Stream{Route: "GET /v1/plans/{id}/events", Name: streams.Plan,
 			Run: func(ctx context.Context, teamID, id string) (bool, error) {
 				p, err := pl.GetPlan(ctx, teamID, id)
+				if err == nil {
+					err = reach(ctx, p.UserID, "plan", id)
+				}
 				return p.Status.Terminal(), err
 			}},
 	)
@@ -77,6 +84,16 @@ func Router(d lambdafn.Deps) (*httpapi.Router, error) {
 		}
 	}
 	return rt, nil
+}
+
+// reach is ENOTFOUND when ctx's caller is a member and userID, the person
+// who started the session or plan, is someone else: the stream of another
+// person's work is not found, as its GET is (api.Reach).
+func reach(ctx context.Context, userID, kind, id string) error {
+	if c := authctx.CallerOf(ctx); c.Member() && c.UserID != userID {
+		return apperr.NotFound(kind, id)
+	}
+	return nil
 }
 
 // TurnLimit is a streamed turn's deadline: the conversations function's,

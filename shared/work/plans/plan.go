@@ -189,5 +189,7 @@ type Store interface {
 	CreatePlan(ctx context.Context, p Plan) error
 	GetPlan(ctx context.Context, teamID, id string) (Plan, error)
 	PutPlan(ctx context.Context, p Plan) error
-	ListPlans(ctx context.Context, teamID string, pg paging.Page) ([]Plan, string, error)
+	// ListPlans lists the team's plans, newest first; with a userID,
+	// that person's only (a filtered page may be short).
+	ListPlans(ctx context.Context, teamID, userID string, pg paging.Page) ([]Plan, string, error)
 }

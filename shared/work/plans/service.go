@@ -103,9 +103,10 @@ func (s *Service) Get(ctx context.Context, teamID, id string) (Plan, error) {
 	return s.Store.GetPlan(ctx, teamID, id)
 }
 
-// List returns the team's plans, newest first.
-func (s *Service) List(ctx context.Context, teamID string, pg paging.Page) ([]Plan, string, error) {
-	return s.Store.ListPlans(ctx, teamID, pg)
+// List returns the team's plans, newest first; with a userID, the plans
+// that person's turns started only (a member's listing).
+func (s *Service) List(ctx context.Context, teamID, userID string, pg paging.Page) ([]Plan, string, error) {
+	return s.Store.ListPlans(ctx, teamID, userID, pg)
 }
 
 // Cancel ends a running plan cancelled: its execution is stopped, its

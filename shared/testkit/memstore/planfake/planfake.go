@@ -109,7 +109,7 @@ func (s *Plans) DuePlans(_ context.Context, before time.Time, limit int) ([]plan
 }
 
 // ListPlans implements plans.Store, newest first.
-func (s *Plans) ListPlans(_ context.Context, teamID string, pg paging.Page) ([]plans.Plan, string, error) {
+func (s *Plans) ListPlans(_ context.Context, teamID, userID string, pg paging.Page) ([]plans.Plan, string, error) {
 	s.tb.Lock()
 	defer s.tb.Unlock()
 	var rows []memtable.Row[plans.Plan]
@@ -118,5 +118,5 @@ func (s *Plans) ListPlans(_ context.Context, teamID string, pg paging.Page) ([]p
 			rows = append(rows, memtable.Row[plans.Plan]{SK: k.ID, V: s.planOf(teamID, b)})
 		}
 	}
-	return memtable.Query(rows, true, "plans:"+teamID, pg, func(plans.Plan) bool { return true })
+	return memtable.QueryFill(rows, true, "plans:"+teamID, pg, func(p plans.Plan) bool { return userID == "" || p.UserID == userID })
 }

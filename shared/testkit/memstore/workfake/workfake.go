@@ -87,7 +87,7 @@ func (w *Work) ListWork(ctx context.Context, teamID, convID string, p paging.Pag
 				Label: s.Goal, CreatedAt: s.CreatedAt}})
 		}
 	}
-	ps, err := all(func(pg paging.Page) ([]plans.Plan, string, error) { return w.plans.ListPlans(ctx, teamID, pg) })
+	ps, err := all(func(pg paging.Page) ([]plans.Plan, string, error) { return w.plans.ListPlans(ctx, teamID, "", pg) })
 	if err != nil {
 		return nil, "", err
 	}
