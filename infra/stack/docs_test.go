@@ -83,7 +83,8 @@ func TestEveryTemplateCheckSkippedIsExplained(t *testing.T) {
 	}
 }
 
-// docs/operations.md's alarm count ("Running it in production") is the templates':
+// docs/operations.md's alarm count ("Running it in production") is the
+// templates' (the nested monitoring stack's):
 // the stated total, and the table's counts adding up to it.
 func TestTheOperationsDocCountsTheAlarms(t *testing.T) {
 	section := docSection(t, "docs/operations.md", "### Running it in production")
@@ -97,7 +98,7 @@ func TestTheOperationsDocCountsTheAlarms(t *testing.T) {
 	}
 	assert.Equal(t, stated, sum, "the alarm table's counts add up to the total")
 	for _, env := range []string{"dev", "prod"} {
-		_, tpl := synth(t, env)
+		_, tpl, _ := synthMonitoring(t, env)
 		assert.Equal(t, stated, len(resources(tpl, "AWS::CloudWatch::Alarm")), "%s: the alarms in the template", env)
 	}
 }

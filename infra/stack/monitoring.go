@@ -36,8 +36,20 @@ type MonitoringProps struct {
 // dashboard. Every alarm treats missing data as not breaching (a quiet
 // stage is a healthy one) and notifies on both ALARM and OK, so whoever is
 // paged also learns when it is over.
+//
+// They live in a nested stack of the application's stack: about a hundred
+// resources (the alarms of every function, machine and dead-letter queue)
+// that would otherwise count against CloudFormation's quota of 500 resources a
+// stack, which the application's stack reached with CORS origins set. A
+// nested stack keeps one deploy (`cdk deploy Conclave-<stage>` deploys
+// both); what it reads of the parent (functions, queues, machines, the
+// APIs, the log groups of the metric filters) the CDK passes as the nested
+// stack's parameters, and the topic's ARN comes back as its output.
 type Monitoring struct {
+	// Construct is the nested stack, the scope of every resource here.
 	constructs.Construct
+	// Stack is the same nested stack (its template: assertions.Template_FromStack).
+	Stack awscdk.NestedStack
 	// Topic receives every alarm; its subscriptions are the stage's
 	// AlarmEmails.
 	Topic awssns.Topic
@@ -56,9 +68,12 @@ var alarmPeriod = awscdk.Duration_Minutes(jsii.Number(5))
 // state machine (failed, timed out), per function (errors, throttles), each
 // API's 5xx rate and p99 latency, and the dashboard.
 func NewMonitoring(scope constructs.Construct, id string, props *MonitoringProps) *Monitoring {
-	c := constructs.NewConstruct(scope, &id)
+	nested := awscdk.NewNestedStack(scope, &id, &awscdk.NestedStackProps{
+		Description: jsii.String("Conclave " + props.Env.Name + ": alarms, their topic and the dashboard"),
+	})
+	var c constructs.Construct = nested
 	names := props.Stage.Names
-	m := &Monitoring{Construct: c, Alarms: map[string]awscloudwatch.Alarm{}}
+	m := &Monitoring{Construct: c, Stack: nested, Alarms: map[string]awscloudwatch.Alarm{}}
 	m.Topic = awssns.NewTopic(c, jsii.String("AlarmTopic"), &awssns.TopicProps{
 		TopicName: jsii.String(names.Prefix() + "-alarms"), DisplayName: jsii.String("Conclave " + props.Env.Name + " alarms"),
 		EnforceSSL: jsii.Bool(true),

@@ -16,22 +16,22 @@ import (
 // The prod stage with two alarm subscribers: every dead-letter queue, state
 // machine, function and both APIs are watched, every alarm notifies the one
 // topic (on ALARM and on OK), the subscribers come from the config, every
-// EventBridge target dead-letters, and the machines log no payloads.
+// EventBridge target dead-letters, and the machines log no payloads. (The
+// alarms, filters, topic and dashboard are the nested monitoring stack's;
+// the rules and machines the application's.)
 func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 	// (as `cdk deploy -c env=prod -c alarmEmails=…` hands them to the app)
 	cfg, err := configFrom(t, map[string]any{"env": "prod", "alarmEmails": "oncall@example.com,lead@example.com"}, "")
 	require.NoError(t, err)
-	raw, err := json.Marshal(synthConfig(t, cfg, mustAssetDir(t)).ToJSON())
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(raw, &m))
+	app, monitoring := synthStacks(t, cfg, mustAssetDir(t))
+	m, mon := templateJSON(t, app), templateJSON(t, monitoring)
 
-	topics := logicalIDs(m, "AWS::SNS::Topic")
+	topics := logicalIDs(mon, "AWS::SNS::Topic")
 	require.Len(t, topics, 1)
 	topic := map[string]any{"Ref": topics[0]}
 
 	alarms := map[string]map[string]any{}
-	for _, a := range resources(m, "AWS::CloudWatch::Alarm") {
+	for _, a := range resources(mon, "AWS::CloudWatch::Alarm") {
 		p := props(a)
 		alarms[p["AlarmName"].(string)] = p
 		assert.Equal(t, []any{topic}, p["AlarmActions"], p["AlarmName"])
@@ -71,7 +71,7 @@ func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 	assert.EqualValues(t, 1, budget["Threshold"])
 	assert.Equal(t, "Sum", budget["Statistic"])
 	var filtered []string
-	for _, mf := range resources(m, "AWS::Logs::MetricFilter") {
+	for _, mf := range resources(mon, "AWS::Logs::MetricFilter") {
 		p := props(mf)
 		assert.Equal(t, fmt.Sprintf(`{ $.msg = "%s" }`, manifest.BudgetWarningLog), p["FilterPattern"])
 		tr := p["MetricTransformations"].([]any)[0].(map[string]any)
@@ -89,14 +89,14 @@ func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 	require.Len(t, filtered, len(guarded), "a metric filter per function whose model calls the guard charges")
 
 	var emails []any
-	for _, s := range resources(m, "AWS::SNS::Subscription") {
+	for _, s := range resources(mon, "AWS::SNS::Subscription") {
 		assert.Equal(t, "email", props(s)["Protocol"])
 		assert.Equal(t, topic, props(s)["TopicArn"])
 		emails = append(emails, props(s)["Endpoint"])
 	}
 	assert.ElementsMatch(t, []any{"oncall@example.com", "lead@example.com"}, emails)
-	require.Len(t, resources(m, "AWS::CloudWatch::Dashboard"), 1)
-	assert.Equal(t, "conclave-prod", props(resources(m, "AWS::CloudWatch::Dashboard")[0])["DashboardName"])
+	require.Len(t, resources(mon, "AWS::CloudWatch::Dashboard"), 1)
+	assert.Equal(t, "conclave-prod", props(resources(mon, "AWS::CloudWatch::Dashboard")[0])["DashboardName"])
 
 	// Every target of every rule (bus rules and the sweeper's schedule)
 	// has the delivery dead-letter queue.
@@ -128,13 +128,14 @@ func TestProdMonitoringCoversEveryFailurePath(t *testing.T) {
 func TestDashboardShowsEveryFigure(t *testing.T) {
 	for _, env := range []string{"dev", "prod"} {
 		t.Run(env, func(t *testing.T) {
-			// GIVEN the stage's template
-			_, m := synth(t, env)
+			// GIVEN the stage's templates
+			_, mon, m := synthMonitoring(t, env)
 			names := manifest.Names{Stage: env}
-			// WHEN its dashboard's metrics are read
-			dashboards := resources(m, "AWS::CloudWatch::Dashboard")
+			// WHEN its dashboard's metrics are read, each resource as the
+			// application's stack passes it to the monitoring stack
+			dashboards := resources(mon, "AWS::CloudWatch::Dashboard")
 			require.Len(t, dashboards, 1)
-			got := dashboardMetrics(t, props(dashboards[0])["DashboardBody"])
+			got := dashboardMetrics(t, fromParent(t, m, props(dashboards[0])["DashboardBody"]))
 
 			// THEN each figure is there, on the resource it is about
 			api := "Ref:" + logicalIDs(m, "AWS::ApiGatewayV2::Api")[0]
@@ -235,12 +236,20 @@ func logicalIDByName(t *testing.T, m map[string]any, typ, prop, name string) str
 }
 
 // Without subscribers the topic still exists (other subscribers attach to
-// its ARN, an output) and dev keeps execution data in its logs.
+// its ARN, an output of the application's stack, which the nested
+// monitoring stack outputs to it) and dev keeps execution data in its logs.
 func TestDevMonitoringHasNoSubscribersAndLogsPayloads(t *testing.T) {
-	_, m := synth(t, "dev")
-	assert.Len(t, resources(m, "AWS::SNS::Topic"), 1)
-	assert.Empty(t, resources(m, "AWS::SNS::Subscription"))
-	assert.Contains(t, m["Outputs"], "AlarmTopicArn")
+	_, mon, m := synthMonitoring(t, "dev")
+	topics := logicalIDs(mon, "AWS::SNS::Topic")
+	require.Len(t, topics, 1)
+	assert.Empty(t, resources(mon, "AWS::SNS::Subscription"))
+	require.Contains(t, m["Outputs"], "AlarmTopicArn")
+	nested, _ := onlyResource(t, m, "AWS::CloudFormation::Stack")
+	arn := m["Outputs"].(map[string]any)["AlarmTopicArn"].(map[string]any)["Value"].(map[string]any)["Fn::GetAtt"].([]any)
+	require.Equal(t, nested, arn[0])
+	output, ok := strings.CutPrefix(arn[1].(string), "Outputs.")
+	require.True(t, ok, arn[1])
+	assert.Equal(t, map[string]any{"Ref": topics[0]}, mon["Outputs"].(map[string]any)[output].(map[string]any)["Value"])
 	for _, sm := range resources(m, "AWS::StepFunctions::StateMachine") {
 		logging := props(sm)["LoggingConfiguration"].(map[string]any)
 		assert.Equal(t, "ALL", logging["Level"])
@@ -285,4 +294,36 @@ func keysOf[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// fromParent replaces, anywhere in v (a part of the nested monitoring
+// stack's template), each reference to one of that stack's parameters with
+// what the application's template app passes to it: the reference to its
+// own resource, as the monitoring read it before it was nested.
+func fromParent(t *testing.T, app map[string]any, v any) any {
+	t.Helper()
+	_, nested := onlyResource(t, app, "AWS::CloudFormation::Stack")
+	params := props(nested)["Parameters"].(map[string]any)
+	var resolve func(v any) any
+	resolve = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["Ref"].(string); ok && len(x) == 1 && params[ref] != nil {
+				return params[ref]
+			}
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = resolve(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = resolve(e)
+			}
+			return out
+		}
+		return v
+	}
+	return resolve(v)
 }

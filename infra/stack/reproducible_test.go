@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/conclave-ai/conclave/infra/stack"
 )
 
 // TestSynthIsReproducible guards reviewable diffs: a change set must show
@@ -23,10 +25,14 @@ import (
 func TestSynthIsReproducible(t *testing.T) {
 	// GIVEN one stage and one set of function binaries
 	dist := mustAssetDir(t)
+	cfg, err := stack.Lookup("dev")
+	require.NoError(t, err)
 	render := func() string {
 		// encoding/json sorts object keys; arrays keep the order the
-		// constructs were given, which is what this test is about.
-		raw, err := json.Marshal(synthTemplate(t, "dev", dist).ToJSON())
+		// constructs were given, which is what this test is about. Both
+		// templates: the application's and its nested monitoring stack's.
+		tpl, monitoring := synthStacks(t, cfg, dist)
+		raw, err := json.Marshal([]any{tpl.ToJSON(), monitoring.ToJSON()})
 		require.NoError(t, err)
 		return string(raw)
 	}

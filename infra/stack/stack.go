@@ -1,7 +1,9 @@
 // Package stack is Conclave's CDK stack: everything in the function manifest
 // (functions, routes, queues, rules, state machines, schedules) plus the
 // table and the event bus, with least-privilege grants. One stack per
-// environment.
+// environment, with the stage's monitoring in a nested stack of it
+// (monitoring.go): CloudFormation counts a nested stack's resources
+// against its own quota of 500, not the parent's.
 //
 // The stack composes one construct per concern (Table, Bus, Functions,
 // StateMachines, API, StreamAPI, Schedules, Monitoring), each in its own file. Moving resources
@@ -59,7 +61,8 @@ type Stack struct {
 	Functions     map[string]awslambda.Function
 	Queues        map[string]awssqs.Queue
 	StateMachines map[string]awsstepfunctions.StateMachine
-	// Monitoring is the stage's alarms, alarm topic and dashboard.
+	// Monitoring is the stage's alarms, alarm topic and dashboard, in a
+	// nested stack (Monitoring.Stack).
 	Monitoring *Monitoring
 }
 

@@ -20,13 +20,14 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
 )
 
-// synthesized is one stage's template, synthesized once for every test
-// that only reads it: a synthesis runs the CDK in Node for seconds, and a
-// dozen tests read the same two stages (reproducible_test synthesizes
-// afresh, as it must).
+// synthesized is one stage's templates (the application's stack and its
+// nested monitoring stack), synthesized once for every test that only
+// reads them: a synthesis runs the CDK in Node for seconds, and a dozen
+// tests read the same two stages (reproducible_test synthesizes afresh, as
+// it must).
 type synthesized struct {
-	tpl assertions.Template
-	raw []byte
+	tpl, monitoring    assertions.Template
+	raw, monitoringRaw []byte
 }
 
 var (
@@ -39,40 +40,71 @@ var (
 // assertions.Template (shared: its assertions only read it).
 func synth(t *testing.T, env string) (assertions.Template, map[string]any) {
 	t.Helper()
+	s := synthCached(t, env)
+	return s.tpl, jsonObject(t, s.raw)
+}
+
+// synthMonitoring is synth for the stage's nested monitoring stack
+// (monitoring.go): its template, and the application's template whose
+// AWS::CloudFormation::Stack resource passes the parameters (fromParent).
+func synthMonitoring(t *testing.T, env string) (assertions.Template, map[string]any, map[string]any) {
+	t.Helper()
+	s := synthCached(t, env)
+	return s.monitoring, jsonObject(t, s.monitoringRaw), jsonObject(t, s.raw)
+}
+
+func synthCached(t *testing.T, env string) synthesized {
+	t.Helper()
 	synthMu.Lock()
 	s, ok := synthCache[env]
 	synthMu.Unlock()
-	if !ok {
-		// Outside the lock: a synthesis that fails ends this test
-		// (FailNow), and must not leave the next test waiting on the lock.
-		s.tpl = synthTemplate(t, env, assetDir)
-		raw, err := json.Marshal(s.tpl.ToJSON())
-		require.NoError(t, err)
-		s.raw = raw
-		handOff(t, env, raw)
-		synthMu.Lock()
-		synthCache[env] = s
-		synthMu.Unlock()
+	if ok {
+		return s
 	}
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(s.raw, &m))
-	return s.tpl, m
+	// Outside the lock: a synthesis that fails ends this test (FailNow),
+	// and must not leave the next test waiting on the lock.
+	cfg, err := stack.Lookup(env)
+	require.NoError(t, err)
+	s.tpl, s.monitoring = synthStacks(t, cfg, assetDir)
+	s.raw, err = json.Marshal(s.tpl.ToJSON())
+	require.NoError(t, err)
+	s.monitoringRaw, err = json.Marshal(s.monitoring.ToJSON())
+	require.NoError(t, err)
+	handOff(t, env, s.raw, s.monitoringRaw)
+	synthMu.Lock()
+	synthCache[env] = s
+	synthMu.Unlock()
+	return s
 }
 
-// handOff writes a stage's template into CONCLAVE_TEMPLATES_DIR, when
+func jsonObject(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	return m
+}
+
+// handOff writes a stage's templates into CONCLAVE_TEMPLATES_DIR, when
 // set: make test's cfn-lint lints these instead of synthesizing the
 // stages again in a process of its own (the CDK bindings compiled twice
-// at once, and a second load of the CDK library). Written whole, then
-// renamed: the linter never reads half a file.
-func handOff(t *testing.T, env string, raw []byte) {
+// at once, and a second load of the CDK library). Each is written whole,
+// then renamed, so the linter never reads half a file; the nested
+// monitoring stack's first, because the linter waits for
+// <stage>.template.json alone and then reads both.
+func handOff(t *testing.T, env string, raw, monitoringRaw []byte) {
 	dir := os.Getenv("CONCLAVE_TEMPLATES_DIR")
 	if dir == "" {
 		return
 	}
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	tmp := filepath.Join(dir, env+".template.json.tmp")
-	require.NoError(t, os.WriteFile(tmp, raw, 0o644))
-	require.NoError(t, os.Rename(tmp, filepath.Join(dir, env+".template.json")))
+	for _, f := range []struct {
+		name string
+		raw  []byte
+	}{{env + ".monitoring.template.json", monitoringRaw}, {env + ".template.json", raw}} {
+		tmp := filepath.Join(dir, f.name+".tmp")
+		require.NoError(t, os.WriteFile(tmp, f.raw, 0o644))
+		require.NoError(t, os.Rename(tmp, filepath.Join(dir, f.name)))
+	}
 }
 
 // assetDir holds the placeholder binaries of the shared syntheses, for
@@ -119,17 +151,18 @@ func mustAssetDir(tb testing.TB) string {
 	return dist
 }
 
-// synthTemplate synthesizes the stack of env in a fresh app, with the
-// function binaries in dist.
-func synthTemplate(t *testing.T, env, dist string) assertions.Template {
+// synthConfig synthesizes the stack of one stage configuration and
+// returns the application's template.
+func synthConfig(t *testing.T, cfg stack.EnvConfig, dist string) assertions.Template {
 	t.Helper()
-	cfg, err := stack.Lookup(env)
-	require.NoError(t, err)
-	return synthConfig(t, cfg, dist)
+	tpl, _ := synthStacks(t, cfg, dist)
+	return tpl
 }
 
-// synthConfig synthesizes the stack of one stage configuration.
-func synthConfig(t *testing.T, cfg stack.EnvConfig, dist string) assertions.Template {
+// synthStacks synthesizes the stack of one stage configuration and returns
+// its template and the template of its nested monitoring stack (one
+// synthesis: the second Template_FromStack reads the app's assembly).
+func synthStacks(t *testing.T, cfg stack.EnvConfig, dist string) (tpl, monitoring assertions.Template) {
 	t.Helper()
 	env := cfg.Name
 	// The context of cdk.json, so the tests assert what `cdk deploy`
@@ -139,7 +172,7 @@ func synthConfig(t *testing.T, cfg stack.EnvConfig, dist string) assertions.Temp
 	require.NotEmpty(t, flags, "cdk.json has the recommended feature flags")
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &flags})
 	st := stack.NewConclaveStack(app, "Test-"+env, &stack.Props{Env: cfg, AssetDir: dist})
-	return assertions.Template_FromStack(st.Stack, nil)
+	return assertions.Template_FromStack(st.Stack, nil), assertions.Template_FromStack(st.Monitoring.Stack, nil)
 }
 
 func resources(m map[string]any, typ string) []map[string]any {

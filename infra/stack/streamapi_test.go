@@ -341,13 +341,15 @@ func TestStreamAPIStageIsThrottledLoggedAndTracedAsTheHTTPAPI(t *testing.T) {
 }
 
 // The streaming API's 5xx share and p99 wait for the first byte alarm as
-// the HTTP API's do, on the API's stage, to the stage's one topic.
+// the HTTP API's do, on the API's stage, to the stage's one topic (the
+// alarms and the topic in the nested monitoring stack, the stage in the
+// application's).
 func TestStreamAPIAlarmsAsTheHTTPAPI(t *testing.T) {
-	// GIVEN the prod template
-	_, m := synth(t, "prod")
+	// GIVEN the prod templates
+	_, mon, m := synthMonitoring(t, "prod")
 	cfg, err := stack.Lookup("prod")
 	require.NoError(t, err)
-	topics := logicalIDs(m, "AWS::SNS::Topic")
+	topics := logicalIDs(mon, "AWS::SNS::Topic")
 	require.Len(t, topics, 1)
 	stage, _ := onlyResource(t, m, "AWS::ApiGateway::Stage")
 	dims := []any{
@@ -355,8 +357,10 @@ func TestStreamAPIAlarmsAsTheHTTPAPI(t *testing.T) {
 		map[string]any{"Name": "Stage", "Value": map[string]any{"Ref": stage}},
 	}
 	alarms := map[string]map[string]any{}
-	for _, a := range resources(m, "AWS::CloudWatch::Alarm") {
-		alarms[props(a)["AlarmName"].(string)] = props(a)
+	for _, a := range resources(mon, "AWS::CloudWatch::Alarm") {
+		// (the stage as the application's stack passes it)
+		p := fromParent(t, m, props(a)).(map[string]any)
+		alarms[p["AlarmName"].(string)] = p
 	}
 	// THEN the 5xx share is computed from the stage's 5XXError and Count
 	rate := alarms["conclave-prod-stream-5xx-rate"]

@@ -26,8 +26,10 @@ type scratch struct {
 	qTerms   []int32
 	qWeights []float64
 	sorted   []string
-	// the semantic candidates of a two-stage index
+	// the semantic candidates of a two-stage index, and their
+	// similarities
 	cands []int32
+	sims  []float64
 	// with a classifier (classify): per class, whether one of the
 	// index's skills that may answer has it, and its probability; per
 	// agent, the sum of its skills' probabilities
@@ -86,11 +88,13 @@ type query struct {
 	norm    float64
 	// vec is the message's unit embedding (nil: no semantic signal);
 	// domains, of a two-stage index, the domains scoreSemantic chose;
-	// semAll, or else semDocs (sorted), the skills it scored.
+	// semAll, or else semDocs (sorted), the skills it scored, and
+	// semSims their similarities, in semDocs' order.
 	vec     []float32
 	domains []int32
 	semAll  bool
 	semDocs []int32
+	semSims []float64
 	// The message's context, for the eligibility filters.
 	editor string
 	image  bool

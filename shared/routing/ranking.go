@@ -136,7 +136,7 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		}
 	} else {
 		r.q = query{terms: slices.Clone(q.terms), weights: slices.Clone(q.weights), known: q.known, all: q.all, norm: q.norm,
-			vec: q.vec, domains: slices.Clone(q.domains), semAll: q.semAll, semDocs: slices.Clone(q.semDocs), editor: q.editor, image: q.image}
+			vec: q.vec, domains: slices.Clone(q.domains), semAll: q.semAll, semDocs: slices.Clone(q.semDocs), semSims: slices.Clone(q.semSims), editor: q.editor, image: q.image}
 	}
 	if rated > 0 { // >= 0 would copy counts of 0: the same RatedSimilar
 		r.rated = slices.Clone(perfN)

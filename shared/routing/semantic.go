@@ -282,10 +282,12 @@ func (ix *Index) scoreSemantic(q *query, acc []docAcc, touched []int32, sc *scra
 	}
 	slices.Sort(cands)
 	cands = ix.preselectExamples(q.vec, cands)
+	sims := sc.sims[:0]
 	for _, d := range cands {
 		touched = ix.visitSemantic(q, acc, touched, d)
+		sims = append(sims, acc[d].sem)
 	}
-	q.semDocs, sc.cands = cands, cands
+	q.semDocs, q.semSims, sc.cands, sc.sims = cands, sims, cands, sims
 	return touched
 }
 
@@ -388,11 +390,18 @@ func (ix *Index) similarity(v []float32, d int32) float64 {
 }
 
 // semanticOf is skill d's semantic similarity for q as scoreSemantic set
-// it, and whether it was scored at all.
+// it, and whether it was scored at all. The candidates' similarities are
+// kept with the query (semSims): at 1,000 agents the best agents' skills
+// cost their example cosines a second time otherwise (about a twelfth of
+// a gate query).
 func (ix *Index) semanticOf(q *query, d int32) (float64, bool) {
 	if !q.semAll {
-		if _, ok := slices.BinarySearch(q.semDocs, d); !ok {
+		i, ok := slices.BinarySearch(q.semDocs, d)
+		if !ok {
 			return 0, false
+		}
+		if i < len(q.semSims) {
+			return q.semSims[i], true // as scoreSemantic computed it: not again
 		}
 	}
 	return ix.similarity(q.vec, d), true
