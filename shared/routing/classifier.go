@@ -19,12 +19,15 @@ import (
 // The classifier (issue 42): a softmax regression fitted to a team's
 // skills, one class per skill, on what users say to them (each skill's
 // examples) and on what the skill says of itself (its text: name,
-// description, keywords), with two kinds of features: the message's
-// embedding (the index's embedder) and its words and pairs of words
-// (words.Tokens). The embedding carries meaning across phrasings, the
-// words what a team's users say literally ("routing number", "pto"); on
-// CLINC150 the two together route better than either (docs/routing.md,
-// "The classifier"), and better than the nearest examples.
+// description, keywords), with three kinds of features: the message's
+// embedding (the index's embedder), its words and pairs of words
+// (words.Tokens), and the character 4-grams of its words, hashed. The
+// embedding carries meaning across phrasings, the words what a team's
+// users say literally ("routing number", "pto"), the 4-grams what words
+// share ("transfer", "transferring"; a typo); on CLINC150 the embedding
+// and the words together route better than either (docs/routing.md,
+// "The classifier"), and better than the nearest examples, and the
+// 4-grams decline more of the messages no skill fits.
 //
 // A classifier is fitted once per set of agent versions, away from any
 // chat turn (the classifier-fitter function, on each agent change), stored
@@ -47,18 +50,22 @@ type ClassifierSkill struct {
 // messages, whose probability belongs to no agent. Its weights are
 // feature-major: feature f's weight for class c is Weights[f*classes+c]
 // (classes: len(Skills), plus one with a background), features being the
-// Dim embedding dimensions, then Terms.
+// Dim embedding dimensions, then Terms, then Grams buckets.
 type Classifier struct {
 	// Embedder is the ID of the embedder whose vectors it reads.
 	Embedder string            `json:"embedder"`
 	Skills   []ClassifierSkill `json:"skills"`
 	// Background is how many Background messages its last class learned
 	// (0: no such class).
-	Background int       `json:"background"`
-	Dim        int       `json:"dim"`
-	Terms      []string  `json:"terms"`
-	Weights    []float32 `json:"-"`
-	Bias       []float32 `json:"bias"`
+	Background int      `json:"background"`
+	Dim        int      `json:"dim"`
+	Terms      []string `json:"terms"`
+	// Grams is how many buckets the character 4-grams of a message's
+	// words are hashed into (gramsOf); 0 (a classifier fitted before
+	// them): none.
+	Grams   int       `json:"grams,omitempty"`
+	Weights []float32 `json:"-"`
+	Bias    []float32 `json:"bias"`
 	// Quality is how well it routes its own team's examples, held out
 	// (FitOptions.Folds); nil when not measured.
 	Quality *ClassifierQuality `json:"quality,omitempty"`
@@ -81,8 +88,9 @@ type Classifier struct {
 // costs samples × classes × features per epoch, and these keep it within
 // the fitter's time (about a minute on one Lambda core at both bounds).
 // MaxClassifierTerms bounds the vocabulary (the most frequent terms), and
-// with the skills the stored size: at both bounds about 4.5 MB of half
-// floats.
+// with the skills and classifierGrams the stored size: at both bounds
+// and 512 dimensions (Titan) about 6.8 MB of half floats, 20 parts of
+// expertgatestore's 350 KiB (4.7 MB, 14 parts, before the grams).
 const (
 	MaxClassifierSkills  = denseScores // a Ranking keeps every skill's score: none is scored again
 	MaxClassifierSamples = 12000
@@ -130,17 +138,25 @@ type FitOptions struct {
 // The fit's hyperparameters, chosen on CLINC150's train and validation
 // splits (clincbench -fit-classifier): the embedding counts twice the
 // words (their unit vectors are scaled so), a light L2 penalty on the
-// embedding's weights, plain SGD with a decaying step.
+// embedding's weights, plain SGD with a decaying step. The words'
+// 4-grams in 2,048 buckets, as much as the words: on `val` they raised
+// the out-of-scope messages declined at the same in-scope share
+// (docs/measurements.md, CLINC150); 3- and 4-grams, 3 to 5, 4,096
+// buckets, or the grams counting more or less did no better, and 4-grams
+// alone cost the least.
 const (
 	classifierEpochs = 20
 	embeddingScale   = 2
 	classifierL2     = 1e-5
 	classifierStep   = 0.5
 	stepDecay        = 0.2
+	classifierGrams  = 2048
+	gramLen          = 4
 )
 
-// features are one text's inputs: its unit embedding (scaled) and its
-// terms' indexes with their weights (a unit vector of counts).
+// features are one text's inputs: its unit embedding (scaled), its
+// terms' indexes with their weights (a unit vector of counts) and its
+// 4-grams' buckets (gramsOf).
 type features struct {
 	dense []float32
 	idx   []int32
@@ -192,6 +208,7 @@ func FitClassifier(ctx context.Context, ix *Index, e Embedder, opt FitOptions) (
 		c.Skills[d] = ClassifierSkill{Agent: ix.slugs[ix.docHot[d].agent], Skill: ix.docs[d].name}
 	}
 	c.Terms = vocabulary(append(slices.Clone(texts), Background...))
+	c.Grams = classifierGrams
 	all := make([]sample, len(texts), len(texts)+len(Background))
 	for i, t := range texts {
 		all[i] = sample{f: c.features(ix.vec(int32(i)), t), class: classes[i]} // the vectors are in trainingSet's order
@@ -322,6 +339,12 @@ func (c *Classifier) features(v []float32, text string) features {
 	ws := words.AllTokens(text)
 	ids := make([]int32, 0, 2*len(ws))
 	var buf []byte
+	grams := 0
+	if c.Grams > 0 {
+		for _, w := range ws {
+			grams += max(0, len(w)+2-gramLen+1)
+		}
+	}
 	for i, w := range ws {
 		if k, ok := c.terms[w]; ok {
 			ids = append(ids, k)
@@ -334,6 +357,7 @@ func (c *Classifier) features(v []float32, text string) features {
 		}
 	}
 	slices.Sort(ids)
+	f.idx, f.val = make([]int32, 0, len(ids)+grams), make([]float32, 0, len(ids)+grams)
 	// The counts are whole numbers: their squares sum exactly in any
 	// order, as the map of counts summed them.
 	norm := float32(0)
@@ -351,7 +375,38 @@ func (c *Classifier) features(v []float32, text string) features {
 	for k := range f.val {
 		f.val[k] /= norm
 	}
+	if grams > 0 {
+		c.gramsOf(&f, ws, buf)
+	}
 	return f
+}
+
+// gramsOf appends the character 4-grams of words ws (each word between
+// boundary marks, "<pto>": fastText's subwords) to f: each hashed
+// (FNV-1a, a stored classifier's weights depend on it: never change it)
+// into one of c.Grams buckets past the terms, each of the message's n
+// grams weighing 1/√n (a repeated gram, or two sharing a bucket, count
+// once per occurrence). Hashing keeps the features a fixed number and
+// their lookup a few multiplications, with no strings or map. buf is
+// scratch.
+func (c *Classifier) gramsOf(f *features, ws []string, buf []byte) {
+	start := len(f.idx)
+	base, buckets := int32(len(c.Terms)), uint32(c.Grams)
+	for _, w := range ws {
+		buf = append(append(append(buf[:0], '<'), w...), '>')
+		for i := 0; i+gramLen <= len(buf); i++ {
+			h := uint32(2166136261)
+			for _, b := range buf[i : i+gramLen] {
+				h = (h ^ uint32(b)) * 16777619
+			}
+			f.idx = append(f.idx, base+int32(h%buckets))
+		}
+	}
+	n := len(f.idx) - start
+	v := 1 / float32(math.Sqrt(float64(n)))
+	for range n {
+		f.val = append(f.val, v)
+	}
 }
 
 // classes is how many classes c has: its skills, and the background.
@@ -420,7 +475,7 @@ func softmax(z []float32, keep []bool) {
 
 // fit runs SGD on samples from zero weights.
 func (c *Classifier) fit(ctx context.Context, samples []sample, opt FitOptions) error {
-	nc, nf := c.classes(), c.Dim+len(c.Terms)
+	nc, nf := c.classes(), c.Dim+len(c.Terms)+c.Grams
 	c.Weights, c.Bias = make([]float32, nf*nc), make([]float32, nc)
 	epochs := opt.Epochs
 	if epochs <= 0 {
@@ -493,7 +548,7 @@ func (c *Classifier) classesOf(ix *Index) []int32 {
 	if c == nil || c.Dim != ix.dim || ix.vecs == nil || len(ix.docs) == 0 || len(ix.docs) > denseScores {
 		return nil
 	}
-	if len(c.Bias) != c.classes() || len(c.Weights) != (c.Dim+len(c.Terms))*c.classes() {
+	if c.Grams < 0 || len(c.Bias) != c.classes() || len(c.Weights) != (c.Dim+len(c.Terms)+c.Grams)*c.classes() {
 		return nil // a stored one whose parts do not add up: never read past them
 	}
 	byName := make(map[ClassifierSkill]int32, len(c.Skills))

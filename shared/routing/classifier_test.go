@@ -249,3 +249,22 @@ func TestAClassifierThatDoesNotAddUpIsRefused(t *testing.T) {
 	ix.ClearClassifier()
 	assert.Nil(t, ix.Classifier())
 }
+
+// The words' 4-grams are hashed into buckets past the terms; a classifier
+// stored before them (Grams 0, no weights for them) still scores, and one
+// whose Grams do not match its weights is refused.
+func TestTheGramBucketsFollowTheTerms(t *testing.T) {
+	ix, c := fitted(t, classifierTeam(), routing.FitOptions{})
+	require.Positive(t, c.Grams)
+	nc := len(c.Bias)
+	assert.Len(t, c.Weights, (c.Dim+len(c.Terms)+c.Grams)*nc)
+	old := *c
+	old.Grams, old.Weights = 0, c.Weights[:(c.Dim+len(c.Terms))*nc]
+	assert.True(t, ix.SetClassifier(&old), "a classifier fitted before the grams")
+	msg := "which expenses can I write off as a contractor"
+	top := ix.Rank(msg, routing.Signals{QueryEmbedding: embedQuery(t, msg)}).Top(1)[0]
+	assert.Equal(t, "penny", top.AgentSlug)
+	more := *c
+	more.Grams++
+	assert.False(t, ix.SetClassifier(&more))
+}

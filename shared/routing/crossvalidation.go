@@ -55,7 +55,7 @@ func (c *Classifier) crossValidate(ctx context.Context, ix *Index, all []sample,
 				train = append(train, s)
 			}
 		}
-		f := &Classifier{Skills: c.Skills, Background: c.Background, Dim: c.Dim, Terms: c.Terms, terms: c.terms}
+		f := &Classifier{Skills: c.Skills, Background: c.Background, Dim: c.Dim, Terms: c.Terms, Grams: c.Grams, terms: c.terms}
 		if err := f.fit(ctx, train, opt); err != nil {
 			return nil, err
 		}

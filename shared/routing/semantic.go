@@ -110,7 +110,7 @@ var LexicalCalibration = Calibration{Bias: -0.114, Match: 2.137}
 // term learns as "one agent: decline"), so it stays off until tuning data
 // without that shortcut exists.
 var Calibrations = map[string]Calibration{
-	"wordllama-l2_supercat-256": {Floor: 0, Ceil: 0.45, Semantic: 0.75, Bias: -3.246, Match: 5.701, ExFloor: 0.2, ExCeil: 1, ExBias: -5.999, ExMatch: 32, ExLead: 1, ExAgreement: 0.706, ClsScale: 0.85, ClsBias: 0.497},
+	"wordllama-l2_supercat-256": {Floor: 0, Ceil: 0.45, Semantic: 0.75, Bias: -3.246, Match: 5.701, ExFloor: 0.2, ExCeil: 1, ExBias: -5.999, ExMatch: 32, ExLead: 1, ExAgreement: 0.706, ClsScale: 0.85, ClsBias: 0.463},
 }
 
 // DefaultSemanticCalibration is used for an embedder with no fitted

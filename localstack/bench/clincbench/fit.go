@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/conclave-ai/conclave/localstack/bench/benchembed"
@@ -160,7 +161,11 @@ func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 // threshold; the scale is the one under which the confidences best
 // predict whether the agent routed to is the right one (log-likelihood,
 // out-of-scope messages never right). The default threshold then means:
-// on this data, that probability of being right.
+// on this data, that probability of being right. It first prints the
+// frontier a classifier change is judged on: at cuts declining 3, 4 and
+// 5% of val, right agent and skill, and the out-of-scope messages
+// declined, of oos_val and oos_train (200: one message is half a point,
+// not one).
 func runFitClassifier(ctx context.Context, w io.Writer, ds *dataset, em *benchembed.Memo, seed uint64) error {
 	id := em.ID()
 	cal := routing.CalibrationFor(id)
@@ -179,27 +184,27 @@ func runFitClassifier(ctx context.Context, w io.Writer, ds *dataset, em *benchem
 	if err != nil {
 		return err
 	}
-	var ps []float64 // the in-scope probabilities of specialists' answers
-	generalists := 0
-	for _, r := range in {
-		if r.agent == generalist {
-			generalists++
-			continue
-		}
-		ps = append(ps, r.confidence)
+	cut, err := cutAt(in, 0.05)
+	if err != nil {
+		return err
 	}
-	sort.Float64s(ps)
-	allowed := int(0.05*float64(len(in))) - generalists
-	if allowed < 0 {
-		return fmt.Errorf("the generalist alone takes %d of %d val messages", generalists, len(in))
-	}
-	cut := ps[allowed] // declining below it declines `allowed` of them
 	var all []obs
 	for _, r := range in {
 		all = append(all, obs{r.confidence, r.agent == r.msg.agent})
 	}
 	for _, r := range out {
 		all = append(all, obs{r.confidence, false})
+	}
+	oosTrain, err := routeAll(ctx, team, gate, ds.OOSTrain, 0)
+	if err != nil {
+		return err
+	}
+	for _, share := range []float64{0.03, 0.04, 0.05} {
+		line, err := cutFigures(in, append(slices.Clone(out), oosTrain...), share)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, line)
 	}
 	bestA := plattScale(all, cut)
 	bestB := logit(routing.DefaultThreshold) - bestA*logit(cut)
@@ -254,4 +259,52 @@ func plattScale(all []obs, cut float64) float64 {
 		}
 	}
 	return bestA
+}
+
+// cutAt is the highest probability below which at most share of the
+// in-scope messages in would be declined, the generalist's answers
+// included.
+func cutAt(in []routed, share float64) (float64, error) {
+	var ps []float64 // the in-scope probabilities of specialists' answers
+	generalists := 0
+	for _, r := range in {
+		if r.agent == generalist {
+			generalists++
+			continue
+		}
+		ps = append(ps, r.confidence)
+	}
+	sort.Float64s(ps)
+	allowed := int(share*float64(len(in))) - generalists
+	if allowed < 0 {
+		return 0, fmt.Errorf("the generalist alone takes %d of %d val messages", generalists, len(in))
+	}
+	return ps[allowed], nil // declining below it declines `allowed` of them
+}
+
+// cutFigures are the figures of in (val) and out (out of scope) at the
+// cut that declines share of in (cutAt): right agent, right skill, out
+// of scope declined.
+func cutFigures(in, out []routed, share float64) (string, error) {
+	cut, err := cutAt(in, share)
+	if err != nil {
+		return "", err
+	}
+	agent, skill, declined := 0, 0, 0
+	for _, r := range in {
+		if r.agent != generalist && r.confidence >= cut && r.agent == r.msg.agent {
+			agent++
+			if r.skill == r.msg.skill {
+				skill++
+			}
+		}
+	}
+	for _, r := range out {
+		if r.agent == generalist || r.confidence < cut {
+			declined++
+		}
+	}
+	n := float64(len(in))
+	return fmt.Sprintf("val declined %.0f%%: right agent %.1f%%, right skill %.1f%%, out of scope declined (oos_val and oos_train) %.1f%%",
+		100*share, 100*float64(agent)/n, 100*float64(skill)/n, 100*float64(declined)/float64(len(out))), nil
 }
