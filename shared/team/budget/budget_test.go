@@ -240,3 +240,27 @@ func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 	_, err = f.svc.Usage(ctx, "t1", budget.UsageQuery{From: "2026-01-01", To: "2026-04-02"})
 	assert.NoError(t, err, "92 days")
 }
+
+// A call without an output bound reserves DefaultMaxTokens of output, the
+// most a provider answers it with; 0 is no bound.
+func TestACallWithoutAnOutputBoundReservesTheDefault(t *testing.T) {
+	f := newFixture(t)
+	bounded, unbounded := request("t1", "ann"), request("t1", "ann")
+	bounded.MaxTokens, unbounded.MaxTokens = budget.DefaultMaxTokens, 0
+	assert.Equal(t, f.guard.WorstCase(bounded), f.guard.WorstCase(unbounded))
+	assert.Greater(t, f.guard.WorstCase(unbounded), f.guard.WorstCase(request("t1", "ann")), "more than a bound of 100")
+}
+
+// A call that names no model is priced as the model its provider would
+// pick: the provider's default when the provider is named and has one,
+// else the stage's.
+func TestACallWithoutAModelIsPricedAsItsProvidersDefault(t *testing.T) {
+	f := newFixture(t)
+	f.guard.DefaultModels = map[string]string{"": priced, "openai": "anthropic.claude-3-5-sonnet-20240620-v1:0"}
+	viaStage, viaProvider, named := request("t1", "ann"), request("t1", "ann"), request("t1", "ann")
+	viaStage.ModelID, viaProvider.ModelID, viaProvider.Provider = "", "", "openai"
+	named.ModelID = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+	assert.Equal(t, f.guard.WorstCase(request("t1", "ann")), f.guard.WorstCase(viaStage), "the stage's default")
+	assert.Equal(t, f.guard.WorstCase(named), f.guard.WorstCase(viaProvider), "the provider's own default")
+	assert.Greater(t, f.guard.WorstCase(viaProvider), f.guard.WorstCase(viaStage))
+}

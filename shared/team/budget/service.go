@@ -216,6 +216,9 @@ func (s *Service) Usage(ctx context.Context, teamID string, q UsageQuery) (Usage
 		if q.GroupBy == ByDay {
 			return a.Key < b.Key
 		}
+		// Costs are compared only when they differ, and keys are unique:
+		// > and >=, < and <= order alike here (the two boundary mutants
+		// make mutation leaves alive on these lines are equivalent).
 		if sums[a.Key].Cost != sums[b.Key].Cost {
 			return sums[a.Key].Cost > sums[b.Key].Cost
 		}

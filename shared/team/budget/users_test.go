@@ -120,3 +120,77 @@ func TestUsageByUserAndAMembersOwn(t *testing.T) {
 	require.Len(t, own.Items, 1)
 	assert.Equal(t, int64(2), own.Items[0].Calls)
 }
+
+// Each bound is accepted at its value (the value one past it is refused in
+// TestBadInputNamesTheFieldAndChangesNothing and
+// TestPerUserIsValidatedAndAtMostTheTeams): the largest monthly limit, a
+// warning at the whole limit, and a person's limit equal to the largest.
+func TestEveryBudgetBoundIsAcceptedAtItsValue(t *testing.T) {
+	f := newFixture(t)
+	st, err := f.svc.Put(context.Background(), "t1", budget.PutInput{MonthlyLimitUSD: limit(budget.MaxMonthlyLimitUSD), WarnAt: limit(1),
+		PerUserUSD: limit(budget.MaxMonthlyLimitUSD)})
+	require.NoError(t, err)
+	assert.InDelta(t, budget.MaxMonthlyLimitUSD, *st.MonthlyLimitUSD, 1e-9)
+	assert.InDelta(t, 1, *st.WarnAt, 1e-12)
+	assert.InDelta(t, budget.MaxMonthlyLimitUSD, *st.PerUserUSD, 1e-9)
+}
+
+// The warning comes with the call whose spend reaches the share exactly,
+// not one call later.
+func TestTheWarningComesAtTheShareExactly(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	req := request("t1", "ann")
+	cost := budget.USD(models.Cost(priced, 100, 100))
+	lim := (10 * cost).Dollars()
+	_, err := f.svc.Put(ctx, "t1", budget.PutInput{MonthlyLimitUSD: &lim, WarnAt: limit(0.5)})
+	require.NoError(t, err)
+	for range 4 {
+		_, err := f.guard.Converse(ctx, req)
+		require.NoError(t, err)
+	}
+	assert.Empty(t, f.bus.OfType(budget.EvWarning), "40% spent")
+	_, err = f.guard.Converse(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, f.bus.OfType(budget.EvWarning), 1, "50% spent: the share itself")
+}
+
+// A person's failed call gives back what it held on their month too.
+func TestAPersonsFailedCallReleasesTheirHold(t *testing.T) {
+	f := newFixture(t)
+	ctx := as("alice", authctx.RoleMember)
+	_, err := f.svc.Put(context.Background(), "t1", budget.PutInput{MonthlyLimitUSD: limit(10), PerUserUSD: limit(1)})
+	require.NoError(t, err)
+	f.model.fail = true
+	_, err = f.guard.Converse(ctx, request("t1", "ann"))
+	require.ErrorIs(t, err, models.ErrModel)
+	u, err := f.store.GetUserLedger(context.Background(), "t1", "2026-11", "alice")
+	require.NoError(t, err)
+	assert.Zero(t, u.Reserved, "alice's hold given back")
+	assert.Zero(t, u.Spent)
+}
+
+// Usage lines are most expensive first, then by key; a member's report
+// holds their own calls, not everyone else's.
+func TestUsageOrderAndAMembersOwnAgainstTheRest(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		ctx   context.Context
+		agent string
+	}{{as("alice", authctx.RoleMember), "zed"}, {as("alice", authctx.RoleMember), "zed"}, {as("alice", authctx.RoleMember), "cid"},
+		{as("bob", authctx.RoleMember), "bob"}, {context.Background(), "zed"}} {
+		_, err := f.guard.Converse(c.ctx, request("t1", c.agent))
+		require.NoError(t, err)
+	}
+	rep, err := f.svc.Usage(context.Background(), "t1", budget.UsageQuery{GroupBy: budget.ByAgent})
+	require.NoError(t, err)
+	var keys []string
+	for _, it := range rep.Items {
+		keys = append(keys, it.Key)
+	}
+	// zed, last by name, first by cost: a sort by name alone fails.
+	assert.Equal(t, []string{"zed", "bob", "cid"}, keys, "three calls first, then the ties by key")
+	own, err := f.svc.Usage(as("alice", authctx.RoleMember), "t1", budget.UsageQuery{GroupBy: budget.ByAgent})
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, own.Total.Calls, "alice's three calls, not the other two")
+}
