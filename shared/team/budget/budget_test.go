@@ -138,23 +138,32 @@ func TestAFailedCallReleasesItsReservationAndCostsNothing(t *testing.T) {
 	assert.Nil(t, st.MonthlyLimitUSD, "no budget: no limit")
 }
 
-func TestCrossingTheWarningShareWarnsOncePerMonth(t *testing.T) {
+// warningFixture is a team whose limit is ten calls' cost, warned at
+// warnAt, and the call.
+func warningFixture(t *testing.T, warnAt float64) (*fixture, models.Request, budget.Nanos) {
+	t.Helper()
 	f := newFixture(t)
-	ctx := context.Background()
-	req := request("t1", "ann")
 	cost := budget.USD(models.Cost(priced, 100, 100))
 	lim := (10 * cost).Dollars()
-	_, err := f.svc.Put(ctx, "t1", budget.PutInput{MonthlyLimitUSD: &lim, WarnAt: limit(0.25)})
+	_, err := f.svc.Put(context.Background(), "t1", budget.PutInput{MonthlyLimitUSD: &lim, WarnAt: limit(warnAt)})
 	require.NoError(t, err)
-	for range 2 {
-		_, err := f.guard.Converse(ctx, req)
+	return f, request("t1", "ann"), cost
+}
+
+// calls makes n calls of req, each one allowed.
+func (f *fixture) calls(t *testing.T, req models.Request, n int) {
+	t.Helper()
+	for range n {
+		_, err := f.guard.Converse(context.Background(), req)
 		require.NoError(t, err)
 	}
+}
+
+func TestCrossingTheWarningShareWarnsOncePerMonth(t *testing.T) {
+	f, req, cost := warningFixture(t, 0.25)
+	f.calls(t, req, 2)
 	assert.Empty(t, f.bus.OfType(budget.EvWarning), "20% spent")
-	for range 4 {
-		_, err := f.guard.Converse(ctx, req)
-		require.NoError(t, err)
-	}
+	f.calls(t, req, 4)
 	ev := f.bus.OfType(budget.EvWarning)
 	require.Len(t, ev, 1, "30% spent and more: once")
 	w := ev[0].Detail.(budget.Warning)

@@ -138,20 +138,10 @@ func TestEveryBudgetBoundIsAcceptedAtItsValue(t *testing.T) {
 // The warning comes with the call whose spend reaches the share exactly,
 // not one call later.
 func TestTheWarningComesAtTheShareExactly(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	req := request("t1", "ann")
-	cost := budget.USD(models.Cost(priced, 100, 100))
-	lim := (10 * cost).Dollars()
-	_, err := f.svc.Put(ctx, "t1", budget.PutInput{MonthlyLimitUSD: &lim, WarnAt: limit(0.5)})
-	require.NoError(t, err)
-	for range 4 {
-		_, err := f.guard.Converse(ctx, req)
-		require.NoError(t, err)
-	}
+	f, req, _ := warningFixture(t, 0.5)
+	f.calls(t, req, 4)
 	assert.Empty(t, f.bus.OfType(budget.EvWarning), "40% spent")
-	_, err = f.guard.Converse(ctx, req)
-	require.NoError(t, err)
+	f.calls(t, req, 1)
 	require.Len(t, f.bus.OfType(budget.EvWarning), 1, "50% spent: the share itself")
 }
 
