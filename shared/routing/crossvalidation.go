@@ -102,3 +102,9 @@ func (c *Classifier) crossValidate(ctx context.Context, ix *Index, all []sample,
 	}
 	return q, nil
 }
+
+// Stale says whether c was fitted with other features than a fit makes
+// now (one stored before the 4-grams has Grams 0): it still scores, but
+// the calibration was fitted for today's, so the fitter fits it again even
+// when the team's agents read the same.
+func (c *Classifier) Stale() bool { return c.Grams != classifierGrams }

@@ -169,7 +169,7 @@ func (c *Calibrations) status(ctx context.Context, teamID string, list []agents.
 		t := stored.FittedAt
 		st.FittedAt = &t
 	}
-	if stored.Texts == ix.TrainingHash() {
+	if stored.Texts == ix.TrainingHash() && !stored.Stale() {
 		st.Status = "current"
 	}
 	return st, nil

@@ -125,7 +125,7 @@ func (f *Fitter) Fit(ctx context.Context, teamID string) (FitResult, error) {
 	if ix.Skills() == 0 {
 		return FitResult{Outcome: "none"}, nil
 	}
-	if ok && (stored.Agents == key || stored.Texts == ix.TrainingHash()) {
+	if ok && !stored.Stale() && (stored.Agents == key || stored.Texts == ix.TrainingHash()) {
 		// These agent versions, or others whose skills and examples read
 		// the same (a pause and activate, a new name, a card checked
 		// again): the same fit.

@@ -110,6 +110,22 @@ func TestTheFitterFitsOnceForTheSameSkillsAndExamples(t *testing.T) {
 	assert.Equal(t, "stale", res.Outcome)
 	c3, _, _ := store.TeamClassifier(ctx, "t", "money")
 	assert.Same(t, c2, c3)
+
+	// A fit stored before the 4-grams (other features, another
+	// calibration): fitted again though the agents read the same.
+	src.agents = moneyTeam()
+	src.agents[1].Version, src.agents[1].Name = 2, "Wren the writer"
+	src.agents[1].Skills[0].Examples = append(src.agents[1].Skills[0].Examples, "my money is gone")
+	now = now.Add(2 * time.Hour)
+	res, err = f.Fit(ctx, "t")
+	require.NoError(t, err)
+	require.Equal(t, "current", res.Outcome, "the stored agents")
+	c3.Grams = 0
+	res, err = f.Fit(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, "fitted", res.Outcome, "a stale fit")
+	c4, _, _ := store.TeamClassifier(ctx, "t", "money")
+	assert.False(t, c4.Stale())
 }
 
 func TestATeamPastTheBoundsLosesItsClassifier(t *testing.T) {

@@ -145,19 +145,24 @@ func TestTheWarningComesAtTheShareExactly(t *testing.T) {
 	require.Len(t, f.bus.OfType(budget.EvWarning), 1, "50% spent: the share itself")
 }
 
-// A person's failed call gives back what it held on their month too.
+// A person's failed call gives back what it held on their month too: with
+// room for exactly one call, the call after a failed one is made.
 func TestAPersonsFailedCallReleasesTheirHold(t *testing.T) {
 	f := newFixture(t)
 	ctx := as("alice", authctx.RoleMember)
-	_, err := f.svc.Put(context.Background(), "t1", budget.PutInput{MonthlyLimitUSD: limit(10), PerUserUSD: limit(1)})
+	one := f.guard.WorstCase(request("t1", "ann")).Dollars()
+	_, err := f.svc.Put(context.Background(), "t1", budget.PutInput{MonthlyLimitUSD: limit(10), PerUserUSD: &one})
 	require.NoError(t, err)
 	f.model.fail = true
 	_, err = f.guard.Converse(ctx, request("t1", "ann"))
 	require.ErrorIs(t, err, models.ErrModel)
+	f.model.fail = false
+	_, err = f.guard.Converse(ctx, request("t1", "ann"))
+	require.NoError(t, err, "the failed call's hold was given back")
 	u, err := f.store.GetUserLedger(context.Background(), "t1", "2026-11", "alice")
 	require.NoError(t, err)
-	assert.Zero(t, u.Reserved, "alice's hold given back")
-	assert.Zero(t, u.Spent)
+	assert.Zero(t, u.Reserved, "every hold settled")
+	assert.EqualValues(t, 1, u.Calls, "the made call alone is charged")
 }
 
 // Usage lines are most expensive first, then by key; a member's report

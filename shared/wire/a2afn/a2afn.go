@@ -254,6 +254,14 @@ func (h *Handler) authenticate(ctx context.Context, ev events.APIGatewayV2HTTPRe
 	c.TeamID, _ = res.Context[authctx.TeamID].(string)
 	c.KeyID, _ = res.Context[authctx.KeyID].(string)
 	if limited, _ := res.Context[authctx.RateLimited].(bool); limited {
+		// In process the authorizer's context holds an int (a JSON
+		// number would be a float64: the agent calls it in process).
+		if perUser, ok := res.Context[authctx.UserRateLimit].(int); ok {
+			// A key acting for a person (X-Conclave-User) over that
+			// person's own rate: the rest of the team may go on.
+			return c, apperr.New(apperr.ELIMIT, "the user is over their rate limit (at most %d a second); retry after a second", perUser).
+				WithReason("UserRateLimit").WithDetail("user_rate_limit", perUser)
+		}
 		return c, apperr.New(apperr.ELIMIT, "the team is over its rate limit; retry after a second").WithReason("TeamRateLimited")
 	}
 	return c, nil

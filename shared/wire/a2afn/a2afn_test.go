@@ -169,6 +169,27 @@ func TestTheRateLimitAnswers429AtOnePastIt(t *testing.T) {
 	assert.Equal(t, http.StatusOK, res.StatusCode, "the next second")
 }
 
+// A key acting for a person is held to the person's own rate (a fifth of
+// the team's 10: 2 a second), and the refusal names it; the key's own
+// requests go on.
+func TestAPersonsRateLimitIsNamedAsTheirs(t *testing.T) {
+	f := newFixture(t)
+	f.rate.PerSecond = 10
+	k, err := teams.NewService(f.counter).IssueKey(context.Background(), teamA, teams.KeySpec{Name: "app", ActAsUsers: true})
+	require.NoError(t, err)
+	alice := map[string]string{"a2a-version": "1.0", "x-conclave-user": "alice"}
+	for i := 1; i <= 2; i++ {
+		res, _ := f.call(t, a2afn.RouteRPC, f.idA, k.Secret, v1, alice)
+		require.Equal(t, http.StatusOK, res.StatusCode, "alice's request %d of 2", i)
+	}
+	res, out := f.call(t, a2afn.RouteRPC, f.idA, k.Secret, v1, alice)
+	assert.Equal(t, http.StatusTooManyRequests, res.StatusCode)
+	_, data := rpcError(t, out)
+	assert.Equal(t, "UserRateLimit", data["reason"])
+	res, _ = f.call(t, a2afn.RouteRPC, f.idA, k.Secret, v1, map[string]string{"a2a-version": "1.0"})
+	assert.Equal(t, http.StatusOK, res.StatusCode, "the key's own request: the team's rate")
+}
+
 func TestVersionsAndMethods(t *testing.T) {
 	f := newFixture(t)
 	f.rate.PerSecond = 100
