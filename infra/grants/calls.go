@@ -7,6 +7,9 @@
 // package is loaded and built into SSA form (golang.org/x/tools), the
 // functions reachable from its main and init are found (reach.go), and the
 // AWS SDK for Go v2 client methods among them are the operations it calls.
+// The standard library and the SDK are read from the compiler's export
+// data, without their bodies: a function or an interface value handed to
+// one of their functions counts as called (reach.go, external).
 // Each operation maps to the IAM action that authorizes it (actions.go).
 // One program is built for all the functions at once: the packages they
 // share are built once, and each function's reachability is then a walk of
@@ -50,8 +53,22 @@ type Program struct {
 
 // Load builds the program of the main packages patterns match, from dir.
 func Load(dir string, patterns ...string) (*Program, error) {
-	cfg := &packages.Config{Mode: packages.LoadAllSyntax, Dir: dir}
-	pkgs, err := packages.Load(cfg, patterns...)
+	roots, err := modulePackages(dir, patterns)
+	if err != nil {
+		return nil, err
+	}
+	// The packages from source but the standard library's and the AWS
+	// SDK's, which come from the compiler's export data: their functions
+	// are declared without bodies. What is read of the SDK is what the
+	// code calls (the client methods are the operations); no SDK body
+	// calls an operation on the code's behalf (no paginator or waiter is
+	// used), and a library that calls back into the code (a2a-go,
+	// aws-lambda-go) keeps its bodies. TestGrantsAreExactlyTheCalls would
+	// show a call lost, both ways. Type-checking the SDK and the standard
+	// library from source had been most of this package's test time.
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
+		packages.NeedTypesInfo | packages.NeedImports, Dir: dir}
+	pkgs, err := packages.Load(cfg, roots...)
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +90,31 @@ func Load(dir string, patterns ...string) (*Program, error) {
 		}
 	}
 	return p, nil
+}
+
+// fromExportData says whether a module's packages are read from export
+// data: the AWS SDK and smithy-go, which no other dependency imports
+// back (so the two kinds never mix in one package's imports) and none of
+// whose bodies call an operation for the code that calls them.
+func fromExportData(module string) bool {
+	return module == "github.com/aws/smithy-go" || module == "github.com/aws/aws-sdk-go-v2" || strings.HasPrefix(module, "github.com/aws/aws-sdk-go-v2/")
+}
+
+// modulePackages lists the packages outside the standard library that
+// patterns match or import, directly or not, but the AWS SDK's.
+func modulePackages(dir string, patterns []string) ([]string, error) {
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedModule | packages.NeedImports | packages.NeedDeps, Dir: dir}, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if p.Module != nil && !fromExportData(p.Module.Path) {
+			out = append(out, p.PkgPath)
+		}
+	})
+	sort.Strings(out)
+	return out, nil
 }
 
 // Mains returns the import paths of the main packages, sorted.

@@ -103,6 +103,9 @@ func (r *reach) visit(f *ssa.Function) {
 					r.invoke(call.Value.Type().Underlying().(*types.Interface), call.Method)
 				case call.StaticCallee() != nil:
 					r.add(call.StaticCallee())
+					if call.StaticCallee().Blocks == nil {
+						r.external(call.Args)
+					}
 				default:
 					if _, builtin := call.Value.(*ssa.Builtin); !builtin {
 						r.dynCall(call.Signature())
@@ -120,6 +123,28 @@ func (r *reach) visit(f *ssa.Function) {
 				if g, ok := (*op).(*ssa.Function); ok {
 					r.takeAddr(g)
 				}
+			}
+		}
+	}
+}
+
+// external handles the arguments of a call of a function read without its
+// body (the standard library's and the AWS SDK's come from export data,
+// calls.go): it may call any function it is given (sync.Once.Do, sort,
+// a goroutine's start) and any method of a value it is given in an
+// interface (a handler, a sort.Interface), so those are reached, a
+// superset of what its body would have shown.
+func (r *reach) external(args []ssa.Value) {
+	for _, a := range args {
+		switch a := a.(type) {
+		case *ssa.Function:
+			r.add(a)
+		case *ssa.MakeClosure:
+			r.add(a.Fn.(*ssa.Function))
+		case *ssa.MakeInterface:
+			mset := r.prog.MethodSets.MethodSet(a.X.Type())
+			for i := range mset.Len() {
+				r.add(r.prog.MethodValue(mset.At(i)))
 			}
 		}
 	}
