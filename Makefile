@@ -148,6 +148,12 @@ token:
 	@set -a; . "$${CONCLAVE_STATE_DIR:-.local}/cloud.env"; set +a; \
 	curl -sf -X POST -d '{"user":"$(if $(filter command line,$(origin USER)),$(USER),alice)","admin":$(if $(ADMIN),true,false)}' "$$CONCLAVE_OIDC_ISSUER/token" | sed -n 's/.*"id_token":"\([^"]*\)".*/\1/p'
 
+## trace: print one trace of the local cloud, its spans indented under their parents with durations and the gen_ai and
+## routing attributes: make trace ID=<an answer's X-Trace-Id> (the edge keeps the last 1,000; docs/operations.md)
+.PHONY: trace
+trace:
+	@set -a; . "$${CONCLAVE_STATE_DIR:-.local}/cloud.env"; set +a; go run ./localstack/tracecli "$(ID)"
+
 ## LocalStack, for people with Docker and a LOCALSTACK_AUTH_TOKEN
 localstack-up:
 	docker compose -f localstack/docker-compose.yml up -d --wait
@@ -185,7 +191,7 @@ audit:
 ## bench: every benchmark (BENCH_PARTS: the gate against the seed, in-process, through the local cloud, streaming, load, CLINC150 through the API), each
 ## run whatever the one before did; those that failed or missed their target are listed at the end, and then make fails.
 ## Each part writes its section of docs/measurements.md (localstack/benchdoc; BENCH_DOC=off to leave it).
-BENCH_PARTS ?= bench-gate bench-go bench-e2e bench-stream bench-load bench-routing-api
+BENCH_PARTS ?= bench-gate bench-go bench-e2e bench-trace bench-stream bench-load bench-routing-api
 .PHONY: bench bench-go bench-e2e
 bench:
 	@missed=""; for part in $(BENCH_PARTS); do \
@@ -203,6 +209,15 @@ bench-e2e:
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
 	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
 	  status=0; localstack/bench.sh e2e-bench go test -tags e2e -run '^$$' -bench . -benchtime 200x ./infra/e2e/ || status=$$?; \
+	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
+
+## bench-trace: the cost of tracing, a chat turn of the conversations function traced (every span exported to the edge
+## before it returns) against the same turn untraced, interleaved, on a fresh local cloud; fails above 1.05x (issue 45)
+.PHONY: bench-trace
+bench-trace:
+	@$(TEST_ENV) localstack/cloud.sh up >/dev/null
+	@set -a; $(TEST_ENV); . "$$CONCLAVE_STATE_DIR/cloud.env"; set +a; \
+	  status=0; localstack/bench.sh trace-bench go test -tags integration -run '^$$' -bench '^BenchmarkTracedTurn$$' -benchtime 300x ./localstack/cloud/ || status=$$?; \
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 ## bench-stream: a streamed chat turn's time to the first delta and to the stored turn, and its events, against the same

@@ -51,6 +51,21 @@ var renamed = map[string][]string{
 	"sqs.SendMessageBatch":             {"sqs:SendMessage"},
 	"sqs.DeleteMessageBatch":           {"sqs:DeleteMessage"},
 	"sqs.ChangeMessageVisibilityBatch": {"sqs:ChangeMessageVisibility"},
+	// The span export (httpCalls): X-Ray's OTLP endpoint authorizes the
+	// signed POST as PutSpans.
+	"xray.PutSpans": {"xray:PutSpans"},
+}
+
+// httpCalls are the functions of Conclave's own that call an AWS API
+// without the SDK, each with the operation it performs: the tracing
+// exporter's ExportSpans posts spans to X-Ray's OTLP endpoint, signed with
+// the function's role (shared/platform/tracing/otlp). The batch
+// span processor calls it (through the otel SDK's SpanExporter
+// interface) once the function's tracer provider exists, which lambdafn
+// makes for every function; a function whose main never reaches it is
+// not granted it.
+var httpCalls = map[string]string{
+	"(*github.com/conclave-ai/conclave/shared/platform/tracing/otlp.exporter).ExportSpans": "xray.PutSpans",
 }
 
 // transactionActions are the actions that authorize each kind of write in

@@ -34,7 +34,8 @@ const sdkService = "github.com/aws/aws-sdk-go-v2/service/"
 // Calls is what one function's code calls.
 type Calls struct {
 	// Operations are the SDK client methods reachable from its main, as
-	// "<service>.<Operation>" ("dynamodb.GetItem").
+	// "<service>.<Operation>" ("dynamodb.GetItem"), and the AWS calls it
+	// makes without the SDK (httpCalls: "xray.PutSpans").
 	Operations []string
 	// Actions are the IAM actions those operations need ("dynamodb:GetItem").
 	Actions []string
@@ -139,6 +140,10 @@ func (p *Program) Calls(path string, indexes []string) (Calls, error) {
 	c := Calls{Via: map[string][]string{}}
 	for f := range reached {
 		if op, ok := operation(f); ok && !sdkInternal[op] {
+			ops[op] = true
+			c.Via[op] = chain(reached, f)
+		}
+		if op, ok := httpCalls[f.RelString(nil)]; ok {
 			ops[op] = true
 			c.Via[op] = chain(reached, f)
 		}

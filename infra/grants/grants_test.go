@@ -128,11 +128,14 @@ func init() {
 }
 
 // entry is the Grants and Indexes lines of a manifest entry for calls
-// (lambda:InvokeFunction is the Invokes field's).
+// (lambda:InvokeFunction is the Invokes field's; manifest.TracingGrants
+// every function has without listing them).
 func entry(calls grants.Calls) string {
 	var gs []string
 	for _, a := range calls.Actions {
 		switch name, ok := grantNames[a]; {
+		case slices.Contains(manifest.TracingGrants, manifest.Grant(a)):
+			continue
 		case a == manifest.ActionInvokeFunction:
 			gs = append(gs, "/* and Invokes: the functions it calls */")
 		case ok:
@@ -184,4 +187,30 @@ func TestAnalysisFindsExactlyTheCalls(t *testing.T) {
 	assert.Contains(t, calls.Operations, "dynamodb.TransactWriteItems")
 	// AND each is explained by the chain that reaches it
 	assert.Equal(t, "(*github.com/conclave-ai/conclave/infra/grants/testdata/fixture.store).Get", calls.Via["dynamodb.GetItem"][0])
+}
+
+// The span export is an AWS call without the SDK: every function reaches
+// the tracing exporter through the tracer provider lambdafn makes for it,
+// so each calls xray:PutSpans and is granted it (manifest.TracingGrants);
+// the test above fails a function granted it whose code never exports,
+// or one exporting without the grant.
+func TestEveryFunctionExportsItsSpans(t *testing.T) {
+	p := mustProgram(t)
+	for _, f := range manifest.Functions {
+		calls, err := p.Calls(module+"functions/"+f.Name, indexNames())
+		require.NoError(t, err)
+		// THEN it calls PutSpans, through the tracer provider its door
+		// (lambdafn) makes and flushes
+		assert.Contains(t, calls.Actions, string(manifest.GrantPutSpans), f.Name)
+		via := strings.Join(calls.Via["xray.PutSpans"], " ← ")
+		assert.Contains(t, via, "shared/platform/tracing/otlp.NewProvider", f.Name)
+		assert.Contains(t, via, "shared/platform/lambdafn.", f.Name)
+		// AND its manifest entry has it, added by the manifest, not listed
+		assert.Contains(t, f.Grants, manifest.GrantPutSpans, f.Name)
+		assert.NotContains(t, entry(calls), "PutSpans", f.Name)
+	}
+	// AND the fixture, which sets up no tracing, exports nothing
+	calls, err := p.Calls(fixture, nil)
+	require.NoError(t, err)
+	assert.NotContains(t, calls.Operations, "xray.PutSpans")
 }

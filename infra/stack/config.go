@@ -89,6 +89,12 @@ type EnvConfig struct {
 	// Identity is the stage's identity provider, if any (-c cognito=true
 	// or -c identity.issuer; identity.go).
 	Identity IdentityConfig
+	// TraceSamplePercent is the share of new traces the functions record
+	// (TRACE_SAMPLE_PERCENT; -c tracing.samplePercent, tracing.go), and
+	// TraceContent whether spans carry prompts, completions and tool
+	// arguments (TRACE_CONTENT; -c tracing.content, refused in prod).
+	TraceSamplePercent int
+	TraceContent       bool
 	// ReservedConcurrency reserves (and caps) concurrent executions per
 	// function: the authorizer keeps capacity however busy the rest is, and
 	// the hottest functions cannot take the whole account's. Empty in
@@ -143,17 +149,24 @@ const (
 )
 
 // Environments are the stages Conclave deploys to. Feature flags default to
-// on in dev and off in prod, where they are turned on deliberately.
+// on in dev and off in prod, where they are turned on deliberately. Every
+// trace is recorded in dev, staging and the LocalStack stage (little
+// traffic; any turn may be the one to explain); prod keeps one new trace
+// in ten: spans are billed as CloudWatch Logs ingestion (Transaction
+// Search), a chat turn makes dozens, and at prod's volume a tenth still
+// shows every kind of turn many times an hour (a hop follows its parent's
+// decision, so a kept trace is whole). A deploy raises it while
+// investigating (-c tracing.samplePercent=100).
 var Environments = map[string]EnvConfig{
 	"dev": {Name: "dev", MemoryScale: 1, LogRetentionDays: 14, Retain: false, LogPayloads: true,
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true, RouterModel: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
-		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100, TeamRatePerSecond: 20},
+		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100, TeamRatePerSecond: 20, TraceSamplePercent: 100},
 	"staging": {Name: "staging", MemoryScale: 1, LogRetentionDays: 30, Retain: false,
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true, TaskDelegation: true, Sessions: true, RouterModel: true}, ModelProvider: "bedrock", SynthesisModel: tier1,
-		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 100, APIBurst: 200, TeamRatePerSecond: 20},
+		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 100, APIBurst: 200, TeamRatePerSecond: 20, TraceSamplePercent: 100},
 	"prod": {Name: "prod", MemoryScale: 2, LogRetentionDays: 365, Retain: true,
 		Flags: settings.Flags{}, ModelProvider: "bedrock", SynthesisModel: tier1,
-		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 500, APIBurst: 1000, TeamRatePerSecond: 50,
+		API5xxPercent: 1, APILatencyP99Ms: 10000, APIRatePerSecond: 500, APIBurst: 1000, TeamRatePerSecond: 50, TraceSamplePercent: 10,
 		// Out of the account's 1,000: the authorizer fronts every request;
 		// the task worker and the gate are the ones a burst of work piles
 		// onto; the A2A agent's routes are public at the gateway (its card
@@ -167,7 +180,7 @@ var Environments = map[string]EnvConfig{
 	// localstack is the stage deployed by `make localstack-deploy`.
 	"localstack": {Name: "localstack", MemoryScale: 1, LogRetentionDays: 1, Retain: false, LogPayloads: true, Account: "000000000000", Region: "us-east-1",
 		Flags: settings.Flags{Collaboration: true, ExpertGate: true, Ensemble: true, TaskDelegation: true, Sessions: true}, ModelProvider: "local",
-		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100, TeamRatePerSecond: 20},
+		API5xxPercent: 5, APILatencyP99Ms: 20000, APIRatePerSecond: 50, APIBurst: 100, TeamRatePerSecond: 20, TraceSamplePercent: 100},
 }
 
 // Lookup returns the configuration of env.

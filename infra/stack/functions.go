@@ -2,6 +2,7 @@ package stack
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -36,8 +37,10 @@ type FunctionsProps struct {
 }
 
 // Functions are the manifest's Lambda functions (arm64, provided.al2023,
-// X-Ray, JSON logs in a log group of their own), each granted exactly its
-// manifest grants, its SQS trigger and the functions it invokes.
+// JSON logs in a log group of their own), each granted exactly its
+// manifest grants, its SQS trigger and the functions it invokes. Each
+// exports its own spans (TRACE_*, tracing.go); Lambda's active tracing is
+// off, so X-Ray holds one trace per request, ours.
 //
 // State machine ARNs are not set here: the machines reference worker
 // functions, so StateMachines.GrantExecutions adds them afterwards.
@@ -122,6 +125,7 @@ func commonEnvironment(props *FunctionsProps) map[string]*string {
 		fnNames[f.Name] = props.Stage.Names.Function(f.Name)
 	}
 	common[settings.EnvFunctions] = jsii.String(settings.EncodePairs(fnNames))
+	maps.Copy(common, traceEnvironment(env))
 	return common
 }
 
@@ -162,10 +166,13 @@ func (fs *Functions) newFunction(f manifest.Function, props *FunctionsProps, env
 		Code:                         awslambda.Code_FromAsset(jsii.String(filepath.Join(props.AssetDir, f.Name)), nil),
 		MemorySize:                   jsii.Number(memory),
 		Timeout:                      awscdk.Duration_Seconds(jsii.Number(float64(f.Timeout))),
-		Tracing:                      awslambda.Tracing_ACTIVE,
-		LogGroup:                     logs,
-		LoggingFormat:                awslambda.LoggingFormat_JSON,
-		Environment:                  &env,
+		// No TracingConfig (Lambda's PassThrough): Lambda's own segments
+		// would be a second, unrelated trace of the same request, and no
+		// caller of ours sends a sampled X-Ray header.
+		Tracing:       awslambda.Tracing_DISABLED,
+		LogGroup:      logs,
+		LoggingFormat: awslambda.LoggingFormat_JSON,
+		Environment:   &env,
 	})
 }
 
@@ -190,6 +197,8 @@ func grant(fn awslambda.Function, f manifest.Function, props *FunctionsProps) {
 			fn.AddToRolePolicy(embedderPolicy())
 		case g == manifest.GrantModels || g == manifest.GrantModelsStream:
 			models = append(models, string(g))
+		case g == manifest.GrantPutSpans:
+			fn.AddToRolePolicy(putSpansPolicy())
 		case g == manifest.GrantDeadLetter:
 			// The dead-letter queue of its trigger queue, and nothing else;
 			// QUEUE_URLS tells the consumer its URL.

@@ -104,7 +104,7 @@ func TestRolesAllowExactlyWhatIsCalled(t *testing.T) {
 	// and the team's classifier), and neither it nor the agents function
 	// may call Bedrock
 	gate := rolePairs(t, m, roleOf(t, m, "conclave-dev-expert-gate"))
-	assert.Equal(t, []string{string(manifest.GrantGetItem), string(manifest.GrantQuery), "xray:PutTelemetryRecords", "xray:PutTraceSegments"}, actionsOf(gate))
+	assert.Equal(t, []string{string(manifest.GrantGetItem), string(manifest.GrantQuery), string(manifest.GrantPutSpans)}, actionsOf(gate))
 	assert.NotContains(t, actionsOf(rolePairs(t, m, roleOf(t, m, "conclave-dev-agents"))), string(manifest.GrantModels))
 	// AND only the functions that register and call MCP packs or A2A
 	// agents outside the team reach Secrets Manager: conversations writes
@@ -211,55 +211,23 @@ func TestEmbedderGrantsAreManifestGrants(t *testing.T) {
 // the stage's machines and queues; Bedrock on exactly the stage's models,
 // or for the embedder's functions (manifest.EmbedderGrants) on the Titan
 // model alone, and only in a stage whose embedder is titan
-// (stack.StageGrants).
-// What the platform adds on the function's behalf is set aside by name:
-// X-Ray's trace upload (active tracing) and the SQS event source's polling
-// of the trigger queue.
+// (stack.StageGrants); xray:PutSpans (every function exports its spans,
+// manifest.TracingGrants) on "*", the one action on every resource, as
+// X-Ray scopes it to none. What the platform adds on the function's
+// behalf is set aside by name: the SQS event source's polling of the
+// trigger queue (Lambda's active tracing, whose upload was set aside here
+// too, is off).
 func checkFunctionRoles(t *testing.T, m map[string]any, cfg stack.EnvConfig) {
 	table := arnOf(t, m, "AWS::DynamoDB::Table", "", "")
 	bus := arnOf(t, m, "AWS::Events::EventBus", "", "")
 	queue := func(name string) string {
 		return arnOf(t, m, "AWS::SQS::Queue", "QueueName", devNames.Queue(name))
 	}
-	// The resources the manifest's grants name, as the template writes them.
-	targets := map[manifest.Grant][]string{}
-	for _, sm := range manifest.StateMachines {
-		name := devNames.StateMachine(sm.Name)
-		machine := stackARN(":states:", true, ":stateMachine:"+name)
-		targets[manifest.GrantStartExecution] = append(targets[manifest.GrantStartExecution], machine)
-		targets[manifest.GrantCallback] = append(targets[manifest.GrantCallback], machine)
-		targets[manifest.GrantStopExecution] = append(targets[manifest.GrantStopExecution], stackARN(":states:", true, ":execution:"+name+":*"))
-		targets[manifest.GrantDescribeStateMachine] = append(targets[manifest.GrantDescribeStateMachine],
-			jsonOf(map[string]any{"Ref": logicalIDByName(t, m, "AWS::StepFunctions::StateMachine", "StateMachineName", name)}))
-	}
-	for id, r := range m["Resources"].(map[string]any) {
-		if r.(map[string]any)["Type"] == "AWS::SQS::Queue" {
-			targets[manifest.GrantGetQueueAttributes] = append(targets[manifest.GrantGetQueueAttributes], jsonOf(map[string]any{"Fn::GetAtt": []any{id, "Arn"}}))
-		}
-	}
-	require.Len(t, targets[manifest.GrantGetQueueAttributes], len(manifest.Queues)+countDLQs())
-	for _, id := range cfg.Models() {
-		targets[manifest.GrantModels] = append(targets[manifest.GrantModels],
-			stackARN(":bedrock:*::foundation-model/"+id, false, ""),
-			stackARN(":bedrock:", true, ":inference-profile/*."+id))
-	}
-	// Streaming acts on the same models.
-	targets[manifest.GrantModelsStream] = targets[manifest.GrantModels]
-	// The MCP packs' and the A2A agents' credentials: this stage's two
-	// secret prefixes alone.
-	secrets := stackARN(":secretsmanager:", true, ":secret:"+manifest.SecretsPrefix("dev")+"*")
-	a2aSecrets := stackARN(":secretsmanager:", true, ":secret:"+manifest.A2ASecretsPrefix("dev")+"*")
-	for _, g := range []manifest.Grant{manifest.GrantGetSecret, manifest.GrantCreateSecret, manifest.GrantPutSecret, manifest.GrantDeleteSecret} {
-		targets[g] = []string{secrets, a2aSecrets}
-	}
+	targets := grantTargets(t, m, cfg)
 	for _, f := range manifest.Functions {
 		t.Run(f.Name, func(t *testing.T) {
 			// WHEN the pairs its role allows are read, the platform's set aside
 			pairs := rolePairs(t, m, roleOf(t, m, "conclave-dev-"+f.Name))
-			for _, a := range []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords"} {
-				require.True(t, pairs[grantPair{a, `"*"`}], "active tracing")
-				delete(pairs, grantPair{a, `"*"`})
-			}
 			if f.Trigger == manifest.TriggerSQS {
 				trigger := queue(f.Queue)
 				for _, a := range []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
@@ -284,6 +252,8 @@ func checkFunctionRoles(t *testing.T, m map[string]any, cfg stack.EnvConfig) {
 					want[grantPair{string(g), bus}] = true
 				case g == manifest.GrantDeadLetter:
 					want[grantPair{string(g), queue(manifest.Queue{Name: f.Queue}.DLQName())}] = true
+				case g == manifest.GrantPutSpans:
+					want[grantPair{string(g), `"*"`}] = true
 				default:
 					require.NotEmpty(t, targets[g], "%s: no resources known for %s; add them above", f.Name, g)
 					for _, r := range targets[g] {
@@ -300,11 +270,50 @@ func checkFunctionRoles(t *testing.T, m map[string]any, cfg stack.EnvConfig) {
 				want[grantPair{manifest.ActionInvokeFunction, versionsOf(fn)}] = true
 			}
 			for p := range pairs {
-				assert.NotEqual(t, `"*"`, p.Resource, "%s on every resource", p.Action)
+				if p.Action != string(manifest.GrantPutSpans) {
+					assert.NotEqual(t, `"*"`, p.Resource, "%s on every resource", p.Action)
+				}
 			}
 			assert.Equal(t, want, pairs)
 		})
 	}
+}
+
+// grantTargets are the resources the manifest's grants name beyond the
+// table, the bus and a dead-letter queue, as the template writes them.
+func grantTargets(t *testing.T, m map[string]any, cfg stack.EnvConfig) map[manifest.Grant][]string {
+	targets := map[manifest.Grant][]string{}
+	for _, sm := range manifest.StateMachines {
+		name := devNames.StateMachine(sm.Name)
+		machine := stackARN(":states:", true, ":stateMachine:"+name)
+		targets[manifest.GrantStartExecution] = append(targets[manifest.GrantStartExecution], machine)
+		targets[manifest.GrantCallback] = append(targets[manifest.GrantCallback], machine)
+		targets[manifest.GrantStopExecution] = append(targets[manifest.GrantStopExecution], stackARN(":states:", true, ":execution:"+name+":*"))
+		targets[manifest.GrantDescribeExecution] = append(targets[manifest.GrantDescribeExecution], stackARN(":states:", true, ":execution:"+name+":*"))
+		targets[manifest.GrantDescribeStateMachine] = append(targets[manifest.GrantDescribeStateMachine],
+			jsonOf(map[string]any{"Ref": logicalIDByName(t, m, "AWS::StepFunctions::StateMachine", "StateMachineName", name)}))
+	}
+	for id, r := range m["Resources"].(map[string]any) {
+		if r.(map[string]any)["Type"] == "AWS::SQS::Queue" {
+			targets[manifest.GrantGetQueueAttributes] = append(targets[manifest.GrantGetQueueAttributes], jsonOf(map[string]any{"Fn::GetAtt": []any{id, "Arn"}}))
+		}
+	}
+	require.Len(t, targets[manifest.GrantGetQueueAttributes], len(manifest.Queues)+countDLQs())
+	for _, id := range cfg.Models() {
+		targets[manifest.GrantModels] = append(targets[manifest.GrantModels],
+			stackARN(":bedrock:*::foundation-model/"+id, false, ""),
+			stackARN(":bedrock:", true, ":inference-profile/*."+id))
+	}
+	// Streaming acts on the same models.
+	targets[manifest.GrantModelsStream] = targets[manifest.GrantModels]
+	// The MCP packs' and the A2A agents' credentials: this stage's two
+	// secret prefixes alone.
+	secrets := stackARN(":secretsmanager:", true, ":secret:"+manifest.SecretsPrefix("dev")+"*")
+	a2aSecrets := stackARN(":secretsmanager:", true, ":secret:"+manifest.A2ASecretsPrefix("dev")+"*")
+	for _, g := range []manifest.Grant{manifest.GrantGetSecret, manifest.GrantCreateSecret, manifest.GrantPutSecret, manifest.GrantDeleteSecret} {
+		targets[g] = []string{secrets, a2aSecrets}
+	}
+	return targets
 }
 
 // stackARN is the template JSON of an ARN the stack builds with its own
@@ -347,14 +356,13 @@ func countDLQs() int {
 // definition do, on the resources they name (statemachines.Actions):
 // lambda:InvokeFunction on the functions it invokes, sqs:SendMessage on
 // its dead-letter queue, no table or bus action unless a Task performs
-// it. The platform's part (log delivery and X-Ray, which need "*") is set
-// aside by name.
+// it. The platform's part (log delivery, which needs "*") is set aside by
+// name; X-Ray's is not there to set aside (the machines' tracing is off).
 func checkMachineRoles(t *testing.T, m map[string]any) {
 	platform := map[string]bool{
 		"logs:CreateLogDelivery": true, "logs:DeleteLogDelivery": true, "logs:DescribeLogGroups": true,
 		"logs:DescribeResourcePolicies": true, "logs:GetLogDelivery": true, "logs:ListLogDeliveries": true,
-		"logs:PutResourcePolicy": true, "logs:UpdateLogDelivery": true, "xray:GetSamplingRules": true,
-		"xray:GetSamplingTargets": true, "xray:PutTelemetryRecords": true, "xray:PutTraceSegments": true,
+		"logs:PutResourcePolicy": true, "logs:UpdateLogDelivery": true,
 	}
 	for _, sm := range manifest.StateMachines {
 		t.Run(sm.Name, func(t *testing.T) {

@@ -191,7 +191,8 @@ func (m *Monitoring) budgetAlarm(props *MonitoringProps) {
 }
 
 // newDashboard shows the same figures, plus the throughput of tasks (the
-// delegation machine) and sessions (every other machine).
+// delegation machine) and sessions (every other machine), and the way to
+// the traces (tracesWidget).
 func newDashboard(c constructs.Construct, props *MonitoringProps) awscloudwatch.Dashboard {
 	period := awscdk.Duration_Minutes(jsii.Number(5))
 	sum := &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}
@@ -229,5 +230,6 @@ func newDashboard(c constructs.Construct, props *MonitoringProps) awscloudwatch.
 	d.AddWidgets(graph("Tasks and sessions started (executions)", started), graph("Executions ended", ended))
 	d.AddWidgets(graph("Function errors", errs), graph("Function throttles", throttles))
 	d.AddWidgets(graph("Dead-letter queue depth", depth))
+	d.AddWidgets(tracesWidget(props.Env.Name))
 	return d
 }

@@ -196,12 +196,12 @@ func TestDevStack(t *testing.T) {
 		name  string
 		check func(*testing.T, assertions.Template, map[string]any)
 	}{
-		{"one arm64 provided.al2023 function per manifest entry, traced, with its own log group", checkDevFunctions},
+		{"one arm64 provided.al2023 function per manifest entry, without Lambda's X-Ray, with its own log group", checkDevFunctions},
 		{"every manifest route exists behind the Lambda authorizer", checkDevRoutes},
 		{"the single table has PITR, TTL and the GSIs", checkDevTable},
 		{"queues have dead-letter queues after two retries", checkDevQueues},
 		{"the bus routes events to queues through rules", checkDevRules},
-		{"state machines are Standard, logged, traced, deployed from statemachines/", checkDevStateMachines},
+		{"state machines are Standard, logged, without X-Ray, deployed from statemachines/", checkDevStateMachines},
 		{"permissions are least privilege", checkDevLeastPrivilege},
 		{"functions invoke exactly the functions and models the manifest lists", checkDevInvokes},
 	} {
@@ -220,7 +220,8 @@ func checkDevFunctions(t *testing.T, tpl assertions.Template, m map[string]any) 
 		assert.Equal(t, "provided.al2023", p["Runtime"])
 		assert.Equal(t, []any{"arm64"}, p["Architectures"])
 		assert.Equal(t, "bootstrap", p["Handler"])
-		assert.Equal(t, map[string]any{"Mode": "Active"}, p["TracingConfig"])
+		// (Our spans are the trace: tracing_test.go.)
+		assert.NotContains(t, p, "TracingConfig", "Lambda's own X-Ray would be a second trace")
 		assert.Contains(t, p["LoggingConfig"], "LogGroup")
 		// (Which variables each function gets: env_test.go.)
 		env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
@@ -327,7 +328,7 @@ func checkDevStateMachines(t *testing.T, tpl assertions.Template, m map[string]a
 	for _, sm := range sms {
 		p := props(sm)
 		assert.Equal(t, "STANDARD", p["StateMachineType"])
-		assert.Equal(t, map[string]any{"Enabled": true}, p["TracingConfiguration"])
+		assert.Equal(t, map[string]any{"Enabled": false}, p["TracingConfiguration"], "Step Functions' own X-Ray would be a second trace")
 		assert.Equal(t, "ALL", p["LoggingConfiguration"].(map[string]any)["Level"])
 		def, _ := json.Marshal(p["DefinitionString"])
 		assert.Contains(t, string(def), "arn:aws:states:::lambda:invoke")

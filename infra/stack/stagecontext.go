@@ -15,6 +15,7 @@ import (
 )
 
 // The context keys of a stage's feature flags, models, embedder and limits
+// (and its tracing, tracing.go)
 // (`cdk deploy -c key=value`, or the "context" of cdk.json, where a flag
 // may be a boolean, a limit a number and models.extra a list). Each
 // overrides what it names of the stage's configuration (Environments) and
@@ -135,6 +136,8 @@ func applyStageContext(node constructs.Node, cfg *EnvConfig) error {
 			cfg.CORSOrigins = origins
 		case isIdentityKey(key):
 			fail(setIdentity(&cfg.Identity, cfg.Name, key, v))
+		case isTracingKey(key):
+			fail(setTracing(cfg, key, v))
 		}
 	}
 	fail(cfg.Identity.check())

@@ -219,3 +219,47 @@ func TestAContextChangeChangesTheTemplate(t *testing.T) {
 	}
 	checkFunctionRoles(t, m, cfg)
 }
+
+// The embedder comes from the context alone: -c embedder=titan tells the
+// embedder's functions ROUTING_EMBEDDER=titan and grants them
+// bedrock:InvokeModel on the Titan model's ARN, which dev as configured
+// does not; -c embedder=wordllama tells them wordllama and grants no
+// model. No other function learns the embedder.
+func TestTheContextSetsTheEmbedderAndItsGrant(t *testing.T) {
+	titan := titanARN()
+	_, dev := synth(t, "dev")
+	for _, c := range []struct {
+		embedder string
+		granted  bool
+	}{{settings.EmbedderTitan, true}, {settings.EmbedderWordLlama, false}} {
+		// GIVEN dev deployed with -c embedder=<c.embedder>
+		cfg, err := configFrom(t, map[string]any{"env": "dev", "embedder": c.embedder}, "")
+		require.NoError(t, err)
+		// WHEN it is synthesized
+		m := synthJSON(t, cfg)
+		// THEN the embedder's functions are told it, and no other is
+		for _, f := range manifest.Functions {
+			env := functionEnv(t, m, "conclave-dev-"+f.Name)
+			if _, embeds := manifest.EmbedderGrants[f.Name]; embeds {
+				assert.Equal(t, c.embedder, env[settings.EnvEmbedder], "%s with %s", f.Name, c.embedder)
+			} else {
+				assert.NotContains(t, env, settings.EnvEmbedder, "%s with %s", f.Name, c.embedder)
+			}
+		}
+		// AND their roles may invoke Titan exactly when it is titan
+		require.NotEmpty(t, manifest.EmbedderGrants)
+		for name := range manifest.EmbedderGrants {
+			role := "conclave-dev-" + name
+			assert.Equal(t, c.granted, invokesModel(t, m, role, titan), "%s with %s", name, c.embedder)
+			assert.False(t, invokesModel(t, dev, role, titan), "%s: dev as configured does not", name)
+		}
+		checkFunctionRoles(t, m, cfg)
+	}
+}
+
+// invokesModel reports whether the role of function name may call
+// bedrock:InvokeModel on the model ARN arn (template JSON).
+func invokesModel(t *testing.T, m map[string]any, name, arn string) bool {
+	t.Helper()
+	return rolePairs(t, m, roleOf(t, m, name))[grantPair{string(manifest.GrantModels), arn}]
+}

@@ -88,8 +88,11 @@ func (m *StateMachines) newMachine(sm manifest.StateMachine, props *StateMachine
 		DefinitionBody:          awsstepfunctions.DefinitionBody_FromString(jsii.String(raw)),
 		DefinitionSubstitutions: &subs,
 		Logs:                    props.Stage.MachineLogs(logs),
-		TracingEnabled:          jsii.Bool(true),
-		Timeout:                 awscdk.Duration_Seconds(jsii.Number(float64(sm.Timeout))),
+		// No X-Ray of Step Functions' own: the functions' spans carry the
+		// trace across the machine (the payloads' trace field), and a
+		// second, unrelated trace of the execution would only mislead.
+		TracingEnabled: jsii.Bool(false),
+		Timeout:        awscdk.Duration_Seconds(jsii.Number(float64(sm.Timeout))),
 	})
 	actions, err := statemachines.Actions(raw)
 	if err != nil {
@@ -182,6 +185,9 @@ func (m *StateMachines) GrantExecutions(functions map[string]awslambda.Function)
 		}
 		if stops {
 			fn.AddToRolePolicy(statement([]string{string(manifest.GrantStopExecution)}, m.executionARNs...))
+		}
+		if slices.Contains(f.Grants, manifest.GrantDescribeExecution) {
+			fn.AddToRolePolicy(statement([]string{string(manifest.GrantDescribeExecution)}, m.executionARNs...))
 		}
 	}
 }

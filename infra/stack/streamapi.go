@@ -34,7 +34,7 @@ type StreamAPIProps struct {
 // seconds). One resource path per stream route, one method per route, each
 // behind the HTTP API's authorizer function as a REQUEST authorizer
 // (X-Api-Key or a bearer token, caching off) unless its function is public; throttled, access
-// logged and traced per stage.
+// logged per stage (traced by the functions' own spans).
 type StreamAPI struct {
 	constructs.Construct
 	// RestAPI is the API itself.
@@ -84,16 +84,17 @@ func NewStreamAPI(scope constructs.Construct, id string, props *StreamAPIProps) 
 			MetricsEnabled:       jsii.Bool(false),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(logs),
 			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(streamAccessLogFormat)),
-			// X-Ray from the gateway on, as the functions trace (the HTTP
-			// API has no tracing to turn on).
-			TracingEnabled: jsii.Bool(true),
+			// No X-Ray from the gateway: the functions' spans are the
+			// trace (the HTTP API has no tracing to turn off).
+			TracingEnabled: jsii.Bool(false),
 		},
 	})
 	// The construct's own output of the URL (with a trailing slash) would
 	// sit beside StreamUrl, the stack's.
 	api.Node().TryRemoveChild(jsii.String("Endpoint"))
 	skipChecks(api.DeploymentStage().Node().DefaultChild(), checkSkip{"CKV_AWS_120",
-		"API Gateway caches no streamed response (responseTransferMode STREAM); a cache cluster would be billed for nothing."})
+		"API Gateway caches no streamed response (responseTransferMode STREAM); a cache cluster would be billed for nothing."},
+		checkSkip{"CKV_AWS_73", "The functions export OpenTelemetry spans to X-Ray themselves; the gateway's own X-Ray trace would be a second, unrelated one."})
 
 	// Caching is off so a revoked key stops working at once, as on the
 	// HTTP API. No identity source, as there: either X-Api-Key or a bearer

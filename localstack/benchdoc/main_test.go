@@ -35,11 +35,12 @@ func TestTheMeasurementsDocumentHasEveryGeneratedSection(t *testing.T) {
 	require.NoError(t, err)
 	// mutation: localstack/mutation.sh (make mutation); stream-bench: make
 	// bench-stream; routing-clinc150: make bench-routing, after routing;
-	// routing-clinc150-api: make bench-routing-api.
-	for _, s := range []string{"gate", "routing", "routing-clinc150", "routing-clinc150-api", "go-bench", "e2e-bench", "stream-bench", "load", "mutation"} {
+	// routing-clinc150-api: make bench-routing-api; trace-bench: make
+	// bench-trace.
+	for _, s := range []string{"gate", "routing", "routing-clinc150", "routing-clinc150-api", "go-bench", "e2e-bench", "trace-bench", "stream-bench", "load", "mutation"} {
 		_, err := Splice(doc, s, nil)
 		assert.NoError(t, err, s)
 	}
 	names := regexp.MustCompile(`<!-- generated: ([a-z0-9-]+) -->`).FindAllStringSubmatch(string(doc), -1)
-	assert.Len(t, names, 9, "no section nobody writes")
+	assert.Len(t, names, 10, "no section nobody writes")
 }

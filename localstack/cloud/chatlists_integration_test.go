@@ -9,6 +9,7 @@ package cloud_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -186,4 +187,115 @@ func TestChatClientListings(t *testing.T) {
 	cross := d.list("/v1/conversations/" + other + "/work?limit=1&next_token=" + url.QueryEscape(first.next))
 	assert.Equal(t, 400, cross.status, "a token is its conversation's")
 	assert.Equal(t, "next_token", cross.field)
+}
+
+// A conversation's work lists the sessions and plans it started as well:
+// a session started with its conversation_id and a plan a turn's
+// sequenced message made, each with its lead and its goal or message,
+// the newer first; another team does not find the conversation.
+func TestAConversationsWorkListsItsSessionsAndPlans(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	conv := d.conversation("kyra")
+	st, sess := d.call("POST", "/v1/sessions", map[string]any{"pattern": "brainstorm", "lead": "kyra", "goal": "Name the next release",
+		"conversation_id": conv, "participants": twoContributors("luke", "archie")})
+	require.Equal(t, 201, st, sess)
+	sessID := sess["id"].(string)
+	message := "Review the payment handler for bugs, then write release notes " +
+		planMarker(`{"step_id":1,"target":"luke/code-review","sub_query":"Review the payment handler","depends_on":[]},{"step_id":2,"target":"wren/writing","sub_query":"Write release notes","depends_on":[1]}`)
+	r := lastReply(t, d.post(conv, map[string]any{"content": message}))
+	var planID string
+	pending, _ := r["pending"].([]any)
+	for _, p := range pending {
+		if ref := p.(map[string]any); ref["type"] == "plan" {
+			planID = ref["id"].(string)
+		}
+	}
+	require.NotEmpty(t, planID, "the turn planned: %v", r)
+
+	work := d.list("/v1/conversations/" + conv + "/work")
+	require.Equal(t, 200, work.status)
+	at := func(id string) int {
+		for i, got := range work.ids {
+			if got == id {
+				return i
+			}
+		}
+		return -1
+	}
+	require.GreaterOrEqual(t, at(sessID), 0, "the session is listed: %v", work.ids)
+	require.GreaterOrEqual(t, at(planID), 0, "the plan is listed: %v", work.ids)
+	assert.Less(t, at(planID), at(sessID), "newest first")
+	session, plan := work.items[at(sessID)], work.items[at(planID)]
+	assert.Equal(t, "session", session["type"])
+	assert.Equal(t, "kyra", session["agent"])
+	assert.Equal(t, "Name the next release", session["label"])
+	assert.NotEmpty(t, session["status"])
+	assert.Equal(t, "plan", plan["type"])
+	assert.NotEmpty(t, plan["agent"])
+	assert.Contains(t, plan["label"], "Review the payment handler for bugs")
+	assert.NotEmpty(t, plan["status"])
+	within(t, "GET /v1/conversations/{id}/work", work.calls, calls{"DynamoDB": 1, "DynamoDB.Query": 1})
+
+	d2 := mustDemoTeam(t, e)
+	assert.Equal(t, 404, d2.list("/v1/conversations/"+conv+"/work").status, "another team's conversation")
+}
+
+// GET /v1/tasks?conversation_id= a page at a time: limit=1 walks every
+// task of the conversation once, newest first, as the whole listing
+// orders them, and ends; a next_token is its listing's: one from another
+// conversation's tasks, from the team's tasks or from the conversation's
+// work is 400 naming next_token.
+func TestAConversationsTasksPageOneAtATime(t *testing.T) {
+	e := mustEnv(t)
+	d := mustDemoTeam(t, e)
+	conv, other := d.conversation("kyra"), d.conversation("kyra")
+	var made []string
+	for i, c := range []string{conv, other, conv, conv, other} {
+		st, tk := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": fmt.Sprintf("Check %d", i), "conversation_id": c})
+		require.Equal(t, 201, st, tk)
+		if c == conv {
+			made = append([]string{tk["id"].(string)}, made...)
+		}
+	}
+	all := d.list("/v1/tasks?conversation_id=" + conv)
+	require.Equal(t, 200, all.status)
+	require.Equal(t, made, all.ids, "newest first, the other conversation's left out")
+
+	var paged []string
+	seen := map[string]bool{}
+	next := ""
+	for i := 0; ; i++ {
+		require.Less(t, i, 10, "the listing never ended")
+		page := d.list("/v1/tasks?conversation_id=" + conv + "&limit=1&next_token=" + url.QueryEscape(next))
+		require.Equal(t, 200, page.status)
+		require.LessOrEqual(t, len(page.ids), 1)
+		for _, id := range page.ids {
+			assert.False(t, seen[id], "%s listed twice", id)
+			seen[id] = true
+			paged = append(paged, id)
+		}
+		if page.next == "" {
+			break
+		}
+		next = page.next
+	}
+	assert.Equal(t, made, paged, "every task once, in order")
+
+	first := d.list("/v1/tasks?conversation_id=" + conv + "&limit=1")
+	require.NotEmpty(t, first.next)
+	theirs := d.list("/v1/tasks?conversation_id=" + other + "&limit=1")
+	require.NotEmpty(t, theirs.next)
+	team := d.list("/v1/tasks?limit=1")
+	require.NotEmpty(t, team.next)
+	work := d.list("/v1/conversations/" + conv + "/work?limit=1")
+	require.NotEmpty(t, work.next)
+	for name, token := range map[string]string{"another conversation's": theirs.next, "the team's tasks'": team.next, "the conversation's work's": work.next} {
+		got := d.list("/v1/tasks?conversation_id=" + conv + "&limit=1&next_token=" + url.QueryEscape(token))
+		assert.Equal(t, 400, got.status, "a token of %s listing", name)
+		assert.Equal(t, "next_token", got.field, name)
+	}
+	got := d.list("/v1/tasks?limit=1&next_token=" + url.QueryEscape(first.next))
+	assert.Equal(t, 400, got.status, "the conversation's token on the team's tasks")
+	assert.Equal(t, "next_token", got.field)
 }

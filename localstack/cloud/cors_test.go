@@ -39,7 +39,7 @@ func TestCORSAnswersPreflightsForListedOriginsOnly(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, w.Code)
 	assert.Equal(t, "https://chat.example.com", w.Header().Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, w.Header().Get("Access-Control-Allow-Methods"), "POST")
-	assert.Equal(t, "Content-Type,Authorization,X-Api-Key,Idempotency-Key,X-Conclave-User,Last-Event-ID", w.Header().Get("Access-Control-Allow-Headers"))
+	assert.Equal(t, "Content-Type,Authorization,X-Api-Key,Idempotency-Key,X-Conclave-User,Last-Event-ID,traceparent", w.Header().Get("Access-Control-Allow-Headers"))
 	assert.Equal(t, "7200", w.Header().Get("Access-Control-Max-Age"))
 	assert.Empty(t, w.Header().Get("Access-Control-Allow-Credentials"))
 	assert.Zero(t, reached, "a preflight never reaches the authorizer")
@@ -54,7 +54,7 @@ func TestCORSAnswersPreflightsForListedOriginsOnly(t *testing.T) {
 	w = do(http.MethodGet, "http://localhost:5173", "")
 	assert.Equal(t, http.StatusUnauthorized, w.Code, "the API answers as it would")
 	assert.Equal(t, "http://localhost:5173", w.Header().Get("Access-Control-Allow-Origin"))
-	assert.Equal(t, "Retry-After,X-Request-Id", w.Header().Get("Access-Control-Expose-Headers"))
+	assert.Equal(t, "Retry-After,X-Request-Id,X-Trace-Id,traceresponse", w.Header().Get("Access-Control-Expose-Headers"))
 	assert.Equal(t, 1, reached)
 
 	w = do(http.MethodGet, "http://localhost:5174", "")

@@ -117,6 +117,13 @@ func TestEveryDoorFollowsEveryFlag(t *testing.T) {
 	require.NoError(t, err)
 	kyra, err := agents.NewService(e.db.agents).Get(ctx, d.id, "kyra")
 	require.NoError(t, err)
+	// The team's MCP pack, and an agent whose skill names it.
+	srv := startMCPServer(t)
+	st, res := d.call("PUT", "/v1/tool-packs/crm", map[string]any{"url": srv.url, "credential": srv.token})
+	require.Equal(t, 201, st, res)
+	st, res = d.call("POST", "/v1/agents", map[string]any{"slug": "orders", "name": "Orders", "skills": []any{
+		map[string]any{"name": "orders", "description": "answers questions on orders", "packs": []string{"crm"}}}})
+	require.Equal(t, 201, st, res)
 
 	doors := []door{
 		// The routes that start new work (docs/api.md, "Feature flags").
@@ -131,6 +138,12 @@ func TestEveryDoorFollowsEveryFlag(t *testing.T) {
 		route("reports", "POST /v1/reports", settings.FlagTaskDelegation),
 		route("sessions", "POST /v1/sessions", settings.FlagSessions),
 		route("sessions", "POST /v1/sessions/{id}/resume", settings.FlagSessions),
+		// Not a door of new work, so open with every flag: it starts an
+		// accepted work item as POST /v1/tasks/{id}/start does (a board
+		// transition, no model call), and turning task_delegation off
+		// must not strand the queues. Its tool next_task is gated with
+		// the other task tools (catalog).
+		route("tasks", "POST /v1/agents/{slug}/next-task", ""),
 		// The tools of a chat reply (the same wiring as a task's:
 		// agenttoolswiring): consultations, reports, tasks and sessions
 		// started by an agent.
@@ -141,6 +154,13 @@ func TestEveryDoorFollowsEveryFlag(t *testing.T) {
 		tool("send_agent_message", settings.FlagCollaboration),
 		tool("handoff_to", settings.FlagCollaboration),
 		tool("consult_specialist", settings.FlagCollaboration),
+		// A consultation is answered by a task of the specialist's where
+		// tasks are delegated, within the call otherwise.
+		consultTask(e),
+		// The tool packs of a chat reply: those its skill names, and
+		// those request_tool_pack adds.
+		skillPack(srv),
+		requestPack(),
 		// The compound planner: part of collaboration (collaboration off
 		// is direct dispatch) and its steps are executed tasks.
 		{name: "the planner of a chat turn", flag: settings.FlagTaskDelegation, open: func(t *testing.T, w doorWiring) (bool, string) {
@@ -204,7 +224,10 @@ func newDoorWiring(t *testing.T, e env, d demoTeam, flags settings.Flags, machin
 	t.Helper()
 	vars := map[string]string{settings.EnvStage: e.names.Stage, settings.EnvTable: e.names.Table(), settings.EnvBus: e.names.Bus(),
 		settings.EnvFlags: flags.String(), settings.EnvStateMachines: machines, settings.EnvModelProvider: "local",
-		settings.EnvFunctions: "expert-gate=" + e.names.Function("expert-gate")}
+		settings.EnvFunctions: "expert-gate=" + e.names.Function("expert-gate"),
+		// The package's MCP server listens on loopback, as the local
+		// cloud's functions allow.
+		settings.EnvMCPLoopbackOnly: "true"}
 	deps := lambdafn.Deps{Config: settings.FromLookup(func(k string) string { return vars[k] }), AWS: e.cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w := doorWiring{deps: deps, team: d, routes: map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error){}}
 	for _, fn := range []string{"conversations", "messages", "memories", "consultations", "tasks", "reports", "sessions"} {

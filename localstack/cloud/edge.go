@@ -59,6 +59,8 @@ type Edge struct {
 	invocations atomic.Int64
 	// Faults are the stalls tests inject (faults.go).
 	Faults Faults
+	// Traces are the functions' spans (traces.go).
+	Traces Traces
 }
 
 // backend is one local service process behind the edge.
@@ -177,6 +179,14 @@ func (e *Edge) AWSHandler() http.Handler {
 		}
 		if m := invokePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost {
 			e.serveInvoke(w, r, m[1])
+			return
+		}
+		if r.URL.Path == OTLPTracesPath && r.Method == http.MethodPost {
+			e.Traces.serveOTLP(w, r)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, TracesPath) && r.Method == http.MethodGet {
+			e.Traces.serveTrace(w, r)
 			return
 		}
 		if r.URL.Path == FaultsPath && r.Method == http.MethodPost {

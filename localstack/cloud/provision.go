@@ -48,6 +48,9 @@ type Resources struct {
 	// StreamURL is the streaming API's base URL (the edge's streaming
 	// port), STREAM_URL of the functions that declare it; empty: none.
 	StreamURL string
+	// TraceEndpoint is where the functions send their spans (the edge's
+	// OTLP receiver, traces.go), TRACE_ENDPOINT; empty: nowhere.
+	TraceEndpoint string
 }
 
 // LocalFlags are the feature flags of make run and the tests: everything
@@ -106,6 +109,12 @@ func (r Resources) Environment() map[string]string {
 	if r.StreamURL != "" {
 		env[settings.EnvStreamURL] = r.StreamURL
 	}
+	if r.TraceEndpoint != "" {
+		// Every trace is kept locally (a test reads any turn's), without
+		// prompt text unless TRACE_CONTENT=true, as deployed.
+		env[settings.EnvTraceEndpoint] = r.TraceEndpoint
+		env[settings.EnvTraceSamplePercent] = "100"
+	}
 	// The streaming functions echo the origins the edge answers, as a
 	// stage's do (the edge's own CORS sets the same headers on top).
 	if origins := LocalCORS().Origins; len(origins) > 0 {
@@ -117,7 +126,7 @@ func (r Resources) Environment() map[string]string {
 	// MODEL_PROVIDER=openai and the OPENAI_ variables run make run on a
 	// local OpenAI-compatible server (docs/local-cloud.md).
 	for _, name := range []string{settings.EnvFlags, settings.EnvModelProvider, settings.EnvTeamRateLimit, settings.EnvUserRateLimit,
-		settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey, settings.EnvOpenAIModel} {
+		settings.EnvOpenAIBaseURL, settings.EnvOpenAIAPIKey, settings.EnvOpenAIModel, settings.EnvTraceContent, settings.EnvTraceSamplePercent} {
 		if v := os.Getenv(name); v != "" {
 			env[name] = v
 		}

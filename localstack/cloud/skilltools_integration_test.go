@@ -4,6 +4,7 @@ package cloud_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,6 +60,16 @@ func TestTheMatchedSkillsToolsAreTheOnesOffered(t *testing.T) {
 	other := mustDemoTeam(t, e)
 	st, _ = other.call("GET", "/v1/agents/luke/tools?skill=release-notes", nil)
 	assert.Equal(t, 400, st, "the other team's luke has no such skill")
+	// An agent of this team alone: another team does not find it.
+	st, res := d.call("POST", "/v1/agents", map[string]any{"slug": "archivist", "name": "Archivist",
+		"skills": []any{map[string]any{"name": "archives", "description": "keeps the team's archives", "tools": []string{"search_memories"}}}})
+	require.Equal(t, 201, st, res)
+	st, res = d.call("GET", "/v1/agents/archivist/tools?skill=archives", nil)
+	require.Equal(t, 200, st, res)
+	assert.Contains(t, names(res), "search_memories")
+	st, res = other.call("GET", "/v1/agents/archivist/tools?skill=archives", nil)
+	assert.Equal(t, 404, st, "another team's agent is not found: %v", res)
+	assert.NotContains(t, fmt.Sprint(res), "search_memories")
 
 	conv := d.conversation("kyra")
 	turn := d.post(conv, map[string]any{"content": "Can you review this Go function for bugs?"})

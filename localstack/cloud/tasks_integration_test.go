@@ -753,12 +753,25 @@ func TestModelTierAndResultArtifactsOverHTTP(t *testing.T) {
 	require.Equal(t, 200, st, list)
 	assert.Empty(t, list["items"], "nor listed")
 
+	// Sent twice with one Idempotency-Key: the first response, one task.
+	body := map[string]any{"assignee": "luke", "title": "Review the handler again", "model_tier": "tier_1"}
+	first := d.do("POST", "/v1/tasks", body, "Idempotency-Key", "tier-once")
+	require.Equal(t, 201, first.Status, string(first.Body))
+	again := d.do("POST", "/v1/tasks", body, "Idempotency-Key", "tier-once")
+	assert.Equal(t, 201, again.Status, string(again.Body))
+	assert.Equal(t, first.Body, again.Body, "the first response")
+	assert.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	assert.Equal(t, "tier_1", first.JSON(t)["model_tier"])
+	st, list = d.call("GET", "/v1/tasks?assignee=luke", nil)
+	require.Equal(t, 200, st, list)
+	assert.Len(t, list["items"], 2, "one task for the two requests")
+
 	st, bad := d.call("POST", "/v1/tasks", map[string]any{"assignee": "luke", "title": "Review the handler", "model_tier": "tier_3"})
 	require.Equal(t, 400, st, bad)
 	assert.Equal(t, "model_tier", bad["error"].(map[string]any)["field"], bad)
 	st, list = d.call("GET", "/v1/tasks?assignee=luke", nil)
 	require.Equal(t, 200, st, list)
-	assert.Len(t, list["items"], 1, "the refused create wrote nothing")
+	assert.Len(t, list["items"], 2, "the refused create wrote nothing")
 
 	st, res := d.call("POST", "/v1/agents", map[string]any{"slug": "keeper", "name": "Keeper",
 		"skills": []any{map[string]any{"name": "notes", "description": "keeps the team's notes"}}})

@@ -214,11 +214,16 @@ func newEdge(ctx context.Context, edgeURL, streamURL string, dynamoURL, motoURL 
 	}
 	// The A2A agent card lists the agent's streaming endpoint there.
 	res.StreamURL = streamURL
+	// The functions' spans come back to the edge (cloud.Traces).
+	res.TraceEndpoint = edgeURL + cloud.OTLPTracesPath
 	// The functions' clients honour the stalls tests inject
 	// (localstack/cloud/faults.go); nothing stalls unless a test asks.
 	fnCfg := awsCfg.Copy()
 	cloud.InstrumentFaults(&fnCfg)
-	handlers, err := buildHandlers(res, lambdafn.Deps{AWS: fnCfg, Log: log})
+	// A function's spans leave after its answer, as the tracing extension
+	// sends them in Lambda (lambdafn.Deps.AfterAnswer): here the process
+	// is never frozen, so a goroutine is the post-invoke phase.
+	handlers, err := buildHandlers(res, lambdafn.Deps{AWS: fnCfg, Log: log, AfterAnswer: func(flush func()) { go flush() }})
 	if err != nil {
 		return nil, aws.Config{}, cloud.Resources{}, err
 	}

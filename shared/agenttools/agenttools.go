@@ -19,12 +19,15 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/platform/settings"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/messaging"
 	"github.com/conclave-ai/conclave/shared/tools/catalog"
@@ -206,7 +209,21 @@ func text(s string) (result, error) { return result{text: s}, nil }
 // call runs a tool the caller was offered, once its arguments match its
 // schema; any other is refused (a model may name a tool it was not
 // given).
-func (t *Tools) call(ctx context.Context, c caller, call models.ToolCall) (result, error) {
+func (t *Tools) call(ctx context.Context, c caller, call models.ToolCall) (res result, err error) {
+	// Each call is an execute_tool span (the GenAI conventions); its
+	// arguments only when the stage records content.
+	ctx, span := tracing.Start(ctx, "execute_tool "+call.Name, trace.SpanKindInternal,
+		attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", call.Name),
+		attribute.String("gen_ai.tool.call.id", call.ID), attribute.String("gen_ai.agent.name", c.agent))
+	if tracing.Content(ctx) {
+		span.SetAttributes(attribute.String("gen_ai.tool.call.arguments", call.Input))
+	}
+	defer func() { tracing.End(ctx, span, err) }()
+	return t.dispatch(ctx, c, call)
+}
+
+// dispatch runs call if c was offered it.
+func (t *Tools) dispatch(ctx context.Context, c caller, call models.ToolCall) (result, error) {
 	d, ok := defs[call.Name]
 	offered := c.allowed == nil
 	for _, sp := range c.allowed {

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/conclave-ai/conclave/shared/chat/conversations"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 	"github.com/conclave-ai/conclave/shared/team/prompts"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
 	"github.com/conclave-ai/conclave/shared/work/worker"
 )
 
 const consultDescription = `Ask a specialist colleague a question; the orchestrator chooses who answers (your suggestion is only a hint) and shares only a curated context with secrets removed. ` +
-	`The specialist answers in a task of its own: in a task you get the answer as this call's result; in a chat the consultation comes back pending and the answer is posted in the conversation. ` +
+	`Where the stage delegates tasks, the specialist answers in a task of its own: in a task you get the answer as this call's result; in a chat the consultation comes back pending and the answer is posted in the conversation. ` +
+	`Otherwise the answer is this call's result. ` +
 	`Repeating a question, waiting on each other or too many open consultations escalate to a human. ` +
 	`Follow up with consultation_follow_up, close it with close_consultation once answered, read it with read_consultation.`
 
@@ -82,9 +84,18 @@ func (closeInput) constrain(c constraints) {
 // the conversation (result_of the consultation); asked from a task, the
 // task waits for the specialist's task in its workflow (worker.WaitFor)
 // and resumes with the answer as this call's result.
+//
+// That task is an executed delegation, so it follows task_delegation
+// like every other door where tasks enter (seed 000; docs/api.md,
+// "Feature flags"): with the flag off (collaboration on) no task is
+// started, and the specialist answers within the call, as POST
+// /v1/consultations does (one model call, bounded by a chat's wait; a
+// late or failed answer escalates), which is how consultations worked
+// before they were asynchronous.
 func (t *Tools) consult(ctx context.Context, c caller, in consultInput) (result, error) {
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
+	async := t.Flags.On(settings.FlagTaskDelegation)
 	cons, err := t.Consultations.Request(ctx, c.teamID, consultations.RequestInput{
 		RequestingAgent: c.agent, Question: in.Question, SuggestedAgent: in.SuggestedAgent, Urgency: in.Urgency,
 		// Asked from a chat reply: the conversation lists it among its
@@ -92,7 +103,7 @@ func (t *Tools) consult(ctx context.Context, c caller, in consultInput) (result,
 		ConversationID: c.conversationID,
 		Context: consultations.RequestContext{CurrentTask: in.Context.CurrentTask, SpecificConcern: in.Context.SpecificConcern,
 			AttemptedApproaches: in.Context.AttemptedApproaches, RelevantFiles: in.Context.RelevantFiles, ErrorMessages: in.Context.ErrorMessages},
-		Async: true, ParentTaskID: c.taskID, Creator: c.requester(),
+		Async: async, ParentTaskID: c.taskID, Creator: c.requester(),
 	})
 	if err != nil {
 		return refused(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/tools/catalog"
 	"github.com/conclave-ai/conclave/shared/wire/localmodelwiring"
 	"github.com/conclave-ai/conclave/shared/work/consultations"
+	"github.com/conclave-ai/conclave/shared/work/tasks"
 	"github.com/conclave-ai/conclave/shared/work/worker"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
@@ -332,4 +333,48 @@ type blockingModel struct{}
 func (blockingModel) Converse(ctx context.Context, _ models.Request) (models.Response, error) {
 	<-ctx.Done()
 	return models.Response{}, ctx.Err()
+}
+
+// With task_delegation off (collaboration on) a consultation starts no
+// task, from a chat reply as from a task: the specialist answers within
+// the call, as POST /v1/consultations does (the flag closes every door
+// where executed tasks enter; docs/api.md, "Feature flags").
+func TestConsultSpecialistWithoutDelegationAnswersWithinTheCall(t *testing.T) {
+	f := newFixture(t)
+	svc := f.consultVia(t)
+	f.tools.Flags.TaskDelegation = false
+	ctx := context.Background()
+	now := time.Now().UTC()
+	convID := ids.New("conv")
+	require.NoError(t, f.store.CreateConversation(ctx, conversations.Conversation{ID: convID, TeamID: team, Title: "chat", Status: "active", Version: 1, CreatedAt: now, UpdatedAt: now}, nil))
+	kyra, err := f.store.GetAgent(ctx, team, "kyra")
+	require.NoError(t, err)
+	chat := agenttools.Chat{Tools: f.tools}
+	offered := chat.Specs(kyra)
+	require.Contains(t, names(offered), catalog.ConsultSpecialist, "collaboration on: the tool is offered")
+	res, err := chat.Call(ctx, conversations.ToolCaller{TeamID: team, ConversationID: convID, Agent: "kyra", WaitUntil: time.Now().Add(time.Minute), Offered: offered},
+		models.ToolCall{ID: "call-1", Name: catalog.ConsultSpecialist, Input: `{"question": "Please review the retry function in worker.go for a bug"}`})
+	require.NoError(t, err)
+	assert.Nil(t, res.Pending, "nothing left pending: %s", res.Text)
+	m := consultedRE.FindStringSubmatch(res.Text)
+	require.NotNil(t, m, res.Text)
+	c, err := svc.Get(ctx, team, m[1])
+	require.NoError(t, err)
+	assert.Empty(t, c.TaskID, "no specialist's task")
+	assert.Len(t, c.Exchanges, 1, "answered within the call")
+	assert.Contains(t, []consultations.Status{consultations.InProgress, consultations.Completed}, c.Status, res.Text)
+	list, _, err := f.tasks.List(ctx, team, tasks.Filter{}, paging.Page{Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, list, "no task at all")
+
+	// From a task (one accepted before the flag was turned off): the
+	// call's result is the answer, and the task has no child.
+	p := f.working(t, "kyra")
+	out := f.call(t, p, catalog.ConsultSpecialist, map[string]any{"question": "Is this refactor of the parser code readable?"})
+	m = consultedRE.FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	assert.Contains(t, out, "Answer:", "answered within the call")
+	list, _, err = f.tasks.List(ctx, team, tasks.Filter{}, paging.Page{Limit: 10})
+	require.NoError(t, err)
+	assert.Len(t, list, 1, "the asking task alone")
 }

@@ -3,7 +3,7 @@
 // paging, rune-safe clipping (clip), a text's content words (words), the
 // clock, log context (logctx), the environment contract (settings), the
 // manifest of functions and routes, the Lambda bootstrap (lambdafn) and
-// its AWS call count (awscalls) and tracing (xraytrace), the HTTP plumbing
+// its AWS call count (awscalls) and tracing (tracing), the HTTP plumbing
 // (httpapi, authctx, answerby), idempotent creates, event streams, JSON
 // Schema checks, the poll and retry loops (backoff) and the queue
 // consumers' retry and dead-lettering (consumers). It imports nothing of

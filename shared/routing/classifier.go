@@ -80,6 +80,9 @@ type Classifier struct {
 	FittedAt time.Time `json:"fitted_at"`
 
 	terms map[string]int32 // Terms → feature index, built on first use
+	// tok is the dense weights times each token's row (tokenLogits), for
+	// the embedder of the indexes that hold it; nil until one does.
+	tok *tokenLogits
 }
 
 // The classifier's bounds: a team past MaxClassifierSkills skills (every
@@ -328,19 +331,25 @@ func (c *Classifier) indexTerms() {
 // nothing) and counted in a sorted slice, not a map (at 10 agents, the
 // strings and the map were a seventh of a gate query).
 func (c *Classifier) features(v []float32, text string) features {
-	c.indexTerms() // a fit's own (one goroutine); a published one's is built
-	f := features{}
+	f := c.wordFeatures(words.AllTokens(text), true)
 	if len(v) == c.Dim {
 		f.dense = make([]float32, c.Dim)
 		for i, x := range v {
 			f.dense[i] = x * embeddingScale
 		}
 	}
-	ws := words.AllTokens(text)
+	return f
+}
+
+// wordFeatures are the terms' features of words ws, and their 4-grams'
+// when withGrams (features).
+func (c *Classifier) wordFeatures(ws []string, withGrams bool) features {
+	c.indexTerms() // a fit's own (one goroutine); a published one's is built
+	f := features{}
 	ids := make([]int32, 0, 2*len(ws))
 	var buf []byte
 	grams := 0
-	if c.Grams > 0 {
+	if c.Grams > 0 && withGrams {
 		for _, w := range ws {
 			grams += max(0, len(w)+2-gramLen+1)
 		}
@@ -381,34 +390,6 @@ func (c *Classifier) features(v []float32, text string) features {
 	return f
 }
 
-// gramsOf appends the character 4-grams of words ws (each word between
-// boundary marks, "<pto>": fastText's subwords) to f: each hashed
-// (FNV-1a, a stored classifier's weights depend on it: never change it)
-// into one of c.Grams buckets past the terms, each of the message's n
-// grams weighing 1/√n (a repeated gram, or two sharing a bucket, count
-// once per occurrence). Hashing keeps the features a fixed number and
-// their lookup a few multiplications, with no strings or map. buf is
-// scratch.
-func (c *Classifier) gramsOf(f *features, ws []string, buf []byte) {
-	start := len(f.idx)
-	base, buckets := int32(len(c.Terms)), uint32(c.Grams)
-	for _, w := range ws {
-		buf = append(append(append(buf[:0], '<'), w...), '>')
-		for i := 0; i+gramLen <= len(buf); i++ {
-			h := uint32(2166136261)
-			for _, b := range buf[i : i+gramLen] {
-				h = (h ^ uint32(b)) * 16777619
-			}
-			f.idx = append(f.idx, base+int32(h%buckets))
-		}
-	}
-	n := len(f.idx) - start
-	v := 1 / float32(math.Sqrt(float64(n)))
-	for range n {
-		f.val = append(f.val, v)
-	}
-}
-
 // classes is how many classes c has: its skills, and the background.
 func (c *Classifier) classes() int {
 	if c.Background > 0 {
@@ -424,27 +405,15 @@ func (c *Classifier) logits(f features, z []float32) {
 	for i, x := range f.dense {
 		axpy(x, c.Weights[i*nc:(i+1)*nc], z)
 	}
+	c.addSparse(f, z)
+}
+
+// addSparse adds the terms' and grams' rows of f to z.
+func (c *Classifier) addSparse(f features, z []float32) {
+	nc := c.classes()
 	for k, i := range f.idx {
 		r := (c.Dim + int(i)) * nc
 		axpy(f.val[k], c.Weights[r:r+nc], z)
-	}
-}
-
-// axpy adds a × x to y, four lanes at a time (Go does not vectorize the
-// plain loop; unrolled, the gate's logits at 200 classes take about two
-// thirds of the time). The same products, in the same order per lane.
-func axpy(a float32, x, y []float32) {
-	x = x[:len(y)]
-	i := 0
-	for ; i+4 <= len(y); i += 4 {
-		y4, x4 := y[i:i+4:i+4], x[i:i+4:i+4]
-		y4[0] += a * x4[0]
-		y4[1] += a * x4[1]
-		y4[2] += a * x4[2]
-		y4[3] += a * x4[3]
-	}
-	for ; i < len(y); i++ {
-		y[i] += a * x[i]
 	}
 }
 
@@ -536,6 +505,7 @@ func (c *Classifier) Probabilities(v []float32, text string, keep []bool, p []fl
 type classified struct {
 	c     *Classifier
 	class []int32
+	tok   *tokenLogits // nil: the dense logits from the message's vector
 }
 
 // classesOf maps ix's skills to c's classes (by agent and skill name):
@@ -580,7 +550,7 @@ func (ix *Index) SetClassifier(c *Classifier) bool {
 		return false
 	}
 	c.indexTerms()
-	ix.classifier.Store(&classified{c: c, class: class})
+	ix.classifier.Store(&classified{c: c, class: class, tok: c.tokenLogitsFor(ix.tokens)})
 	return true
 }
 

@@ -122,8 +122,9 @@ func (ix *Index) buildExampleCentroids() {
 
 // preselectExamples keeps, of the candidates cands (sorted), every skill
 // without examples and the ExampleSkillsProbed with examples whose
-// centroid is nearest v; cands stays sorted.
-func (ix *Index) preselectExamples(v []float32, cands []int32) []int32 {
+// centroid is nearest v (through its tokens when qs is not nil); cands
+// stays sorted.
+func (ix *Index) preselectExamples(v []float32, qs *querySims, cands []int32) []int32 {
 	if ix.exCentroids == nil {
 		return cands
 	}
@@ -132,13 +133,22 @@ func (ix *Index) preselectExamples(v []float32, cands []int32) []int32 {
 		sim float64
 	}
 	var best [ExampleSkillsProbed]near
+	var sims []float64
+	if qs != nil {
+		sims = qs.sums(cands, len(ix.domainNames))
+	}
 	n, out := 0, cands[:0]
-	for _, d := range cands {
+	for i, d := range cands {
 		if ix.exStart[d] == ix.exStart[d+1] {
 			out = append(out, d)
 			continue
 		}
-		s := dot(v, ix.exCentroids[int(d)*ix.dim:int(d+1)*ix.dim])
+		var s float64
+		if sims != nil {
+			s = sims[i]
+		} else {
+			s = dot(v, ix.exCentroids[int(d)*ix.dim:int(d+1)*ix.dim])
+		}
 		if n < len(best) {
 			best[n] = near{d, s}
 			n++
@@ -162,9 +172,9 @@ func (ix *Index) preselectExamples(v []float32, cands []int32) []int32 {
 func (ix *Index) twoStage() bool { return ix.domainNames != nil }
 
 // nearestDomains appends to out the domains whose centroids are nearest v
-// (MinDomainsProbed, and up to DomainsProbed within DomainMargin of the
+// (through its tokens when qs is not nil; MinDomainsProbed, and up to DomainsProbed within DomainMargin of the
 // nearest), and the group of skills without a domain.
-func (ix *Index) nearestDomains(v []float32, out []int32) []int32 {
+func (ix *Index) nearestDomains(v []float32, qs *querySims, out []int32) []int32 {
 	type near struct {
 		g   int32
 		sim float64
@@ -175,7 +185,12 @@ func (ix *Index) nearestDomains(v []float32, out []int32) []int32 {
 		if g == ix.undomained {
 			continue
 		}
-		s := dot(v, ix.centroids[int(g)*ix.dim:int(g+1)*ix.dim])
+		var s float64
+		if qs != nil {
+			s = qs.at(int(g))
+		} else {
+			s = dot(v, ix.centroids[int(g)*ix.dim:int(g+1)*ix.dim])
+		}
 		if n < DomainsProbed {
 			best[n] = near{g, s}
 			n++

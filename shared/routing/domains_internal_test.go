@@ -44,7 +44,7 @@ func domainIndex(t *testing.T, n int, undomained bool, sims map[string]float64) 
 // order ("" for the skills without a domain).
 func probed(ix *Index) []string {
 	var out []string
-	for _, g := range ix.nearestDomains([]float32{1, 0}, nil) {
+	for _, g := range ix.nearestDomains([]float32{1, 0}, nil, nil) {
 		out = append(out, ix.domainNames[g])
 	}
 	return out

@@ -60,6 +60,15 @@ type Index struct {
 	vecs []float32
 	dim  int
 	cal  Calibration
+	// tokens is the queries' embedder when its vectors decompose into
+	// its tokens' rows (SetEmbedder; nil otherwise).
+	tokens TokenEmbedder
+	// semNone is cal.semOf(-1): a skill not among a query's semantic
+	// candidates blends its words with it.
+	semNone float64
+	// tokSims, of a two-stage index with tokens, are its tokens' cosines
+	// to the centroids (tokensims.go).
+	tokSims *tokenSims
 	// A skill's examples (agents.Skill.Examples): skill d's are
 	// examples[exStart[d]:exStart[d+1]], and their vectors follow the
 	// skills' in vecs (example j is vector len(docs)+j).

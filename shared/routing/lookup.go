@@ -36,6 +36,21 @@ type scratch struct {
 	keep   []bool
 	prob   []float32
 	agentP []float64
+	tokIDs []int32 // the message's tokens (logitsByTokens, querySimsOf)
+	// the rows of the message's tokens (querySimsOf)
+	simRows [][]float32
+	qsims   querySims
+	// addGrams' scratch
+	gramSum []float32
+	gramBuf []byte
+}
+
+// gramTmp is sc.gramSum, of n floats.
+func (sc *scratch) gramTmp(n int) []float32 {
+	if len(sc.gramSum) != n {
+		sc.gramSum = make([]float32, n)
+	}
+	return sc.gramSum
 }
 
 // docAcc is a skill's share of one query: the dot product with the
@@ -228,7 +243,7 @@ func (ix *Index) skillMatch(q *query, d int32, a *docAcc) float64 {
 	case a.semantic:
 		return ix.cal.blend(lex, a.sem)
 	case q.vec != nil:
-		return ix.cal.blend(lex, -1) // not among the semantic candidates: its words alone
+		return ix.cal.mix(lex, ix.semNone) // not among the semantic candidates: its words alone
 	}
 	return clamp01(lex) // lexical only: no embeddings, or no query vector
 }
@@ -261,7 +276,7 @@ func (ix *Index) classify(q *query, sc *scratch, touched []int32) {
 		keep[k] = (f&docRequiresKeyword == 0 || acc[d].explicit) &&
 			(f&(docNeedsEditor|docNeedsImage|docEditorTypes) == 0 || ix.eligible(q, int32(d)))
 	}
-	cl.c.Probabilities(q.vec, q.text, keep, p)
+	ix.probabilities(q, sc, keep, p)
 	for _, d := range touched { // the lexical walk's sums: not read with a classifier
 		acc[d] = docAcc{explicit: acc[d].explicit}
 	}
@@ -293,6 +308,21 @@ func (ix *Index) classify(q *query, sc *scratch, touched []int32) {
 		}
 	}
 	sc.touched = touched
+}
+
+// probabilities writes the probability of each of q's classifier's
+// classes into p (over those where keep is true), as
+// Classifier.Probabilities does, the dense logits summed over the
+// message's tokens when the index's embedder decomposes (tokens.go).
+func (ix *Index) probabilities(q *query, sc *scratch, keep []bool, p []float32) {
+	c, ok := q.cls.c, false
+	if q.cls.tok != nil {
+		ok = c.logitsByTokens(q.cls.tok, q.text, q.vec, p, sc)
+	}
+	if !ok {
+		c.logits(c.features(q.vec, q.text), p)
+	}
+	softmax(p, keep)
 }
 
 // eligible applies a skill's editor and image filters to the query's

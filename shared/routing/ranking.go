@@ -37,9 +37,20 @@ type Ranking struct {
 	// cal reads the skill matches: the index's, or the lexical one for a
 	// query without a vector.
 	cal Calibration
-	// conf is every agent's confidence when the index's classifier
-	// scored the query (nil otherwise).
-	conf []float64
+	// The first top entries are in rank order, the others follow in
+	// agent order; all, once sortAll made it, is every entry in rank
+	// order: a caller wanting more than the best few pays for the rest
+	// (order.go). entries never changes.
+	top  int
+	once *sync.Once // nil when top is every entry
+	all  []uint64
+	// matched is how many agents match the query's skills (Matched).
+	matched int
+	// agentP is every agent's probability when the index's classifier
+	// scored the query (nil otherwise): its confidence is calibrated
+	// (an exp and a log) only for the agents whose scores are built, a
+	// tenth of a query at 100 agents when every one was.
+	agentP []float64
 }
 
 // denseScores: up to this many skills (4 KiB of scores) a Ranking copies
@@ -100,9 +111,10 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	// back through a table: the same values without a division each.
 	best, perfSum, perfN, fv, entries := sc.best[:n], sc.perf[:n], sc.perfN[:n], fit.v[:n], sc.keys[:n]
 	var top1, top2 uint64 // the two best skill matches, for the leader's lead
-	leader := int32(-1)
+	leader, matched := int32(-1), 0
 	for ai := range best {
 		skill := roundMilli(best[ai])
+		matched += int(min(skill, 1))
 		if skill > top1 {
 			top1, top2, leader = skill, top1, int32(ai)
 		} else if skill > top2 { // >= sets top2 to the value it holds
@@ -118,15 +130,15 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 		entries[ai] = entry(overall, skill, perf, load, ai)
 	}
 
-	r := &Ranking{ix: ix, loads: sig.Loads, fit: fit, entries: ix.rank(sc), flags: slices.Clone(sc.flags[:n]), top1: top1, top2: top2, leader: leader,
-		cal: ix.cal}
+	r := &Ranking{ix: ix, loads: sig.Loads, fit: fit, flags: slices.Clone(sc.flags[:n]), top1: top1, top2: top2, leader: leader,
+		cal: ix.cal, matched: matched}
+	if r.entries, r.top = ix.rank(sc); r.top < n {
+		r.once = new(sync.Once)
+	}
 	if q.vec == nil {
 		r.cal = LexicalCalibration
 	} else if q.cls != nil {
-		r.conf = make([]float64, n)
-		for ai, p := range sc.agentP {
-			r.conf[ai] = round3(ix.cal.classified(p))
-		}
+		r.agentP = slices.Clone(sc.agentP[:n])
 	}
 	// Copied or scored again, a skill's score is the same (< or <=).
 	if len(ix.docs) <= denseScores {
@@ -169,8 +181,8 @@ func (r *Ranking) confidence(e uint64) float64 {
 		lead = r.top1 - r.top2
 	}
 	ai := int32(e & agentMask)
-	if r.conf != nil {
-		return r.conf[ai]
+	if r.agentP != nil {
+		return round3(r.ix.cal.classified(r.agentP[ai]))
 	}
 	return round3(r.cal.confidence(thousandth[skill], thousandth[lead], r.ix.exampled(ai)))
 }
@@ -228,30 +240,27 @@ func signal(e uint64, shift uint) uint64 { return e >> shift & 1023 }
 func (r *Ranking) Best(n, explained int, include ...string) []ExpertScore {
 	n = max(0, min(n, len(r.entries)))
 	explained = max(0, min(explained, n))
-	list := r.entries[:n]
+	list := r.list(n)
 	// >= 0: with nothing to include the block below adds nothing.
 	if len(include) > 0 || r.Leader() != "" {
-		want := make(map[int32]bool, len(include)+1)
+		// The agents wanted, a few: a slice searched (a map read per
+		// ranked agent was a fiftieth of a query at 1,000 agents).
+		var want []int32
 		for _, slug := range include {
 			for ai, ok := r.ix.bySlug[slug]; ok && ai >= 0; ai = r.ix.nextSameSlug[ai] {
-				want[ai] = true
+				want = append(want, ai)
 			}
 		}
 		if n > 0 && r.Leader() != "" {
 			// The most confident agent, wherever overall ranks it: the
 			// selection's threshold reads confidence.
-			want[r.leader] = true
+			want = append(want, r.leader)
 		}
-		for _, e := range list {
-			delete(want, int32(e&agentMask))
-		}
+		want = slices.DeleteFunc(want, func(ai int32) bool {
+			return slices.ContainsFunc(list, func(e uint64) bool { return int32(e&agentMask) == ai })
+		})
 		if len(want) > 0 { // >= 0 clones and adds nothing: the same list
-			list = slices.Clone(list)
-			for _, e := range r.entries[n:] {
-				if want[int32(e&agentMask)] {
-					list = append(list, e)
-				}
-			}
+			list = append(slices.Clone(list), r.wanted(n, want)...)
 		}
 	}
 	return r.scoresOf(list, explained)
@@ -259,20 +268,12 @@ func (r *Ranking) Best(n, explained int, include ...string) []ExpertScore {
 
 // Matched is how many ranked agents match the query's skills at all
 // (skill match above 0): the breadth a query's complexity counts.
-func (r *Ranking) Matched() int {
-	n := 0
-	for _, e := range r.entries {
-		if signal(e, skillShift) != 1000 {
-			n++
-		}
-	}
-	return n
-}
+func (r *Ranking) Matched() int { return r.matched }
 
 // scores builds the best n scores, the best explained of them with their
 // explanation.
 func (r *Ranking) scores(n, explained int) []ExpertScore {
-	return r.scoresOf(r.entries[:n], explained)
+	return r.scoresOf(r.list(n), explained)
 }
 
 // scoresOf builds the scores of list (entries of r), the first explained
@@ -362,62 +363,6 @@ func roundMilli(x float64) uint64 {
 
 // milli is a 0–1 score rounded by round3, in thousandths (0–1000).
 func milli(x float64) uint64 { return uint64(x*1000 + 0.5) }
-
-// smallTeam: below it a comparison sort beats the radix sort's three
-// passes over 256 buckets.
-const smallTeam = 256
-
-// rank returns the agents' entries (sc.keys, by agent) best first: in
-// ascending order of their top 20 bits (overall, then skill match), then
-// by slug, then input order.
-func (ix *Index) rank(sc *scratch) []uint64 {
-	n := len(ix.agents)
-	entries, tmp, out := sc.keys[:n], sc.keys2[:n], make([]uint64, n)
-	// Either sort gives the same order: where the bound sits (<, <=, or
-	// turned around) is a matter of speed.
-	if n < smallTeam {
-		for ai, e := range entries {
-			tmp[ai] = e>>skillShift<<32 | uint64(ix.slugRank[ai])
-		}
-		slices.Sort(tmp)
-		for i, k := range tmp {
-			out[i] = entries[ix.bySlugRank[uint32(k)]]
-		}
-		return out
-	}
-	// A least-significant-digit radix sort on the top 20 bits, 8 bits a
-	// pass (bits 44–51, 52–59, 60–63), the agents taken in slug order:
-	// every pass is stable, so ties keep that order.
-	var cnt [3][256]int32
-	for _, e := range entries {
-		cnt[0][e>>44&0xff]++
-		cnt[1][e>>52&0xff]++
-		cnt[2][e>>60]++
-	}
-	for d := range cnt {
-		sum := int32(0)
-		for b, c := range cnt[d] {
-			cnt[d][b], sum = sum, sum+c
-		}
-	}
-	for _, ai := range ix.bySlugRank {
-		e := entries[ai]
-		b := e >> 44 & 0xff
-		tmp[cnt[0][b]] = e
-		cnt[0][b]++
-	}
-	for _, e := range tmp { // entries is free now
-		b := e >> 52 & 0xff
-		entries[cnt[1][b]] = e
-		cnt[1][b]++
-	}
-	for _, e := range entries {
-		b := e >> 60
-		out[cnt[2][b]] = e
-		cnt[2][b]++
-	}
-	return out
-}
 
 // fitCache keeps every agent's personality fit, rounded, per message
 // style. A style's scales move in fixed steps (StyleOf), so a team's

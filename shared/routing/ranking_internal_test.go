@@ -3,8 +3,10 @@ package routing
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -103,4 +105,57 @@ func TestLargeSemanticRankingsBuildTheSameScoresEitherWay(t *testing.T) {
 			require.Equal(t, all[i].MatchingSkills, top[i].MatchingSkills, "%s: #%d", q, i)
 		}
 	}
+}
+
+// A large team's ranking orders its best agents at once and the others
+// when asked: every way of reading it gives the full sort's order.
+func TestLazilyOrderedRankingsReadAsTheFullSort(t *testing.T) {
+	var team []agents.Agent
+	topics := []string{"code", "review", "sql", "api", "latency", "billing", "deploy", "data"}
+	loads := map[string]Load{}
+	for i := range 600 {
+		slug := fmt.Sprintf("a%03d", (i*37)%600)
+		team = append(team, agents.Agent{Slug: slug, Skills: []agents.Skill{
+			{Name: topics[i%8] + "-" + topics[i*3%8], Description: topics[i*5%8] + " and " + topics[i*7%8]},
+		}})
+		loads[slug] = Load{ActiveTasks: i % 4, ActiveConversations: i % 7}
+	}
+	ix := BuildIndex(team)
+	q, sig := "review the sql api latency", Signals{Loads: loads}
+	full := ix.Rank(q, sig).Scores(0)
+	r := ix.Rank(q, sig)
+	require.Less(t, r.top, r.Len(), "ordered lazily")
+	matched := 0
+	for _, s := range full {
+		if s.SkillMatch > 0 {
+			matched++
+		}
+	}
+	assert.Equal(t, matched, r.Matched())
+	// Best: the best n, then the leader and the agents named, in rank
+	// order wherever they rank.
+	// Named twice, with the leader, or more than 8 (picked by a scan, not
+	// searched): each once.
+	many := []string{"nobody"}
+	for i := 20; i < 600; i += 60 {
+		many = append(many, full[i].AgentSlug)
+	}
+	for _, named := range [][]string{
+		{full[len(full)-1].AgentSlug, full[400].AgentSlug},
+		{full[400].AgentSlug, r.Leader(), full[17].AgentSlug, full[400].AgentSlug, "nobody"},
+		many,
+	} {
+		for _, n := range []int{3, rankedFirst} {
+			want := slices.Clone(full[:n])
+			for _, s := range full[n:] {
+				if slices.Contains(named, s.AgentSlug) || s.AgentSlug == r.Leader() {
+					want = append(want, s)
+				}
+			}
+			assert.Equal(t, want, ix.Rank(q, sig).Best(n, 0, named...), "best %d of %v", n, named)
+		}
+	}
+	explained := ix.Rank(q, sig).Scores(40)
+	assert.Equal(t, explained[:40], ix.Rank(q, sig).Top(40))
+	assert.Equal(t, explained[:5], ix.Rank(q, sig).Top(5))
 }

@@ -129,11 +129,21 @@ func CalibrationFor(id string) Calibration {
 }
 
 // blend is a skill match from its lexical match and semantic cosine.
-func (c Calibration) blend(lex, cos float64) float64 {
-	sem := 0.0
+func (c *Calibration) blend(lex, cos float64) float64 { return c.mix(lex, c.semOf(cos)) }
+
+// semOf is a semantic cosine on blend's scale.
+func (c *Calibration) semOf(cos float64) float64 {
 	if c.Ceil > c.Floor {
-		sem = clamp01((cos - c.Floor) / (c.Ceil - c.Floor))
+		return clamp01((cos - c.Floor) / (c.Ceil - c.Floor))
 	}
+	return 0
+}
+
+// mix is blend of lex and semOf's sem. Through a pointer, and inlined:
+// the gate blends every skill a query's words touch (about 1,000 at
+// 1,000 agents), and a copy of the Calibration per call was a twentieth
+// of a query there.
+func (c *Calibration) mix(lex, sem float64) float64 {
 	return clamp01((1-c.Semantic)*lex + c.Semantic*sem)
 }
 
@@ -177,7 +187,11 @@ func (ix *Index) Embed(ctx context.Context, e Embedder) error {
 	if err != nil {
 		return err
 	}
-	return ix.SetEmbeddings(out, CalibrationFor(e.ID()))
+	if err := ix.SetEmbeddings(out, CalibrationFor(e.ID())); err != nil {
+		return err
+	}
+	ix.SetEmbedder(e)
+	return nil
 }
 
 // SetEmbeddings gives the index one vector per skill (SkillTexts' order,
@@ -204,6 +218,8 @@ func (ix *Index) SetEmbeddings(vectors [][]float64, cal Calibration) error {
 		flat = append(flat, u...)
 	}
 	ix.vecs, ix.dim, ix.cal = flat, dim, cal
+	ix.semNone = cal.semOf(-1)
+	ix.tokens, ix.tokSims = nil, nil // named again (SetEmbedder) for these vectors
 	ix.agreement = ix.exampleAgreement()
 	ix.buildDomains()
 	return nil
@@ -276,12 +292,13 @@ func (ix *Index) scoreSemantic(q *query, acc []docAcc, touched []int32, sc *scra
 		return touched
 	}
 	cands := sc.cands[:0]
-	q.domains = ix.nearestDomains(q.vec, q.domains[:0])
+	qs := ix.querySimsOf(q, sc)
+	q.domains = ix.nearestDomains(q.vec, qs, q.domains[:0])
 	for _, g := range q.domains {
 		cands = append(cands, ix.domainDocs[ix.domainStart[g]:ix.domainStart[g+1]]...)
 	}
 	slices.Sort(cands)
-	cands = ix.preselectExamples(q.vec, cands)
+	cands = ix.preselectExamples(q.vec, qs, cands)
 	sims := sc.sims[:0]
 	for _, d := range cands {
 		touched = ix.visitSemantic(q, acc, touched, d)

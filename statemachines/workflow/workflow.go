@@ -24,9 +24,10 @@ const (
 // Starter starts and stops executions of any machine (the Step Functions
 // adapter in shared/aws/executions implements it).
 type Starter interface {
-	// Start runs machine with input under name; starting the same name with
-	// the same input again is not an error (Step Functions is idempotent
-	// on both).
+	// Start runs machine with input (a JSON object, to which it adds the
+	// caller's trace) under name; starting the same name again is not an
+	// error, whatever the input: the execution already named is the one
+	// wanted.
 	Start(ctx context.Context, machine, name string, input any) (executionARN string, err error)
 	// Stop ends an execution; one that already ended is not an error.
 	Stop(ctx context.Context, executionARN, cause string) error

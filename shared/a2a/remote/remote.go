@@ -33,6 +33,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/tracing/httptrace"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 )
@@ -88,7 +89,7 @@ func (c *Client) httpClient(credential string, timeout time.Duration) (*http.Cli
 		TLSHandshakeTimeout: 5 * time.Second, MaxIdleConns: 2}
 	return &http.Client{
 		Timeout:   timeout,
-		Transport: &bearer{base: tr, credential: credential},
+		Transport: httptrace.Transport(&bearer{base: tr, credential: credential}, "a2a"),
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return errors.New("the A2A agent answered with a redirect; register its final URL")
 		},

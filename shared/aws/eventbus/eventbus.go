@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 )
 
 // API is the part of the EventBridge client used here.
@@ -33,6 +34,9 @@ func (b *Bus) Publish(ctx context.Context, detailType string, detail any) error 
 	if err != nil {
 		return fmt.Errorf("marshal %s: %w", detailType, err)
 	}
+	// The rules' targets continue the publisher's trace: the detail's
+	// trace field (every event's schema declares it).
+	raw = tracing.Inject(ctx, raw)
 	out, err := b.Client.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{{
 		EventBusName: aws.String(b.Name),
 		Source:       aws.String(manifest.EventSource),

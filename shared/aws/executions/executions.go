@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
 )
 
@@ -23,6 +24,7 @@ type API interface {
 	StartExecution(context.Context, *sfn.StartExecutionInput, ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
 	StopExecution(context.Context, *sfn.StopExecutionInput, ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error)
 	SendTaskSuccess(context.Context, *sfn.SendTaskSuccessInput, ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
+	DescribeExecution(context.Context, *sfn.DescribeExecutionInput, ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
 }
 
 // Starter runs executions of the machines in ARNs (manifest name → ARN).
@@ -72,25 +74,61 @@ func (c *Callbacks) Succeed(ctx context.Context, token string, output any) error
 	return err
 }
 
-// Start implements workflow.Starter. Starting the same name twice with the
-// same input is idempotent in Step Functions, so a retried request is
-// harmless.
+// Start implements workflow.Starter. The input, a JSON object, gets a
+// top-level "trace" field: the traceparent of ctx's span, or "" without
+// one. Every machine reads it ($$.Execution.Input.trace) into each state's
+// payload, so the functions the execution runs continue the caller's trace
+// (task tokens cannot carry it, and Step Functions propagates nothing into
+// a Lambda's payload); the field is always present because a JSONPath that
+// names a missing field fails the execution.
+//
+// A retried start of the same name is harmless: Step Functions answers the
+// same name and the same input with the running execution; the input now
+// differs between two starts of one execution from two traces (a retried
+// request, a redelivered event), so an ExecutionAlreadyExists is looked
+// at: an execution of that name still running is the one wanted
+// (success), one that ended is not (the error, as before: a caller
+// reconciling a stuck session or plan must see it).
 func (s *Starter) Start(ctx context.Context, machine, name string, input any) (string, error) {
 	arn, ok := s.ARNs[machine]
 	if !ok {
 		return "", fmt.Errorf("no state machine %q is configured", machine)
 	}
-	in, err := json.Marshal(input)
+	in, err := withTrace(input, tracing.Traceparent(ctx))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("execution %s of %s: %w", name, machine, err)
 	}
 	out, err := s.Client.StartExecution(ctx, &sfn.StartExecutionInput{
 		StateMachineArn: aws.String(arn), Name: aws.String(name), Input: aws.String(string(in)),
 	})
+	var exists *types.ExecutionAlreadyExists
+	if errors.As(err, &exists) {
+		exec := s.ExecutionARN(machine, name)
+		if d, derr := s.Client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(exec)}); derr == nil && d.Status == types.ExecutionStatusRunning {
+			return exec, nil
+		}
+		return "", err
+	}
 	if err != nil {
 		return "", err
 	}
 	return aws.ToString(out.ExecutionArn), nil
+}
+
+// withTrace is input as JSON with its top-level tracing.Field set to
+// traceparent (replacing any the caller put there). input must marshal to
+// a JSON object: the machines read their input's fields by path.
+func withTrace(input any, traceparent string) ([]byte, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, fmt.Errorf("the input must be a JSON object, not %.40s", raw)
+	}
+	fields[tracing.Field], _ = json.Marshal(traceparent)
+	return json.Marshal(fields)
 }
 
 // maxCause is the longest cause StopExecution accepts.

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 )
 
 // DeadLetters sends to the dead-letter queue of a manifest queue.
@@ -46,14 +47,18 @@ func (d *DeadLetters) DeadLetter(ctx context.Context, queue string, m events.SQS
 	str := func(v string) types.MessageAttributeValue {
 		return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 	}
+	attrs := map[string]types.MessageAttributeValue{
+		"attempts":          {DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(attempts))},
+		"last_error":        str(lastErr),
+		"source_message_id": str(m.MessageId),
+		"source_queue":      str(queue),
+	}
+	// Whoever redrives it continues the trace of the attempts that failed.
+	if tp := tracing.Traceparent(ctx); tp != "" {
+		attrs[tracing.AttributeName] = str(tp)
+	}
 	_, err := d.Client.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl: aws.String(url), MessageBody: aws.String(m.Body),
-		MessageAttributes: map[string]types.MessageAttributeValue{
-			"attempts":          {DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(attempts))},
-			"last_error":        str(lastErr),
-			"source_message_id": str(m.MessageId),
-			"source_queue":      str(queue),
-		},
+		QueueUrl: aws.String(url), MessageBody: aws.String(m.Body), MessageAttributes: attrs,
 	})
 	return err
 }

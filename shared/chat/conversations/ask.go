@@ -175,6 +175,11 @@ func attemptOf(ctx context.Context, agent string, c call) cascade.Attempt {
 	att := cascade.Attempt{Agent: agent, LatencyMS: c.lat}
 	if c.err == nil {
 		att.CostUSD = models.Cost(c.resp.ModelID, c.resp.InputTokens, c.resp.OutputTokens)
+		if c.lp != nil {
+			// Each of the loop's model calls at its own model, and what
+			// its tools' own model calls cost (a bridging tool's).
+			att.CostUSD = c.lp.cost
+		}
 	}
 	switch {
 	case c.err != nil && (errors.Is(c.err, context.DeadlineExceeded) || ctx.Err() != nil):

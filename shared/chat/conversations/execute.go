@@ -5,8 +5,13 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/cascade"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -157,8 +162,25 @@ type run struct {
 	drafts bool
 }
 
-// answerOf asks one agent; one that is no longer active fails.
-func (r *run) answerOf(ctx context.Context, slug string) answer {
+// answerOf asks one agent; one that is no longer active fails. The
+// agent's answer is an invoke_agent span (the GenAI conventions): its
+// model calls and tools are under it.
+func (r *run) answerOf(ctx context.Context, slug string) (ans answer) {
+	ctx, span := tracing.Start(ctx, "invoke_agent "+slug, trace.SpanKindInternal,
+		attribute.String("gen_ai.operation.name", "invoke_agent"), attribute.String("gen_ai.agent.name", slug),
+		attribute.String("gen_ai.agent.id", r.p.Decision().TeamID+"/"+slug), attribute.String("gen_ai.conversation.id", r.p.conv.ID))
+	defer func() {
+		span.SetAttributes(attribute.String("conclave.outcome", string(ans.attempt.Outcome)))
+		if ans.attempt.Error != "" {
+			// The attempt's error text only with content (tracing.Fail).
+			msg := string(ans.attempt.Outcome)
+			if tracing.Content(ctx) {
+				msg = ans.attempt.Error
+			}
+			span.SetStatus(codes.Error, msg)
+		}
+		span.End()
+	}()
 	a, ok := r.byslug[slug]
 	if !ok {
 		return answer{attempt: cascade.Attempt{Agent: slug, Outcome: cascade.OutcomeFailed, Error: "agent is not active"}}

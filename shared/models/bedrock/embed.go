@@ -11,9 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/conclave-ai/conclave/shared/models"
 	"github.com/conclave-ai/conclave/shared/platform/settings"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 )
 
 // The Titan Text Embeddings V2 defaults.
@@ -170,8 +173,13 @@ func (t *TitanEmbedder) Embed(ctx context.Context, texts []string) ([][]float64,
 	return out, nil
 }
 
-// embedOne is one InvokeModel call.
-func (t *TitanEmbedder) embedOne(ctx context.Context, text string) ([]float64, error) {
+// embedOne is one InvokeModel call, an embeddings span (the GenAI
+// conventions: the model, the input tokens Titan counted).
+func (t *TitanEmbedder) embedOne(ctx context.Context, text string) (vec []float64, err error) {
+	ctx, span := tracing.Start(ctx, "embeddings "+t.ModelID, trace.SpanKindClient,
+		attribute.String("gen_ai.operation.name", "embeddings"), attribute.String("gen_ai.provider.name", "aws.bedrock"),
+		attribute.String("gen_ai.request.model", t.ModelID), attribute.Int("gen_ai.embeddings.dimension.count", t.dims()))
+	defer func() { tracing.End(ctx, span, err) }()
 	if r := []rune(text); len(r) > TitanMaxRunes {
 		text = string(r[:TitanMaxRunes])
 	}
@@ -190,6 +198,7 @@ func (t *TitanEmbedder) embedOne(ctx context.Context, text string) ([]float64, e
 	if err := json.Unmarshal(res.Body, &r); err != nil {
 		return nil, fmt.Errorf("%w: bedrock %s: undecodable response: %v", models.ErrModel, t.ModelID, err)
 	}
+	span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", r.InputTextTokenCount))
 	if len(r.Embedding) != t.dims() {
 		return nil, fmt.Errorf("%w: bedrock %s: %d dimensions returned, %d asked", models.ErrModel, t.ModelID, len(r.Embedding), t.dims())
 	}

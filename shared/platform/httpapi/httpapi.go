@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/conclave-ai/conclave/shared/platform/answerby"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
@@ -28,6 +31,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/logctx"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 )
 
 // MaxBodyBytes bounds request bodies; larger bodies are 413 before decoding.
@@ -305,6 +309,7 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	defer tcancel()
 	req.Log, req.ctx, req.tail = logctx.Bind(rt.Log, ctx), hctx, tctx
 	resp := rt.dispatch(hctx, req)
+	Traced(ctx, &resp)
 	attrs := []any{"status", resp.StatusCode, "latency_ms", rt.Now().Sub(start).Milliseconds()}
 	if calls := awscalls.FromContext(ctx); calls != nil {
 		// The route's AWS calls, so they can be watched per route (the
@@ -544,4 +549,28 @@ func (req *Request) ErrorOf(err error) (ErrorBody, int) {
 		req.Log.ErrorContext(req.ctx, "internal error", "error", err.Error())
 	}
 	return ErrorBody{Error: detail, RequestID: req.RequestID}, Status(detail.Code)
+}
+
+// Traced names the request's trace in its answer (X-Trace-Id: the id
+// that finds it in X-Ray, or locally with make trace) and gives the
+// request's span its status: a 5xx is the function's failure, a 4xx the
+// caller's (OpenTelemetry's HTTP server conventions). Serve does it for a
+// Router's answers; a function answering HTTP without one (the A2A agent)
+// calls it itself.
+func Traced(ctx context.Context, resp *events.APIGatewayV2HTTPResponse) {
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if resp.StatusCode >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(resp.StatusCode))
+	}
+	if id := tracing.TraceID(ctx); id != "" {
+		if resp.Headers == nil {
+			resp.Headers = map[string]string{}
+		}
+		resp.Headers[tracing.TraceIDHeader] = id
+		// W3C Trace Context's traceresponse: its last two digits say
+		// whether the trace was kept (01) or not sampled (00), when the
+		// stage keeps a share of them.
+		resp.Headers[tracing.ResponseHeader] = tracing.Traceparent(ctx)
+	}
 }

@@ -45,7 +45,7 @@ func TestAStreamerEchoesOnlyAListedOrigin(t *testing.T) {
 				return
 			}
 			assert.Equal(t, c.allowed, resp.Headers["Access-Control-Allow-Origin"])
-			assert.Equal(t, "Retry-After,X-Request-Id", resp.Headers["Access-Control-Expose-Headers"])
+			assert.Equal(t, "Retry-After,X-Request-Id,X-Trace-Id,traceresponse", resp.Headers["Access-Control-Expose-Headers"])
 			assert.NotContains(t, resp.Headers, "Access-Control-Allow-Credentials", "the credential is a header, never a cookie")
 		})
 	}

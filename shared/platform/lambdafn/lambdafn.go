@@ -18,12 +18,16 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/conclave-ai/conclave/shared/platform/awscalls"
 	"github.com/conclave-ai/conclave/shared/platform/logctx"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
 	"github.com/conclave-ai/conclave/shared/platform/settings"
-	"github.com/conclave-ai/conclave/shared/platform/xraytrace"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
+	"github.com/conclave-ai/conclave/shared/platform/tracing/awstrace"
+	"github.com/conclave-ai/conclave/shared/platform/tracing/otlp"
 )
 
 // Deps is what a builder gets: its name in the manifest, its environment,
@@ -33,6 +37,11 @@ type Deps struct {
 	Config settings.Config
 	AWS    aws.Config
 	Log    *slog.Logger
+	// AfterAnswer runs an invocation's flush of its spans once its answer
+	// has gone back: the internal extension's post-invoke phase in Lambda
+	// (Main), a goroutine in the local cloud, whose process is never
+	// frozen. nil: the door flushes before it answers.
+	AfterAnswer func(flush func())
 }
 
 // Build wires one function and returns its Lambda handler (any type
@@ -67,7 +76,17 @@ func Main(name string, build Build) {
 		log.Error("load aws config", "error", err.Error())
 		os.Exit(1)
 	}
-	h, err := Wire(build, Deps{Name: name, Config: cfg, AWS: awsCfg, Log: log})
+	d := Deps{Name: name, Config: cfg, AWS: awsCfg, Log: log}
+	if api := os.Getenv("AWS_LAMBDA_RUNTIME_API"); api != "" && cfg.TraceEndpoint != "" {
+		// The spans leave after the answer (extension.go); without the
+		// extension they leave before it.
+		if ext, err := registerExtension(api); err == nil {
+			d.AfterAnswer = ext.after
+		} else {
+			log.Warn("tracing extension", "error", err.Error())
+		}
+	}
+	h, err := Wire(build, d)
 	if err != nil {
 		log.Error("wire", "error", err.Error())
 		os.Exit(1)
@@ -113,18 +132,57 @@ func LogConfigError(log *slog.Logger, err error) {
 func Wire(build Build, d Deps) (any, error) {
 	d.AWS = d.AWS.Copy()
 	awscalls.Instrument(&d.AWS)
-	// In a traced Lambda every AWS call becomes a subsegment of the
-	// invocation's trace; elsewhere (no daemon) this adds nothing.
-	xraytrace.Instrument(&d.AWS, xraytrace.FromEnv())
+	// Every AWS call is a client span of the invocation's trace.
+	awstrace.Instrument(&d.AWS)
+	var exporter sdktrace.SpanExporter
+	if d.Config.TraceEndpoint != "" {
+		exporter = otlp.New(d.Config.TraceEndpoint, d.Name, d.AWS)
+	}
+	tp := otlp.NewProvider(tracing.Config{Service: d.Name, Stage: d.Config.Stage, Function: os.Getenv("AWS_LAMBDA_FUNCTION_NAME"), SamplePercent: d.Config.TraceSamplePercent, Content: d.Config.TraceContent}, exporter)
 	d.Log = logctx.Wrap(d.Log)
 	h, err := build(d)
 	if err != nil {
 		return nil, err
 	}
-	if st, ok := h.(Streamer); ok {
-		return st.counted(d.Log), nil
+	flush := func(ctx context.Context) {
+		f := func() { tp.Flush(context.WithoutCancel(ctx)) }
+		if d.AfterAnswer != nil {
+			d.AfterAnswer(f)
+			return
+		}
+		f()
 	}
-	return Counted(h, d.Log), nil
+	if st, ok := h.(Streamer); ok {
+		return st.counted(d.Log, d.Name, tp, flush), nil
+	}
+	return traced(Counted(h, d.Log), d.Name, tp, flush), nil
+}
+
+// traced runs each invocation of h in its span (tracing.StartInvocation:
+// the trace its payload continues, or a new one), with the function's
+// provider in its context, and has its spans sent (flush: after the
+// answer, or before it returns: Lambda freezes the process once it has
+// and the extension is done).
+func traced(h lambda.Handler, name string, tp *tracing.Provider, flush func(context.Context)) lambda.Handler {
+	return handlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
+		ctx = tracing.WithProvider(ctx, tp)
+		ctx, span := tracing.StartInvocation(ctx, name, payload)
+		if lc, ok := lambdacontext.FromContext(ctx); ok {
+			span.SetAttributes(attribute.String("faas.invocation_id", lc.AwsRequestID))
+		}
+		out, err := h.Invoke(ctx, payload)
+		tracing.End(ctx, span, err)
+		flush(ctx)
+		return out, err
+	})
+}
+
+// handlerFunc is a function as a lambda.Handler.
+type handlerFunc func(ctx context.Context, payload []byte) ([]byte, error)
+
+// Invoke implements lambda.Handler.
+func (f handlerFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return f(ctx, payload)
 }
 
 // Counted wraps h (any handler lambda.NewHandler accepts) so that each

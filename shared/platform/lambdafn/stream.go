@@ -11,6 +11,7 @@ import (
 
 	"github.com/conclave-ai/conclave/shared/platform/awscalls"
 	"github.com/conclave-ai/conclave/shared/platform/logctx"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 )
 
 // Streamer is the handler of a function behind the streaming API (a REST
@@ -22,9 +23,15 @@ type Streamer func(ctx context.Context, ev events.APIGatewayProxyRequest) (*even
 
 // counted logs the invocation's line, as Counted does, when its body ends
 // (the stream's end is the invocation's).
-func (st Streamer) counted(log *slog.Logger) Streamer {
+//
+// It is traced as Wire's handlers are (traced), from the REST event: the
+// stream's spans are sent as its body ends, and its answer names the
+// trace (X-Trace-Id).
+func (st Streamer) counted(log *slog.Logger, name string, tp *tracing.Provider, flush func(context.Context)) Streamer {
 	log = logctx.Wrap(log)
 	return func(ctx context.Context, ev events.APIGatewayProxyRequest) (*events.APIGatewayProxyStreamingResponse, error) {
+		ctx = tracing.WithProvider(ctx, tp)
+		ctx, span := tracing.StartHTTP(ctx, name, ev.HTTPMethod+" "+ev.Resource, ev.Headers)
 		calls := awscalls.FromContext(ctx)
 		if calls == nil {
 			ctx, calls = awscalls.NewContext(ctx)
@@ -41,10 +48,19 @@ func (st Streamer) counted(log *slog.Logger) Streamer {
 				attrs = append(attrs, "error", streamErr.Error())
 			}
 			log.InfoContext(ctx, "invocation", attrs...)
+			tracing.End(ctx, span, streamErr)
+			flush(ctx)
 		}
 		if err != nil || resp == nil {
 			line(err)
 			return resp, err
+		}
+		if id := tracing.TraceID(ctx); id != "" {
+			if resp.Headers == nil {
+				resp.Headers = map[string]string{}
+			}
+			resp.Headers[tracing.TraceIDHeader] = id
+			resp.Headers[tracing.ResponseHeader] = tracing.Traceparent(ctx)
 		}
 		resp.Body = &loggedBody{r: resp.Body, done: line}
 		return resp, nil

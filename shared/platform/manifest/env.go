@@ -1,6 +1,10 @@
 package manifest
 
-import "github.com/conclave-ai/conclave/shared/platform/settings"
+import (
+	"slices"
+
+	"github.com/conclave-ai/conclave/shared/platform/settings"
+)
 
 // Env maps every function to the environment variables it reads: its
 // typed configuration. lambdafn loads exactly these at the cold start
@@ -105,4 +109,24 @@ func EnvVars(name string) []settings.Var {
 		out = append(out, settings.Vars[n])
 	}
 	return out
+}
+
+// Tracing are the variables every function reads: lambdafn sets up the
+// function's tracer from them before its builder runs (one trace per
+// turn, across every function: architecture decision 13).
+var Tracing = []string{settings.EnvTraceEndpoint, settings.EnvTraceSamplePercent, settings.EnvTraceContent}
+
+// Every function declares Tracing, after its own variables, so that the
+// CDK app sets them, the local cloud wires them and the cold start checks
+// them like any other.
+func init() {
+	for name, vars := range Env {
+		vars = vars[:len(vars):len(vars)]
+		for _, v := range Tracing {
+			if !slices.Contains(vars, v) {
+				vars = append(vars, v)
+			}
+		}
+		Env[name] = vars
+	}
 }

@@ -30,3 +30,16 @@ func TestActionsAndClients(t *testing.T) {
 	assert.Equal(t, []string{"dynamodb:GetItem", "dynamodb:Query", "events:PutEvents", "lambda:InvokeFunction"}, f.Actions())
 	assert.Equal(t, []string{"dynamodb", "eventbridge", "lambda"}, f.Clients())
 }
+
+// Every function is granted the span export (TracingGrants) once, after
+// its own grants; no SDK client calls it, so it adds none.
+func TestEveryFunctionMayExportItsSpans(t *testing.T) {
+	for _, f := range Functions {
+		assert.Equal(t, GrantPutSpans, f.Grants[len(f.Grants)-1], f.Name)
+		assert.NoError(t, f.validateGrants(), f.Name)
+		assert.NotContains(t, f.Clients(), "", f.Name)
+	}
+	f := Function{Grants: []Grant{GrantGetItem, GrantPutSpans}}
+	assert.Equal(t, []string{"dynamodb:GetItem", "xray:PutSpans"}, f.Actions())
+	assert.Equal(t, []string{"dynamodb"}, f.Clients())
+}

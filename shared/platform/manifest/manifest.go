@@ -12,6 +12,7 @@ package manifest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -120,9 +121,9 @@ const ActionInvokeFunction = "lambda:InvokeFunction"
 var knownGrants = map[Grant]bool{
 	GrantGetItem: true, GrantPutItem: true, GrantUpdateItem: true, GrantDeleteItem: true, GrantQuery: true, GrantBatchGetItem: true,
 	GrantConditionCheckItem: true, GrantDescribeTable: true, GrantBusPut: true, GrantDescribeEventBus: true,
-	GrantStartExecution: true, GrantStopExecution: true, GrantCallback: true, GrantDescribeStateMachine: true,
+	GrantStartExecution: true, GrantStopExecution: true, GrantDescribeExecution: true, GrantCallback: true, GrantDescribeStateMachine: true,
 	GrantModels: true, GrantModelsStream: true, GrantDeadLetter: true, GrantGetQueueAttributes: true,
-	GrantGetSecret: true, GrantCreateSecret: true, GrantPutSecret: true, GrantDeleteSecret: true,
+	GrantGetSecret: true, GrantCreateSecret: true, GrantPutSecret: true, GrantDeleteSecret: true, GrantPutSpans: true,
 }
 
 // Service is the IAM service prefix of g ("dynamodb").
@@ -159,19 +160,17 @@ var clientOf = map[string]string{
 // Clients returns the AWS SDK service clients (the last element of
 // github.com/aws/aws-sdk-go-v2/service/<client>) a function with grants
 // and invokes may link. A function links no other client (a test compares
-// this with `go list -deps` of every function).
+// this with `go list -deps` of every function). An action no client calls
+// (GrantPutSpans: the span export is a signed HTTP POST) adds none.
 func (f Function) Clients() []string {
 	set := map[string]bool{}
 	for _, a := range f.Actions() {
 		svc, _, _ := strings.Cut(a, ":")
-		set[clientOf[svc]] = true
+		if c, ok := clientOf[svc]; ok {
+			set[c] = true
+		}
 	}
-	out := make([]string, 0, len(set))
-	for c := range set {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // Route is one HTTP API route. Path uses API Gateway's {param} syntax.

@@ -95,6 +95,12 @@ var Vars = map[string]Var{
 		Doc: "the streaming API's base URL, which the A2A agent card lists as the streaming endpoint; absent: the card says streaming: false"},
 	EnvCORSOrigins: {Name: EnvCORSOrigins, Kind: KindList,
 		Doc: "the browser origins a streamed answer names in Access-Control-Allow-Origin (the stage's cors.origins); absent: none"},
+	EnvTraceEndpoint: {Name: EnvTraceEndpoint, Kind: KindURL,
+		Doc: "the OTLP/HTTP traces URL spans go to (X-Ray's, signed, when it is an amazonaws.com host); absent: spans go nowhere"},
+	EnvTraceSamplePercent: {Name: EnvTraceSamplePercent, Kind: KindCount, Default: "100",
+		Doc: "the percentage of new traces recorded (0-100; more is 100); a hop follows its parent's decision"},
+	EnvTraceContent: {Name: EnvTraceContent, Kind: KindChoice, Default: "false", Choices: []string{"true", "false"},
+		Doc: "true records prompts, completions and tool arguments as span events (never in prod)"},
 }
 
 // VarError is a variable that is missing or malformed.
@@ -263,6 +269,12 @@ func assign(c *Config, name string, value any) error {
 		c.StreamURL = strings.TrimSuffix(value.(string), "/")
 	case EnvCORSOrigins:
 		c.CORSOrigins = value.([]string)
+	case EnvTraceEndpoint:
+		c.TraceEndpoint = value.(string)
+	case EnvTraceSamplePercent:
+		c.TraceSamplePercent = value.(int)
+	case EnvTraceContent:
+		c.TraceContent = value.(string) == "true"
 	default:
 		return fmt.Errorf("no Config field for %s", name)
 	}

@@ -70,6 +70,19 @@ const (
 	// themselves: a REST proxy integration passes their headers untouched,
 	// so no gateway adds it to a streamed answer. Absent: no CORS headers.
 	EnvCORSOrigins = "CORS_ORIGINS"
+	// EnvTraceEndpoint is where a function sends its spans: an OTLP/HTTP
+	// traces URL (shared/platform/tracing). Deployed, the region's X-Ray
+	// OTLP endpoint (https://xray.<region>.amazonaws.com/v1/traces), signed
+	// with the function's role; locally, the edge's. Absent: spans are
+	// made (the answers' X-Trace-Id) and sent nowhere.
+	EnvTraceEndpoint = "TRACE_ENDPOINT"
+	// EnvTraceSamplePercent is the share of new traces recorded, 0-100
+	// (a hop's trace follows its parent's decision).
+	EnvTraceSamplePercent = "TRACE_SAMPLE_PERCENT"
+	// EnvTraceContent=true records prompts, completions and tool
+	// arguments as span events; off unless a stage turns it on (never in
+	// prod: they are the team's data).
+	EnvTraceContent = "TRACE_CONTENT"
 )
 
 // Flag names in FEATURE_FLAGS.
@@ -231,6 +244,12 @@ type Config struct {
 	StreamURL string
 	// CORSOrigins is EnvCORSOrigins (nil: none).
 	CORSOrigins []string
+	// TraceEndpoint is EnvTraceEndpoint ("": spans are not sent).
+	TraceEndpoint string
+	// TraceSamplePercent is EnvTraceSamplePercent (Load's default: 100).
+	TraceSamplePercent int
+	// TraceContent is EnvTraceContent.
+	TraceContent bool
 }
 
 // Embedders EnvEmbedder may name.
@@ -277,6 +296,10 @@ func FromLookup(get func(string) string) Config {
 		MCPLoopbackOnly: get(EnvMCPLoopbackOnly) == "true",
 		StreamURL:       get(EnvStreamURL),
 		CORSOrigins:     ParseList(get(EnvCORSOrigins)),
+
+		TraceEndpoint:      get(EnvTraceEndpoint),
+		TraceSamplePercent: atoi(get(EnvTraceSamplePercent)),
+		TraceContent:       get(EnvTraceContent) == "true",
 	}
 }
 

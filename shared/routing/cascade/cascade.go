@@ -17,6 +17,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/conclave-ai/conclave/shared/platform/paging"
 	"github.com/conclave-ai/conclave/shared/routing"
 )
@@ -94,6 +97,9 @@ type Decision struct {
 	// compound (shared/work/plans): what triggered it, what it answered, and
 	// why a plan it proposed fell back to single dispatch.
 	Planner *PlannerCall `json:"planner,omitempty"`
+	// TraceID is the turn's trace (its answer's X-Trace-Id): the decision
+	// finds the trace in X-Ray, or locally with make trace.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // PlannerCall is the compound planner's call for a turn.
@@ -163,3 +169,17 @@ type Store interface {
 	// RecentDecisions returns up to limit decisions made since, newest first.
 	RecentDecisions(ctx context.Context, teamID string, since time.Time, limit int) ([]Decision, error)
 }
+
+// traceDecision puts the decision on the turn's route span
+// (conclave.routing.*): why this agent answers, readable in the trace.
+func traceDecision(span trace.Span, d Decision) {
+	span.SetAttributes(attribute.String("conclave.routing.decision_id", d.ID),
+		attribute.String("conclave.routing.strategy", string(d.Strategy)), attribute.String("conclave.routing.reason", d.Reason),
+		attribute.Float64("conclave.routing.confidence", d.Confidence), attribute.Float64("conclave.routing.threshold", d.Threshold),
+		attribute.StringSlice("conclave.routing.selected_agents", d.SelectedAgents), attribute.String("conclave.routing.skill", d.Skill),
+		attribute.String("conclave.routing.decided_by", d.DecidedBy), attribute.Bool("conclave.routing.fallback", d.Fallback),
+		attribute.String("conclave.routing.tier", d.Tier), attribute.String("conclave.routing.model", d.Model))
+}
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -8,9 +8,12 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/clip"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 	"github.com/conclave-ai/conclave/shared/routing"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 	"github.com/conclave-ai/conclave/shared/team/agents"
@@ -181,19 +184,22 @@ func (r *Router) tiers() routing.TierModels {
 // conversation's agent; an @mention (or "go back to Kyra") → that agent; a
 // handed-off conversation → its current agent; expert gate off → the
 // AgentRouter; on → the gate and the selector (the AgentRouter when the
-// gate fails). The plan's decision is complete but for its outcome.
-// Returns ECONFLICT (AgentUnavailable) when no agent can answer.
+// gate fails). The plan's decision is complete but for its outcome;
+// ECONFLICT (AgentUnavailable) when no agent can answer.
 func (r *Router) Route(ctx context.Context, req Request) (Plan, error) {
+	ctx, span := tracing.Start(ctx, "route", trace.SpanKindInternal) // ended after traceDecision
+	defer span.End()
 	p := Plan{Loads: map[string]routing.Load{}, Labels: map[string]string{}, Scores: map[string]float64{}, Skills: map[string]string{}}
 	p.decision = Decision{
 		ID: ids.New("rdec"), TeamID: req.TeamID, ConversationID: req.ConversationID, MessageID: req.MessageID,
 		Query: clip.Clip(req.Query, MaxLoggedQuery), Threshold: req.Options.Threshold, Scores: []routing.ExpertScore{},
-		Flags: r.Flags, CreatedAt: req.At,
+		Flags: r.Flags, CreatedAt: req.At, TraceID: tracing.TraceID(ctx),
 	}
 	r.choose(ctx, req, &p)
 	if sel := p.decision.SelectedAgents; len(sel) > 0 {
 		p.decision.Skill = p.Skills[sel[0]]
 	}
+	traceDecision(span, p.decision)
 	ownModel(&p.decision, req.Active)
 	p.decision.RouterLatencyMS = ms(time.Since(req.Start))
 	if len(p.decision.SelectedAgents) == 0 || p.decision.SelectedAgents[0] == "" {
@@ -591,5 +597,3 @@ func isActive(active []agents.Agent, slug string) bool {
 	}
 	return false
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

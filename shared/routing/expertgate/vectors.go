@@ -215,7 +215,13 @@ func (s *Service) embedStored(ctx context.Context, teamID string, list []agents.
 		}
 		start = end
 	}
-	return ix.SetEmbeddings(teamOrder(mineOf, skills), routing.CalibrationFor(id))
+	if err := ix.SetEmbeddings(teamOrder(mineOf, skills), routing.CalibrationFor(id)); err != nil {
+		return err
+	}
+	// The queries' embedder: wordllama's vectors decompose into its
+	// tokens', which the classifier and the two stages read.
+	ix.SetEmbedder(s.Embedder)
+	return nil
 }
 
 // teamOrder lays each agent's items (its skills' first, skills[i] of

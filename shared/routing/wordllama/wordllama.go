@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 const (
@@ -52,6 +53,16 @@ type Model struct {
 	table []float32
 	rows  int
 	dim   int
+	// last is the text Embed embedded last when it embedded one (a
+	// query), and its tokens: the gate embeds a message and then reads its
+	// tokens (Tokens) for the same message.
+	last atomic.Pointer[encoded]
+}
+
+// encoded is a text and its token ids (read only).
+type encoded struct {
+	text string
+	ids  []int32
 }
 
 // Load reads the model from dir (WeightsFile and TokenizerFile). It fails
@@ -103,31 +114,81 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float64, error) 
 		ids = m.tok.encode(text, ids[:0], w)
 		out[i] = m.pool(ids)
 	}
+	if len(texts) == 1 {
+		m.last.Store(&encoded{text: texts[0], ids: m.clip(ids, 0)})
+	}
 	return out, nil
 }
+
+// Tokens appends the ids of text's tokens to ids, clipped into the table
+// as pool clips them: Embed's vector of text is the sum of their rows
+// (Row) scaled to unit length. With them routing sums a classifier's
+// dense logits over a message's tokens (routing.TokenEmbedder) instead of
+// multiplying its weights by the whole vector.
+func (m *Model) Tokens(text string, ids []int32) []int32 {
+	if e := m.last.Load(); e != nil && e.text == text {
+		return append(ids, e.ids...) // the query Embed just embedded
+	}
+	start := len(ids)
+	return m.clip(m.tok.encode(text, ids, &word{}), start)
+}
+
+// clip clips ids[start:] into the table as pool does (np.clip).
+func (m *Model) clip(ids []int32, start int) []int32 {
+	for i := start; i < len(ids); i++ {
+		ids[i] = int32(min(max(int(ids[i]), 0), m.rows-1))
+	}
+	return ids
+}
+
+// Row is token id's row of the table (Dim values; read only).
+func (m *Model) Row(id int32) []float32 {
+	r := int(id) * m.dim
+	return m.table[r : r+m.dim : r+m.dim]
+}
+
+// Vocabulary is how many rows the table has: every id Tokens returns is
+// below it.
+func (m *Model) Vocabulary() int { return m.rows }
 
 // pool sums the rows of ids and scales the sum to unit length. The Python
 // package divides by the token count first; normalizing cancels that.
 // The sum is float32, as numpy's.
 func (m *Model) pool(ids []int32) []float64 {
-	acc := make([]float32, m.dim)
+	// The float32 sum on the stack at 256 dimensions (l2_supercat's): one
+	// allocation less a message.
+	var stack [256]float32
+	acc := stack[:0]
+	if m.dim <= len(stack) {
+		acc = stack[:m.dim]
+	} else {
+		acc = make([]float32, m.dim)
+	}
 	for _, id := range ids {
 		// Clipped into the table as the package does (np.clip); every id
 		// of this vocabulary is in it.
 		row := min(max(int(id), 0), m.rows-1) * m.dim
 		r := m.table[row : row+m.dim]
 		r = r[:len(acc)]
-		for j, x := range r {
-			acc[j] += x
+		// Four at a time (the gate embeds every message): each value
+		// summed in the tokens' order, as routing's tokenNorm sums it.
+		j := 0
+		for ; j+4 <= len(acc); j += 4 {
+			a4, r4 := acc[j:j+4:j+4], r[j:j+4:j+4]
+			a4[0] += r4[0]
+			a4[1] += r4[1]
+			a4[2] += r4[2]
+			a4[3] += r4[3]
+		}
+		for ; j < len(acc); j++ {
+			acc[j] += r[j]
 		}
 	}
 	v := make([]float64, m.dim)
+	var sum float64
 	for j, x := range acc {
 		v[j] = float64(x)
-	}
-	var sum float64
-	for _, x := range v {
-		sum += x * x
+		sum += v[j] * v[j]
 	}
 	if sum == 0 {
 		return v

@@ -351,3 +351,30 @@ func TestOnlyWordSizedSegmentsAreCached(t *testing.T) {
 	wordllama.TokenIDs(m, "hello world")
 	assert.Equal(t, 2, wordllama.CacheLen(m), "two words, two entries")
 }
+
+// routing sums a classifier's logits over a message's tokens: Embed's
+// vector is the sum of the rows of Tokens' ids, scaled to unit length,
+// whether Tokens reads the text again or the query Embed just embedded.
+func TestEmbedIsTheSumOfTheTokensRows(t *testing.T) {
+	m := mustLoad(t)
+	for _, text := range []string{"Can you review the SQL behind our billing API?", "the the", "zxqv!!", " "} {
+		ids := m.Tokens(text, nil)
+		v, err := m.Embed(context.Background(), []string{text})
+		require.NoError(t, err)
+		assert.Equal(t, ids, m.Tokens(text, []int32{}), text)
+		sum := make([]float32, m.Dim())
+		for _, id := range ids {
+			require.Less(t, int(id), m.Vocabulary())
+			for j, x := range m.Row(id) {
+				sum[j] += x
+			}
+		}
+		norm := 0.0
+		for _, x := range sum {
+			norm += float64(x) * float64(x)
+		}
+		for j, x := range sum {
+			assert.InDelta(t, float64(x)/math.Sqrt(norm), v[0][j], 1e-12, "%q %d", text, j)
+		}
+	}
+}

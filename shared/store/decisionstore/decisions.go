@@ -30,13 +30,15 @@ type decisionItem struct {
 	GSI1SK    string `dynamodbav:"gsi1sk"`
 	ExpiresAt int64  `dynamodbav:"expires_at"`
 
-	ID                 string             `dynamodbav:"id"`
-	ConversationID     string             `dynamodbav:"conversation_id"`
-	MessageID          string             `dynamodbav:"message_id"`
-	Query              string             `dynamodbav:"query"`
-	Strategy           string             `dynamodbav:"strategy"`
-	DecidedBy          string             `dynamodbav:"decided_by,omitempty"`
-	Skill              string             `dynamodbav:"skill,omitempty"`
+	ID             string `dynamodbav:"id"`
+	ConversationID string `dynamodbav:"conversation_id"`
+	MessageID      string `dynamodbav:"message_id"`
+	Query          string `dynamodbav:"query"`
+	Strategy       string `dynamodbav:"strategy"`
+	DecidedBy      string `dynamodbav:"decided_by,omitempty"`
+	Skill          string `dynamodbav:"skill,omitempty"`
+	// TraceID is the turn's trace (cascade.Decision.TraceID).
+	TraceID            string             `dynamodbav:"trace_id,omitempty"`
 	RouterModel        *routerModelItem   `dynamodbav:"router_model,omitempty"`
 	Planner            *plannerItem       `dynamodbav:"planner,omitempty"`
 	RequestedStrategy  string             `dynamodbav:"requested_strategy,omitempty"`
@@ -134,7 +136,7 @@ func ToDecisionItem(d cascade.Decision) decisionItem {
 		Fallback: d.Fallback, Complexity: d.Complexity, Dimensions: d.Dimensions, Tier: d.Tier, Model: d.Model,
 		TierOverrideReason: d.TierOverrideReason, EstimatedCost: d.EstimatedCost, ActualCost: d.ActualCost,
 		GateLatencyMS: d.GateLatencyMS, RouterLatencyMS: d.RouterLatencyMS, Outcome: d.Outcome,
-		Flags: flagsItem(d.Flags), CreatedAt: d.CreatedAt, DecidedBy: d.DecidedBy, Skill: d.Skill,
+		Flags: flagsItem(d.Flags), CreatedAt: d.CreatedAt, DecidedBy: d.DecidedBy, Skill: d.Skill, TraceID: d.TraceID,
 	}
 	if d.RouterModel != nil {
 		rm := routerModelItem(*d.RouterModel)
@@ -178,7 +180,7 @@ func (it decisionItem) toDecision() cascade.Decision {
 		Fallback: it.Fallback, Complexity: it.Complexity, Dimensions: it.Dimensions, Tier: it.Tier, Model: it.Model,
 		TierOverrideReason: it.TierOverrideReason, EstimatedCost: it.EstimatedCost, ActualCost: it.ActualCost,
 		GateLatencyMS: it.GateLatencyMS, RouterLatencyMS: it.RouterLatencyMS, Outcome: it.Outcome,
-		Flags: cascade.Flags(it.Flags), CreatedAt: it.CreatedAt, DecidedBy: it.DecidedBy, Skill: it.Skill,
+		Flags: cascade.Flags(it.Flags), CreatedAt: it.CreatedAt, DecidedBy: it.DecidedBy, Skill: it.Skill, TraceID: it.TraceID,
 	}
 	if it.RouterModel != nil {
 		rm := cascade.RouterModelCall(*it.RouterModel)

@@ -70,6 +70,7 @@ type sessionItem struct {
 	Deadline        *time.Time         `dynamodbav:"deadline,omitempty"`
 	CreatedBy       string             `dynamodbav:"created_by"`
 	UserID          string             `dynamodbav:"user_id,omitempty"`
+	TraceID         string             `dynamodbav:"trace_id,omitempty"`
 	Version         int                `dynamodbav:"version"`
 	EventSeq        int64              `dynamodbav:"event_seq"`
 	Waiter          string             `dynamodbav:"waiter_token,omitempty"`
@@ -149,7 +150,7 @@ func toSessionItem(v sessions.Session) sessionItem {
 		CurrentStage: v.CurrentStage, StagesCompleted: v.StagesCompleted, Rounds: v.Rounds, TotalCostUSD: v.TotalCostUSD,
 		ModelCalls: v.ModelCalls, Tokens: v.Tokens, BudgetExhausted: v.BudgetExhausted, FinalOutput: v.FinalOutput, Outcome: v.Outcome,
 		Convergence: v.Convergence, ApprovalComment: v.ApprovalComment, ExecutionARN: v.ExecutionARN, Runs: v.Runs, Deadline: v.Deadline,
-		CreatedBy: v.CreatedBy, UserID: v.UserID, Version: v.Version, EventSeq: v.EventSeq, Waiter: v.Waiter, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		CreatedBy: v.CreatedBy, UserID: v.UserID, TraceID: v.TraceID, Version: v.Version, EventSeq: v.EventSeq, Waiter: v.Waiter, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		StartedAt: v.StartedAt, CompletedAt: v.CompletedAt,
 		Participants: []participantEntry{}, StageOutputs: []stageOutputEntry{},
 	}
@@ -189,7 +190,7 @@ func fromSessionItem(m map[string]types.AttributeValue) (sessions.Session, error
 		Approval: it.Approval, Status: sessions.Status(it.Status), StatusReason: it.StatusReason, CurrentStage: it.CurrentStage,
 		StagesCompleted: it.StagesCompleted, Rounds: it.Rounds, TotalCostUSD: it.TotalCostUSD, ModelCalls: it.ModelCalls, Tokens: it.Tokens,
 		BudgetExhausted: it.BudgetExhausted, FinalOutput: it.FinalOutput, Outcome: it.Outcome, Convergence: it.Convergence,
-		ApprovalComment: it.ApprovalComment, ExecutionARN: it.ExecutionARN, Runs: it.Runs, Deadline: it.Deadline, CreatedBy: it.CreatedBy, UserID: it.UserID,
+		ApprovalComment: it.ApprovalComment, ExecutionARN: it.ExecutionARN, Runs: it.Runs, Deadline: it.Deadline, CreatedBy: it.CreatedBy, UserID: it.UserID, TraceID: it.TraceID,
 		Version: it.Version, EventSeq: it.EventSeq, Waiter: it.Waiter, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
 		StageOutputs: []sessions.StageOutput{},
 	}

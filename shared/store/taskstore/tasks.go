@@ -42,6 +42,7 @@ type taskItem struct {
 	CreatedByType  string   `dynamodbav:"created_by_type"`
 	CreatedByID    string   `dynamodbav:"created_by_id"`
 	UserID         string   `dynamodbav:"user_id,omitempty"`
+	TraceID        string   `dynamodbav:"trace_id,omitempty"`
 	Assignee       string   `dynamodbav:"assignee"`
 	ParentID       string   `dynamodbav:"parent_task_id"`
 	RootID         string   `dynamodbav:"root_task_id"`
@@ -155,7 +156,7 @@ func toTaskItem(t tasks.Task) taskItem {
 	it := taskItem{
 		PK: dynamo.TeamPK(t.TeamID), SK: dynamo.TaskSK(t.ID), Type: "task",
 		GSI1PK: dynamo.AssigneeGSI1PK(t.TeamID, t.Assignee), GSI1SK: dynamo.TaskSK(t.ID),
-		TeamID: t.TeamID, ID: t.ID, CreatedByType: t.CreatedBy.Type, CreatedByID: t.CreatedBy.ID, UserID: t.UserID,
+		TeamID: t.TeamID, ID: t.ID, CreatedByType: t.CreatedBy.Type, CreatedByID: t.CreatedBy.ID, UserID: t.UserID, TraceID: t.TraceID,
 		Assignee: t.Assignee, ParentID: t.ParentID, RootID: t.RootID, ConversationID: t.ConversationID,
 		ResultDelivery: t.ResultDelivery, TaskType: t.Type, Title: t.Title, Instructions: t.Instructions, Context: t.Context, ExpectedOutput: t.ExpectedOutput,
 		InputArtifacts: t.InputArtifacts, Input: string(t.Input), Priority: t.Priority, DueAt: t.DueAt, Budgets: budgetsItem(t.Budgets),
@@ -188,7 +189,7 @@ func fromTaskItem(m map[string]types.AttributeValue) (tasks.Task, error) {
 		return tasks.Task{}, err
 	}
 	t := tasks.Task{
-		TeamID: it.TeamID, ID: it.ID, CreatedBy: tasks.Creator{Type: it.CreatedByType, ID: it.CreatedByID}, UserID: it.UserID,
+		TeamID: it.TeamID, ID: it.ID, CreatedBy: tasks.Creator{Type: it.CreatedByType, ID: it.CreatedByID}, UserID: it.UserID, TraceID: it.TraceID,
 		Assignee: it.Assignee, ParentID: it.ParentID, RootID: it.RootID, ConversationID: it.ConversationID,
 		ResultDelivery: it.ResultDelivery, Type: it.TaskType, Title: it.Title, Instructions: it.Instructions, Context: it.Context, ExpectedOutput: it.ExpectedOutput,
 		InputArtifacts: it.InputArtifacts, Priority: it.Priority, DueAt: it.DueAt,

@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/tracing/httptrace"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 )
 
@@ -47,7 +48,7 @@ func (c *Client) httpClient(conn toolpacks.Conn) (*http.Client, *http.Transport)
 	tr := &http.Transport{Proxy: nil, DialContext: c.Policy.Dialer().DialContext, ForceAttemptHTTP2: true,
 		TLSHandshakeTimeout: 5 * time.Second, ResponseHeaderTimeout: toolpacks.CallTimeout, MaxIdleConns: 2}
 	return &http.Client{
-		Transport: &headers{base: tr, set: conn.Headers()},
+		Transport: httptrace.Transport(&headers{base: tr, set: conn.Headers()}, "mcp"),
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return errors.New("the MCP server answered with a redirect; give its final URL")
 		},

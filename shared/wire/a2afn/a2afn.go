@@ -34,6 +34,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/a2a/server"
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
 	"github.com/conclave-ai/conclave/shared/platform/authctx"
+	"github.com/conclave-ai/conclave/shared/platform/httpapi"
 	"github.com/conclave-ai/conclave/shared/platform/logctx"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/team/authorizer"
@@ -76,6 +77,8 @@ var validID = regexp.MustCompile(`^a2a_[0-9a-f]{32}$`)
 func (h *Handler) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (res events.APIGatewayV2HTTPResponse, err error) {
 	reqID := ev.RequestContext.RequestID
 	ctx = logctx.With(ctx, "request_id", reqID, "route", ev.RouteKey)
+	// Last, after a panic's answer is made: every answer names its trace.
+	defer func() { httpapi.Traced(ctx, &res) }()
 	// A panic answers as every other failure: a JSON-RPC error object,
 	// never the gateway's bare 500.
 	defer func() {

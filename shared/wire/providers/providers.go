@@ -86,6 +86,12 @@ func New(cfg settings.Config, awsCfg aws.Config, agentStore AgentReader, guard b
 	}
 	defaults := map[string]string{"local": localmodel.ModelID, "bedrock": tier1, "openai": cfg.OpenAIModel, agents.ProviderA2A: remote.ModelID}
 	defaults[""] = defaults[cfg.ModelProvider]
+	// Every call is a chat span of the turn's trace, named by the GenAI
+	// conventions' provider names.
+	for name, m := range providers {
+		providers[name] = models.Traced{Model: m, Provider: genAIProviders[name], DefaultModelID: defaults[name]}
+	}
+	def = providers[cfg.ModelProvider]
 	sw := models.Switch{Default: def, Providers: providers}
 	if guard.Store == nil {
 		return sw, nil
@@ -93,6 +99,10 @@ func New(cfg settings.Config, awsCfg aws.Config, agentStore AgentReader, guard b
 	guard.Model, guard.DefaultModels = sw, defaults
 	return &guard, nil
 }
+
+// genAIProviders are the providers' gen_ai.provider.name: the
+// conventions' own names where they have one.
+var genAIProviders = map[string]string{"local": "conclave.local", "bedrock": "aws.bedrock", "openai": "openai", agents.ProviderA2A: "a2a"}
 
 // unknown is the error of a default provider New does not build.
 func unknown(name string, providers map[string]models.Model) error {

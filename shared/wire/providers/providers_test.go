@@ -58,7 +58,9 @@ func TestNewDefaultsToTheConfiguredProvider(t *testing.T) {
 		require.NoError(t, err, p)
 		sw, ok := m.(models.Switch)
 		require.True(t, ok, "no guard store: the bare switch")
-		assert.IsType(t, want, sw.Default, p)
+		traced, ok := sw.Default.(models.Traced)
+		require.True(t, ok, "every provider's calls are traced: %s", p)
+		assert.IsType(t, want, traced.Model, p)
 		assert.Equal(t, sw.Providers[p], sw.Default, p)
 	}
 }
@@ -74,6 +76,6 @@ func TestBedrocksDefaultModelIsTheStagesTier1(t *testing.T) {
 	} {
 		m, err := providers.New(settings.Config{ModelProvider: "bedrock", Tiers: settings.ParsePairs(tiers)}, awsCfg, roster{}, budget.Guard{})
 		require.NoError(t, err, tiers)
-		assert.Equal(t, want, m.(models.Switch).Providers["bedrock"].(bedrock.Model).DefaultModelID, tiers)
+		assert.Equal(t, want, m.(models.Switch).Providers["bedrock"].(models.Traced).Model.(bedrock.Model).DefaultModelID, tiers)
 	}
 }

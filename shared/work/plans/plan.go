@@ -65,7 +65,8 @@ type Plan struct {
 	TeamID         string      `json:"-"`
 	ID             string      `json:"id"`
 	ConversationID string      `json:"conversation_id,omitempty"`
-	UserID         string      `json:"user_id,omitempty"` // the person whose turn started it (a token's user, or the user a key acts for)
+	UserID         string      `json:"user_id,omitempty"`  // the person whose turn started it (a token's user, or the user a key acts for)
+	TraceID        string      `json:"trace_id,omitempty"` // the trace of the turn that started it (its answer's X-Trace-Id)
 	Lead           string      `json:"lead"`
 	Message        string      `json:"message"`
 	Reasoning      string      `json:"reasoning"`

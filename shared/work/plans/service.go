@@ -16,6 +16,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/clock"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 	"github.com/conclave-ai/conclave/shared/team/prompts"
 	"github.com/conclave-ai/conclave/shared/work/reports"
 	"github.com/conclave-ai/conclave/shared/work/tasks"
@@ -55,7 +56,8 @@ type Service struct {
 func (s *Service) Start(ctx context.Context, teamID, conversationID, lead, message, trigger string, ep ExecutionPlan) (Plan, error) {
 	now := s.Now.UTC()
 	p := Plan{TeamID: teamID, ID: ids.New("plan"), ConversationID: conversationID, Lead: lead, Message: message,
-		Reasoning: ep.Reasoning, Trigger: trigger, Status: Running, Version: 1, CreatedAt: now, UpdatedAt: now, UserID: authctx.CallerOf(ctx).UserID}
+		Reasoning: ep.Reasoning, Trigger: trigger, Status: Running, Version: 1, CreatedAt: now, UpdatedAt: now, UserID: authctx.CallerOf(ctx).UserID,
+		TraceID: tracing.TraceID(ctx)}
 	for _, st := range ep.Steps {
 		kind, agent, skill, _ := ParseTarget(st.Target)
 		if kind != KindSkill {

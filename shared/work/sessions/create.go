@@ -12,6 +12,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/authctx"
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 )
 
@@ -158,6 +159,7 @@ func (s *Service) Create(ctx context.Context, teamID, by string, in CreateInput)
 		return s.replay(ctx, teamID, id, err)
 	}
 	ses := in.newSession(teamID, by, s.Now.UTC())
+	ses.TraceID = tracing.TraceID(ctx)
 	ses.UserID = authctx.CallerOf(ctx).UserID
 	// The stream starts with the session: its first SessionStatusChanged
 	// (planning) is written with it.

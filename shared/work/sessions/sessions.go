@@ -204,7 +204,8 @@ type Session struct {
 	Runs      int        `json:"runs"`
 	Deadline  *time.Time `json:"deadline,omitempty"`
 	CreatedBy string     `json:"created_by"`
-	UserID    string     `json:"user_id,omitempty"` // the person who started it (a token's user, or the user a key acts for)
+	UserID    string     `json:"user_id,omitempty"`  // the person who started it (a token's user, or the user a key acts for)
+	TraceID   string     `json:"trace_id,omitempty"` // the trace of the request or turn that started it (its answer's X-Trace-Id)
 	Version   int        `json:"version"`
 	// Waiter is the task token of the execution waiting for a human.
 	Waiter      string     `json:"-"`

@@ -19,6 +19,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/platform/idempotency"
 	"github.com/conclave-ai/conclave/shared/platform/ids"
 	"github.com/conclave-ai/conclave/shared/platform/paging"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 	"github.com/conclave-ai/conclave/shared/team/agents"
 	"github.com/conclave-ai/conclave/shared/tools/toolpacks"
 	"github.com/conclave-ai/conclave/statemachines/workflow"
@@ -295,6 +296,7 @@ func (s *Service) Create(ctx context.Context, teamID string, creator Creator, in
 	}
 	now := s.Now.UTC()
 	t := in.newTask(teamID, creator, executeByDefault, now)
+	t.TraceID = tracing.TraceID(ctx)
 	t.UserID = authctx.CallerOf(ctx).UserID
 	parent, err := s.place(ctx, &t, in)
 	if err != nil {

@@ -216,7 +216,8 @@ type Task struct {
 	TeamID         string  `json:"-"`
 	ID             string  `json:"id"`
 	CreatedBy      Creator `json:"created_by"`
-	UserID         string  `json:"user_id,omitempty"` // the person it works for (a token's user, the user a key acts for, or the parent's)
+	UserID         string  `json:"user_id,omitempty"`  // the person it works for (a token's user, the user a key acts for, or the parent's)
+	TraceID        string  `json:"trace_id,omitempty"` // the trace of the request or turn that created it (its answer's X-Trace-Id)
 	Assignee       string  `json:"assignee"`
 	ParentID       string  `json:"parent_task_id,omitempty"`
 	RootID         string  `json:"root_task_id"`

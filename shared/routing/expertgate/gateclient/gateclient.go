@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/conclave-ai/conclave/shared/platform/apperr"
+	"github.com/conclave-ai/conclave/shared/platform/tracing"
 	"github.com/conclave-ai/conclave/shared/routing/expertgate"
 )
 
@@ -57,6 +58,9 @@ func (c *Client) Score(ctx context.Context, req expertgate.Request) (expertgate.
 			return expertgate.Response{}, err
 		}
 	}
+	// The gate's invocation continues the turn's trace (its door reads
+	// the payload's trace field).
+	payload = tracing.Inject(ctx, payload)
 	out, err := c.Lambda.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String(c.FunctionName), Payload: payload})
 	if err != nil {
 		return expertgate.Response{}, apperr.Wrap(apperr.EINTERNAL, err, "invoking the expert gate failed")
