@@ -212,7 +212,7 @@ bench-e2e:
 	  $(TEST_ENV) localstack/cloud.sh down >/dev/null; exit $$status
 
 ## bench-trace: the cost of tracing, a chat turn of the conversations function traced (every span exported to the edge
-## before it returns) against the same turn untraced, interleaved, on a fresh local cloud; fails above 1.05x (issue 45)
+## just after the answer, as in Lambda) against the same turn untraced, interleaved, on a fresh local cloud; fails above 1.05x (issue 45)
 .PHONY: bench-trace
 bench-trace:
 	@$(TEST_ENV) localstack/cloud.sh up >/dev/null

@@ -3,8 +3,8 @@
 // The cost of tracing (issue 45): a chat turn of the conversations
 // function, wired by its own builder through lambdafn as in Lambda, on the
 // local cloud, with tracing on (every span recorded and exported to the
-// edge before the invocation returns) and off (no export, nothing
-// sampled), in interleaved rounds of one run. make bench-trace writes the
+// edge just after the answer, as the tracing extension sends them in
+// Lambda) and off (no export, nothing sampled), in interleaved rounds of one run. make bench-trace writes the
 // ratio into docs/measurements.md; above MaxTracingOverhead it fails.
 package cloud_test
 

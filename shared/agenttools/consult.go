@@ -14,8 +14,7 @@ import (
 )
 
 const consultDescription = `Ask a specialist colleague a question; the orchestrator chooses who answers (your suggestion is only a hint) and shares only a curated context with secrets removed. ` +
-	`Where the stage delegates tasks, the specialist answers in a task of its own: in a task you get the answer as this call's result; in a chat the consultation comes back pending and the answer is posted in the conversation. ` +
-	`Otherwise the answer is this call's result. ` +
+	`The answer is this call's result, except in a chat reply when the result says the answer will be posted in this conversation: then the specialist answers later, so tell the user it is on its way. ` +
 	`Repeating a question, waiting on each other or too many open consultations escalate to a human. ` +
 	`Follow up with consultation_follow_up, close it with close_consultation once answered, read it with read_consultation.`
 
