@@ -30,7 +30,7 @@ FAULTS_ENV := CONCLAVE_STATE_DIR=.local/faults CONCLAVE_API_PORT=4606 CONCLAVE_E
 CLINC_ENV := CONCLAVE_STATE_DIR=.local/clinc CONCLAVE_API_PORT=4612 CONCLAVE_EDGE_PORT=4613 CONCLAVE_MOTO_PORT=4614 CONCLAVE_DYNAMO_PORT=4615
 
 .PHONY: run up down status venv dynamodb wordllama test unit fuzz integration integration-go contract e2e build synth deploy lint golint cfn-lint audit bench soak clean \
-        localstack-up localstack-deploy localstack-down team token mutation docs
+        localstack-up localstack-deploy localstack-down team token mutation docs console console-docs
 
 ## run: the whole API locally on the local cloud with demo data (Ctrl-C stops it)
 run:
@@ -48,6 +48,15 @@ venv:
 	@localstack/cloud.sh venv
 dynamodb:
 	@localstack/cloud.sh dynamodb
+
+## console: the console's bundle in .local/console (functions/console/web and its pinned npm packages;
+## localstack/console.sh; docs/console.md)
+console:
+	@localstack/console.sh
+
+## console-docs: docs/console.md's pictures, copied from the browser test's last screenshots (.local/screenshots)
+console-docs:
+	@for p in chat why approvals work team; do cp .local/screenshots/$$p.png docs/console/$$p.png || exit 1; done
 
 ## wordllama: the WordLlama embedding model's two files (pinned by sha256) in .local/wordllama, fetched once per
 ## machine from the wordllama wheel on PyPI; shared/routing/wordllama reads them (its tests fail without them)
@@ -120,9 +129,11 @@ e2e:
 EMBEDDER_FUNCTIONS := expert-gate classifier-fitter
 build: wordllama
 	@mkdir -p dist
+	@rm -rf dist/console/web && localstack/console.sh dist/console/web
 	@for f in $(FUNCTIONS); do \
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -tags lambda.norpc -ldflags='-s -w' -o dist/$$f/bootstrap ./functions/$$f || exit 1; \
 	  files=bootstrap; \
+	  if [[ $$f == console ]]; then files="bootstrap web"; fi; \
 	  if [[ " $(EMBEDDER_FUNCTIONS) " == *" $$f "* ]]; then \
 	    rm -rf dist/$$f/wordllama && mkdir -p dist/$$f/wordllama && cp -L .local/wordllama/*.json .local/wordllama/*.safetensors dist/$$f/wordllama/ || exit 1; \
 	    files="bootstrap wordllama"; \

@@ -100,6 +100,8 @@ install() {
   dynamodb & pids+=($!)
   # The ExpertGate's static embedding model (shared/routing/wordllama).
   localstack/wordllama.sh & pids+=($!)
+  # The console's bundle (shared/api/consoleapi.Dir).
+  localstack/console.sh & pids+=($!)
   for pid in "${pids[@]}"; do
     wait "$pid" || rc=1
   done

@@ -120,6 +120,10 @@ pids=($!)
 # 113 s into the run, with one core idle.)
 step tools localstack/contract.sh venv &
 pids+=($!)
+# The console's browser tests run Chromium: installed when missing (as
+# root, with apt-get) while the rest compiles.
+step browser localstack/chromium.sh &
+pids+=($!)
 (
   # The CDK modules (some 350 MB) download while the prelude compiles.
   go mod download $(go list -m -f '{{.Path}}' all | grep -E 'aws-cdk-go|jsii-runtime-go|constructs-go|cdklabs|Masterminds/semver') >/dev/null 2>&1
@@ -143,7 +147,8 @@ pids+=($!)
 (
   await up
   await tools
-  ok golint && ok up && ok tools || exit 0 # reported as failed steps below
+  await browser
+  ok golint && ok up && ok tools && ok browser || exit 0 # reported as failed steps below
   set -a
   eval "$TEST_ENV"
   : "${CONCLAVE_STATE_DIR:=.local}"
@@ -173,6 +178,14 @@ if ! localstack/wordllama.sh 2>&1 | tee "$out/wordllama.log"; then
   exit 1
 fi
 mark wordllama end
+# The console's bundle, which the console function's wiring reads (its
+# npm packages once per machine and lock file, then a copy).
+mark console start
+if ! localstack/console.sh 2>&1 | tee "$out/console.log"; then
+  echo "== make test FAILED: building the console's bundle (localstack/console.sh)"
+  exit 1
+fi
+mark console end
 # No fuzzing here: go test -fuzz builds an instrumented copy of every
 # package it reaches (the standard library and the AWS SDK included) that
 # no other step shares, 100 s of a cold run's CPU for a few seconds of
@@ -220,13 +233,13 @@ done
 
 # Every step that should have run did: a missing status is a failure (a
 # background step that died before writing it must not pass for skipped).
-expected=(prelude golint tools)
+expected=(prelude golint tools browser)
 ok prelude && expected+=(stack-build)
 if ok golint; then
   expected+=(unit up)
   ok tools && expected+=(cfn-lint)
   ok prelude && ok stack-build && expected+=(stack vet-cdk)
-  ok up && ok tools && expected+=(integration contract moto-patches)
+  ok up && ok tools && ok browser && expected+=(integration contract moto-patches)
 fi
 for name in "${expected[@]}"; do
   if [[ ! -f "$out/$name.rc" ]]; then
@@ -235,9 +248,9 @@ for name in "${expected[@]}"; do
   fi
 done
 
-for name in stack-build stack vet-cdk up tools cfn-lint integration contract moto-patches; do
+for name in stack-build stack vet-cdk up tools browser cfn-lint integration contract moto-patches; do
   [[ -f "$out/$name.rc" ]] || continue
-  if [[ $name == up || $name == tools ]]; then
+  if [[ $name == up || $name == tools || $name == browser ]]; then
     ok "$name" && continue
     echo "$name failed:"
   else
@@ -256,7 +269,7 @@ echo "== CPU (s, user + system): $(sort -k2 -rn "$out/cpu" 2>/dev/null | awk '{t
 if [[ $status != 0 ]]; then
   echo
   echo "== make test FAILED"
-  for name in prelude golint unit stack-build stack vet-cdk up tools cfn-lint integration contract moto-patches; do
+  for name in prelude golint unit stack-build stack vet-cdk up tools browser cfn-lint integration contract moto-patches; do
     [[ -f "$out/$name.rc" ]] && ! ok "$name" || continue
     echo "-- $name failed (the whole report: $out/$name.log)"
     case $name in

@@ -118,6 +118,12 @@ func commonEnvironment(props *FunctionsProps) map[string]*string {
 	if len(env.CORSOrigins) > 0 {
 		common[settings.EnvCORSOrigins] = jsii.String(strings.Join(env.CORSOrigins, ","))
 	}
+	// The console signs people in with the stage's identity provider
+	// when it names one (-c identity.issuer and identity.client_id).
+	if env.Identity.Issuer != "" && env.Identity.ClientID != "" {
+		common[settings.EnvConsoleIssuer] = jsii.String(env.Identity.Issuer)
+		common[settings.EnvConsoleClientID] = jsii.String(env.Identity.ClientID)
+	}
 	// Function names are known before the functions exist (they are
 	// physical names from the manifest), so passing them adds no dependency.
 	fnNames := map[string]string{}

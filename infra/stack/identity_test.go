@@ -139,9 +139,9 @@ func TestAnExternalIssuerIsOutputOnly(t *testing.T) {
 }
 
 // GIVEN a stage that lists origins WHEN it is synthesized THEN the
-// streaming functions, and they alone, learn them (CORS_ORIGINS): the
-// REST API adds nothing to a streamed answer, so they echo a listed
-// Origin themselves.
+// streaming functions, and they alone, learn them (CORS_ORIGINS), and the
+// console's (the HTTP API's endpoint) after them: the REST API adds
+// nothing to a streamed answer, so they echo a listed Origin themselves.
 func TestTheStreamingFunctionsLearnTheStagesOrigins(t *testing.T) {
 	cfg, err := stack.Lookup("prod")
 	require.NoError(t, err)
@@ -162,7 +162,7 @@ func TestTheStreamingFunctionsLearnTheStagesOrigins(t *testing.T) {
 		name := strings.TrimPrefix(props(fn)["FunctionName"].(string), "conclave-prod-")
 		vars := props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
 		if v, ok := vars[settings.EnvCORSOrigins]; ok {
-			assert.Equal(t, strings.Join(origins, ","), v, name)
+			assert.Equal(t, map[string]any{"Fn::Join": []any{"", []any{strings.Join(origins, ",") + ",", console(t, m)}}}, v, name)
 			learned = append(learned, name)
 		}
 	}
@@ -170,8 +170,16 @@ func TestTheStreamingFunctionsLearnTheStagesOrigins(t *testing.T) {
 	for _, name := range learned {
 		assert.True(t, slices.Contains(manifest.Env[name], settings.EnvCORSOrigins), name)
 	}
+	// AND a stage that lists none tells them the console's alone
 	_, plain := synth(t, "prod")
-	raw, err := json.Marshal(plain)
-	require.NoError(t, err)
-	assert.NotContains(t, string(raw), settings.EnvCORSOrigins, "no origins, no variable")
+	for _, name := range learned {
+		vars := props(resourceNamed(t, plain, "conclave-prod-"+name))["Environment"].(map[string]any)["Variables"].(map[string]any)
+		assert.Equal(t, console(t, plain), vars[settings.EnvCORSOrigins], name)
+	}
+}
+
+// console is the console's origin in template m: the HTTP API's endpoint.
+func console(t *testing.T, m map[string]any) any {
+	api, _ := onlyResource(t, m, "AWS::ApiGatewayV2::Api")
+	return map[string]any{"Fn::GetAtt": []any{api, "ApiEndpoint"}}
 }

@@ -91,8 +91,12 @@ func NewConclaveStack(scope constructs.Construct, id string, props *Props) *Stac
 		grantDescribes(fns.Functions[f.Name], f, describes)
 	}
 	api := NewAPI(s, "HttpApi", &APIProps{Stage: stage, Env: env, Functions: fns.Functions})
-	stream := NewStreamAPI(s, "StreamApi", &StreamAPIProps{Stage: stage, Env: env, Functions: fns.Functions})
+	// The console (served by the HTTP API, docs/console.md) streams from
+	// the streaming API: its origin is the HTTP API's endpoint.
+	console := api.HTTPAPI.ApiEndpoint()
+	stream := NewStreamAPI(s, "StreamApi", &StreamAPIProps{Stage: stage, Env: env, Functions: fns.Functions, ConsoleOrigin: console})
 	stream.ShareURL(fns.Functions)
+	stream.ShareOrigins(fns.Functions, StreamOrigins(env, console))
 	monitoring := NewMonitoring(s, "Monitoring", &MonitoringProps{
 		Stage: stage, Env: env, Functions: fns.Functions, Queues: bus.Queues, Machines: machines.Machines, API: api.HTTPAPI,
 		Stream: stream,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/conclave-ai/conclave/infra/stack"
 	"github.com/conclave-ai/conclave/shared/platform/manifest"
+	"github.com/conclave-ai/conclave/shared/platform/settings"
 )
 
 // synthesized is one stage's templates (the application's stack and its
@@ -225,7 +226,9 @@ func checkDevFunctions(t *testing.T, tpl assertions.Template, m map[string]any) 
 		assert.Contains(t, p["LoggingConfig"], "LogGroup")
 		// (Which variables each function gets: env_test.go.)
 		env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
-		assert.Contains(t, env, "TABLE_NAME")
+		if name := strings.TrimPrefix(p["FunctionName"].(string), "conclave-dev-"); slices.Contains(manifest.Env[name], settings.EnvTable) {
+			assert.Contains(t, env, "TABLE_NAME", name) // every function but the console, which reads no table
+		}
 		want := map[string]any{"STAGE": "dev", "FEATURE_FLAGS": "collaboration=true,ensemble=true,expert_gate=true,router_model=true,sessions=true,task_delegation=true"}
 		for k, v := range want {
 			if _, set := env[k]; set {
@@ -259,8 +262,9 @@ func checkDevRoutes(t *testing.T, tpl assertions.Template, m map[string]any) {
 		p, ok := keys[rt.Route.Key()]
 		require.True(t, ok, rt.Route.Key())
 		if rt.Public {
-			// A public route (the A2A agent's): no authorizer at all,
-			// its function checks the key itself.
+			// A public route (the A2A agent's, the console's): no
+			// authorizer at all, its function checks the key itself or
+			// needs none.
 			public++
 			assert.Equal(t, "NONE", p["AuthorizationType"], rt.Route.Key())
 			assert.NotContains(t, p, "AuthorizerId", rt.Route.Key())
@@ -269,7 +273,7 @@ func checkDevRoutes(t *testing.T, tpl assertions.Template, m map[string]any) {
 		assert.Equal(t, "CUSTOM", p["AuthorizationType"], rt.Route.Key())
 		assert.Contains(t, p, "AuthorizerId", rt.Route.Key())
 	}
-	assert.Equal(t, 2, public, "the A2A card and JSON-RPC routes, no other")
+	assert.Equal(t, 5, public, "the A2A card and JSON-RPC routes and the console's three, no other")
 	tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Authorizer"), map[string]any{
 		"AuthorizerType": "REQUEST", "AuthorizerPayloadFormatVersion": "2.0", "EnableSimpleResponses": true,
 		"AuthorizerResultTtlInSeconds": 0,

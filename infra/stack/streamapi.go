@@ -3,6 +3,7 @@ package stack
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -26,6 +27,11 @@ type StreamAPIProps struct {
 	// Routes are the API's routes; nil means the manifest's
 	// (manifest.StreamRoutes). Tests pass others, a public one say.
 	Routes []manifest.RouteTarget
+	// ConsoleOrigin is the origin of the console the HTTP API serves
+	// (its endpoint; docs/console.md): the page streams from this API,
+	// another origin, so its preflights are answered beside the stage's
+	// origins. nil: the stage's origins only.
+	ConsoleOrigin *string
 }
 
 // StreamAPI is the streaming API: a regional REST API, the only kind whose
@@ -74,7 +80,7 @@ func NewStreamAPI(scope constructs.Construct, id string, props *StreamAPIProps) 
 		// stop at. Every stage's stack sets the same role (AWS's
 		// AmazonAPIGatewayPushToCloudWatchLogs); it is kept when a stack is
 		// deleted, so the other stages of the account keep logging.
-		DefaultCorsPreflightOptions: restAPICORS(props.Env.CORSOrigins), // preflights without the authorizer (cors.go)
+		DefaultCorsPreflightOptions: restAPICORS(StreamOrigins(props.Env, props.ConsoleOrigin)), // preflights without the authorizer (cors.go)
 		CloudWatchRole:              jsii.Bool(true),
 		CloudWatchRoleRemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 		DeployOptions: &awsapigateway.StageOptions{
@@ -130,6 +136,30 @@ func NewStreamAPI(scope constructs.Construct, id string, props *StreamAPIProps) 
 	// (stage, deployment, method, integration).
 	url := fmt.Sprintf("https://%s.execute-api.%s.%s/%s", *api.RestApiId(), *awscdk.Aws_REGION(), *awscdk.Aws_URL_SUFFIX(), names.Stage)
 	return &StreamAPI{Construct: c, RestAPI: api, Stage: api.DeploymentStage(), URL: jsii.String(url)}
+}
+
+// StreamOrigins are the origins the streaming API answers: the stage's
+// and the console's.
+func StreamOrigins(env EnvConfig, console *string) []string {
+	origins := slices.Clone(env.CORSOrigins)
+	if console != nil {
+		origins = append(origins, *console)
+	}
+	return origins
+}
+
+// ShareOrigins tells the functions that name origins themselves (the
+// streamed answers: settings.EnvCORSOrigins) the API's origins, the
+// console's among them.
+func (s *StreamAPI) ShareOrigins(functions map[string]awslambda.Function, origins []string) {
+	if len(origins) == 0 {
+		return
+	}
+	for _, f := range manifest.Functions {
+		if slices.Contains(manifest.Env[f.Name], settings.EnvCORSOrigins) {
+			functions[f.Name].AddEnvironment(jsii.String(settings.EnvCORSOrigins), jsii.String(strings.Join(origins, ",")), nil)
+		}
+	}
 }
 
 // ShareURL tells the functions that declare settings.EnvStreamURL (the A2A

@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"slices"
@@ -28,6 +29,24 @@ const DefaultCORSOrigins = "http://localhost:5173,http://127.0.0.1:5173"
 // every request passes untouched.
 type CORS struct {
 	Origins []string
+}
+
+// ConsoleOrigins are the origins of the console the edge serves on the
+// HTTP API's port (docs/console.md): the streaming API, another origin,
+// must allow them for the page to stream. When EnvCORSOrigins is unset
+// they join the defaults (ListConsoleOrigins); a developer who sets it
+// lists what they want.
+func ConsoleOrigins(apiPort int) []string {
+	return []string{fmt.Sprintf("http://127.0.0.1:%d", apiPort), fmt.Sprintf("http://localhost:%d", apiPort)}
+}
+
+// ListConsoleOrigins makes the console's origins part of the local
+// origins, unless EnvCORSOrigins was set: the edge calls it before
+// anything reads LocalCORS.
+func ListConsoleOrigins(apiPort int) {
+	if _, set := os.LookupEnv(EnvCORSOrigins); !set {
+		_ = os.Setenv(EnvCORSOrigins, strings.Join(append(settings.ParseList(DefaultCORSOrigins), ConsoleOrigins(apiPort)...), ","))
+	}
 }
 
 // LocalCORS reads EnvCORSOrigins.

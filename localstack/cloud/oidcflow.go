@@ -138,7 +138,9 @@ func (is *Issuers) redirectAllowed(raw string) bool {
 }
 
 // loginPage has no script and no inline style, so it renders under the
-// strict policy authorize sends with it.
+// strict policy authorize sends with it. Its pattern escapes "|" and "-":
+// browsers compile a pattern attribute with the v flag, where both are
+// syntax inside a class.
 var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign in · {{.Issuer}}</title></head>
 <body><h1>Sign in</h1>
@@ -152,7 +154,7 @@ var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 <input type="hidden" name="code_challenge" value="{{.Challenge}}">
 <input type="hidden" name="nonce" value="{{.Nonce}}">
 <input type="hidden" name="scope" value="{{.Scope}}">
-<p><label>User <input name="user" required maxlength="128" pattern="[A-Za-z0-9._@:|+\-]+" autofocus></label></p>
+<p><label>User <input name="user" required maxlength="128" pattern="[A-Za-z0-9._@:\|+\-]+" autofocus></label></p>
 <p><label><input type="checkbox" name="admin" value="1"> admin</label></p>
 <p><button type="submit">Sign in</button></p>
 </form></body></html>

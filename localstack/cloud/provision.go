@@ -51,6 +51,11 @@ type Resources struct {
 	// TraceEndpoint is where the functions send their spans (the edge's
 	// OTLP receiver, traces.go), TRACE_ENDPOINT; empty: nowhere.
 	TraceEndpoint string
+	// ConsoleIssuer is the issuer the console signs people in with (the
+	// local demo issuer, oidc.go), CONSOLE_OIDC_ISSUER, its client id
+	// OIDCAudience (the audience the demo team registers); empty: keys
+	// only.
+	ConsoleIssuer string
 }
 
 // LocalFlags are the feature flags of make run and the tests: everything
@@ -108,6 +113,9 @@ func (r Resources) Environment() map[string]string {
 	}
 	if r.StreamURL != "" {
 		env[settings.EnvStreamURL] = r.StreamURL
+	}
+	if r.ConsoleIssuer != "" {
+		env[settings.EnvConsoleIssuer], env[settings.EnvConsoleClientID] = r.ConsoleIssuer, OIDCAudience
 	}
 	if r.TraceEndpoint != "" {
 		// Every trace is kept locally (a test reads any turn's), without

@@ -108,6 +108,8 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 	if err := checkPorts(p.api, p.stream, p.edge, p.moto, p.dynamo); err != nil {
 		return err
 	}
+	// The console on the API's port streams from the streaming API's.
+	cloud.ListConsoleOrigins(p.api)
 	bedrockModel, err := loadBedrockModel(venv)
 	if err != nil {
 		return err
@@ -116,29 +118,20 @@ func run(p ports, motoBin, venv, dynamoLib, stateDir, stage string, seed bool) e
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	// Both services start at once (the JVM's start-up overlaps moto's).
-	ddb, err := startDynamoDB(dynamoLib, p.dynamo, logDir)
-	if err != nil {
-		return err
-	}
-	defer stopProcess(ddb)
-	moto, err := startMoto(motoBin, p.moto, p.edge, logDir)
-	if err != nil {
-		return err
-	}
+	ddb, moto, err := startBackends(ctx, p, motoBin, dynamoLib, logDir)
 	defer stopProcess(moto)
+	defer stopProcess(ddb)
+	if err != nil {
+		return err
+	}
 	motoURL := &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", p.moto)}
 	dynamoURL := &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", p.dynamo)}
-	if err := waitMoto(ctx, motoURL); err != nil {
-		return err
-	}
-	if err := waitDynamoDB(ctx, dynamoURL); err != nil {
-		return err
-	}
 
 	edgeURL := fmt.Sprintf("http://127.0.0.1:%d", p.edge)
 	streamURL := fmt.Sprintf("http://127.0.0.1:%d", p.stream)
-	edge, awsCfg, res, err := newEdge(ctx, edgeURL, streamURL, dynamoURL, motoURL, stage, bedrockModel, log)
+	// The console signs people in with the demo team's issuer.
+	consoleIssuer := fmt.Sprintf("http://127.0.0.1:%d/oidc/demo", p.api)
+	edge, awsCfg, res, err := newEdge(ctx, edgeURL, streamURL, consoleIssuer, dynamoURL, motoURL, stage, bedrockModel, log)
 	if err != nil {
 		return err
 	}
@@ -198,10 +191,27 @@ func seedDemo(ctx context.Context, awsCfg aws.Config, res cloud.Resources, issue
 	return nil
 }
 
+// startBackends starts DynamoDB Local and moto at once (the JVM's start-up
+// overlaps moto's) and waits until both answer. What it started is
+// returned even with an error, for the caller to stop (stopProcess takes
+// nil).
+func startBackends(ctx context.Context, p ports, motoBin, dynamoLib, logDir string) (ddb, moto *exec.Cmd, err error) {
+	if ddb, err = startDynamoDB(dynamoLib, p.dynamo, logDir); err != nil {
+		return nil, nil, err
+	}
+	if moto, err = startMoto(motoBin, p.moto, p.edge, logDir); err != nil {
+		return ddb, nil, err
+	}
+	if err := waitMoto(ctx, &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", p.moto)}); err != nil {
+		return ddb, moto, err
+	}
+	return ddb, moto, waitDynamoDB(ctx, &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", p.dynamo)})
+}
+
 // newEdge provisions the cloud's resources on the started backends and
 // builds the edge in front of them: every function's handler, Bedrock's
 // Converse and Titan's embeddings answered locally.
-func newEdge(ctx context.Context, edgeURL, streamURL string, dynamoURL, motoURL *url.URL, stage string, bedrockModel *servicemodel.Model, log *slog.Logger) (*cloud.Edge, aws.Config, cloud.Resources, error) {
+func newEdge(ctx context.Context, edgeURL, streamURL, consoleIssuer string, dynamoURL, motoURL *url.URL, stage string, bedrockModel *servicemodel.Model, log *slog.Logger) (*cloud.Edge, aws.Config, cloud.Resources, error) {
 	awsCfg, backends, err := clientConfigs(ctx, edgeURL, dynamoURL, motoURL)
 	if err != nil {
 		return nil, aws.Config{}, cloud.Resources{}, err
@@ -214,6 +224,7 @@ func newEdge(ctx context.Context, edgeURL, streamURL string, dynamoURL, motoURL 
 	}
 	// The A2A agent card lists the agent's streaming endpoint there.
 	res.StreamURL = streamURL
+	res.ConsoleIssuer = consoleIssuer
 	// The functions' spans come back to the edge (cloud.Traces).
 	res.TraceEndpoint = edgeURL + cloud.OTLPTracesPath
 	// The functions' clients honour the stalls tests inject
@@ -321,6 +332,9 @@ func startProcess(cmd *exec.Cmd, name, logDir string) (*exec.Cmd, error) {
 }
 
 func stopProcess(cmd *exec.Cmd) {
+	if cmd == nil {
+		return
+	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 	_, _ = cmd.Process.Wait()
 }
@@ -434,8 +448,8 @@ func announce(stateDir, logDir string, p ports, edgeURL, stage string, pids map[
 	if err := os.WriteFile(filepath.Join(stateDir, "cloud.env"), []byte(envFile), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("Conclave local cloud is up.\n  API:      %s/v1\n  Streams:  %s/v1 (CONCLAVE_STREAM_URL, docs/streaming.md)\n  API key:  %s\n  A2A:      %s/a2a/%s (the demo team's agent, docs/a2a.md)\n  AWS edge: %s (AWS_ENDPOINT_URL)\n  logs:     %s\nTry: curl -H 'X-Api-Key: %s' %s/v1/agents\nPress Ctrl-C to stop.\n",
-		baseURL, streamURL, demo.APIKey, baseURL, demo.A2AID, edgeURL, logDir, demo.APIKey, baseURL)
+	fmt.Printf("Conclave local cloud is up.\n  Console:  %s/console/ (sign in as any demo user, or with the key; docs/console.md)\n  API:      %s/v1\n  Streams:  %s/v1 (CONCLAVE_STREAM_URL, docs/streaming.md)\n  API key:  %s\n  A2A:      %s/a2a/%s (the demo team's agent, docs/a2a.md)\n  AWS edge: %s (AWS_ENDPOINT_URL)\n  logs:     %s\nTry: curl -H 'X-Api-Key: %s' %s/v1/agents\nPress Ctrl-C to stop.\n",
+		baseURL, baseURL, streamURL, demo.APIKey, baseURL, demo.A2AID, edgeURL, logDir, demo.APIKey, baseURL)
 	return nil
 }
 

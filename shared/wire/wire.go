@@ -26,6 +26,7 @@ import (
 	"github.com/conclave-ai/conclave/shared/wire/agentsfn"
 	"github.com/conclave-ai/conclave/shared/wire/authorizerfn"
 	"github.com/conclave-ai/conclave/shared/wire/classifierfitterfn"
+	"github.com/conclave-ai/conclave/shared/wire/consolefn"
 	"github.com/conclave-ai/conclave/shared/wire/consultationsfn"
 	"github.com/conclave-ai/conclave/shared/wire/conversationsfn"
 	"github.com/conclave-ai/conclave/shared/wire/discoveryfn"
@@ -84,6 +85,7 @@ var Builders = map[string]lambdafn.Build{
 	"result-poster":      resultposterfn.Build,
 	"a2a-push":           a2apushfn.Build,
 	"a2a":                a2afn.Build,
+	"console":            consolefn.Build,
 	"streams":            streamsfn.Build,
 	"a2a-stream":         a2astreamfn.Build,
 }

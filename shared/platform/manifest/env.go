@@ -33,7 +33,10 @@ var Env = map[string][]string{
 	// The same agent on the streaming API.
 	"a2a-stream": {table, flags, bus, settings.EnvStateMachines, settings.EnvFunctions, settings.EnvModelTiers,
 		settings.EnvTeamRateLimit, settings.EnvUserRateLimit, settings.EnvStage, settings.EnvMCPLoopbackOnly, settings.EnvStreamURL, settings.EnvCORSOrigins},
-	"health": {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
+	// The console tells the page where the streaming API and the sign-in
+	// provider are.
+	"console": {settings.EnvStreamURL, settings.EnvConsoleIssuer, settings.EnvConsoleClientID},
+	"health":  {settings.EnvStage, table, bus, settings.EnvStateMachines, settings.EnvQueues},
 	// STAGE and MCP_LOOPBACK_ONLY: an external A2A agent's credential is
 	// named by stage, its card fetched under the network policy. The
 	// provider, the tiers and the extra models: the models the stage

@@ -125,6 +125,17 @@ var Functions = []Function{
 		Indexes: []string{"gsi1", "gsi2", "gsi4"},
 	},
 	{
+		Name: "console",
+		Description: "The team's console (docs/console.md): a web page, bundled with the function, that talks to the team through the public API " +
+			"as any client does; public routes (a page loads before anyone signs in), no credential, no table.",
+		// It serves files: no domain's records.
+		Domains:  []string{},
+		Trigger:  TriggerHTTP,
+		Public:   true,
+		Routes:   []Route{{"GET", "/console"}, {"GET", "/console/{file}"}, {"GET", "/console/vendor/{file}"}},
+		MemoryMB: 256, Timeout: 5,
+	},
+	{
 		Name: "a2a",
 		Description: "The team as an A2A 1.0 agent (docs/a2a.md): its agent card, and the JSON-RPC endpoint whose messages are routed " +
 			"and run as tasks; the key is checked here (public routes), so every error is a JSON-RPC error.",

@@ -94,7 +94,11 @@ var Vars = map[string]Var{
 	EnvStreamURL: {Name: EnvStreamURL, Kind: KindURL,
 		Doc: "the streaming API's base URL, which the A2A agent card lists as the streaming endpoint; absent: the card says streaming: false"},
 	EnvCORSOrigins: {Name: EnvCORSOrigins, Kind: KindList,
-		Doc: "the browser origins a streamed answer names in Access-Control-Allow-Origin (the stage's cors.origins); absent: none"},
+		Doc: "the browser origins a streamed answer names in Access-Control-Allow-Origin (the stage's cors.origins and the console's); absent: none"},
+	EnvConsoleIssuer: {Name: EnvConsoleIssuer, Kind: KindURL,
+		Doc: "the OpenID Connect issuer the console signs people in with (authorization code with PKCE); absent: API keys only"},
+	EnvConsoleClientID: {Name: EnvConsoleClientID, Kind: KindText,
+		Doc: "the console's client id at CONSOLE_OIDC_ISSUER"},
 	EnvTraceEndpoint: {Name: EnvTraceEndpoint, Kind: KindURL,
 		Doc: "the OTLP/HTTP traces URL spans go to (X-Ray's, signed, when it is an amazonaws.com host); absent: spans go nowhere"},
 	EnvTraceSamplePercent: {Name: EnvTraceSamplePercent, Kind: KindCount, Default: "100",
@@ -269,6 +273,10 @@ func assign(c *Config, name string, value any) error {
 		c.StreamURL = strings.TrimSuffix(value.(string), "/")
 	case EnvCORSOrigins:
 		c.CORSOrigins = value.([]string)
+	case EnvConsoleIssuer:
+		c.ConsoleIssuer = value.(string)
+	case EnvConsoleClientID:
+		c.ConsoleClientID = value.(string)
 	case EnvTraceEndpoint:
 		c.TraceEndpoint = value.(string)
 	case EnvTraceSamplePercent:

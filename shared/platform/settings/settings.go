@@ -70,6 +70,13 @@ const (
 	// themselves: a REST proxy integration passes their headers untouched,
 	// so no gateway adds it to a streamed answer. Absent: no CORS headers.
 	EnvCORSOrigins = "CORS_ORIGINS"
+	// EnvConsoleIssuer and EnvConsoleClientID are the OpenID Connect
+	// provider the console signs people in with (authorization code with
+	// PKCE) and the console's client id there: the stage's -c
+	// console.issuer and console.client_id, the local issuer in the local
+	// cloud. Absent: the console signs in with an API key only.
+	EnvConsoleIssuer   = "CONSOLE_OIDC_ISSUER"
+	EnvConsoleClientID = "CONSOLE_OIDC_CLIENT_ID"
 	// EnvTraceEndpoint is where a function sends its spans: an OTLP/HTTP
 	// traces URL (shared/platform/tracing). Deployed, the region's X-Ray
 	// OTLP endpoint (https://xray.<region>.amazonaws.com/v1/traces), signed
@@ -244,6 +251,9 @@ type Config struct {
 	StreamURL string
 	// CORSOrigins is EnvCORSOrigins (nil: none).
 	CORSOrigins []string
+	// ConsoleIssuer and ConsoleClientID are EnvConsoleIssuer and
+	// EnvConsoleClientID ("": API keys only).
+	ConsoleIssuer, ConsoleClientID string
 	// TraceEndpoint is EnvTraceEndpoint ("": spans are not sent).
 	TraceEndpoint string
 	// TraceSamplePercent is EnvTraceSamplePercent (Load's default: 100).
@@ -296,6 +306,8 @@ func FromLookup(get func(string) string) Config {
 		MCPLoopbackOnly: get(EnvMCPLoopbackOnly) == "true",
 		StreamURL:       get(EnvStreamURL),
 		CORSOrigins:     ParseList(get(EnvCORSOrigins)),
+		ConsoleIssuer:   get(EnvConsoleIssuer),
+		ConsoleClientID: get(EnvConsoleClientID),
 
 		TraceEndpoint:      get(EnvTraceEndpoint),
 		TraceSamplePercent: atoi(get(EnvTraceSamplePercent)),

@@ -18,9 +18,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/conclave-ai/conclave/shared/platform/bundled"
 )
 
 const (
@@ -220,29 +221,11 @@ func fillHalves() {
 // (tests and `go run`). The error, when none holds both files, says to run
 // `make wordllama`.
 func Dir() (string, error) {
-	if d := os.Getenv(DirEnv); d != "" {
-		if hasFiles(d) {
-			return d, nil
-		}
-		return "", fmt.Errorf("wordllama: %s=%s does not hold %s and %s; run `make wordllama` (it fills that directory)", DirEnv, d, WeightsFile, TokenizerFile)
+	d, err := bundled.Dir(DirEnv, "wordllama", "wordllama", "wordllama", hasFiles)
+	if err != nil {
+		return "", fmt.Errorf("%w (model files %s and %s)", err, WeightsFile, TokenizerFile)
 	}
-	var looked []string
-	if exe, err := os.Executable(); err == nil {
-		d := filepath.Join(filepath.Dir(exe), "wordllama")
-		if hasFiles(d) {
-			return d, nil
-		}
-		looked = append(looked, d)
-	}
-	if root, ok := moduleRoot(); ok {
-		d := filepath.Join(root, ".local", "wordllama")
-		if hasFiles(d) {
-			return d, nil
-		}
-		looked = append(looked, d)
-	}
-	return "", fmt.Errorf("wordllama: model files %s and %s not found (looked in %s); run `make wordllama` in the repository, or set %s",
-		WeightsFile, TokenizerFile, strings.Join(looked, ", "), DirEnv)
+	return d, nil
 }
 
 func hasFiles(dir string) bool {
@@ -252,22 +235,4 @@ func hasFiles(dir string) bool {
 		}
 	}
 	return true
-}
-
-// moduleRoot walks up from the working directory to the one holding go.mod.
-func moduleRoot() (string, bool) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	for {
-		if st, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && st.Mode().IsRegular() {
-			return dir, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
 }
