@@ -36,7 +36,21 @@ install_npm() {
 key="$({ cat "$WEB/package.json" "$WEB/package-lock.json"; node --version; } | sha256sum | cut -c1-16)"
 cached "$NPM_DIR" console-npm "$key" install_npm
 
+# The bundle is made again only when its sources changed (make test runs
+# this twice, the second time beside tests that read the bundle), and then
+# beside it and moved into place.
+sources=$(find "$WEB" -maxdepth 1 -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' \) | sort)
+# shellcheck disable=SC2086 # a list of paths without spaces
+bundle_key="$({ echo "$key"; cat $sources; } | sha256sum | cut -c1-16)"
+if [[ "$(cat "$DIR/.key" 2>/dev/null)" == "$bundle_key" ]]; then
+  exit 0
+fi
+tmp="$DIR.tmp.$$"
+rm -rf "$tmp"
+mkdir -p "$tmp/vendor"
+# shellcheck disable=SC2086
+cp $sources "$tmp/"
+cp "$NPM_DIR/node_modules/marked/lib/marked.esm.js" "$NPM_DIR/node_modules/dompurify/dist/purify.es.mjs" "$tmp/vendor/"
+echo "$bundle_key" >"$tmp/.key"
 rm -rf "$DIR"
-mkdir -p "$DIR/vendor"
-find "$WEB" -maxdepth 1 -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' \) -exec cp {} "$DIR/" \;
-cp "$NPM_DIR/node_modules/marked/lib/marked.esm.js" "$NPM_DIR/node_modules/dompurify/dist/purify.es.mjs" "$DIR/vendor/"
+mv "$tmp" "$DIR"

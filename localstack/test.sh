@@ -124,6 +124,15 @@ pids+=($!)
 # root, with apt-get) while the rest compiles.
 step browser localstack/chromium.sh &
 pids+=($!)
+# What the unit tests read besides the code, fetched while the prelude
+# compiles (each a few seconds the first time on a machine, then a link
+# to the shared cache): the ExpertGate's embedding model, and the
+# console's bundle, which the console function's wiring reads (its npm
+# packages, then a copy).
+step wordllama localstack/wordllama.sh &
+pids+=($!)
+step console localstack/console.sh &
+pids+=($!)
 (
   # The CDK modules (some 350 MB) download while the prelude compiles.
   go mod download $(go list -m -f '{{.Path}}' all | grep -E 'aws-cdk-go|jsii-runtime-go|constructs-go|cdklabs|Masterminds/semver') >/dev/null 2>&1
@@ -170,22 +179,6 @@ pids+=($!)
 pids+=($!)
 
 status=0
-# The ExpertGate's embedding model, which unit tests read (a few seconds
-# the first time on a machine, then a link to the shared cache).
-mark wordllama start
-if ! localstack/wordllama.sh 2>&1 | tee "$out/wordllama.log"; then
-  echo "== make test FAILED: fetching the wordllama model (localstack/wordllama.sh)"
-  exit 1
-fi
-mark wordllama end
-# The console's bundle, which the console function's wiring reads (its
-# npm packages once per machine and lock file, then a copy).
-mark console start
-if ! localstack/console.sh 2>&1 | tee "$out/console.log"; then
-  echo "== make test FAILED: building the console's bundle (localstack/console.sh)"
-  exit 1
-fi
-mark console end
 # No fuzzing here: go test -fuzz builds an instrumented copy of every
 # package it reaches (the standard library and the AWS SDK included) that
 # no other step shares, 100 s of a cold run's CPU for a few seconds of
@@ -218,6 +211,15 @@ mark golint start
 setrc golint "${PIPESTATUS[0]}"
 mark golint end
 ok golint || status=1
+await wordllama
+await console
+for name in wordllama console; do
+  if ! ok "$name"; then
+    echo "== make test FAILED: $name (localstack/$name.sh)"
+    cat "$out/$name.log"
+    status=1
+  fi
+done
 if [[ $status == 0 ]]; then
   mark unit start
   # Every package but infra/stack (its own steps, above) and infra (the
@@ -233,7 +235,7 @@ done
 
 # Every step that should have run did: a missing status is a failure (a
 # background step that died before writing it must not pass for skipped).
-expected=(prelude golint tools browser)
+expected=(prelude golint tools browser wordllama console)
 ok prelude && expected+=(stack-build)
 if ok golint; then
   expected+=(unit up)

@@ -108,11 +108,13 @@ async function loadEvaluation() {
 async function loadUsage() {
   const box = $('usage');
   try {
-    const u = await api('/v1/usage?group_by=agent');
-    const items = (u.items || []).slice(0, 12);
-    const total = u.total || {};
-    const cap = el('p', { text: `${u.from} to ${u.to}${u.user_id ? ' (your own calls)' : ''}: $${Number(total.usd || 0).toFixed(4)} over ${total.calls || 0} model calls` });
-    box.replaceChildren(cap, chart(items));
+    // The month's cost three ways: by agent, by model and by day.
+    const [byAgent, byModel, byDay] = await Promise.all(['agent', 'model', 'day'].map((g) => api(`/v1/usage?group_by=${g}`)));
+    const total = byAgent.total || {};
+    const cap = el('p', { text: `${byAgent.from} to ${byAgent.to}${byAgent.user_id ? ' (your own calls)' : ''}: $${Number(total.usd || 0).toFixed(4)} over ${total.calls || 0} model calls` });
+    box.replaceChildren(cap, chart((byAgent.items || []).slice(0, 12), 'agent', 'usage-chart'),
+      chart((byModel.items || []).slice(0, 12), 'model', 'usage-chart-model'),
+      chart((byDay.items || []).slice(-31), 'day', 'usage-chart-day'));
   } catch (err) {
     quiet(box, err, 'Usage');
   }
@@ -125,14 +127,15 @@ function svgEl(tag, attrs, text) {
   return n;
 }
 
-// chart draws horizontal bars by agent: label, bar, cost.
-function chart(items) {
+// chart draws horizontal bars by one dimension (agent, model, day): label,
+// bar, cost.
+function chart(items, dim, id) {
   const rowH = 26;
   const w = 360;
   const h = Math.max(1, items.length) * rowH + 4;
-  const svg = svgEl('svg', { id: 'usage-chart', viewBox: `0 0 ${w} ${h}`, width: w, height: h, role: 'img', 'aria-labelledby': 'usage-chart-title' });
+  const svg = svgEl('svg', { id, viewBox: `0 0 ${w} ${h}`, width: w, height: h, role: 'img', 'aria-labelledby': `${id}-title` });
   const desc = items.length ? items.map((i) => `${i.key} $${Number(i.usd).toFixed(4)}`).join(', ') : 'no model calls yet';
-  svg.append(svgEl('title', { id: 'usage-chart-title' }, `Cost by agent: ${desc}`));
+  svg.append(svgEl('title', { id: `${id}-title` }, `Cost by ${dim}: ${desc}`));
   const max = Math.max(...items.map((i) => Number(i.usd) || 0), 0) || 1;
   const x0 = 110;
   const barMax = w - x0 - 80;
