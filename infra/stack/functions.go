@@ -119,7 +119,7 @@ func commonEnvironment(props *FunctionsProps) map[string]*string {
 		common[settings.EnvCORSOrigins] = jsii.String(strings.Join(env.CORSOrigins, ","))
 	}
 	// The console signs people in with the stage's identity provider
-	// when it names one (-c identity.issuer and identity.client_id).
+	// when it names one (-c identity.issuer and identity.clientId).
 	if env.Identity.Issuer != "" && env.Identity.ClientID != "" {
 		common[settings.EnvConsoleIssuer] = jsii.String(env.Identity.Issuer)
 		common[settings.EnvConsoleClientID] = jsii.String(env.Identity.ClientID)
