@@ -15,7 +15,16 @@ export function getCredential() {
   return null;
 }
 export function setCredential(kind, value) { sessionStorage.setItem(CRED_KEY, JSON.stringify({ kind, value })); }
-export function clearCredential() { sessionStorage.clear(); }
+// Every request of a signed-in person is ended when they sign out, so that
+// nothing read for them is drawn after (or for the next person).
+let session = new AbortController();
+const within = (signal) => (signal ? AbortSignal.any([signal, session.signal]) : session.signal);
+
+export function clearCredential() {
+  sessionStorage.clear();
+  session.abort();
+  session = new AbortController();
+}
 
 // tokenClaims decodes a JWT's payload for display only (never trusted).
 export function tokenClaims(token) {
@@ -53,7 +62,7 @@ export class ApiError extends Error {
 const errorBox = () => document.getElementById('error');
 export function showError(err) {
   const box = errorBox();
-  if (!box) return;
+  if (!box || (err && err.name === 'AbortError')) return; // ended on purpose (sign-out, leaving a page)
   if (!err) { box.textContent = ''; return; }
   let text = typeof err === 'string' ? err : err.message || String(err);
   if (err instanceof ApiError) {
@@ -86,7 +95,7 @@ export async function api(path, { method = 'GET', body, signal, idempotent = met
   const headers = { Accept: 'application/json', ...authHeaders() };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (idempotent) headers['Idempotency-Key'] = crypto.randomUUID();
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, cache: 'no-store' });
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: within(signal), cache: 'no-store' });
   if (!res.ok) throw await errorFrom(res);
   if (res.status === 204) return null;
   return res.json();
@@ -99,7 +108,7 @@ export async function stream(path, { method = 'GET', body, signal, lastEventId, 
   const headers = { Accept: 'text/event-stream', ...authHeaders() };
   if (body !== undefined) { headers['Content-Type'] = 'application/json'; headers['Idempotency-Key'] = crypto.randomUUID(); }
   if (lastEventId) headers['Last-Event-ID'] = lastEventId;
-  const res = await fetch(config.stream_url.replace(/\/$/, '') + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, cache: 'no-store' });
+  const res = await fetch(config.stream_url.replace(/\/$/, '') + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: within(signal), cache: 'no-store' });
   if (!res.ok) throw await errorFrom(res);
   if (onOpen) onOpen();
   if (res.status === 204 || !res.body) return { lastEventId, ended: true };

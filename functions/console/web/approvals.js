@@ -35,7 +35,7 @@ async function poll() {
     $('approvals-note').hidden = true;
     render(list.items || []);
   } catch (err) {
-    if (err.authHandled) return;
+    if (err.authHandled || err.name === 'AbortError') return;
     if (err.status === 403) {
       note('You are not named a decider in the team\'s approval policy, so approvals are not shown to you.');
       render([]);
@@ -144,7 +144,7 @@ async function decide(art, id, body, setErr) {
     gone(art);
   } catch (err) {
     for (const b of art.querySelectorAll('button')) b.disabled = false;
-    if (err.authHandled) return;
+    if (err.authHandled || err.name === 'AbortError') return;
     if (err.status === 409) { showError(`Already decided${err.message ? `: ${err.message}` : ''}`); gone(art); return; }
     if (err.status === 403) { showError('You may not decide this approval: the approval policy does not name you.'); return; }
     if (err.status === 400 && err.field && err.field.startsWith('arguments')) { setErr(`${err.field}: ${err.message}`); return; }

@@ -21,7 +21,7 @@ export function reset() {
 
 // quiet answers a refusal with text in the box instead of the error banner.
 function quiet(box, err, what) {
-  if (err.authHandled) return;
+  if (err.authHandled || err.name === 'AbortError') return;
   if (err.status === 403) box.replaceChildren(el('p', { class: 'muted', text: `${what}: admins only.` }));
   else { box.replaceChildren(el('p', { class: 'muted', text: `${what} could not be read.` })); showError(err); }
 }

@@ -75,7 +75,7 @@ async function loadTasks() {
       col.querySelector('ul').replaceChildren(...mine.map(taskItem));
     }
   } catch (err) {
-    if (err.authHandled) return;
+    if (err.authHandled || err.name === 'AbortError') return;
     setNote('task-note', err.status === 403 ? 'Tasks are for admins only.' : `Tasks could not be read: ${err.message}`);
   }
 }
@@ -109,7 +109,7 @@ async function loadList(k) {
     }
     if (!ul.children.length) ul.append(el('li', { class: 'muted', text: `No ${k.path} yet.` }));
   } catch (err) {
-    if (err.authHandled) return;
+    if (err.authHandled || err.name === 'AbortError') return;
     setNote(k.note, err.status === 403 ? 'Admins only.' : err.status === 409 ? `${k.path} are not enabled on this stage.` : `Could not read ${k.path}: ${err.message}`);
   }
 }
@@ -196,7 +196,7 @@ async function cancel(k) {
     await api(`/v1/${k.path}/${encodeURIComponent(k.id)}/cancel`, { method: 'POST' });
     await refresh(k, k.id);
   } catch (err) {
-    if (err.authHandled) return;
+    if (err.authHandled || err.name === 'AbortError') return;
     showError(err.status === 403 ? `Cancelling ${k.path} is for admins only.` : err);
   } finally {
     b.disabled = false;
@@ -221,7 +221,7 @@ async function loadTrace() {
     if (!ol.children.length) ol.append(el('li', { class: 'muted', text: 'No protocol messages.' }));
     view.replaceChildren(head, ol);
   } catch (err) {
-    if (err.authHandled) return;
+    if (err.authHandled || err.name === 'AbortError') return;
     view.replaceChildren(el('p', { text: err.status === 403 ? 'The trace is for admins only.' : `The trace could not be read: ${err.message}` }));
   }
 }
