@@ -19,8 +19,11 @@ if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 echo "installing chromium with apt-get ..."
 export DEBIAN_FRONTEND=noninteractive
+# force-unsafe-io: dpkg without an fsync per file (a fresh CI machine; a
+# crash mid-install leaves a package to install again, nothing else).
+install=(apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-unsafe-io chromium)
 # The package lists may be missing on a fresh machine: fetched once then.
-if ! apt-get install -y -q --no-install-recommends chromium; then
-  apt-get update -q && apt-get install -y -q --no-install-recommends chromium
+if ! "${install[@]}"; then
+  apt-get update -q && "${install[@]}"
 fi
 command -v chromium >/dev/null 2>&1
