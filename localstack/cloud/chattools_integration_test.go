@@ -277,7 +277,7 @@ func TestChatAgentInitiatedHandoff(t *testing.T) {
 		loads, err := e.db.gate.AgentLoads(context.Background(), d.id)
 		require.NoError(t, err)
 		out := map[string]int{}
-		for slug, l := range loads {
+		for slug, l := range loads.All() {
 			if l.ActiveConversations != 0 {
 				out[slug] = l.ActiveConversations
 			}

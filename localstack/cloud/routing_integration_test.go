@@ -595,7 +595,7 @@ func TestConcurrentTurnsKeepTheConversationConsistent(t *testing.T) {
 	loads, err := e.db.gate.AgentLoads(context.Background(), d.id)
 	require.NoError(t, err)
 	total := 0
-	for slug, l := range loads {
+	for slug, l := range loads.All() {
 		total += l.ActiveConversations
 		if slug == c["current_agent"] {
 			assert.Equal(t, 1, l.ActiveConversations, slug)
@@ -608,7 +608,7 @@ func TestConcurrentTurnsKeepTheConversationConsistent(t *testing.T) {
 	require.Equal(t, 200, st)
 	loads, err = e.db.gate.AgentLoads(context.Background(), d.id)
 	require.NoError(t, err)
-	for slug, l := range loads {
+	for slug, l := range loads.All() {
 		assert.Zero(t, l.ActiveConversations, slug)
 	}
 }

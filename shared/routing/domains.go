@@ -120,6 +120,48 @@ func (ix *Index) buildExampleCentroids() {
 	}
 }
 
+// mergeDomains appends to out the skills of the domains gs, sorted: each
+// domain's are (buildDomains adds them in skill order) and no skill is in
+// two, so a merge of the few lists gives what sorting them together would,
+// in a fifth of the time at 1,000 agents (two domains' 200 skills).
+func (ix *Index) mergeDomains(gs []int32, out []int32) []int32 {
+	var heads, ends [DomainsProbed + 1]int32 // the nearest domains, and the skills without one
+	runs := heads[:0]
+	for _, g := range gs {
+		if ix.domainStart[g] < ix.domainStart[g+1] && len(runs) < len(heads) {
+			ends[len(runs)] = ix.domainStart[g+1]
+			runs = append(runs, ix.domainStart[g])
+		} else if len(runs) == len(heads) { // more lists than a query probes: sort them
+			return ix.sortDomains(gs, out)
+		}
+	}
+	for len(runs) > 0 {
+		k := 0
+		for i := 1; i < len(runs); i++ {
+			if ix.domainDocs[runs[i]] < ix.domainDocs[runs[k]] {
+				k = i
+			}
+		}
+		out = append(out, ix.domainDocs[runs[k]])
+		if runs[k]++; runs[k] == ends[k] {
+			last := len(runs) - 1
+			runs[k], ends[k] = runs[last], ends[last]
+			runs = runs[:last]
+		}
+	}
+	return out
+}
+
+// sortDomains is mergeDomains by a sort.
+func (ix *Index) sortDomains(gs []int32, out []int32) []int32 {
+	start := len(out)
+	for _, g := range gs {
+		out = append(out, ix.domainDocs[ix.domainStart[g]:ix.domainStart[g+1]]...)
+	}
+	slices.Sort(out[start:])
+	return out
+}
+
 // preselectExamples keeps, of the candidates cands (sorted), every skill
 // without examples and the ExampleSkillsProbed with examples whose
 // centroid is nearest v (through its tokens when qs is not nil); cands

@@ -58,7 +58,7 @@ type Rating struct {
 
 // Signals are the inputs of one scoring beyond the index.
 type Signals struct {
-	Loads   map[string]Load
+	Loads   Loads
 	Ratings []Rating
 	Now     time.Time
 	// QueryEmbedding is the message's vector from the index's embedder,

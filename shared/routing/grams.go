@@ -76,14 +76,16 @@ func wordSlots(classes int) int {
 // words ws: (1/√n)·Σ_w G_w, G_w the sum of word w's grams' rows, kept per
 // word. The same features as gramsOf's, their rows summed a word at a
 // time (about 15 rows of a message instead of 55). tmp (classes()
-// floats) and buf are scratch.
-func (tl *tokenLogits) addGrams(c *Classifier, ws []string, z, tmp []float32, buf []byte) []byte {
+// floats), buf and rows are scratch: the rows to add up are listed in
+// their order, then summed a block of columns at a time (sumRows, the
+// same bits as adding them to tmp one after another).
+func (tl *tokenLogits) addGrams(c *Classifier, ws []string, z, tmp []float32, buf []byte, rows [][]float32) ([]byte, [][]float32) {
 	n := gramCount(ws)
 	if n == 0 {
-		return buf
+		return buf, rows
 	}
 	nc := c.classes()
-	clear(tmp)
+	rows = rows[:0]
 	var idx []int32
 	for _, w := range ws {
 		if len(w)+2 < gramLen {
@@ -95,14 +97,14 @@ func (tl *tokenLogits) addGrams(c *Classifier, ws []string, z, tmp []float32, bu
 		}
 		slot := &tl.words[h&uint32(len(tl.words)-1)]
 		if g := slot.Load(); g != nil && g.w == w {
-			addTo(g.row, tmp)
+			rows = append(rows, g.row)
 			continue
 		}
 		idx, buf = c.appendGrams(idx[:0], w, buf)
 		if slot.Load() != nil { // another word's: its rows one by one
 			for _, i := range idx {
 				r := int(c.Dim+int(i)) * nc
-				addTo(c.Weights[r:r+nc], tmp)
+				rows = append(rows, c.Weights[r:r+nc])
 			}
 			continue
 		}
@@ -112,10 +114,12 @@ func (tl *tokenLogits) addGrams(c *Classifier, ws []string, z, tmp []float32, bu
 			addTo(c.Weights[r:r+nc], row)
 		}
 		slot.CompareAndSwap(nil, &wordGrams{w: string([]byte(w)), row: row})
-		addTo(row, tmp)
+		rows = append(rows, row)
 	}
+	sumRows(rows, tmp)
 	axpy(1/float32(math.Sqrt(float64(n))), tmp, z)
-	return buf
+	clear(rows) // the classifier's rows: the scratch keeps none
+	return buf, rows[:0]
 }
 
 // newWordSlots are a classifier's empty word slots.

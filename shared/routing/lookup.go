@@ -33,10 +33,11 @@ type scratch struct {
 	// with a classifier (classify): per class, whether one of the
 	// index's skills that may answer has it, and its probability; per
 	// agent, the sum of its skills' probabilities
-	keep   []bool
-	prob   []float32
-	agentP []float64
-	tokIDs []int32 // the message's tokens (logitsByTokens, querySimsOf)
+	keep    []bool
+	prob    []float32
+	agentP  []float64
+	tokIDs  []int32     // the message's tokens (logitsByTokens, querySimsOf)
+	tokRows [][]float32 // rows of logits to add up (logitsByTokens, addGrams)
 	// the rows of the message's tokens (querySimsOf)
 	simRows [][]float32
 	qsims   querySims

@@ -19,7 +19,7 @@ import (
 // leave them unchanged while the Ranking is in use.
 type Ranking struct {
 	ix      *Index
-	loads   map[string]Load
+	loads   Loads
 	fit     *fits
 	entries []uint64 // best first, see entry
 	flags   []uint8  // by agent
@@ -96,14 +96,12 @@ func (ix *Index) Rank(text string, sig Signals) *Ranking {
 	fit := ix.personalityFits(style)
 
 	// Each agent's load, in input order (an agent without one is idle:
-	// the zero Load). The map lookups are a loop of their own so that the
+	// the zero Load). The merge is a loop of its own so that the
 	// arithmetic below runs without calls, many agents at once.
 	n := len(ix.agents)
 	loads := sc.loads[:n]
-	if len(sig.Loads) > 0 { // >= 0: an empty map's lookups are the zero Load clear gives
-		for ai, slug := range ix.slugs {
-			loads[ai] = sig.Loads[slug]
-		}
+	if sig.Loads.Len() > 0 { // >= 0: the merge of none is the zero Load clear gives
+		ix.alignLoads(sig.Loads, loads)
 	} else {
 		clear(loads)
 	}
@@ -338,7 +336,7 @@ func (r *Ranking) scoresOf(list []uint64, explained int) []ExpertScore {
 		b := make([]byte, 0, 128*explained)
 		ends := make([]int, explained)
 		for i := range explained {
-			b = appendExplanation(b, &out[i], r.loads[out[i].AgentSlug])
+			b = appendExplanation(b, &out[i], r.loads.Of(out[i].AgentSlug))
 			ends[i] = len(b)
 		}
 		all, start := string(b), 0

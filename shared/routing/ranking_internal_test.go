@@ -121,7 +121,7 @@ func TestLazilyOrderedRankingsReadAsTheFullSort(t *testing.T) {
 		loads[slug] = Load{ActiveTasks: i % 4, ActiveConversations: i % 7}
 	}
 	ix := BuildIndex(team)
-	q, sig := "review the sql api latency", Signals{Loads: loads}
+	q, sig := "review the sql api latency", Signals{Loads: LoadsOf(loads)}
 	full := ix.Rank(q, sig).Scores(0)
 	r := ix.Rank(q, sig)
 	require.Less(t, r.top, r.Len(), "ordered lazily")

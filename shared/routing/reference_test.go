@@ -259,7 +259,7 @@ func (g *refGate) score(text string, sig routing.Signals) []routing.ExpertScore 
 			s.PastPerformance, s.RatedSimilar = round3(p.sum/float64(p.n)), p.n
 		}
 		s.PersonalityFit = round3(routing.PersonalityFit(style, a.Personality))
-		l := sig.Loads[a.Slug]
+		l := sig.Loads.Of(a.Slug)
 		s.LoadBalance = round3(routing.LoadBalance(l))
 		s.Overall = round3(0.40*s.SkillMatch + 0.25*s.PastPerformance + 0.20*s.PersonalityFit + 0.15*s.LoadBalance)
 		switch {
@@ -426,12 +426,18 @@ func randomSignals(r *rand.Rand, team []agents.Agent, query string, now time.Tim
 		sig.Now = time.Time{} // no window
 	}
 	if r.IntN(4) > 0 {
-		sig.Loads = map[string]routing.Load{}
+		loads := map[string]routing.Load{}
 		for _, a := range team {
 			if r.IntN(3) > 0 {
-				sig.Loads[a.Slug] = routing.Load{ActiveTasks: r.IntN(8), ActiveConversations: r.IntN(30), LatencyMS: float64(r.IntN(15000))}
+				loads[a.Slug] = routing.Load{ActiveTasks: r.IntN(8), ActiveConversations: r.IntN(30), LatencyMS: float64(r.IntN(15000))}
 			}
 		}
+		// Loads of agents the index does not have (removed since the team
+		// was read): sorted before, between and after the team's slugs.
+		for k := r.IntN(4); k > 0; k-- {
+			loads[[]string{"", "a", "m", "zz"}[r.IntN(4)]+fmt.Sprint(r.IntN(100))] = routing.Load{ActiveTasks: 7, ActiveConversations: 29, LatencyMS: 14000}
+		}
+		sig.Loads = routing.LoadsOf(loads)
 	}
 	for k := r.IntN(80); k > 0; k-- {
 		rt := routing.Rating{Rating: r.IntN(7), At: now.Add(-time.Duration(r.IntN(40*24)) * time.Hour)}
@@ -516,13 +522,15 @@ func TestIndexMatchesTheReferenceOnTheBenchmarkTeam(t *testing.T) {
 		team := syntheticTeam(n)
 		ix, ref := routing.BuildIndex(team), newRefGate(team, nil)
 		now := time.Now()
-		sig := routing.Signals{Loads: map[string]routing.Load{}, Now: now}
+		sig := routing.Signals{Now: now}
 		for i := 0; i < 200; i++ {
 			sig.Ratings = append(sig.Ratings, routing.Rating{Agent: team[i%n].Slug, Rating: 1 + i%5, Query: "review the sql api latency " + fmt.Sprint(i%9), At: now.Add(-time.Hour)})
 		}
+		loads := map[string]routing.Load{}
 		for i, a := range team {
-			sig.Loads[a.Slug] = routing.Load{ActiveTasks: i % 5, ActiveConversations: i % 11, LatencyMS: float64(i%20) * 100}
+			loads[a.Slug] = routing.Load{ActiveTasks: i % 5, ActiveConversations: i % 11, LatencyMS: float64(i%20) * 100}
 		}
+		sig.Loads = routing.LoadsOf(loads)
 		for _, q := range []string{"Can you review the SQL behind our billing API? Latency doubled after the last deploy.", "review the sql api latency", "hello"} {
 			want := ref.score(q, sig)
 			assertSameScores(t, want, ix.ScoreTop(q, sig, routing.ExplainedScores), routing.ExplainedScores, fmt.Sprintf("%d agents, %q", n, q))

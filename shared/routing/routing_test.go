@@ -133,7 +133,7 @@ func TestLoadBalancePenalisesBusyAndSlowAgents(t *testing.T) {
 	ix := routing.BuildIndex(demoTeam())
 	q := "review this function for bugs"
 	idle := scoreOf(t, ix.Score(q, routing.Signals{}), "luke")
-	busy := scoreOf(t, ix.Score(q, routing.Signals{Loads: map[string]routing.Load{"luke": {ActiveTasks: 5, ActiveConversations: 20}}}), "luke")
+	busy := scoreOf(t, ix.Score(q, routing.Signals{Loads: routing.LoadsOf(map[string]routing.Load{"luke": {ActiveTasks: 5, ActiveConversations: 20}})}), "luke")
 	assert.InDelta(t, idle.Overall-routing.WeightLoad*0.8, busy.Overall, 1e-3)
 }
 
@@ -715,11 +715,14 @@ func benchmarkGate(b *testing.B, n int, build gateBench, semantic bool) {
 	for i, a := range team {
 		loads[a.Slug] = routing.Load{ActiveTasks: i % 5, ActiveConversations: i % 11, LatencyMS: float64(i%20) * 100}
 	}
+	// As the store reads them (expertgatestore.AgentLoads), once per turn
+	// like the map they replaced.
+	aligned := routing.LoadsOf(loads)
 	q := "Can you review the SQL behind our billing API? Latency doubled after the last deploy."
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sig := routing.Signals{Loads: loads, Ratings: ratings, Now: now}
+		sig := routing.Signals{Loads: aligned, Ratings: ratings, Now: now}
 		if semantic {
 			// What the expert-gate function does per call: embed the query.
 			v, err := mustModel(b).Embed(context.Background(), []string{q})

@@ -291,13 +291,9 @@ func (ix *Index) scoreSemantic(q *query, acc []docAcc, touched []int32, sc *scra
 		}
 		return touched
 	}
-	cands := sc.cands[:0]
 	qs := ix.querySimsOf(q, sc)
 	q.domains = ix.nearestDomains(q.vec, qs, q.domains[:0])
-	for _, g := range q.domains {
-		cands = append(cands, ix.domainDocs[ix.domainStart[g]:ix.domainStart[g+1]]...)
-	}
-	slices.Sort(cands)
+	cands := ix.mergeDomains(q.domains, sc.cands[:0])
 	cands = ix.preselectExamples(q.vec, qs, cands)
 	sims := sc.sims[:0]
 	for _, d := range cands {

@@ -288,7 +288,7 @@ func TestBestAddsTheLeaderAndTheAgentsAskedFor(t *testing.T) {
 	busy := routing.Load{ActiveTasks: routing.TaskCapacity, ActiveConversations: routing.ConversationCapacity, LatencyMS: routing.SlowLatencyMS}
 	// a matches best but is busy: it ranks last, and leads.
 	ix := leadIndex(t, cal, 0.6, 0.55, 0.5, 0.4)
-	r := ix.Rank("zzz", routing.Signals{QueryEmbedding: []float64{1, 0}, Loads: map[string]routing.Load{"a": busy}})
+	r := ix.Rank("zzz", routing.Signals{QueryEmbedding: []float64{1, 0}, Loads: routing.LoadsOf(map[string]routing.Load{"a": busy})})
 	require.Equal(t, "a", r.Leader())
 	slugs := func(list []routing.ExpertScore) []string {
 		out := []string{}
@@ -307,7 +307,7 @@ func TestBestAddsTheLeaderAndTheAgentsAskedFor(t *testing.T) {
 
 	// No agent matches the words and the query has no vector: no leader,
 	// the agents asked for still come.
-	r = ix.Rank("zzz", routing.Signals{Loads: map[string]routing.Load{"a": busy}})
+	r = ix.Rank("zzz", routing.Signals{Loads: routing.LoadsOf(map[string]routing.Load{"a": busy})})
 	require.Equal(t, "", r.Leader())
 	assert.Zero(t, r.Matched())
 	assert.Equal(t, []string{"b"}, slugs(r.Best(1, 0)))

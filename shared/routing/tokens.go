@@ -118,14 +118,17 @@ func (c *Classifier) logitsByTokens(tl *tokenLogits, text string, v []float32, z
 	if !ok {
 		return false
 	}
-	clear(z)
+	rows := sc.tokRows[:0]
 	for _, id := range ids {
 		r := tl.row(c, id)
 		if r == nil {
 			return false
 		}
-		addTo(r, z)
+		rows = append(rows, r)
 	}
+	sumRows(rows, z)
+	clear(rows) // the rows are the classifier's: the scratch keeps none
+	sc.tokRows = rows
 	scale := float32(embeddingScale / norm)
 	bias := c.Bias[:len(z)]
 	for k, x := range z {
@@ -134,7 +137,7 @@ func (c *Classifier) logitsByTokens(tl *tokenLogits, text string, v []float32, z
 	ws := words.AllTokens(text)
 	c.addSparse(c.wordFeatures(ws, false), z)
 	if c.Grams > 0 {
-		sc.gramBuf = tl.addGrams(c, ws, z, sc.gramTmp(len(z)), sc.gramBuf)
+		sc.gramBuf, sc.tokRows = tl.addGrams(c, ws, z, sc.gramTmp(len(z)), sc.gramBuf, sc.tokRows)
 	}
 	return true
 }
@@ -173,6 +176,38 @@ func tokenNorm(e TokenEmbedder, ids []int32, v []float32) (float64, bool) {
 		}
 	}
 	return norm, true
+}
+
+// sumRows writes into z the sum of rows (each at least len(z) long), a
+// block of eight columns at a time: each value the float32 sum of its
+// column over the rows in their order, from zero (the same bits as
+// clearing z and adding row after row), with the block's sums in
+// registers instead of read and written back once a row.
+func sumRows(rows [][]float32, z []float32) {
+	j := 0
+	for ; j+8 <= len(z); j += 8 {
+		var s0, s1, s2, s3, s4, s5, s6, s7 float32
+		for _, r := range rows {
+			r8 := r[j : j+8 : j+8]
+			s0 += r8[0]
+			s1 += r8[1]
+			s2 += r8[2]
+			s3 += r8[3]
+			s4 += r8[4]
+			s5 += r8[5]
+			s6 += r8[6]
+			s7 += r8[7]
+		}
+		z8 := z[j : j+8 : j+8]
+		z8[0], z8[1], z8[2], z8[3], z8[4], z8[5], z8[6], z8[7] = s0, s1, s2, s3, s4, s5, s6, s7
+	}
+	for ; j < len(z); j++ {
+		var s float32
+		for _, r := range rows {
+			s += r[j]
+		}
+		z[j] = s
+	}
 }
 
 // addTo adds x to y, four lanes at a time.

@@ -266,8 +266,8 @@ type source struct{ team []agents.Agent }
 
 func (s source) ActiveAgents(context.Context, string) ([]agents.Agent, error) { return s.team, nil }
 
-func (s source) AgentLoads(context.Context, string) (map[string]routing.Load, error) {
-	return map[string]routing.Load{}, nil
+func (s source) AgentLoads(context.Context, string) (routing.Loads, error) {
+	return routing.Loads{}, nil
 }
 
 func (s source) RecentRatings(context.Context, string, time.Time, int) ([]routing.Rating, error) {

@@ -46,7 +46,7 @@ func failureNote(attempts []cascade.Attempt) string {
 // latencies is the new moving average of each answering agent's reply
 // latency (the gate's load signal), from the gate's view of it; it is
 // written with the turn.
-func latencies(loads map[string]routing.Load, out outcome) map[string]float64 {
+func latencies(loads routing.Loads, out outcome) map[string]float64 {
 	avg := map[string]float64{}
 	for _, slug := range out.answeredBy {
 		lat, ok := out.latency[slug]
@@ -54,7 +54,7 @@ func latencies(loads map[string]routing.Load, out outcome) map[string]float64 {
 			continue
 		}
 		avg[slug] = lat
-		if prev := loads[slug].LatencyMS; prev > 0 {
+		if prev := loads.Of(slug).LatencyMS; prev > 0 {
 			avg[slug] = 0.7*prev + 0.3*lat
 		}
 	}

@@ -165,7 +165,7 @@ func (f *fixture) activeConversations(tb testing.TB, slug string) int {
 	tb.Helper()
 	loads, err := f.store.AgentLoads(context.Background(), team)
 	require.NoError(tb, err)
-	return loads[slug].ActiveConversations
+	return loads.Of(slug).ActiveConversations
 }
 
 func (f *fixture) setStatus(tb testing.TB, slug, status string) {

@@ -36,7 +36,7 @@ func (f *fixture) assertNothingStored(t *testing.T, c conversations.Conversation
 	assert.Empty(t, decisions, "no routing decision was stored")
 	loads, err := f.store.AgentLoads(context.Background(), team)
 	require.NoError(t, err)
-	for slug, l := range loads {
+	for slug, l := range loads.All() {
 		assert.Zero(t, l.LatencyMS, "no latency was recorded for %s", slug)
 	}
 }
@@ -233,8 +233,8 @@ func TestATurnWithTimeEnoughIsCommittedWithItsLatency(t *testing.T) {
 		assert.Len(t, f.messages(t, c.ID), 2)
 		loads, err := f.store.AgentLoads(context.Background(), team)
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, loads["kyra"].LatencyMS, 20.0, "kyra's reply latency was committed with the turn")
-		assert.Equal(t, 1, loads["kyra"].ActiveConversations)
+		assert.GreaterOrEqual(t, loads.Of("kyra").LatencyMS, 20.0, "kyra's reply latency was committed with the turn")
+		assert.Equal(t, 1, loads.Of("kyra").ActiveConversations)
 	})
 }
 

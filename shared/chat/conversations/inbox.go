@@ -28,10 +28,10 @@ func teamBlock(r *run, a agents.Agent, tools []models.Tool, inbox []messaging.Me
 	for _, x := range r.byslug {
 		t.Agents = append(t.Agents, x)
 	}
-	// No loads (>= 0: an empty map) shows no counts either way.
-	if loads := r.p.Loads; len(loads) > 0 {
+	// No loads (>= 0: none) shows no counts either way.
+	if loads := r.p.Loads; loads.Len() > 0 {
 		t.ActiveTasks = map[string]int{}
-		for slug, l := range loads {
+		for slug, l := range loads.All() {
 			t.ActiveTasks[slug] = l.ActiveTasks
 		}
 	}

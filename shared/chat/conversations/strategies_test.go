@@ -139,7 +139,7 @@ type loadGate struct {
 
 func (g loadGate) Score(ctx context.Context, req expertgate.Request) (expertgate.Response, error) {
 	resp, err := g.gate.Score(ctx, req)
-	resp.Loads = g.loads
+	resp.Loads = routing.LoadsOf(g.loads)
 	return resp, err
 }
 

@@ -503,7 +503,7 @@ func TestAToolWaitsUntilTheModelsTimeEndsLessTheReserve(t *testing.T) {
 type gate struct{ scores []routing.ExpertScore }
 
 func (g gate) Score(context.Context, expertgate.Request) (expertgate.Response, error) {
-	return expertgate.Response{Scores: g.scores, Loads: map[string]routing.Load{}}, nil
+	return expertgate.Response{Scores: g.scores}, nil
 }
 
 // gateFixture routes through the expert gate (every routing flag on) with

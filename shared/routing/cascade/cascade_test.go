@@ -42,7 +42,7 @@ func (g *gate) Score(_ context.Context, req expertgate.Request) (expertgate.Resp
 		return expertgate.Response{}, g.err
 	}
 	return expertgate.Response{Scores: g.scores, Complexity: routing.ComplexityOf(req.Query, 1), Tier: routing.TierChoice{Tier: "tier_2", ModelID: "big", EstimatedCost: 0.01},
-		Loads: map[string]routing.Load{"luke": {LatencyMS: 120}}, GateLatencyMS: 4}, nil
+		Loads: routing.LoadsOf(map[string]routing.Load{"luke": {LatencyMS: 120}}), GateLatencyMS: 4}, nil
 }
 
 func request(query string) cascade.Request {
@@ -166,7 +166,7 @@ func TestRouteBuildsTheWholeDecisionAndFinishItsOutcome(t *testing.T) {
 	assert.Equal(t, "big", d.Model)
 	assert.Equal(t, 4.0, d.GateLatencyMS)
 	assert.Positive(t, d.RouterLatencyMS)
-	assert.Equal(t, 120.0, p.Loads["luke"].LatencyMS)
+	assert.Equal(t, 120.0, p.Loads.Of("luke").LatencyMS)
 	assert.Empty(t, d.Outcome, "no outcome before the agents answer")
 
 	attempts := []cascade.Attempt{{Agent: "luke", Outcome: cascade.OutcomeFailed, CostUSD: 0.001}, {Agent: "dana", Outcome: cascade.OutcomeAnswered, CostUSD: 0.002, Kept: true}}

@@ -95,7 +95,7 @@ type Plan struct {
 	// Loads, Labels and Scores are the gate's view of the agents it
 	// answered (its best routing.ExplainedScores, every agent that can be
 	// selected; the router's labels when the gate did not score).
-	Loads  map[string]routing.Load
+	Loads  routing.Loads
 	Labels map[string]string
 	Scores map[string]float64
 	// Skills are, for each selected agent chosen because one of its
@@ -189,7 +189,7 @@ func (r *Router) tiers() routing.TierModels {
 func (r *Router) Route(ctx context.Context, req Request) (Plan, error) {
 	ctx, span := tracing.Start(ctx, "route", trace.SpanKindInternal) // ended after traceDecision
 	defer span.End()
-	p := Plan{Loads: map[string]routing.Load{}, Labels: map[string]string{}, Scores: map[string]float64{}, Skills: map[string]string{}}
+	p := Plan{Labels: map[string]string{}, Scores: map[string]float64{}, Skills: map[string]string{}}
 	p.decision = Decision{
 		ID: ids.New("rdec"), TeamID: req.TeamID, ConversationID: req.ConversationID, MessageID: req.MessageID,
 		Query: clip.Clip(req.Query, MaxLoggedQuery), Threshold: req.Options.Threshold, Scores: []routing.ExpertScore{},

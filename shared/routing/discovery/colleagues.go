@@ -80,7 +80,7 @@ func (s *Service) FindColleagues(ctx context.Context, teamID, asker, need string
 			skills = []string{}
 		}
 		out = append(out, Colleague{Slug: sc.AgentSlug, Name: sc.AgentName, MatchingSkills: skills,
-			Confidence: math.Round(sc.Confidence*1000) / 1000, Availability: st, ActiveTasks: resp.Loads[sc.AgentSlug].ActiveTasks})
+			Confidence: math.Round(sc.Confidence*1000) / 1000, Availability: st, ActiveTasks: resp.Loads.Of(sc.AgentSlug).ActiveTasks})
 	}
 	return out, nil
 }

@@ -24,7 +24,7 @@ type Directory interface {
 	TeamAgents(ctx context.Context, teamID string) ([]agents.Agent, error)
 	// DefaultAgent is the team's default agent ("" when none is set).
 	DefaultAgent(ctx context.Context, teamID string) (string, error)
-	AgentLoads(ctx context.Context, teamID string) (map[string]routing.Load, error)
+	AgentLoads(ctx context.Context, teamID string) (routing.Loads, error)
 }
 
 // Service implements discovery.
@@ -167,7 +167,7 @@ func (s *Service) Availability(ctx context.Context, teamID, slug string) (Availa
 	if err != nil {
 		return Availability{}, err
 	}
-	return availability(a, loads[slug]), nil
+	return availability(a, loads.Of(slug)), nil
 }
 
 // Expert is an agent found by required skills.
@@ -225,7 +225,7 @@ func (s *Service) FindExperts(ctx context.Context, teamID string, required, excl
 			continue
 		}
 		e.SkillCoverage = float64(int(float64(len(e.MatchedSkills))/float64(len(want))*1000+0.5)) / 1000
-		e.Availability = availability(a, loads[a.Slug])
+		e.Availability = availability(a, loads.Of(a.Slug))
 		out = append(out, e)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -236,7 +236,7 @@ func (s *Service) FindExperts(ctx context.Context, teamID string, required, excl
 		if a.Availability.Available != b.Availability.Available {
 			return a.Availability.Available
 		}
-		la, lb := routing.LoadBalance(loads[a.Slug]), routing.LoadBalance(loads[b.Slug])
+		la, lb := routing.LoadBalance(loads.Of(a.Slug)), routing.LoadBalance(loads.Of(b.Slug))
 		if la != lb {
 			return la > lb
 		}

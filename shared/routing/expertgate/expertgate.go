@@ -63,13 +63,13 @@ type Request struct {
 // the team, and the gate's work in proportion to the query, not to the
 // team (see docs/measurements.md, "The ExpertGate against the seed's design").
 type Response struct {
-	Scores        []routing.ExpertScore   `json:"scores"`
-	Complexity    routing.Complexity      `json:"complexity"`
-	Tier          routing.TierChoice      `json:"tier"`
-	Style         routing.Style           `json:"style"`
-	Loads         map[string]routing.Load `json:"loads"`
-	AgentsScored  int                     `json:"agents_scored"`
-	GateLatencyMS float64                 `json:"gate_latency_ms"`
+	Scores        []routing.ExpertScore `json:"scores"`
+	Complexity    routing.Complexity    `json:"complexity"`
+	Tier          routing.TierChoice    `json:"tier"`
+	Style         routing.Style         `json:"style"`
+	Loads         routing.Loads         `json:"loads"`
+	AgentsScored  int                   `json:"agents_scored"`
+	GateLatencyMS float64               `json:"gate_latency_ms"`
 }
 
 // Gate scores queries: the Service in the expert-gate function, and
@@ -83,7 +83,9 @@ type Gate interface {
 // Source is the data the gate reads.
 type Source interface {
 	ActiveAgents(ctx context.Context, teamID string) ([]agents.Agent, error)
-	AgentLoads(ctx context.Context, teamID string) (map[string]routing.Load, error)
+	// AgentLoads is sorted by slug (routing.NewLoads): the order a
+	// team's load items are read in.
+	AgentLoads(ctx context.Context, teamID string) (routing.Loads, error)
 	RecentRatings(ctx context.Context, teamID string, since time.Time, limit int) ([]routing.Rating, error)
 }
 
@@ -169,7 +171,7 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 		}
 		list = kept
 	}
-	var loads map[string]routing.Load
+	var loads routing.Loads
 	var ratings []routing.Rating
 	t := now()
 	if !req.SkillsOnly {
@@ -209,9 +211,6 @@ func (s *Service) Score(ctx context.Context, req Request) (Response, error) {
 	tiers := s.Tiers
 	if tiers == nil {
 		tiers = routing.DefaultTierModels
-	}
-	if loads == nil {
-		loads = map[string]routing.Load{}
 	}
 	return Response{
 		Scores: scores, Complexity: c, Tier: tiers.Choose(req.Query, c), Style: routing.StyleOf(req.Query),

@@ -28,8 +28,8 @@ func (s *source) ActiveAgents(context.Context, string) ([]agents.Agent, error) {
 	s.reads++
 	return s.agents, nil
 }
-func (s *source) AgentLoads(context.Context, string) (map[string]routing.Load, error) {
-	return s.loads, nil
+func (s *source) AgentLoads(context.Context, string) (routing.Loads, error) {
+	return routing.LoadsOf(s.loads), nil
 }
 func (s *source) RecentRatings(_ context.Context, _ string, since time.Time, _ int) ([]routing.Rating, error) {
 	s.since = since
@@ -148,7 +148,7 @@ func TestServiceAnswersTheBestScoresOfALargeTeamAndThoseAskedFor(t *testing.T) {
 	// The ranking is the full one: the answered scores are its best, in
 	// its order, identical to scoring everyone.
 	ix := routing.BuildIndex(list)
-	all := ix.Score("review my code for bugs", routing.Signals{Loads: map[string]routing.Load{}, Now: time.Now()})
+	all := ix.Score("review my code for bugs", routing.Signals{Now: time.Now()})
 	assert.Equal(t, all[:routing.ExplainedScores], resp.Scores)
 	// Breadth counts every matching agent, not only those answered: luke
 	// and the twenty helpers.

@@ -156,40 +156,49 @@ func (m *Model) Vocabulary() int { return m.rows }
 // package divides by the token count first; normalizing cancels that.
 // The sum is float32, as numpy's.
 func (m *Model) pool(ids []int32) []float64 {
-	// The float32 sum on the stack at 256 dimensions (l2_supercat's): one
-	// allocation less a message.
-	var stack [256]float32
-	acc := stack[:0]
-	if m.dim <= len(stack) {
-		acc = stack[:m.dim]
-	} else {
-		acc = make([]float32, m.dim)
-	}
+	// The message's rows (on the stack up to 64 tokens), then summed a
+	// block of eight columns at a time: each value is still the float32
+	// sum of its column over the tokens in their order, as routing's
+	// tokenNorm sums it (the same bits as adding row after row), with the
+	// block's eight sums in registers instead of read and written back
+	// once a token (the gate embeds every message).
+	var stack [64][]float32
+	rows := stack[:0]
 	for _, id := range ids {
 		// Clipped into the table as the package does (np.clip); every id
 		// of this vocabulary is in it.
 		row := min(max(int(id), 0), m.rows-1) * m.dim
-		r := m.table[row : row+m.dim]
-		r = r[:len(acc)]
-		// Four at a time (the gate embeds every message): each value
-		// summed in the tokens' order, as routing's tokenNorm sums it.
-		j := 0
-		for ; j+4 <= len(acc); j += 4 {
-			a4, r4 := acc[j:j+4:j+4], r[j:j+4:j+4]
-			a4[0] += r4[0]
-			a4[1] += r4[1]
-			a4[2] += r4[2]
-			a4[3] += r4[3]
-		}
-		for ; j < len(acc); j++ {
-			acc[j] += r[j]
-		}
+		rows = append(rows, m.table[row:row+m.dim:row+m.dim])
 	}
 	v := make([]float64, m.dim)
+	j := 0
+	for ; j+8 <= len(v); j += 8 {
+		var s0, s1, s2, s3, s4, s5, s6, s7 float32
+		for _, r := range rows {
+			r8 := r[j : j+8 : j+8]
+			s0 += r8[0]
+			s1 += r8[1]
+			s2 += r8[2]
+			s3 += r8[3]
+			s4 += r8[4]
+			s5 += r8[5]
+			s6 += r8[6]
+			s7 += r8[7]
+		}
+		v8 := v[j : j+8 : j+8]
+		v8[0], v8[1], v8[2], v8[3] = float64(s0), float64(s1), float64(s2), float64(s3)
+		v8[4], v8[5], v8[6], v8[7] = float64(s4), float64(s5), float64(s6), float64(s7)
+	}
+	for ; j < len(v); j++ {
+		var s float32
+		for _, r := range rows {
+			s += r[j]
+		}
+		v[j] = float64(s)
+	}
 	var sum float64
-	for j, x := range acc {
-		v[j] = float64(x)
-		sum += v[j] * v[j]
+	for _, x := range v {
+		sum += x * x
 	}
 	if sum == 0 {
 		return v

@@ -11,9 +11,10 @@ import (
 )
 
 // AgentLoads returns every agent's counters (the expert gate's load
-// signal).
-func (s *Store) AgentLoads(ctx context.Context, teamID string) (map[string]routing.Load, error) {
-	out := map[string]routing.Load{}
+// signal), sorted by slug: the query reads the load items in their sort
+// key's order, LOAD#<slug>, and NewLoads only checks that.
+func (s *Store) AgentLoads(ctx context.Context, teamID string) (routing.Loads, error) {
+	var out []routing.AgentLoad
 	err := s.QueryAll(ctx, dynamo.PrefixQuery(dynamo.TeamPK(teamID), dynamo.PrefixLoad, true), func(m map[string]types.AttributeValue) error {
 		var it dynamo.LoadItem
 		if err := dynamo.Unmarshal(m, &it); err != nil {
@@ -22,11 +23,11 @@ func (s *Store) AgentLoads(ctx context.Context, teamID string) (map[string]routi
 		if it.AgentSlug == "" {
 			it.AgentSlug = strings.TrimPrefix(it.SK, dynamo.PrefixLoad)
 		}
-		out[it.AgentSlug] = routing.Load{ActiveTasks: max(0, it.ActiveTasks), ActiveConversations: max(0, it.ActiveConversations), LatencyMS: it.LatencyMS}
+		out = append(out, routing.AgentLoad{Slug: it.AgentSlug, Load: routing.Load{ActiveTasks: max(0, it.ActiveTasks), ActiveConversations: max(0, it.ActiveConversations), LatencyMS: it.LatencyMS}})
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return routing.Loads{}, err
 	}
-	return out, nil
+	return routing.NewLoads(out), nil
 }

@@ -196,8 +196,8 @@ func TestCommitTurnConditionsAndParticipantUpserts(t *testing.T) {
 	}, parts)
 	loads, err := s.AgentLoads(ctx, team)
 	require.NoError(t, err)
-	assert.Equal(t, 0, loads["kyra"].ActiveConversations)
-	assert.Equal(t, 1, loads["luke"].ActiveConversations)
+	assert.Equal(t, 0, loads.Of("kyra").ActiveConversations)
+	assert.Equal(t, 1, loads.Of("luke").ActiveConversations)
 
 	// A stale version is ConversationChanged and writes nothing.
 	stale := conv

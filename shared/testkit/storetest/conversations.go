@@ -186,7 +186,7 @@ func conversationClosed(t *testing.T, f *fixture) {
 		t.Helper()
 		loads, err := f.Gate.AgentLoads(ctx, f.team)
 		require.NoError(t, err)
-		return loads["cat"].ActiveConversations
+		return loads.Of("cat").ActiveConversations
 	}
 	assert.Equal(t, 1, load(), "the primary's conversation is counted")
 	stale := c

@@ -36,14 +36,14 @@ func New(tb *memtable.Table) *Gate {
 
 // AgentLoads implements expertgate.Source and discovery.Directory: every
 // agent's counters that has any, negative counters read as zero.
-func (s *Gate) AgentLoads(_ context.Context, teamID string) (map[string]routing.Load, error) {
+func (s *Gate) AgentLoads(_ context.Context, teamID string) (routing.Loads, error) {
 	s.tb.Lock()
 	defer s.tb.Unlock()
-	out := map[string]routing.Load{}
+	var out []routing.AgentLoad
 	for slug, l := range agentfake.Loads(s.tb, teamID) {
-		out[slug] = routing.Load{ActiveTasks: max(0, l.ActiveTasks), ActiveConversations: max(0, l.ActiveConversations), LatencyMS: l.LatencyMS}
+		out = append(out, routing.AgentLoad{Slug: slug, Load: routing.Load{ActiveTasks: max(0, l.ActiveTasks), ActiveConversations: max(0, l.ActiveConversations), LatencyMS: l.LatencyMS}})
 	}
-	return out, nil
+	return routing.NewLoads(out), nil
 }
 
 // RecentRatings implements expertgate.Source: ratings of replies made
