@@ -86,6 +86,14 @@ test:
 unit:
 	go test $(GOTESTFLAGS) -count=1 $(or $(UNIT_PKGS),./...) # UNIT_PKGS: make test runs infra/stack's tests in steps of their own
 
+## test-arm64: the float32 kernel (shared/platform/f32) vetted, built and tested for arm64, the functions' architecture,
+## under qemu-aarch64 (localstack/qemu.sh installs it when missing); part of make test. The NEON assembly runs nowhere else
+## on an amd64 machine, and its tests compare it bit for bit with the Go loop compiled for arm64.
+test-arm64:
+	@localstack/qemu.sh
+	GOARCH=arm64 go vet ./shared/platform/f32/
+	GOARCH=arm64 go test $(GOTESTFLAGS) -count=1 -exec qemu-aarch64 ./shared/platform/f32/
+
 ## fuzz: every request decoder fuzzed (never a panic, a 5xx, or a change from a refused request), not part of make test
 ## (its instrumented build of every package was 100 s of a cold CI run's CPU): run it after changing a decoder. A fixed
 ## number of executions per target (-fuzztime Nx), at least what 3 s gave each on the idle two-core CI machine, so a busy machine
@@ -203,7 +211,7 @@ audit:
 ## run whatever the one before did; those that failed or missed their target are listed at the end, and then make fails.
 ## Each part writes its section of docs/measurements.md (localstack/benchdoc; BENCH_DOC=off to leave it).
 BENCH_PARTS ?= bench-gate bench-go bench-e2e bench-trace bench-stream bench-load bench-routing-api
-.PHONY: bench bench-go bench-e2e
+.PHONY: bench bench-go bench-e2e test-arm64
 bench:
 	@missed=""; for part in $(BENCH_PARTS); do \
 	  echo "== make $$part"; $(MAKE) --no-print-directory $$part || missed="$$missed $$part"; \

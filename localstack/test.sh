@@ -154,6 +154,20 @@ pids+=($!)
   step vet-cdk go vet -tags integration,e2e,soak,load,faults ./infra ./infra/stack
 ) &
 pids+=($!)
+# The float32 kernel on arm64, the functions' architecture (make
+# test-arm64: its NEON assembly runs nowhere else here): qemu-aarch64
+# installed when missing, after Chromium's install (one dpkg at a time),
+# then, once vet has passed, the package vetted, built and tested for
+# arm64 under it, at the installs' low priority (on an empty cache the
+# standard library compiled for arm64: about 17 s of CPU).
+(
+  await browser
+  step qemu "${later[@]}" localstack/qemu.sh
+  await golint
+  ok golint && ok qemu || exit 0 # reported as failed steps below
+  step arm64 "${later[@]}" "${make[@]}" test-arm64 GOTESTFLAGS=-vet=off
+) &
+pids+=($!)
 (
   await golint
   await tools
@@ -244,10 +258,11 @@ done
 
 # Every step that should have run did: a missing status is a failure (a
 # background step that died before writing it must not pass for skipped).
-expected=(prelude golint tools browser wordllama console)
+expected=(prelude golint tools browser qemu wordllama console)
 ok prelude && expected+=(stack-build)
 if ok golint; then
   expected+=(unit up)
+  ok qemu && expected+=(arm64)
   ok tools && expected+=(cfn-lint)
   ok prelude && ok stack-build && expected+=(stack vet-cdk)
   ok up && ok tools && ok browser && expected+=(integration contract moto-patches)
@@ -259,9 +274,9 @@ for name in "${expected[@]}"; do
   fi
 done
 
-for name in stack-build stack vet-cdk up tools browser cfn-lint integration contract moto-patches; do
+for name in stack-build stack vet-cdk up tools browser qemu arm64 cfn-lint integration contract moto-patches; do
   [[ -f "$out/$name.rc" ]] || continue
-  if [[ $name == up || $name == tools || $name == browser ]]; then
+  if [[ $name == up || $name == tools || $name == browser || $name == qemu ]]; then
     ok "$name" && continue
     echo "$name failed:"
   else
@@ -280,7 +295,7 @@ echo "== CPU (s, user + system): $(sort -k2 -rn "$out/cpu" 2>/dev/null | awk '{t
 if [[ $status != 0 ]]; then
   echo
   echo "== make test FAILED"
-  for name in prelude golint unit stack-build stack vet-cdk up tools browser cfn-lint integration contract moto-patches; do
+  for name in prelude golint unit stack-build stack vet-cdk up tools browser qemu arm64 cfn-lint integration contract moto-patches; do
     [[ -f "$out/$name.rc" ]] && ! ok "$name" || continue
     echo "-- $name failed (the whole report: $out/$name.log)"
     case $name in

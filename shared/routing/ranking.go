@@ -354,7 +354,7 @@ func (r *Ranking) scoresOf(list []uint64, explained int) []ExpertScore {
 // remainder − ½ (exact or negative) spares a branch the processor cannot
 // predict, on every signal of every agent.
 func roundMilli(x float64) uint64 {
-	y := x * 1000
+	y := float64(x * 1000) // rounded here: arm64 would fuse it into y-t below (FMSUB)
 	t := int64(y)
 	return uint64(t) + 1 - math.Float64bits(y-float64(t)-0.5)>>63
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/conclave-ai/conclave/shared/platform/f32"
 )
 
 // Embedder turns texts into dense vectors (architecture decision 6b): the
@@ -275,6 +277,25 @@ func dot(a, b []float32) float64 {
 	return float64((s0 + s1) + (s2 + s3))
 }
 
+// dot4 is dot of q with each of the four vectors ex holds, one after
+// another: f32.Lanes4x4's lanes (SSE or NEON, the bits of dot's loop on
+// each architecture), then dot's tail and sum. The same bits as four
+// calls of dot, in about a quarter of the time.
+func dot4(q, ex []float32) (out [4]float64) {
+	d := len(q)
+	var l [16]float32
+	f32.Lanes4x4(q, ex, &l)
+	for k := range out {
+		s0, s1, s2, s3 := l[4*k], l[4*k+1], l[4*k+2], l[4*k+3]
+		e := ex[k*d : (k+1)*d]
+		for i := d &^ 3; i < d; i++ {
+			s0 += q[i] * e[i]
+		}
+		out[k] = float64((s0 + s1) + (s2 + s3))
+	}
+	return out
+}
+
 // scoreSemantic sets the semantic similarity of the skills it scores
 // (acc[d].sem, semantic) and adds those no query term touched to touched:
 // every skill, or in a two-stage index those of the domains nearest the
@@ -365,17 +386,29 @@ func (ix *Index) nearestExamples(v []float32, lo, hi, skip int32) float64 {
 		top[i] = -1
 	}
 	base, n := int32(len(ix.docs)), 0
-	for j := lo; j < hi; j++ {
-		if j == skip {
-			continue
+	// Four examples at a time (a skill's examples are one block of vecs):
+	// dot4's bits are dot's, and they are taken in the same order.
+	for j := lo; j < hi; j += 4 {
+		var cos [4]float64
+		m := min(4, hi-j)
+		if m == 4 {
+			cos = dot4(v, ix.vecs[int(base+j)*ix.dim:int(base+j+4)*ix.dim])
+		} else {
+			for k := range m {
+				cos[k] = dot(v, ix.vec(base+j+k))
+			}
 		}
-		n++
-		c := dot(v, ix.vec(base+j))
-		for k := range top {
-			if c > top[k] {
-				copy(top[k+1:], top[k:len(top)-1])
-				top[k] = c
-				break
+		for k, c := range cos[:m] {
+			if j+int32(k) == skip {
+				continue
+			}
+			n++
+			for t := range top {
+				if c > top[t] {
+					copy(top[t+1:], top[t:len(top)-1])
+					top[t] = c
+					break
+				}
 			}
 		}
 	}

@@ -1,0 +1,4 @@
+package f32
+
+// LanesGo is lanesGo, for the tests.
+var LanesGo = lanesGo
