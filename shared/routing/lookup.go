@@ -90,6 +90,9 @@ func (ix *Index) putScratch(s *scratch) { ix.scratch.Put(s) }
 type query struct {
 	text   string
 	tokens []string // every content word, in order (words.Tokens)
+	// words are all its words (words.AllTokens), what its classifier
+	// reads: split with tokens, once, when it has one (cls).
+	words []string
 	// The distinct known terms (first-occurrence order) and their tf-idf
 	// weights; known is the sum of their IDFs, norm the weights' norm.
 	// all is known plus, for each distinct word no skill of the team uses,
@@ -120,7 +123,7 @@ type query struct {
 }
 
 func (ix *Index) prepare(text string, sig *Signals, sc *scratch) query {
-	q := query{text: text, tokens: words.Tokens(text), terms: sc.qTerms[:0], weights: sc.qWeights[:0]}
+	q := query{text: text, terms: sc.qTerms[:0], weights: sc.qWeights[:0]}
 	if sig != nil {
 		q.editor, q.image = sig.Context.EditorType(), sig.Context.HasImage()
 		if ix.vecs != nil {
@@ -129,6 +132,11 @@ func (ix *Index) prepare(text string, sig *Signals, sc *scratch) query {
 		if q.vec != nil {
 			q.cls = ix.classifier.Load()
 		}
+	}
+	if q.cls != nil {
+		q.tokens, q.words = words.Split(text)
+	} else {
+		q.tokens = words.Tokens(text)
 	}
 	var unknown map[string]bool
 	for _, t := range q.tokens {
@@ -318,7 +326,11 @@ func (ix *Index) classify(q *query, sc *scratch, touched []int32) {
 func (ix *Index) probabilities(q *query, sc *scratch, keep []bool, p []float32) {
 	c, ok := q.cls.c, false
 	if q.cls.tok != nil {
-		ok = c.logitsByTokens(q.cls.tok, q.text, q.vec, p, sc)
+		ws := q.words
+		if ws == nil { // a query prepare did not split (or without words)
+			ws = words.AllTokens(q.text)
+		}
+		ok = c.logitsByTokens(q.cls.tok, q.text, ws, q.vec, p, sc)
 	}
 	if !ok {
 		c.logits(c.features(q.vec, q.text), p)

@@ -3,7 +3,6 @@ package routing
 import (
 	"math"
 
-	"github.com/conclave-ai/conclave/shared/platform/words"
 	"sync"
 	"sync/atomic"
 )
@@ -107,11 +106,11 @@ func (tl *tokenLogits) row(c *Classifier, id int32) []float32 {
 }
 
 // logitsByTokens writes into z (classes()) the class scores of the message
-// text whose unit vector is v, as logits(features(v, text)) does, with
-// the dense part summed over the message's tokens and the 4-grams' a word
-// at a time (addGrams). False when the tokens cannot stand for v
+// text whose unit vector is v and whose words are ws (words.AllTokens), as
+// logits(features(v, text)) does, with the dense part summed over the
+// message's tokens and the 4-grams' a word at a time (addGrams). False when the tokens cannot stand for v
 // (tokenNorm) or one is past the bound: z is then to be computed from v.
-func (c *Classifier) logitsByTokens(tl *tokenLogits, text string, v []float32, z []float32, sc *scratch) bool {
+func (c *Classifier) logitsByTokens(tl *tokenLogits, text string, ws []string, v []float32, z []float32, sc *scratch) bool {
 	ids := tl.e.Tokens(text, sc.tokIDs[:0])
 	sc.tokIDs = ids
 	norm, ok := tokenNorm(tl.e, ids, v)
@@ -134,7 +133,6 @@ func (c *Classifier) logitsByTokens(tl *tokenLogits, text string, v []float32, z
 	for k, x := range z {
 		z[k] = bias[k] + scale*x
 	}
-	ws := words.AllTokens(text)
 	c.addSparse(c.wordFeatures(ws, false), z)
 	if c.Grams > 0 {
 		sc.gramBuf, sc.tokRows = tl.addGrams(c, ws, z, sc.gramTmp(len(z)), sc.gramBuf, sc.tokRows)

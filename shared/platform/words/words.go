@@ -43,23 +43,45 @@ func AllTokens(s string) []string { return tokens(s, true) }
 // every message (growing from none took five allocations a message, and
 // the gate splits every message twice). None is nil, as before.
 func tokens(s string, all bool) []string {
-	out := appendTokens(make([]string, 0, len(s)/5+1), s, all)
+	out := appendTokens(make([]string, 0, len(s)/5+1), nil, s, all)
 	if len(out) == 0 {
 		return nil
 	}
 	return out
 }
 
-// appendTokens appends the Tokens (all: AllTokens) of s to out. ASCII
-// text, nearly every message, is split in one pass over its bytes; other
-// text by runes.
-func appendTokens(out []string, s string, all bool) []string {
+// Split is Tokens and AllTokens of s at once, s lower-cased, split and
+// stemmed once: the content words are the AllTokens that are not stop
+// words, in their order (the ExpertGate reads both of every message).
+func Split(s string) (content, all []string) {
+	stops := make([]bool, 0, len(s)/5+1)
+	all = appendTokens(make([]string, 0, len(s)/5+1), &stops, s, true)
+	if len(all) == 0 {
+		return nil, nil
+	}
+	content = make([]string, 0, len(all))
+	for i, w := range all {
+		if !stops[i] {
+			content = append(content, w)
+		}
+	}
+	if len(content) == 0 {
+		content = nil
+	}
+	return content, all
+}
+
+// appendTokens appends the Tokens (all: AllTokens) of s to out, and, when
+// stops is not nil (with all), whether each is a stop word to *stops.
+// ASCII text, nearly every message, is split in one pass over its bytes;
+// other text by runes.
+func appendTokens(out []string, stops *[]bool, s string, all bool) []string {
 	lower := strings.ToLower(s)
 	for i := 0; i < len(lower); i++ {
 		// Valid UTF-8 never starts a rune with 0x80 (> alike), and the rune
 		// path gives what the ASCII one does (turned around alike).
 		if lower[i] >= utf8.RuneSelf {
-			return appendTokensRunes(out, lower, all)
+			return appendTokensRunes(out, stops, lower, all)
 		}
 	}
 	// In lower-case ASCII the letters and digits are a–z and 0–9.
@@ -72,7 +94,7 @@ func appendTokens(out []string, s string, all bool) []string {
 			j++
 		}
 		if j > i { // j == i only at the end: "" is no token (>= alike)
-			out = appendToken(out, lower[i:j], all)
+			out = appendToken(out, stops, lower[i:j], all)
 		}
 		i = j
 	}
@@ -80,17 +102,22 @@ func appendTokens(out []string, s string, all bool) []string {
 }
 
 // appendTokensRunes is appendTokens for any lower-case text.
-func appendTokensRunes(out []string, lower string, all bool) []string {
+func appendTokensRunes(out []string, stops *[]bool, lower string, all bool) []string {
 	for _, f := range strings.FieldsFunc(lower, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
-		out = appendToken(out, f, all)
+		out = appendToken(out, stops, f, all)
 	}
 	return out
 }
 
-func appendToken(out []string, f string, all bool) []string {
-	if len(f) < 2 || (!all && len(f) <= longestStopword && stopwords[f]) {
+func appendToken(out []string, stops *[]bool, f string, all bool) []string {
+	if len(f) < 2 {
+		return out
+	}
+	if stops != nil {
+		*stops = append(*stops, len(f) <= longestStopword && stopwords[f])
+	} else if !all && len(f) <= longestStopword && stopwords[f] {
 		return out
 	}
 	return append(out, Stem(f))

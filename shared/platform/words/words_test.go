@@ -44,4 +44,12 @@ func TestASCIIFastPathMatchesTheRunePath(t *testing.T) {
 	for _, m := range messages {
 		require.Equal(t, words.TokensOfRunes(m), words.Tokens(m), "%q", m)
 	}
+	// Split is Tokens and AllTokens at once, on the same messages and on
+	// text that is not ASCII, or all stop words.
+	messages = append(messages, "Größe der Datenbank prüfen, bitte!", "naïve café résumé", "the of and to", "Ünïcödé the")
+	for _, m := range messages {
+		content, all := words.Split(m)
+		require.Equal(t, words.Tokens(m), content, "%q", m)
+		require.Equal(t, words.AllTokens(m), all, "%q", m)
+	}
 }
