@@ -283,8 +283,7 @@ func dot(a, b []float32) float64 {
 // calls of dot, in about a quarter of the time.
 func dot4(q, ex []float32) (out [4]float64) {
 	d := len(q)
-	var l [16]float32
-	f32.Lanes4x4(q, ex, &l)
+	l := f32.Lanes4x4(q, ex)
 	for k := range out {
 		s0, s1, s2, s3 := l[4*k], l[4*k+1], l[4*k+2], l[4*k+3]
 		e := ex[k*d : (k+1)*d]

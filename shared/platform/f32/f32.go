@@ -19,27 +19,28 @@
 // time in 160 dot products four scalar lanes wide (docs/measurements.md).
 package f32
 
-// Lanes4x4 writes into out the four lanes of q's dot product with each of
-// the four vectors ex holds one after another (len(q) floats each), over
-// the first len(q)&^3 values: out[4*k+l] is Σ q[i]·ex_k[i] over i ≡ l
-// (mod 4), summed in i's order from zero. The caller adds the tail and
-// the lanes. ex must hold at least 4·len(q) floats.
-func Lanes4x4(q, ex []float32, out *[16]float32) {
+// Lanes4x4 returns the four lanes of q's dot product with each of the four
+// vectors ex holds one after another (len(q) floats each), over the first
+// len(q)&^3 values: lane l of vector k, at 4*k+l, is Σ q[i]·ex_k[i] over
+// i ≡ l (mod 4), summed in i's order from zero. The caller adds the tail
+// and the lanes. ex must hold at least 4·len(q) floats.
+func Lanes4x4(q, ex []float32) [16]float32 {
 	if len(q) == 0 {
-		*out = [16]float32{}
-		return
+		return [16]float32{}
 	}
 	_ = ex[4*len(q)-1] // the kernel reads four vectors of ex
-	kernel(q, ex, out)
+	return kernel(q, ex)
 }
 
 // kernel is Lanes4x4's loop: lanesGo, or the architecture's assembly
-// (f32_amd64.go, f32_arm64.go).
+// (f32_amd64.go, f32_arm64.go). The lanes are returned, not written
+// through a pointer: a pointer given to a function value escapes, and
+// every call allocated its 64 bytes.
 var kernel = lanesGo
 
 // lanesGo is Lanes4x4's Go loop, vector by vector: the loop the kernels
 // give the bits of.
-func lanesGo(q, ex []float32, out *[16]float32) {
+func lanesGo(q, ex []float32) (out [16]float32) {
 	d, n := len(q), len(q)&^3
 	for k := range 4 {
 		e := ex[k*d : k*d+n]
@@ -52,4 +53,5 @@ func lanesGo(q, ex []float32, out *[16]float32) {
 		}
 		out[4*k], out[4*k+1], out[4*k+2], out[4*k+3] = s0, s1, s2, s3
 	}
+	return out
 }

@@ -1,14 +1,13 @@
 #include "textflag.h"
 
-// func lanes4x4(q, ex []float32, out *[16]float32)
+// func lanes4x4(q, ex []float32) [16]float32
 //
 // X0-X3: the four vectors' lanes; per four values of q, one MULPS and one
 // ADDPS a vector (Go's loop: four MULSS and four ADDSS).
-TEXT ·lanes4x4(SB), NOSPLIT, $0-56
+TEXT ·lanes4x4(SB), NOSPLIT, $0-112
 	MOVQ q_base+0(FP), SI
 	MOVQ q_len+8(FP), BX
 	MOVQ ex_base+24(FP), DI
-	MOVQ out+48(FP), DX
 	// R8: a vector's bytes; DI, R9, R10, R11: the four vectors.
 	LEAQ (BX*4), R8
 	LEAQ (DI)(R8*1), R9
@@ -44,6 +43,7 @@ loop:
 	JMP    loop
 
 done:
+	LEAQ   ret+48(FP), DX
 	MOVUPS X0, 0(DX)
 	MOVUPS X1, 16(DX)
 	MOVUPS X2, 32(DX)

@@ -1,14 +1,14 @@
 #include "textflag.h"
 
-// func lanes4x4(q, ex []float32, out *[16]float32)
+// func lanes4x4(q, ex []float32) [16]float32
 //
 // V0-V3: the four vectors' lanes; per four values of q, one FMLA a vector
 // (Go's loop: four FMADDS, each a fused multiply-add as FMLA's lanes are).
-TEXT ·lanes4x4(SB), NOSPLIT, $0-56
+TEXT ·lanes4x4(SB), NOSPLIT, $0-112
 	MOVD q_base+0(FP), R0
 	MOVD q_len+8(FP), R1
 	MOVD ex_base+24(FP), R2
-	MOVD out+48(FP), R3
+	MOVD $ret+48(FP), R3
 	// R2, R5, R6, R7: the four vectors (R4: a vector's bytes).
 	LSL  $2, R1, R4
 	ADD  R4, R2, R5

@@ -47,8 +47,7 @@ func TestLanes4x4IsTheLoopBitForBit(t *testing.T) {
 			}
 			q := values(r, d, scale)
 			ex := values(r, 5*d, 1) // a vector more than the four read
-			var got [16]float32
-			f32.Lanes4x4(q, ex[:4*d], &got)
+			got := f32.Lanes4x4(q, ex[:4*d])
 			for k := range 4 {
 				want := reference(q, ex[k*d:(k+1)*d])
 				for l := range 4 {
@@ -64,18 +63,15 @@ func TestLanes4x4IsTheLoopBitForBit(t *testing.T) {
 // The kernel reads four vectors of ex and no more: a shorter ex panics
 // before it runs.
 func TestLanes4x4ReadsNoMoreThanItIsGiven(t *testing.T) {
-	var out [16]float32
 	func() {
 		defer func() {
 			if recover() == nil {
 				t.Error("four vectors of five values need 20: 19 did not panic")
 			}
 		}()
-		f32.Lanes4x4(make([]float32, 5), make([]float32, 19), &out)
+		f32.Lanes4x4(make([]float32, 5), make([]float32, 19))
 	}()
-	out[3] = 1
-	f32.Lanes4x4(nil, nil, &out)
-	if out != ([16]float32{}) {
+	if out := f32.Lanes4x4(nil, nil); out != ([16]float32{}) {
 		t.Errorf("no values: %v, want zeros", out)
 	}
 }
@@ -86,10 +82,7 @@ func TestTheGoLoopIsTheKernel(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	for _, d := range []int{3, 4, 9, 256} {
 		q, ex := values(r, d, 1), values(r, 4*d, 1)
-		var kern, loop [16]float32
-		f32.Lanes4x4(q, ex, &kern)
-		f32.LanesGo(q, ex, &loop)
-		if kern != loop {
+		if kern, loop := f32.Lanes4x4(q, ex), f32.LanesGo(q, ex); kern != loop {
 			t.Fatalf("dim %d: kernel %v, Go loop %v", d, kern, loop)
 		}
 	}
