@@ -86,13 +86,16 @@ test:
 unit:
 	go test $(GOTESTFLAGS) -count=1 $(or $(UNIT_PKGS),./...) # UNIT_PKGS: make test runs infra/stack's tests in steps of their own
 
-## test-arm64: the float32 kernel (shared/platform/f32) vetted, built and tested for arm64, the functions' architecture,
-## under qemu-aarch64 (localstack/qemu.sh installs it when missing); part of make test. The NEON assembly runs nowhere else
-## on an amd64 machine, and its tests compare it bit for bit with the Go loop compiled for arm64.
+## test-arm64: the float32 kernel (shared/platform/f32) vetted and checked for arm64, the functions' architecture, under
+## qemu-aarch64 (localstack/qemu.sh installs it when missing); part of make test. The NEON assembly runs nowhere else on an
+## amd64 machine: localstack/f32check, built for arm64, compares it bit for bit with the Go loop compiled for arm64 (a
+## program, not the test binary: the testing package compiled for arm64 cost a cold run about 6 s more of CPU).
 test-arm64:
 	@localstack/qemu.sh
-	GOARCH=arm64 go vet ./shared/platform/f32/
-	GOARCH=arm64 go test $(GOTESTFLAGS) -count=1 -exec qemu-aarch64 ./shared/platform/f32/
+	GOARCH=arm64 go vet ./shared/platform/f32/...
+	@mkdir -p .local
+	GOARCH=arm64 go build -o .local/f32check.arm64 ./localstack/f32check
+	qemu-aarch64 .local/f32check.arm64
 
 ## fuzz: every request decoder fuzzed (never a panic, a 5xx, or a change from a refused request), not part of make test
 ## (its instrumented build of every package was 100 s of a cold CI run's CPU): run it after changing a decoder. A fixed

@@ -157,9 +157,10 @@ pids+=($!)
 # The float32 kernel on arm64, the functions' architecture (make
 # test-arm64: its NEON assembly runs nowhere else here): qemu-aarch64
 # installed when missing, after Chromium's install (one dpkg at a time),
-# then, once vet has passed, the package vetted, built and tested for
-# arm64 under it, at the installs' low priority (on an empty cache the
-# standard library compiled for arm64: about 17 s of CPU).
+# then, once vet has passed, the package vetted for arm64 and its check
+# (localstack/f32check) built for arm64 and run under it, at the
+# installs' low priority (on an empty cache the runtime compiled for
+# arm64: about 13 s of CPU).
 (
   await browser
   step qemu "${later[@]}" localstack/qemu.sh

@@ -9,8 +9,9 @@
 //     the bits differ: build amd64 at v1 or v2.
 //   - arm64 (f32_arm64.s, NEON; the functions' architecture): Go fuses
 //     the loop's multiply and add (FMADDS), and FMLA fuses them lane by
-//     lane. make test runs this package's vet and tests for arm64 under
-//     qemu-aarch64 (make test-arm64; localstack/qemu.sh installs it).
+//     lane. make test vets this package for arm64 and runs its check
+//     (f32check, as localstack/f32check) under qemu-aarch64 (make
+//     test-arm64; localstack/qemu.sh installs it).
 //   - elsewhere: the Go loop (kernel is lanesGo). No build tag excludes a
 //     file (make golint's rule: one vet pass sees every file); the file
 //     names choose the architecture.
