@@ -92,7 +92,7 @@ unit:
 ## program, not the test binary: the testing package compiled for arm64 cost a cold run about 6 s more of CPU).
 test-arm64:
 	@localstack/qemu.sh
-	GOARCH=arm64 go vet ./shared/platform/f32/...
+	GOARCH=arm64 go vet ./shared/platform/f32/
 	@mkdir -p .local
 	GOARCH=arm64 go build -o .local/f32check.arm64 ./localstack/f32check
 	qemu-aarch64 .local/f32check.arm64

@@ -15,4 +15,4 @@ fi
 cd "$(dirname "$0")/.."
 # shellcheck source=localstack/apt.sh
 . localstack/apt.sh
-apt_install chromium chromium ", or set CONCLAVE_CHROMIUM to its path"
+apt_install ", or set CONCLAVE_CHROMIUM to its path" chromium=chromium

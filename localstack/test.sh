@@ -129,9 +129,10 @@ pids=($!)
 # 113 s into the run, with one core idle.)
 step tools "${later[@]}" localstack/contract.sh venv &
 pids+=($!)
-# The console's browser tests run Chromium: installed when missing (as
-# root, with apt-get) while the rest compiles.
-step browser "${later[@]}" localstack/chromium.sh &
+# The Debian packages the tests need, installed when missing (as root,
+# with apt-get, in one run) while the rest compiles: Chromium for the
+# console's browser tests, qemu-user for make test-arm64.
+step debs "${later[@]}" localstack/debs.sh &
 pids+=($!)
 # What the unit tests read besides the code, fetched while the prelude
 # compiles (each a few seconds the first time on a machine, then a link
@@ -155,17 +156,15 @@ pids+=($!)
 ) &
 pids+=($!)
 # The float32 kernel on arm64, the functions' architecture (make
-# test-arm64: its NEON assembly runs nowhere else here): qemu-aarch64
-# installed when missing, after Chromium's install (one dpkg at a time),
-# then, once vet has passed, the package vetted for arm64 and its check
-# (localstack/f32check) built for arm64 and run under it, at the
-# installs' low priority (on an empty cache the runtime compiled for
-# arm64: about 13 s of CPU).
+# test-arm64: its NEON assembly runs nowhere else here): once vet has
+# passed and qemu-user is there (debs), the package vetted for arm64 and
+# its check (localstack/f32check) built for arm64 and run under
+# qemu-aarch64, at the installs' low priority (on an empty cache the
+# runtime compiled for arm64: about 8 s of CPU).
 (
-  await browser
-  step qemu "${later[@]}" localstack/qemu.sh
+  await debs
   await golint
-  ok golint && ok qemu || exit 0 # reported as failed steps below
+  ok golint && ok debs || exit 0 # reported as failed steps below
   step arm64 "${later[@]}" "${make[@]}" test-arm64 GOTESTFLAGS=-vet=off
 ) &
 pids+=($!)
@@ -180,8 +179,8 @@ pids+=($!)
 (
   await up
   await tools
-  await browser
-  ok golint && ok up && ok tools && ok browser || exit 0 # reported as failed steps below
+  await debs
+  ok golint && ok up && ok tools && ok debs || exit 0 # reported as failed steps below
   set -a
   eval "$TEST_ENV"
   : "${CONCLAVE_STATE_DIR:=.local}"
@@ -259,14 +258,14 @@ done
 
 # Every step that should have run did: a missing status is a failure (a
 # background step that died before writing it must not pass for skipped).
-expected=(prelude golint tools browser qemu wordllama console)
+expected=(prelude golint tools debs wordllama console)
 ok prelude && expected+=(stack-build)
 if ok golint; then
   expected+=(unit up)
-  ok qemu && expected+=(arm64)
+  ok debs && expected+=(arm64)
   ok tools && expected+=(cfn-lint)
   ok prelude && ok stack-build && expected+=(stack vet-cdk)
-  ok up && ok tools && ok browser && expected+=(integration contract moto-patches)
+  ok up && ok tools && ok debs && expected+=(integration contract moto-patches)
 fi
 for name in "${expected[@]}"; do
   if [[ ! -f "$out/$name.rc" ]]; then
@@ -275,9 +274,9 @@ for name in "${expected[@]}"; do
   fi
 done
 
-for name in stack-build stack vet-cdk up tools browser qemu arm64 cfn-lint integration contract moto-patches; do
+for name in stack-build stack vet-cdk up tools debs arm64 cfn-lint integration contract moto-patches; do
   [[ -f "$out/$name.rc" ]] || continue
-  if [[ $name == up || $name == tools || $name == browser || $name == qemu ]]; then
+  if [[ $name == up || $name == tools || $name == debs ]]; then
     ok "$name" && continue
     echo "$name failed:"
   else
@@ -296,7 +295,7 @@ echo "== CPU (s, user + system): $(sort -k2 -rn "$out/cpu" 2>/dev/null | awk '{t
 if [[ $status != 0 ]]; then
   echo
   echo "== make test FAILED"
-  for name in prelude golint unit stack-build stack vet-cdk up tools browser qemu arm64 cfn-lint integration contract moto-patches; do
+  for name in prelude golint unit stack-build stack vet-cdk up tools debs arm64 cfn-lint integration contract moto-patches; do
     [[ -f "$out/$name.rc" ]] && ! ok "$name" || continue
     echo "-- $name failed (the whole report: $out/$name.log)"
     case $name in

@@ -12,7 +12,7 @@
 //     lane. make test vets this package for arm64 and runs its check
 //     (f32check, as localstack/f32check) under qemu-aarch64 (make
 //     test-arm64; localstack/qemu.sh installs it).
-//   - elsewhere: the Go loop (kernel is lanesGo). No build tag excludes a
+//   - elsewhere: the Go loop (kernel is LanesGo). No build tag excludes a
 //     file (make golint's rule: one vet pass sees every file); the file
 //     names choose the architecture.
 //
@@ -33,15 +33,18 @@ func Lanes4x4(q, ex []float32) [16]float32 {
 	return kernel(q, ex)
 }
 
-// kernel is Lanes4x4's loop: lanesGo, or the architecture's assembly
+// kernel is Lanes4x4's loop: LanesGo, or the architecture's assembly
 // (f32_amd64.go, f32_arm64.go). The lanes are returned, not written
 // through a pointer: a pointer given to a function value escapes, and
 // every call allocated its 64 bytes.
-var kernel = lanesGo
+var kernel = LanesGo
 
-// lanesGo is Lanes4x4's Go loop, vector by vector: the loop the kernels
-// give the bits of.
-func lanesGo(q, ex []float32) (out [16]float32) {
+// LanesGo is Lanes4x4's Go loop, vector by vector: the loop the kernels
+// give the bits of, which the other architectures run (f32check compares
+// the two). The package has no test files of its own: make test-arm64
+// vets it for arm64, and a test file's imports (the testing package) would
+// have to be compiled for arm64 for that, about 10 s of a cold CI run.
+func LanesGo(q, ex []float32) (out [16]float32) {
 	d, n := len(q), len(q)&^3
 	for k := range 4 {
 		e := ex[k*d : k*d+n]

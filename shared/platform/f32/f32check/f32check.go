@@ -1,5 +1,5 @@
 // Package f32check is shared/platform/f32's bit-for-bit check, as a
-// function: f32's tests run it on the machine's architecture, and make
+// function: its test runs it on the machine's architecture, and make
 // test-arm64 builds localstack/f32check, which runs it, for arm64 and
 // runs that under qemu-aarch64. A program, not the test binary: compiling
 // the testing package and its imports for arm64 too took a cold CI run
@@ -73,6 +73,13 @@ func Run() error {
 	}
 	if out := f32.Lanes4x4(nil, nil); out != ([16]float32{}) {
 		return errors.New("no values: not all zeros")
+	}
+	// The Go loop the other architectures run gives the kernel's bits.
+	for _, d := range []int{3, 4, 9, 256} {
+		q, ex := Values(r, d, 1), Values(r, 4*d, 1)
+		if f32.Lanes4x4(q, ex) != f32.LanesGo(q, ex) {
+			return errors.New("dim " + strconv.Itoa(d) + ": the kernel and LanesGo differ")
+		}
 	}
 	return nil
 }
