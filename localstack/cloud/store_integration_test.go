@@ -51,23 +51,26 @@ func TestFailedConditionsAreExplainedByTheStore(t *testing.T) {
 	assert.Equal(t, apperr.ENOTFOUND, apperr.Code(e.db.agents.SetDefault(ctx, team, "nobody")))
 
 	now := time.Now()
-	rec, err := e.db.core.Begin(ctx, team, "k1", "h1", now)
+	claim := func(hash string, at time.Time) (*idempotency.Record, error) {
+		return e.db.core.Begin(ctx, team, "k1", hash, at, at.Add(idempotency.PendingTTL))
+	}
+	rec, err := claim("h1", now)
 	require.NoError(t, err)
 	require.Nil(t, rec, "the first request claims the key")
-	rec, err = e.db.core.Begin(ctx, team, "k1", "h2", now)
+	rec, err = claim("h2", now)
 	require.NoError(t, err)
 	assert.Equal(t, &idempotency.Record{Key: "k1", RequestHash: "h1", State: idempotency.StatePending}, rec)
 	// A claim left pending (its request cut off or crashed) is taken
-	// over once idempotency.PendingTTL has passed, not a second before;
-	// a done record stays for its day.
-	rec, err = e.db.core.Begin(ctx, team, "k1", "h1", now.Add(idempotency.PendingTTL))
+	// over once it has lapsed, not a second before; a done record stays
+	// for its day.
+	rec, err = claim("h1", now.Add(idempotency.PendingTTL))
 	require.NoError(t, err)
-	require.NotNil(t, rec, "at PendingTTL exactly the claim still holds")
-	rec, err = e.db.core.Begin(ctx, team, "k1", "h1", now.Add(idempotency.PendingTTL+time.Second))
+	require.NotNil(t, rec, "at its lapse exactly the claim still holds")
+	rec, err = claim("h1", now.Add(idempotency.PendingTTL+time.Second))
 	require.NoError(t, err)
 	assert.Nil(t, rec, "taken over")
 	require.NoError(t, e.db.core.Complete(ctx, team, idempotency.Record{Key: "k1", RequestHash: "h1", StatusCode: 201, Body: "{}"}, now))
-	rec, err = e.db.core.Begin(ctx, team, "k1", "h1", now.Add(time.Hour))
+	rec, err = claim("h1", now.Add(time.Hour))
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	assert.Equal(t, idempotency.StateDone, rec.State)

@@ -50,8 +50,9 @@ func dependencyUnavailable(service, what string) error {
 // sent, OutcomeUnknown when the handler had sent one (the request may
 // have been applied: sending it again with the same Idempotency-Key
 // settles it). The idempotency claim is not the request's change: a claim
-// whose request never ran is taken over after idempotency.PendingTTL. Errors
-// with a code of their own (a 404, a 409, an EUNAVAILABLE already) stand.
+// whose release was lost is taken over once the invocation's time is up
+// (idempotency.ClaimUntil). Errors with a code of their own (a 404, a 409,
+// an EUNAVAILABLE already) stand.
 func cutOff(ctx context.Context, err error, writesBefore int) error {
 	if e, ok := apperr.As(err); ok && e.Code != apperr.EINTERNAL {
 		return err

@@ -56,6 +56,11 @@ type Request struct {
 	// (ending AnswerReserve early); tail is the invocation's, for what
 	// follows the handler (the idempotency record).
 	ctx, tail context.Context
+	// deadline is the invocation's (hasDeadline false: none), after which
+	// the request cannot be running: its idempotency claim lapses then
+	// (idempotency.ClaimUntil).
+	deadline    time.Time
+	hasDeadline bool
 	// writesBefore is the invocation's writes before the handler ran (the
 	// idempotency claim's): only the handler's make an outcome unknown.
 	writesBefore int
@@ -299,6 +304,7 @@ func (rt *Router) Serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	// The handler's time ends AnswerReserve before the invocation's, so a
 	// stalled dependency ends in this function's own answer (503, below),
 	// never in a Lambda timeout and API Gateway's bare 500.
+	req.deadline, req.hasDeadline = ctx.Deadline()
 	hctx, cancel := handlerContext(ctx, AnswerReserve)
 	defer cancel()
 	if dl, ok := hctx.Deadline(); ok {
@@ -451,7 +457,8 @@ func (rt *Router) idempotent(ctx context.Context, store idempotency.Store, req *
 	}
 	sum := sha256.Sum256([]byte(req.Event.RouteKey + "\n" + req.Event.RawPath + "\n" + req.Event.Body))
 	hash := hex.EncodeToString(sum[:])
-	prev, err := store.Begin(ctx, req.TeamID, key, hash, rt.Now())
+	now := rt.Now()
+	prev, err := store.Begin(ctx, req.TeamID, key, hash, now, idempotency.ClaimUntil(now, req.deadline, req.hasDeadline))
 	if err != nil {
 		return rt.errorResponse(req, err)
 	}
@@ -461,7 +468,8 @@ func (rt *Router) idempotent(ctx context.Context, store idempotency.Store, req *
 			return rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "Idempotency-Key was used for a different request").WithReason("IdempotencyKeyReused"))
 		case prev.State != idempotency.StateDone:
 			resp := rt.errorResponse(req, apperr.New(apperr.ECONFLICT, "a request with this Idempotency-Key is in progress; "+
-				"a claim left by a request that was cut off is released after %d s", int(idempotency.PendingTTL.Seconds())).WithReason("RequestInProgress"))
+				"a claim left by a request that was cut off is released %d s after its function's time ran out (at most %d s)",
+				int(idempotency.ClaimGrace.Seconds()), int(idempotency.PendingTTL.Seconds())).WithReason("RequestInProgress"))
 			resp.Headers["Retry-After"] = "5"
 			return resp
 		}

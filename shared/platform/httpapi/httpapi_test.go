@@ -36,7 +36,7 @@ type memIdem struct {
 	recs map[string]idempotency.Record
 }
 
-func (m *memIdem) Begin(_ context.Context, team, key, hash string, _ time.Time) (*idempotency.Record, error) {
+func (m *memIdem) Begin(_ context.Context, team, key, hash string, _, until time.Time) (*idempotency.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r, ok := m.recs[team+key]; ok {
@@ -65,7 +65,12 @@ type thing struct {
 }
 
 func newRouter(calls *int) *httpapi.Router {
-	rt := httpapi.NewRouter(slog.New(slog.NewTextHandler(io.Discard, nil))).WithIdempotency(&memIdem{recs: map[string]idempotency.Record{}})
+	return newRouterOn(calls, &memIdem{recs: map[string]idempotency.Record{}})
+}
+
+// newRouterOn is newRouter with its idempotency records in store.
+func newRouterOn(calls *int, store idempotency.Store) *httpapi.Router {
+	rt := httpapi.NewRouter(slog.New(slog.NewTextHandler(io.Discard, nil))).WithIdempotency(store)
 	rt.Handle("POST /v1/things", func(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 		var in thing
 		if err := r.Decode(&in); err != nil {
@@ -169,6 +174,67 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 	assert.Equal(t, 500, post(rt, `{"name":"boom"}`, boom).StatusCode)
 	assert.Equal(t, 500, post(rt, `{"name":"boom"}`, boom).StatusCode)
 	assert.Equal(t, 3, calls)
+}
+
+// lostRelease is a store whose releases are lost, as when the table does
+// not answer the function's Abandon before its time runs out.
+type lostRelease struct{ *memtable.Table }
+
+func (lostRelease) Abandon(context.Context, string, string) error {
+	return errors.New("DeleteItem: context deadline exceeded")
+}
+
+// A claim whose release was lost is held while its invocation may still
+// run, RequestInProgress with Retry-After, and is taken over
+// idempotency.ClaimGrace after the invocation's deadline (to the second,
+// as the table's TTL attribute), not idempotency.PendingTTL later.
+func TestAClaimWhoseReleaseWasLostLapsesWithItsInvocation(t *testing.T) {
+	calls := 0
+	rt := newRouterOn(&calls, lostRelease{memtable.New()})
+	start := time.Now().Truncate(time.Second).Add(time.Second)
+	at := start
+	rt.Now = func() time.Time { return at }
+	h := map[string]string{"idempotency-key": "cut"}
+	// The first invocation has 10 s; its handler fails and the release
+	// is lost.
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(10*time.Second))
+	defer cancel()
+	ev := events.APIGatewayV2HTTPRequest{
+		RouteKey: "POST /v1/things", RawPath: "/v1/things", Body: `{"name":"boom"}`, Headers: h,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RequestID: "req-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"},
+			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{Lambda: map[string]any{"team_id": "team_a"}},
+		},
+	}
+	resp, err := rt.Serve(ctx, ev)
+	require.NoError(t, err)
+	require.Equal(t, 500, resp.StatusCode)
+	dl, _ := ctx.Deadline()
+	lapse := dl.Add(idempotency.ClaimGrace).Truncate(time.Second)
+
+	for _, when := range []time.Time{start, lapse} {
+		at = when
+		again := post(rt, `{"name":"boom"}`, h)
+		require.Equal(t, 409, again.StatusCode, "at %v", when.Sub(start))
+		assert.Equal(t, "RequestInProgress", errorOf(t, again).Error.Reason)
+		assert.Equal(t, "5", again.Headers["Retry-After"])
+	}
+	assert.Equal(t, 1, calls, "held: the first may still be running")
+	at = lapse.Add(time.Second)
+	assert.Equal(t, 500, post(rt, `{"name":"boom"}`, h).StatusCode, "taken over a second after the lapse")
+	assert.Equal(t, 2, calls)
+	require.Less(t, lapse.Sub(start), idempotency.PendingTTL)
+
+	// Without a deadline (or one further off), the claim lapses
+	// PendingTTL after it was made.
+	at = start
+	h = map[string]string{"idempotency-key": "no-deadline"}
+	assert.Equal(t, 500, post(rt, `{"name":"boom"}`, h).StatusCode)
+	at = start.Add(idempotency.PendingTTL)
+	assert.Equal(t, 409, post(rt, `{"name":"boom"}`, h).StatusCode)
+	at = start.Add(idempotency.PendingTTL + time.Second)
+	assert.Equal(t, 500, post(rt, `{"name":"boom"}`, h).StatusCode)
+	assert.Equal(t, 4, calls)
 }
 
 func TestStatusMapping(t *testing.T) {

@@ -53,6 +53,7 @@ func (rt *Router) ServeStream(ctx context.Context, ev events.APIGatewayProxyRequ
 	req := &Request{Event: &v2, RequestID: v2.RequestContext.RequestID}
 	ctx = req.authorized(ctx, v2.RequestContext.Authorizer.Lambda)
 	ctx = logctx.With(ctx, "request_id", req.RequestID, "team_id", req.TeamID, "route", v2.RouteKey)
+	req.deadline, req.hasDeadline = ctx.Deadline()
 	hctx, cancel := handlerContext(ctx, AnswerReserve)
 	if dl, ok := hctx.Deadline(); ok {
 		hctx = answerby.With(hctx, dl)

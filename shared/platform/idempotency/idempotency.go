@@ -26,6 +26,27 @@ const TTL = 24 * time.Hour
 // instead of answering RequestInProgress for a day.
 const PendingTTL = 35 * time.Second
 
+// ClaimGrace is how long a claim outlives the invocation that made it:
+// Lambda ends an invocation at its deadline, so after it the request
+// cannot still be running, and a write it sent just before its deadline
+// has landed by then (and a create's reference to its item, IdemRef, is
+// in the same transaction). A claim whose release was lost (the table
+// slow or stalled as the function answered) is then taken over once its
+// invocation's time is up, not PendingTTL later: the retry a 409's
+// Retry-After asks for goes through.
+const ClaimGrace = 2 * time.Second
+
+// ClaimUntil is when a claim made at now lapses: ClaimGrace after the
+// deadline of the invocation making it (hasDeadline false: none known),
+// and never later than PendingTTL from now.
+func ClaimUntil(now, deadline time.Time, hasDeadline bool) time.Time {
+	until := now.Add(PendingTTL)
+	if hasDeadline && deadline.Add(ClaimGrace).Before(until) {
+		return deadline.Add(ClaimGrace)
+	}
+	return until
+}
+
 // Record is what is remembered about one key.
 type Record struct {
 	Key         string
@@ -37,10 +58,11 @@ type Record struct {
 
 // Store persists records.
 type Store interface {
-	// Begin claims key for a request. When the key is new it stores a
-	// pending record and returns (nil, nil); otherwise it returns the
-	// existing record and stores nothing.
-	Begin(ctx context.Context, teamID, key, requestHash string, now time.Time) (*Record, error)
+	// Begin claims key for a request at now, the claim lapsing at until
+	// (ClaimUntil). When the key is new, or its record has lapsed, it
+	// stores a pending record and returns (nil, nil); otherwise it
+	// returns the existing record and stores nothing.
+	Begin(ctx context.Context, teamID, key, requestHash string, now, until time.Time) (*Record, error)
 	// Complete stores the response for a claimed key.
 	Complete(ctx context.Context, teamID string, rec Record, now time.Time) error
 	// Abandon releases a claimed key after a failure the client may retry.

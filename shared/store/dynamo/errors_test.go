@@ -77,7 +77,7 @@ func TestBeginExplainsFromTheOldRecord(t *testing.T) {
 	ctx := context.Background()
 	done := idemItem{PK: "TEAM#t", SK: "IDEMP#k", Key: "k", RequestHash: "h", State: idempotency.StateDone, StatusCode: 201, Body: `{"id":"x"}`}
 	db := &dynamotest.FakeDB{PutErr: &types.ConditionalCheckFailedException{Message: aws.String("failed"), Item: dynamotest.MustItem(t, done)}}
-	rec, err := New(db, "tbl").Begin(ctx, "t", "k", "h", time.Now())
+	rec, err := New(db, "tbl").Begin(ctx, "t", "k", "h", time.Now(), time.Now().Add(idempotency.PendingTTL))
 	require.NoError(t, err)
 	assert.Equal(t, &idempotency.Record{Key: "k", RequestHash: "h", State: idempotency.StateDone, StatusCode: 201, Body: `{"id":"x"}`}, rec)
 	assert.Zero(t, db.Gets)

@@ -39,9 +39,9 @@ func (it idemItem) toRecord() *idempotency.Record {
 // also succeeds over an expired record (DynamoDB's TTL deletes lazily); a
 // claim that fails returns the record it found (ALL_OLD), so replaying
 // needs no second read.
-func (s *Store) Begin(ctx context.Context, teamID, k, requestHash string, now time.Time) (*idempotency.Record, error) {
+func (s *Store) Begin(ctx context.Context, teamID, k, requestHash string, now, until time.Time) (*idempotency.Record, error) {
 	claim := idempotency.Record{Key: k, RequestHash: requestHash, State: idempotency.StatePending}
-	item, err := Marshal(toIdemItem(teamID, claim, now.Add(idempotency.PendingTTL)))
+	item, err := Marshal(toIdemItem(teamID, claim, until))
 	if err != nil {
 		return nil, Internal(err, "marshal")
 	}

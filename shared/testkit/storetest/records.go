@@ -18,53 +18,72 @@ import (
 )
 
 // idempotencyRecords: a request's key is claimed once (a second claim
-// gets the record back and stores nothing) until the claim expires; the
-// response replaces the claim; a pending claim is released, a completed
-// one is not; another team's key is its own.
+// gets the record back and stores nothing) until the claim lapses, at the
+// time it was given (to the second, as the TTL attribute); the response
+// replaces the claim; a pending claim is released, a completed one is
+// not; another team's key is its own.
 func idempotencyRecords(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
+	// claim claims key as a request at at whose claim lapses PendingTTL on.
+	claim := func(team, key, hash string, at time.Time) (*idempotency.Record, error) {
+		return f.Records.Begin(ctx, team, key, hash, at, at.Add(idempotency.PendingTTL))
+	}
 	k := ids.New("idem")
-	rec, err := f.Records.Begin(ctx, f.team, k, "hash-1", now)
+	rec, err := claim(f.team, k, "hash-1", now)
 	require.NoError(t, err)
 	assert.Nil(t, rec, "claimed")
-	rec, err = f.Records.Begin(ctx, f.team, k, "hash-2", now)
+	rec, err = claim(f.team, k, "hash-2", now)
 	require.NoError(t, err)
 	require.NotNil(t, rec, "a second claim gets the first back")
 	assert.Equal(t, idempotency.Record{Key: k, RequestHash: "hash-1", State: idempotency.StatePending}, *rec)
 
 	require.NoError(t, f.Records.Complete(ctx, f.team, idempotency.Record{Key: k, RequestHash: "hash-1", StatusCode: 201, Body: `{"id":"x"}`}, now))
 	require.NoError(t, f.Records.Abandon(ctx, f.team, k), "a completed record is not released")
-	rec, err = f.Records.Begin(ctx, f.team, k, "hash-1", now.Add(idempotency.PendingTTL+time.Minute))
+	rec, err = claim(f.team, k, "hash-1", now.Add(idempotency.PendingTTL+time.Minute))
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	assert.Equal(t, idempotency.Record{Key: k, RequestHash: "hash-1", State: idempotency.StateDone, StatusCode: 201, Body: `{"id":"x"}`}, *rec,
-		"the response, replayed long after the claim would have expired")
-	theirs, err := f.Records.Begin(ctx, f.otherTeam(), k, "hash-9", now)
+		"the response, replayed long after the claim would have lapsed")
+	theirs, err := claim(f.otherTeam(), k, "hash-9", now)
 	require.NoError(t, err)
 	assert.Nil(t, theirs, "another team's key is its own")
 
 	released := ids.New("idem")
-	_, err = f.Records.Begin(ctx, f.team, released, "hash-1", now)
+	_, err = claim(f.team, released, "hash-1", now)
 	require.NoError(t, err)
 	require.NoError(t, f.Records.Abandon(ctx, f.team, released))
-	rec, err = f.Records.Begin(ctx, f.team, released, "hash-2", now)
+	rec, err = claim(f.team, released, "hash-2", now)
 	require.NoError(t, err)
 	assert.Nil(t, rec, "a released claim is claimed again")
 
 	stale := ids.New("idem")
-	_, err = f.Records.Begin(ctx, f.team, stale, "hash-1", now)
+	_, err = claim(f.team, stale, "hash-1", now)
 	require.NoError(t, err)
-	rec, err = f.Records.Begin(ctx, f.team, stale, "hash-1", now.Add(idempotency.PendingTTL))
+	rec, err = claim(f.team, stale, "hash-1", now.Add(idempotency.PendingTTL))
 	require.NoError(t, err)
-	assert.NotNil(t, rec, "a claim lives to its expiry")
-	rec, err = f.Records.Begin(ctx, f.team, stale, "hash-2", now.Add(idempotency.PendingTTL+time.Second))
+	assert.NotNil(t, rec, "a claim lives to its lapse")
+	rec, err = claim(f.team, stale, "hash-2", now.Add(idempotency.PendingTTL+time.Second))
 	require.NoError(t, err)
-	assert.Nil(t, rec, "an expired claim is claimed over")
-	rec, err = f.Records.Begin(ctx, f.team, stale, "hash-3", now.Add(idempotency.PendingTTL+time.Second))
+	assert.Nil(t, rec, "a lapsed claim is claimed over")
+	rec, err = claim(f.team, stale, "hash-3", now.Add(idempotency.PendingTTL+time.Second))
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	assert.Equal(t, "hash-2", rec.RequestHash)
+
+	// A claim given an earlier lapse (its invocation's deadline and
+	// idempotency.ClaimGrace) holds to that second and not one past it.
+	short := ids.New("idem")
+	until := now.Add(12 * time.Second)
+	_, err = f.Records.Begin(ctx, f.team, short, "hash-1", now, until)
+	require.NoError(t, err)
+	rec, err = claim(f.team, short, "hash-2", until)
+	require.NoError(t, err)
+	require.NotNil(t, rec, "held at its lapse")
+	assert.Equal(t, "hash-1", rec.RequestHash)
+	rec, err = claim(f.team, short, "hash-2", until.Add(time.Second))
+	require.NoError(t, err)
+	assert.Nil(t, rec, "claimed over a second after its lapse, long before PendingTTL")
 }
 
 // attemptsCounted: a message's failed deliveries on a queue are counted

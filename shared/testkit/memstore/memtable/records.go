@@ -27,11 +27,11 @@ func records(tb *Table) map[Key]record {
 }
 
 // Begin implements idempotency.Store, as the DynamoDB core: the claim
-// (pending, expiring after idempotency.PendingTTL) is stored where no
+// (pending, expiring at until) is stored where no
 // record is or the one there has expired (to the second, as the TTL
 // attribute); otherwise the record found comes back and nothing is
 // stored.
-func (tb *Table) Begin(_ context.Context, teamID, k, requestHash string, now time.Time) (*idempotency.Record, error) {
+func (tb *Table) Begin(_ context.Context, teamID, k, requestHash string, now, until time.Time) (*idempotency.Record, error) {
 	tb.Lock()
 	defer tb.Unlock()
 	recs := records(tb)
@@ -40,7 +40,7 @@ func (tb *Table) Begin(_ context.Context, teamID, k, requestHash string, now tim
 		return &rec, nil
 	}
 	recs[Key{teamID, k}] = record{rec: idempotency.Record{Key: k, RequestHash: requestHash, State: idempotency.StatePending},
-		expires: now.Add(idempotency.PendingTTL).Unix()}
+		expires: until.Unix()}
 	return nil, nil
 }
 
