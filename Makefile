@@ -18,7 +18,9 @@ export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(shell go env GOFLAG
 # a `make run` in another terminal.
 # Failed queue messages are retried after 1 s instead of the visibility
 # timeout, so the dead-letter paths take seconds (see localstack/cloud/esm.go).
-TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_PORT=4591 CONCLAVE_MOTO_PORT=4592 CONCLAVE_DYNAMO_PORT=4593 CONCLAVE_SQS_RETRY_SECONDS=1
+# CONCLAVE_BEDROCK_CHUNK_DELAY: a streamed reply's pieces 80 ms apart (25 ms otherwise), so the console's browser test
+# sees the reply grow over several frames on a loaded machine (at 25 ms a whole reply once arrived within one).
+TEST_ENV := CONCLAVE_STATE_DIR=.local/test CONCLAVE_API_PORT=4590 CONCLAVE_EDGE_PORT=4591 CONCLAVE_MOTO_PORT=4592 CONCLAVE_DYNAMO_PORT=4593 CONCLAVE_SQS_RETRY_SECONDS=1 CONCLAVE_BEDROCK_CHUNK_DELAY=80ms
 # Integration tests run in parallel (mustEnv in localstack/cloud): at most
 # this many at once. They mostly wait on executions and queues, but beyond
 # about 8 the local cloud's two cores are the limit and more only stretch

@@ -124,7 +124,9 @@ func consoleStreamedTurn(t *testing.T, b *browser, base string) {
 	growth := evalJS[[]int](b, `window.__growth`)
 	// At least a part, then more: under load the page draws the deltas
 	// that arrived within one frame together, so a busy machine sees
-	// fewer steps than the model wrote.
+	// fewer steps than the model wrote (make test's cloud writes the
+	// pieces 80 ms apart, CONCLAVE_BEDROCK_CHUNK_DELAY: at 25 ms a loaded
+	// CI run once saw the whole reply in one step).
 	assert.GreaterOrEqual(t, distinctRising(growth), 2, "the reply grew in the page as it streamed: %v", growth)
 
 	shown := evalJS[struct{ ID, Agent, Text, Conv string }](b, `(() => { const a = document.querySelector(`+jsString(settled)+`);

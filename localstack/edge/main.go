@@ -248,6 +248,17 @@ func newEdge(ctx context.Context, edgeURL, streamURL, consoleIssuer string, dyna
 	// The streaming benchmark's reference: Converse as slow as a model
 	// writing the whole reply (cloud.Bedrock.PaceConverse).
 	edge.Bedrock.PaceConverse = os.Getenv("CONCLAVE_BEDROCK_PACE") == "1"
+	// CONCLAVE_BEDROCK_CHUNK_DELAY (a Go duration) replaces the pause
+	// between two streamed pieces: make test's cloud sets a slower pace,
+	// so the console's browser test sees a reply grow over several frames
+	// even when a loaded machine starves the browser for a few hundred ms.
+	if v := os.Getenv("CONCLAVE_BEDROCK_CHUNK_DELAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return nil, aws.Config{}, cloud.Resources{}, fmt.Errorf("CONCLAVE_BEDROCK_CHUNK_DELAY=%q: a duration such as 80ms", v)
+		}
+		edge.Bedrock.StreamChunkDelay = d
+	}
 	// Titan Text Embeddings (ROUTING_EMBEDDER=titan) answered with the
 	// wordllama vector of the text, loaded on the first request.
 	edge.Bedrock.Embedder = sync.OnceValues(func() (cloud.TextEmbedder, error) {
